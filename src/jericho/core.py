@@ -1,0 +1,691 @@
+"""The rules kernel: integer state, incremental updates, move generation, undo, playouts.
+
+This module is the engine's fast path and the documented interface for search code
+(see ``docs/engine.md``).  Everything is an ``int`` here:
+
+* a **side** is 0 (South) or 1 (North);
+* a **piece** is 0–24, ``(size - 1) * 5 + colour`` with colours ordered R Y G B W;
+* a **cell** is an index into :attr:`Tables.cell_names` (South's camp first);
+* a **move code** is ``piece * n_cells + cell``, and :attr:`Tables.pass_code` is the pass.
+
+:class:`State` holds one position and supports ``push``/``pop`` (undo), legal move
+generation (``legal_codes``), an incremental Zobrist ``hash_key`` and
+:func:`random_playout` for Monte-Carlo search.  :class:`jericho.Game` wraps it with
+notation, validation messages and Python objects.
+"""
+
+from __future__ import annotations
+
+import random as _random
+from collections.abc import Callable
+from typing import Final
+
+from jericho.board import Topology
+from jericho.moves import Move
+from jericho.pieces import PIECES
+
+__all__ = ["Tables", "State", "random_playout", "NO_OUTCOME", "DRAW", "strength_key", "N_PIECES"]
+
+N_PIECES: Final = 25
+NO_OUTCOME: Final = -1
+DRAW: Final = 2
+SEVEN: Final = 7
+FULL_HEIGHT: Final = 4
+TWO_OR_MORE: Final = 1 << 12  # strength-key flag of RULES.md §4 rule 1
+
+PIECE_SIZE: Final = tuple(p // 5 for p in range(N_PIECES))  # 0-based size
+PIECE_COLOUR: Final = tuple(p % 5 for p in range(N_PIECES))
+
+
+def strength_key(sizes_bottom_to_top: list[int] | tuple[int, ...]) -> int:
+    """The integer strength of a tower (RULES.md §4) from its sizes, bottom to top.
+
+    Layout: bit 12 is "two or more pieces", then 3 bits for each size from the top
+    down (top piece most significant).  Larger integers are stronger towers; an
+    empty cell is 0.
+    """
+    key = 0
+    for s in sizes_bottom_to_top:
+        key = (s << 9) | ((key & 0xFFF) >> 3)
+    if len(sizes_bottom_to_top) >= 2:
+        key |= TWO_OR_MORE
+    return key
+
+
+class Tables:
+    """Everything precomputed from a :class:`Topology`; shared by all states of that board."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.topology = topology
+        south = [c for c in topology.cells if c.camp == "south"]
+        north = [c for c in topology.cells if c.camp == "north"]
+        ordered = south + north
+        self.n_cells: int = len(ordered)
+        self.camp_size: int = len(south)
+        self.cell_names: tuple[str, ...] = tuple(c.name for c in ordered)
+        self.cell_index: dict[str, int] = {n: i for i, n in enumerate(self.cell_names)}
+        self.cell_camp: tuple[int, ...] = tuple(0 if c.camp == "south" else 1 for c in ordered)
+        self.south_mask: int = (1 << self.camp_size) - 1
+        self.all_cells: int = (1 << self.n_cells) - 1
+        self.align_names: tuple[str, ...] = tuple(a.name for a in topology.alignments)
+        self.n_align: int = len(self.align_names)
+        # Per alignment: its South-camp cells and North-camp cells (indices).
+        sc: list[tuple[int, ...]] = []
+        nc: list[tuple[int, ...]] = []
+        for a in topology.alignments:
+            idx = [self.cell_index[x] for x in a.cells]
+            sc.append(tuple(i for i in idx if self.cell_camp[i] == 0))
+            nc.append(tuple(i for i in idx if self.cell_camp[i] == 1))
+        self.align_south: tuple[tuple[int, ...], ...] = tuple(sc)
+        self.align_north: tuple[tuple[int, ...], ...] = tuple(nc)
+        self.align_cells: tuple[tuple[int, ...], ...] = tuple(
+            tuple(self.cell_index[x] for x in a.cells) for a in topology.alignments
+        )
+        self.through: tuple[tuple[int, ...], ...] = tuple(
+            tuple(a for a in range(self.n_align) if i in self.align_cells[a])
+            for i in range(self.n_cells)
+        )
+        # Cells sharing at least one alignment with a cell (the cell itself excluded).
+        self.aligned: tuple[tuple[int, ...], ...] = tuple(
+            tuple(
+                sorted(
+                    {j for a in self.through[i] for j in self.align_cells[a] if j != i}
+                )
+            )
+            for i in range(self.n_cells)
+        )
+        # Padded alignment rows for the playout loop: a sentinel cell (index n_cells)
+        # always has strength 0, so every camp side has the same number of slots.
+        width = max(len(t) for t in sc + nc)
+        pad = self.n_cells
+        self.pad_width: int = width
+        self.align_rows: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+            tuple(
+                (a,) + (sc[a] + (pad,) * (width - len(sc[a]))) + (nc[a] + (pad,) * (width - len(nc[a])))
+                for a in self.through[i]
+            )
+            for i in range(self.n_cells)
+        )
+        self.pass_code: int = N_PIECES * self.n_cells
+        self.move_objects: tuple[Move, ...] = tuple(
+            Move(PIECES[p], self.cell_names[c]) for p in range(N_PIECES) for c in range(self.n_cells)
+        ) + (Move(None, None),)
+        self.move_code: dict[tuple[int, str], int] = {
+            (p, self.cell_names[c]): p * self.n_cells + c
+            for p in range(N_PIECES)
+            for c in range(self.n_cells)
+        }
+        # Lazily filled: (piece, camp, cell mask within the camp) -> tuple of move codes.
+        self._code_cache: dict[int, tuple[object, ...]] = {}
+        self._move_cache: dict[int, tuple[object, ...]] = {}
+        rng = _random.Random(0x4A45524943484F)  # fixed: hash keys are reproducible
+        bits = 64
+        self.z_tower: tuple[tuple[int, ...], ...] = tuple(
+            tuple(rng.getrandbits(bits) for _ in range(FULL_HEIGHT * N_PIECES))
+            for _ in range(self.n_cells)
+        )
+        self.z_reserve: tuple[tuple[int, ...], ...] = tuple(
+            tuple(rng.getrandbits(bits) for _ in range(N_PIECES)) for _ in range(2)
+        )
+        self.z_turn: int = rng.getrandbits(bits)
+        self.z_last: tuple[int, ...] = tuple(rng.getrandbits(bits) for _ in range(self.pass_code + 1))
+        self.z_pass: tuple[int, ...] = tuple(rng.getrandbits(bits) for _ in range(3))
+
+    def codes_for(self, piece: int, cells: int) -> tuple[int, ...]:
+        """Move codes placing ``piece`` on each cell of the bit mask ``cells`` (cached by camp)."""
+        return self._lookup(self._code_cache, piece, cells, False)  # type: ignore[return-value]
+
+    def moves_for(self, piece: int, cells: int) -> tuple[Move, ...]:
+        """Like :meth:`codes_for`, but the interned :class:`Move` objects."""
+        return self._lookup(self._move_cache, piece, cells, True)  # type: ignore[return-value]
+
+    def _lookup(
+        self, cache: dict[int, tuple[object, ...]], piece: int, cells: int, objects: bool
+    ) -> tuple[object, ...]:
+        # Cached per (piece, camp, cells in that camp) so the cache stays bounded:
+        # at most 25 * 2 * 2**camp_size entries, whatever the games played.
+        out: tuple[object, ...] = ()
+        k = self.camp_size
+        for camp, half in ((0, cells & self.south_mask), (1, cells >> k)):
+            if not half:
+                continue
+            key = (((piece << 1) | camp) << k) | half
+            t = cache.get(key)
+            if t is None:
+                base = piece * self.n_cells + camp * k
+                codes = [base + i for i in range(k) if half >> i & 1]
+                t = tuple(self.move_objects[x] for x in codes) if objects else tuple(codes)
+                cache[key] = t
+            out += t
+        return out
+
+    def split(self, code: int) -> tuple[int, int]:
+        """``(piece, cell)`` of a placement's move code."""
+        return divmod(code, self.n_cells)
+
+
+_TABLES: dict[int, Tables] = {}
+
+
+def tables_for(topology: Topology) -> Tables:
+    """The (cached) :class:`Tables` of a topology."""
+    t = _TABLES.get(id(topology))
+    if t is None or t.topology is not topology:
+        t = Tables(topology)
+        _TABLES[id(topology)] = t
+    return t
+
+
+class State:
+    """A position of the game as plain integers, with ``push``/``pop`` and move generation.
+
+    Attributes (read them, never assign them from outside):
+
+    * ``turn`` — side to move (0 South, 1 North);
+    * ``code[c]`` — the tower on cell ``c``: 5 bits per level, bottom first, each ``piece + 1``;
+    * ``height[c]``, ``key[c]`` — height and strength key (see :func:`strength_key`);
+      ``key`` has one extra sentinel slot, always 0;
+    * ``size_free[s]`` / ``colour_free[k]`` — bit masks of cells that are not full and
+      hold no piece of size ``s + 1`` / colour ``k``;
+    * ``reserve[side]`` — bit mask of the pieces still in that side's reserve;
+    * ``leader[a]`` — -1 (nobody), 0 or 1 for each alignment; ``score[side]`` — monoliths held;
+    * ``last_cell``, ``last_piece``, ``last_below`` — the opponent's placement just made
+      (cell -1 when the previous turn was a pass or there was none) and the tower code
+      under it, for the asymmetry rule;
+    * ``passes`` — consecutive passes just made; ``outcome`` — -1, 0, 1 or 2 (draw).
+    """
+
+    __slots__ = (
+        "tables",
+        "turn",
+        "code",
+        "height",
+        "key",
+        "size_free",
+        "colour_free",
+        "reserve",
+        "leader",
+        "score",
+        "last_cell",
+        "last_piece",
+        "last_below",
+        "passes",
+        "outcome",
+        "zhash",
+        "_stack",
+    )
+
+    def __init__(self, tables: Tables) -> None:
+        n = tables.n_cells
+        self.tables = tables
+        self.turn = 0
+        self.code = [0] * n
+        self.height = [0] * n
+        self.key = [0] * (n + 1)
+        self.size_free = [tables.all_cells] * 5
+        self.colour_free = [tables.all_cells] * 5
+        full = (1 << N_PIECES) - 1
+        self.reserve = [full, full]
+        self.leader = [-1] * tables.n_align
+        self.score = [0, 0]
+        self.last_cell = -1
+        self.last_piece = -1
+        self.last_below = 0
+        self.passes = 0
+        self.outcome = NO_OUTCOME
+        z = 0
+        for side in (0, 1):
+            for p in range(N_PIECES):
+                z ^= tables.z_reserve[side][p]
+        self.zhash = z
+        self._stack: list[tuple[int, ...]] = []
+
+    # -- copying -----------------------------------------------------------------
+    def copy(self, with_history: bool = False) -> State:
+        """An independent copy; its undo stack is copied only when ``with_history``."""
+        s = State.__new__(State)
+        s.tables = self.tables
+        s.turn = self.turn
+        s.code = self.code[:]
+        s.height = self.height[:]
+        s.key = self.key[:]
+        s.size_free = self.size_free[:]
+        s.colour_free = self.colour_free[:]
+        s.reserve = self.reserve[:]
+        s.leader = self.leader[:]
+        s.score = self.score[:]
+        s.last_cell = self.last_cell
+        s.last_piece = self.last_piece
+        s.last_below = self.last_below
+        s.passes = self.passes
+        s.outcome = self.outcome
+        s.zhash = self.zhash
+        s._stack = self._stack[:] if with_history else []
+        return s
+
+    # -- queries -------------------------------------------------------------------
+    @property
+    def ply(self) -> int:
+        """How many moves can be undone (moves pushed on this state)."""
+        return len(self._stack)
+
+    def hash_key(self) -> int:
+        """A 64-bit Zobrist key of everything the rules depend on (for transposition tables)."""
+        t = self.tables
+        last = self.last_piece * t.n_cells + self.last_cell if self.last_cell >= 0 else t.pass_code
+        z = self.zhash ^ t.z_last[last] ^ t.z_pass[self.passes]
+        return z ^ t.z_turn if self.turn else z
+
+    def fits(self, piece: int) -> int:
+        """Bit mask of cells where ``piece`` may stack (height and clashes; reserve and asymmetry aside)."""
+        return self.size_free[PIECE_SIZE[piece]] & self.colour_free[PIECE_COLOUR[piece]]
+
+    def forbidden_copy_cells(self) -> int:
+        """Bit mask of cells where the opponent's last piece may not go (asymmetry rule)."""
+        lc = self.last_cell
+        if lc < 0:
+            return 0
+        below = self.last_below
+        code = self.code
+        mask = 0
+        for c in self.tables.aligned[lc]:
+            if code[c] == below:
+                mask |= 1 << c
+        return mask
+
+    def legal_codes(self) -> list[int]:
+        """Legal move codes; ``[pass_code]`` when passing is forced, ``[]`` when the game is over."""
+        out: list[int] = self._generate(self.tables.codes_for)  # type: ignore[assignment]
+        if not out and self.outcome == NO_OUTCOME:
+            out.append(self.tables.pass_code)
+        return out
+
+    def legal_moves(self) -> list[Move]:
+        """Legal moves as interned :class:`Move` objects (same order as :meth:`legal_codes`)."""
+        out: list[Move] = self._generate(self.tables.moves_for)  # type: ignore[assignment]
+        if not out and self.outcome == NO_OUTCOME:
+            out.append(self.tables.move_objects[self.tables.pass_code])
+        return out
+
+    def _generate(self, emit: Callable[[int, int], tuple[object, ...]]) -> list[object]:
+        out: list[object] = []
+        if self.outcome != NO_OUTCOME:
+            return out
+        extend = out.extend
+        r = self.reserve[self.turn]
+        sf = self.size_free
+        cf = self.colour_free
+        lp = self.last_piece if self.last_cell >= 0 else -1
+        while r:
+            low = r & -r
+            p = low.bit_length() - 1
+            r ^= low
+            cells = sf[PIECE_SIZE[p]] & cf[PIECE_COLOUR[p]]
+            if p == lp:
+                cells &= ~self.forbidden_copy_cells()
+            if cells:
+                extend(emit(p, cells))
+        return out
+
+    def has_placement(self) -> bool:
+        """True when the side to move has at least one legal placement."""
+        r = self.reserve[self.turn]
+        lp = self.last_piece if self.last_cell >= 0 else -1
+        while r:
+            low = r & -r
+            p = low.bit_length() - 1
+            r ^= low
+            cells = self.fits(p)
+            if p == lp:
+                cells &= ~self.forbidden_copy_cells()
+            if cells:
+                return True
+        return False
+
+    def is_legal(self, code: int) -> bool:
+        """Whether a move code is legal here."""
+        if self.outcome != NO_OUTCOME:
+            return False
+        t = self.tables
+        if code == t.pass_code:
+            return not self.has_placement()
+        if not 0 <= code < t.pass_code:
+            return False
+        p, c = divmod(code, t.n_cells)
+        if not (self.reserve[self.turn] >> p) & 1 or not (self.fits(p) >> c) & 1:
+            return False
+        return not (p == self.last_piece and (self.forbidden_copy_cells() >> c) & 1)
+
+    # -- making and unmaking moves --------------------------------------------
+    def push(self, code: int) -> None:
+        """Play a move code, which must be legal (check with :meth:`is_legal`); O(1)."""
+        t = self.tables
+        turn = self.turn
+        other = 1 - turn
+        score = self.score
+        self._stack.append(
+            (
+                code,
+                self.last_cell,
+                self.last_piece,
+                self.last_below,
+                self.passes,
+                self.outcome,
+                score[0],
+                score[1],
+                *self.leader,
+            )
+        )
+        before_other = score[other]
+        if code == t.pass_code:
+            self.passes += 1
+            self.last_cell = -1
+        else:
+            p, c = divmod(code, t.n_cells)
+            self.reserve[turn] ^= 1 << p
+            self.zhash ^= t.z_reserve[turn][p]
+            self._place(p, c)
+            self.passes = 0
+        if score[other] >= SEVEN and before_other >= SEVEN:
+            self.outcome = other
+        elif self.passes >= 2:
+            self.outcome = 0 if score[0] > score[1] else 1 if score[1] > score[0] else DRAW
+        self.turn = other
+
+    def _place(self, p: int, c: int) -> None:
+        t = self.tables
+        h = self.height[c]
+        below = self.code[c]
+        self.last_cell = c
+        self.last_piece = p
+        self.last_below = below
+        self.code[c] = below | ((p + 1) << (5 * h))
+        self.height[c] = h + 1
+        self.zhash ^= t.z_tower[c][h * N_PIECES + p]
+        key = self.key
+        key[c] = (((p // 5) + 1) << 9) | ((key[c] & 0xFFF) >> 3) | (TWO_OR_MORE if h >= 1 else 0)
+        bit = 1 << c
+        if h + 1 == FULL_HEIGHT:
+            nb = ~bit
+            sf = self.size_free
+            cf = self.colour_free
+            for i in range(5):
+                sf[i] &= nb
+                cf[i] &= nb
+        else:
+            self.size_free[p // 5] &= ~bit
+            self.colour_free[p % 5] &= ~bit
+        self._settle(c)
+
+    def _settle(self, c: int) -> None:
+        """Re-settle the (at most two) alignments through cell ``c`` (RULES.md §5)."""
+        t = self.tables
+        key = self.key
+        leader = self.leader
+        score = self.score
+        for a in t.through[c]:
+            s = max([key[x] for x in t.align_south[a]])
+            n = max([key[x] for x in t.align_north[a]])
+            new = 0 if s > n and n else 1 if n > s and s else -1
+            old = leader[a]
+            if new != old:
+                if old >= 0:
+                    score[old] -= 1
+                if new >= 0:
+                    score[new] += 1
+                leader[a] = new
+
+    def pop(self) -> int:
+        """Undo the last :meth:`push`; returns its move code.  Raises ``IndexError`` at the start."""
+        rec = self._stack.pop()
+        code = rec[0]
+        t = self.tables
+        self.turn = turn = 1 - self.turn
+        if code != t.pass_code:
+            p, c = divmod(code, t.n_cells)
+            self.reserve[turn] |= 1 << p
+            self.zhash ^= t.z_reserve[turn][p]
+            h = self.height[c] - 1
+            below = self.code[c] & ((1 << (5 * h)) - 1)
+            self.code[c] = below
+            self.height[c] = h
+            self.zhash ^= t.z_tower[c][h * N_PIECES + p]
+            self.key[c] = _key_of_code(below, h)
+            bit = 1 << c
+            if h + 1 == FULL_HEIGHT:
+                smask = cmask = 0
+                x = below
+                while x:
+                    q = (x & 31) - 1
+                    smask |= 1 << (q // 5)
+                    cmask |= 1 << (q % 5)
+                    x >>= 5
+                for i in range(5):
+                    if not smask >> i & 1:
+                        self.size_free[i] |= bit
+                    if not cmask >> i & 1:
+                        self.colour_free[i] |= bit
+            else:
+                self.size_free[p // 5] |= bit
+                self.colour_free[p % 5] |= bit
+        self.last_cell = rec[1]
+        self.last_piece = rec[2]
+        self.last_below = rec[3]
+        self.passes = rec[4]
+        self.outcome = rec[5]
+        self.score[0] = rec[6]
+        self.score[1] = rec[7]
+        self.leader[:] = rec[8:]
+        return code
+
+    def history_codes(self) -> list[int]:
+        """Move codes pushed on this state, oldest first."""
+        return [r[0] for r in self._stack]
+
+    # -- rebuilding from a description --------------------------------------------
+    def load(
+        self,
+        towers: dict[int, list[int]],
+        reserves: tuple[int, int],
+        turn: int,
+        last: tuple[int, int] | None,
+        passes: int,
+        outcome: int,
+    ) -> None:
+        """Reset to a described position (used by ``Game.from_position``); no history."""
+        t = self.tables
+        self.__init__(t)  # type: ignore[misc]
+        self.reserve = [reserves[0], reserves[1]]
+        z = 0
+        for side in (0, 1):
+            for p in range(N_PIECES):
+                if reserves[side] >> p & 1:
+                    z ^= t.z_reserve[side][p]
+        self.zhash = z
+        for c, pieces in towers.items():
+            for p in pieces:
+                self._place(p, c)
+        self.turn = turn
+        if last is None:
+            self.last_cell = -1
+            self.last_piece = -1
+            self.last_below = 0
+        else:
+            p, c = last
+            self.last_cell = c
+            self.last_piece = p
+            self.last_below = self.code[c] & ((1 << (5 * (self.height[c] - 1))) - 1)
+        self.passes = passes
+        self.outcome = outcome
+
+
+def _key_of_code(code: int, height: int) -> int:
+    key = 0
+    x = code
+    for _ in range(height):
+        key = (((x & 31) - 1) // 5 + 1 << 9) | ((key & 0xFFF) >> 3)
+        x >>= 5
+    return key | TWO_OR_MORE if height >= 2 else key
+
+
+def random_playout(
+    state: State,
+    random: Callable[[], float] = _random.random,
+    moves: list[int] | None = None,
+) -> int:
+    """Play uniformly random legal moves from ``state`` to the end; return the outcome.
+
+    ``state`` is not modified.  ``random`` is a ``random.Random().random``-like
+    function (pass a seeded one for reproducible playouts).  If ``moves`` is a list,
+    the move codes played are appended to it.  The outcome is 0 (South wins),
+    1 (North wins) or 2 (draw).
+
+    This is the engine's fastest path: one function, local variables only,
+    rejection sampling over (reserve piece, cell) pairs (which is exactly uniform
+    over legal moves) with an exact fallback when the board is nearly blocked.
+    """
+    if state.outcome != NO_OUTCOME:
+        return state.outcome
+    t = state.tables
+    n = t.n_cells
+    rows_of = t.align_rows
+    aligned = t.aligned
+    code = state.code[:]
+    height = state.height[:]
+    key = state.key[:]
+    sf = state.size_free[:]
+    cf = state.colour_free[:]
+    leader = state.leader[:]
+    s0, s1 = state.score
+    pieces = [
+        [p for p in range(N_PIECES) if state.reserve[0] >> p & 1],
+        [p for p in range(N_PIECES) if state.reserve[1] >> p & 1],
+    ]
+    turn = state.turn
+    last_cell = state.last_cell
+    last_piece = state.last_piece
+    last_below = state.last_below
+    passes = state.passes
+    record = moves.append if moves is not None else None
+    psize = PIECE_SIZE
+    pcol = PIECE_COLOUR
+    two = t.pad_width == 2
+    while True:
+        before = s1 if turn == 0 else s0
+        mine = pieces[turn]
+        np_ = len(mine)
+        p = c = i = -1
+        if np_:
+            # Rejection sampling: a uniformly random (piece, cell) pair, kept if legal.
+            for _ in range(12):
+                r = random() * np_
+                i = int(r)
+                p = mine[i]
+                c = int((r - i) * n)
+                if (sf[psize[p]] & cf[pcol[p]]) >> c & 1 and not (
+                    p == last_piece and last_cell >= 0 and code[c] == last_below and c in aligned[last_cell]
+                ):
+                    break
+            else:
+                p, c, i = _exact_choice(mine, sf, cf, code, aligned, last_cell, last_piece, last_below, random)
+        if p < 0:
+            passes += 1
+            last_cell = -1
+            if record is not None:
+                record(t.pass_code)
+        else:
+            mine[i] = mine[-1]
+            mine.pop()
+            if record is not None:
+                record(p * n + c)
+            h = height[c]
+            last_below = code[c]
+            last_cell = c
+            last_piece = p
+            code[c] = last_below | ((p + 1) << (5 * h))
+            height[c] = h + 1
+            k = ((psize[p] + 1) << 9) | ((key[c] & 0xFFF) >> 3)
+            key[c] = k | TWO_OR_MORE if h else k
+            bit = 1 << c
+            if h == 3:
+                nb = ~bit
+                for j in range(5):
+                    sf[j] &= nb
+                    cf[j] &= nb
+            else:
+                sf[psize[p]] &= ~bit
+                cf[pcol[p]] &= ~bit
+            for row in rows_of[c]:
+                if two:
+                    a, x0, x1, y0, y1 = row
+                    s = key[x0]
+                    v = key[x1]
+                    if v > s:
+                        s = v
+                    m = key[y0]
+                    v = key[y1]
+                    if v > m:
+                        m = v
+                else:
+                    a = row[0]
+                    w = (len(row) - 1) // 2
+                    s = max([key[x] for x in row[1 : 1 + w]])
+                    m = max([key[x] for x in row[1 + w :]])
+                new = 0 if s > m and m else 1 if m > s and s else -1
+                old = leader[a]
+                if new != old:
+                    if old == 0:
+                        s0 -= 1
+                    elif old == 1:
+                        s1 -= 1
+                    if new == 0:
+                        s0 += 1
+                    elif new == 1:
+                        s1 += 1
+                    leader[a] = new
+            passes = 0
+        # Seven-monolith rule: the opponent wins if it held 7 before this turn and still does.
+        if before >= SEVEN and (s1 if turn == 0 else s0) >= SEVEN:
+            return 1 - turn
+        if passes >= 2:
+            return 0 if s0 > s1 else 1 if s1 > s0 else DRAW
+        turn = 1 - turn
+
+
+def _exact_choice(
+    mine: list[int],
+    sf: list[int],
+    cf: list[int],
+    code: list[int],
+    aligned: tuple[tuple[int, ...], ...],
+    last_cell: int,
+    last_piece: int,
+    last_below: int,
+    random: Callable[[], float],
+) -> tuple[int, int, int]:
+    """Uniform choice among all legal placements; ``(-1, -1, -1)`` when there is none."""
+    masks = []
+    total = 0
+    for i, p in enumerate(mine):
+        cells = sf[PIECE_SIZE[p]] & cf[PIECE_COLOUR[p]]
+        if p == last_piece and last_cell >= 0:
+            for c in aligned[last_cell]:
+                if code[c] == last_below:
+                    cells &= ~(1 << c)
+        if cells:
+            masks.append((i, p, cells))
+            total += cells.bit_count()
+    if not total:
+        return -1, -1, -1
+    k = int(random() * total)
+    for i, p, cells in masks:
+        cnt = cells.bit_count()
+        if k < cnt:
+            while True:
+                low = cells & -cells
+                if not k:
+                    return p, low.bit_length() - 1, i
+                cells ^= low
+                k -= 1
+        k -= cnt
+    raise AssertionError("unreachable")
