@@ -110,6 +110,7 @@ class Tables:
         self.move_objects: tuple[Move, ...] = tuple(
             Move(PIECES[p], self.cell_names[c]) for p in range(N_PIECES) for c in range(self.n_cells)
         ) + (Move(None, None),)
+        self.object_code: dict[int, int] = {id(m): i for i, m in enumerate(self.move_objects)}
         self.move_code: dict[tuple[int, str], int] = {
             (p, self.cell_names[c]): p * self.n_cells + c
             for p in range(N_PIECES)
@@ -132,31 +133,27 @@ class Tables:
         self.z_pass: tuple[int, ...] = tuple(rng.getrandbits(bits) for _ in range(3))
 
     def codes_for(self, piece: int, cells: int) -> tuple[int, ...]:
-        """Move codes placing ``piece`` on each cell of the bit mask ``cells`` (cached by camp)."""
-        return self._lookup(self._code_cache, piece, cells, False)  # type: ignore[return-value]
+        """Move codes placing ``piece`` on each cell of the bit mask ``cells``."""
+        return tuple(piece * self.n_cells + c for c in range(self.n_cells) if cells >> c & 1)
 
-    def moves_for(self, piece: int, cells: int) -> tuple[Move, ...]:
-        """Like :meth:`codes_for`, but the interned :class:`Move` objects."""
-        return self._lookup(self._move_cache, piece, cells, True)  # type: ignore[return-value]
+    def cached_group(self, key: int, objects: bool) -> tuple[object, ...]:
+        """Build (and cache) the moves of one group key: ``((piece << 1 | camp) << camp_size) | cells``.
 
-    def _lookup(
-        self, cache: dict[int, tuple[object, ...]], piece: int, cells: int, objects: bool
-    ) -> tuple[object, ...]:
-        # Cached per (piece, camp, cells in that camp) so the cache stays bounded:
-        # at most 25 * 2 * 2**camp_size entries, whatever the games played.
-        out: tuple[object, ...] = ()
+        Move generation is cached per (piece, camp, cells of that camp) so that the cache
+        stays bounded (at most ``25 * 2 * 2**camp_size`` entries) whatever games are played.
+        """
         k = self.camp_size
-        for camp, half in ((0, cells & self.south_mask), (1, cells >> k)):
-            if not half:
-                continue
-            key = (((piece << 1) | camp) << k) | half
-            t = cache.get(key)
-            if t is None:
-                base = piece * self.n_cells + camp * k
-                codes = [base + i for i in range(k) if half >> i & 1]
-                t = tuple(self.move_objects[x] for x in codes) if objects else tuple(codes)
-                cache[key] = t
-            out += t
+        half = key & ((1 << k) - 1)
+        camp = (key >> k) & 1
+        piece = key >> (k + 1)
+        base = piece * self.n_cells + camp * k
+        codes = [base + i for i in range(k) if half >> i & 1]
+        if objects:
+            out: tuple[object, ...] = tuple(self.move_objects[x] for x in codes)
+            self._move_cache[key] = out
+        else:
+            out = tuple(codes)
+            self._code_cache[key] = out
         return out
 
     def split(self, code: int) -> tuple[int, int]:
@@ -295,22 +292,28 @@ class State:
 
     def legal_codes(self) -> list[int]:
         """Legal move codes; ``[pass_code]`` when passing is forced, ``[]`` when the game is over."""
-        out: list[int] = self._generate(self.tables.codes_for)  # type: ignore[assignment]
+        out: list[int] = self._generate(False)  # type: ignore[assignment]
         if not out and self.outcome == NO_OUTCOME:
             out.append(self.tables.pass_code)
         return out
 
     def legal_moves(self) -> list[Move]:
         """Legal moves as interned :class:`Move` objects (same order as :meth:`legal_codes`)."""
-        out: list[Move] = self._generate(self.tables.moves_for)  # type: ignore[assignment]
+        out: list[Move] = self._generate(True)  # type: ignore[assignment]
         if not out and self.outcome == NO_OUTCOME:
             out.append(self.tables.move_objects[self.tables.pass_code])
         return out
 
-    def _generate(self, emit: Callable[[int, int], tuple[object, ...]]) -> list[object]:
+    def _generate(self, objects: bool) -> list[object]:
         out: list[object] = []
         if self.outcome != NO_OUTCOME:
             return out
+        t = self.tables
+        cache = t._move_cache if objects else t._code_cache
+        get = cache.get
+        build = t.cached_group
+        k = t.camp_size
+        south = t.south_mask
         extend = out.extend
         r = self.reserve[self.turn]
         sf = self.size_free
@@ -323,8 +326,16 @@ class State:
             cells = sf[PIECE_SIZE[p]] & cf[PIECE_COLOUR[p]]
             if p == lp:
                 cells &= ~self.forbidden_copy_cells()
-            if cells:
-                extend(emit(p, cells))
+            half = cells & south
+            if half:
+                key = (p << 1 << k) | half
+                group = get(key)
+                extend(group if group is not None else build(key, objects))
+            half = cells >> k
+            if half:
+                key = (((p << 1) | 1) << k) | half
+                group = get(key)
+                extend(group if group is not None else build(key, objects))
         return out
 
     def has_placement(self) -> bool:

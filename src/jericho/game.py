@@ -264,13 +264,17 @@ class Game:
         return c
 
     def _code(self, move: Move | str) -> int:
+        # Fast path: the interned Move objects handed out by legal_moves().
+        code = self._tables.object_code.get(id(move))
+        if code is not None and self._tables.move_objects[code] is move:
+            return code
         if isinstance(move, str):
             move = parse_move(move)
         elif not isinstance(move, Move):
             raise IllegalMoveError(f"not a move: {move!r} (give a Move or notation such as 5R@d2)")
         if move.piece is None:
             return self._tables.pass_code
-        code = self._tables.move_code.get((move.piece.index, move.cell or ""))
+        code = self._tables.move_code.get((move.piece.index, move.cell or ""))  # type: ignore[assignment]
         if code is None:
             cells = " ".join(c.name for c in self.topology.cells)
             raise IllegalMoveError(f"unknown cell {move.cell!r} in {move}: the cells are {cells}")

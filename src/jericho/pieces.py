@@ -42,6 +42,7 @@ class Colour(StrEnum):
 
 SIZES: tuple[int, ...] = (1, 2, 3, 4, 5)
 COLOURS: tuple[Colour, ...] = tuple(Colour)
+_COLOUR_POS = {c: i for i, c in enumerate(COLOURS)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,7 @@ class Piece:
     @property
     def index(self) -> int:
         """Position 0–24 of this piece in :data:`PIECES`."""
-        return (self.size - 1) * 5 + COLOURS.index(self.colour)
+        return (self.size - 1) * 5 + _COLOUR_POS[self.colour]
 
     def __str__(self) -> str:
         return f"{self.size}{self.colour.value}"
