@@ -74,10 +74,7 @@ class Topology:
         try:
             topo = cls(
                 name=str(data.get("name", "custom")),
-                cells=tuple(
-                    Cell(str(c["name"]), Side(c["camp"]), float(c["x"]), float(c["y"]))
-                    for c in data["cells"]
-                ),
+                cells=tuple(Cell(str(c["name"]), Side(c["camp"]), float(c["x"]), float(c["y"])) for c in data["cells"]),
                 alignments=tuple(
                     Alignment(str(a["name"]), str(a["kind"]), tuple(str(x) for x in a["cells"]))
                     for a in data["alignments"]
@@ -109,13 +106,8 @@ class Topology:
         return {
             "name": self.name,
             "cells": [{"name": c.name, "camp": str(c.camp), "x": c.x, "y": c.y} for c in self.cells],
-            "alignments": [
-                {"name": a.name, "kind": a.kind, "cells": list(a.cells)} for a in self.alignments
-            ],
-            "triangles": [
-                {"alignment": t.alignment, "side": str(t.side), "x": t.x, "y": t.y}
-                for t in self.triangles
-            ],
+            "alignments": [{"name": a.name, "kind": a.kind, "cells": list(a.cells)} for a in self.alignments],
+            "triangles": [{"alignment": t.alignment, "side": str(t.side), "x": t.x, "y": t.y} for t in self.triangles],
             "outline": [list(p) for p in self.outline],
         }
 

@@ -82,16 +82,11 @@ class Tables:
             tuple(self.cell_index[x] for x in a.cells) for a in topology.alignments
         )
         self.through: tuple[tuple[int, ...], ...] = tuple(
-            tuple(a for a in range(self.n_align) if i in self.align_cells[a])
-            for i in range(self.n_cells)
+            tuple(a for a in range(self.n_align) if i in self.align_cells[a]) for i in range(self.n_cells)
         )
         # Cells sharing at least one alignment with a cell (the cell itself excluded).
         self.aligned: tuple[tuple[int, ...], ...] = tuple(
-            tuple(
-                sorted(
-                    {j for a in self.through[i] for j in self.align_cells[a] if j != i}
-                )
-            )
+            tuple(sorted({j for a in self.through[i] for j in self.align_cells[a] if j != i}))
             for i in range(self.n_cells)
         )
         # Padded alignment rows for the playout loop: a sentinel cell (index n_cells)
@@ -112,9 +107,7 @@ class Tables:
         ) + (Move(None, None),)
         self.object_code: dict[int, int] = {id(m): i for i, m in enumerate(self.move_objects)}
         self.move_code: dict[tuple[int, str], int] = {
-            (p, self.cell_names[c]): p * self.n_cells + c
-            for p in range(N_PIECES)
-            for c in range(self.n_cells)
+            (p, self.cell_names[c]): p * self.n_cells + c for p in range(N_PIECES) for c in range(self.n_cells)
         }
         # Lazily filled: (piece, camp, cell mask within the camp) -> tuple of move codes.
         self._code_cache: dict[int, tuple[object, ...]] = {}
@@ -122,8 +115,7 @@ class Tables:
         rng = _random.Random(0x4A45524943484F)  # fixed: hash keys are reproducible
         bits = 64
         self.z_tower: tuple[tuple[int, ...], ...] = tuple(
-            tuple(rng.getrandbits(bits) for _ in range(FULL_HEIGHT * N_PIECES))
-            for _ in range(self.n_cells)
+            tuple(rng.getrandbits(bits) for _ in range(FULL_HEIGHT * N_PIECES)) for _ in range(self.n_cells)
         )
         self.z_reserve: tuple[tuple[int, ...], ...] = tuple(
             tuple(rng.getrandbits(bits) for _ in range(N_PIECES)) for _ in range(2)

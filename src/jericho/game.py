@@ -172,7 +172,7 @@ class Game:
 
     def reserve(self, side: Side | str) -> list[Piece]:
         """The pieces ``side`` has not placed yet, by size then colour."""
-        mask = self._state.reserve[Side(side).index]
+        mask = self._state.reserve[Side(side).number]
         return [p for i, p in enumerate(PIECES) if mask >> i & 1]
 
     def seven_threat(self) -> Side | None:
@@ -274,7 +274,7 @@ class Game:
             raise IllegalMoveError(f"not a move: {move!r} (give a Move or notation such as 5R@d2)")
         if move.piece is None:
             return self._tables.pass_code
-        code = self._tables.move_code.get((move.piece.index, move.cell or ""))  # type: ignore[assignment]
+        code = self._tables.move_code.get((move.piece.index, move.cell or ""))
         if code is None:
             cells = " ".join(c.name for c in self.topology.cells)
             raise IllegalMoveError(f"unknown cell {move.cell!r} in {move}: the cells are {cells}")
@@ -310,12 +310,10 @@ class Game:
         if p == s.last_piece and s.forbidden_copy_cells() >> c & 1:
             copied = t.move_objects[s.last_piece * t.n_cells + s.last_cell]
             shared = sorted(
-                set(t.align_names[a] for a in t.through[c])
-                & set(t.align_names[a] for a in t.through[s.last_cell])
+                set(t.align_names[a] for a in t.through[c]) & set(t.align_names[a] for a in t.through[s.last_cell])
             )
             return (
                 f"{move}: asymmetry rule, it copies {mover.other}'s {copied} "
                 f"(same piece, identical tower, on shared alignment {', '.join(shared)})"
             )
         raise AssertionError(f"move {move} is illegal for no known reason")  # pragma: no cover
-

@@ -58,9 +58,7 @@ def parse_move(text: str) -> Move:
     m = _MOVE_RE.match(text)
     if m is None:
         shown = text.strip() or "(empty)"
-        raise IllegalMoveError(
-            f"malformed move {shown!r}: expected a piece, '@' and a cell, e.g. 5R@d2, or 'pass'"
-        )
+        raise IllegalMoveError(f"malformed move {shown!r}: expected a piece, '@' and a cell, e.g. 5R@d2, or 'pass'")
     piece_text, cell_text = m.groups()
     try:
         piece = parse_piece(piece_text)
@@ -68,7 +66,5 @@ def parse_move(text: str) -> Move:
         raise IllegalMoveError(f"malformed move {text.strip()!r}: {exc}") from None
     cell = cell_text.lower()
     if not re.fullmatch(r"[a-z][0-9]+", cell):
-        raise IllegalMoveError(
-            f"malformed move {text.strip()!r}: {cell_text!r} is not a cell name like c2"
-        )
+        raise IllegalMoveError(f"malformed move {text.strip()!r}: {cell_text!r} is not a cell name like c2")
     return Move(piece, cell)

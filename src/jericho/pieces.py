@@ -20,7 +20,7 @@ class Side(StrEnum):
         return Side.NORTH if self is Side.SOUTH else Side.SOUTH
 
     @property
-    def index(self) -> int:
+    def number(self) -> int:
         """0 for South, 1 for North (the engine's internal numbering)."""
         return 0 if self is Side.SOUTH else 1
 

@@ -20,7 +20,7 @@ a turn that is exactly the score of the towers on the board, so it needs no fiel
 
 from __future__ import annotations
 
-from jericho.core import DRAW, NO_OUTCOME, N_PIECES, State, Tables
+from jericho.core import DRAW, N_PIECES, NO_OUTCOME, State, Tables
 from jericho.errors import PositionError
 from jericho.pieces import COLOURS, PIECES, parse_piece
 
@@ -97,9 +97,7 @@ def parse_position(text: str, t: Tables, state: State) -> None:
     fields = text.split()
     names = ["towers", "south reserve", "north reserve", "turn", "last", "passes", "result"]
     if len(fields) != len(names):
-        raise PositionError(
-            f"position has {len(fields)} fields, expected {len(names)}: {', '.join(names)}"
-        )
+        raise PositionError(f"position has {len(fields)} fields, expected {len(names)}: {', '.join(names)}")
     f_towers, f_south, f_north, f_turn, f_last, f_passes, f_result = fields
 
     towers: dict[int, list[int]] = {}
@@ -117,7 +115,7 @@ def parse_position(text: str, t: Tables, state: State) -> None:
                 raise PositionError(f"towers: cell {cell} is listed twice")
             if len(pieces_text) % 2:
                 raise PositionError(f"towers: {cell} has malformed pieces {pieces_text!r}")
-            plist = []
+            plist: list[int] = []
             for i in range(0, len(pieces_text), 2):
                 try:
                     piece = parse_piece(pieces_text[i : i + 2])
@@ -173,9 +171,7 @@ def parse_position(text: str, t: Tables, state: State) -> None:
             raise PositionError(f"last: {f_last} is not the top piece of the tower on {cell.lower()}")
         opponent_reserve = north if turn == 0 else south
         if opponent_reserve >> piece.index & 1:
-            raise PositionError(
-                f"last: {f_last} was placed by the opponent, but {piece} is still in its reserve"
-            )
+            raise PositionError(f"last: {f_last} was placed by the opponent, but {piece} is still in its reserve")
         last = (piece.index, c)
 
     state.load(towers, (south, north), turn, last, passes, outcome)

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Set up and run the project with nothing but python3 (3.11+).
+
+    python3 tasks.py run     # set up, then start the web app (prints its URL)
+    python3 tasks.py test    # set up, then run lint, type checks and the whole test suite
+
+Setup is idempotent: a virtual environment in .venv with the package and its extras,
+and, for the browser tests, Debian's chromium (installed with apt-get when missing).
+Extra arguments after ``run`` go to ``jericho`` (e.g. ``tasks.py run play``); extra
+arguments after ``test`` go to pytest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / "python"
+STAMP = VENV / ".jericho-installed"
+EXTRAS = "web,rl,plot,dev"
+
+
+def sh(*cmd: str | Path, check: bool = True, env: dict[str, str] | None = None) -> int:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    return subprocess.run([str(c) for c in cmd], cwd=ROOT, check=check, env=env).returncode
+
+
+def setup() -> None:
+    if sys.version_info < (3, 11):  # noqa: UP036 - this script must explain itself on old Pythons
+        sys.exit(f"python 3.11 or newer is needed, this is {sys.version.split()[0]}")
+    if not PY.exists():
+        print(f"creating virtual environment in {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + EXTRAS.encode()).hexdigest()
+    if not STAMP.exists() or STAMP.read_text() != wanted:
+        sh(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+        sh(PY, "-m", "pip", "install", "--quiet", "-e", f".[{EXTRAS}]")
+        STAMP.write_text(wanted)
+
+
+def chromium() -> str | None:
+    """Path of Debian's chromium, installing it with apt-get when missing and possible."""
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    apt = shutil.which("apt-get")
+    if apt and hasattr(os, "geteuid") and os.geteuid() == 0:
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        sh(apt, "update", "-qq", check=False, env=env)
+        sh(apt, "install", "-y", "-qq", "--no-install-recommends", "chromium", check=False, env=env)
+        return shutil.which("chromium")
+    return None
+
+
+def run(args: list[str]) -> int:
+    setup()
+    jericho = BIN / "jericho"
+    return subprocess.call([str(jericho), *(args or ["serve"])], cwd=ROOT)
+
+
+def test(args: list[str]) -> int:
+    setup()
+    env = dict(os.environ)
+    browser = chromium()
+    if browser:
+        env["JERICHO_CHROMIUM"] = browser
+    else:
+        print("chromium is not available: the browser tests will fail", file=sys.stderr)
+    steps = [
+        [str(PY), "-m", "ruff", "check", "src", "tests", "tasks.py"],
+        [str(PY), "-m", "mypy"],
+        [str(PY), "-m", "pytest", *args],
+    ]
+    for cmd in steps:
+        print("+", " ".join(cmd), flush=True)
+        rc = subprocess.call(cmd, cwd=ROOT, env=env)
+        if rc != 0:
+            return rc
+    return 0
+
+
+def main() -> int:
+    if len(sys.argv) < 2 or sys.argv[1] not in ("run", "test", "setup"):
+        print(__doc__)
+        return 2
+    what, rest = sys.argv[1], sys.argv[2:]
+    if what == "setup":
+        setup()
+        return 0
+    return run(rest) if what == "run" else test(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
