@@ -1,0 +1,1 @@
+"""The web app: ``jericho serve`` (server), storage and the static board page."""
