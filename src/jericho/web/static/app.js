@@ -1,0 +1,535 @@
+// Jericho web client: home page (new game) and the game page.  The server decides
+// everything; this module shows the state it sends and sends the player's intentions.
+import { Board, COLOUR_NAME, drawPiece, describeTower } from "./board.js";
+
+const $ = (id) => document.getElementById(id);
+const SIDE_NAME = { south: "South", north: "North" };
+const COLOURS = ["R", "Y", "G", "B", "W"];
+
+const S = {
+  id: null, token: null, role: "spectator", game: null, topo: null, board: null, ws: null,
+  selected: null, hoverAlign: null, stickyAlign: null, replay: null, retry: 0, clockAt: 0,
+  flipped: null, resignArmed: null, closed: false,
+};
+
+const store = {
+  get(key) { try { return localStorage.getItem(key); } catch { return null; } },
+  set(key, v) { try { localStorage.setItem(key, v); } catch { /* private mode */ } },
+};
+
+function say(text, kind = "error") {
+  const m = $("message");
+  m.textContent = text || "";
+  m.className = `message ${kind}`;
+  if (text) {
+    clearTimeout(say.t);
+    say.t = setTimeout(() => { if (m.textContent === text) m.textContent = ""; }, 9000);
+  }
+}
+
+// ---------------------------------------------------------------- home page
+async function startHome() {
+  $("home").hidden = false;
+  const form = $("new-game");
+  const levelSel = form.elements.level;
+  try {
+    const data = await (await fetch("/api/levels")).json();
+    for (const name of data.levels) {
+      const o = document.createElement("option");
+      o.value = name;
+      o.textContent = name[0].toUpperCase() + name.slice(1);
+      if (name === data.default) o.selected = true;
+      levelSel.appendChild(o);
+    }
+  } catch {
+    $("home-error").textContent = "Could not reach the server.";
+  }
+  const sync = () => {
+    const mode = form.elements.mode.value;
+    $("level-field").hidden = mode !== "ai";
+    $("side-field").hidden = mode === "hotseat";
+  };
+  form.addEventListener("change", sync);
+  sync();
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    $("start").disabled = true;
+    const mode = form.elements.mode.value;
+    const body = { mode, side: form.elements.side.value };
+    if (mode === "ai") body.level = levelSel.value;
+    if (form.elements.clock.value) body.clock = Number(form.elements.clock.value);
+    try {
+      const r = await fetch("/api/games", { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body) });
+      const data = await r.json();
+      if (!r.ok) throw new Error(data.message || r.statusText);
+      store.set(`jericho:seat:${data.id}`, data.token);
+      if (data.invite) store.set(`jericho:invite:${data.id}`, data.invite);
+      location.href = `/g/${data.id}`;
+    } catch (err) {
+      $("home-error").textContent = `Could not start the game: ${err.message}`;
+      $("start").disabled = false;
+    }
+  });
+}
+
+// ---------------------------------------------------------------- game page
+async function startGame(id) {
+  S.id = id;
+  $("play").hidden = false;
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (hash.get("seat")) store.set(`jericho:seat:${id}`, hash.get("seat"));
+  if (hash.get("invite") && !store.get(`jericho:seat:${id}`)) {
+    try {
+      const r = await fetch(`/api/games/${id}/join`, { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ invite: hash.get("invite") }) });
+      const data = await r.json();
+      if (r.ok) store.set(`jericho:seat:${id}`, data.token);
+      else say(`${data.message}.`, "note");
+    } catch {
+      say("Could not join: the server is unreachable.");
+    }
+  }
+  if (location.hash) history.replaceState(null, "", `/g/${id}`);
+  S.token = store.get(`jericho:seat:${id}`);
+  $("btn-record").href = `/api/games/${id}/record`;
+  try {
+    S.topo = await (await fetch("/api/topology")).json();
+  } catch {
+    say("Could not load the board from the server.");
+    return;
+  }
+  S.board = new Board($("board"), S.topo, {
+    onCell: clickCell,
+    onAlignment: (name, sticky) => {
+      if (sticky) S.stickyAlign = S.stickyAlign === name ? null : name;
+      S.hoverAlign = name || S.stickyAlign;
+      render();
+    },
+    onCellInfo: (cell) => showCellInfo(cell),
+  });
+  S.board.build();
+  wireControls();
+  connect();
+  setInterval(tickClocks, 250);
+}
+
+function connect() {
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${proto}://${location.host}/ws/${S.id}`);
+  S.ws = ws;
+  $("conn").textContent = "connecting…";
+  ws.onopen = () => {
+    S.retry = 0;
+    $("conn").textContent = "";
+    if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token }));
+  };
+  ws.onmessage = (ev) => {
+    let msg;
+    try { msg = JSON.parse(ev.data); } catch { return; }
+    if (msg.type === "state") {
+      S.game = msg.game;
+      S.clockAt = performance.now();
+      render();
+    } else if (msg.type === "welcome") {
+      S.role = msg.role;
+      if (S.flipped === null) S.board.setFlip(msg.role === "north");
+      render();
+    } else if (msg.type === "error") {
+      if (msg.code === "unknown_game") {
+        S.closed = true;
+        $("banner").hidden = false;
+        $("banner").className = "banner over";
+        $("banner").textContent = "There is no game at this address.";
+      }
+      say(msg.message);
+    } else if (msg.type === "ack") {
+      S.selected = null;
+    } else if (msg.type === "rematch") {
+      if (S.token) store.set(`jericho:seat:${msg.id}`, S.token);
+      location.href = `/g/${msg.id}`;
+    }
+  };
+  ws.onclose = () => {
+    if (S.closed) return;
+    const wait = Math.min(5000, 400 * 2 ** S.retry++);
+    $("conn").textContent = "connection lost: reconnecting…";
+    setTimeout(connect, wait);
+  };
+}
+
+function send(msg) {
+  if (!S.ws || S.ws.readyState !== WebSocket.OPEN) {
+    say("Not connected to the server yet: try again in a moment.");
+    return;
+  }
+  S.ws.send(JSON.stringify(msg));
+}
+
+function mySides() {
+  if (S.role === "both") return ["south", "north"];
+  if (S.role === "south" || S.role === "north") return [S.role];
+  return [];
+}
+
+function myTurn() {
+  const g = S.game;
+  return !!g && g.status === "playing" && mySides().includes(g.turn) && !S.replay;
+}
+
+// ---------------------------------------------------------------- interaction
+function clickCell(cell) {
+  if (S.replay || !S.game) return;
+  if (!S.selected) {
+    showCellInfo(cell, true);
+    if (myTurn()) say("Pick a piece from your tray first, then a highlighted cell.", "note");
+    return;
+  }
+  send({ type: "move", move: `${S.selected}@${cell}`, ply: S.game.ply });
+}
+
+function selectPiece(piece) {
+  if (!myTurn()) {
+    say(S.game && S.game.status === "over" ? "The game is over." : "It is not your turn.", "note");
+    return;
+  }
+  S.selected = S.selected === piece ? null : piece;
+  say("");
+  render();
+  if (S.selected) {
+    const n = (S.game.legal[piece] || []).length;
+    $("info").textContent = `${piece} (${pieceWords(piece)}): ${n} cell${n === 1 ? "" : "s"} highlighted. Choose one.`;
+  }
+}
+
+function pieceWords(p) {
+  return `size ${p[0]}, ${COLOUR_NAME[p[1]]}`;
+}
+
+function showCellInfo(cell, sticky = false) {
+  if (!cell) {
+    if (!sticky) render();
+    return;
+  }
+  const view = currentView();
+  if (!view) return;
+  const c = S.topo.cells.find((x) => x.name === cell);
+  const aligns = S.topo.alignments.filter((a) => a.cells.includes(cell)).map((a) => a.name);
+  $("info").textContent = `${describeTower(cell, view.towers[cell], c.camp)}. Alignments: ${aligns.join(", ")}.`;
+}
+
+function wireControls() {
+  $("btn-undo").onclick = () => send({ type: "undo" });
+  $("btn-pass").onclick = () => send({ type: "move", move: "pass", ply: S.game.ply });
+  $("btn-rematch").onclick = () => send({ type: "rematch" });
+  $("btn-resign").onclick = () => {
+    const b = $("btn-resign");
+    if (S.resignArmed) {
+      clearTimeout(S.resignArmed);
+      S.resignArmed = null;
+      b.textContent = "Resign";
+      send({ type: "resign" });
+      return;
+    }
+    b.textContent = "Really resign?";
+    b.classList.add("armed");
+    S.resignArmed = setTimeout(() => { S.resignArmed = null; b.textContent = "Resign"; b.classList.remove("armed"); }, 4000);
+  };
+  $("btn-flip").onclick = () => { S.flipped = !S.board.flip; S.board.setFlip(S.flipped); render(); };
+  $("btn-replay").onclick = () => enterReplay(null);
+  $("rp-first").onclick = () => stepReplay(-Infinity);
+  $("rp-prev").onclick = () => stepReplay(-1);
+  $("rp-next").onclick = () => stepReplay(1);
+  $("rp-last").onclick = () => stepReplay(Infinity);
+  $("rp-exit").onclick = () => { S.replay = null; render(); };
+  $("typed").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("typed-move").value.trim();
+    if (!text) return;
+    send({ type: "move", move: text, ply: S.game ? S.game.ply : undefined });
+    $("typed-move").value = "";
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.target && e.target.tagName === "INPUT") return;
+    if (e.key === "Escape") { S.selected = null; S.stickyAlign = null; render(); }
+    if (S.replay && e.key === "ArrowLeft") stepReplay(-1);
+    if (S.replay && e.key === "ArrowRight") stepReplay(1);
+  });
+}
+
+async function enterReplay(ply) {
+  try {
+    const data = await (await fetch(`/api/games/${S.id}/replay`)).json();
+    const last = data.frames.length - 1;
+    S.replay = { frames: data.frames, i: ply === null ? (S.game && S.game.status === "over" ? 0 : last) : ply };
+    S.selected = null;
+    render();
+  } catch {
+    say("Could not load the replay.");
+  }
+}
+
+function stepReplay(d) {
+  if (!S.replay) return;
+  const last = S.replay.frames.length - 1;
+  S.replay.i = Math.max(0, Math.min(last, S.replay.i + d));
+  render();
+}
+
+// ---------------------------------------------------------------- rendering
+function currentView() {
+  if (S.replay) {
+    const f = S.replay.frames[S.replay.i];
+    return { towers: f.towers, leaders: f.leaders, last: f.move, score: f.score };
+  }
+  if (!S.game) return null;
+  return { towers: S.game.towers, leaders: S.game.leaders, last: S.game.last, score: S.game.score };
+}
+
+function seatLabel(side) {
+  const g = S.game;
+  const seat = g.seats[side];
+  if (seat.kind === "ai") return `AI · ${seat.level}`;
+  if (mySides().includes(side) && S.role !== "both") return "You";
+  if (seat.kind === "open") return "open seat";
+  return SIDE_NAME[side];
+}
+
+function resultText(g) {
+  const [s, n] = g.score;
+  if (g.result === "draw") return `Draw: both players passed with ${s} monoliths each.`;
+  const w = SIDE_NAME[g.result], l = SIDE_NAME[g.result === "south" ? "north" : "south"];
+  const why = {
+    seven: `${w} held 7 monoliths through a full turn`,
+    exhaustion: `both players passed; ${w} holds more monoliths (${Math.max(s, n)} to ${Math.min(s, n)})`,
+    resign: `${l} resigned`,
+    time: `${l} ran out of time`,
+  }[g.reason] || "";
+  return `${w} wins${why ? ": " + why : ""}.`;
+}
+
+function render() {
+  const g = S.game;
+  if (!g || !S.board) return;
+  const view = currentView();
+  // score bar
+  $("score-south").textContent = view.score[0];
+  $("score-north").textContent = view.score[1];
+  $("south-name").textContent = seatLabel("south");
+  $("north-name").textContent = seatLabel("north");
+  $("south-panel").classList.toggle("to-move", g.status === "playing" && g.turn === "south");
+  $("north-panel").classList.toggle("to-move", g.status === "playing" && g.turn === "north");
+  for (const side of ["south", "north"]) {
+    $(`${side}-panel`).classList.toggle("away", g.seats[side].kind === "human" && !g.seats[side].present);
+  }
+  let turn;
+  if (S.replay) turn = `Replay · move ${S.replay.i} of ${S.replay.frames.length - 1}`;
+  else if (g.status === "over") turn = "Game over";
+  else if (g.status === "waiting") turn = "Waiting for opponent";
+  else if (g.ai_thinking && g.seats[g.turn].kind === "ai") turn = "AI is thinking…";
+  else if (myTurn()) turn = S.role === "both" ? `${SIDE_NAME[g.turn]} to move` : "Your move";
+  else turn = `${SIDE_NAME[g.turn]} to move`;
+  $("turn").textContent = turn;
+  document.title = `${myTurn() ? "● " : ""}Jericho · ${turn}`;
+  // banner
+  const banner = $("banner");
+  let text = "", cls = "banner";
+  if (g.status === "over") {
+    text = resultText(g);
+    cls += " over";
+  } else if (g.threat) {
+    const other = g.threat === "south" ? "north" : "south";
+    text = `${SIDE_NAME[g.threat]} holds ${g.score[g.threat === "south" ? 0 : 1]} monoliths! ` +
+      `${SIDE_NAME[other]} must bring them below 7 with this move, or ${SIDE_NAME[g.threat]} wins.`;
+    cls += " threat";
+  } else if (g.status === "waiting") {
+    text = mySides().length ? "Waiting for your opponent: send them the invite link below." :
+      "Waiting for the invited player to join.";
+    cls += " waiting";
+  }
+  banner.hidden = !text;
+  banner.textContent = text;
+  banner.className = cls;
+  // selection sanity
+  if (S.selected && (!myTurn() || !g.legal[S.selected])) S.selected = null;
+  // board
+  const conf = S.hoverAlign && !S.replay ? g.confrontations[S.hoverAlign] : null;
+  const champions = new Set(conf ? [conf.south, conf.north].filter(Boolean) : []);
+  S.board.render(view, {
+    legalCells: new Set(S.selected ? g.legal[S.selected] || [] : []),
+    selected: S.selected,
+    hoverAlignment: S.hoverAlign,
+    champions,
+  });
+  if (conf) {
+    const a = S.topo.alignments.find((x) => x.name === S.hoverAlign);
+    const champ = (side) => conf[side] ? `${conf[side]} (${conf[`${side}_tower`].join("/")})` : "no tower";
+    $("info").innerHTML = "";
+    const b = document.createElement("b");
+    b.textContent = `Alignment ${a.name} (${a.kind}): `;
+    $("info").append(b, `South champion ${champ("south")} vs North champion ${champ("north")}. ${conf.reason}.`);
+  } else if (!S.selected) {
+    $("info").textContent = S.replay ? "Replay: use ◀ ▶ or the arrow keys." :
+      myTurn() ? "Your move: pick a piece from your tray, then a highlighted cell." :
+        "Hover an alignment to see its confrontation.";
+  }
+  renderTrays();
+  renderMoves();
+  // controls
+  const seated = mySides().length > 0;
+  $("btn-undo").hidden = !(seated && (g.mode === "ai" || g.mode === "hotseat"));
+  $("btn-undo").disabled = !g.can_undo || !!S.replay;
+  $("btn-resign").hidden = !seated || g.status === "over";
+  $("btn-pass").hidden = !(myTurn() && g.pass_only);
+  $("btn-rematch").hidden = !(seated && g.status === "over");
+  $("btn-rematch").textContent = g.rematch_id ? "Go to rematch" : "Rematch";
+  $("btn-replay").hidden = !!S.replay || g.moves.length === 0;
+  $("replay").hidden = !S.replay;
+  $("typed").hidden = !seated || g.status !== "playing";
+  if (S.replay) $("rp-pos").textContent = `${S.replay.i} / ${S.replay.frames.length - 1}`;
+  renderLinks();
+}
+
+function renderTrays() {
+  const g = S.game;
+  let mine, other;
+  const sides = mySides();
+  if (S.role === "both") mine = g.turn;
+  else if (sides.length) mine = sides[0];
+  else mine = S.board.flip ? "north" : "south";
+  other = mine === "south" ? "north" : "south";
+  const interactive = sides.includes(mine);
+  $("tray-mine-title").textContent = interactive ? (S.role === "both" ? `${SIDE_NAME[mine]}'s pieces (to move)` :
+    "Your pieces") : `${SIDE_NAME[mine]}'s pieces`;
+  $("tray-other-title").textContent = `${SIDE_NAME[other]}'s pieces`;
+  drawTray($("tray-mine"), mine, interactive);
+  drawTray($("tray-other"), other, false);
+}
+
+function drawTray(node, side, interactive) {
+  const g = S.game;
+  const reserve = new Set(S.replay ? [] : g.reserves[side]);
+  if (S.replay) {
+    // in replay, show what was still in reserve at that point
+    const placed = new Set();
+    const f = S.replay.frames;
+    for (let i = 1; i <= S.replay.i; i++) {
+      const mv = f[i].move;
+      if (mv && mv.includes("@") && f[i - 1].turn === side) placed.add(mv.split("@")[0]);
+    }
+    for (const s of [1, 2, 3, 4, 5]) for (const c of COLOURS) if (!placed.has(`${s}${c}`)) reserve.add(`${s}${c}`);
+  }
+  node.replaceChildren();
+  node.classList.toggle(`side-${side}`, true);
+  node.classList.toggle(`side-${side === "south" ? "north" : "south"}`, false);
+  const canMove = interactive && myTurn() && g.turn === side;
+  for (const size of [5, 4, 3, 2, 1]) {
+    for (const c of COLOURS) {
+      const p = `${size}${c}`;
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "slot";
+      b.dataset.piece = p;
+      const has = reserve.has(p);
+      const legalHere = canMove && has && (g.legal[p] || []).length > 0;
+      b.disabled = !legalHere;
+      if (!has) b.classList.add("used");
+      if (S.selected === p) b.classList.add("selected");
+      b.setAttribute("aria-pressed", S.selected === p ? "true" : "false");
+      b.setAttribute("aria-label", `${p}, ${pieceWords(p)}${has ? "" : ", already placed"}`);
+      b.title = `${p}: ${pieceWords(p)}${has ? "" : " (placed)"}`;
+      const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+      svg.setAttribute("viewBox", "-45 -2 90 34");
+      if (has) drawPiece(svg, p, 0, 0, 30, { top: false });
+      b.appendChild(svg);
+      if (interactive) b.onclick = () => selectPiece(p);
+      node.appendChild(b);
+    }
+  }
+}
+
+function renderMoves() {
+  const g = S.game;
+  const ol = $("moves");
+  ol.replaceChildren();
+  const moves = g.moves;
+  const current = S.replay ? S.replay.i : moves.length;
+  for (let i = 0; i < moves.length; i += 2) {
+    const li = document.createElement("li");
+    for (const k of [i, i + 1]) {
+      if (k >= moves.length) break;
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = `mv ${k % 2 ? "north" : "south"}`;
+      b.textContent = moves[k];
+      b.dataset.ply = k + 1;
+      if (k + 1 === current) b.classList.add("current");
+      b.onclick = () => (S.replay ? (S.replay.i = k + 1, render()) : enterReplay(k + 1));
+      li.appendChild(b);
+    }
+    ol.appendChild(li);
+  }
+  const cur = ol.querySelector(".current");
+  if (cur && cur.scrollIntoView && !S.replay) cur.scrollIntoView({ block: "nearest" });
+}
+
+function renderLinks() {
+  const g = S.game;
+  const box = $("links");
+  box.replaceChildren();
+  const rows = [];
+  const base = `${location.origin}/g/${g.id}`;
+  const invite = store.get(`jericho:invite:${g.id}`);
+  if (g.mode === "online" && g.status === "waiting" && invite && mySides().length) {
+    rows.push(["Invite link (send it to your opponent)", `${base}#invite=${invite}`, "invite-link"]);
+  }
+  if (g.mode === "online" || g.watchers > 0) rows.push(["Watch link (for spectators)", base, "watch-link"]);
+  if (g.mode === "online" && S.token && mySides().length) {
+    rows.push(["Your private seat link (keep it secret)", `${base}#seat=${S.token}`, "seat-link"]);
+  }
+  box.hidden = rows.length === 0;
+  for (const [label, url, id] of rows) {
+    const row = document.createElement("div");
+    row.className = "link-row";
+    const l = document.createElement("label");
+    l.textContent = label;
+    const input = document.createElement("input");
+    input.readOnly = true;
+    input.value = url;
+    input.id = id;
+    l.htmlFor = id;
+    const copy = document.createElement("button");
+    copy.type = "button";
+    copy.textContent = "Copy";
+    copy.onclick = async () => {
+      try { await navigator.clipboard.writeText(url); copy.textContent = "Copied"; } catch { input.select(); }
+    };
+    row.append(l, input, copy);
+    box.appendChild(row);
+  }
+}
+
+function fmt(sec) {
+  sec = Math.max(0, sec);
+  const m = Math.floor(sec / 60), s = Math.floor(sec % 60);
+  return sec < 20 ? `${m}:${String(s).padStart(2, "0")}.${Math.floor((sec * 10) % 10)}` :
+    `${m}:${String(s).padStart(2, "0")}`;
+}
+
+function tickClocks() {
+  const g = S.game;
+  for (const side of ["south", "north"]) {
+    const node = $(`clock-${side}`);
+    if (!g || !g.clock) { node.hidden = true; continue; }
+    node.hidden = false;
+    let left = g.clock[side];
+    if (g.clock.running === side) left -= (performance.now() - S.clockAt) / 1000;
+    node.textContent = fmt(left);
+    node.classList.toggle("running", g.clock.running === side);
+    node.classList.toggle("low", left < 30);
+  }
+}
+
+const m = location.pathname.match(/^\/g\/([A-Za-z0-9_-]+)\/?$/);
+if (m) startGame(m[1]);
+else startHome();

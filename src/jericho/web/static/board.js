@@ -1,0 +1,251 @@
+// The Jericho board as SVG, drawn from the topology data served at /api/topology.
+// No game logic lives here: the server sends towers, leaders and legal cells.
+
+const NS = "http://www.w3.org/2000/svg";
+export const UNIT = 100; // SVG units per board unit
+export const PIECE_FILL = { R: "#d7263d", Y: "#f4c430", G: "#2e9e4f", B: "#2a6fdb", W: "#f8f6ef" };
+export const PIECE_INK = { R: "#fff", Y: "#2b2414", G: "#fff", B: "#fff", W: "#2b2414" };
+export const COLOUR_NAME = { R: "red", Y: "yellow", G: "green", B: "blue", W: "white" };
+
+function el(name, attrs = {}, parent = null) {
+  const node = document.createElementNS(NS, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+export function pieceName(p) {
+  return `size ${p[0]} ${COLOUR_NAME[p[1]]}`;
+}
+
+export function describeTower(cell, tower, camp) {
+  if (!tower || tower.length === 0) return `${cell} (${camp} camp): empty`;
+  const top = tower[tower.length - 1];
+  return `${cell} (${camp} camp): ${tower.join(" / ")} bottom to top, top piece ${top}`;
+}
+
+/** Draw one piece as a bar (a cylinder seen from the side) centred on (cx, y). */
+export function drawPiece(parent, piece, cx, y, h, { top = false } = {}) {
+  const size = Number(piece[0]);
+  const col = piece[1];
+  const w = 30 + size * 10.5;
+  const g = el("g", { class: "piece" + (top ? " top" : ""), "data-piece": piece }, parent);
+  el("rect", {
+    x: cx - w / 2, y, width: w, height: h, rx: Math.min(7, h / 3),
+    fill: PIECE_FILL[col], stroke: top ? "#1b1510" : col === "W" ? "#9c9484" : "rgba(0,0,0,.35)",
+    "stroke-width": top ? 3 : 1.5,
+  }, g);
+  // a soft highlight band so the bar reads as a cylinder
+  el("rect", { x: cx - w / 2 + 3, y: y + 2, width: w - 6, height: Math.max(2, h * 0.22), rx: 3,
+    fill: "#fff", opacity: col === "W" || col === "Y" ? 0.35 : 0.22 }, g);
+  const t = el("text", {
+    x: cx, y: y + h / 2 + 1, "text-anchor": "middle", "dominant-baseline": "central",
+    "font-size": Math.min(h * 0.82, top ? 30 : 20), "font-weight": 800, fill: PIECE_INK[col],
+  }, g);
+  t.textContent = piece[0];
+  return g;
+}
+
+export class Board {
+  /**
+   * @param {SVGSVGElement} svg
+   * @param {object} topo the topology (cells, alignments, triangles, outline)
+   * @param {object} handlers onCell(cell), onAlignment(name|null), onCellInfo(cell|null)
+   */
+  constructor(svg, topo, handlers) {
+    this.svg = svg;
+    this.topo = topo;
+    this.h = handlers;
+    this.flip = false;
+    this.cells = Object.fromEntries(topo.cells.map((c) => [c.name, c]));
+    this.state = null;
+    this.opts = {};
+  }
+
+  P(x, y) {
+    const f = this.flip ? -1 : 1;
+    return [x * UNIT * f, -y * UNIT * f];
+  }
+
+  build() {
+    const svg = this.svg;
+    svg.replaceChildren();
+    svg.setAttribute("viewBox", "-530 -530 1060 1060");
+    svg.setAttribute("role", "group");
+    svg.setAttribute("aria-label", "Jericho board");
+    const defs = el("defs", {}, svg);
+    defs.innerHTML = `
+      <radialGradient id="wood" cx="50%" cy="45%" r="70%">
+        <stop offset="0%" stop-color="#f1e3c4"/><stop offset="70%" stop-color="#e4cfa4"/>
+        <stop offset="100%" stop-color="#cfb27c"/></radialGradient>
+      <linearGradient id="mono-south" x1="0" x2="1"><stop offset="0" stop-color="#b25fb6"/>
+        <stop offset="1" stop-color="#6d2a72"/></linearGradient>
+      <linearGradient id="mono-north" x1="0" x2="1"><stop offset="0" stop-color="#3fa39c"/>
+        <stop offset="1" stop-color="#15504d"/></linearGradient>
+      <filter id="lift" x="-20%" y="-20%" width="140%" height="140%">
+        <feDropShadow dx="0" dy="3" stdDeviation="3" flood-opacity=".35"/></filter>`;
+    const outline = this.topo.outline.map(([x, y]) => this.P(x, y).join(",")).join(" ");
+    el("polygon", { points: outline, fill: "#5d4326", transform: "translate(0 10)", opacity: 0.35 }, svg);
+    el("polygon", { points: outline, fill: "url(#wood)", stroke: "#6b4b26", "stroke-width": 10,
+      "stroke-linejoin": "round", class: "octagon" }, svg);
+    // camps
+    for (const camp of ["south", "north"]) {
+      const cs = this.topo.cells.filter((c) => c.camp === camp);
+      const xs = cs.map((c) => c.x), ys = cs.map((c) => c.y);
+      const [x1, y1] = this.P(Math.min(...xs) - 0.5, Math.max(...ys) + 0.5);
+      const [x2, y2] = this.P(Math.max(...xs) + 0.5, Math.min(...ys) - 0.5);
+      el("rect", { x: Math.min(x1, x2), y: Math.min(y1, y2), width: Math.abs(x2 - x1), height: Math.abs(y2 - y1),
+        rx: 26, class: `camp camp-${camp}` }, svg);
+      const [lx, ly] = this.P(0, camp === "south" ? -1.25 : 1.25);
+      const label = el("text", { x: lx + 12, y: ly, class: "camp-label", "text-anchor": "middle",
+        "dominant-baseline": "central" }, svg);
+      label.textContent = camp === "south" ? "SOUTH" : "NORTH";
+    }
+    // coordinates, as on a chess board: column letters and row numbers in the margin
+    const cols = [...new Set(this.topo.cells.map((c) => c.name[0]))];
+    for (const col of cols) {
+      const c = this.topo.cells.find((x) => x.name[0] === col);
+      for (const yy of [-3.78, 3.78]) {
+        const [x, y] = this.P(c.x, yy);
+        el("text", { x, y, class: "coord", "text-anchor": "middle", "dominant-baseline": "central" }, svg)
+          .textContent = col;
+      }
+    }
+    const rows = [...new Set(this.topo.cells.map((c) => c.name.slice(1)))];
+    for (const row of rows) {
+      const c = this.topo.cells.find((x) => x.name.slice(1) === row);
+      for (const xx of [-3.74, 3.74]) {
+        const [x, y] = this.P(xx, c.y);
+        el("text", { x, y, class: "coord", "text-anchor": "middle", "dominant-baseline": "central" }, svg)
+          .textContent = row;
+      }
+    }
+    const [, cy] = this.P(0, 0);
+    const river = el("text", { x: 0, y: cy + 10, class: "centre-label", "text-anchor": "middle" }, svg);
+    river.textContent = "· centre ·";
+    // alignments
+    this.lineLayer = el("g", { class: "alignments" }, svg);
+    this.triLayer = el("g", { class: "triangles" }, svg);
+    this.cellLayer = el("g", { class: "cells" }, svg);
+    this.lines = {};
+    this.tris = {};
+    const triOf = {};
+    for (const t of this.topo.triangles) triOf[`${t.alignment}:${t.side}`] = t;
+    for (const a of this.topo.alignments) {
+      const ts = triOf[`${a.name}:south`], tn = triOf[`${a.name}:north`];
+      const [x1, y1] = this.P(ts.x, ts.y), [x2, y2] = this.P(tn.x, tn.y);
+      const g = el("g", { class: `alignment ${a.kind}`, "data-alignment": a.name, tabindex: 0, role: "button",
+        "aria-label": `alignment ${a.name}` }, this.lineLayer);
+      el("line", { x1, y1, x2, y2, class: "line" }, g);
+      el("line", { x1, y1, x2, y2, class: "hit" }, g);
+      g.addEventListener("mouseenter", () => this.h.onAlignment(a.name));
+      g.addEventListener("focus", () => this.h.onAlignment(a.name));
+      g.addEventListener("mouseleave", () => this.h.onAlignment(null));
+      g.addEventListener("blur", () => this.h.onAlignment(null));
+      g.addEventListener("click", () => this.h.onAlignment(a.name, true));
+      this.lines[a.name] = g;
+      for (const t of [ts, tn]) this.tris[`${a.name}:${t.side}`] = this.drawTriangle(a, t);
+    }
+    // cells
+    this.cellNodes = {};
+    for (const c of this.topo.cells) {
+      const [x, y] = this.P(c.x, c.y);
+      const g = el("g", { class: `cell camp-${c.camp}`, "data-cell": c.name, tabindex: 0, role: "button",
+        transform: `translate(${x} ${y})` }, this.cellLayer);
+      el("rect", { x: -43, y: -43, width: 86, height: 86, rx: 14, class: "cell-bg" }, g);
+      el("rect", { x: -46, y: -46, width: 92, height: 92, rx: 16, class: "cell-ring" }, g);
+      const name = el("text", { x: -37, y: -30, class: "cell-name" }, g);
+      name.textContent = c.name;
+      el("g", { class: "stack" }, g);
+      g.addEventListener("click", () => this.h.onCell(c.name));
+      g.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); this.h.onCell(c.name); }
+      });
+      g.addEventListener("mouseenter", () => this.h.onCellInfo(c.name));
+      g.addEventListener("focus", () => this.h.onCellInfo(c.name));
+      g.addEventListener("mouseleave", () => this.h.onCellInfo(null));
+      this.cellNodes[c.name] = g;
+    }
+    if (this.state) this.render(this.state, this.opts);
+  }
+
+  drawTriangle(a, t) {
+    // points inwards, towards the alignment's nearest cell
+    const near = this.cells[t.side === "south" ? a.cells[0] : a.cells[a.cells.length - 1]];
+    const [tx, ty] = this.P(t.x, t.y), [nx, ny] = this.P(near.x, near.y);
+    const len = Math.hypot(nx - tx, ny - ty);
+    const ux = (nx - tx) / len, uy = (ny - ty) / len;
+    const s = 24;
+    const pts = [
+      [tx + ux * s, ty + uy * s],
+      [tx - ux * s * 0.6 - uy * s, ty - uy * s * 0.6 + ux * s],
+      [tx - ux * s * 0.6 + uy * s, ty - uy * s * 0.6 - ux * s],
+    ];
+    const g = el("g", { class: `triangle tri-${t.side}`, "data-triangle": `${a.name}:${t.side}` }, this.triLayer);
+    el("polygon", { points: pts.map((p) => p.join(",")).join(" "), class: "tri" }, g);
+    const mono = el("g", { class: "monolith", transform: `translate(${tx} ${ty})`, filter: "url(#lift)" }, g);
+    el("path", { d: "M -9 20 L -7 -22 L 0 -34 L 7 -22 L 9 20 Z", fill: `url(#mono-${t.side})`,
+      stroke: "#1b1510", "stroke-width": 2.5 }, mono);
+    g.addEventListener("mouseenter", () => this.h.onAlignment(a.name));
+    g.addEventListener("mouseleave", () => this.h.onAlignment(null));
+    g.addEventListener("click", () => this.h.onAlignment(a.name, true));
+    return g;
+  }
+
+  setFlip(flip) {
+    if (flip !== this.flip) {
+      this.flip = flip;
+      this.build();
+    }
+  }
+
+  /**
+   * @param {object} view {towers, leaders, last}
+   * @param {object} opts {legalCells:Set, selected, hoverAlignment, champions:Set}
+   */
+  render(view, opts = {}) {
+    this.state = view;
+    this.opts = opts;
+    const legal = opts.legalCells || new Set();
+    const lastCell = view.last && view.last.includes("@") ? view.last.split("@")[1] : null;
+    for (const [name, g] of Object.entries(this.cellNodes)) {
+      const tower = view.towers[name] || [];
+      g.classList.toggle("legal", legal.has(name));
+      g.classList.toggle("last", name === lastCell);
+      g.classList.toggle("champion", !!(opts.champions && opts.champions.has(name)));
+      g.classList.toggle("dim", !!opts.selected && !legal.has(name));
+      const camp = this.cells[name].camp;
+      let label = describeTower(name, tower, camp);
+      if (legal.has(name)) label += `; ${opts.selected} may go here`;
+      g.setAttribute("aria-label", label);
+      const stack = g.querySelector(".stack");
+      const key = tower.join(",");
+      if (stack.dataset.key === key) continue;
+      stack.dataset.key = key;
+      stack.replaceChildren();
+      const n = tower.length;
+      g.classList.toggle("occupied", n > 0);
+      if (!n) continue;
+      const h = n === 1 ? 40 : n === 2 ? 30 : n === 3 ? 23 : 18.5;
+      const gap = 1.5;
+      const total = n * h + (n - 1) * gap;
+      let y = 40 - total;
+      if (n === 1) y = -18;
+      // top piece drawn first at the top, bottom piece last at the bottom
+      for (let i = n - 1; i >= 0; i--) {
+        drawPiece(stack, tower[i], 0, y, h, { top: i === n - 1 });
+        y += h + gap;
+      }
+    }
+    for (const [key, g] of Object.entries(this.tris)) {
+      const [align, side] = key.split(":");
+      g.classList.toggle("held", view.leaders[align] === side);
+    }
+    for (const [name, g] of Object.entries(this.lines)) {
+      const leader = view.leaders[name];
+      g.classList.toggle("led-south", leader === "south");
+      g.classList.toggle("led-north", leader === "north");
+      g.classList.toggle("hover", opts.hoverAlignment === name);
+    }
+  }
+}
