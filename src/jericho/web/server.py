@@ -547,9 +547,7 @@ class Hub:
             if not self._rate_ok(conn):
                 raise ClientError("rate_limited", f"too many messages: at most {self.limits.rate:g} per second")
             if len(text.encode("utf-8", "replace")) > self.limits.max_message:
-                raise ClientError(
-                    "too_large", f"message too large: the limit is {self.limits.max_message} bytes"
-                )
+                raise ClientError("too_large", f"message too large: the limit is {self.limits.max_message} bytes")
             try:
                 msg = json.loads(text)
             except (json.JSONDecodeError, RecursionError):
@@ -635,10 +633,10 @@ class Hub:
     async def _on_undo(self, room: Room, conn: Conn, msg: dict[str, Any]) -> None:
         async with room.lock:
             rec = room.rec
-            if rec.mode not in ("ai", "hotseat"):
-                raise ClientError("no_undo", "undo is only available against the AI and in hot-seat games")
             if not conn.seats:
                 raise ClientError("not_a_player", "spectators cannot undo", 403)
+            if rec.mode not in ("ai", "hotseat"):
+                raise ClientError("no_undo", "undo is only available against the AI and in hot-seat games")
             if self.status(room) != "playing":
                 raise ClientError("game_over", "the game is over: undo is no longer possible")
             game = room.game.copy()

@@ -160,9 +160,13 @@ class Storage:
             row = conn.execute(select(games_table).where(games_table.c.id == game_id)).mappings().first()
             if row is None:
                 return None
-            moves = conn.execute(
-                select(moves_table.c.move).where(moves_table.c.game_id == game_id).order_by(moves_table.c.ply)
-            ).scalars().all()
+            moves = (
+                conn.execute(
+                    select(moves_table.c.move).where(moves_table.c.game_id == game_id).order_by(moves_table.c.ply)
+                )
+                .scalars()
+                .all()
+            )
         data = dict(row)
         data["joined"] = bool(data["joined"])
         data["meta"] = json.loads(data["meta"] or "{}")

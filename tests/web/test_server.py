@@ -1,0 +1,471 @@
+"""The web server over HTTP and WebSocket: every mode, the token rules, restart-and-resume,
+clocks, and every kind of hostile input (which must get a clear error and change nothing)."""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+from starlette.testclient import TestClient  # noqa: E402
+from starlette.websockets import WebSocketDisconnect  # noqa: E402
+
+from jericho import Game  # noqa: E402
+from jericho.players.base import register  # noqa: E402
+from jericho.web.server import Limits, create_app  # noqa: E402
+from jericho.web.storage import Storage  # noqa: E402
+
+
+class SleepyPlayer:
+    """A slow AI (for checking that the server stays responsive while the AI thinks)."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "sleepy"
+
+    def choose_move(self, game: Game, limit: Any = None) -> Any:
+        time.sleep(0.4)
+        return game.legal_moves()[0]
+
+
+class BrokenPlayer:
+    """An AI that fails: the server must still move for it (random legal move)."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "broken"
+
+    def choose_move(self, game: Game, limit: Any = None) -> Any:
+        raise RuntimeError("boom")
+
+
+register("sleepy-test", __name__, "SleepyPlayer")
+register("broken-test", __name__, "BrokenPlayer")
+
+
+class WS:
+    """A WebSocket test client that remembers the last state it saw."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.state: dict[str, Any] | None = None
+        self.seen: list[str] = []
+
+    def send(self, **msg: Any) -> None:
+        self.ws.send_text(json.dumps(msg))
+
+    def recv(self) -> dict[str, Any]:
+        text = self.ws.receive_text()
+        self.seen.append(text)
+        msg = json.loads(text)
+        if msg["type"] == "state":
+            self.state = msg["game"]
+        return msg
+
+    def until(self, kind: str, pred: Callable[[dict[str, Any]], bool] = lambda m: True) -> dict[str, Any]:
+        for _ in range(500):
+            msg = self.recv()
+            if msg["type"] == "error" and kind != "error":
+                raise AssertionError(f"unexpected error while waiting for {kind}: {msg}")
+            if msg["type"] == kind and pred(msg):
+                return msg
+        raise AssertionError(f"no {kind} message arrived")
+
+    def error(self) -> dict[str, Any]:
+        msg = self.until("error")
+        assert msg["message"], "errors must say what went wrong"
+        return msg
+
+
+@pytest.fixture()
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "games.sqlite3")
+
+
+@pytest.fixture()
+def client(db: str) -> Iterator[TestClient]:
+    with TestClient(create_app(db)) as c:
+        yield c
+
+
+def create(client: TestClient, **spec: Any) -> dict[str, Any]:
+    r = client.post("/api/games", json=spec)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def connect(client: TestClient, game_id: str, token: str | None = None) -> Any:
+    return client.websocket_connect(f"/ws/{game_id}")
+
+
+def seat(ws_ctx: Any, token: str | None, role: str) -> WS:
+    ws = WS(ws_ctx)
+    ws.until("state")
+    if token is not None:
+        ws.send(type="hello", token=token)
+        assert ws.until("welcome")["role"] == role
+        ws.until("state")
+    return ws
+
+
+def first_legal(state: dict[str, Any]) -> str:
+    piece, cells = next(iter(state["legal"].items()))
+    return f"{piece}@{cells[0]}"
+
+
+def stored_moves(db: str, game_id: str) -> list[str]:
+    s = Storage(f"sqlite:///{db}")
+    try:
+        rec = s.load(game_id)
+        assert rec is not None
+        return rec.moves
+    finally:
+        s.close()
+
+
+# -- pages and data ----------------------------------------------------------------------------
+
+
+def test_pages_static_files_topology_and_levels(client: TestClient) -> None:
+    for path in ("/", "/g/anything", "/rules"):
+        r = client.get(path)
+        assert r.status_code == 200 and "<html" in r.text
+    for path in ("/static/app.js", "/static/board.js", "/static/style.css", "/static/rules.js"):
+        assert client.get(path).status_code == 200, path
+    rules = client.get("/api/rules.md")
+    assert rules.status_code == 200 and "monolith" in rules.text.lower()
+    topo = client.get("/api/topology").json()
+    assert len(topo["cells"]) == 26 and len(topo["alignments"]) == 13 and len(topo["triangles"]) == 26
+    assert len(topo["outline"]) == 8 and {"x", "y", "camp"} <= set(topo["cells"][0])
+    levels = client.get("/api/levels").json()
+    assert "random" in levels["levels"] and levels["default"] in levels["levels"]
+
+
+# -- vs AI ---------------------------------------------------------------------------------------
+
+
+def test_full_game_against_the_ai_then_record_and_replay(client: TestClient, db: str) -> None:
+    g = create(client, mode="ai", level="random", side="south")
+    assert g["side"] == "south" and g["game"]["seats"]["north"]["kind"] == "ai"
+    with connect(client, g["id"]) as raw:
+        ws = seat(raw, g["token"], "south")
+        for _ in range(200):
+            st = ws.state
+            assert st is not None
+            if st["status"] == "over":
+                break
+            if st["turn"] == "south" and not st["ai_thinking"]:
+                ws.send(type="move", move=first_legal(st), ply=st["ply"])
+                ws.until("ack")
+            ws.until("state")
+        st = ws.state
+        assert st is not None and st["status"] == "over" and st["result"] in ("south", "north", "draw")
+        assert st["reason"] in ("seven", "exhaustion")
+    replayed = Game.from_moves(st["moves"])
+    assert replayed.outcome() == st["result"]
+    assert stored_moves(db, g["id"]) == st["moves"]
+    record = client.get(f"/api/games/{g['id']}/record")
+    assert record.status_code == 200 and "attachment" in record.headers["content-disposition"]
+    assert st["moves"][0] in record.text and st["moves"][-1] in record.text
+    frames = client.get(f"/api/games/{g['id']}/replay").json()["frames"]
+    assert len(frames) == len(st["moves"]) + 1 and frames[0]["towers"] == {}
+    assert frames[-1]["score"] == st["score"] and frames[-1]["towers"] == st["towers"]
+
+
+def test_ai_moves_first_when_the_person_plays_north_and_undo_takes_back_a_pair(client: TestClient) -> None:
+    g = create(client, mode="ai", level="random", side="north")
+    with connect(client, g["id"]) as raw:
+        ws = seat(raw, g["token"], "north")
+        st = (
+            ws.state
+            if ws.state and ws.state["ply"] == 1
+            else ws.until("state", lambda m: m["game"]["ply"] == 1)["game"]
+        )
+        assert st["turn"] == "north"
+        ws.send(type="undo")
+        assert ws.error()["code"] == "nothing_to_undo"
+        ws.send(type="move", move=first_legal(st), ply=1)
+        ws.until("state", lambda m: m["game"]["ply"] >= 3)
+        ws.send(type="undo")
+        st = ws.until("state", lambda m: m["game"]["ply"] == 1)["game"]
+        assert st["turn"] == "north" and st["can_undo"]
+
+
+def test_ai_runs_off_the_event_loop_and_a_failing_ai_still_moves(client: TestClient) -> None:
+    g = create(client, mode="ai", level="sleepy-test", side="north")
+    t0 = time.monotonic()
+    st = client.get(f"/api/games/{g['id']}").json()
+    assert time.monotonic() - t0 < 0.3, "the server must answer while the AI thinks"
+    assert st["ai_thinking"] and st["ply"] == 0
+    g2 = create(client, mode="ai", level="broken-test", side="north")
+    with connect(client, g2["id"]) as raw:
+        ws = seat(raw, g2["token"], "north")
+        if ws.state is None or ws.state["ply"] == 0:
+            ws.until("state", lambda m: m["game"]["ply"] == 1)
+
+
+def test_unknown_level_is_refused(client: TestClient) -> None:
+    r = client.post("/api/games", json={"mode": "ai", "level": "no-such-ai"})
+    assert r.status_code == 400 and "no-such-ai" in r.json()["message"]
+
+
+# -- hot-seat --------------------------------------------------------------------------------------
+
+
+def test_hotseat_one_token_plays_both_sides_undo_resign_rematch(client: TestClient) -> None:
+    g = create(client, mode="hotseat")
+    assert g["side"] == "both"
+    with connect(client, g["id"]) as raw:
+        ws = seat(raw, g["token"], "both")
+        ws.send(type="move", move="5R@d2")
+        ws.until("ack")
+        ws.send(type="move", move="1G@d3")
+        st = ws.until("state", lambda m: m["game"]["ply"] == 2)["game"]
+        assert st["leaders"]["d"] == "south" and st["score"] == [1, 0]
+        assert "South leads" in st["confrontations"]["d"]["reason"]
+        ws.send(type="undo")
+        st = ws.until("state", lambda m: m["game"]["ply"] == 1)["game"]
+        assert st["turn"] == "north" and st["moves"] == ["5R@d2"]
+        ws.send(type="rematch")
+        assert ws.error()["code"] == "not_over"
+        ws.send(type="resign")
+        st = ws.until("state", lambda m: m["game"]["status"] == "over")["game"]
+        assert st["result"] == "south" and st["reason"] == "resign"  # north (to move) resigned
+        ws.send(type="move", move="1R@a1")
+        assert ws.error()["code"] == "game_over"
+        ws.send(type="rematch")
+        new_id = ws.until("rematch")["id"]
+    with connect(client, new_id) as raw:
+        ws = seat(raw, g["token"], "both")
+        assert ws.state is not None and ws.state["rematch_of"] == g["id"] and ws.state["ply"] == 0
+
+
+# -- online ------------------------------------------------------------------------------------------
+
+
+def test_online_invite_join_spectate_and_token_rules(client: TestClient) -> None:
+    g = create(client, mode="online", side="south")
+    gid, south_token, invite = g["id"], g["token"], g["invite"]
+    assert g["links"]["invite"].endswith(f"#invite={invite}") and g["game"]["status"] == "waiting"
+    with connect(client, gid) as a_raw, connect(client, gid) as spec_raw:
+        a = seat(a_raw, south_token, "south")
+        spectator = seat(spec_raw, None, "spectator")
+        a.send(type="move", move="5R@d2")
+        assert a.error()["code"] == "waiting"
+        assert client.post(f"/api/games/{gid}/join", json={"invite": "wrong"}).status_code == 403
+        joined = client.post(f"/api/games/{gid}/join", json={"invite": invite})
+        assert joined.status_code == 200 and joined.json()["side"] == "north"
+        north_token = joined.json()["token"]
+        again = client.post(f"/api/games/{gid}/join", json={"invite": invite})
+        assert again.status_code == 409 and "taken" in again.json()["message"]
+        a.until("state", lambda m: m["game"]["status"] == "playing")
+        with connect(client, gid) as b_raw:
+            b = seat(b_raw, north_token, "north")
+            b.send(type="move", move="5R@d2")
+            assert b.error()["code"] == "not_your_turn"
+            a.send(type="move", move="5R@d2")
+            a.until("ack")
+            b.until("state", lambda m: m["game"]["ply"] == 1)
+            b.send(type="move", move="1G@d3")
+            b.until("ack")
+            st = spectator.until("state", lambda m: m["game"]["ply"] == 2)["game"]
+            assert st["moves"] == ["5R@d2", "1G@d3"] and st["seats"]["north"]["present"]
+            for kind in ("move", "undo", "resign", "rematch"):
+                spectator.send(type=kind, move="1R@a1")
+                assert spectator.error()["code"] == "not_a_player"
+            spectator.send(type="hello", token=south_token[:-1] + "x")
+            assert spectator.error()["code"] == "bad_token"
+            spectator.send(type="move", move="1R@a1")
+            assert spectator.error()["code"] == "not_a_player"
+            a.send(type="undo")
+            assert a.error()["code"] == "no_undo"
+            b.send(type="resign")
+            st = spectator.until("state", lambda m: m["game"]["status"] == "over")["game"]
+            assert st["result"] == "south" and st["reason"] == "resign"
+            b.send(type="rematch")
+            new_id = b.until("rematch")["id"]
+        public = json.dumps(client.get(f"/api/games/{gid}").json()) + "".join(spectator.seen)
+        for secret in (south_token, north_token, invite):
+            assert secret not in public, "tokens must never reach spectators"
+    # in the rematch the seats swap: the old north token now holds south
+    with connect(client, new_id) as raw:
+        seat(raw, north_token, "south")
+    with connect(client, new_id) as raw:
+        seat(raw, south_token, "north")
+
+
+# -- persistence ---------------------------------------------------------------------------------------
+
+
+def test_restart_resumes_every_game_from_its_last_acknowledged_move(db: str) -> None:
+    with TestClient(create_app(db)) as c1:
+        hot = create(c1, mode="hotseat", clock=10)
+        online = create(c1, mode="online", side="north")
+        north = online["token"]
+        south = c1.post(f"/api/games/{online['id']}/join", json={"invite": online["invite"]}).json()["token"]
+        with connect(c1, hot["id"]) as raw:
+            ws = seat(raw, hot["token"], "both")
+            for mv in ("5R@d2", "1G@d3", "2Y@d3"):
+                ws.send(type="move", move=mv)
+                ws.until("ack")
+        with connect(c1, online["id"]) as raw:
+            ws = seat(raw, south, "south")
+            ws.send(type="move", move="4B@a1")
+            ws.until("ack")
+    # a new server on the same database file
+    with TestClient(create_app(db)) as c2:
+        st = c2.get(f"/api/games/{hot['id']}").json()
+        assert st["moves"] == ["5R@d2", "1G@d3", "2Y@d3"] and st["leaders"]["d"] == "north"
+        assert st["clock"]["initial"] == 600 and 0 < st["clock"]["north"] <= 600
+        with connect(c2, hot["id"]) as raw:
+            ws = seat(raw, hot["token"], "both")
+            ws.send(type="move", move="3W@a1")
+            ws.until("ack")
+        with connect(c2, online["id"]) as raw:
+            ws = seat(raw, north, "north")
+            assert ws.state is not None and ws.state["moves"] == ["4B@a1"] and ws.state["status"] == "playing"
+            ws.send(type="move", move="4B@g4")
+            assert "4B@g4" in ws.error()["message"]  # the asymmetry rule, explained by the engine
+            ws.send(type="move", move="4B@b4")
+            ws.until("ack")
+    assert stored_moves(db, hot["id"]) == ["5R@d2", "1G@d3", "2Y@d3", "3W@a1"]
+    assert stored_moves(db, online["id"]) == ["4B@a1", "4B@b4"]
+
+
+# -- clocks ------------------------------------------------------------------------------------------
+
+
+def test_clock_flags_the_side_that_runs_out(db: str) -> None:
+    now = [1_000_000.0]
+    with TestClient(create_app(db, clock=lambda: now[0])) as c:
+        g = create(c, mode="hotseat", clock=1)
+        with connect(c, g["id"]) as raw:
+            ws = seat(raw, g["token"], "both")
+            now[0] += 20
+            ws.send(type="move", move="5R@d2")
+            ws.until("ack")
+            st = ws.until("state")["game"]
+            assert st["clock"]["south"] == pytest.approx(40) and st["clock"]["running"] == "north"
+            now[0] += 61
+            ws.send(type="move", move="1G@d3")
+            assert "time ran out" in ws.error()["message"]
+            st = c.get(f"/api/games/{g['id']}").json()
+            assert st["status"] == "over" and st["result"] == "south" and st["reason"] == "time"
+            assert st["clock"]["north"] == 0 and st["moves"] == ["5R@d2"]
+    assert stored_moves(db, g["id"]) == ["5R@d2"]
+
+
+def test_bad_clock_and_bad_fields_are_refused(client: TestClient) -> None:
+    for body in ({"clock": -5}, {"clock": "ten"}, {"clock": 999}, {"mode": "chess"}, {"side": "east"}, {"x": 1}):
+        r = client.post("/api/games", json=body)
+        assert r.status_code == 400 and r.json()["message"], body
+
+
+# -- hostile input ---------------------------------------------------------------------------------------
+
+
+def test_every_kind_of_bad_websocket_input_gets_a_clear_error_and_changes_nothing(db: str) -> None:
+    limits = Limits(max_message=512, burst=1000, rate=1000.0)
+    with TestClient(create_app(db, limits=limits)) as c:
+        g = create(c, mode="hotseat")
+        with connect(c, g["id"]) as raw:
+            ws = seat(raw, g["token"], "both")
+            ws.send(type="move", move="5R@d2")
+            ws.until("ack")
+            before = stored_moves(db, g["id"])
+            cases: list[tuple[str | bytes, str]] = [
+                ("{not json", "bad_json"),
+                ("[1, 2, 3]", "bad_message"),
+                ('"just a string"', "bad_message"),
+                ('{"type": "teleport"}', "bad_message"),
+                ('{"type": 5}', "bad_message"),
+                ('{"type": "move"}', "bad_message"),
+                ('{"type": "move", "move": 42}', "bad_message"),
+                ('{"type": "move", "move": "9Z@z9"}', "illegal"),
+                ('{"type": "move", "move": "5R@d2"}', "illegal"),
+                ('{"type": "move", "move": "pass"}', "illegal"),
+                ('{"type": "move", "move": "1G@d3", "ply": 0}', "stale"),
+                ('{"type": "hello", "token": 12}', "bad_token"),
+                (json.dumps({"type": "move", "move": "1G@d3", "pad": "x" * 600}), "too_large"),
+                ("[" * 100 + "]" * 100, "bad_message"),
+                (b"\x00\x01binary", "bad_message"),
+            ]
+            for payload, code in cases:
+                if isinstance(payload, bytes):
+                    raw.send_bytes(payload)
+                else:
+                    raw.send_text(payload)
+                err = ws.error()
+                assert err["code"] == code, (payload, err)
+            ws.send(type="move", move="5R@d2")
+            reason = ws.error()["message"]
+            assert reason == Game.from_moves(["5R@d2"]).why_illegal("5R@d2")
+            assert stored_moves(db, g["id"]) == before
+            ws.send(type="ping", ref=7)
+            assert ws.until("pong")["ref"] == 7
+            ws.send(type="move", move="1G@d3")  # the connection still works
+            ws.until("ack")
+
+
+def test_message_flood_is_rate_limited_then_cut_off_without_harm(db: str) -> None:
+    limits = Limits(rate=0.001, burst=5, flood_close=20)
+    with TestClient(create_app(db, limits=limits)) as c:
+        g = create(c, mode="hotseat")
+        with connect(c, g["id"]) as raw:
+            ws = seat(raw, g["token"], "both")  # uses 1 of the burst
+            codes = []
+            with pytest.raises(WebSocketDisconnect):
+                for _ in range(60):
+                    ws.send(type="move", move="1R@a1")
+                    while True:
+                        msg = ws.recv()
+                        if msg["type"] in ("error", "ack"):
+                            codes.append(msg.get("code", "ack"))
+                            break
+            assert codes[0] == "ack" and "rate_limited" in codes
+            assert "too many messages" in next(m for m in ws.seen if "rate_limited" in m)
+        st = c.get(f"/api/games/{g['id']}").json()
+        assert st["moves"] == ["1R@a1"] and st["status"] == "playing"
+        with connect(c, g["id"]) as raw:  # the game itself is fine
+            ws = seat(raw, g["token"], "both")
+            ws.send(type="move", move="2Y@a1")
+            ws.until("ack")
+
+
+def test_unknown_games_and_bad_http_requests(client: TestClient) -> None:
+    for gid in ("nope", "x" * 40, "bad%20id", "..%2f..%2fetc"):
+        r = client.get(f"/api/games/{gid}")
+        assert r.status_code == 404 and r.json()["message"], gid
+    assert client.get("/api/games/nope/record").status_code == 404
+    assert client.get("/api/games/nope/replay").status_code == 404
+    assert client.post("/api/games/nope/join", json={"invite": "x"}).status_code == 404
+    with client.websocket_connect("/ws/nope") as raw:
+        ws = WS(raw)
+        assert ws.error()["code"] == "unknown_game"
+        with pytest.raises(WebSocketDisconnect):
+            raw.receive_text()
+    r = client.post("/api/games", content=b"{oops", headers={"content-type": "application/json"})
+    assert r.status_code == 400 and r.json()["error"] == "bad_json"
+    r = client.post("/api/games", content=b"[1]", headers={"content-type": "application/json"})
+    assert r.status_code == 400
+    r = client.post("/api/games", content=b"{" + b" " * 10000 + b"}", headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "too large" in r.json()["message"]
+    assert client.get("/api/no/such/thing").status_code == 404
+    assert client.delete("/api/games").status_code == 405
+    g = create(client, mode="hotseat")
+    assert client.post(f"/api/games/{g['id']}/join", json={"invite": "x"}).status_code == 400  # not online
+    assert client.get(f"/api/games/{g['id']}").json()["ply"] == 0
+
+
+def test_game_creation_is_rate_limited_per_address(db: str) -> None:
+    with TestClient(create_app(db, limits=Limits(creates_per_minute=3))) as c:
+        for _ in range(3):
+            create(c, mode="hotseat")
+        r = c.post("/api/games", json={"mode": "hotseat"})
+        assert r.status_code == 429 and "wait" in r.json()["message"]
