@@ -469,3 +469,72 @@ def test_game_creation_is_rate_limited_per_address(db: str) -> None:
             create(c, mode="hotseat")
         r = c.post("/api/games", json={"mode": "hotseat"})
         assert r.status_code == 429 and "wait" in r.json()["message"]
+
+
+# -- the real command: kill -9 mid-game, restart, carry on ----------------------------------------------
+
+
+def _serve(db: str, port: int) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+    cmd = [sys.executable, "-m", "jericho", "serve", "--port", str(port), "--db", db, "--ai-delay", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert f"http://127.0.0.1:{port}/" in line, line
+    return proc
+
+
+def _wait_http(url: str) -> None:
+    import httpx
+
+    for _ in range(100):
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise AssertionError(f"{url} did not answer")
+
+
+def test_jericho_serve_prints_its_url_and_survives_kill_9(db: str) -> None:
+    import signal
+    import socket
+
+    import httpx
+    from websockets.sync.client import connect as ws_connect
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    proc = _serve(db, port)
+    try:
+        _wait_http(base + "/")
+        g = httpx.post(base + "/api/games", json={"mode": "hotseat"}).json()
+        with ws_connect(f"ws://127.0.0.1:{port}/ws/{g['id']}") as ws:
+            ws.send(json.dumps({"type": "hello", "token": g["token"]}))
+            for mv in ("5R@d2", "1G@d3"):
+                ws.send(json.dumps({"type": "move", "move": mv}))
+                while json.loads(ws.recv())["type"] != "ack":
+                    pass
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    proc = _serve(db, port)
+    try:
+        _wait_http(base + "/")
+        st = httpx.get(f"{base}/api/games/{g['id']}").json()
+        assert st["moves"] == ["5R@d2", "1G@d3"] and st["leaders"]["d"] == "south"
+        with ws_connect(f"ws://127.0.0.1:{port}/ws/{g['id']}") as ws:
+            ws.send(json.dumps({"type": "hello", "token": g["token"]}))
+            ws.send(json.dumps({"type": "move", "move": "2Y@d3"}))
+            while (msg := json.loads(ws.recv()))["type"] != "ack":
+                assert msg["type"] != "error", msg
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert stored_moves(db, g["id"]) == ["5R@d2", "1G@d3", "2Y@d3"]

@@ -330,6 +330,10 @@ function render() {
   else if (myTurn()) turn = S.role === "both" ? `${SIDE_NAME[g.turn]} to move` : "Your move";
   else turn = `${SIDE_NAME[g.turn]} to move`;
   $("turn").textContent = turn;
+  const off = 13 - view.score[0] - view.score[1];
+  const small = document.createElement("small");
+  small.textContent = `${off} monolith${off === 1 ? "" : "s"} off the board`;
+  $("turn").appendChild(small);
   document.title = `${myTurn() ? "● " : ""}Jericho · ${turn}`;
   // banner
   const banner = $("banner");
@@ -419,31 +423,40 @@ function drawTray(node, side, interactive) {
     }
     for (const s of [1, 2, 3, 4, 5]) for (const c of COLOURS) if (!placed.has(`${s}${c}`)) reserve.add(`${s}${c}`);
   }
-  node.replaceChildren();
   node.classList.toggle(`side-${side}`, true);
   node.classList.toggle(`side-${side === "south" ? "north" : "south"}`, false);
   const canMove = interactive && myTurn() && g.turn === side;
-  for (const size of [5, 4, 3, 2, 1]) {
-    for (const c of COLOURS) {
-      const p = `${size}${c}`;
-      const b = document.createElement("button");
-      b.type = "button";
-      b.className = "slot";
-      b.dataset.piece = p;
-      const has = reserve.has(p);
-      const legalHere = canMove && has && (g.legal[p] || []).length > 0;
-      b.disabled = !legalHere;
-      if (!has) b.classList.add("used");
-      if (S.selected === p) b.classList.add("selected");
-      b.setAttribute("aria-pressed", S.selected === p ? "true" : "false");
-      b.setAttribute("aria-label", `${p}, ${pieceWords(p)}${has ? "" : ", already placed"}`);
-      b.title = `${p}: ${pieceWords(p)}${has ? "" : " (placed)"}`;
-      const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-      svg.setAttribute("viewBox", "-45 -2 90 34");
-      if (has) drawPiece(svg, p, 0, 0, 30, { top: false });
-      b.appendChild(svg);
-      if (interactive) b.onclick = () => selectPiece(p);
-      node.appendChild(b);
+  if (node.children.length !== 25) {
+    // built once; later renders only update the buttons (a click must not lose its target)
+    node.replaceChildren();
+    for (const size of [5, 4, 3, 2, 1]) {
+      for (const c of COLOURS) {
+        const p = `${size}${c}`;
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "slot";
+        b.dataset.piece = p;
+        b.appendChild(document.createElementNS("http://www.w3.org/2000/svg", "svg"));
+        b.firstChild.setAttribute("viewBox", "-45 -2 90 34");
+        b.onclick = () => { if (node.dataset.interactive === "1") selectPiece(p); };
+        node.appendChild(b);
+      }
+    }
+  }
+  node.dataset.interactive = interactive ? "1" : "0";
+  for (const b of node.children) {
+    const p = b.dataset.piece;
+    const has = reserve.has(p);
+    b.disabled = !(canMove && has && (g.legal[p] || []).length > 0);
+    b.classList.toggle("used", !has);
+    b.classList.toggle("selected", S.selected === p);
+    b.setAttribute("aria-pressed", S.selected === p ? "true" : "false");
+    b.setAttribute("aria-label", `${p}, ${pieceWords(p)}${has ? "" : ", already placed"}`);
+    b.title = `${p}: ${pieceWords(p)}${has ? "" : " (placed)"}`;
+    if (b.dataset.has !== String(has)) {
+      b.dataset.has = String(has);
+      b.firstChild.replaceChildren();
+      if (has) drawPiece(b.firstChild, p, 0, 0, 30, { top: false });
     }
   }
 }
@@ -451,9 +464,12 @@ function drawTray(node, side, interactive) {
 function renderMoves() {
   const g = S.game;
   const ol = $("moves");
-  ol.replaceChildren();
   const moves = g.moves;
   const current = S.replay ? S.replay.i : moves.length;
+  const key = `${moves.join(" ")}|${current}|${!!S.replay}`;
+  if (ol.dataset.key === key) return;
+  ol.dataset.key = key;
+  ol.replaceChildren();
   for (let i = 0; i < moves.length; i += 2) {
     const li = document.createElement("li");
     for (const k of [i, i + 1]) {
@@ -476,7 +492,6 @@ function renderMoves() {
 function renderLinks() {
   const g = S.game;
   const box = $("links");
-  box.replaceChildren();
   const rows = [];
   const base = `${location.origin}/g/${g.id}`;
   const invite = store.get(`jericho:invite:${g.id}`);
@@ -488,6 +503,10 @@ function renderLinks() {
     rows.push(["Your private seat link (keep it secret)", `${base}#seat=${S.token}`, "seat-link"]);
   }
   box.hidden = rows.length === 0;
+  const key = JSON.stringify(rows);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  box.replaceChildren();
   for (const [label, url, id] of rows) {
     const row = document.createElement("div");
     row.className = "link-row";

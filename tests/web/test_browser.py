@@ -1,0 +1,235 @@
+"""End-to-end tests in a real browser: Playwright driving Debian's chromium (never a downloaded
+browser) against a real uvicorn server.  Screenshots go to artifacts/ (git-ignored)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("playwright")
+import uvicorn  # noqa: E402
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+
+from jericho.web.server import create_app  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts"
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+def chromium_path() -> str:
+    path = os.environ.get("JERICHO_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        pytest.fail(
+            "Debian's chromium is needed for the browser tests (apt-get install chromium, or set JERICHO_CHROMIUM)"
+        )
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("web") / "games.sqlite3"
+    app = create_app(str(db))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not srv.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            pytest.fail("the uvicorn server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox", "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+def watch_errors(page: Page) -> list[str]:
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    return errors
+
+
+def move_count(page: Page) -> int:
+    return int(page.locator("#moves .mv").count())
+
+
+def play_one(page: Page, expected_before: int | None = None) -> None:
+    """Click the first piece that can move, then its first highlighted cell; wait for the ack."""
+    page.locator("#tray-mine .slot:not(:disabled)").first.click()
+    expect(page.locator("#board .cell.legal").first).to_be_visible()
+    before = move_count(page) if expected_before is None else expected_before
+    page.locator("#board .cell.legal").first.click()
+    page.wait_for_function(
+        "([n]) => document.querySelectorAll('#moves .mv').length > n || "
+        "document.querySelector('#banner.over') !== null",
+        arg=[before],
+    )
+
+
+def my_turn_or_over(page: Page) -> str:
+    page.wait_for_function(
+        "() => document.querySelector('#banner.over') || document.querySelector('#tray-mine .slot:not(:disabled)')",
+        timeout=20000,
+    )
+    return "over" if page.locator("#banner.over").count() else "turn"
+
+
+def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(viewport=DESKTOP)
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    page.goto(server + "/")
+    page.get_by_label("Computer").check()
+    page.select_option("select[name=level]", "random")
+    page.select_option("select[name=side]", "south")
+    page.click("#start")
+    page.wait_for_url("**/g/*")
+    expect(page.locator("#turn")).to_contain_text("Your move")
+    expect(page.locator("#board .cell")).to_have_count(26)
+    expect(page.locator("#board .alignment")).to_have_count(13)
+    expect(page.locator("#board .triangle")).to_have_count(26)
+    # selecting a piece highlights where it may go
+    page.click('#tray-mine .slot[data-piece="5R"]')
+    expect(page.locator("#board .cell.legal")).to_have_count(26)
+    page.click('#board .cell[data-cell="d2"]')
+    page.wait_for_function("() => document.querySelectorAll('#moves .mv').length >= 2")
+    expect(page.locator('#board .cell[data-cell="d2"] .piece.top')).to_have_attribute("data-piece", "5R")
+    # an illegal choice is explained by the engine's reason, and nothing is played
+    assert my_turn_or_over(page) == "turn"
+    n = move_count(page)
+    page.click('#tray-mine .slot[data-piece="4R"]')
+    page.click('#board .cell[data-cell="d2"]', force=True)
+    expect(page.locator("#message")).to_contain_text("4R@d2")
+    assert move_count(page) == n
+    page.keyboard.press("Escape")
+    # the confrontation of an alignment, by keyboard focus
+    page.mouse.move(0, 0)
+    page.locator('[data-alignment="d"]').focus()
+    expect(page.locator("#info")).to_contain_text("Alignment d")
+    expect(page.locator("#info")).to_contain_text("South champion d2")
+    # undo takes back the person's move and the AI's reply
+    play_one(page)
+    my_turn_or_over(page)
+    n = move_count(page)
+    page.click("#btn-undo")
+    page.wait_for_function("([n]) => document.querySelectorAll('#moves .mv').length === n - 2", arg=[n])
+    # a reload mid-game resumes where it was
+    page.reload()
+    expect(page.locator("#moves .mv")).to_have_count(n - 2)
+    expect(page.locator("#turn")).to_contain_text("Your move")
+    shots = 0
+    for _ in range(120):
+        if my_turn_or_over(page) == "over":
+            break
+        play_one(page)
+        if move_count(page) >= 16 and shots == 0:
+            page.locator('[data-alignment="a1-g4"]').focus()
+            page.evaluate("window.scrollTo(0, 0)")
+            page.screenshot(path=str(ARTIFACTS / "board-desktop.png"))
+            shots = 1
+    banner = page.locator("#banner.over")
+    expect(banner).to_be_visible()
+    assert "wins" in banner.inner_text() or "Draw" in banner.inner_text()
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(ARTIFACTS / "game-over-desktop.png"))
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=str(ARTIFACTS / "game-over-phone.png"), full_page=True)
+    page.set_viewport_size(DESKTOP)
+    # replay the finished game move by move
+    total = move_count(page)
+    page.click("#btn-replay")
+    expect(page.locator("#rp-pos")).to_have_text(f"0 / {total}")
+    expect(page.locator("#board .piece")).to_have_count(0)
+    page.click("#rp-next")
+    expect(page.locator("#rp-pos")).to_have_text(f"1 / {total}")
+    expect(page.locator("#board .piece")).to_have_count(1)
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#rp-pos")).to_have_text(f"2 / {total}")
+    # the record downloads
+    href = page.locator("#btn-record").get_attribute("href")
+    assert href
+    record = page.request.get(server + href)
+    assert record.ok and page.locator("#moves .mv").first.inner_text() in record.text()
+    assert not errors, errors
+    ctx.close()
+
+
+def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Browser) -> None:
+    a_ctx = browser.new_context(viewport=DESKTOP)
+    b_ctx = browser.new_context(viewport=PHONE)
+    c_ctx = browser.new_context(viewport=DESKTOP)
+    a, b, c = a_ctx.new_page(), b_ctx.new_page(), c_ctx.new_page()
+    errors: list[Any] = [watch_errors(p) for p in (a, b, c)]
+    a.goto(server + "/")
+    a.get_by_label("Online").check()
+    a.select_option("select[name=side]", "south")
+    a.select_option("select[name=clock]", "10")
+    a.click("#start")
+    a.wait_for_url("**/g/*")
+    expect(a.locator("#banner")).to_contain_text("Waiting for your opponent")
+    invite = a.locator("#invite-link").input_value()
+    watch = a.locator("#watch-link").input_value()
+    assert "#invite=" in invite and "#" not in watch
+    b.goto(invite)
+    expect(b.locator("#turn")).to_contain_text("South to move")
+    expect(a.locator("#turn")).to_contain_text("Your move")
+    c.goto(watch)
+    expect(c.locator("#turn")).to_contain_text("South to move")
+    expect(c.locator("#tray-mine .slot:not(:disabled)")).to_have_count(0)
+    expect(a.locator("#clock-south")).to_be_visible()
+    for i in range(6):
+        mover = a if i % 2 == 0 else b
+        expect(mover.locator("#turn")).to_contain_text("Your move")
+        play_one(mover, i)
+        for p in (a, b, c):
+            expect(p.locator("#moves .mv")).to_have_count(i + 1)
+        if i == 2:
+            b.reload()  # North reloads mid-game and carries on
+            expect(b.locator("#moves .mv")).to_have_count(3)
+    a.evaluate("window.scrollTo(0, 0)")
+    a.screenshot(path=str(ARTIFACTS / "online-south-desktop.png"))
+    b.screenshot(path=str(ARTIFACTS / "online-north-phone.png"), full_page=True)
+    c.screenshot(path=str(ARTIFACTS / "online-spectator-desktop.png"))
+    # the spectator can neither move nor see a seat link
+    expect(c.locator("#btn-resign")).to_be_hidden()
+    expect(c.locator("#seat-link")).to_have_count(0)
+    # North resigns (the button asks for a second click)
+    b.click("#btn-resign")
+    b.click("#btn-resign")
+    for p in (a, b, c):
+        expect(p.locator("#banner.over")).to_contain_text("South wins: North resigned")
+    for errs in errors:
+        assert not errs, errs
+    for ctx in (a_ctx, b_ctx, c_ctx):
+        ctx.close()
+
+
+def test_rules_page_renders(server: str, browser: Browser) -> None:
+    page = browser.new_page()
+    page.goto(server + "/rules")
+    expect(page.locator("#rules h1")).to_be_visible()
+    expect(page.locator("#rules table").first).to_be_visible()
+    page.close()
