@@ -538,3 +538,41 @@ def test_jericho_serve_prints_its_url_and_survives_kill_9(db: str) -> None:
         proc.terminate()
         proc.wait(timeout=10)
     assert stored_moves(db, g["id"]) == ["5R@d2", "1G@d3", "2Y@d3"]
+
+
+def test_the_server_flags_a_silent_player_on_its_own(db: str) -> None:
+    with TestClient(create_app(db)) as c:
+        g = create(c, mode="hotseat", clock=0.01)  # 0.6 seconds each
+        with connect(c, g["id"]) as raw:
+            ws = seat(raw, g["token"], "both")
+            st = ws.until("state", lambda m: m["game"]["status"] == "over")["game"]
+            assert st["result"] == "north" and st["reason"] == "time" and st["clock"]["south"] == 0
+
+
+def _moves_to_a_seven_threat() -> list[str]:
+    import random
+
+    rng = random.Random(7)
+    for _ in range(500):
+        game = Game()
+        while not game.is_over():
+            game.play(rng.choice(game.legal_moves()))
+            if game.seven_threat() is not None and not game.is_over():
+                return [str(m) for m in game.history]
+    raise AssertionError("no seven-threat found in 500 random games")
+
+
+def test_state_announces_who_holds_seven(db: str) -> None:
+    moves = _moves_to_a_seven_threat()
+    with TestClient(create_app(db, limits=Limits(rate=1000, burst=1000))) as client:
+        g = create(client, mode="hotseat")
+        with connect(client, g["id"]) as raw:
+            ws = seat(raw, g["token"], "both")
+            for mv in moves:
+                if mv != "pass":  # forced passes are played by the server
+                    ws.send(type="move", move=mv)
+                    ws.until("ack")
+            st = ws.until("state", lambda m: m["game"]["ply"] >= len(moves))["game"]
+    holder = Game.from_moves(moves).seven_threat()
+    assert holder is not None and st["threat"] == holder.value and st["status"] == "playing"
+    assert max(st["score"]) >= 7

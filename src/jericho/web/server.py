@@ -205,6 +205,7 @@ class Hub:
         except JerichoError as exc:
             raise ClientError("corrupt_game", f"stored game {game_id!r} cannot be replayed: {exc}", 500) from exc
         room = Room(rec, game)
+        self._settle(room)  # a crash may have come between a move and its forced pass
         self._evict()
         self.rooms[game_id] = room
         self._after_change(room)
@@ -426,12 +427,16 @@ class Hub:
         room.game.play(move)
         room.rec = new
         room.version += 1
-        while not room.game.is_over() and room.game.legal_moves() == [PASS]:
+        self._settle(room)
+
+    def _settle(self, room: Room) -> None:
+        """Play forced passes (stored like moves) and store the result once the game is over."""
+        while self.status(room) == "playing" and room.game.legal_moves() == [PASS]:
             new = room.rec.copy()
             self.storage.append_move(new, "pass")
             room.game.play(PASS)
             room.rec = new
-        if room.game.is_over():
+        if room.game.is_over() and room.rec.result is None:
             new = room.rec.copy()
             new.turn_started = None
             new.result, new.reason = self.outcome(room)
@@ -574,6 +579,10 @@ class Hub:
             await self.send(conn, {"type": "error", "code": exc.code, "message": exc.message, "ref": ref})
             if conn.refused >= self.limits.flood_close:
                 await conn.ws.close(code=1008, reason="too many refused messages")
+        except Exception:  # noqa: BLE001 - e.g. the database is unreachable: refuse, keep the game
+            log.exception("internal error while handling a message for game %s", room.rec.id)
+            message = "the server could not handle this message (nothing was changed): try again"
+            await self.send(conn, {"type": "error", "code": "internal", "message": message, "ref": ref})
 
     async def _on_ping(self, room: Room, conn: Conn, msg: dict[str, Any]) -> None:
         await self.send(conn, {"type": "pong", "ref": msg.get("ref")})
