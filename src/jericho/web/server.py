@@ -391,7 +391,7 @@ class Hub:
             "moves": list(rec.moves),
             "turn": game.turn.value,
             "score": list(game.score()),
-            "leaders": {k: (v.value if hasattr(v, "value") else v) for k, v in game.leaders().items()},
+            "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
             "towers": {c: [str(p) for p in t] for c, t in game.towers().items() if t},
             "reserves": {s: [str(p) for p in game.reserve(s)] for s in SIDES},
             "legal": legal,
@@ -730,7 +730,7 @@ class Hub:
                 "ply": len(game.history),
                 "move": move,
                 "towers": {c: [str(p) for p in t] for c, t in game.towers().items() if t},
-                "leaders": {k: (v.value if hasattr(v, "value") else v) for k, v in game.leaders().items()},
+                "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
                 "score": list(game.score()),
                 "turn": game.turn.value,
             }

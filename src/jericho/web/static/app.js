@@ -32,6 +32,17 @@ async function startHome() {
   $("home").hidden = false;
   const form = $("new-game");
   const levelSel = form.elements.level;
+  fetch("/api/topology").then((r) => r.json()).then((topo) => {
+    // a decorative position: the worked example of the rules, and a few more towers
+    const b = new Board($("home-board"), topo, { onCell() {}, onAlignment() {}, onCellInfo() {} }, { interactive: false });
+    b.build();
+    b.render({
+      towers: { d2: ["5R"], d3: ["1G", "2Y"], b2: ["2W", "4B", "5G"], f3: ["3R", "4Y"], a3: ["5B"], e1: ["1Y", "3G"],
+        g4: ["4W", "2R", "1B", "3Y"], c2: ["3W"], c3: ["2B"], e4: ["4R", "5W"] },
+      leaders: { d: "north", "a1-g4": "south", c: "south", e: "north" },
+      last: "2Y@d3",
+    });
+  }).catch(() => {});
   try {
     const data = await (await fetch("/api/levels")).json();
     for (const name of data.levels) {
@@ -375,7 +386,7 @@ function render() {
   } else if (!S.selected) {
     $("info").textContent = S.replay ? "Replay: use ◀ ▶ or the arrow keys." :
       myTurn() ? "Your move: pick a piece from your tray, then a highlighted cell." :
-        "Hover an alignment to see its confrontation.";
+        "Hover or tap an alignment (its line or a triangle) to see who leads it and why.";
   }
   renderTrays();
   renderMoves();

@@ -52,7 +52,8 @@ export class Board {
    * @param {object} topo the topology (cells, alignments, triangles, outline)
    * @param {object} handlers onCell(cell), onAlignment(name|null), onCellInfo(cell|null)
    */
-  constructor(svg, topo, handlers) {
+  constructor(svg, topo, handlers, { interactive = true } = {}) {
+    this.interactive = interactive;
     this.svg = svg;
     this.topo = topo;
     this.h = handlers;
@@ -134,8 +135,9 @@ export class Board {
     for (const a of this.topo.alignments) {
       const ts = triOf[`${a.name}:south`], tn = triOf[`${a.name}:north`];
       const [x1, y1] = this.P(ts.x, ts.y), [x2, y2] = this.P(tn.x, tn.y);
-      const g = el("g", { class: `alignment ${a.kind}`, "data-alignment": a.name, tabindex: 0, role: "button",
-        "aria-label": `alignment ${a.name}` }, this.lineLayer);
+      const g = el("g", { class: `alignment ${a.kind}`, "data-alignment": a.name, "aria-label": `alignment ${a.name}` },
+        this.lineLayer);
+      if (this.interactive) { g.setAttribute("tabindex", 0); g.setAttribute("role", "button"); }
       el("line", { x1, y1, x2, y2, class: "line" }, g);
       el("line", { x1, y1, x2, y2, class: "hit" }, g);
       g.addEventListener("mouseenter", () => this.h.onAlignment(a.name));
@@ -150,8 +152,9 @@ export class Board {
     this.cellNodes = {};
     for (const c of this.topo.cells) {
       const [x, y] = this.P(c.x, c.y);
-      const g = el("g", { class: `cell camp-${c.camp}`, "data-cell": c.name, tabindex: 0, role: "button",
-        transform: `translate(${x} ${y})` }, this.cellLayer);
+      const g = el("g", { class: `cell camp-${c.camp}`, "data-cell": c.name, transform: `translate(${x} ${y})` },
+        this.cellLayer);
+      if (this.interactive) { g.setAttribute("tabindex", 0); g.setAttribute("role", "button"); }
       el("rect", { x: -43, y: -43, width: 86, height: 86, rx: 14, class: "cell-bg" }, g);
       el("rect", { x: -46, y: -46, width: 92, height: 92, rx: 16, class: "cell-ring" }, g);
       const name = el("text", { x: -37, y: -30, class: "cell-name" }, g);
