@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -293,3 +295,23 @@ def test_non_utf8_bytes() -> None:
     assert (err.value.line, err.value.column) == (2, 8)
     assert "not UTF-8" in err.value.reason
     assert read_record(b"5R@d2 *").moves[0].cell == "d2"
+
+
+# -- docs/notation.md stays true ---------------------------------------------------------
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "notation.md"
+
+
+def test_notation_doc_examples() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    blocks = re.findall(r"```jgn\n(.*?)```", text, re.S)
+    assert len(blocks) >= 2
+    first = read_record(blocks[0])
+    assert first.result == "0-1" and first.ended_by_rules and first.game.outcome() == "north"
+    assert first.game.score() == (0, 8)
+    for block in blocks[1:]:
+        assert read_records(block)
+    assert Game().position() in text
+    assert Game.from_moves("5R@d2 1G@d3 2Y@d3").position() in text
+    for token, meaning in (("1-0", "South won"), ("0-1", "North won"), ("1/2-1/2", "draw"), ("*", "unfinished")):
+        assert f"| `{token}` | {meaning} |" in text
