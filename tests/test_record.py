@@ -166,6 +166,8 @@ def test_reader_is_lenient_about_layout() -> None:
     record = read_record(text.replace("pass?", "*"))
     assert [str(m) for m in record.moves] == ["5R@d2", "1G@d3", "2Y@d3"]
     assert record.tags["Event"] == "x"
+    crlf = write_record(Game.from_moves("5R@d2 1G@d3"), TAGS).replace("\n", "\r\n")
+    assert read_record(crlf).tags["North"] == "Brice"
     # move numbers are optional
     assert read_record("5R@d2 1G@d3 *").game.score() == (1, 0)
 

@@ -249,7 +249,7 @@ def _describe_result(token: str) -> str:
         return "unfinished"
     if winner == "draw":
         return "draw by agreement"
-    return f"{_side_name(winner)} wins, {_side_name(Side(winner).other)} resigned"
+    return f"{_side_name(winner)} wins off the board: {_side_name(Side(winner).other)} resigned or lost by agreement"
 
 
 HELP = f"""\
@@ -578,6 +578,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"jericho play: --load: {exc}", file=sys.stderr)
             return 1
         game, tags, result = record.game, dict(record.tags), record.result
+    try:
+        import readline  # noqa: F401  - line editing and history for input(), where available
+    except ImportError:  # pragma: no cover - e.g. Windows
+        pass
     session = TerminalSession(
         game,
         input_fn=input,
