@@ -412,6 +412,12 @@ class ExternalEnginePlayer:
             raise EngineProtocolError(f"engine {self.cmd!r} answered an illegal move {move}: {reason}")
         return move
 
+    def __getstate__(self) -> dict[str, object]:
+        # A copy sent to another process (e.g. an arena worker) starts its own engine.
+        state = dict(self.__dict__)
+        state["_client"] = None
+        return state
+
     def close(self) -> None:
         """Stop the engine program."""
         if self._client is not None:

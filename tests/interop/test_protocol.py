@@ -315,3 +315,19 @@ def test_client_refuses_multi_line_commands_and_missing_programs() -> None:
         EngineClient(["/nonexistent/engine"])
     with EngineClient(engine_cmd(), env=engine_env(), timeout=30) as c, pytest.raises(ValueError, match="one line"):
         c.send("legal\nquit")
+
+
+def test_players_pickle_for_worker_processes() -> None:
+    import pickle
+
+    p = ExternalEnginePlayer(cmd="jericho engine", timeout=30)
+    try:
+        p.choose_move(Game())
+        q = pickle.loads(pickle.dumps(p))
+        assert q._client is None and q.cmd == p.cmd
+        assert Game().is_legal(q.choose_move(Game()))
+        q.close()
+    finally:
+        p.close()
+    bot = pickle.loads(pickle.dumps(make_player("openspiel-mcts:sims=10,seed=1")))
+    assert Game().is_legal(bot.choose_move(Game()))
