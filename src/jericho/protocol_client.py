@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from jericho.errors import JerichoError
 from jericho.game import Game
@@ -210,7 +211,7 @@ class EngineClient:
                     f"more than {_MAX_DATA_LINES} lines without a final line for {command!r}", EngineProtocolError
                 )
 
-    def _fail(self, message: str, kind: type[EngineError]) -> None:
+    def _fail(self, message: str, kind: type[EngineError]) -> NoReturn:
         self._broken = message
         self._kill()
         raise kind(f"{message}: {self._describe()}")
@@ -272,7 +273,6 @@ class EngineClient:
             return [parse_move(m) for m in reply.rest.split()]
         except JerichoError as exc:
             self._fail(f"bad move in answer to 'legal': {exc}", EngineProtocolError)
-            raise  # pragma: no cover
 
     def go(
         self, time: float | None = None, nodes: int | None = None, seed: int | None = None, timeout: float | None = None
@@ -291,7 +291,6 @@ class EngineClient:
             return parse_move(reply.rest)
         except JerichoError as exc:
             self._fail(f"bad bestmove {reply.rest!r}: {exc}", EngineProtocolError)
-            raise  # pragma: no cover
 
     def position(self) -> str:
         """``getposition``: the position text."""
@@ -304,7 +303,6 @@ class EngineClient:
             return {"turn": words[1], "score": f"{words[3]} {words[4]}", "result": words[6], "moves": words[8]}
         except IndexError:
             self._fail(f"bad status answer {' '.join(words)!r}", EngineProtocolError)
-            raise  # pragma: no cover
 
     def board(self) -> str:
         """``show``: the board drawing."""

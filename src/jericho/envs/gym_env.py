@@ -44,7 +44,7 @@ ENV_ID = "Jericho-v0"
 class JerichoEnv(gymnasium.Env):
     """One side of a Jericho game against a Jericho player; see the module docstring."""
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"], "render_fps": 1}
 
     def __init__(
         self,
@@ -167,6 +167,7 @@ class JerichoEnv(gymnasium.Env):
             obs["action_mask"][:] = 0
             return obs, -1.0, True, False, self._info(obs, illegal_action=reason)
         before = self._margin()
+        assert move is not None
         self.game.play(move)
         replies = self._opponent_moves()
         terminated = self.game.is_over()

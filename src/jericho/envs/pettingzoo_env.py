@@ -50,7 +50,7 @@ def env(render_mode: str | None = None, **kwargs: Any) -> AECEnv:
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     """The unwrapped AEC environment; see the module docstring."""
 
-    metadata = {
+    metadata: dict[str, Any] = {
         "render_modes": ["human", "ansi"],
         "name": "jericho_v0",
         "is_parallelizable": False,
