@@ -43,6 +43,7 @@ from jericho.pieces import Side
 
 __all__ = [
     "RESULTS",
+    "decode_text",
     "Record",
     "read_record",
     "read_records",
@@ -401,7 +402,8 @@ def _check_result(sc: _Scanner, tok: str, at: tuple[int, int], tags: dict[str, s
         )
 
 
-def _decode(text: str | bytes) -> str:
+def decode_text(text: str | bytes) -> str:
+    """Record text from ``str`` or UTF-8 ``bytes``; :class:`RecordError` (with line and column) otherwise."""
     if isinstance(text, bytes):
         try:
             return text.decode("utf-8")
@@ -417,7 +419,7 @@ def _decode(text: str | bytes) -> str:
 
 def read_record(text: str | bytes) -> Record:
     """Read exactly one game; raise :class:`RecordError` (line, column) on a corrupt record."""
-    sc = _Scanner(_decode(text))
+    sc = _Scanner(decode_text(text))
     record = _read_one(sc)
     sc.skip_space_and_comments()
     if not sc.at_end():
@@ -427,7 +429,7 @@ def read_record(text: str | bytes) -> Record:
 
 def iter_records(text: str | bytes) -> Iterator[Record]:
     """Yield each game of a multi-game file in turn (an error stops at the bad game)."""
-    sc = _Scanner(_decode(text))
+    sc = _Scanner(decode_text(text))
     sc.skip_space_and_comments()
     if sc.at_end():
         raise sc.error("empty record: no tags, no moves and no result token")

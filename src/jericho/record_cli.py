@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from jericho.errors import RecordError
-from jericho.record import Record, read_records
+from jericho.record import Record, decode_text, read_records
 from jericho.terminal import colour_wanted, render_board, render_status
 
 __all__ = ["add_arguments", "load_file", "run"]
@@ -30,13 +30,7 @@ def load_file(path: str) -> str:
         raise RecordError(f"cannot read {path}: it is a directory") from None
     except OSError as exc:
         raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        prefix = data[: exc.start]
-        line = prefix.count(b"\n") + 1
-        col = exc.start - (prefix.rfind(b"\n") + 1) + 1
-        raise RecordError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded", line, col) from None
+    return decode_text(data)
 
 
 def _located(path: str, exc: RecordError) -> str:

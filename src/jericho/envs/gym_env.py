@@ -32,7 +32,7 @@ import gymnasium
 import numpy as np
 
 from jericho.envs.encoding import Encoding, default_encoding
-from jericho.envs.render import render_text
+from jericho.envs.render import render_in_mode
 from jericho.game import Game
 from jericho.players.base import Limit, Player, make_player
 
@@ -184,14 +184,7 @@ class JerichoEnv(gymnasium.Env):
 
     def render(self) -> str | None:
         """``"ansi"``: the board as text; ``"human"``: print it; no mode: ``None``."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode (use 'ansi' or 'human')")
-            return None
-        text = render_text(self.game)
-        if self.render_mode == "ansi":
-            return text
-        print(text)
-        return None
+        return render_in_mode(self.render_mode, self.game)
 
     def close(self) -> None:
         """Close the opponent if it holds resources (an external engine)."""

@@ -29,7 +29,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import AgentSelector, wrappers
 
 from jericho.envs.encoding import Encoding, default_encoding
-from jericho.envs.render import render_text
+from jericho.envs.render import render_in_mode
 from jericho.game import Game
 
 __all__ = ["env", "raw_env", "MAX_GAME_LENGTH", "AGENTS"]
@@ -158,14 +158,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def render(self) -> str | None:
         """``"ansi"``: the board as text; ``"human"``: print it; no mode: warn and return ``None``."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode (use 'ansi' or 'human')")
-            return None
-        text = render_text(self.game)
-        if self.render_mode == "ansi":
-            return text
-        print(text)
-        return None
+        return render_in_mode(self.render_mode, self.game)
 
     def close(self) -> None:
         """Nothing to release."""

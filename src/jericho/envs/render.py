@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jericho.game import Game
 
-__all__ = ["render_text"]
+__all__ = ["render_text", "render_in_mode"]
 
 
 def _reserve_text(game: Game, side: str) -> str:
@@ -62,3 +62,17 @@ def render_text(game: Game) -> str:
         status += f" (seven-monolith threat: {threat} holds 7+)"
     lines.append(f"last {last_text}  {status}")
     return "\n".join(lines)
+
+
+def render_in_mode(mode: str | None, game: Game) -> str | None:
+    """The envs' ``render()``: ``"ansi"`` returns the text, ``"human"`` prints it, no mode warns."""
+    if mode is None:
+        import gymnasium
+
+        gymnasium.logger.warn("render() called without a render_mode (use 'ansi' or 'human')")
+        return None
+    text = render_text(game)
+    if mode == "ansi":
+        return text
+    print(text)
+    return None
