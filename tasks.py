@@ -76,7 +76,7 @@ def test(args: list[str]) -> int:
     else:
         print("chromium is not available: the browser tests will fail", file=sys.stderr)
     steps = [
-        [str(PY), "-m", "ruff", "check", "src", "tests", "tasks.py"],
+        [str(PY), "-m", "ruff", "check", "src", "tests", "examples", "tasks.py"],
         [str(PY), "-m", "mypy"],
         [str(PY), "-m", "pytest", *args],
     ]

@@ -1,0 +1,124 @@
+"""The Gymnasium single-agent environment."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import jericho.envs.gym_env  # noqa: F401  (registers Jericho-v0)
+from jericho import Game
+from jericho.envs.encoding import default_encoding
+from jericho.envs.gym_env import JerichoEnv
+from jericho.players import Limit
+
+
+@pytest.mark.parametrize("side", ["south", "north", "random"])
+def test_check_env(side: str) -> None:
+    env = gymnasium.make("Jericho-v0", agent_side=side, render_mode="ansi")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env.unwrapped, skip_render_check=False)
+    assert not [str(w.message) for w in caught]
+
+
+def test_make_by_module_path_and_play_to_the_end() -> None:
+    env = gymnasium.make("jericho.envs.gym_env:Jericho-v0", opponent="random", agent_side="north")
+    obs, info = env.reset(seed=3)
+    assert info["side"] == "north" and len(info["opponent_moves"]) == 1
+    total = 0.0
+    for _ in range(101):
+        assert obs["action_mask"].any()
+        obs, reward, terminated, truncated, info = env.step(env.action_space.sample(obs["action_mask"]))
+        total += reward
+        assert not truncated
+        if terminated:
+            break
+    assert terminated
+    assert total == {"north": 1.0, "south": -1.0, "draw": 0.0}[info["outcome"]]
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+
+
+def test_episodes_reproduce_for_a_seed() -> None:
+    def run(seed: int) -> list[str]:
+        env = JerichoEnv(agent_side="random")
+        obs, info = env.reset(seed=seed)
+        env.action_space.seed(seed)
+        log = [info["side"], *info["opponent_moves"]]
+        done = False
+        while not done:
+            obs, r, done, _, info = env.step(env.action_space.sample(obs["action_mask"]))
+            log += info["opponent_moves"]
+        return log + [info["outcome"]]
+
+    assert run(7) == run(7)
+    assert len({tuple(run(s)) for s in range(6)}) > 1
+
+
+def test_the_game_is_replayed_by_the_engine() -> None:
+    env = JerichoEnv(agent_side="south", opponent="random")
+    obs, _ = env.reset(seed=1)
+    replay = Game()
+    rng = np.random.default_rng(0)
+    done = False
+    while not done:
+        a = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        replay.play(default_encoding().action_to_move(a))
+        obs, _, done, _, info = env.step(a)
+        for m in info["opponent_moves"]:
+            replay.play(m)
+        assert replay.position() == env.game.position()
+        assert np.array_equal(obs["observation"], default_encoding().observe(replay, "south"))
+        assert np.array_equal(env.action_masks(), obs["action_mask"])
+
+
+def test_illegal_action_loses_or_raises() -> None:
+    env = JerichoEnv()
+    env.reset(seed=0)
+    obs, reward, terminated, _, info = env.step(default_encoding().pass_action)
+    assert (reward, terminated) == (-1.0, True) and "cannot pass" in info["illegal_action"]
+    env = JerichoEnv(illegal_action="raise")
+    env.reset(seed=0)
+    before = env.game.position()
+    with pytest.raises(ValueError, match="cannot pass"):
+        env.step(default_encoding().pass_action)
+    with pytest.raises(ValueError, match="out of range"):
+        env.step(5000)
+    assert env.game.position() == before
+
+
+def test_shaping_rewards_the_margin_change() -> None:
+    env = JerichoEnv(shaping=0.1, opponent="random")
+    obs, _ = env.reset(seed=0, options={"position": Game.from_moves("5R@d2").position(), "agent_side": "north"})
+    before = env.game.score()
+    obs, reward, *_, info = env.step(default_encoding().move_to_action("2Y@d3"))
+    margin = lambda s: s[1] - s[0]  # noqa: E731
+    assert reward == pytest.approx(0.1 * (margin(env.game.score()) - margin(before)))
+
+
+def test_opponent_gets_the_limit_and_a_seed() -> None:
+    seen: list[Limit | None] = []
+
+    class Spy:
+        name = "spy"
+
+        def choose_move(self, game: Game, limit: Limit | None = None):  # noqa: ANN201
+            seen.append(limit)
+            return game.legal_moves()[0]
+
+    env = JerichoEnv(opponent=Spy(), agent_side="north", opponent_limit=Limit(time=0.5, nodes=10))
+    env.reset(seed=0)
+    assert seen and seen[0].time == 0.5 and seen[0].nodes == 10 and seen[0].seed is not None
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"agent_side": "east"}, {"illegal_action": "ignore"}, {"render_mode": "rgb_array"}, {"opponent": "nobody"}],
+)
+def test_bad_options_are_refused(kwargs: dict) -> None:
+    with pytest.raises(ValueError):
+        JerichoEnv(**kwargs)

@@ -1,0 +1,333 @@
+"""``jericho engine`` (the Jericho Engine Protocol) and its Python client."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jericho import Game
+from jericho.players import Limit, make_player
+from jericho.players.random_player import RandomPlayer
+from jericho.protocol import FINAL_WORDS, EngineSession
+from jericho.protocol_client import (
+    EngineClient,
+    EngineCommandError,
+    EngineDied,
+    EngineError,
+    EngineProtocolError,
+    EngineTimeout,
+    ExternalEnginePlayer,
+)
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+START = Game().position()
+
+
+def engine_cmd(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "jericho", "engine", *extra]
+
+
+def engine_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+@pytest.fixture
+def session() -> EngineSession:
+    return EngineSession(RandomPlayer(seed=0), spec="random")
+
+
+def test_every_reply_ends_with_exactly_one_final_line(session: EngineSession) -> None:
+    commands = [
+        "identify", "isready", "newgame", "position start moves 5R@d2 1G@d3", "legal", "play 2Y@d3",
+        "undo", "go nodes 5 seed 1", "getposition", "status", "show", "help", "setoption name x",
+        "frobnicate", "play", "go time -1", "position", "quit",
+    ]  # fmt: skip
+    for c in commands:
+        reply = session.handle(c)
+        assert reply, c
+        assert reply[-1].split()[0] in FINAL_WORDS, (c, reply)
+        assert all(line.split()[0] in ("id", "info", "board") for line in reply[:-1]), (c, reply)
+    assert session.done
+
+
+def test_identify_and_blank_and_comment_lines(session: EngineSession) -> None:
+    reply = session.handle("IDENTIFY")
+    assert reply[-1] == "ready"
+    assert "id protocol 1" in reply and "id player random" in reply
+    assert session.handle("") == [] and session.handle("   # a comment") == []
+
+
+def test_position_play_undo_and_legal_follow_the_engine(session: EngineSession) -> None:
+    assert session.handle("position start moves 5R@d2 1G@d3") == ["ok"]
+    g = Game.from_moves("5R@d2 1G@d3")
+    assert session.handle("getposition") == [f"ok {g.position()}"]
+    assert session.handle("legal") == ["ok " + " ".join(str(m) for m in g.legal_moves())]
+    assert session.handle("play 2y@d3  3B@a1") == ["ok"]
+    g.play("2Y@d3")
+    g.play("3B@a1")
+    assert session.handle("getposition") == [f"ok {g.position()}"]
+    assert session.handle("status") == ["ok turn south score 0 1 result * moves 4"]
+    assert session.handle("undo 2") == ["ok"]
+    assert session.handle("status") == ["ok turn south score 1 0 result * moves 2"]
+    text = Game.from_moves("5R@d2").position()
+    assert session.handle(f"position text {text} moves 1G@d3") == ["ok"]
+    assert session.handle("getposition") == [f"ok {Game.from_moves('5R@d2 1G@d3').position()}"]
+    assert session.handle("undo 2")[0].startswith("error cannot undo 2 moves")
+    assert session.handle("newgame") == ["ok"]
+    assert session.handle("getposition") == [f"ok {START}"]
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("frobnicate", "unknown command 'frobnicate'"),
+        ("position", "position needs"),
+        ("position middle", "expected 'start' or 'text'"),
+        ("position text - 1R", "needs the 7 fields"),
+        ("position text a b c d e f g", "bad position"),
+        ("position start 5R@d2", "expected 'moves"),
+        ("position start moves 5R@d2 5R@d2", "illegal move 2 '5R@d2'"),
+        ("position start moves 5R@d2 9Q@d9", "illegal move 2 '9Q@d9': malformed"),
+        ("play", "needs at least one move"),
+        ("play pass", "cannot pass"),
+        ("play 1R@a1 1R@z9", "illegal move 2 '1R@z9': unknown cell"),
+        ("undo 2", "cannot undo 2 moves: only 1 played"),
+        ("undo x", "bad undo count 'x'"),
+        ("undo 0", "must be at least 1"),
+        ("go time", "pairs"),
+        ("go time abc", "bad time 'abc'"),
+        ("go time 0", "positive"),
+        ("go nodes -3", "bad nodes"),
+        ("go depth 3", "unknown go option 'depth'"),
+        ("legal now", "takes no arguments"),
+        ("setoption player", "needs a name and a value"),
+        ("setoption player nosuchplayer", "bad player 'nosuchplayer'"),
+        ("setoption colour red", "unknown option 'colour'"),
+    ],
+)
+def test_bad_commands_answer_error_and_keep_the_state(session: EngineSession, command: str, reason: str) -> None:
+    session.handle("position start moves 5R@d2")
+    before = session.handle("getposition")
+    reply = session.handle(command)
+    assert len(reply) == 1 and reply[0].startswith("error ") and reason in reply[0], reply
+    assert session.handle("getposition") == before
+
+
+def test_go_answers_a_legal_move_without_changing_the_position(session: EngineSession) -> None:
+    session.handle("position start moves 5R@d2")
+    before = session.handle("getposition")
+    reply = session.handle("go nodes 10 seed 3")
+    assert reply[0].startswith("info time ") and reply[-1].startswith("bestmove ")
+    move = reply[-1].split()[1]
+    assert Game.from_moves("5R@d2").is_legal(move)
+    assert session.handle("go nodes 10 seed 3")[-1] == reply[-1]  # seeded: reproducible
+    assert session.handle("getposition") == before
+
+
+def test_go_on_a_finished_game_and_a_failing_player() -> None:
+    class Broken:
+        name = "broken"
+
+        def choose_move(self, game: Game, limit: Limit | None = None) -> object:
+            raise RuntimeError("out of ideas")
+
+    s = EngineSession(Broken())  # type: ignore[arg-type]
+    reply = s.handle("go")
+    assert reply == ["error the player failed: RuntimeError: out of ideas"]
+    s.game = _finished_game()
+    assert s.handle("go")[0].startswith("error the game is over")
+    assert s.handle("legal") == ["ok"]
+
+
+def test_setoption_player_switches_the_player(session: EngineSession) -> None:
+    assert session.handle("setoption player random:seed=4") == ["ok"]
+    assert "id player random:seed=4" in session.handle("identify")
+    assert session.handle("setoption name My Engine") == ["ok"]
+    assert "id name My Engine" in session.handle("identify")
+
+
+def _finished_game() -> Game:
+    g = Game()
+    p = RandomPlayer(seed=1)
+    while not g.is_over():
+        g.play(p.choose_move(g))
+    return g
+
+
+# -- the real program over pipes ---------------------------------------------------------------
+
+
+def test_engine_program_sample_session() -> None:
+    script = "identify\nposition start moves 5R@d2\nplay 5R@d2\ngo nodes 5 seed 2\nshow\nquit\nstatus\n"
+    out = subprocess.run(
+        engine_cmd("--player", "random"), input=script, capture_output=True, text=True, env=engine_env(), timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[:5] == ["id name jericho random", "id version 0.1.0", "id protocol 1", "id player random", "ready"]
+    assert lines[5] == "ok"
+    assert lines[6].startswith("error illegal move 1 '5R@d2'")
+    assert lines[8].startswith("bestmove ")
+    assert lines[-1] == "bye"  # nothing after quit
+    assert any(line.startswith("board ") for line in lines)
+
+
+def test_engine_program_rejects_a_bad_player() -> None:
+    out = subprocess.run(
+        engine_cmd("--player", "nobody"), input="", capture_output=True, text=True, env=engine_env(), timeout=60
+    )
+    assert out.returncode == 2 and "bad --player 'nobody'" in out.stderr
+
+
+def test_client_drives_jericho_engine() -> None:
+    with EngineClient(engine_cmd("--player", "random"), env=engine_env(), timeout=30) as c:
+        assert c.info["protocol"] == "1" and c.info["player"] == "random"
+        c.is_ready()
+        c.set_position(["5R@d2", "1G@d3"])
+        g = Game.from_moves("5R@d2 1G@d3")
+        assert c.legal_moves() == g.legal_moves()
+        assert c.position() == g.position()
+        assert c.status() == {"turn": "south", "score": "1 0", "result": "*", "moves": "2"}
+        with pytest.raises(EngineCommandError, match="size clash"):
+            c.play("5Y@d2")
+        assert c.position() == g.position()  # the refusal changed nothing, the client still works
+        move = c.go(nodes=5, seed=1)
+        assert g.is_legal(move)
+        c.play(move)
+        c.undo()
+        assert c.position() == g.position()
+        assert "reserve south" in c.board()
+        c.set_position(["2Y@d3"], position=g.position())
+        c.new_game()
+        assert c.position() == START
+    assert not c.alive
+
+
+def test_external_player_plays_a_whole_game_via_make_player() -> None:
+    p = make_player("external:cmd=jericho engine --player random:seed=1,timeout=30", seed=5)
+    assert isinstance(p, ExternalEnginePlayer) and p.seed == 5
+    g = Game()
+    other = RandomPlayer(seed=2)
+    try:
+        while not g.is_over():
+            mover = p if g.turn == "south" else other
+            g.play(mover.choose_move(g, Limit(nodes=3)))
+        assert g.outcome() in ("south", "north", "draw")
+        # Positions that do not start at the standard start travel as position text.
+        mid = Game.from_position(Game.from_moves("5R@d2 1G@d3").position())
+        mid.play("2Y@d3")
+        assert mid.is_legal(p.choose_move(mid))
+    finally:
+        p.close()
+
+
+def _fake_engine(body: str) -> list[str]:
+    prelude = textwrap.dedent(
+        """
+        import sys
+        def out(s):
+            print(s, flush=True)
+        for line in sys.stdin:
+            cmd = line.split()[0] if line.split() else ""
+            if cmd == "identify":
+                out("id name fake"); out("ready"); continue
+        """
+    )
+    return [sys.executable, "-c", prelude + textwrap.indent(textwrap.dedent(body), "    ")]
+
+
+def test_client_reports_an_engine_that_dies() -> None:
+    cmd = _fake_engine(
+        """
+        if cmd == "go":
+            sys.stderr.write("segfault, sort of\\n"); sys.stderr.flush(); sys.exit(3)
+        out("ok")
+        """
+    )
+    with EngineClient(cmd, timeout=10) as c:
+        c.set_position([])
+        with pytest.raises(EngineDied, match=r"status 3.*segfault, sort of"):
+            c.go()
+        with pytest.raises(EngineError, match="no longer usable"):
+            c.legal_moves()
+
+
+def test_client_times_out_on_a_silent_engine() -> None:
+    cmd = _fake_engine(
+        """
+        if cmd == "go":
+            out("info thinking forever")
+            continue
+        out("ok")
+        """
+    )
+    c = EngineClient(cmd, timeout=10)
+    with pytest.raises(EngineTimeout, match="within 0.3 s"):
+        c.go(timeout=0.3)
+    assert not c.alive
+    c.close()
+
+
+def test_client_rejects_out_of_protocol_answers() -> None:
+    cmd = _fake_engine(
+        """
+        if cmd == "go":
+            out("bestmove 9Z@q7"); continue
+        if cmd == "legal":
+            out("bestmove 1R@a1"); continue
+        out("ok")
+        """
+    )
+    with EngineClient(cmd, timeout=10) as c:
+        with pytest.raises(EngineProtocolError, match="expected 'ok ...'"):
+            c.legal_moves()
+    with EngineClient(cmd, timeout=10) as c, pytest.raises(EngineProtocolError, match="bad bestmove"):
+        c.go()
+
+
+def test_external_player_refuses_an_illegal_bestmove() -> None:
+    cmd = _fake_engine(
+        """
+        if cmd == "go":
+            out("bestmove pass"); continue
+        out("ok")
+        """
+    )
+    import shlex
+
+    p = ExternalEnginePlayer(cmd=shlex.join(cmd), timeout=10)
+    try:
+        with pytest.raises(EngineProtocolError, match="illegal move pass"):
+            p.choose_move(Game())
+    finally:
+        p.close()
+
+
+def test_client_refuses_multi_line_commands_and_missing_programs() -> None:
+    with pytest.raises(EngineDied, match="cannot start"):
+        EngineClient(["/nonexistent/engine"])
+    with EngineClient(engine_cmd(), env=engine_env(), timeout=30) as c, pytest.raises(ValueError, match="one line"):
+        c.send("legal\nquit")
+
+
+def test_players_pickle_for_worker_processes() -> None:
+    import pickle
+
+    p = ExternalEnginePlayer(cmd="jericho engine", timeout=30)
+    try:
+        p.choose_move(Game())
+        q = pickle.loads(pickle.dumps(p))
+        assert q._client is None and q.cmd == p.cmd
+        assert Game().is_legal(q.choose_move(Game()))
+        q.close()
+    finally:
+        p.close()
+    bot = pickle.loads(pickle.dumps(make_player("openspiel-mcts:sims=10,seed=1")))
+    assert Game().is_legal(bot.choose_move(Game()))

@@ -1,0 +1,44 @@
+"""The rules engine depends on nothing: no UI, web, AI or third-party code."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import jericho
+
+ENGINE_MODULES = ["board", "core", "errors", "game", "moves", "pieces", "position", "record", "strength"]
+PACKAGE = Path(jericho.__file__).parent
+
+
+def test_engine_modules_import_only_the_standard_library_and_each_other() -> None:
+    allowed_prefixes = tuple(f"jericho.{m}" for m in ENGINE_MODULES) + ("jericho",)
+    stdlib = sys.stdlib_module_names
+    for name in ENGINE_MODULES:
+        tree = ast.parse((PACKAGE / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                targets = [node.module or ""]
+            else:
+                continue
+            for target in targets:
+                top = target.split(".")[0]
+                if top == "jericho":
+                    assert target in allowed_prefixes, f"{name}.py imports {target}"
+                else:
+                    assert top in stdlib or top == "__future__", f"{name}.py imports {target}"
+
+
+def test_importing_the_engine_loads_no_other_layer() -> None:
+    code = (
+        "import sys, jericho, jericho.core, jericho.record\n"
+        "bad = [m for m in sys.modules if m.startswith(('jericho.players', 'jericho.web', 'jericho.envs',"
+        " 'numpy', 'starlette', 'sqlalchemy'))]\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
