@@ -173,6 +173,15 @@ def test_full_game_against_the_ai_then_record_and_replay(client: TestClient, db:
     record = client.get(f"/api/games/{g['id']}/record")
     assert record.status_code == 200 and "attachment" in record.headers["content-disposition"]
     assert st["moves"][0] in record.text and st["moves"][-1] in record.text
+    token = {"south": "1-0", "north": "0-1", "draw": "1/2-1/2"}[st["result"]]
+    assert f'[Result "{token}"]' in record.text and record.text.rstrip().endswith(token)
+    try:
+        from jericho.record import read_record
+    except ImportError:  # the record module is another issue's; the minimal record is checked above
+        pass
+    else:
+        parsed = read_record(record.text)
+        assert [str(m) for m in parsed.moves] == st["moves"]
     frames = client.get(f"/api/games/{g['id']}/replay").json()["frames"]
     assert len(frames) == len(st["moves"]) + 1 and frames[0]["towers"] == {}
     assert frames[-1]["score"] == st["score"] and frames[-1]["towers"] == st["towers"]
@@ -237,6 +246,8 @@ def test_hotseat_one_token_plays_both_sides_undo_resign_rematch(client: TestClie
         ws.send(type="resign")
         st = ws.until("state", lambda m: m["game"]["status"] == "over")["game"]
         assert st["result"] == "south" and st["reason"] == "resign"  # north (to move) resigned
+        text = client.get(f"/api/games/{g['id']}/record").text
+        assert '[Result "1-0"]' in text and '[Termination "North resigned"]' in text and "5R@d2" in text
         ws.send(type="move", move="1R@a1")
         assert ws.error()["code"] == "game_over"
         ws.send(type="rematch")

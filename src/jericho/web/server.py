@@ -742,7 +742,7 @@ class Hub:
         return {"id": rec.id, "frames": frames, "result": self.outcome(room)[0]}
 
     def record_text(self, room: Room) -> str:
-        """The game record for download."""
+        """The game record for download (the format of docs/notation.md)."""
         rec = room.rec
         result, reason = self.outcome(room)
         names = {s: "AI " + (rec.ai_level or "") if rec.ai_side == s else "Human" for s in SIDES}
@@ -750,16 +750,23 @@ class Hub:
             "Event": f"Jericho web game ({rec.mode})",
             "Site": "jericho serve",
             "Date": time.strftime("%Y.%m.%d", time.gmtime(rec.created_at)),
-            "Game": rec.id,
             "South": names["south"],
             "North": names["north"],
-            "Result": result or "*",
+            "Result": _RESULT_TOKENS[result],
+            "GameId": rec.id,
         }
-        if reason:
-            tags["Termination"] = reason
-        if rec.start_position:
-            tags["Position"] = rec.start_position
+        if result and reason:
+            loser = "South" if result == "north" else "North"
+            tags["Termination"] = {
+                "seven": "seven monoliths held through a full turn",
+                "exhaustion": "both players passed",
+                "resign": f"{loser} resigned",
+                "time": f"{loser} lost on time",
+            }[reason]
         return write_game_record(room.game, tags)
+
+
+_RESULT_TOKENS: dict[str | None, str] = {"south": "1-0", "north": "0-1", "draw": "1/2-1/2", None: "*"}
 
 
 def _mover_of_last(game: Game) -> str:
