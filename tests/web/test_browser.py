@@ -233,3 +233,36 @@ def test_rules_page_renders(server: str, browser: Browser) -> None:
     expect(page.locator("#rules h1")).to_be_visible()
     expect(page.locator("#rules table").first).to_be_visible()
     page.close()
+
+
+def test_hotseat_with_the_keyboard_only(server: str, browser: Browser) -> None:
+    page = browser.new_page(viewport=DESKTOP)
+    errors = watch_errors(page)
+    page.goto(server + "/")
+    page.get_by_label("Hot-seat").check()
+    page.locator("#start").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/g/*")
+    expect(page.locator("#turn")).to_contain_text("South to move")
+    page.locator('#tray-mine .slot[data-piece="5R"]').focus()
+    page.keyboard.press("Enter")  # picks the piece and puts the focus on a highlighted cell
+    page.wait_for_function("() => document.activeElement && document.activeElement.dataset.cell")
+    first = page.evaluate("document.activeElement.dataset.cell")
+    page.keyboard.press("ArrowRight")
+    target = page.evaluate("document.activeElement.dataset.cell")
+    assert target != first
+    page.keyboard.press("Enter")
+    expect(page.locator("#moves .mv")).to_have_count(1)
+    expect(page.locator("#moves .mv").first).to_have_text(f"5R@{target}")
+    expect(page.locator("#turn")).to_contain_text("North to move")
+    page.locator("#typed-move").fill("1G@d3")
+    page.keyboard.press("Enter")
+    expect(page.locator("#moves .mv")).to_have_count(2)
+    page.locator("#btn-undo").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#moves .mv")).to_have_count(1)
+    page.locator("#typed-move").fill("nonsense")
+    page.keyboard.press("Enter")
+    expect(page.locator("#message")).to_contain_text("malformed move")
+    assert not errors, errors
+    page.close()

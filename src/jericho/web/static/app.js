@@ -156,6 +156,8 @@ function connect() {
       say(msg.message);
     } else if (msg.type === "ack") {
       S.selected = null;
+      S.backToTray = document.activeElement && document.activeElement.closest &&
+        !!document.activeElement.closest("#board");
     } else if (msg.type === "rematch") {
       if (S.token) store.set(`jericho:seat:${msg.id}`, S.token);
       location.href = `/g/${msg.id}`;
@@ -199,7 +201,7 @@ function clickCell(cell) {
   send({ type: "move", move: `${S.selected}@${cell}`, ply: S.game.ply });
 }
 
-function selectPiece(piece) {
+function selectPiece(piece, byKeyboard = false) {
   if (!myTurn()) {
     say(S.game && S.game.status === "over" ? "The game is over." : "It is not your turn.", "note");
     return;
@@ -209,6 +211,7 @@ function selectPiece(piece) {
   render();
   if (S.selected) {
     const n = (S.game.legal[piece] || []).length;
+    if (byKeyboard && n) S.board.focusCell(S.game.legal[piece][0]);
     $("info").textContent = `${piece} (${pieceWords(piece)}): ${n} cell${n === 1 ? "" : "s"} highlighted. Choose one.`;
   }
 }
@@ -389,6 +392,11 @@ function render() {
         "Hover or tap an alignment (its line or a triangle) to see who leads it and why.";
   }
   renderTrays();
+  if (S.backToTray && myTurn()) {
+    S.backToTray = false;
+    const slot = document.querySelector("#tray-mine .slot:not(:disabled)");
+    if (slot) slot.focus();
+  }
   renderMoves();
   // controls
   const seated = mySides().length > 0;
@@ -449,7 +457,7 @@ function drawTray(node, side, interactive) {
         b.dataset.piece = p;
         b.appendChild(document.createElementNS("http://www.w3.org/2000/svg", "svg"));
         b.firstChild.setAttribute("viewBox", "-45 -2 90 34");
-        b.onclick = () => { if (node.dataset.interactive === "1") selectPiece(p); };
+        b.onclick = (e) => { if (node.dataset.interactive === "1") selectPiece(p, e.detail === 0); };
         node.appendChild(b);
       }
     }

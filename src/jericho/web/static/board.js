@@ -163,6 +163,8 @@ export class Board {
       g.addEventListener("click", () => this.h.onCell(c.name));
       g.addEventListener("keydown", (e) => {
         if (e.key === "Enter" || e.key === " ") { e.preventDefault(); this.h.onCell(c.name); }
+        const dir = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[e.key];
+        if (dir) { e.preventDefault(); this.focusNeighbour(c.name, dir); }
       });
       g.addEventListener("mouseenter", () => this.h.onCellInfo(c.name));
       g.addEventListener("focus", () => this.h.onCellInfo(c.name));
@@ -170,6 +172,28 @@ export class Board {
       this.cellNodes[c.name] = g;
     }
     if (this.state) this.render(this.state, this.opts);
+  }
+
+  /** Move keyboard focus to the nearest cell in a screen direction ([dx, dy], y down). */
+  focusNeighbour(name, [dx, dy]) {
+    const c = this.cells[name];
+    const [x0, y0] = this.P(c.x, c.y);
+    let best = null, bestScore = Infinity;
+    for (const other of this.topo.cells) {
+      if (other.name === name) continue;
+      const [x, y] = this.P(other.x, other.y);
+      const along = (x - x0) * dx + (y - y0) * dy;
+      if (along <= 0) continue;
+      const across = Math.abs((x - x0) * dy - (y - y0) * dx);
+      const score = along + 2.5 * across;
+      if (score < bestScore) { bestScore = score; best = other.name; }
+    }
+    if (best) this.cellNodes[best].focus();
+  }
+
+  /** Focus a cell (keyboard play). */
+  focusCell(name) {
+    if (this.cellNodes[name]) this.cellNodes[name].focus();
   }
 
   drawTriangle(a, t) {
