@@ -346,7 +346,8 @@ function render() {
   $("turn").textContent = turn;
   const off = 13 - view.score[0] - view.score[1];
   const small = document.createElement("small");
-  small.textContent = `${off} monolith${off === 1 ? "" : "s"} off the board`;
+  small.textContent = `${off} monolith${off === 1 ? "" : "s"} off the board` +
+    (mySides().length ? "" : " · you are watching") + (g.watchers ? ` · ${g.watchers} watching` : "");
   $("turn").appendChild(small);
   document.title = `${myTurn() ? "● " : ""}Jericho · ${turn}`;
   // banner
