@@ -511,13 +511,16 @@ class Hub:
         async with room.lock:
             if room.version != version or self.status(room) != "playing":
                 return  # the position changed meanwhile (undo, resign, flag): discard
-            if self._check_flag(room):
-                pass
-            else:
-                if not room.game.is_legal(move):
-                    log.error("AI %s chose illegal move %s; playing a random legal move", room.rec.ai_level, move)
-                    move = random.choice(room.game.legal_moves())
-                self._commit_move(room, move)
+            try:
+                if not self._check_flag(room):
+                    if not room.game.is_legal(move):
+                        log.error("AI %s chose illegal move %s; playing a random legal move", room.rec.ai_level, move)
+                        move = random.choice(room.game.legal_moves())
+                    self._commit_move(room, move)
+            except Exception:  # noqa: BLE001 - e.g. the database is unreachable: retried on the next event
+                log.exception("could not store the AI's move in game %s", room.rec.id)
+                room.ai_task = None
+                return
             room.ai_task = None
             self._after_change(room)
         await self.broadcast(room)
