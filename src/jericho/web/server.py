@@ -605,6 +605,7 @@ class Hub:
                 raise ClientError("bad_token", "this token does not hold a seat in this game: you are watching")
         conn.seats = frozenset(seats)
         await self.send(conn, {"type": "welcome", "role": conn.role})
+        self._after_change(room)  # restarts an AI move that could not be stored earlier
         await self.broadcast(room)
 
     def _seat_to_move(self, room: Room, conn: Conn, action: str) -> str:
