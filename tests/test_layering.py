@@ -42,3 +42,12 @@ def test_importing_the_engine_loads_no_other_layer() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_packaged_rules_page_matches_docs() -> None:
+    """The web app ships a copy of docs/rules.md (installed packages have no docs/): keep them equal."""
+    docs = PACKAGE.parents[1] / "docs" / "rules.md"
+    shipped = PACKAGE / "web" / "static" / "rules.md"
+    assert shipped.read_text(encoding="utf-8") == docs.read_text(encoding="utf-8"), (
+        "copy docs/rules.md to src/jericho/web/static/rules.md"
+    )
