@@ -5,13 +5,14 @@
     python3 tasks.py test    # set up, then run lint, type checks and the whole test suite
 
 Setup is idempotent: a virtual environment in .venv with the package and its extras,
-and, for the browser tests, Debian's chromium (installed with apt-get when missing).
+and, for the tests, Debian's chromium and postgresql (installed with apt-get when missing).
 Extra arguments after ``run`` go to ``jericho`` (e.g. ``tasks.py run play``); extra
 arguments after ``test`` go to pytest.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import shutil
@@ -25,7 +26,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
 STAMP = VENV / ".jericho-installed"
-EXTRAS = "web,rl,plot,dev"
+EXTRAS = "web,postgres,rl,plot,dev"
 
 
 def sh(*cmd: str | Path, check: bool = True, env: dict[str, str] | None = None) -> int:
@@ -46,19 +47,22 @@ def setup() -> None:
         STAMP.write_text(wanted)
 
 
-def chromium() -> str | None:
-    """Path of Debian's chromium, installing it with apt-get when missing and possible."""
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
+def system_packages() -> None:
+    """Debian's chromium (browser tests) and postgresql (storage tests), installed when missing."""
+    missing = []
+    if not (shutil.which("chromium") or shutil.which("chromium-browser")):
+        missing.append("chromium")
+    if not (shutil.which("initdb") or glob.glob("/usr/lib/postgresql/*/bin/initdb")):
+        missing.append("postgresql")
+    if not missing:
+        return
     apt = shutil.which("apt-get")
-    if apt and hasattr(os, "geteuid") and os.geteuid() == 0:
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        sh(apt, "update", "-qq", check=False, env=env)
-        sh(apt, "install", "-y", "-qq", "--no-install-recommends", "chromium", check=False, env=env)
-        return shutil.which("chromium")
-    return None
+    if not (apt and hasattr(os, "geteuid") and os.geteuid() == 0):
+        print(f"please install {' and '.join(missing)}: the tests that need them will fail", file=sys.stderr)
+        return
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    sh(apt, "update", "-qq", check=False, env=env)
+    sh(apt, "install", "-y", "-qq", "--no-install-recommends", *missing, check=False, env=env)
 
 
 def run(args: list[str]) -> int:
@@ -69,12 +73,11 @@ def run(args: list[str]) -> int:
 
 def test(args: list[str]) -> int:
     setup()
+    system_packages()
     env = dict(os.environ)
-    browser = chromium()
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser:
         env["JERICHO_CHROMIUM"] = browser
-    else:
-        print("chromium is not available: the browser tests will fail", file=sys.stderr)
     steps = [
         [str(PY), "-m", "ruff", "check", "src", "tests", "examples", "tasks.py"],
         [str(PY), "-m", "mypy"],

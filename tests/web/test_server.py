@@ -20,7 +20,7 @@ from starlette.websockets import WebSocketDisconnect  # noqa: E402
 from jericho import Game  # noqa: E402
 from jericho.players.base import register  # noqa: E402
 from jericho.web.server import Limits, create_app  # noqa: E402
-from jericho.web.storage import Storage  # noqa: E402
+from jericho.web.storage import Storage, resolve_db_url  # noqa: E402
 
 
 class SleepyPlayer:
@@ -83,11 +83,6 @@ class WS:
 
 
 @pytest.fixture()
-def db(tmp_path: Path) -> str:
-    return str(tmp_path / "games.sqlite3")
-
-
-@pytest.fixture()
 def client(db: str) -> Iterator[TestClient]:
     with TestClient(create_app(db)) as c:
         yield c
@@ -119,7 +114,7 @@ def first_legal(state: dict[str, Any]) -> str:
 
 
 def stored_moves(db: str, game_id: str) -> list[str]:
-    s = Storage(f"sqlite:///{db}")
+    s = Storage(resolve_db_url(db))
     try:
         rec = s.load(game_id)
         assert rec is not None
