@@ -1,0 +1,154 @@
+"""Helpers shared by the search players, built only on :mod:`jericho.core` (no engine changes).
+
+* :class:`Deadline` turns a :class:`~jericho.players.base.Limit` into a wall-clock stop time
+  with a safety margin;
+* :func:`move_deltas` computes, without playing them, how every legal move changes the
+  monolith counts (a move changes only the two alignments through its cell, and only the
+  *size* of the piece matters for strength, so at most 26 × 5 effect classes exist);
+* :func:`breaks_possible` says whether the side to move can bring a 7-holder below 7.
+"""
+
+from __future__ import annotations
+
+import time
+
+from jericho.core import N_PIECES, SEVEN, TWO_OR_MORE, State
+from jericho.game import Game
+from jericho.moves import Move
+from jericho.players.base import Limit
+
+__all__ = ["Deadline", "move_deltas", "breaks_possible", "to_move", "game_state", "resolve_seed"]
+
+#: Fraction of a time budget a player allows itself (the rest is margin for overheads).
+TIME_SAFETY = 0.85
+#: Absolute margin (seconds) kept below any time budget.
+TIME_MARGIN = 0.03
+
+
+class Deadline:
+    """A wall-clock stop time derived from a time budget (``None``: no time limit)."""
+
+    __slots__ = ("start", "stop")
+
+    def __init__(self, seconds: float | None) -> None:
+        self.start = time.perf_counter()
+        if seconds is None:
+            self.stop: float | None = None
+        else:
+            if seconds <= 0:
+                raise ValueError(f"time limit must be positive, got {seconds}")
+            self.stop = self.start + max(0.001, min(seconds * TIME_SAFETY, seconds - TIME_MARGIN))
+
+    def expired(self) -> bool:
+        """True once the stop time has passed."""
+        return self.stop is not None and time.perf_counter() >= self.stop
+
+    def elapsed(self) -> float:
+        """Seconds since the deadline was created."""
+        return time.perf_counter() - self.start
+
+
+def resolve_seed(own: int | None, limit: Limit | None) -> int | None:
+    """The seed to use for one move: the limit's seed wins over the player's own."""
+    if limit is not None and limit.seed is not None:
+        return limit.seed
+    return own
+
+
+def game_state(game: Game) -> State:
+    """An independent copy of ``game``'s kernel state (the game itself is never touched)."""
+    if not isinstance(game, Game):
+        raise TypeError(f"expected a jericho.Game, got {type(game).__name__}")
+    if game.is_over():
+        raise ValueError("the game is over: there is no move to choose")
+    return game.state.copy()
+
+
+def to_move(game: Game, code: int) -> Move:
+    """The interned :class:`Move` of a move code."""
+    return game.tables.move_objects[code]
+
+
+def move_deltas(state: State, codes: list[int]) -> list[int]:
+    """For each move code, the change of (mover's monoliths − opponent's) it causes at once.
+
+    Computed arithmetically from the strength keys (RULES.md §4–§5) with no push/pop;
+    the pass code gets 0.  Results are shared by moves with the same cell and size.
+    """
+    t = state.tables
+    n = t.n_cells
+    key = state.key
+    height = state.height
+    leader = state.leader
+    through = t.through
+    asouth = t.align_south
+    anorth = t.align_north
+    me = state.turn
+    cache: dict[int, int] = {}
+    out: list[int] = []
+    pass_code = t.pass_code
+    for code in codes:
+        if code == pass_code:
+            out.append(0)
+            continue
+        p, c = divmod(code, n)
+        sz = p // 5
+        ck = sz * 32 + c
+        d = cache.get(ck)
+        if d is None:
+            nk = ((sz + 1) << 9) | ((key[c] & 0xFFF) >> 3)
+            if height[c]:
+                nk |= TWO_OR_MORE
+            d = 0
+            for a in through[c]:
+                s = 0
+                for x in asouth[a]:
+                    v = nk if x == c else key[x]
+                    if v > s:
+                        s = v
+                m = 0
+                for x in anorth[a]:
+                    v = nk if x == c else key[x]
+                    if v > m:
+                        m = v
+                new = 0 if s > m and m else 1 if m > s and s else -1
+                old = leader[a]
+                if new != old:
+                    if old == me:
+                        d -= 1
+                    elif old >= 0:
+                        d += 1
+                    if new == me:
+                        d += 1
+                    elif new >= 0:
+                        d -= 1
+            cache[ck] = d
+        out.append(d)
+    return out
+
+
+def breaks_possible(state: State, holder: int) -> bool:
+    """Whether the side to move has a reply leaving ``holder`` with fewer than 7 monoliths.
+
+    ``state`` is restored before returning.
+    """
+    if state.score[holder] < SEVEN:
+        return True
+    t = state.tables
+    n = t.n_cells
+    held = [any(state.leader[a] == holder for a in t.through[c]) for c in range(n)]
+    for code in state.legal_codes():
+        if code == t.pass_code or not held[code % n]:
+            continue  # a placement off the holder's alignments cannot lower its count
+        state.push(code)
+        broken = state.score[holder] < SEVEN
+        state.pop()
+        if broken:
+            return True
+    return False
+
+
+def reserve_pieces(state: State, side: int) -> list[int]:
+    """The pieces (0–24) still in ``side``'s reserve."""
+    r = state.reserve[side]
+    return [p for p in range(N_PIECES) if r >> p & 1]
