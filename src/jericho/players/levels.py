@@ -1,0 +1,57 @@
+"""Named levels for people: a player and a budget each (table in docs/ai.md).
+
+=======  ===============================================  ==========================
+level    player                                           typical time per move
+=======  ===============================================  ==========================
+easy     ``greedy`` (one ply, random among equals)         instant
+medium   ``mcts`` with 150 simulations                     ~0.02 s
+hard     ``mcts`` with 1000 simulations                    ~0.1 s
+expert   ``mcts`` with 2.5 s per move (at most 60000 sims) ≤ 2.5 s (under the 3 s promise)
+=======  ===============================================  ==========================
+
+A ``Limit`` passed to ``choose_move`` can only tighten a level's time budget.
+"""
+
+from __future__ import annotations
+
+from jericho.players.base import Player
+from jericho.players.greedy import GreedyPlayer
+from jericho.players.mcts import MCTSPlayer
+
+__all__ = ["easy", "medium", "hard", "expert", "LEVELS", "EXPERT_TIME"]
+
+#: Seconds per move the expert level allows itself (the promise is 3 s).
+EXPERT_TIME = 2.5
+MEDIUM_SIMS = 150
+HARD_SIMS = 1000
+EXPERT_MAX_SIMS = 60_000
+
+
+def _named(player: Player, name: str) -> Player:
+    player.name = name
+    return player
+
+
+def easy(seed: int | None = None) -> Player:
+    """Greedy one-ply play: takes monoliths, sees immediate wins and losses, nothing more."""
+    return _named(GreedyPlayer(seed=seed), "easy")
+
+
+def medium(seed: int | None = None) -> Player:
+    """MCTS with a small simulation budget: sees simple tactics, misses deeper plans."""
+    return _named(MCTSPlayer(sims=MEDIUM_SIMS, seed=seed), "medium")
+
+
+def hard(seed: int | None = None) -> Player:
+    """MCTS with a moderate simulation budget."""
+    return _named(MCTSPlayer(sims=HARD_SIMS, seed=seed), "hard")
+
+
+def expert(seed: int | None = None, time: float = EXPERT_TIME) -> Player:
+    """The strongest player: MCTS with ``time`` seconds per move (default 2.5 s)."""
+    if time <= 0 or time > 3.0:
+        raise ValueError(f"expert time must be in (0, 3] seconds, got {time}")
+    return _named(MCTSPlayer(sims=EXPERT_MAX_SIMS, time=time, seed=seed), "expert")
+
+
+LEVELS = {"easy": easy, "medium": medium, "hard": hard, "expert": expert}
