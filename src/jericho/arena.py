@@ -160,41 +160,42 @@ def _write_record(result: GameResult, out: Path, tags: dict[str, str]) -> Path:
 
 # -- Elo ----------------------------------------------------------------------------------
 def bradley_terry(n: int, results: list[tuple[int, int, float]], prior: float = 0.5, iters: int = 2000) -> list[float]:
-    """Elo ratings (mean 0) from ``(i, j, score_of_i)`` games, score 1 / 0.5 / 0.
+    """Elo ratings (mean 0 over the players that played) from ``(i, j, score_of_i)`` games.
 
     Maximum likelihood of the Bradley–Terry model ``P(i beats j) = g_i / (g_i + g_j)``,
     draws counting half a win each way, fitted by Hunter's MM iteration.  ``prior`` adds
     that many virtual wins to each side of every pairing that played (one virtual draw
-    for 0.5), so a perfect score gives a large finite rating.
+    for 0.5), so a perfect score gives a large finite rating.  A player with no game
+    gets ``nan``.
     """
     wins = [[0.0] * n for _ in range(n)]
     for i, j, s in results:
+        if not 0.0 <= s <= 1.0 or i == j:
+            raise ValueError(f"bad game result {(i, j, s)}: need two players and a score in [0, 1]")
         wins[i][j] += s
         wins[j][i] += 1.0 - s
-    games = [[wins[i][j] + wins[j][i] for j in range(n)] for i in range(n)]
+    played = [[wins[i][j] + wins[j][i] > 0 for j in range(n)] for i in range(n)]
     for i in range(n):
         for j in range(n):
-            if i != j and games[i][j] > 0:
+            if played[i][j]:
                 wins[i][j] += prior
-        for j in range(n):
-            games[i][j] = wins[i][j] + wins[j][i]
+    active = [i for i in range(n) if any(played[i])]
+    games = [[wins[i][j] + wins[j][i] for j in range(n)] for i in range(n)]
     g = [1.0] * n
     for _ in range(iters):
-        delta = 0.0
-        new = []
-        for i in range(n):
+        new = g[:]
+        for i in active:
             w = sum(wins[i])
-            den = sum(games[i][j] / (g[i] + g[j]) for j in range(n) if j != i and games[i][j] > 0)
-            new.append(w / den if den > 0 and w > 0 else g[i] * 1e-3 if den > 0 else g[i])
-        # normalise: geometric mean 1
-        lg = [math.log(max(x, 1e-300)) for x in new]
-        mean = sum(lg) / n
-        new = [math.exp(x - mean) for x in lg]
-        delta = max(abs(a - b) / max(a, b) for a, b in zip(new, g, strict=True))
+            den = sum(games[i][j] / (g[i] + g[j]) for j in active if j != i and games[i][j] > 0)
+            new[i] = max(w / den, 1e-12)
+        mean = sum(math.log(new[i]) for i in active) / len(active) if active else 0.0
+        for i in active:
+            new[i] = math.exp(math.log(new[i]) - mean)
+        delta = max((abs(new[i] - g[i]) / max(new[i], g[i]) for i in active), default=0.0)
         g = new
         if delta < 1e-10:
             break
-    return [400.0 * math.log10(x) for x in g]
+    return [400.0 * math.log10(g[i]) if i in active else math.nan for i in range(n)]
 
 
 def elo_table(
@@ -219,9 +220,9 @@ def elo_table(
     out = []
     for k in range(n):
         b = sorted(boots[k])
-        if b:
-            lo = b[int(0.025 * (len(b) - 1))]
-            hi = b[int(math.ceil(0.975 * (len(b) - 1)))]
+        if b and not math.isnan(elo[k]):
+            lo = min(b[int(0.025 * (len(b) - 1))], elo[k])
+            hi = max(b[int(math.ceil(0.975 * (len(b) - 1)))], elo[k])
         else:
             lo = hi = elo[k]
         out.append((elo[k], lo, hi))
@@ -352,12 +353,13 @@ def summarise(
     players = []
     for k, s in enumerate(specs):
         elo, lo, hi = ratings[k]
+        played = not math.isnan(elo)
         players.append(
             {
                 "player": s,
-                "elo": round(elo, 1),
-                "elo_low": round(lo, 1),
-                "elo_high": round(hi, 1),
+                "elo": round(elo, 1) if played else None,
+                "elo_low": round(lo, 1) if played else None,
+                "elo_high": round(hi, 1) if played else None,
                 "mean_time_per_move": time_spent[k] / moves_made[k] if moves_made[k] else 0.0,
                 "moves": moves_made[k],
             }
@@ -392,7 +394,10 @@ def format_table(summary: dict[str, Any]) -> str:
         )
     lines.append("")
     lines.append(f"{'player':<{w}}  {'Elo':>7}  {'95% CI':>17}  {'s/move':>8}  {'moves':>6}")
-    for p in sorted(summary["players"], key=lambda x: -x["elo"]):
+    for p in sorted(summary["players"], key=lambda x: -(x["elo"] if x["elo"] is not None else -1e9)):
+        if p["elo"] is None:
+            lines.append(f"{p['player']:<{w}}  {'-':>7}  {'(no game)':>17}  {'-':>8}  {0:>6}")
+            continue
         ci = f"[{p['elo_low']:.0f}, {p['elo_high']:.0f}]"
         lines.append(
             f"{p['player']:<{w}}  {p['elo']:>7.0f}  {ci:>17}  {p['mean_time_per_move']:>8.3f}  {p['moves']:>6}"
@@ -414,10 +419,12 @@ def write_png(summary: dict[str, Any], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    players = sorted(summary["players"], key=lambda x: x["elo"])
+    players = sorted((p for p in summary["players"] if p["elo"] is not None), key=lambda x: x["elo"])
+    if not players:
+        return True
     names = [p["player"] for p in players]
     elo = [p["elo"] for p in players]
-    err = [[p["elo"] - p["elo_low"] for p in players], [p["elo_high"] - p["elo"] for p in players]]
+    err = [[max(0.0, p["elo"] - p["elo_low"]) for p in players], [max(0.0, p["elo_high"] - p["elo"]) for p in players]]
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(names) + 1.5))
     ax.barh(names, elo, xerr=err, color="#4c72b0", capsize=4)
     ax.set_xlabel("Elo (mean 0), 95% bootstrap interval")

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import time
 
-from jericho.core import N_PIECES, SEVEN, TWO_OR_MORE, State
+from jericho.core import N_PIECES, NO_OUTCOME, SEVEN, TWO_OR_MORE, State
 from jericho.game import Game
 from jericho.moves import Move
 from jericho.players.base import Limit
 
-__all__ = ["Deadline", "move_deltas", "breaks_possible", "to_move", "game_state", "resolve_seed"]
+__all__ = ["Deadline", "move_deltas", "breaks_possible", "winning_sevens", "to_move", "game_state", "resolve_seed"]
 
 #: Fraction of a time budget a player allows itself (the rest is margin for overheads).
 TIME_SAFETY = 0.85
@@ -130,22 +130,73 @@ def move_deltas(state: State, codes: list[int]) -> list[int]:
 def breaks_possible(state: State, holder: int) -> bool:
     """Whether the side to move has a reply leaving ``holder`` with fewer than 7 monoliths.
 
-    ``state`` is restored before returning.
+    Arithmetic on the strength keys, like :func:`move_deltas` (no push/pop): only a
+    placement on a cell of an alignment the holder leads can lower its count, and a move
+    changes only the alignments through its cell.
     """
-    if state.score[holder] < SEVEN:
+    score = state.score[holder]
+    if score < SEVEN:
         return True
     t = state.tables
     n = t.n_cells
-    held = [any(state.leader[a] == holder for a in t.through[c]) for c in range(n)]
+    key = state.key
+    height = state.height
+    leader = state.leader
+    through = t.through
+    asouth = t.align_south
+    anorth = t.align_north
+    seen: set[int] = set()
     for code in state.legal_codes():
-        if code == t.pass_code or not held[code % n]:
-            continue  # a placement off the holder's alignments cannot lower its count
-        state.push(code)
-        broken = state.score[holder] < SEVEN
-        state.pop()
-        if broken:
+        if code == t.pass_code:
+            continue
+        p, c = divmod(code, n)
+        if all(leader[a] != holder for a in through[c]):
+            continue
+        sz = p // 5
+        ck = sz * 32 + c
+        if ck in seen:
+            continue
+        seen.add(ck)
+        nk = ((sz + 1) << 9) | ((key[c] & 0xFFF) >> 3)
+        if height[c]:
+            nk |= TWO_OR_MORE
+        new_score = score
+        for a in through[c]:
+            sm = 0
+            for x in asouth[a]:
+                v = nk if x == c else key[x]
+                if v > sm:
+                    sm = v
+            nm = 0
+            for x in anorth[a]:
+                v = nk if x == c else key[x]
+                if v > nm:
+                    nm = v
+            new = 0 if sm > nm and nm else 1 if nm > sm and sm else -1
+            old = leader[a]
+            if old == holder and new != holder:
+                new_score -= 1
+            elif new == holder and old != holder:
+                new_score += 1
+        if new_score < SEVEN:
             return True
     return False
+
+
+def winning_sevens(state: State, codes: list[int]) -> list[int]:
+    """The moves among ``codes`` after which the mover holds 7+ that no reply breaks (a certain win)."""
+    me = state.turn
+    out = []
+    if state.score[me] + 2 < SEVEN:
+        return out
+    for code in codes:
+        state.push(code)
+        if state.outcome == NO_OUTCOME and state.score[me] >= SEVEN and not breaks_possible(state, me):
+            out.append(code)
+        elif state.outcome == me:
+            out.append(code)
+        state.pop()
+    return out
 
 
 def reserve_pieces(state: State, side: int) -> list[int]:

@@ -25,10 +25,18 @@ import math
 import random
 import time
 
-from jericho.core import DRAW, NO_OUTCOME, State, random_playout
+from jericho.core import DRAW, NO_OUTCOME, SEVEN, State, random_playout
 from jericho.game import Game
 from jericho.moves import Move
-from jericho.players._util import Deadline, game_state, move_deltas, resolve_seed, to_move
+from jericho.players._util import (
+    Deadline,
+    breaks_possible,
+    game_state,
+    move_deltas,
+    resolve_seed,
+    to_move,
+    winning_sevens,
+)
 from jericho.players.base import Limit
 
 __all__ = ["MCTSPlayer", "Node"]
@@ -129,6 +137,10 @@ class MCTSPlayer:
             return to_move(game, codes[0])
         sims, secs = self._budget(limit)
         deadline = Deadline(secs)
+        wins = winning_sevens(state, codes)
+        if wins:  # a certain win needs no search
+            self._root = None
+            return to_move(game, wins[self._rng.randrange(len(wins))])
         root = self._find_root(game, state)
         hist = tuple(game.state.history_codes())
         self.search(state, root, sims, deadline)
@@ -169,7 +181,10 @@ class MCTSPlayer:
                     mover = state.turn
                     state.push(code)
                     depth += 1
-                    child = Node(code, mover, state.outcome)
+                    outcome = state.outcome
+                    if outcome == NO_OUTCOME and state.score[mover] >= SEVEN and not breaks_possible(state, mover):
+                        outcome = mover  # proven: seven monoliths that no reply breaks
+                    child = Node(code, mover, outcome)
                     node.children.append(child)
                     node = child
                     path.append(node)
@@ -209,9 +224,32 @@ class MCTSPlayer:
 
     @staticmethod
     def _ordered_moves(state: State, rng: random.Random) -> list[int]:
-        """Legal codes, the most promising last (they are popped from the end)."""
+        """Legal codes, the most promising last (they are popped from the end).
+
+        When the opponent holds 7, only the moves that break it are kept (the others
+        lose at once); moves reaching 7 come first, then by immediate margin gain.
+        """
         codes = state.legal_codes()
+        me = state.turn
+        opp = 1 - me
+        score = state.score
+        if score[opp] >= SEVEN:
+            breaking = []
+            for code in codes:
+                state.push(code)
+                if state.score[opp] < SEVEN:
+                    breaking.append(code)
+                state.pop()
+            if breaking:
+                codes = breaking
         rng.shuffle(codes)
         deltas = move_deltas(state, codes)
+        if score[me] >= SEVEN - 2:
+            for i, code in enumerate(codes):
+                if deltas[i] > 0:
+                    state.push(code)
+                    if state.score[me] >= SEVEN:
+                        deltas[i] += 100
+                    state.pop()
         order = sorted(range(len(codes)), key=deltas.__getitem__)
         return [codes[i] for i in order]
