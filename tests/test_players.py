@@ -19,11 +19,12 @@ from jericho.players.mcts import MCTSPlayer
 SEARCHERS = ["greedy", "mcts:sims=300", "alphabeta:depth=2"]
 ALL_PLAYERS = ["random", *SEARCHERS, "easy", "medium", "hard"]
 
+_FULL = "a1 b1 c1 e1 f1".split()
 # South has placed all 25 pieces (none fits anywhere for South afterwards): a forced pass.
 COLS = "RYGBW"
 _FORCED_PASS = (
     ",".join(
-        [f"{c}:" + "".join(f"{s + 1}{COLS[(s + k) % 5]}" for s in range(4)) for k, c in enumerate("a1 b1 c1 e1 f1".split())]
+        [f"{c}:" + "".join(f"{s + 1}{COLS[(s + k) % 5]}" for s in range(4)) for k, c in enumerate(_FULL)]
         + [f"{c}:5{COLS[k]}" for k, c in enumerate("g1 a2 b2 c2 d2".split())]
     )
     + " - 1RYGBW2RYGBW3RYGBW4RYGBW5RYGBW south - 0 *"

@@ -389,9 +389,8 @@ def format_table(summary: dict[str, Any]) -> str:
     w = max([len(p["a"]) for p in summary["pairings"]] + [len(p["b"]) for p in summary["pairings"]] + [6])
     lines.append(f"{'player A':<{w}}  {'player B':<{w}}  {'W':>4} {'D':>4} {'L':>4}  {'A score':>7}")
     for p in summary["pairings"]:
-        lines.append(
-            f"{p['a']:<{w}}  {p['b']:<{w}}  {p['wins']:>4} {p['draws']:>4} {p['losses']:>4}  {100 * p['score_a']:>6.1f}%"
-        )
+        wdl = f"{p['wins']:>4} {p['draws']:>4} {p['losses']:>4}"
+        lines.append(f"{p['a']:<{w}}  {p['b']:<{w}}  {wdl}  {100 * p['score_a']:>6.1f}%")
     lines.append("")
     lines.append(f"{'player':<{w}}  {'Elo':>7}  {'95% CI':>17}  {'s/move':>8}  {'moves':>6}")
     for p in sorted(summary["players"], key=lambda x: -(x["elo"] if x["elo"] is not None else -1e9)):
