@@ -28,6 +28,7 @@ import math
 import multiprocessing
 import os
 import random
+import signal
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -308,7 +309,7 @@ def run_arena(
             for task in tasks:
                 done(play_game(task))
         else:
-            with multiprocessing.Pool(jobs) as pool:
+            with multiprocessing.Pool(jobs, initializer=_ignore_sigint) as pool:
                 try:
                     for r in pool.imap_unordered(play_game, tasks):
                         done(r)
@@ -319,6 +320,11 @@ def run_arena(
         interrupted = True
     finished.sort(key=lambda r: (r.pairing, r.index))
     return summarise(specs, finished, seed, interrupted, time.time() - started, len(tasks))
+
+
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which stops the pool and keeps the finished games."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def summarise(

@@ -170,7 +170,7 @@ class AlphaBetaPlayer:
         time: float | None = None,
         nodes: int | None = None,
         width: int = 16,
-        symmetry: int = 0,
+        symmetry: int = 1,
         tt_size: int = 400_000,
         seed: int | None = None,
     ) -> None:
