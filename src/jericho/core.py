@@ -560,10 +560,7 @@ def random_playout(
     cf = state.colour_free[:]
     leader = state.leader[:]
     s0, s1 = state.score
-    pieces = [
-        [p for p in range(N_PIECES) if state.reserve[0] >> p & 1],
-        [p for p in range(N_PIECES) if state.reserve[1] >> p & 1],
-    ]
+    pieces = [_reserve_list(state.reserve[0]), _reserve_list(state.reserve[1])]
     turn = state.turn
     last_cell = state.last_cell
     last_piece = state.last_piece
@@ -573,6 +570,8 @@ def random_playout(
     psize = PIECE_SIZE
     pcol = PIECE_COLOUR
     two = t.pad_width == 2
+    two_or_more = TWO_OR_MORE
+    seven = SEVEN
     while True:
         before = s1 if turn == 0 else s0
         mine = pieces[turn]
@@ -607,17 +606,18 @@ def random_playout(
             last_piece = p
             code[c] = last_below | ((p + 1) << (5 * h))
             height[c] = h + 1
-            k = ((psize[p] + 1) << 9) | ((key[c] & 0xFFF) >> 3)
-            key[c] = k | TWO_OR_MORE if h else k
-            bit = 1 << c
+            size = psize[p]
+            k = ((size + 1) << 9) | ((key[c] & 0xFFF) >> 3)
+            key[c] = k | two_or_more if h else k
             if h == 3:
-                nb = ~bit
+                nb = ~(1 << c)
                 for j in range(5):
                     sf[j] &= nb
                     cf[j] &= nb
             else:
-                sf[psize[p]] &= ~bit
-                cf[pcol[p]] &= ~bit
+                nb = ~(1 << c)
+                sf[size] &= nb
+                cf[pcol[p]] &= nb
             for row in rows_of[c]:
                 if two:
                     a, x0, x1, y0, y1 = row
@@ -648,11 +648,24 @@ def random_playout(
                     leader[a] = new
             passes = 0
         # Seven-monolith rule: the opponent wins if it held 7 before this turn and still does.
-        if before >= SEVEN and (s1 if turn == 0 else s0) >= SEVEN:
+        if before >= seven and (s1 if turn == 0 else s0) >= seven:
             return 1 - turn
         if passes >= 2:
             return 0 if s0 > s1 else 1 if s1 > s0 else DRAW
         turn = 1 - turn
+
+
+_RESERVE_LISTS: dict[int, tuple[int, ...]] = {}
+
+
+def _reserve_list(mask: int) -> list[int]:
+    """The pieces of a reserve mask as a fresh list (tuples cached: playouts start from few masks)."""
+    t = _RESERVE_LISTS.get(mask)
+    if t is None:
+        t = tuple(p for p in range(N_PIECES) if mask >> p & 1)
+        if len(_RESERVE_LISTS) < 4096:
+            _RESERVE_LISTS[mask] = t
+    return list(t)
 
 
 def _exact_choice(

@@ -1,0 +1,62 @@
+"""Building positions for tests without playing every move."""
+
+from __future__ import annotations
+
+from jericho.pieces import PIECES
+
+
+def _reserve_text(pieces: list[str]) -> str:
+    out = []
+    for size in "12345":
+        colours = "".join(p[1] for p in pieces if p[0] == size)
+        if colours:
+            out.append(size + colours)
+    return "".join(out) or "-"
+
+
+def position_with(
+    towers: dict[str, str],
+    turn: str = "south",
+    last: str | None = None,
+    passes: int = 0,
+    taken_first_from: str = "south",
+) -> str:
+    """A position text with these towers (cell -> pieces bottom to top, e.g. ``"1G2Y"``).
+
+    Each piece on the board is taken out of ``taken_first_from``'s reserve when that
+    side still has it, else out of the other side's.
+    """
+    reserves = {"south": [str(p) for p in PIECES], "north": [str(p) for p in PIECES]}
+    other = "north" if taken_first_from == "south" else "south"
+    items = []
+    for cell, pieces in towers.items():
+        if not pieces:
+            continue
+        items.append(f"{cell}:{pieces}")
+        for i in range(0, len(pieces), 2):
+            p = pieces[i : i + 2]
+            side = taken_first_from if p in reserves[taken_first_from] else other
+            reserves[side].remove(p)
+    return " ".join(
+        [
+            ",".join(items) or "-",
+            _reserve_text(reserves["south"]),
+            _reserve_text(reserves["north"]),
+            turn,
+            last or "-",
+            str(passes),
+            "*",
+        ]
+    )
+
+
+def spread_all_pieces(cells: list[str]) -> dict[str, str]:
+    """All 25 pieces on 10 of ``cells`` with no clash: Latin-square groups split 4 + 1."""
+    groups = [[f"{s + 1}{'RYGBW'[(s + j) % 5]}" for s in range(5)] for j in range(5)]
+    out: dict[str, str] = {}
+    i = 0
+    for g in groups:
+        for chunk in (g[:4], g[4:]):
+            out[cells[i]] = "".join(chunk)
+            i += 1
+    return out

@@ -1,0 +1,19 @@
+"""The benchmark command runs and prints its figures (speed itself is never asserted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jericho.cli import main
+
+
+def test_bench_prints_engine_figures(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--seconds", "0.05", "--engine-only", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "machine:" in text and "games/s" in text
+    data = json.loads(out.read_text())
+    labels = [f["label"] for f in data["figures"]]
+    assert any("public API" in x for x in labels) and any("fast path" in x for x in labels)
+    assert all(f["value"] > 0 for f in data["figures"])

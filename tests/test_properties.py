@@ -1,0 +1,131 @@
+"""Property tests over random games (hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jericho import PIECES, Game, Move, parse_move, strength
+from jericho.core import random_playout
+
+settings.register_profile("jericho", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("jericho")
+
+choices = st.lists(st.integers(min_value=0, max_value=10_000), min_size=0, max_size=60)
+
+
+def play_out(picks: list[int]) -> Game:
+    game = Game()
+    for k in picks:
+        moves = game.legal_moves()
+        if not moves:
+            break
+        game.play(moves[k % len(moves)])
+    return game
+
+
+def leaders_from_scratch(game: Game) -> dict[str, str | None]:
+    """An independent reading of RULES.md §5 from the towers alone."""
+    camp = {c.name: str(c.camp) for c in game.topology.cells}
+    out: dict[str, str | None] = {}
+    for a in game.topology.alignments:
+        best = {}
+        for side in ("south", "north"):
+            towers = [game.tower(x) for x in a.cells if camp[x] == side and game.tower(x)]
+            best[side] = max((strength(t) for t in towers), default=None)
+        s, n = best["south"], best["north"]
+        out[a.name] = None if s is None or n is None or s == n else ("south" if s > n else "north")
+    return out
+
+
+@given(choices)
+def test_monoliths_equal_a_from_scratch_recomputation(picks: list[int]) -> None:
+    game = Game()
+    for k in picks:
+        moves = game.legal_moves()
+        if not moves:
+            break
+        game.play(moves[k % len(moves)])
+        leaders = leaders_from_scratch(game)
+        assert game.leaders() == leaders
+        assert game.score() == (
+            sum(v == "south" for v in leaders.values()),
+            sum(v == "north" for v in leaders.values()),
+        )
+
+
+@given(choices)
+def test_undo_restores_exactly(picks: list[int]) -> None:
+    game = Game()
+    snapshots = []
+    for k in picks:
+        moves = game.legal_moves()
+        if not moves:
+            break
+        snapshots.append((game.position(), sorted(map(str, moves)), game.state.hash_key(), game.history))
+        game.play(moves[k % len(moves)])
+    while snapshots:
+        position, moves, key, history = snapshots.pop()
+        game.undo()
+        assert game.position() == position
+        assert sorted(map(str, game.legal_moves())) == moves
+        assert game.state.hash_key() == key
+        assert game.history == history
+    assert game.position() == Game().position()
+
+
+@given(choices)
+def test_notation_and_position_round_trip(picks: list[int]) -> None:
+    game = play_out(picks)
+    for move in game.legal_moves():
+        text = str(move)
+        assert parse_move(text) == move
+        assert parse_move(f"  {text.swapcase()} ") == move
+    text = game.position()
+    again = Game.from_position(text)
+    assert again.position() == text
+    assert again.legal_moves() == game.legal_moves()
+    assert again.leaders() == game.leaders() and again.outcome() == game.outcome()
+
+
+@given(choices)
+def test_every_piece_is_accounted_for(picks: list[int]) -> None:
+    game = play_out(picks)
+    on_board = [p for t in game.towers().values() for p in t]
+    for piece in PIECES:
+        in_reserves = (piece in game.reserve("south")) + (piece in game.reserve("north"))
+        assert on_board.count(piece) + in_reserves == 2
+    placed = {"south": 0, "north": 0}
+    replay = Game()
+    for move in game.history:
+        if not move.is_pass:
+            placed[str(replay.turn)] += 1
+        replay.play(move)
+    for side in ("south", "north"):
+        assert len(game.reserve(side)) == 25 - placed[side]
+
+
+@given(choices)
+def test_hash_key_is_a_function_of_the_position(picks: list[int]) -> None:
+    game = play_out(picks)
+    assert Game.from_position(game.position()).state.hash_key() == game.state.hash_key()
+
+
+@given(st.integers(min_value=0, max_value=2**32 - 1), choices)
+def test_fast_playout_leaves_the_state_alone(seed: int, picks: list[int]) -> None:
+    import random
+
+    game = play_out(picks)
+    before = game.position()
+    moves: list[int] = []
+    outcome = random_playout(game.state, random.Random(seed).random, moves)
+    assert game.position() == before
+    replay = game.copy()
+    for code in moves:
+        replay.play(replay.tables.move_objects[code])
+    expected = {"south": 0, "north": 1, "draw": 2}
+    assert replay.is_over() and expected[replay.outcome() or ""] == outcome
+
+
+def test_move_equality_is_by_value() -> None:
+    assert Move(PIECES[0], "a1") == parse_move("1r@A1")
