@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from jericho import Game
+from jericho.record import read_record
 from jericho.arena import (
     add_arguments,
     bradley_terry,
@@ -45,6 +46,9 @@ def test_round_robin_round_trip(tmp_path: Path) -> None:
         assert replay.outcome() == g["result"]
         text = Path(g["record"]).read_text()
         assert g["south"] in text and g["north"] in text
+        record = read_record(text)
+        assert record.game.outcome() == g["result"]
+        assert record.tags["South"] == g["south"] and record.tags["North"] == g["north"]
     # ratings: greedy and mcts beat random here, so random is rated lowest
     by_name = {p["player"]: p for p in summary["players"]}
     assert by_name["random"]["elo"] == min(p["elo"] for p in summary["players"])

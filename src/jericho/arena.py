@@ -6,7 +6,7 @@ Every pairing plays ``--games`` games (rounded up to an even number): ``games/2`
 openings, each played twice with the sides swapped.  An opening is ``--opening``
 uniformly random moves from the start, drawn from the seed and the opening's number,
 so every pairing meets the same openings.  Games run in ``--jobs`` processes; each
-finished game is written at once as a record in ``--out`` (so Ctrl-C keeps them), then
+finished game is written at once as a record in ``--out`` (as ``game-PAIRING-INDEX.jgn``, so Ctrl-C keeps them), then
 the table is printed: wins/draws/losses per pairing, an Elo rating per player with a
 95% confidence interval, and the mean time per move.
 
@@ -138,23 +138,17 @@ def play_game(task: Task) -> GameResult:
 
 
 def _write_record(result: GameResult, out: Path, tags: dict[str, str]) -> Path:
-    """Write one game as a record file (jericho.record when available, else a minimal fallback)."""
+    """Write one game as a ``.jgn`` record (:func:`jericho.record.write_record`)."""
     game = Game.from_moves(result.moves)
     try:
-        from jericho.record import write_record  # type: ignore[import-not-found, unused-ignore]
-
-        text = write_record(game, tags)
-    except ImportError:
-        # Fallback until jericho.record lands: tag lines, then the numbered moves, then the result.
+        from jericho.record import write_record
+    except ImportError:  # pragma: no cover - only before the records module existed
         lines = [f'[{k} "{v}"]' for k, v in tags.items()]
-        lines.append("")
-        body = []
-        for i, m in enumerate(result.moves):
-            body.append(f"{i // 2 + 1}. {m}" if i % 2 == 0 else str(m))
-        body.append({"south": "1-0", "north": "0-1"}.get(result.result, "1/2-1/2"))
-        lines.append(" ".join(body))
-        text = "\n".join(lines) + "\n"
-    path = out / f"game-{result.pairing:03d}-{result.index:04d}.jrc"
+        token = {"south": "1-0", "north": "0-1"}.get(result.result, "1/2-1/2")
+        text = "\n".join([*lines, "", " ".join([*result.moves, token])]) + "\n"
+    else:
+        text = write_record(game, tags)
+    path = out / f"game-{result.pairing:03d}-{result.index:04d}.jgn"
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -290,9 +284,9 @@ def run_arena(
                 "Event": "jericho arena",
                 "South": r.south,
                 "North": r.north,
-                "Result": r.result,
-                "Round": f"{r.pairing}.{r.index}",
-                "Seed": str(seed),
+                "Round": f"{r.pairing + 1}.{r.index + 1}",
+                "ArenaSeed": str(seed),
+                "Opening": " ".join(r.moves[: r.opening_plies]) or "-",
             }
             r.record = str(_write_record(r, out, tags))
         finished.append(r)
