@@ -9,7 +9,9 @@ Algorithm (one *simulation*):
    tried best-first by their immediate effect on the monolith margin
    (:func:`jericho.players._util.move_deltas`), ties in seeded random order.
 2. **Expand** one new child.
-3. **Play out** to the end with :func:`jericho.core.random_playout` (the engine's fast path).
+3. **Play out** to the end with :func:`jericho.core.random_playout` (the engine's fast path),
+   or with ``playout=guided`` :func:`jericho.players.playout.guided_playout` (best of ``k``
+   sampled moves by immediate margin).
 4. **Back up** the result along the path.
 
 The move played is the most visited child.  The tree is kept between moves: when the
@@ -38,6 +40,7 @@ from jericho.players._util import (
     winning_sevens,
 )
 from jericho.players.base import Limit
+from jericho.players.playout import guided_playout
 
 __all__ = ["MCTSPlayer", "Node"]
 
@@ -67,13 +70,21 @@ class MCTSPlayer:
         c: float = 0.7,
         widen: float = 2.0,
         reuse: int = 1,
+        playout: str = "random",
+        k: int = 3,
         seed: int | None = None,
     ) -> None:
         if sims is not None and sims < 1:
             raise ValueError(f"sims must be at least 1, got {sims}")
         if time is not None and time <= 0:
             raise ValueError(f"time must be positive, got {time}")
+        if playout not in ("random", "guided"):
+            raise ValueError(f"playout must be 'random' or 'guided', got {playout!r}")
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
         self.name = "mcts"
+        self.playout = playout
+        self.k = int(k)
         self.sims = sims
         self.time = time
         self.c = float(c)
@@ -158,6 +169,8 @@ class MCTSPlayer:
         c = self.c
         widen = self.widen
         log = math.log
+        guided = self.playout == "guided"
+        k = self.k
         sqrt = math.sqrt
         done = 0
         t0 = time.perf_counter()
@@ -207,7 +220,12 @@ class MCTSPlayer:
                 node = best
                 path.append(node)
             # -- playout
-            result = node.terminal if node.terminal != NO_OUTCOME else random_playout(state, rand)
+            if node.terminal != NO_OUTCOME:
+                result = node.terminal
+            elif guided:
+                result = guided_playout(state, rand, k)
+            else:
+                result = random_playout(state, rand)
             for _ in range(depth):
                 state.pop()
             # -- backup
