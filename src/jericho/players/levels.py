@@ -4,9 +4,10 @@
 level    player                                           typical time per move
 =======  ===============================================  ==========================
 easy     ``greedy`` (one ply, random among equals)         instant
-medium   ``mcts`` with 200 simulations                     ~0.03 s
-hard     ``mcts`` with 1500 simulations                    ~0.2 s
-expert   ``mcts`` with 6000 simulations, capped at 2.5 s   ~0.7 s (never over 2.5 s)
+medium   ``mcts``, guided playouts, 200 simulations        ~0.03 s
+hard     ``mcts``, guided playouts, 800 simulations        ~0.15 s
+expert   ``mcts``, guided playouts, 4000 simulations,      ~0.8 s (never over 2.5 s)
+         capped at 2.5 s
 =======  ===============================================  ==========================
 
 A ``Limit`` passed to ``choose_move`` can only tighten a level's time budget.
@@ -23,8 +24,8 @@ __all__ = ["easy", "medium", "hard", "expert", "LEVELS", "EXPERT_TIME"]
 #: Seconds per move the expert level allows itself (the promise is 3 s).
 EXPERT_TIME = 2.5
 MEDIUM_SIMS = 200
-HARD_SIMS = 1500
-EXPERT_SIMS = 6000
+HARD_SIMS = 800
+EXPERT_SIMS = 4000
 
 
 def _named(player: Player, name: str) -> Player:
@@ -39,23 +40,23 @@ def easy(seed: int | None = None) -> Player:
 
 def medium(seed: int | None = None) -> Player:
     """MCTS with a small simulation budget: sees simple tactics, misses deeper plans."""
-    return _named(MCTSPlayer(sims=MEDIUM_SIMS, seed=seed), "medium")
+    return _named(MCTSPlayer(sims=MEDIUM_SIMS, playout="guided", seed=seed), "medium")
 
 
 def hard(seed: int | None = None) -> Player:
     """MCTS with a moderate simulation budget."""
-    return _named(MCTSPlayer(sims=HARD_SIMS, seed=seed), "hard")
+    return _named(MCTSPlayer(sims=HARD_SIMS, playout="guided", seed=seed), "hard")
 
 
 def expert(seed: int | None = None, time: float = EXPERT_TIME) -> Player:
-    """The strongest level: MCTS with 6000 simulations, never more than ``time`` seconds (default 2.5 s).
+    """The strongest level: MCTS with 4000 simulations, never more than ``time`` seconds (default 2.5 s).
 
     Simulation-bounded so that its games reproduce; the time cap keeps the 3 s promise
     on slow machines.
     """
     if time <= 0 or time > 3.0:
         raise ValueError(f"expert time must be in (0, 3] seconds, got {time}")
-    return _named(MCTSPlayer(sims=EXPERT_SIMS, time=time, seed=seed), "expert")
+    return _named(MCTSPlayer(sims=EXPERT_SIMS, time=time, playout="guided", seed=seed), "expert")
 
 
 LEVELS = {"easy": easy, "medium": medium, "hard": hard, "expert": expert}

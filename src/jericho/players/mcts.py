@@ -70,7 +70,7 @@ class MCTSPlayer:
         c: float = 0.7,
         widen: float = 2.0,
         reuse: int = 1,
-        playout: str = "random",
+        playout: str = "guided",
         k: int = 3,
         seed: int | None = None,
     ) -> None:
