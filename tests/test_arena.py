@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from jericho import Game
-from jericho.record import read_record
 from jericho.arena import (
     add_arguments,
     bradley_terry,
@@ -22,6 +21,7 @@ from jericho.arena import (
     run_arena,
     summarise,
 )
+from jericho.record import read_record
 
 TINY = ["random", "greedy", "mcts:sims=20"]
 

@@ -2,12 +2,14 @@
 
 :func:`figures` returns ``(label, value, unit)`` triples:
 
-* MCTS simulations per second from the start position and from a mid-game position;
+* MCTS simulations per second from the start position and from a mid-game position,
+  with the default guided playouts and with the engine's random playouts;
 * alpha-beta nodes per second (iterative deepening from a mid-game position);
 * the ``expert`` level's mean and maximum time per move over a few positions, against
   its 3 s promise.
 
-The whole run takes about 20 s.  Run it alone with ``python -m jericho.players.bench``.
+The whole run takes about 15 s.  "Mid-game" is :func:`midgame`: 16 seeded random plies.
+Run it alone with ``python -m jericho.players.bench``.
 """
 
 from __future__ import annotations
@@ -38,9 +40,9 @@ def midgame(plies: int = 16, seed: int = 2024) -> Game:
             return game
 
 
-def mcts_rate(game: Game, seconds: float) -> float:
+def mcts_rate(game: Game, seconds: float, playout: str = "guided") -> float:
     """MCTS simulations per second searching ``game`` for ``seconds``."""
-    p = MCTSPlayer(time=seconds / 0.85, reuse=0, seed=1)
+    p = MCTSPlayer(time=seconds / 0.85, reuse=0, playout=playout, seed=1)
     p.choose_move(game)
     return p.sims_per_second
 
@@ -64,13 +66,15 @@ def expert_times(positions: int = 3) -> tuple[float, float]:
     return sum(times) / len(times), max(times)
 
 
-def figures(seconds: float = 3.0, expert_positions: int = 3) -> list[Figure]:
-    """The AI speed figures (about ``3 * seconds + expert_positions * 2.5`` seconds in all)."""
+def figures(seconds: float = 2.0, expert_positions: int = 3) -> list[Figure]:
+    """The AI speed figures (about ``5 * seconds`` plus the expert's moves, ~14 s in all)."""
     start = Game()
     mid = midgame()
     out: list[Figure] = [
-        ("MCTS simulations/s, start position", mcts_rate(start, seconds), "sims/s"),
-        ("MCTS simulations/s, mid-game (16 plies)", mcts_rate(mid, seconds), "sims/s"),
+        ("MCTS simulations/s, start position (guided playouts)", mcts_rate(start, seconds), "sims/s"),
+        ("MCTS simulations/s, mid-game (guided playouts)", mcts_rate(mid, seconds), "sims/s"),
+        ("MCTS simulations/s, start position (random playouts)", mcts_rate(start, seconds, "random"), "sims/s"),
+        ("MCTS simulations/s, mid-game (random playouts)", mcts_rate(mid, seconds, "random"), "sims/s"),
         ("alpha-beta nodes/s, mid-game (16 plies)", alphabeta_rate(mid, seconds), "nodes/s"),
     ]
     if expert_positions > 0:

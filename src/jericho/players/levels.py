@@ -1,16 +1,14 @@
-"""Named levels for people: a player and a budget each (table in docs/ai.md).
+"""Named levels for people: a player and a budget each (table and measurements in docs/ai.md).
 
-=======  ===============================================  ==========================
-level    player                                           typical time per move
-=======  ===============================================  ==========================
-easy     ``greedy`` (one ply, random among equals)         instant
-medium   ``mcts``, guided playouts, 200 simulations        ~0.03 s
-hard     ``mcts``, guided playouts, 800 simulations        ~0.15 s
-expert   ``mcts``, guided playouts, 4000 simulations,      ~0.8 s (never over 2.5 s)
-         capped at 2.5 s
-=======  ===============================================  ==========================
+* ``easy`` — ``greedy`` (one ply, random among equals); instant.
+* ``medium`` — ``mcts`` with guided playouts, 200 simulations; about 0.03 s per move.
+* ``hard`` — ``mcts`` with guided playouts, 800 simulations; about 0.15 s per move.
+* ``expert`` — ``mcts`` with guided playouts, 4000 simulations, never more than 2.5 s
+  per move (the promise is 3 s); about 0.8 s per move on the 2-core test container.
 
-A ``Limit`` passed to ``choose_move`` can only tighten a level's time budget.
+Budgets are simulation counts, so a level plays the same on any machine (only slower
+or faster) and arena results reproduce; the expert's time cap keeps the promise on slow
+machines.  A ``Limit`` passed to ``choose_move`` can tighten the time further.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``mcts`` player: UCT Monte-Carlo tree search with fast random playouts.
+"""The ``mcts`` player: UCT Monte-Carlo tree search with fast playouts.
 
 Algorithm (one *simulation*):
 
@@ -9,10 +9,16 @@ Algorithm (one *simulation*):
    tried best-first by their immediate effect on the monolith margin
    (:func:`jericho.players._util.move_deltas`), ties in seeded random order.
 2. **Expand** one new child.
-3. **Play out** to the end with :func:`jericho.core.random_playout` (the engine's fast path),
-   or with ``playout=guided`` :func:`jericho.players.playout.guided_playout` (best of ``k``
-   sampled moves by immediate margin).
+3. **Play out** to the end: by default (``playout=guided``) with
+   :func:`jericho.players.playout.guided_playout` (each move the best of ``k`` sampled legal
+   moves by immediate margin), or with ``playout=random`` with the engine's fastest path
+   :func:`jericho.core.random_playout` (about 3 times more simulations per second, but
+   weaker per simulation and, measured, weaker overall; see docs/ai.md).
 4. **Back up** the result along the path.
+
+Tactics are exact where it is cheap: at the root a move reaching 7 monoliths that no
+reply can break is played at once; a tree node whose mover reaches such a 7 is a proven
+win; and a side facing the opponent's 7 only considers the moves that break it.
 
 The move played is the most visited child.  The tree is kept between moves: when the
 next position is reached from the last root by moves already in the tree, that subtree
