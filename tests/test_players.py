@@ -325,3 +325,47 @@ def test_bad_specs() -> None:
         make_player("mcts:nonsense=1")
     with pytest.raises(PlayerSpecError, match="unknown player"):
         make_player("deepblue")
+
+
+# -- guided playouts -----------------------------------------------------------------------------------
+def test_guided_playout_follows_the_rules() -> None:
+    from jericho.players.playout import guided_playout
+
+    rng = random.Random(4)
+    for game in random_positions(21, 25):
+        before = game.position()
+        codes: list[int] = []
+        result = guided_playout(game.state, rng.random, 3, codes)
+        assert game.position() == before  # the state is not modified
+        replay = game.copy()
+        for code in codes:
+            replay.play(replay.tables.move_objects[code])  # raises on an illegal move
+        assert replay.is_over()
+        assert {"south": 0, "north": 1, "draw": 2}[replay.outcome() or ""] == result
+
+
+def test_guided_playout_prefers_gains() -> None:
+    """Best-of-k playouts keep more of the margin than random ones: games last longer."""
+    from jericho.core import random_playout
+    from jericho.players.playout import guided_playout
+
+    rng = random.Random(1)
+    state = Game().state
+    guided: list[int] = []
+    plain: list[int] = []
+    for _ in range(200):
+        moves: list[int] = []
+        guided_playout(state, rng.random, 3, moves)
+        guided.append(len(moves))
+        moves = []
+        random_playout(state, rng.random, moves)
+        plain.append(len(moves))
+    assert sum(guided) > sum(plain)
+
+
+def test_mcts_random_playouts_option() -> None:
+    game = Game.from_moves("5R@d2")
+    p = make_player("mcts:sims=200,playout=random", seed=1)
+    assert game.is_legal(p.choose_move(game))
+    with pytest.raises(ValueError, match="playout"):
+        MCTSPlayer(playout="smart")
