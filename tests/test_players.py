@@ -344,23 +344,23 @@ def test_guided_playout_follows_the_rules() -> None:
         assert {"south": 0, "north": 1, "draw": 2}[replay.outcome() or ""] == result
 
 
-def test_guided_playout_prefers_gains() -> None:
-    """Best-of-k playouts keep more of the margin than random ones: games last longer."""
+def test_guided_playout_prefers_breaking_a_seven(break_positions: list[tuple[Game, list[str]]]) -> None:
+    """Facing the opponent's 7, a best-of-k playout breaks it far more often than a random one."""
     from jericho.core import random_playout
     from jericho.players.playout import guided_playout
 
     rng = random.Random(1)
-    state = Game().state
-    guided: list[int] = []
-    plain: list[int] = []
-    for _ in range(200):
-        moves: list[int] = []
-        guided_playout(state, rng.random, 3, moves)
-        guided.append(len(moves))
-        moves = []
-        random_playout(state, rng.random, moves)
-        plain.append(len(moves))
-    assert sum(guided) > sum(plain)
+    lost_at_once = {"guided": 0, "random": 0}
+    for game, _ in break_positions:
+        for _ in range(40):
+            moves: list[int] = []
+            guided_playout(game.state, rng.random, 10, moves)
+            lost_at_once["guided"] += len(moves) == 1
+            moves = []
+            random_playout(game.state, rng.random, moves)
+            lost_at_once["random"] += len(moves) == 1
+    assert lost_at_once["random"] >= 40  # at least half the moves fail in these positions
+    assert lost_at_once["guided"] * 4 < lost_at_once["random"]
 
 
 def test_mcts_random_playouts_option() -> None:
