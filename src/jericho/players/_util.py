@@ -69,14 +69,28 @@ def to_move(game: Game, code: int) -> Move:
     return game.tables.move_objects[code]
 
 
+_CLASSES: dict[int, tuple[object, list[int]]] = {}
+
+
+def _classes(t: object) -> list[int]:
+    """Per move code, its effect class ``size * 32 + cell`` (pass: -1), cached per board."""
+    entry = _CLASSES.get(id(t))
+    if entry is None or entry[0] is not t:
+        n = t.n_cells  # type: ignore[attr-defined]
+        pass_code = t.pass_code  # type: ignore[attr-defined]
+        entry = (t, [(code // n // 5) * 32 + code % n for code in range(pass_code)] + [-1])
+        _CLASSES[id(t)] = entry
+    return entry[1]
+
+
 def move_deltas(state: State, codes: list[int]) -> list[int]:
     """For each move code, the change of (mover's monoliths − opponent's) it causes at once.
 
     Computed arithmetically from the strength keys (RULES.md §4–§5) with no push/pop;
-    the pass code gets 0.  Results are shared by moves with the same cell and size.
+    the pass code gets 0.  Moves with the same cell and piece size share one computation.
     """
     t = state.tables
-    n = t.n_cells
+    classes = _classes(t)
     key = state.key
     height = state.height
     leader = state.leader
@@ -84,47 +98,40 @@ def move_deltas(state: State, codes: list[int]) -> list[int]:
     asouth = t.align_south
     anorth = t.align_north
     me = state.turn
-    cache: dict[int, int] = {}
-    out: list[int] = []
-    pass_code = t.pass_code
-    for code in codes:
-        if code == pass_code:
-            out.append(0)
+    table: dict[int, int] = {-1: 0}
+    cls = list(map(classes.__getitem__, codes))
+    for ck in set(cls):
+        if ck < 0:
             continue
-        p, c = divmod(code, n)
-        sz = p // 5
-        ck = sz * 32 + c
-        d = cache.get(ck)
-        if d is None:
-            nk = ((sz + 1) << 9) | ((key[c] & 0xFFF) >> 3)
-            if height[c]:
-                nk |= TWO_OR_MORE
-            d = 0
-            for a in through[c]:
-                s = 0
-                for x in asouth[a]:
-                    v = nk if x == c else key[x]
-                    if v > s:
-                        s = v
-                m = 0
-                for x in anorth[a]:
-                    v = nk if x == c else key[x]
-                    if v > m:
-                        m = v
-                new = 0 if s > m and m else 1 if m > s and s else -1
-                old = leader[a]
-                if new != old:
-                    if old == me:
-                        d -= 1
-                    elif old >= 0:
-                        d += 1
-                    if new == me:
-                        d += 1
-                    elif new >= 0:
-                        d -= 1
-            cache[ck] = d
-        out.append(d)
-    return out
+        c = ck & 31
+        nk = (((ck >> 5) + 1) << 9) | ((key[c] & 0xFFF) >> 3)
+        if height[c]:
+            nk |= TWO_OR_MORE
+        d = 0
+        for a in through[c]:
+            s = 0
+            for x in asouth[a]:
+                v = nk if x == c else key[x]
+                if v > s:
+                    s = v
+            m = 0
+            for x in anorth[a]:
+                v = nk if x == c else key[x]
+                if v > m:
+                    m = v
+            new = 0 if s > m and m else 1 if m > s and s else -1
+            old = leader[a]
+            if new != old:
+                if old == me:
+                    d -= 1
+                elif old >= 0:
+                    d += 1
+                if new == me:
+                    d += 1
+                elif new >= 0:
+                    d -= 1
+        table[ck] = d
+    return list(map(table.__getitem__, cls))
 
 
 def breaks_possible(state: State, holder: int) -> bool:
