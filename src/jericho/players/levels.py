@@ -1,10 +1,10 @@
 """Named levels for people: a player and a budget each (table and measurements in docs/ai.md).
 
 * ``easy`` — ``greedy`` (one ply, random among equals); instant.
-* ``medium`` — ``mcts`` with guided playouts, 200 simulations; about 0.03 s per move.
-* ``hard`` — ``mcts`` with guided playouts, 800 simulations; about 0.15 s per move.
+* ``medium`` — ``mcts`` with guided playouts, 200 simulations; about 0.05 s per move.
+* ``hard`` — ``mcts`` with guided playouts, 800 simulations; about 0.2 s per move.
 * ``expert`` — ``mcts`` with guided playouts, 4000 simulations, never more than 2.5 s
-  per move (the promise is 3 s); about 0.8 s per move on the 2-core test container.
+  per move (the promise is 3 s); about 0.95 s per move on the 2-core test container.
 
 Budgets are simulation counts, so a level plays the same on any machine (only slower
 or faster) and arena results reproduce; the expert's time cap keeps the promise on slow
