@@ -190,3 +190,9 @@ def test_summary_counts() -> None:
     assert (row["wins"], row["draws"], row["losses"]) == (1, 1, 1)
     x = next(p for p in s["players"] if p["player"] == "x")
     assert x["moves"] == 30 and x["mean_time_per_move"] == pytest.approx(3.0 / 30)
+
+
+def test_summary_without_games() -> None:
+    s = summarise(["x", "y"], [], 0, True, 0.0, 2)
+    assert all(p["elo"] is None for p in s["players"])
+    assert "(no game)" in format_table(s) and "interrupted" in format_table(s)

@@ -139,7 +139,7 @@ def play_game(task: Task) -> GameResult:
 
 def _write_record(result: GameResult, out: Path, tags: dict[str, str]) -> Path:
     """Write one game as a ``.jgn`` record (:func:`jericho.record.write_record`)."""
-    game = Game.from_moves(result.moves)
+    game = Game.from_moves(" ".join(result.moves))
     try:
         from jericho.record import write_record
     except ImportError:  # pragma: no cover - only before the records module existed
@@ -349,14 +349,14 @@ def summarise(
         moves_made[i] += r.moves_south
         time_spent[j] += r.time_north
         moves_made[j] += r.moves_north
-    ratings = elo_table(len(specs), scored, seed=seed) if scored else [(0.0, 0.0, 0.0)] * len(specs)
+    ratings = elo_table(len(specs), scored, seed=seed) if scored else [(math.nan, math.nan, math.nan)] * len(specs)
     players = []
-    for k, s in enumerate(specs):
+    for k, spec in enumerate(specs):
         elo, lo, hi = ratings[k]
         played = not math.isnan(elo)
         players.append(
             {
-                "player": s,
+                "player": spec,
                 "elo": round(elo, 1) if played else None,
                 "elo_low": round(lo, 1) if played else None,
                 "elo_high": round(hi, 1) if played else None,

@@ -193,7 +193,7 @@ def breaks_possible(state: State, holder: int) -> bool:
 def winning_sevens(state: State, codes: list[int]) -> list[int]:
     """The moves among ``codes`` after which the mover holds 7+ that no reply breaks (a certain win)."""
     me = state.turn
-    out = []
+    out: list[int] = []
     if state.score[me] + 2 < SEVEN:
         return out
     for code in codes:
