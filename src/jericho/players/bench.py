@@ -23,7 +23,7 @@ from jericho.players.base import Limit
 from jericho.players.levels import EXPERT_TIME, expert
 from jericho.players.mcts import MCTSPlayer
 
-__all__ = ["figures", "midgame", "expert_times", "main"]
+__all__ = ["figures", "midgame", "expert_times", "symmetry_table", "main"]
 
 Figure = tuple[str, float, str]
 
@@ -84,8 +84,40 @@ def figures(seconds: float = 2.0, expert_positions: int = 3) -> list[Figure]:
     return out
 
 
-def main() -> int:
-    """Print the figures."""
+def symmetry_table(depth: int = 2) -> list[tuple[str, int, int, float, float, bool]]:
+    """Alpha-beta with and without the root symmetry reduction, to a fixed depth.
+
+    Rows: ``(position, nodes without, nodes with, seconds without, seconds with, same value)``.
+    """
+    positions = {
+        "start": Game(),
+        "after 5R@d2": Game.from_moves("5R@d2"),
+        "after 5R@d2 1G@d3": Game.from_moves("5R@d2 1G@d3"),
+        "after 3B@d2 3R@d3": Game.from_moves("3B@d2 3R@d3"),
+        "mid-game (16 plies)": midgame(),
+    }
+    rows = []
+    for name, game in positions.items():
+        stats = []
+        for sym in (0, 1):
+            p = AlphaBetaPlayer(depth=depth, symmetry=sym, seed=1)
+            t0 = time.perf_counter()
+            p.choose_move(game)
+            stats.append((p.last_nodes, time.perf_counter() - t0, p.last_value))
+        rows.append((name, stats[0][0], stats[1][0], stats[0][1], stats[1][1], stats[0][2] == stats[1][2]))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the figures (``--symmetry``: the symmetry measurement of docs/ai.md instead)."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if "--symmetry" in args:
+        print(f"{'position':<22} {'nodes':>7} {'nodes sym':>9} {'s':>6} {'s sym':>6}  same value")
+        for name, n0, n1, t0, t1, same in symmetry_table():
+            print(f"{name:<22} {n0:>7} {n1:>9} {t0:>6.2f} {t1:>6.2f}  {same}")
+        return 0
     for label, value, unit in figures():
         print(f"{label:<55} {value:>12,.2f} {unit}")
     return 0
