@@ -369,3 +369,12 @@ def test_mcts_random_playouts_option() -> None:
     assert game.is_legal(p.choose_move(game))
     with pytest.raises(ValueError, match="playout"):
         MCTSPlayer(playout="smart")
+
+
+def test_bench_figures_shape() -> None:
+    from jericho.players.bench import figures, midgame
+
+    out = figures(seconds=0.05, expert_positions=0)
+    assert [unit for _, _, unit in out] == ["sims/s"] * 4 + ["nodes/s"]
+    assert all(value > 0 for _, value, _ in out)
+    assert not midgame().is_over() and len(midgame().history) == 16
