@@ -1,0 +1,127 @@
+"""AI speed figures for ``jericho bench`` (each measured in this one process, on one core).
+
+:func:`figures` returns ``(label, value, unit)`` triples:
+
+* MCTS simulations per second from the start position and from a mid-game position,
+  with the default guided playouts and with the engine's random playouts;
+* alpha-beta nodes per second (iterative deepening from a mid-game position);
+* the ``expert`` level's mean and maximum time per move over a few positions, against
+  its 3 s promise.
+
+The whole run takes about 15 s.  "Mid-game" is :func:`midgame`: 16 seeded random plies.
+Run it alone with ``python -m jericho.players.bench``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from jericho.game import Game
+from jericho.players.alphabeta import AlphaBetaPlayer
+from jericho.players.base import Limit
+from jericho.players.levels import EXPERT_TIME, expert
+from jericho.players.mcts import MCTSPlayer
+
+__all__ = ["figures", "midgame", "expert_times", "symmetry_table", "main"]
+
+Figure = tuple[str, float, str]
+
+
+def midgame(plies: int = 16, seed: int = 2024) -> Game:
+    """A fixed mid-game position: ``plies`` seeded random moves from the start (game not over)."""
+    rng = random.Random(seed)
+    while True:
+        game = Game()
+        while len(game.history) < plies and not game.is_over():
+            moves = game.legal_moves()
+            game.play(moves[rng.randrange(len(moves))])
+        if not game.is_over():
+            return game
+
+
+def mcts_rate(game: Game, seconds: float, playout: str = "guided") -> float:
+    """MCTS simulations per second searching ``game`` for ``seconds``."""
+    p = MCTSPlayer(time=seconds / 0.85, reuse=0, playout=playout, seed=1)
+    p.choose_move(game)
+    return p.sims_per_second
+
+
+def alphabeta_rate(game: Game, seconds: float) -> float:
+    """Alpha-beta nodes per second searching ``game`` for ``seconds``."""
+    p = AlphaBetaPlayer(time=seconds / 0.85, seed=1)
+    p.choose_move(game)
+    return p.nodes_per_second
+
+
+def expert_times(positions: int = 3) -> tuple[float, float]:
+    """Mean and maximum seconds per move of the ``expert`` level over a few positions."""
+    times = []
+    for k in range(positions):
+        game = midgame(plies=4 + 12 * k, seed=77 + k)
+        player = expert(seed=k)
+        t0 = time.perf_counter()
+        player.choose_move(game, Limit(seed=k))
+        times.append(time.perf_counter() - t0)
+    return sum(times) / len(times), max(times)
+
+
+def figures(seconds: float = 2.0, expert_positions: int = 3) -> list[Figure]:
+    """The AI speed figures (about ``5 * seconds`` plus the expert's moves, ~14 s in all)."""
+    start = Game()
+    mid = midgame()
+    out: list[Figure] = [
+        ("MCTS simulations/s, start position (guided playouts)", mcts_rate(start, seconds), "sims/s"),
+        ("MCTS simulations/s, mid-game (guided playouts)", mcts_rate(mid, seconds), "sims/s"),
+        ("MCTS simulations/s, start position (random playouts)", mcts_rate(start, seconds, "random"), "sims/s"),
+        ("MCTS simulations/s, mid-game (random playouts)", mcts_rate(mid, seconds, "random"), "sims/s"),
+        ("alpha-beta nodes/s, mid-game (16 plies)", alphabeta_rate(mid, seconds), "nodes/s"),
+    ]
+    if expert_positions > 0:
+        mean, worst = expert_times(expert_positions)
+        out.append((f"expert mean time per move (limit {EXPERT_TIME} s, promise 3 s)", mean, "s"))
+        out.append(("expert max time per move", worst, "s"))
+    return out
+
+
+def symmetry_table(depth: int = 2) -> list[tuple[str, int, int, float, float, bool]]:
+    """Alpha-beta with and without the root symmetry reduction, to a fixed depth.
+
+    Rows: ``(position, nodes without, nodes with, seconds without, seconds with, same value)``.
+    """
+    positions = {
+        "start": Game(),
+        "after 5R@d2": Game.from_moves("5R@d2"),
+        "after 5R@d2 1G@d3": Game.from_moves("5R@d2 1G@d3"),
+        "after 3B@d2 3R@d3": Game.from_moves("3B@d2 3R@d3"),
+        "mid-game (16 plies)": midgame(),
+    }
+    rows = []
+    for name, game in positions.items():
+        stats = []
+        for sym in (0, 1):
+            p = AlphaBetaPlayer(depth=depth, symmetry=sym, seed=1)
+            t0 = time.perf_counter()
+            p.choose_move(game)
+            stats.append((p.last_nodes, time.perf_counter() - t0, p.last_value))
+        rows.append((name, stats[0][0], stats[1][0], stats[0][1], stats[1][1], stats[0][2] == stats[1][2]))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the figures (``--symmetry``: the symmetry measurement of docs/ai.md instead)."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if "--symmetry" in args:
+        print(f"{'position':<22} {'nodes':>7} {'nodes sym':>9} {'s':>6} {'s sym':>6}  same value")
+        for name, n0, n1, t0, t1, same in symmetry_table():
+            print(f"{name:<22} {n0:>7} {n1:>9} {t0:>6.2f} {t1:>6.2f}  {same}")
+        return 0
+    for label, value, unit in figures():
+        print(f"{label:<55} {value:>12,.2f} {unit}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

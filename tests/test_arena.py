@@ -1,0 +1,198 @@
+"""The arena: round robin bookkeeping, records, JSON, reproducibility, Elo maths."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from jericho import Game
+from jericho.arena import (
+    add_arguments,
+    bradley_terry,
+    build_tasks,
+    elo_table,
+    format_table,
+    opening,
+    run,
+    run_arena,
+    summarise,
+)
+from jericho.record import read_record
+
+TINY = ["random", "greedy", "mcts:sims=20"]
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, "arena")
+    return parser.parse_args(argv)
+
+
+def test_round_robin_round_trip(tmp_path: Path) -> None:
+    summary = run_arena(TINY, games=2, jobs=1, seed=3, out=tmp_path / "games")
+    assert summary["finished_games"] == summary["planned_games"] == 6
+    assert len(summary["pairings"]) == 3
+    for p in summary["pairings"]:
+        assert p["wins"] + p["draws"] + p["losses"] == p["games"] == 2
+    records = sorted((tmp_path / "games").iterdir())
+    assert len(records) == 6
+    # every record replays to the stored result
+    for g in summary["games"]:
+        replay = Game.from_moves(g["moves"])
+        assert replay.outcome() == g["result"]
+        text = Path(g["record"]).read_text()
+        assert g["south"] in text and g["north"] in text
+        record = read_record(text)
+        assert record.game.outcome() == g["result"]
+        assert record.tags["South"] == g["south"] and record.tags["North"] == g["north"]
+    # ratings: greedy and mcts beat random here, so random is rated lowest
+    by_name = {p["player"]: p for p in summary["players"]}
+    assert by_name["random"]["elo"] == min(p["elo"] for p in summary["players"])
+    for p in summary["players"]:
+        assert p["elo_low"] <= p["elo"] <= p["elo_high"]
+        assert p["moves"] > 0
+    assert "random" in format_table(summary)
+
+
+def test_same_openings_both_sides() -> None:
+    tasks = build_tasks(["a", "b", "c"], games=4, seed=9, plies=2, time_limit=None, nodes=None)
+    assert len(tasks) == 3 * 4
+    by_pair: dict[int, list] = {}
+    for t in tasks:
+        by_pair.setdefault(t.pairing, []).append(t)
+    for games in by_pair.values():
+        assert games[0].opening == games[1].opening and games[0].south == games[1].north
+        assert games[2].opening == games[3].opening and games[2].opening != games[0].opening
+    # every pairing meets the same openings
+    assert [t.opening for t in by_pair[0]] == [t.opening for t in by_pair[2]]
+    assert opening(9, 0, 2) == tasks[0].opening and len(tasks[0].opening) == 2
+
+
+def test_odd_games_rounded_up() -> None:
+    assert len(build_tasks(["a", "b"], games=3, seed=0, plies=1, time_limit=None, nodes=None)) == 4
+
+
+def test_reproducible_with_seed() -> None:
+    a = run_arena(["greedy", "mcts:sims=30"], games=2, seed=5)
+    b = run_arena(["greedy", "mcts:sims=30"], games=2, seed=5)
+    assert [g["moves"] for g in a["games"]] == [g["moves"] for g in b["games"]]
+    assert a["pairings"] == b["pairings"]
+    c = run_arena(["greedy", "mcts:sims=30"], games=2, seed=6)
+    assert [g["moves"] for g in a["games"]] != [g["moves"] for g in c["games"]]
+
+
+def test_parallel_matches_serial() -> None:
+    serial = run_arena(["random", "greedy"], games=4, jobs=1, seed=2)
+    parallel = run_arena(["random", "greedy"], games=4, jobs=2, seed=2)
+    assert [g["moves"] for g in serial["games"]] == [g["moves"] for g in parallel["games"]]
+
+
+def test_cli_json_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "json.json"
+    png = tmp_path / "elo.png"
+    args = parse(["random", "greedy", "--games", "2", "--seed", "1", "--json", str(out), "--png", str(png), "--quiet"])
+    assert run(args) == 0
+    printed = capsys.readouterr().out
+    assert "Elo" in printed and "greedy" in printed
+    data = json.loads(out.read_text())
+    assert {p["player"] for p in data["players"]} == {"random", "greedy"}
+    assert data["pairings"][0]["games"] == 2
+    pytest.importorskip("matplotlib")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["random"], "at least two"),
+        (["random", "deepblue"], "unknown player"),
+        (["random", "greedy", "--games", "0"], "at least 1"),
+        (["random", "random"], "twice"),
+        (["random", "mcts:bogus=1"], "bogus"),
+    ],
+)
+def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(parse(argv)) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_interrupted_run_keeps_finished_games(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import jericho.arena as arena
+
+    real = arena.play_game
+    calls = {"n": 0}
+
+    def flaky(task: arena.Task) -> arena.GameResult:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(task)
+
+    monkeypatch.setattr(arena, "play_game", flaky)
+    summary = arena.run_arena(["random", "greedy"], games=4, seed=1, out=tmp_path)
+    assert summary["interrupted"] and summary["finished_games"] == 2
+    assert len(list(tmp_path.iterdir())) == 2
+
+
+# -- Elo maths ------------------------------------------------------------------------------
+def test_bradley_terry_two_players_closed_form() -> None:
+    # 3 wins, 1 loss, no prior: the difference is 400*log10(3)
+    r = bradley_terry(2, [(0, 1, 1.0)] * 3 + [(0, 1, 0.0)], prior=0)
+    assert r[0] - r[1] == pytest.approx(400 * math.log10(3), abs=1e-6)
+    assert r[0] + r[1] == pytest.approx(0, abs=1e-9)
+
+
+def test_bradley_terry_draws_and_symmetry() -> None:
+    r = bradley_terry(2, [(0, 1, 0.5)] * 4, prior=0)
+    assert r == pytest.approx([0, 0], abs=1e-9)
+    # swapping who is listed first changes nothing
+    a = bradley_terry(3, [(0, 1, 1.0), (1, 2, 1.0), (0, 2, 0.5)])
+    b = bradley_terry(3, [(1, 0, 0.0), (2, 1, 0.0), (2, 0, 0.5)])
+    assert a == pytest.approx(b)
+
+
+def test_bradley_terry_transitive_and_finite() -> None:
+    games = [(0, 1, 1.0)] * 5 + [(1, 2, 1.0)] * 5 + [(0, 2, 1.0)] * 5
+    r = bradley_terry(3, games)
+    assert r[0] > r[1] > r[2]
+    assert all(math.isfinite(x) for x in r)
+
+
+def test_bradley_terry_absent_player_and_bad_input() -> None:
+    r = bradley_terry(3, [(0, 1, 1.0)])
+    assert math.isnan(r[2]) and math.isfinite(r[0])
+    with pytest.raises(ValueError, match="bad game result"):
+        bradley_terry(2, [(0, 1, 2.0)])
+
+
+def test_elo_interval_contains_estimate_and_narrows() -> None:
+    few = elo_table(2, [(0, 0, 1, 1.0)] * 6 + [(0, 0, 1, 0.0)] * 4, seed=1)
+    many = elo_table(2, [(0, 0, 1, 1.0)] * 60 + [(0, 0, 1, 0.0)] * 40, seed=1)
+    for elo, lo, hi in few + many:
+        assert lo <= elo <= hi
+    assert (many[0][2] - many[0][1]) < (few[0][2] - few[0][1])
+
+
+def test_summary_counts() -> None:
+    from jericho.arena import GameResult
+
+    games = [
+        GameResult(0, 0, "x", "y", "south", [], 0, (7, 0), 1.0, 0.5, 10, 10),
+        GameResult(0, 1, "y", "x", "south", [], 0, (7, 0), 0.5, 1.0, 10, 10),
+        GameResult(0, 2, "x", "y", "draw", [], 0, (6, 6), 1.0, 0.5, 10, 10),
+    ]
+    s = summarise(["x", "y"], games, 0, False, 1.0, 4)
+    row = s["pairings"][0]
+    assert (row["wins"], row["draws"], row["losses"]) == (1, 1, 1)
+    x = next(p for p in s["players"] if p["player"] == "x")
+    assert x["moves"] == 30 and x["mean_time_per_move"] == pytest.approx(3.0 / 30)
+
+
+def test_summary_without_games() -> None:
+    s = summarise(["x", "y"], [], 0, True, 0.0, 2)
+    assert all(p["elo"] is None for p in s["players"])
+    assert "(no game)" in format_table(s) and "interrupted" in format_table(s)
