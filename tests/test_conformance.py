@@ -56,7 +56,8 @@ def test_positions_round_trip_along_the_game(record: dict) -> None:
         assert again.outcome() == game.outcome()
 
 
-def test_fast_playout_follows_the_same_rules() -> None:
+@pytest.mark.parametrize("guided", [1, 3])
+def test_fast_playout_follows_the_same_rules(guided: int) -> None:
     """Moves chosen by the playout path, replayed through Game, give the playout's outcome."""
     import random
 
@@ -64,7 +65,7 @@ def test_fast_playout_follows_the_same_rules() -> None:
     for _ in range(300):
         start = Game()
         moves: list[int] = []
-        outcome = random_playout(start.state, rng.random, moves)
+        outcome = random_playout(start.state, rng.random, moves, guided=guided)
         replay = Game()
         objects = replay.tables.move_objects
         for code in moves:
