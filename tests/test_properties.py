@@ -129,3 +129,23 @@ def test_fast_playout_leaves_the_state_alone(seed: int, picks: list[int]) -> Non
 
 def test_move_equality_is_by_value() -> None:
     assert Move(PIECES[0], "a1") == parse_move("1r@A1")
+
+
+@given(choices)
+def test_leader_changes_predict_the_placement(picks: list[int]) -> None:
+    game = play_out(picks)
+    state = game.state.copy()
+    for code in state.legal_codes()[:80]:
+        if code == state.tables.pass_code:
+            continue
+        piece, cell = divmod(code, state.tables.n_cells)
+        before = state.leader[:]
+        predicted = state.leader_changes(piece // 5, cell)
+        [delta] = state.margin_deltas([code])
+        me = state.turn
+        margin = state.score[me] - state.score[1 - me]
+        state.push(code)
+        actual = [(a, before[a], state.leader[a]) for a in range(len(before)) if state.leader[a] != before[a]]
+        assert delta == state.score[me] - state.score[1 - me] - margin
+        state.pop()
+        assert sorted(predicted) == actual

@@ -102,6 +102,12 @@ class Tables:
             for i in range(self.n_cells)
         )
         self.pass_code: int = N_PIECES * self.n_cells
+        # Per move code: the class of moves with the same effect on monoliths,
+        # (size << cell_bits) | cell (strength depends on sizes only); -1 for the pass.
+        self.cell_bits: int = max(1, (self.n_cells - 1).bit_length())
+        self.effect_class: tuple[int, ...] = tuple(
+            ((code // self.n_cells // 5) << self.cell_bits) | code % self.n_cells for code in range(self.pass_code)
+        ) + (-1,)
         self.move_objects: tuple[Move, ...] = tuple(
             Move(PIECES[p], self.cell_names[c]) for p in range(N_PIECES) for c in range(self.n_cells)
         ) + (Move(None, None),)
@@ -358,6 +364,73 @@ class State:
         if not (self.reserve[self.turn] >> p) & 1 or not (self.fits(p) >> c) & 1:
             return False
         return not (p == self.last_piece and (self.forbidden_copy_cells() >> c) & 1)
+
+    def leader_changes(self, size: int, cell: int) -> list[tuple[int, int, int]]:
+        """What stacking a piece of ``size`` (0-based) on ``cell`` would do to the monoliths.
+
+        Returns ``(alignment, old leader, new leader)`` for each alignment through the cell
+        whose leader would change, without playing the move.  Tower strength depends on
+        sizes only (RULES.md §4), so the piece's colour does not matter here.
+        """
+        key = self.key
+        new_key = ((size + 1) << 9) | ((key[cell] & 0xFFF) >> 3)
+        if self.height[cell]:
+            new_key |= TWO_OR_MORE
+        t = self.tables
+        out = []
+        for a in t.through[cell]:
+            s = max([new_key if x == cell else key[x] for x in t.align_south[a]])
+            n = max([new_key if x == cell else key[x] for x in t.align_north[a]])
+            new = 0 if s > n and n else 1 if n > s and s else -1
+            if new != self.leader[a]:
+                out.append((a, self.leader[a], new))
+        return out
+
+    def margin_deltas(self, codes: list[int]) -> list[int]:
+        """For each move code, the change of (mover's monoliths − opponent's) it causes at once.
+
+        The same settlement as :meth:`leader_changes`, inlined because search calls it on
+        every legal move of every node: moves with the same piece size and cell share one
+        computation, and the pass code gets 0.
+        """
+        t = self.tables
+        classes = t.effect_class
+        key = self.key
+        height = self.height
+        leader = self.leader
+        through = t.through
+        asouth = t.align_south
+        anorth = t.align_north
+        me = self.turn
+        shift = t.cell_bits
+        mask = (1 << shift) - 1
+        table: dict[int, int] = {-1: 0}
+        cls = list(map(classes.__getitem__, codes))
+        for ck in set(cls):
+            if ck < 0:
+                continue
+            c = ck & mask
+            nk = (((ck >> shift) + 1) << 9) | ((key[c] & 0xFFF) >> 3)
+            if height[c]:
+                nk |= TWO_OR_MORE
+            d = 0
+            for a in through[c]:
+                s = 0
+                for x in asouth[a]:
+                    v = nk if x == c else key[x]
+                    if v > s:
+                        s = v
+                m = 0
+                for x in anorth[a]:
+                    v = nk if x == c else key[x]
+                    if v > m:
+                        m = v
+                new = 0 if s > m and m else 1 if m > s and s else -1
+                old = leader[a]
+                if new != old:
+                    d += (new == me) - (old == me) - (new == 1 - me) + (old == 1 - me)
+            table[ck] = d
+        return list(map(table.__getitem__, cls))
 
     # -- making and unmaking moves --------------------------------------------
     def push(self, code: int) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from jericho.core import N_PIECES, NO_OUTCOME, SEVEN, TWO_OR_MORE, State
+from jericho.core import N_PIECES, NO_OUTCOME, SEVEN, State
 from jericho.game import Game
 from jericho.moves import Move
 from jericho.players.base import Limit
@@ -69,69 +69,13 @@ def to_move(game: Game, code: int) -> Move:
     return game.tables.move_objects[code]
 
 
-_CLASSES: dict[int, tuple[object, list[int]]] = {}
-
-
-def _classes(t: object) -> list[int]:
-    """Per move code, its effect class ``size * 32 + cell`` (pass: -1), cached per board."""
-    entry = _CLASSES.get(id(t))
-    if entry is None or entry[0] is not t:
-        n = t.n_cells  # type: ignore[attr-defined]
-        pass_code = t.pass_code  # type: ignore[attr-defined]
-        entry = (t, [(code // n // 5) * 32 + code % n for code in range(pass_code)] + [-1])
-        _CLASSES[id(t)] = entry
-    return entry[1]
-
-
 def move_deltas(state: State, codes: list[int]) -> list[int]:
     """For each move code, the change of (mover's monoliths − opponent's) it causes at once.
 
-    Computed arithmetically from the strength keys (RULES.md §4–§5) with no push/pop;
-    the pass code gets 0.  Moves with the same cell and piece size share one computation.
+    Computed by the engine (:meth:`jericho.core.State.margin_deltas`) from the strength
+    keys, with no push/pop; the pass code gets 0.
     """
-    t = state.tables
-    classes = _classes(t)
-    key = state.key
-    height = state.height
-    leader = state.leader
-    through = t.through
-    asouth = t.align_south
-    anorth = t.align_north
-    me = state.turn
-    table: dict[int, int] = {-1: 0}
-    cls = list(map(classes.__getitem__, codes))
-    for ck in set(cls):
-        if ck < 0:
-            continue
-        c = ck & 31
-        nk = (((ck >> 5) + 1) << 9) | ((key[c] & 0xFFF) >> 3)
-        if height[c]:
-            nk |= TWO_OR_MORE
-        d = 0
-        for a in through[c]:
-            s = 0
-            for x in asouth[a]:
-                v = nk if x == c else key[x]
-                if v > s:
-                    s = v
-            m = 0
-            for x in anorth[a]:
-                v = nk if x == c else key[x]
-                if v > m:
-                    m = v
-            new = 0 if s > m and m else 1 if m > s and s else -1
-            old = leader[a]
-            if new != old:
-                if old == me:
-                    d -= 1
-                elif old >= 0:
-                    d += 1
-                if new == me:
-                    d += 1
-                elif new >= 0:
-                    d -= 1
-        table[ck] = d
-    return list(map(table.__getitem__, cls))
+    return state.margin_deltas(codes)
 
 
 def breaks_possible(state: State, holder: int) -> bool:
@@ -146,12 +90,8 @@ def breaks_possible(state: State, holder: int) -> bool:
         return True
     t = state.tables
     n = t.n_cells
-    key = state.key
-    height = state.height
     leader = state.leader
     through = t.through
-    asouth = t.align_south
-    anorth = t.align_north
     seen: set[int] = set()
     for code in state.legal_codes():
         if code == t.pass_code:
@@ -159,33 +99,12 @@ def breaks_possible(state: State, holder: int) -> bool:
         p, c = divmod(code, n)
         if all(leader[a] != holder for a in through[c]):
             continue
-        sz = p // 5
-        ck = sz * 32 + c
+        ck = (p // 5) * 32 + c
         if ck in seen:
             continue
         seen.add(ck)
-        nk = ((sz + 1) << 9) | ((key[c] & 0xFFF) >> 3)
-        if height[c]:
-            nk |= TWO_OR_MORE
-        new_score = score
-        for a in through[c]:
-            sm = 0
-            for x in asouth[a]:
-                v = nk if x == c else key[x]
-                if v > sm:
-                    sm = v
-            nm = 0
-            for x in anorth[a]:
-                v = nk if x == c else key[x]
-                if v > nm:
-                    nm = v
-            new = 0 if sm > nm and nm else 1 if nm > sm and sm else -1
-            old = leader[a]
-            if old == holder and new != holder:
-                new_score -= 1
-            elif new == holder and old != holder:
-                new_score += 1
-        if new_score < SEVEN:
+        changed = state.leader_changes(p // 5, c)
+        if score + sum((new == holder) - (old == holder) for _, old, new in changed) < SEVEN:
             return True
     return False
 
