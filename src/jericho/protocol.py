@@ -303,9 +303,9 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "engine") -> None
     """Options of ``jericho engine``."""
     parser.add_argument(
         "--player",
-        default="random",
+        default="expert",
         help="the player answering 'go' (a make_player spec, e.g. mcts:sims=500 or expert; "
-        "';' may replace ',' between its options); default: random",
+        "';' may replace ',' between its options); default: expert",
     )
     parser.add_argument("--name", default=None, help="the name given by 'identify'")
 
