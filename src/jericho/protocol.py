@@ -105,11 +105,11 @@ class EngineSession:
             return [f"error unknown command {words[0]!r}: commands are {known}"]
         try:
             out: list[str] = handler(words[1:])
-        except _CommandError as exc:
-            return [f"error {exc}"]
-        except JerichoError as exc:
-            return [f"error {exc}"]
-        return out
+        except (_CommandError, JerichoError) as exc:
+            return [f"error {_one_line(str(exc))}"]
+        # Texts from outside (a player's name or error, an option value) must not break
+        # the grammar: every reply is exactly one line.
+        return [_one_line(line) for line in out]
 
     # -- commands -----------------------------------------------------------------------------
     def _cmd_identify(self, args: list[str]) -> list[str]:
@@ -263,6 +263,11 @@ class EngineSession:
 
 class _CommandError(Exception):
     """A command the engine refuses; the message follows ``error``."""
+
+
+def _one_line(text: str) -> str:
+    """``text`` with its line breaks replaced by `` | `` (a reply line never spans lines)."""
+    return " | ".join(part.strip() for part in text.splitlines() if part.strip()) or text.strip()
 
 
 def _no_args(command: str, args: list[str]) -> None:

@@ -331,3 +331,24 @@ def test_players_pickle_for_worker_processes() -> None:
         p.close()
     bot = pickle.loads(pickle.dumps(make_player("openspiel-mcts:sims=10,seed=1")))
     assert Game().is_legal(bot.choose_move(Game()))
+
+
+def test_multi_line_texts_from_outside_never_break_the_reply_grammar() -> None:
+    # An external engine's error carries its stderr (several lines); a player or a name
+    # may say anything.  Each reply must still be lines of the documented forms.
+    class Chatty:
+        name = "chatty"
+
+        def choose_move(self, game: Game, limit: Limit | None = None) -> object:
+            raise RuntimeError("first line\nsecond line\r\nthird line")
+
+    s = EngineSession(Chatty(), spec="chatty", name="two\nlines")  # type: ignore[arg-type]
+    for command in ("go", "identify", "help", "position text a b c d e f g"):
+        reply = s.handle(command)
+        assert all("\n" not in line and "\r" not in line for line in reply), (command, reply)
+        assert reply[-1].split()[0] in FINAL_WORDS, (command, reply)
+        assert all(line.split()[0] in ("id", "info", "board") for line in reply[:-1]), (command, reply)
+    reply = s.handle("go")
+    assert reply[0].startswith("error the player failed: RuntimeError: first line")
+    assert "second line" in reply[0] and "third line" in reply[0]
+
