@@ -24,10 +24,10 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from jericho.errors import JerichoError
 from jericho.game import Game
@@ -146,8 +146,14 @@ class EngineClient:
         except OSError as exc:
             raise EngineDied(f"cannot start engine {shlex.join(self.args)!r}: {exc}") from None
         assert self.proc.stdout is not None and self.proc.stderr is not None
-        threading.Thread(target=self._pump, args=(self.proc.stdout, True), daemon=True).start()
-        threading.Thread(target=self._pump, args=(self.proc.stderr, False), daemon=True).start()
+        # The reader threads get the queue and the deque, never ``self``: a thread holding
+        # the client would keep it (and so the process) alive after the last reference
+        # to it is dropped, and __del__ would never stop the engine.
+        lines, stderr = self._lines, self._stderr
+        threading.Thread(target=_pump_lines, args=(self.proc.stdout, lines.put, True), daemon=True).start()
+        self._stderr_reader = threading.Thread(target=_pump_lines, args=(self.proc.stderr, stderr.append, False))
+        self._stderr_reader.daemon = True
+        self._stderr_reader.start()
         self.info: dict[str, str] = {}
         try:
             self.info = self.identify()
@@ -156,16 +162,10 @@ class EngineClient:
             raise
 
     # -- plumbing --------------------------------------------------------------------------------
-    def _pump(self, stream: object, is_stdout: bool) -> None:
-        for line in stream:  # type: ignore[attr-defined]
-            if is_stdout:
-                self._lines.put(line.rstrip("\r\n"))
-            else:
-                self._stderr.append(line.rstrip("\r\n"))
-        if is_stdout:
-            self._lines.put(None)
-
     def _describe(self) -> str:
+        if self.proc.poll() is not None:
+            # The process is gone: let the reader collect the last of its stderr.
+            self._stderr_reader.join(timeout=2)
         err = "\n".join(self._stderr)
         return f"engine {shlex.join(self.args)!r}" + (f"; its stderr ends with:\n{err}" if err else "")
 
@@ -359,6 +359,14 @@ class EngineClient:
                 self._kill()
         except Exception:  # pragma: no cover - interpreter shutdown
             pass
+
+
+def _pump_lines(stream: object, put: Callable[[Any], object], end: bool) -> None:
+    """Pass each line of ``stream`` (without its line break) to ``put``; then ``None`` when ``end``."""
+    for line in stream:  # type: ignore[attr-defined]
+        put(line.rstrip("\r\n"))
+    if end:
+        put(None)
 
 
 class ExternalEnginePlayer:

@@ -352,3 +352,25 @@ def test_multi_line_texts_from_outside_never_break_the_reply_grammar() -> None:
     assert reply[0].startswith("error the player failed: RuntimeError: first line")
     assert "second line" in reply[0] and "third line" in reply[0]
 
+
+def test_a_dropped_external_player_stops_its_engine() -> None:
+    # The client's reader threads must not keep it alive: once the player is dropped
+    # (without close), the engine process is stopped rather than left running.
+    import gc
+
+    p = ExternalEnginePlayer(cmd="jericho engine --player random", timeout=30)
+    assert Game().is_legal(p.choose_move(Game(), Limit(seed=1)))
+    assert p._client is not None
+    proc = p._client.proc
+    assert proc.poll() is None
+    del p
+    gc.collect()
+    assert proc.poll() is not None
+
+
+def test_a_dying_engine_s_stderr_is_always_reported() -> None:
+    # The stderr reader runs in a thread: the error must wait for it, not race it.
+    cmd = [sys.executable, "-c", "import sys; sys.stderr.write('line one\\nline two\\n'); sys.exit(3)"]
+    for _ in range(5):
+        with pytest.raises(EngineDied, match=r"(?s)status 3.*line one.*line two"):
+            EngineClient(cmd, timeout=10)
