@@ -196,3 +196,52 @@ def test_summary_without_games() -> None:
     s = summarise(["x", "y"], [], 0, True, 0.0, 2)
     assert all(p["elo"] is None for p in s["players"])
     assert "(no game)" in format_table(s) and "interrupted" in format_table(s)
+
+
+class ClosingSpy:
+    """A random player that records being closed (registered below as ``closing-spy``)."""
+
+    closed: list[int] = []
+
+    def __init__(self, seed: int | None = None) -> None:
+        from jericho.players.random_player import RandomPlayer
+
+        self.name = "closing-spy"
+        self._inner = RandomPlayer(seed=seed)
+
+    def choose_move(self, game: Game, limit: object = None) -> object:
+        return self._inner.choose_move(game, limit)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        ClosingSpy.closed.append(1)
+
+
+def test_players_holding_resources_are_closed_after_each_game() -> None:
+    from jericho.players.base import register
+
+    register("closing-spy", __name__, "ClosingSpy")
+    ClosingSpy.closed.clear()
+    summary = run_arena(["closing-spy", "greedy"], games=2, jobs=1, seed=4)
+    assert summary["finished_games"] == 2
+    assert len(ClosingSpy.closed) == 2  # one spy per game, each closed once
+
+
+def test_an_external_engine_plays_in_the_arena(tmp_path: Path) -> None:
+    # Issue 5: the arena accepts a program speaking the engine protocol as a player,
+    # tested with `jericho engine` itself.
+    spec = "external:cmd=jericho engine --player mcts:sims=20"
+    summary = run_arena([spec, "random"], games=2, jobs=1, seed=8, out=tmp_path)
+    assert summary["finished_games"] == 2
+    for g in summary["games"]:
+        replay = Game.from_moves(g["moves"])  # every move it sent was legal
+        assert replay.outcome() == g["result"]
+    ext = next(p for p in summary["players"] if p["player"] == spec)
+    assert ext["moves"] > 0
+    # The same seed reproduces the external engine's games too (seeds travel with 'go').
+    again = run_arena([spec, "random"], games=2, jobs=1, seed=8)
+    assert [g["moves"] for g in again["games"]] == [g["moves"] for g in summary["games"]]
+
+
+def test_run_arena_refuses_a_player_given_twice() -> None:
+    with pytest.raises(ValueError, match="twice: greedy"):
+        run_arena(["greedy", "random", "greedy"], games=2)

@@ -110,17 +110,24 @@ def play_game(task: Task) -> GameResult:
     spent = [0.0, 0.0]
     count = [0, 0]
     move_no = 0
-    while not game.is_over():
-        side = game.state.turn
-        limit = Limit(time=task.time, nodes=task.nodes, seed=(task.seed * 1000 + move_no) & 0x7FFFFFFF)
-        t0 = time.perf_counter()
-        move = players[side].choose_move(game, limit)
-        spent[side] += time.perf_counter() - t0
-        count[side] += 1
-        if not game.is_legal(move):
-            raise RuntimeError(f"{(task.south, task.north)[side]} played an illegal move {move} in {game.position()}")
-        game.play(move)
-        move_no += 1
+    try:
+        while not game.is_over():
+            side = game.state.turn
+            limit = Limit(time=task.time, nodes=task.nodes, seed=(task.seed * 1000 + move_no) & 0x7FFFFFFF)
+            t0 = time.perf_counter()
+            move = players[side].choose_move(game, limit)
+            spent[side] += time.perf_counter() - t0
+            count[side] += 1
+            if not game.is_legal(move):
+                who = (task.south, task.north)[side]
+                raise RuntimeError(f"{who} played an illegal move {move} in {game.position()}")
+            game.play(move)
+            move_no += 1
+    finally:
+        for player in players:  # e.g. an external engine's process
+            close = getattr(player, "close", None)
+            if callable(close):
+                close()
     return GameResult(
         pairing=task.pairing,
         index=task.index,
@@ -269,6 +276,9 @@ def run_arena(
         raise ValueError("the arena needs at least two players")
     if games < 1:
         raise ValueError(f"--games must be at least 1, got {games}")
+    twice = sorted({s for s in specs if specs.count(s) > 1})
+    if twice:
+        raise ValueError(f"a player spec is given twice: {', '.join(twice)}")
     for s in specs:
         make_player(s)  # fail early with a clear message
     tasks = build_tasks(specs, games, seed, plies, time_limit, nodes)
