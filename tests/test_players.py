@@ -378,3 +378,29 @@ def test_bench_figures_shape() -> None:
     assert [unit for _, _, unit in out] == ["sims/s"] * 4 + ["nodes/s"]
     assert all(value > 0 for _, value, _ in out)
     assert not midgame().is_over() and len(midgame().history) == 16
+
+
+def test_mcts_answers_even_when_the_time_is_up_before_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a loaded machine the deadline can pass before the first simulation (tiny budgets,
+    # slow root tactics): the player must still answer a searched legal move, not crash.
+    import time as _time
+
+    import jericho.players.mcts as mcts_module
+    from jericho.players._util import Deadline
+
+    class Expired(Deadline):
+        def __init__(self, seconds: float | None) -> None:
+            super().__init__(seconds)
+            self.stop = _time.perf_counter() - 1.0
+
+    monkeypatch.setattr(mcts_module, "Deadline", Expired)
+    for game in random_positions(5, 3):
+        p = MCTSPlayer(time=0.5, seed=1)
+        move = p.choose_move(game, Limit(time=0.01))
+        assert game.is_legal(move) and not move.is_pass
+        assert p.last_sims >= 1
+
+
+def test_mcts_refuses_an_empty_simulation_budget() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        MCTSPlayer(seed=1).choose_move(Game(), Limit(nodes=0))

@@ -112,6 +112,8 @@ class MCTSPlayer:
         return self.last_sims / self.last_seconds if self.last_seconds > 0 else 0.0
 
     def _budget(self, limit: Limit | None) -> tuple[int | None, float | None]:
+        if limit is not None and limit.nodes is not None and limit.nodes < 1:
+            raise ValueError(f"the simulation budget (limit nodes) must be at least 1, got {limit.nodes}")
         sims = limit.nodes if limit is not None and limit.nodes is not None else self.sims
         secs = limit.time if limit is not None and limit.time is not None else self.time
         if limit is not None and limit.time is not None and self.time is not None:
@@ -183,7 +185,12 @@ class MCTSPlayer:
         while True:
             if sims is not None and done >= sims:
                 break
-            if deadline.stop is not None and (done & 15) == 0 and time.perf_counter() >= deadline.stop:
+            if (
+                deadline.stop is not None
+                and (done & 15) == 0
+                and root.children  # the answer needs one searched move, however late it is
+                and time.perf_counter() >= deadline.stop
+            ):
                 break
             node = root
             path = [root]
