@@ -177,6 +177,25 @@ def test_elo_interval_contains_estimate_and_narrows() -> None:
     assert (many[0][2] - many[0][1]) < (few[0][2] - few[0][1])
 
 
+def test_elo_interval_of_a_clean_sweep_is_not_a_point() -> None:
+    # Resampling 4 wins out of 4 always gives 4 out of 4: the interval must not collapse
+    # to the estimate, as if four games proved the exact rating difference.
+    for games in (4, 20):
+        (elo, lo, hi), _ = elo_table(2, [(0, 0, 1, 1.0)] * games, seed=1)
+        assert lo < elo - 50 and hi >= elo
+
+
+def test_elo_interval_matches_the_normal_approximation() -> None:
+    # 600 wins, 400 losses: p = 0.6, difference D = 400 log10(p / (1 - p)).  Its standard
+    # error is dD/dp * sqrt(p (1 - p) / n) = 400 / ln 10 / (p (1 - p)) * sqrt(p (1 - p) / n),
+    # and each rating is +-D/2, so a 95% half-width of 1.96 * SE / 2 (about 11 Elo).
+    p, n = 0.6, 1000
+    se = 400 / math.log(10) / (p * (1 - p)) * math.sqrt(p * (1 - p) / n)
+    (elo, lo, hi), _ = elo_table(2, [(0, 0, 1, 1.0)] * 600 + [(0, 0, 1, 0.0)] * 400, seed=2)
+    assert elo == pytest.approx(200 * math.log10(p / (1 - p)), abs=0.5)  # the virtual draw moves it a little
+    assert (hi - lo) / 2 == pytest.approx(1.96 * se / 2, rel=0.3)
+
+
 def test_summary_counts() -> None:
     from jericho.arena import GameResult
 

@@ -14,7 +14,8 @@ Elo method (documented in docs/ai.md): Bradley–Terry maximum likelihood with d
 half a win and half a loss, fitted by the minorisation–maximisation iteration of Hunter
 (2004); one virtual draw per pairing keeps ratings finite when a player wins every
 game.  Ratings are ``400·log10(strength)``, centred on mean 0.  The 95% interval is the
-2.5–97.5 percentile range over bootstrap resamples of the games (within each pairing).
+2.5–97.5 percentile range over parametric bootstrap samples: every pairing's games are
+replayed from the fitted model and the ratings refitted (see :func:`elo_table`).
 
 With simulation/node-bounded players (``--nodes`` or ``mcts:sims=…``) and a seed, the
 whole table reproduces exactly.
@@ -203,20 +204,35 @@ def bradley_terry(n: int, results: list[tuple[int, int, float]], prior: float = 
 def elo_table(
     n: int, results: list[tuple[int, int, int, float]], samples: int = 200, seed: int = 0
 ) -> list[tuple[float, float, float]]:
-    """``(elo, low, high)`` per player: the fit and a 95% bootstrap interval.
+    """``(elo, low, high)`` per player: the fit and a 95% parametric bootstrap interval.
 
-    ``results`` are ``(pairing, i, j, score_of_i)``; resampling is done within each pairing.
+    ``results`` are ``(pairing, i, j, score_of_i)``.  Each bootstrap sample replays every
+    game between each two players from the *fitted* model (as the Ordo rating tool does): ``i``
+    scores ``s = g_i / (g_i + g_j)`` on average, draws keep the pairing's observed rate
+    (at most ``2·min(s, 1 - s)``), wins and losses make up the rest; the ratings are
+    fitted again and the 2.5–97.5 percentiles taken (widened, if need be, to contain the
+    estimate).  Resampling the observed games instead would give a zero-width interval
+    whenever a pairing is a clean sweep (every resample is the same sweep); the fitted
+    model, kept finite by the virtual draw, never predicts a certain result.
     """
     elo = bradley_terry(n, [(i, j, s) for _, i, j, s in results])
-    by_pair: dict[int, list[tuple[int, int, float]]] = {}
-    for p, i, j, s in results:
-        by_pair.setdefault(p, []).append((i, j, s))
+    by_pair: dict[tuple[int, int], list[float]] = {}
+    for _, i, j, s in results:
+        by_pair.setdefault((i, j), []).append(s)
+    models: list[tuple[int, int, float, float, int]] = []  # i, j, P(i wins), P(draw), games
+    for (i, j), scores in by_pair.items():
+        expected = 1.0 / (1.0 + 10.0 ** ((elo[j] - elo[i]) / 400.0))
+        draws = sum(1 for s in scores if s == 0.5) / len(scores)
+        p_draw = min(draws, 2.0 * min(expected, 1.0 - expected))
+        models.append((i, j, expected - p_draw / 2.0, p_draw, len(scores)))
     rng = random.Random(seed)
     boots: list[list[float]] = [[] for _ in range(n)]
     for _ in range(samples):
         sample: list[tuple[int, int, float]] = []
-        for games in by_pair.values():
-            sample.extend(games[rng.randrange(len(games))] for _ in games)
+        for i, j, p_win, p_draw, count in models:
+            for _ in range(count):
+                u = rng.random()
+                sample.append((i, j, 1.0 if u < p_win else 0.5 if u < p_win + p_draw else 0.0))
         for k, r in enumerate(bradley_terry(n, sample, iters=300)):
             boots[k].append(r)
     out = []
