@@ -3,8 +3,9 @@
 Search
     Negamax with alpha-beta pruning on :class:`jericho.core.State` (``push``/``pop``),
     iterative deepening 1, 2, 3 … until the time or node budget runs out (the result
-    of the last *completed* depth is played, refined by a partially searched deeper
-    iteration only when its best move was searched first).  A transposition table keyed
+    of the last *completed* depth is played; a deeper iteration cut short is discarded,
+    and if not even depth 1 completes, the best move by immediate monolith gain is
+    played).  A transposition table keyed
     by the engine's incremental Zobrist key (:meth:`State.hash_key`) stores depth,
     value, bound and best move.
 

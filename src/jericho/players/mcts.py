@@ -12,8 +12,8 @@ Algorithm (one *simulation*):
 3. **Play out** to the end: by default (``playout=guided``) with
    :func:`jericho.players.playout.guided_playout` (each move the best of ``k`` sampled legal
    moves by immediate margin), or with ``playout=random`` with the engine's fastest path
-   :func:`jericho.core.random_playout` (about 3 times more simulations per second, but
-   weaker per simulation and, measured, weaker overall; see docs/ai.md).
+   :func:`jericho.core.random_playout` (about 1.3–1.5 times more simulations per second,
+   but weaker per simulation and, measured, weaker overall; see docs/ai.md).
 4. **Back up** the result along the path.
 
 Tactics are exact where it is cheap: at the root a move reaching 7 monoliths that no
