@@ -171,7 +171,15 @@ def test_engine_program_sample_session() -> None:
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[:5] == ["id name jericho random", "id version 0.1.0", "id protocol 1", "id player random", "ready"]
+    from jericho import __version__
+
+    assert lines[:5] == [
+        "id name jericho random",
+        f"id version {__version__}",
+        "id protocol 1",
+        "id player random",
+        "ready",
+    ]
     assert lines[5] == "ok"
     assert lines[6].startswith("error illegal move 1 '5R@d2'")
     assert lines[8].startswith("bestmove ")
@@ -320,7 +328,7 @@ def test_client_refuses_multi_line_commands_and_missing_programs() -> None:
 def test_players_pickle_for_worker_processes() -> None:
     import pickle
 
-    p = ExternalEnginePlayer(cmd="jericho engine", timeout=30)
+    p = ExternalEnginePlayer(cmd="jericho engine --player random", timeout=30)
     try:
         p.choose_move(Game())
         q = pickle.loads(pickle.dumps(p))
