@@ -264,3 +264,39 @@ def test_an_external_engine_plays_in_the_arena(tmp_path: Path) -> None:
 def test_run_arena_refuses_a_player_given_twice() -> None:
     with pytest.raises(ValueError, match="twice: greedy"):
         run_arena(["greedy", "random", "greedy"], games=2)
+
+
+class FailingOnThirdMove:
+    """A random player that raises on its third move (registered below as ``failing``)."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        from jericho.players.random_player import RandomPlayer
+
+        self.name = "failing"
+        self._inner = RandomPlayer(seed=seed)
+        self._moves = 0
+
+    def choose_move(self, game: Game, limit: object = None) -> object:
+        self._moves += 1
+        if self._moves == 3:
+            raise RuntimeError("engine crashed\nwith a two-line message")
+        return self._inner.choose_move(game, limit)  # type: ignore[arg-type]
+
+
+def test_a_failing_player_loses_its_games_and_the_round_robin_goes_on(tmp_path: Path) -> None:
+    from jericho.players.base import register
+
+    register("failing", __name__, "FailingOnThirdMove")
+    summary = run_arena(["failing", "greedy"], games=2, jobs=1, seed=3, out=tmp_path)
+    assert summary["finished_games"] == 2 and summary["forfeits"] == 2
+    row = summary["pairings"][0]
+    assert (row["a"], row["wins"], row["draws"], row["losses"]) == ("failing", 0, 0, 2)
+    for g in summary["games"]:
+        failing_side = "south" if g["south"] == "failing" else "north"
+        assert g["result"] != failing_side and g["result"] != "draw"
+        assert g["error"] == "failing failed: RuntimeError: engine crashed | with a two-line message"
+        assert not Game.from_moves(g["moves"]).is_over()  # stopped at the failure, moves still legal
+        record = read_record(Path(g["record"]).read_text())
+        assert record.tags["Termination"] == g["error"]
+        assert record.tags["Result"] == {"south": "1-0", "north": "0-1"}[g["result"]]
+    assert "2 lost by a failing player" in format_table(summary)

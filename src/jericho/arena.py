@@ -8,7 +8,9 @@ uniformly random moves from the start, drawn from the seed and the opening's num
 so every pairing meets the same openings.  Games run in ``--jobs`` processes; each
 finished game is written at once as a record in ``--out`` (as ``game-PAIRING-INDEX.jgn``, so Ctrl-C keeps them), then
 the table is printed: wins/draws/losses per pairing, an Elo rating per player with a
-95% confidence interval, and the mean time per move.
+95% confidence interval, and the mean time per move.  A player that raises or answers an
+illegal move loses that game by forfeit (the game's ``error`` says why) and the round
+robin goes on.
 
 Elo method (documented in docs/ai.md): Bradley–Terry maximum likelihood with draws as
 half a win and half a loss, fitted by the minorisation–maximisation iteration of Hunter
@@ -111,30 +113,43 @@ def play_game(task: Task) -> GameResult:
     spent = [0.0, 0.0]
     count = [0, 0]
     move_no = 0
+    error: str | None = None
+    forfeit = -1
     try:
         while not game.is_over():
             side = game.state.turn
+            who = (task.south, task.north)[side]
             limit = Limit(time=task.time, nodes=task.nodes, seed=(task.seed * 1000 + move_no) & 0x7FFFFFFF)
             t0 = time.perf_counter()
-            move = players[side].choose_move(game, limit)
+            try:
+                move = players[side].choose_move(game, limit)
+            except Exception as exc:  # a crashed or hung engine, a player bug: it loses this game
+                error = f"{who} failed: {type(exc).__name__}: {exc}"
             spent[side] += time.perf_counter() - t0
             count[side] += 1
-            if not game.is_legal(move):
-                who = (task.south, task.north)[side]
-                raise RuntimeError(f"{who} played an illegal move {move} in {game.position()}")
+            if error is None and not game.is_legal(move):
+                error = f"{who} played an illegal move {move}: {game.why_illegal(move)}"
+            if error is not None:
+                forfeit = side
+                break
             game.play(move)
             move_no += 1
     finally:
         for player in players:  # e.g. an external engine's process
             close = getattr(player, "close", None)
             if callable(close):
-                close()
+                try:
+                    close()
+                except Exception:  # noqa: S110 - closing a failed engine may fail too
+                    pass
+    if error is not None:
+        error = " | ".join(line.strip() for line in error.splitlines() if line.strip())
     return GameResult(
         pairing=task.pairing,
         index=task.index,
         south=task.south,
         north=task.north,
-        result=game.outcome() or "draw",
+        result=("north", "south")[forfeit] if error is not None else game.outcome() or "draw",
         moves=[str(m) for m in game.history],
         opening_plies=len(task.opening),
         score=game.score(),
@@ -142,6 +157,7 @@ def play_game(task: Task) -> GameResult:
         time_north=spent[1],
         moves_south=count[0],
         moves_north=count[1],
+        error=error,
     )
 
 
@@ -314,12 +330,15 @@ def run_arena(
                 "ArenaSeed": str(seed),
                 "Opening": " ".join(r.moves[: r.opening_plies]) or "-",
             }
+            if r.error is not None:  # forfeited: the game stopped before its end
+                tags["Result"] = {"south": "1-0", "north": "0-1"}[r.result]
+                tags["Termination"] = r.error
             r.record = str(_write_record(r, out, tags))
         finished.append(r)
         if progress:
             print(
                 f"  [{len(finished)}/{len(tasks)}] {r.south} vs {r.north}: {r.result} "
-                f"({len(r.moves)} moves, {r.score[0]}-{r.score[1]})",
+                f"({len(r.moves)} moves, {r.score[0]}-{r.score[1]})" + (f" by forfeit: {r.error}" if r.error else ""),
                 file=sys.stderr,
                 flush=True,
             )
@@ -403,6 +422,7 @@ def summarise(
         "games": [asdict(r) for r in finished],
         "planned_games": planned,
         "finished_games": len(finished),
+        "forfeits": sum(1 for r in finished if r.error is not None),
         "interrupted": interrupted,
         "seconds": round(seconds, 2),
         "machine": f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}",
@@ -428,6 +448,8 @@ def format_table(summary: dict[str, Any]) -> str:
             f"{p['player']:<{w}}  {p['elo']:>7.0f}  {ci:>17}  {p['mean_time_per_move']:>8.3f}  {p['moves']:>6}"
         )
     status = " (interrupted)" if summary["interrupted"] else ""
+    if summary.get("forfeits"):
+        status += f", {summary['forfeits']} lost by a failing player (see 'error' in the JSON)"
     lines.append(
         f"\n{summary['finished_games']}/{summary['planned_games']} games{status}, seed {summary['seed']}, "
         f"{summary['seconds']:.0f} s, {summary['machine']}"
