@@ -404,3 +404,36 @@ def test_mcts_answers_even_when_the_time_is_up_before_the_search(monkeypatch: py
 def test_mcts_refuses_an_empty_simulation_budget() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         MCTSPlayer(seed=1).choose_move(Game(), Limit(nodes=0))
+
+
+def test_mcts_tree_is_not_reused_after_undo_or_for_an_equal_position_from_text() -> None:
+    p = MCTSPlayer(sims=200, seed=2)
+    game = Game.from_moves("5R@d2 1G@d3")
+    first = p.choose_move(game)
+    reply = _most_visited_reply(p, first, game)
+    game.play(first)
+    game.play(game.tables.move_objects[reply])
+    assert game.is_legal(p.choose_move(game)) and p.last_reused > 0
+    # Take both moves back and play others: the stored subtree belongs to another position.
+    game.undo()
+    game.undo()
+    other = next(m for m in game.legal_moves() if m != first)
+    game.play(other)
+    game.play(next(m for m in game.legal_moves() if m.cell != other.cell))
+    move = p.choose_move(game)
+    assert p.last_reused == 0 and game.is_legal(move)
+    # The same position reached from a position text has another history: no reuse either,
+    # and the answer is legal there.
+    again = Game.from_position(game.position())
+    move = p.choose_move(again)
+    assert p.last_reused == 0 and again.is_legal(move)
+
+
+def test_bench_awkward_positions_are_what_they_claim() -> None:
+    from jericho.players.bench import awkward_positions
+
+    late, must_break, near_seven = awkward_positions()
+    assert len(late.history) >= 40 and not late.is_over()
+    assert must_break.score()[1 - must_break.state.turn] >= 7 and not must_break.is_over()
+    assert must_break.seven_threat() == must_break.turn.other
+    assert near_seven.score()[near_seven.state.turn] >= 5 and not near_seven.is_over()

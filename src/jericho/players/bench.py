@@ -5,10 +5,10 @@
 * MCTS simulations per second from the start position and from a mid-game position,
   with the default guided playouts and with the engine's random playouts;
 * alpha-beta nodes per second (iterative deepening from a mid-game position);
-* the ``expert`` level's mean and maximum time per move over a few positions, against
-  its 3 s promise.
+* the ``expert`` level's mean and maximum time per move over six positions, three of them
+  awkward (late game, a 7 to break, a 7 within reach), against its 3 s promise.
 
-The whole run takes about 15 s.  "Mid-game" is :func:`midgame`: 16 seeded random plies.
+The whole run takes about 20 s.  "Mid-game" is :func:`midgame`: 16 seeded random plies.
 Run it alone with ``python -m jericho.players.bench``.
 """
 
@@ -20,10 +20,11 @@ import time
 from jericho.game import Game
 from jericho.players.alphabeta import AlphaBetaPlayer
 from jericho.players.base import Limit
+from jericho.players.greedy import GreedyPlayer
 from jericho.players.levels import EXPERT_TIME, expert
 from jericho.players.mcts import MCTSPlayer
 
-__all__ = ["figures", "midgame", "expert_times", "symmetry_table", "main"]
+__all__ = ["figures", "midgame", "awkward_positions", "expert_times", "symmetry_table", "main"]
 
 Figure = tuple[str, float, str]
 
@@ -54,11 +55,43 @@ def alphabeta_rate(game: Game, seconds: float) -> float:
     return p.nodes_per_second
 
 
-def expert_times(positions: int = 3) -> tuple[float, float]:
-    """Mean and maximum seconds per move of the ``expert`` level over a few positions."""
+def awkward_positions(seed: int = 5) -> list[Game]:
+    """Positions that strain a time limit, from seeded games of greedy against random moves.
+
+    In order: late in the game (40 plies or more), the side to move facing the opponent's
+    7 monoliths (it must break them), and the side to move holding 5 or 6 (moves reaching
+    7 are each checked against every reply).
+    """
+    rng = random.Random(seed)
+    greedy = GreedyPlayer(seed=seed)
+    found: dict[str, Game] = {}
+    while len(found) < 3:
+        game = Game()
+        while not game.is_over():
+            me = game.state.turn
+            score = game.score()
+            if score[1 - me] >= 7:
+                found.setdefault("break", game.copy())
+            elif score[me] >= 5:
+                found.setdefault("seven", game.copy())
+            elif len(game.history) >= 40:
+                found.setdefault("late", game.copy())
+            moves = game.legal_moves()
+            game.play(greedy.choose_move(game) if rng.random() < 0.7 else moves[rng.randrange(len(moves))])
+    return [found["late"], found["break"], found["seven"]]
+
+
+def expert_times(positions: int = 6) -> tuple[float, float]:
+    """Mean and maximum seconds per move of the ``expert`` level over up to 6 positions.
+
+    The first three are 4, 16 and 28 plies into seeded random games; the next three are
+    :func:`awkward_positions` (late game, must break a 7, may reach 7).
+    """
+    games = [midgame(plies=4 + 12 * k, seed=77 + k) for k in range(min(positions, 3))]
+    if positions > 3:
+        games += awkward_positions()[: positions - 3]
     times = []
-    for k in range(positions):
-        game = midgame(plies=4 + 12 * k, seed=77 + k)
+    for k, game in enumerate(games):
         player = expert(seed=k)
         t0 = time.perf_counter()
         player.choose_move(game, Limit(seed=k))
@@ -66,8 +99,8 @@ def expert_times(positions: int = 3) -> tuple[float, float]:
     return sum(times) / len(times), max(times)
 
 
-def figures(seconds: float = 2.0, expert_positions: int = 3) -> list[Figure]:
-    """The AI speed figures (about ``5 * seconds`` plus the expert's moves, ~14 s in all)."""
+def figures(seconds: float = 2.0, expert_positions: int = 6) -> list[Figure]:
+    """The AI speed figures (about ``5 * seconds`` plus the expert's moves, ~20 s in all)."""
     start = Game()
     mid = midgame()
     out: list[Figure] = [
