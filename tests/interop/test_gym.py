@@ -122,3 +122,14 @@ def test_opponent_gets_the_limit_and_a_seed() -> None:
 def test_bad_options_are_refused(kwargs: dict) -> None:
     with pytest.raises(ValueError):
         JerichoEnv(**kwargs)
+
+
+def test_a_bad_reset_leaves_the_episode_as_it_was() -> None:
+    from jericho.errors import JerichoError
+
+    env = JerichoEnv(agent_side="north", opponent="random")
+    env.reset(seed=1)
+    before = (env.game.position(), env.agent_side)
+    with pytest.raises(JerichoError):
+        env.reset(seed=2, options={"position": "not a position", "agent_side": "south"})
+    assert (env.game.position(), env.agent_side) == before

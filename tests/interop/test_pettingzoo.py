@@ -138,3 +138,16 @@ def test_spaces_are_cached_objects() -> None:
 def test_bad_render_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="render_mode"):
         raw_env(render_mode="rgb_array")
+
+
+def test_a_bad_reset_leaves_the_episode_as_it_was() -> None:
+    from jericho.errors import JerichoError
+
+    e = raw_env()
+    e.reset(options={"moves": ["5R@d2", "1G@d3"]})
+    before = (e.game.position(), e.agent_selection)
+    with pytest.raises(JerichoError):
+        e.reset(options={"moves": ["3B@a1", "3B@a1"]})  # North's 3B on South's 3B: a size clash
+    with pytest.raises(JerichoError):
+        e.reset(options={"position": "not a position"})
+    assert (e.game.position(), e.agent_selection) == before

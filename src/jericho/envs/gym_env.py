@@ -137,12 +137,14 @@ class JerichoEnv(gymnasium.Env):
         side = options.get("agent_side", self.agent_side_option)
         if side not in ("south", "north", "random"):
             raise ValueError(f"bad agent_side {side!r}: choose 'south', 'north' or 'random'")
-        self.agent_side = int(self.np_random.integers(2)) if side == "random" else (0 if side == "south" else 1)
         topology = self.encoding.tables.topology
         position = options.get("position")
-        self.game = Game.from_position(position, topology) if position else Game(topology)
-        if self.game.is_over():
+        # Built aside and checked first: a bad position leaves the env as it was.
+        game = Game.from_position(position, topology) if position else Game(topology)
+        if game.is_over():
             raise ValueError("cannot start an episode from a finished game")
+        self.agent_side = int(self.np_random.integers(2)) if side == "random" else (0 if side == "south" else 1)
+        self.game = game
         opening = self._opponent_moves()
         self._done = self.game.is_over()
         obs = self._obs()

@@ -113,11 +113,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         options = options or {}
         position = options.get("position")
         topology = self.encoding.tables.topology
-        self.game = Game.from_position(position, topology) if position else Game(topology)
+        # Built aside and checked first: a bad position or move leaves the env as it was.
+        game = Game.from_position(position, topology) if position else Game(topology)
         for m in options.get("moves", ()):
-            self.game.play(m)
-        if self.game.is_over():
+            game.play(m)
+        if game.is_over():
             raise ValueError("cannot start an episode from a finished game")
+        self.game = game
         self.agents = self.possible_agents[:]
         self._reset_bookkeeping()
         self.agent_selection = self.possible_agents[self.game.state.turn]
