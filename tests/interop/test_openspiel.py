@@ -175,3 +175,18 @@ def _finished_position() -> str:
     while not g.is_over():
         g.play(rng.choice(g.legal_moves()))
     return g.position()
+
+
+def test_the_arena_pits_openspiel_mcts_against_our_players() -> None:
+    # Issue 5: our strength is measured against an outside implementation in the arena.
+    from jericho.arena import run_arena
+
+    spec = "openspiel-mcts:sims=10"
+    summary = run_arena([spec, "random"], games=2, jobs=1, seed=5)
+    assert summary["finished_games"] == 2 and summary["forfeits"] == 0
+    for g in summary["games"]:
+        assert Game.from_moves(g["moves"]).outcome() == g["result"]
+    bot = next(p for p in summary["players"] if p["player"] == spec)
+    assert bot["moves"] > 0 and bot["elo"] is not None
+    again = run_arena([spec, "random"], games=2, jobs=1, seed=5)
+    assert [g["moves"] for g in again["games"]] == [g["moves"] for g in summary["games"]]
