@@ -266,6 +266,14 @@ def test_run_arena_refuses_a_player_given_twice() -> None:
         run_arena(["greedy", "random", "greedy"], games=2)
 
 
+@pytest.mark.parametrize(("kwargs", "message"), [({"time_limit": -1.0}, "--time"), ({"nodes": 0}, "--nodes")])
+def test_run_arena_refuses_bad_budgets_before_playing(kwargs: dict, message: str, tmp_path: Path) -> None:
+    # Not a round robin of forfeits: the budgets are checked before any game.
+    with pytest.raises(ValueError, match=message):
+        run_arena(["mcts:sims=5", "random"], games=2, out=tmp_path, **kwargs)
+    assert not list(tmp_path.iterdir())
+
+
 class FailingOnThirdMove:
     """A random player that raises on its third move (registered below as ``failing``)."""
 

@@ -308,6 +308,10 @@ def run_arena(
         raise ValueError("the arena needs at least two players")
     if games < 1:
         raise ValueError(f"--games must be at least 1, got {games}")
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"--time must be a positive number of seconds, got {time_limit}")
+    if nodes is not None and nodes < 1:
+        raise ValueError(f"--nodes must be at least 1, got {nodes}")
     twice = sorted({s for s in specs if specs.count(s) > 1})
     if twice:
         raise ValueError(f"a player spec is given twice: {', '.join(twice)}")
