@@ -185,7 +185,7 @@ class EngineClient:
             self.proc.stdin.write(command + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
-            self._fail(f"the engine exited (status {self.proc.poll()}) before the command {command!r}", EngineDied)
+            self._fail(f"the engine exited (status {self._exit_status()}) before the command {command!r}", EngineDied)
         wait = self.timeout if timeout is None else timeout
         lines: list[str] = []
         while True:
@@ -194,11 +194,7 @@ class EngineClient:
             except queue.Empty:
                 self._fail(f"no complete answer to {command!r} within {wait:g} s (got {lines[-3:]!r})", EngineTimeout)
             if line is None:
-                try:
-                    status = self.proc.wait(timeout=2)
-                except subprocess.TimeoutExpired:
-                    status = None
-                self._fail(f"the engine exited (status {status}) while answering {command!r}", EngineDied)
+                self._fail(f"the engine exited (status {self._exit_status()}) while answering {command!r}", EngineDied)
             word = line.split(maxsplit=1)[0] if line.strip() else ""
             if word in FINAL_WORDS:
                 reply = Reply(line, lines)
@@ -210,6 +206,13 @@ class EngineClient:
                 self._fail(
                     f"more than {_MAX_DATA_LINES} lines without a final line for {command!r}", EngineProtocolError
                 )
+
+    def _exit_status(self) -> int | None:
+        """The exit status of an engine whose pipes closed (waiting briefly: it may still be exiting)."""
+        try:
+            return self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return None
 
     def _fail(self, message: str, kind: type[EngineError]) -> NoReturn:
         self._broken = message
