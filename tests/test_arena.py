@@ -308,3 +308,38 @@ def test_a_failing_player_loses_its_games_and_the_round_robin_goes_on(tmp_path: 
         assert record.tags["Termination"] == g["error"]
         assert record.tags["Result"] == {"south": "1-0", "north": "0-1"}[g["result"]]
     assert "2 lost by a failing player" in format_table(summary)
+
+
+def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> None:
+    # Ctrl-C in a terminal interrupts the whole process group: the workers must leave it
+    # to the parent, which stops the pool, prints the table of the finished games and
+    # writes the JSON.  Waits on files, never on the clock.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out, summary = tmp_path / "games", tmp_path / "summary.json"
+    cmd = [sys.executable, "-m", "jericho", "arena", "random", "mcts:sims=40", "--games", "200", "--jobs", "2"]
+    cmd += ["--seed", "1", "--out", str(out), "--json", str(summary), "--quiet"]
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        while proc.poll() is None and (not out.is_dir() or len(list(out.iterdir())) < 2):
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "(interrupted)" in stdout and "Traceback" not in stderr
+    data = json.loads(summary.read_text())
+    assert data["interrupted"] and 2 <= data["finished_games"] < 200
+    records = {p.name for p in out.iterdir()}
+    assert all(Path(g["record"]).name in records for g in data["games"])
