@@ -218,6 +218,18 @@ def test_unknown_level_is_refused(client: TestClient) -> None:
     assert r.status_code == 400 and "no-such-ai" in r.json()["message"]
 
 
+def test_a_level_cannot_name_a_program_or_options(client: TestClient, tmp_path: Path) -> None:
+    """Only the offered level names are accepted: a player spec with options could start a program
+    on the server (external:cmd=...) or hold an AI worker for hours (mcts:time=...)."""
+    marker = tmp_path / "pwned"
+    for level in (f"external:cmd=touch {marker}", "external", "openspiel-mcts", "mcts:time=100000", "random:seed=1"):
+        r = client.post("/api/games", json={"mode": "ai", "level": level, "side": "north"})
+        assert r.status_code == 400 and r.json()["error"] == "bad_level", (level, r.text)
+        assert "random" in r.json()["message"]  # the refusal lists what is available
+    assert not marker.exists()
+    assert "external" not in client.get("/api/levels").json()["levels"]
+
+
 # -- hot-seat --------------------------------------------------------------------------------------
 
 
