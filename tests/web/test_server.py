@@ -55,6 +55,7 @@ class WS:
         self.ws = ws
         self.state: dict[str, Any] | None = None
         self.seen: list[str] = []
+        self.checks = 0
 
     def send(self, **msg: Any) -> None:
         self.ws.send_text(json.dumps(msg))
@@ -77,9 +78,21 @@ class WS:
         raise AssertionError(f"no {kind} message arrived")
 
     def error(self) -> dict[str, Any]:
-        msg = self.until("error")
-        assert msg["message"], "errors must say what went wrong"
-        return msg
+        """The error answering the last message sent; fails (instead of hanging) if it was accepted.
+
+        A ping follows the message: the server answers a connection's messages in order, so a
+        pong before any error means the message was accepted."""
+        self.checks += 1
+        ref = f"error-check-{self.checks}"
+        self.send(type="ping", ref=ref)
+        for _ in range(500):
+            msg = self.recv()
+            if msg["type"] == "pong" and msg.get("ref") == ref:
+                raise AssertionError("expected an error, but the message was accepted")
+            if msg["type"] == "error":
+                assert msg["message"], "errors must say what went wrong"
+                return msg
+        raise AssertionError("no error arrived")
 
 
 @pytest.fixture()
@@ -275,6 +288,9 @@ def test_online_invite_join_spectate_and_token_rules(client: TestClient) -> None
         spectator = seat(spec_raw, None, "spectator")
         a.send(type="move", move="5R@d2")
         assert a.error()["code"] == "waiting"
+        a.send(type="resign")  # resigning would leave an over game whose seat nobody can ever take
+        assert a.error()["code"] == "waiting"
+        assert client.get(f"/api/games/{gid}").json()["status"] == "waiting"
         assert client.post(f"/api/games/{gid}/join", json={"invite": "wrong"}).status_code == 403
         joined = client.post(f"/api/games/{gid}/join", json={"invite": invite})
         assert joined.status_code == 200 and joined.json()["side"] == "north"
@@ -425,7 +441,7 @@ def test_every_kind_of_bad_websocket_input_gets_a_clear_error_and_changes_nothin
             assert reason == Game.from_moves(["5R@d2"]).why_illegal("5R@d2")
             assert stored_moves(db, g["id"]) == before
             ws.send(type="ping", ref=7)
-            assert ws.until("pong")["ref"] == 7
+            assert ws.until("pong", lambda m: m["ref"] != f"error-check-{ws.checks}")["ref"] == 7
             ws.send(type="move", move="1G@d3")  # the connection still works
             ws.until("ack")
 

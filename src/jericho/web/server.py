@@ -689,6 +689,8 @@ class Hub:
             status = self.status(room)
             if status == "over":
                 raise ClientError("game_over", "the game is over")
+            if status == "waiting":
+                raise ClientError("waiting", "the invited player has not joined yet: there is no game to resign")
             side = room.game.turn.value if len(conn.seats) == 2 else next(iter(conn.seats))
             self._finish(room, Side(side).other.value, "resign")
             self._after_change(room)
@@ -706,6 +708,7 @@ class Hub:
                 # Seats swap: each player's token now holds the other side.
                 rec.south_token, rec.north_token = old.north_token, old.south_token
                 rec.joined = old.joined
+                rec.invite = old.invite if not old.joined else None  # an open seat stays joinable
                 rec.ai_level = old.ai_level
                 rec.ai_side = Side(old.ai_side).other.value if old.ai_side else None
                 rec.rematch_of = old.id
