@@ -312,7 +312,8 @@ def test_online_invite_join_spectate_and_token_rules(client: TestClient) -> None
             for kind in ("move", "undo", "resign", "rematch"):
                 spectator.send(type=kind, move="1R@a1")
                 assert spectator.error()["code"] == "not_a_player"
-            spectator.send(type="hello", token=south_token[:-1] + "x")
+            wrong = south_token[:-1] + ("x" if south_token[-1] != "x" else "y")  # one character off
+            spectator.send(type="hello", token=wrong)
             assert spectator.error()["code"] == "bad_token"
             spectator.send(type="move", move="1R@a1")
             assert spectator.error()["code"] == "not_a_player"
