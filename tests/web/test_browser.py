@@ -219,6 +219,17 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
     b.click("#btn-resign")
     for p in (a, b, c):
         expect(p.locator("#banner.over")).to_contain_text("South wins: North resigned")
+    # North asks for a rematch and goes there; South and the spectator stay until they choose
+    first_game = a.url
+    b.click("#btn-rematch")
+    b.wait_for_url(lambda url: url != first_game)
+    expect(b.locator("#turn")).to_contain_text("Your move")  # the seats swapped: North's person is South now
+    expect(a.locator("#btn-rematch")).to_have_text("Go to rematch")
+    expect(c.locator("#btn-rematch")).to_have_text("Watch the rematch")
+    assert a.url == first_game and c.url == first_game
+    c.click("#btn-rematch")
+    c.wait_for_url(b.url)
+    expect(c.locator("#turn")).to_contain_text("you are watching")
     for errs in errors:
         assert not errs, errs
     for ctx in (a_ctx, b_ctx, c_ctx):

@@ -324,6 +324,10 @@ def test_online_invite_join_spectate_and_token_rules(client: TestClient) -> None
             assert st["result"] == "south" and st["reason"] == "resign"
             b.send(type="rematch")
             new_id = b.until("rematch")["id"]
+            # the others are told in the state and not taken there
+            assert a.until("state", lambda m: m["game"]["rematch_id"] is not None)["game"]["rematch_id"] == new_id
+            spectator.until("state", lambda m: m["game"]["rematch_id"] == new_id)
+            assert not any('"rematch"' in m for m in a.seen + spectator.seen)
         public = json.dumps(client.get(f"/api/games/{gid}").json()) + "".join(spectator.seen)
         for secret in (south_token, north_token, invite):
             assert secret not in public, "tokens must never reach spectators"

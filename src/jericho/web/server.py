@@ -724,8 +724,9 @@ class Hub:
                 self.rooms[rec.id] = new_room
                 self._after_change(new_room)
             rematch_id = room.rec.rematch_id
-        for c in list(room.conns):
-            await self.send(c, {"type": "rematch", "id": rematch_id})
+        # Only the asker is taken there; the others see ``rematch_id`` in the state and choose
+        # when to follow (a person replaying the finished game is not yanked away).
+        await self.send(conn, {"type": "rematch", "id": rematch_id})
         await self.broadcast(room)
 
     async def replay(self, room: Room) -> dict[str, Any]:

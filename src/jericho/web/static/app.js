@@ -235,7 +235,11 @@ function showCellInfo(cell, sticky = false) {
 function wireControls() {
   $("btn-undo").onclick = () => send({ type: "undo" });
   $("btn-pass").onclick = () => send({ type: "move", move: "pass", ply: S.game.ply });
-  $("btn-rematch").onclick = () => send({ type: "rematch" });
+  $("btn-rematch").onclick = () => {
+    // a spectator follows the players to their rematch; a player asks for it (or joins it)
+    if (!mySides().length && S.game && S.game.rematch_id) location.href = `/g/${S.game.rematch_id}`;
+    else send({ type: "rematch" });
+  };
   $("btn-resign").onclick = () => {
     const b = $("btn-resign");
     if (S.resignArmed) {
@@ -354,7 +358,7 @@ function render() {
   const banner = $("banner");
   let text = "", cls = "banner";
   if (g.status === "over") {
-    text = resultText(g);
+    text = resultText(g) + (g.rematch_id && !S.replay ? " A rematch has started." : "");
     cls += " over";
   } else if (g.threat) {
     const other = g.threat === "south" ? "north" : "south";
@@ -405,8 +409,8 @@ function render() {
   $("btn-undo").disabled = !g.can_undo || !!S.replay;
   $("btn-resign").hidden = !seated || g.status === "over";
   $("btn-pass").hidden = !(myTurn() && g.pass_only);
-  $("btn-rematch").hidden = !(seated && g.status === "over");
-  $("btn-rematch").textContent = g.rematch_id ? "Go to rematch" : "Rematch";
+  $("btn-rematch").hidden = !(g.status === "over" && (seated || g.rematch_id));
+  $("btn-rematch").textContent = !seated ? "Watch the rematch" : g.rematch_id ? "Go to rematch" : "Rematch";
   $("btn-replay").hidden = !!S.replay || g.moves.length === 0;
   $("replay").hidden = !S.replay;
   $("typed").hidden = !seated || g.status !== "playing";
