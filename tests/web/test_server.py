@@ -614,3 +614,72 @@ def test_state_announces_who_holds_seven(db: str) -> None:
     holder = Game.from_moves(moves).seven_threat()
     assert holder is not None and st["threat"] == holder.value and st["status"] == "playing"
     assert max(st["score"]) >= 7
+
+
+# -- broadcasts ------------------------------------------------------------------------------------------
+
+
+class FakeSocket:
+    """A WebSocket whose first send waits for ``gate`` (a slow client); ``None``: never completes."""
+
+    def __init__(self, gate: Any = "open") -> None:
+        self.gate = gate
+        self.first = True
+        self.plies: list[int] = []
+
+    async def send_text(self, text: str) -> None:
+        import asyncio
+
+        if self.gate is None:
+            await asyncio.Event().wait()  # a client that never reads
+        if self.first and self.gate != "open":
+            self.first = False
+            await self.gate.wait()
+        msg = json.loads(text)
+        if msg["type"] == "state":
+            self.plies.append(msg["game"]["ply"])
+
+
+def test_a_slow_client_never_receives_an_older_state_after_a_newer_one(tmp_path: Path) -> None:
+    import asyncio
+
+    from jericho.moves import parse_move
+    from jericho.web.server import Conn, Hub
+
+    async def scenario() -> list[FakeSocket]:
+        hub = Hub(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), Limits())
+        room, _ = hub.create({"mode": "hotseat"})
+        gate = asyncio.Event()
+        sockets = [FakeSocket(gate), FakeSocket(gate)]  # each one's first message is slow to go out
+        room.conns.update(Conn(s) for s in sockets)  # type: ignore[arg-type]
+        first = asyncio.create_task(hub.broadcast(room))  # the state at ply 0 ...
+        await asyncio.sleep(0)
+        hub._commit_move(room, parse_move("5R@d2"))
+        second = asyncio.create_task(hub.broadcast(room))  # ... then at ply 1, while ply 0 is still going out
+        await asyncio.sleep(0)
+        gate.set()
+        await asyncio.gather(first, second)
+        hub.storage.close()
+        return sockets
+
+    for s in asyncio.run(scenario()):
+        assert s.plies == [0, 1], "states must arrive in the order they happened"
+
+
+def test_a_client_that_does_not_read_is_dropped_and_the_others_still_get_the_state(tmp_path: Path) -> None:
+    import asyncio
+
+    from jericho.web.server import Conn, Hub
+
+    async def scenario() -> tuple[FakeSocket, bool, int]:
+        hub = Hub(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), Limits(send_timeout=0.05))
+        room, _ = hub.create({"mode": "hotseat"})
+        stuck, fine = Conn(FakeSocket(None)), Conn(FakeSocket())  # type: ignore[arg-type]
+        room.conns.update({stuck, fine})
+        await hub.broadcast(room)
+        await hub.broadcast(room)
+        hub.storage.close()
+        return fine.ws, stuck.dropped, len(room.conns)  # type: ignore[return-value]
+
+    fine, dropped, left = asyncio.run(scenario())
+    assert fine.plies == [0, 0] and dropped and left == 1

@@ -64,6 +64,7 @@ class Limits:
     max_connections_per_game: int = 64
     creates_per_minute: int = 60  # new games per client address per minute
     max_rooms_in_memory: int = 2000
+    send_timeout: float = 10.0  # seconds a client may take to accept one message before it is dropped
 
 
 class ClientError(Exception):
@@ -85,6 +86,7 @@ class Conn:
     tokens: float = 0.0
     stamp: float = field(default_factory=time.monotonic)
     refused: int = 0
+    dropped: bool = False  # too slow to read its messages: no longer sent anything
 
     @property
     def role(self) -> str:
@@ -101,6 +103,7 @@ class Room:
     rec: GameRecord
     game: Game
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    send_lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one state broadcast at a time, in order
     conns: set[Conn] = field(default_factory=set)
     version: int = 0
     ai_task: asyncio.Task[None] | None = None
@@ -530,16 +533,32 @@ class Hub:
     # -- messages ------------------------------------------------------------------------------
     async def send(self, conn: Conn, msg: dict[str, Any]) -> None:
         """Send one message; a connection that went away is simply forgotten."""
+        await self._send_text(conn, json.dumps(msg))
+
+    async def _send_text(self, conn: Conn, text: str) -> None:
+        if conn.dropped:
+            return
         try:
-            await conn.ws.send_text(json.dumps(msg))
+            await asyncio.wait_for(conn.ws.send_text(text), self.limits.send_timeout)
+        except TimeoutError:
+            # A client that does not read must not hold up everyone else's updates.
+            log.warning("dropping a WebSocket client that did not read for %ss", self.limits.send_timeout)
+            conn.dropped = True
+            for room in self.rooms.values():
+                room.conns.discard(conn)
         except Exception:  # noqa: BLE001 - closed sockets raise various errors
             pass
 
     async def broadcast(self, room: Room) -> None:
-        """Send the current state to every client of the room."""
-        state = self.public_state(room)
-        for conn in list(room.conns):
-            await self.send(conn, {"type": "state", "game": state})
+        """Send the current state to every client of the room.
+
+        Broadcasts are serialized and each reads the state only once it holds the room's send
+        lock, so every client receives states in the order they happened: an earlier broadcast
+        held up by a slow client can never deliver an older state after a newer one."""
+        async with room.send_lock:
+            text = json.dumps({"type": "state", "game": self.public_state(room)})
+            for conn in list(room.conns):
+                await self._send_text(conn, text)
 
     def _rate_ok(self, conn: Conn) -> bool:
         now = time.monotonic()
@@ -908,7 +927,7 @@ def create_app(
             await hub.send(conn, {"type": "state", "game": hub.public_state(room)})
             while True:
                 message = await websocket.receive()
-                if message["type"] == "websocket.disconnect":
+                if message["type"] == "websocket.disconnect" or conn.dropped:
                     break
                 text = message.get("text")
                 if text is None:
