@@ -236,6 +236,20 @@ def test_ai_runs_off_the_event_loop_and_a_failing_ai_still_moves(client: TestCli
             ws.until("state", lambda m: m["game"]["ply"] == 1)
 
 
+def test_a_stored_game_whose_ai_level_is_gone_still_gets_its_ai_moves(db: str) -> None:
+    from jericho.web.storage import GameRecord
+
+    storage = Storage(resolve_db_url(db))
+    storage.create(GameRecord(id="gone1", mode="ai", ai_side="south", ai_level="vanished", north_token="t" * 24))
+    storage.close()
+    with TestClient(create_app(db)) as c:
+        deadline = time.monotonic() + 20
+        while c.get("/api/games/gone1").json()["ply"] == 0:  # loading the game starts the AI
+            assert time.monotonic() < deadline, "the AI never moved"
+            time.sleep(0.02)
+        assert stored_moves(db, "gone1") == c.get("/api/games/gone1").json()["moves"]
+
+
 def test_unknown_level_is_refused(client: TestClient) -> None:
     r = client.post("/api/games", json={"mode": "ai", "level": "no-such-ai"})
     assert r.status_code == 400 and "no-such-ai" in r.json()["message"]
@@ -402,7 +416,7 @@ def test_clock_flags_the_side_that_runs_out(db: str) -> None:
             assert st["clock"]["south"] == pytest.approx(40) and st["clock"]["running"] == "north"
             now[0] += 61
             ws.send(type="move", move="1G@d3")
-            assert "time ran out" in ws.error()["message"]
+            assert "North ran out of time" in ws.error()["message"]
             st = c.get(f"/api/games/{g['id']}").json()
             assert st["status"] == "over" and st["result"] == "south" and st["reason"] == "time"
             assert st["clock"]["north"] == 0 and st["moves"] == ["5R@d2"]

@@ -49,6 +49,7 @@ log = logging.getLogger("jericho.web")
 STATIC = Path(__file__).resolve().parent / "static"
 MODES = ("ai", "hotseat", "online")
 SIDES = ("south", "north")
+SIDE_NAMES = {"south": "South", "north": "North"}
 PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "random", "greedy", "mcts", "alphabeta")
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
@@ -168,6 +169,7 @@ class Hub:
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="jericho-ai")
         self.creates: dict[str, deque[float]] = {}
         self._levels: list[str] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- levels ----------------------------------------------------------------------------
     def levels(self) -> list[str]:
@@ -481,7 +483,7 @@ class Hub:
         side = self.clock_side(room)
         if side is not None:
             delay = max(0.0, self.time_left(room, side)) + 0.05
-            room.flag_timer = loop.call_later(delay, lambda: loop.create_task(self._flag_task(room)))
+            room.flag_timer = loop.call_later(delay, self._start_flag_task, room)
         rec = room.rec
         if (
             rec.mode == "ai"
@@ -490,6 +492,11 @@ class Hub:
             and (room.ai_task is None or room.ai_task.done())
         ):
             room.ai_task = loop.create_task(self._ai_move(room, room.version))
+
+    def _start_flag_task(self, room: Room) -> None:
+        task = asyncio.get_running_loop().create_task(self._flag_task(room))
+        self._tasks.add(task)  # the loop keeps only a weak reference to a task
+        task.add_done_callback(self._tasks.discard)
 
     async def _flag_task(self, room: Room) -> None:
         async with room.lock:
@@ -500,7 +507,11 @@ class Hub:
 
     async def _ai_move(self, room: Room, version: int) -> None:
         if room.ai_player is None:
-            room.ai_player = make_player(room.rec.ai_level or "random")
+            try:
+                room.ai_player = make_player(room.rec.ai_level or "random")
+            except Exception:  # noqa: BLE001 - e.g. a level stored by another installation: the game must go on
+                log.exception("AI level %r unavailable; game %s goes on with random", room.rec.ai_level, room.rec.id)
+                room.ai_player = make_player("random")
         player = room.ai_player
         snapshot = room.game.copy()
         loop = asyncio.get_running_loop()
@@ -650,7 +661,8 @@ class Hub:
             if self._check_flag(room):
                 self._after_change(room)
                 await self.broadcast(room)
-                raise ClientError("game_over", "your time ran out")
+                loser = SIDE_NAMES[Side(room.rec.result or "south").other.value]
+                raise ClientError("game_over", f"the game is over: {loser} ran out of time")
             self._seat_to_move(room, conn, "move")
             ply = msg.get("ply")
             if ply is not None and ply != len(room.rec.moves):
