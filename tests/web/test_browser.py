@@ -63,6 +63,13 @@ def browser() -> Iterator[Browser]:
         b.close()
 
 
+def shot(page: Page, name: str, full_page: bool = False) -> None:
+    """Save a screenshot to artifacts/ once the board is still: the last piece's drop has landed
+    (finite animations are run to their end; the pulsing threat banner is shown at rest)."""
+    page.wait_for_function("() => document.fonts.status === 'loaded'")
+    page.screenshot(path=str(ARTIFACTS / name), full_page=full_page, animations="disabled")
+
+
 def watch_errors(page: Page) -> list[str]:
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -76,7 +83,7 @@ def move_count(page: Page) -> int:
 
 def play_one(page: Page, expected_before: int | None = None) -> None:
     """Click the first piece that can move, then its first highlighted cell; wait for the ack."""
-    page.locator("#tray-mine .slot:not(:disabled)").first.click()
+    page.locator("#tray-mine .slot.playable").first.click()
     expect(page.locator("#board .cell.legal").first).to_be_visible()
     before = move_count(page) if expected_before is None else expected_before
     page.locator("#board .cell.legal").first.click()
@@ -89,7 +96,7 @@ def play_one(page: Page, expected_before: int | None = None) -> None:
 
 def my_turn_or_over(page: Page) -> str:
     page.wait_for_function(
-        "() => document.querySelector('#banner.over') || document.querySelector('#tray-mine .slot:not(:disabled)')",
+        "() => document.querySelector('#banner.over') || document.querySelector('#tray-mine .slot.playable')",
         timeout=20000,
     )
     return "over" if page.locator("#banner.over").count() else "turn"
@@ -127,7 +134,10 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
     page.mouse.move(0, 0)
     page.locator('[data-alignment="d"]').focus()
     expect(page.locator("#info")).to_contain_text("Alignment d")
-    expect(page.locator("#info")).to_contain_text("South champion d2")
+    expect(page.locator("#info")).to_contain_text("South's champion is d2 (5R, bottom to top)")
+    game_id = page.url.rsplit("/", 1)[-1]
+    reason = page.request.get(f"{server}/api/games/{game_id}").json()["confrontations"]["d"]["reason"]
+    expect(page.locator("#info")).to_contain_text(reason[1:])  # the deciding comparison, as the engine says it
     # undo takes back the person's move and the AI's reply
     play_one(page)
     my_turn_or_over(page)
@@ -144,17 +154,19 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
             break
         play_one(page)
         if move_count(page) >= 16 and shots == 0:
-            page.locator('[data-alignment="a1-g4"]').focus()
             page.evaluate("window.scrollTo(0, 0)")
-            page.screenshot(path=str(ARTIFACTS / "board-desktop.png"))
+            page.mouse.move(0, 0)  # so that no hovered line takes over from the focused one
+            page.locator('[data-alignment="a1-g4"]').focus()
+            expect(page.locator("#info")).to_contain_text("Alignment a1-g4")
+            shot(page, "board-desktop.png")
             shots = 1
     banner = page.locator("#banner.over")
     expect(banner).to_be_visible()
     assert "wins" in banner.inner_text() or "Draw" in banner.inner_text()
     page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(ARTIFACTS / "game-over-desktop.png"))
+    shot(page, "game-over-desktop.png")
     page.set_viewport_size(PHONE)
-    page.screenshot(path=str(ARTIFACTS / "game-over-phone.png"), full_page=True)
+    shot(page, "game-over-phone.png", full_page=True)
     page.set_viewport_size(DESKTOP)
     # replay the finished game move by move
     total = move_count(page)
@@ -188,6 +200,8 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
     a.click("#start")
     a.wait_for_url("**/g/*")
     expect(a.locator("#banner")).to_contain_text("Waiting for your opponent")
+    a.click('#tray-mine .slot[data-piece="5R"]', force=True)  # aria-disabled, yet a click is explained
+    expect(a.locator("#message")).to_contain_text("has not joined yet")
     invite = a.locator("#invite-link").input_value()
     watch = a.locator("#watch-link").input_value()
     assert "#invite=" in invite and "#" not in watch
@@ -196,7 +210,11 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
     expect(a.locator("#turn")).to_contain_text("Your move")
     c.goto(watch)
     expect(c.locator("#turn")).to_contain_text("South to move")
-    expect(c.locator("#tray-mine .slot:not(:disabled)")).to_have_count(0)
+    expect(c.locator("#tray-mine .slot.playable")).to_have_count(0)
+    c.click('#tray-mine .slot[data-piece="5R"]', force=True)
+    expect(c.locator("#message")).to_contain_text("You are watching")
+    b.click('#tray-mine .slot[data-piece="5R"]', force=True)
+    expect(b.locator("#message")).to_contain_text("It is South's turn, not yours")
     expect(a.locator("#clock-south")).to_be_visible()
     for i in range(6):
         mover = a if i % 2 == 0 else b
@@ -208,9 +226,9 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
             b.reload()  # North reloads mid-game and carries on
             expect(b.locator("#moves .mv")).to_have_count(3)
     a.evaluate("window.scrollTo(0, 0)")
-    a.screenshot(path=str(ARTIFACTS / "online-south-desktop.png"))
-    b.screenshot(path=str(ARTIFACTS / "online-north-phone.png"), full_page=True)
-    c.screenshot(path=str(ARTIFACTS / "online-spectator-desktop.png"))
+    shot(a, "online-south-desktop.png")
+    shot(b, "online-north-phone.png", full_page=True)
+    shot(c, "online-spectator-desktop.png")
     # the spectator can neither move nor see a seat link
     expect(c.locator("#btn-resign")).to_be_hidden()
     expect(c.locator("#seat-link")).to_have_count(0)
