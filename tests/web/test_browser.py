@@ -152,14 +152,14 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
     for _ in range(120):
         if my_turn_or_over(page) == "over":
             break
-        play_one(page)
-        if move_count(page) >= 16 and shots == 0:
+        if move_count(page) >= 16 and shots == 0:  # on the person's turn: nothing is about to change
             page.evaluate("window.scrollTo(0, 0)")
             page.mouse.move(0, 0)  # so that no hovered line takes over from the focused one
             page.locator('[data-alignment="a1-g4"]').focus()
             expect(page.locator("#info")).to_contain_text("Alignment a1-g4")
             shot(page, "board-desktop.png")
             shots = 1
+        play_one(page)
     banner = page.locator("#banner.over")
     expect(banner).to_be_visible()
     assert "wins" in banner.inner_text() or "Draw" in banner.inner_text()

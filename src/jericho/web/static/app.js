@@ -418,9 +418,12 @@ function render() {
   }
   renderTrays();
   if (S.backToTray && myTurn()) {
+    // keyboard play: after a move, focus returns to the tray, unless the player has meanwhile
+    // moved it somewhere else (an alignment being read, a button)
     S.backToTray = false;
+    const at = document.activeElement;
     const slot = document.querySelector("#tray-mine .slot.playable");
-    if (slot) slot.focus();
+    if (slot && (!at || at === document.body || (at.dataset && at.dataset.cell))) slot.focus();
   }
   renderMoves();
   // controls
