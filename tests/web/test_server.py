@@ -47,6 +47,30 @@ class BrokenPlayer:
         raise RuntimeError("boom")
 
 
+class GatedPlayer:
+    """An AI that waits for the test's go, and notes if one instance is ever used by two threads."""
+
+    go = threading.Event()
+    entered = threading.Semaphore(0)
+    overlaps = 0
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "gated"
+        self.busy = False
+
+    def choose_move(self, game: Game, limit: Any = None) -> Any:
+        if self.busy:
+            GatedPlayer.overlaps += 1
+        self.busy = True
+        GatedPlayer.entered.release()
+        try:
+            GatedPlayer.go.wait(timeout=30)
+            return game.legal_moves()[0]
+        finally:
+            self.busy = False
+
+
+register("gated-test", __name__, "GatedPlayer")
 register("sleepy-test", __name__, "SleepyPlayer")
 register("broken-test", __name__, "BrokenPlayer")
 
@@ -248,6 +272,30 @@ def test_a_stored_game_whose_ai_level_is_gone_still_gets_its_ai_moves(db: str) -
             assert time.monotonic() < deadline, "the AI never moved"
             time.sleep(0.02)
         assert stored_moves(db, "gone1") == c.get("/api/games/gone1").json()["moves"]
+
+
+def test_an_ai_player_is_never_used_by_two_threads_at_once(client: TestClient) -> None:
+    """Undo while the AI thinks, then move again: the abandoned search still runs in its thread,
+    so the next AI move must not run on the same player object."""
+    GatedPlayer.go.clear()
+    GatedPlayer.overlaps = 0
+    g = create(client, mode="ai", level="gated-test", side="south")
+    try:
+        with connect(client, g["id"]) as raw:
+            ws = seat(raw, g["token"], "south")
+            ws.send(type="move", move="5R@d2")
+            ws.until("ack")
+            assert GatedPlayer.entered.acquire(timeout=10)  # the AI is thinking about ply 1
+            ws.send(type="undo")
+            ws.until("state", lambda m: m["game"]["ply"] == 0)
+            ws.send(type="move", move="5Y@a1")
+            ws.until("ack")
+            assert GatedPlayer.entered.acquire(timeout=10)  # a second search started meanwhile
+            GatedPlayer.go.set()
+            st = ws.until("state", lambda m: m["game"]["ply"] == 2)["game"]
+    finally:
+        GatedPlayer.go.set()
+    assert st["moves"][0] == "5Y@a1" and GatedPlayer.overlaps == 0
 
 
 def test_unknown_level_is_refused(client: TestClient) -> None:

@@ -710,6 +710,9 @@ class Hub:
             room.version += 1
             if room.ai_task and not room.ai_task.done():
                 room.ai_task = None  # its result will be discarded (version changed)
+                # Its thread still runs the old player: the next AI move gets a fresh one, so that
+                # no player object is ever used by two threads at once.
+                room.ai_player = None
             self._after_change(room)
         await self.broadcast(room)
 
