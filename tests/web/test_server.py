@@ -471,6 +471,31 @@ def test_clock_flags_the_side_that_runs_out(db: str) -> None:
     assert stored_moves(db, g["id"]) == ["5R@d2"]
 
 
+def test_an_online_rematch_clock_starts_when_both_players_are_there(db: str) -> None:
+    now = [1_000_000.0]
+    with TestClient(create_app(db, clock=lambda: now[0])) as c:
+        g = create(c, mode="online", side="south", clock=1)
+        north = c.post(f"/api/games/{g['id']}/join", json={"invite": g["invite"]}).json()["token"]
+        with connect(c, g["id"]) as raw:
+            ws = seat(raw, north, "north")
+            ws.send(type="resign")
+            ws.until("state", lambda m: m["game"]["status"] == "over")
+            ws.send(type="rematch")
+            new_id = ws.until("rematch")["id"]
+        now[0] += 30  # the old South (South's seat in the rematch is the old North's) is still elsewhere
+        st = c.get(f"/api/games/{new_id}").json()
+        assert st["clock"]["running"] is None and st["clock"]["south"] == 60
+        with connect(c, new_id) as raw_s:
+            seat(raw_s, north, "south")
+            now[0] += 30
+            assert c.get(f"/api/games/{new_id}").json()["clock"]["south"] == 60
+            with connect(c, new_id) as raw_n:
+                seat(raw_n, g["token"], "north")
+                now[0] += 10
+                st = c.get(f"/api/games/{new_id}").json()
+                assert st["clock"]["running"] == "south" and st["clock"]["south"] == pytest.approx(50)
+
+
 def test_bad_clock_and_bad_fields_are_refused(client: TestClient) -> None:
     for body in ({"clock": -5}, {"clock": "ten"}, {"clock": 999}, {"mode": "chess"}, {"side": "east"}, {"x": 1}):
         r = client.post("/api/games", json=body)

@@ -637,8 +637,24 @@ class Hub:
                 raise ClientError("bad_token", "this token does not hold a seat in this game: you are watching")
         conn.seats = frozenset(seats)
         await self.send(conn, {"type": "welcome", "role": conn.role})
+        async with room.lock:
+            self._start_clock_when_both_here(room)
         self._after_change(room)  # restarts an AI move that could not be stored earlier
         await self.broadcast(room)
+
+    def _start_clock_when_both_here(self, room: Room) -> None:
+        """An online rematch's clock starts when both players have opened it (nobody loses time
+        before they have even seen the new board)."""
+        rec = room.rec
+        if rec.mode != "online" or rec.clock is None or rec.turn_started is not None or rec.result is not None:
+            return
+        if self.status(room) != "playing" or not all(any(s in c.seats for c in room.conns) for s in SIDES):
+            return
+        new = rec.copy()
+        new.turn_started = self.now()
+        self.storage.save(new)
+        room.rec = new
+        room.version += 1
 
     def _seat_to_move(self, room: Room, conn: Conn, action: str) -> str:
         if not conn.seats:
@@ -748,7 +764,9 @@ class Hub:
                 rec.rematch_of = old.id
                 if old.clock is not None:
                     rec.clock = rec.south_time = rec.north_time = old.clock
-                    rec.turn_started = self.now()
+                    # online, the clock starts once both players are at the new board (see hello);
+                    # elsewhere the one person who asked is taken there at once
+                    rec.turn_started = None if old.mode == "online" else self.now()
                 self.storage.create(rec)
                 new_old = old.copy()
                 new_old.rematch_id = rec.id
