@@ -16,7 +16,7 @@ import pytest
 import uvicorn  # noqa: E402
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
-from jericho.web.server import create_app  # noqa: E402
+from jericho.web.server import Limits, create_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -36,7 +36,8 @@ def chromium_path() -> str:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     db = tmp_path_factory.mktemp("web") / "games.sqlite3"
-    app = create_app(str(db))
+    # the default limits, except the message rate: one test sets up a position by sending moves fast
+    app = create_app(str(db), limits=Limits(rate=1000.0, burst=1000))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -291,5 +292,40 @@ def test_hotseat_with_the_keyboard_only(server: str, browser: Browser) -> None:
     page.locator("#typed-move").fill("nonsense")
     page.keyboard.press("Enter")
     expect(page.locator("#message")).to_contain_text("malformed move")
+    assert not errors, errors
+    page.close()
+
+
+def test_a_banner_says_who_holds_seven_and_what_the_reply_must_do(server: str, browser: Browser) -> None:
+    import json
+
+    from websockets.sync.client import connect as ws_connect
+
+    from jericho import Game
+    from tests.web.test_server import _moves_to_a_seven_threat
+
+    moves = _moves_to_a_seven_threat()
+    holder = Game.from_moves(moves).seven_threat()
+    assert holder is not None
+    page = browser.new_page(viewport=PHONE)
+    errors = watch_errors(page)
+    g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+    with ws_connect(server.replace("http", "ws") + f"/ws/{g['id']}") as ws:
+        ws.send(json.dumps({"type": "hello", "token": g["token"]}))
+        for mv in moves:
+            if mv != "pass":  # forced passes are played by the server
+                ws.send(json.dumps({"type": "move", "move": mv}))
+                while (msg := json.loads(ws.recv()))["type"] != "ack":
+                    assert msg["type"] != "error", msg
+    page.goto(g["links"]["play"])
+    banner = page.locator("#banner.threat")
+    name = holder.value.capitalize()
+    other = holder.other.value.capitalize()
+    expect(banner).to_contain_text(f"{name} holds")
+    expect(banner).to_contain_text(f"{other} must bring them below 7 with this move, or {name} wins")
+    expect(page.locator("#moves .mv.current")).to_have_text(moves[-1])
+    assert page.evaluate("window.scrollY") == 0, "showing the last move must not scroll the page away from the board"
+    assert page.evaluate("document.querySelector('#moves').scrollTop") > 0  # the list itself scrolled to it
+    shot(page, "seven-threat-phone.png")
     assert not errors, errors
     page.close()

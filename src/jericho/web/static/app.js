@@ -541,8 +541,14 @@ function renderMoves() {
     }
     ol.appendChild(li);
   }
+  // keep the current move visible by scrolling the list only (scrollIntoView would scroll the
+  // whole page too: on a phone every move would jump to the list below the board)
   const cur = ol.querySelector(".current");
-  if (cur && cur.scrollIntoView && !S.replay) cur.scrollIntoView({ block: "nearest" });
+  if (cur) {
+    const r = cur.getBoundingClientRect(), box = ol.getBoundingClientRect();
+    if (r.top < box.top) ol.scrollTop -= box.top - r.top;
+    else if (r.bottom > box.bottom) ol.scrollTop += r.bottom - box.bottom;
+  }
 }
 
 function renderLinks() {
