@@ -598,6 +598,27 @@ def test_unknown_games_and_bad_http_requests(client: TestClient) -> None:
     assert client.get(f"/api/games/{g['id']}").json()["ply"] == 0
 
 
+def test_a_database_failure_while_loading_a_game_is_a_clear_error(db: str) -> None:
+    app = create_app(db)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        g = create(c, mode="hotseat")
+        app.state.hub.rooms.clear()  # not in memory: the next request loads it from the database
+
+        def broken(game_id: str) -> Any:
+            raise RuntimeError("database unreachable")
+
+        app.state.hub.storage.load = broken
+        r = c.get(f"/api/games/{g['id']}")
+        assert r.status_code == 500 and r.json()["error"] == "internal" and "safe" in r.json()["message"]
+        with c.websocket_connect(f"/ws/{g['id']}") as raw:
+            msg = json.loads(raw.receive_text())
+            assert msg["type"] == "error" and msg["code"] == "internal" and "nothing was changed" in msg["message"]
+            with pytest.raises(WebSocketDisconnect):
+                raw.receive_text()
+        del app.state.hub.storage.load  # the database is back: the game is intact
+        assert c.get(f"/api/games/{g['id']}").json()["status"] == "playing"
+
+
 def test_game_creation_is_rate_limited_per_address(db: str) -> None:
     with TestClient(create_app(db, limits=Limits(creates_per_minute=3))) as c:
         for _ in range(3):

@@ -947,6 +947,12 @@ def create_app(
             await websocket.send_text(json.dumps({"type": "error", "code": exc.code, "message": exc.message}))
             await websocket.close(code=4404 if exc.status == 404 else 4400)
             return
+        except Exception:  # noqa: BLE001 - e.g. the database is unreachable: say so, the page retries
+            log.exception("cannot load game %s for a WebSocket client", websocket.path_params["id"])
+            message = "the server could not load this game right now (nothing was changed): retrying"
+            await websocket.send_text(json.dumps({"type": "error", "code": "internal", "message": message}))
+            await websocket.close(code=1011)
+            return
         if len(room.conns) >= hub.limits.max_connections_per_game:
             await websocket.send_text(
                 json.dumps({"type": "error", "code": "full", "message": "too many connections to this game"})
