@@ -230,14 +230,14 @@ def test_ai_moves_first_when_the_person_plays_north_and_undo_takes_back_a_pair(c
             if ws.state and ws.state["ply"] == 1
             else ws.until("state", lambda m: m["game"]["ply"] == 1)["game"]
         )
-        assert st["turn"] == "north"
+        assert st["turn"] == "north" and not st["can_undo"]  # the AI's opening move is not the person's
         ws.send(type="undo")
         assert ws.error()["code"] == "nothing_to_undo"
         ws.send(type="move", move=first_legal(st), ply=1)
-        ws.until("state", lambda m: m["game"]["ply"] >= 3)
+        assert ws.until("state", lambda m: m["game"]["ply"] >= 3)["game"]["can_undo"]
         ws.send(type="undo")
         st = ws.until("state", lambda m: m["game"]["ply"] == 1)["game"]
-        assert st["turn"] == "north" and st["can_undo"]
+        assert st["turn"] == "north" and not st["can_undo"]
 
 
 def test_ai_runs_off_the_event_loop_and_a_failing_ai_still_moves(client: TestClient) -> None:

@@ -411,11 +411,24 @@ class Hub:
             "seats": seats,
             "clock": clock,
             "ai_thinking": bool(room.ai_task and not room.ai_task.done()),
-            "can_undo": rec.mode in ("ai", "hotseat") and status == "playing" and bool(rec.moves),
+            "can_undo": status == "playing" and self._has_own_move(room),
             "rematch_of": rec.rematch_of,
             "rematch_id": rec.rematch_id,
             "watchers": sum(1 for c in room.conns if not c.seats),
         }
+
+    def _has_own_move(self, room: Room) -> bool:
+        """Whether undo has something to take back: a move (not a forced pass) of a person, in a
+        game with undo (against the AI, the AI's own opening move is not the person's to undo)."""
+        rec, n = room.rec, len(room.rec.moves)
+        if rec.mode == "hotseat":
+            return any(m != "pass" for m in rec.moves)
+        if rec.mode != "ai":
+            return False
+        turn = room.game.turn
+        # moves alternate: the last was played by the side not to move, the one before by the other
+        return any(m != "pass" and (turn.other if (n - 1 - i) % 2 == 0 else turn).value != rec.ai_side
+                   for i, m in enumerate(rec.moves))
 
     # -- changes -------------------------------------------------------------------------------
     def _charge(self, rec: GameRecord, room: Room) -> None:
