@@ -139,6 +139,12 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
     game_id = page.url.rsplit("/", 1)[-1]
     reason = page.request.get(f"{server}/api/games/{game_id}").json()["confrontations"]["d"]["reason"]
     expect(page.locator("#info")).to_contain_text(reason[1:])  # the deciding comparison, as the engine says it
+    expect(page.locator('#board .cell.champion[data-cell="d2"]')).to_have_count(1)  # champions outlined
+    # ... and by hovering (a triangle of alignment a)
+    page.locator('[data-triangle="a:south"]').hover()
+    expect(page.locator("#info")).to_contain_text("Alignment a (vertical)")
+    reason = page.request.get(f"{server}/api/games/{game_id}").json()["confrontations"]["a"]["reason"]
+    expect(page.locator("#info")).to_contain_text(reason[1:])
     # undo takes back the person's move and the AI's reply
     play_one(page)
     my_turn_or_over(page)
