@@ -127,7 +127,7 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
     assert my_turn_or_over(page) == "turn"
     n = move_count(page)
     page.click('#tray-mine .slot[data-piece="4R"]')
-    page.click('#board .cell[data-cell="d2"]', force=True)
+    page.click('#board .cell[data-cell="d2"]')
     expect(page.locator("#message")).to_contain_text("4R@d2")
     assert move_count(page) == n
     page.keyboard.press("Escape")
