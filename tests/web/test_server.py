@@ -627,6 +627,19 @@ def test_game_creation_is_rate_limited_per_address(db: str) -> None:
         assert r.status_code == 429 and "wait" in r.json()["message"]
 
 
+def test_the_creation_rate_table_forgets_quiet_addresses(db: str) -> None:
+    now = [1_000_000.0]
+    app = create_app(db, clock=lambda: now[0])
+    with TestClient(app) as c:
+        hub = app.state.hub
+        for i in range(5):
+            hub.create({"mode": "hotseat"}, client=f"10.0.0.{i}")
+        assert len(hub.creates) == 5
+        now[0] += 61
+        create(c, mode="hotseat")
+        assert list(hub.creates) == ["testclient"]
+
+
 # -- the real command: kill -9 mid-game, restart, carry on ----------------------------------------------
 
 

@@ -230,6 +230,8 @@ class Hub:
     def create(self, spec: dict[str, Any], client: str = "?") -> tuple[Room, dict[str, Any]]:
         """Create a game from the JSON body of ``POST /api/games``; returns the room and the reply."""
         now = self.now()
+        for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
+            del self.creates[addr]  # forget quiet addresses: the table cannot grow without bound
         window = self.creates.setdefault(client, deque())
         while window and window[0] < now - 60:
             window.popleft()
@@ -935,8 +937,10 @@ def create_app(
         return JSONResponse(hub.public_state(room))
 
     async def join(request: Request) -> Response:
-        room = hub.room(request.path_params["id"])
+        # the body first: no await between loading the room and locking it, so it cannot be
+        # evicted from memory (and loaded again as a second copy) in between
         body = await _json_body(request, hub)
+        room = hub.room(request.path_params["id"])
         reply = await hub.join(room, body.get("invite"))
         reply["links"] = _links(request, room.rec.id, reply["token"])
         return JSONResponse(reply)
