@@ -289,6 +289,8 @@ def test_hotseat_with_the_keyboard_only(server: str, browser: Browser) -> None:
     expect(page.locator("#moves .mv")).to_have_count(1)
     expect(page.locator("#moves .mv").first).to_have_text(f"5R@{target}")
     expect(page.locator("#turn")).to_contain_text("North to move")
+    # the focus is back in the tray, ready for the next piece
+    page.wait_for_function("() => document.activeElement && document.activeElement.classList.contains('playable')")
     page.locator("#typed-move").fill("1G@d3")
     page.keyboard.press("Enter")
     expect(page.locator("#moves .mv")).to_have_count(2)
