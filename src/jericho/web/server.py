@@ -966,8 +966,8 @@ def create_app(
             return
         except Exception:  # noqa: BLE001 - e.g. the database is unreachable: say so, the page retries
             log.exception("cannot load game %s for a WebSocket client", websocket.path_params["id"])
-            message = "the server could not load this game right now (nothing was changed): retrying"
-            await websocket.send_text(json.dumps({"type": "error", "code": "internal", "message": message}))
+            why = "the server could not load this game right now (nothing was changed): retrying"
+            await websocket.send_text(json.dumps({"type": "error", "code": "internal", "message": why}))
             await websocket.close(code=1011)
             return
         if len(room.conns) >= hub.limits.max_connections_per_game:
