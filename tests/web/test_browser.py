@@ -68,6 +68,7 @@ def shot(page: Page, name: str, full_page: bool = False) -> None:
     """Save a screenshot to artifacts/ once the board is still: the last piece's drop has landed
     (finite animations are run to their end; the pulsing threat banner is shown at rest)."""
     page.wait_for_function("() => document.fonts.status === 'loaded'")
+    page.evaluate("window.scrollTo(0, 0)")  # the score and the board, whatever was clicked last
     page.screenshot(path=str(ARTIFACTS / name), full_page=full_page, animations="disabled")
 
 
