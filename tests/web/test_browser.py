@@ -16,7 +16,7 @@ import pytest
 import uvicorn  # noqa: E402
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
-from jericho.web.server import create_app  # noqa: E402
+from jericho.web.server import Limits, create_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -36,7 +36,8 @@ def chromium_path() -> str:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     db = tmp_path_factory.mktemp("web") / "games.sqlite3"
-    app = create_app(str(db))
+    # the default limits, except the message rate: one test sets up a position by sending moves fast
+    app = create_app(str(db), limits=Limits(rate=1000.0, burst=1000))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -63,6 +64,14 @@ def browser() -> Iterator[Browser]:
         b.close()
 
 
+def shot(page: Page, name: str, full_page: bool = False) -> None:
+    """Save a screenshot to artifacts/ once the board is still: the last piece's drop has landed
+    (finite animations are run to their end; the pulsing threat banner is shown at rest)."""
+    page.wait_for_function("() => document.fonts.status === 'loaded'")
+    page.evaluate("window.scrollTo(0, 0)")  # the score and the board, whatever was clicked last
+    page.screenshot(path=str(ARTIFACTS / name), full_page=full_page, animations="disabled")
+
+
 def watch_errors(page: Page) -> list[str]:
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -76,7 +85,7 @@ def move_count(page: Page) -> int:
 
 def play_one(page: Page, expected_before: int | None = None) -> None:
     """Click the first piece that can move, then its first highlighted cell; wait for the ack."""
-    page.locator("#tray-mine .slot:not(:disabled)").first.click()
+    page.locator("#tray-mine .slot.playable").first.click()
     expect(page.locator("#board .cell.legal").first).to_be_visible()
     before = move_count(page) if expected_before is None else expected_before
     page.locator("#board .cell.legal").first.click()
@@ -89,7 +98,7 @@ def play_one(page: Page, expected_before: int | None = None) -> None:
 
 def my_turn_or_over(page: Page) -> str:
     page.wait_for_function(
-        "() => document.querySelector('#banner.over') || document.querySelector('#tray-mine .slot:not(:disabled)')",
+        "() => document.querySelector('#banner.over') || document.querySelector('#tray-mine .slot.playable')",
         timeout=20000,
     )
     return "over" if page.locator("#banner.over").count() else "turn"
@@ -119,7 +128,7 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
     assert my_turn_or_over(page) == "turn"
     n = move_count(page)
     page.click('#tray-mine .slot[data-piece="4R"]')
-    page.click('#board .cell[data-cell="d2"]', force=True)
+    page.click('#board .cell[data-cell="d2"]')
     expect(page.locator("#message")).to_contain_text("4R@d2")
     assert move_count(page) == n
     page.keyboard.press("Escape")
@@ -127,7 +136,16 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
     page.mouse.move(0, 0)
     page.locator('[data-alignment="d"]').focus()
     expect(page.locator("#info")).to_contain_text("Alignment d")
-    expect(page.locator("#info")).to_contain_text("South champion d2")
+    expect(page.locator("#info")).to_contain_text("South's champion is d2 (5R, bottom to top)")
+    game_id = page.url.rsplit("/", 1)[-1]
+    reason = page.request.get(f"{server}/api/games/{game_id}").json()["confrontations"]["d"]["reason"]
+    expect(page.locator("#info")).to_contain_text(reason[1:])  # the deciding comparison, as the engine says it
+    expect(page.locator('#board .cell.champion[data-cell="d2"]')).to_have_count(1)  # champions outlined
+    # ... and by hovering (a triangle of alignment a)
+    page.locator('[data-triangle="a:south"]').hover()
+    expect(page.locator("#info")).to_contain_text("Alignment a (vertical)")
+    reason = page.request.get(f"{server}/api/games/{game_id}").json()["confrontations"]["a"]["reason"]
+    expect(page.locator("#info")).to_contain_text(reason[1:])
     # undo takes back the person's move and the AI's reply
     play_one(page)
     my_turn_or_over(page)
@@ -142,19 +160,21 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
     for _ in range(120):
         if my_turn_or_over(page) == "over":
             break
-        play_one(page)
-        if move_count(page) >= 16 and shots == 0:
-            page.locator('[data-alignment="a1-g4"]').focus()
+        if move_count(page) >= 16 and shots == 0:  # on the person's turn: nothing is about to change
             page.evaluate("window.scrollTo(0, 0)")
-            page.screenshot(path=str(ARTIFACTS / "board-desktop.png"))
+            page.mouse.move(0, 0)  # so that no hovered line takes over from the focused one
+            page.locator('[data-alignment="a1-g4"]').focus()
+            expect(page.locator("#info")).to_contain_text("Alignment a1-g4")
+            shot(page, "board-desktop.png")
             shots = 1
+        play_one(page)
     banner = page.locator("#banner.over")
     expect(banner).to_be_visible()
     assert "wins" in banner.inner_text() or "Draw" in banner.inner_text()
     page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(ARTIFACTS / "game-over-desktop.png"))
+    shot(page, "game-over-desktop.png")
     page.set_viewport_size(PHONE)
-    page.screenshot(path=str(ARTIFACTS / "game-over-phone.png"), full_page=True)
+    shot(page, "game-over-phone.png", full_page=True)
     page.set_viewport_size(DESKTOP)
     # replay the finished game move by move
     total = move_count(page)
@@ -188,6 +208,8 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
     a.click("#start")
     a.wait_for_url("**/g/*")
     expect(a.locator("#banner")).to_contain_text("Waiting for your opponent")
+    a.click('#tray-mine .slot[data-piece="5R"]', force=True)  # aria-disabled, yet a click is explained
+    expect(a.locator("#message")).to_contain_text("has not joined yet")
     invite = a.locator("#invite-link").input_value()
     watch = a.locator("#watch-link").input_value()
     assert "#invite=" in invite and "#" not in watch
@@ -196,7 +218,11 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
     expect(a.locator("#turn")).to_contain_text("Your move")
     c.goto(watch)
     expect(c.locator("#turn")).to_contain_text("South to move")
-    expect(c.locator("#tray-mine .slot:not(:disabled)")).to_have_count(0)
+    expect(c.locator("#tray-mine .slot.playable")).to_have_count(0)
+    c.click('#tray-mine .slot[data-piece="5R"]', force=True)
+    expect(c.locator("#message")).to_contain_text("You are watching")
+    b.click('#tray-mine .slot[data-piece="5R"]', force=True)
+    expect(b.locator("#message")).to_contain_text("It is South's turn, not yours")
     expect(a.locator("#clock-south")).to_be_visible()
     for i in range(6):
         mover = a if i % 2 == 0 else b
@@ -208,9 +234,9 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
             b.reload()  # North reloads mid-game and carries on
             expect(b.locator("#moves .mv")).to_have_count(3)
     a.evaluate("window.scrollTo(0, 0)")
-    a.screenshot(path=str(ARTIFACTS / "online-south-desktop.png"))
-    b.screenshot(path=str(ARTIFACTS / "online-north-phone.png"), full_page=True)
-    c.screenshot(path=str(ARTIFACTS / "online-spectator-desktop.png"))
+    shot(a, "online-south-desktop.png")
+    shot(b, "online-north-phone.png", full_page=True)
+    shot(c, "online-spectator-desktop.png")
     # the spectator can neither move nor see a seat link
     expect(c.locator("#btn-resign")).to_be_hidden()
     expect(c.locator("#seat-link")).to_have_count(0)
@@ -219,6 +245,17 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
     b.click("#btn-resign")
     for p in (a, b, c):
         expect(p.locator("#banner.over")).to_contain_text("South wins: North resigned")
+    # North asks for a rematch and goes there; South and the spectator stay until they choose
+    first_game = a.url
+    b.click("#btn-rematch")
+    b.wait_for_url(lambda url: url != first_game)
+    expect(b.locator("#turn")).to_contain_text("Your move")  # the seats swapped: North's person is South now
+    expect(a.locator("#btn-rematch")).to_have_text("Go to rematch")
+    expect(c.locator("#btn-rematch")).to_have_text("Watch the rematch")
+    assert a.url == first_game and c.url == first_game
+    c.click("#btn-rematch")
+    c.wait_for_url(b.url)
+    expect(c.locator("#turn")).to_contain_text("you are watching")
     for errs in errors:
         assert not errs, errs
     for ctx in (a_ctx, b_ctx, c_ctx):
@@ -253,6 +290,8 @@ def test_hotseat_with_the_keyboard_only(server: str, browser: Browser) -> None:
     expect(page.locator("#moves .mv")).to_have_count(1)
     expect(page.locator("#moves .mv").first).to_have_text(f"5R@{target}")
     expect(page.locator("#turn")).to_contain_text("North to move")
+    # the focus is back in the tray, ready for the next piece
+    page.wait_for_function("() => document.activeElement && document.activeElement.classList.contains('playable')")
     page.locator("#typed-move").fill("1G@d3")
     page.keyboard.press("Enter")
     expect(page.locator("#moves .mv")).to_have_count(2)
@@ -262,5 +301,40 @@ def test_hotseat_with_the_keyboard_only(server: str, browser: Browser) -> None:
     page.locator("#typed-move").fill("nonsense")
     page.keyboard.press("Enter")
     expect(page.locator("#message")).to_contain_text("malformed move")
+    assert not errors, errors
+    page.close()
+
+
+def test_a_banner_says_who_holds_seven_and_what_the_reply_must_do(server: str, browser: Browser) -> None:
+    import json
+
+    from websockets.sync.client import connect as ws_connect
+
+    from jericho import Game
+    from tests.web.test_server import _moves_to_a_seven_threat
+
+    moves = _moves_to_a_seven_threat()
+    holder = Game.from_moves(moves).seven_threat()
+    assert holder is not None
+    page = browser.new_page(viewport=PHONE)
+    errors = watch_errors(page)
+    g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+    with ws_connect(server.replace("http", "ws") + f"/ws/{g['id']}") as ws:
+        ws.send(json.dumps({"type": "hello", "token": g["token"]}))
+        for mv in moves:
+            if mv != "pass":  # forced passes are played by the server
+                ws.send(json.dumps({"type": "move", "move": mv}))
+                while (msg := json.loads(ws.recv()))["type"] != "ack":
+                    assert msg["type"] != "error", msg
+    page.goto(g["links"]["play"])
+    banner = page.locator("#banner.threat")
+    name = holder.value.capitalize()
+    other = holder.other.value.capitalize()
+    expect(banner).to_contain_text(f"{name} holds")
+    expect(banner).to_contain_text(f"{other} must bring them below 7 with this move, or {name} wins")
+    expect(page.locator("#moves .mv.current")).to_have_text(moves[-1])
+    assert page.evaluate("window.scrollY") == 0, "showing the last move must not scroll the page away from the board"
+    assert page.evaluate("document.querySelector('#moves').scrollTop") > 0  # the list itself scrolled to it
+    shot(page, "seven-threat-phone.png")
     assert not errors, errors
     page.close()

@@ -4,6 +4,7 @@ clocks, and every kind of hostile input (which must get a clear error and change
 from __future__ import annotations
 
 import json
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -24,13 +25,15 @@ from jericho.web.storage import Storage, resolve_db_url  # noqa: E402
 
 
 class SleepyPlayer:
-    """A slow AI (for checking that the server stays responsive while the AI thinks)."""
+    """An AI that thinks until the test releases it (to check the server answers meanwhile)."""
+
+    release = threading.Event()
 
     def __init__(self, seed: int | None = None) -> None:
         self.name = "sleepy"
 
     def choose_move(self, game: Game, limit: Any = None) -> Any:
-        time.sleep(0.4)
+        SleepyPlayer.release.wait(timeout=30)
         return game.legal_moves()[0]
 
 
@@ -44,6 +47,30 @@ class BrokenPlayer:
         raise RuntimeError("boom")
 
 
+class GatedPlayer:
+    """An AI that waits for the test's go, and notes if one instance is ever used by two threads."""
+
+    go = threading.Event()
+    entered = threading.Semaphore(0)
+    overlaps = 0
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "gated"
+        self.busy = False
+
+    def choose_move(self, game: Game, limit: Any = None) -> Any:
+        if self.busy:
+            GatedPlayer.overlaps += 1
+        self.busy = True
+        GatedPlayer.entered.release()
+        try:
+            GatedPlayer.go.wait(timeout=30)
+            return game.legal_moves()[0]
+        finally:
+            self.busy = False
+
+
+register("gated-test", __name__, "GatedPlayer")
 register("sleepy-test", __name__, "SleepyPlayer")
 register("broken-test", __name__, "BrokenPlayer")
 
@@ -55,6 +82,7 @@ class WS:
         self.ws = ws
         self.state: dict[str, Any] | None = None
         self.seen: list[str] = []
+        self.checks = 0
 
     def send(self, **msg: Any) -> None:
         self.ws.send_text(json.dumps(msg))
@@ -77,9 +105,21 @@ class WS:
         raise AssertionError(f"no {kind} message arrived")
 
     def error(self) -> dict[str, Any]:
-        msg = self.until("error")
-        assert msg["message"], "errors must say what went wrong"
-        return msg
+        """The error answering the last message sent; fails (instead of hanging) if it was accepted.
+
+        A ping follows the message: the server answers a connection's messages in order, so a
+        pong before any error means the message was accepted."""
+        self.checks += 1
+        ref = f"error-check-{self.checks}"
+        self.send(type="ping", ref=ref)
+        for _ in range(500):
+            msg = self.recv()
+            if msg["type"] == "pong" and msg.get("ref") == ref:
+                raise AssertionError("expected an error, but the message was accepted")
+            if msg["type"] == "error":
+                assert msg["message"], "errors must say what went wrong"
+                return msg
+        raise AssertionError("no error arrived")
 
 
 @pytest.fixture()
@@ -190,22 +230,29 @@ def test_ai_moves_first_when_the_person_plays_north_and_undo_takes_back_a_pair(c
             if ws.state and ws.state["ply"] == 1
             else ws.until("state", lambda m: m["game"]["ply"] == 1)["game"]
         )
-        assert st["turn"] == "north"
+        assert st["turn"] == "north" and not st["can_undo"]  # the AI's opening move is not the person's
         ws.send(type="undo")
         assert ws.error()["code"] == "nothing_to_undo"
         ws.send(type="move", move=first_legal(st), ply=1)
-        ws.until("state", lambda m: m["game"]["ply"] >= 3)
+        assert ws.until("state", lambda m: m["game"]["ply"] >= 3)["game"]["can_undo"]
         ws.send(type="undo")
         st = ws.until("state", lambda m: m["game"]["ply"] == 1)["game"]
-        assert st["turn"] == "north" and st["can_undo"]
+        assert st["turn"] == "north" and not st["can_undo"]
 
 
 def test_ai_runs_off_the_event_loop_and_a_failing_ai_still_moves(client: TestClient) -> None:
+    SleepyPlayer.release.clear()
     g = create(client, mode="ai", level="sleepy-test", side="north")
-    t0 = time.monotonic()
-    st = client.get(f"/api/games/{g['id']}").json()
-    assert time.monotonic() - t0 < 0.3, "the server must answer while the AI thinks"
-    assert st["ai_thinking"] and st["ply"] == 0
+    try:
+        # the AI is stuck thinking: a server that ran it on its event loop could not answer here
+        st = client.get(f"/api/games/{g['id']}").json()
+        assert st["ai_thinking"] and st["ply"] == 0, "the server must answer while the AI thinks"
+    finally:
+        SleepyPlayer.release.set()
+    with connect(client, g["id"]) as raw:
+        ws = seat(raw, g["token"], "north")
+        if ws.state is None or ws.state["ply"] == 0:
+            ws.until("state", lambda m: m["game"]["ply"] == 1)
     g2 = create(client, mode="ai", level="broken-test", side="north")
     with connect(client, g2["id"]) as raw:
         ws = seat(raw, g2["token"], "north")
@@ -213,9 +260,59 @@ def test_ai_runs_off_the_event_loop_and_a_failing_ai_still_moves(client: TestCli
             ws.until("state", lambda m: m["game"]["ply"] == 1)
 
 
+def test_a_stored_game_whose_ai_level_is_gone_still_gets_its_ai_moves(db: str) -> None:
+    from jericho.web.storage import GameRecord
+
+    storage = Storage(resolve_db_url(db))
+    storage.create(GameRecord(id="gone1", mode="ai", ai_side="south", ai_level="vanished", north_token="t" * 24))
+    storage.close()
+    with TestClient(create_app(db)) as c:
+        deadline = time.monotonic() + 20
+        while c.get("/api/games/gone1").json()["ply"] == 0:  # loading the game starts the AI
+            assert time.monotonic() < deadline, "the AI never moved"
+            time.sleep(0.02)
+        assert stored_moves(db, "gone1") == c.get("/api/games/gone1").json()["moves"]
+
+
+def test_an_ai_player_is_never_used_by_two_threads_at_once(client: TestClient) -> None:
+    """Undo while the AI thinks, then move again: the abandoned search still runs in its thread,
+    so the next AI move must not run on the same player object."""
+    GatedPlayer.go.clear()
+    GatedPlayer.overlaps = 0
+    g = create(client, mode="ai", level="gated-test", side="south")
+    try:
+        with connect(client, g["id"]) as raw:
+            ws = seat(raw, g["token"], "south")
+            ws.send(type="move", move="5R@d2")
+            ws.until("ack")
+            assert GatedPlayer.entered.acquire(timeout=10)  # the AI is thinking about ply 1
+            ws.send(type="undo")
+            ws.until("state", lambda m: m["game"]["ply"] == 0)
+            ws.send(type="move", move="5Y@a1")
+            ws.until("ack")
+            assert GatedPlayer.entered.acquire(timeout=10)  # a second search started meanwhile
+            GatedPlayer.go.set()
+            st = ws.until("state", lambda m: m["game"]["ply"] == 2)["game"]
+    finally:
+        GatedPlayer.go.set()
+    assert st["moves"][0] == "5Y@a1" and GatedPlayer.overlaps == 0
+
+
 def test_unknown_level_is_refused(client: TestClient) -> None:
     r = client.post("/api/games", json={"mode": "ai", "level": "no-such-ai"})
     assert r.status_code == 400 and "no-such-ai" in r.json()["message"]
+
+
+def test_a_level_cannot_name_a_program_or_options(client: TestClient, tmp_path: Path) -> None:
+    """Only the offered level names are accepted: a player spec with options could start a program
+    on the server (external:cmd=...) or hold an AI worker for hours (mcts:time=...)."""
+    marker = tmp_path / "pwned"
+    for level in (f"external:cmd=touch {marker}", "external", "openspiel-mcts", "mcts:time=100000", "random:seed=1"):
+        r = client.post("/api/games", json={"mode": "ai", "level": level, "side": "north"})
+        assert r.status_code == 400 and r.json()["error"] == "bad_level", (level, r.text)
+        assert "random" in r.json()["message"]  # the refusal lists what is available
+    assert not marker.exists()
+    assert "external" not in client.get("/api/levels").json()["levels"]
 
 
 # -- hot-seat --------------------------------------------------------------------------------------
@@ -263,6 +360,9 @@ def test_online_invite_join_spectate_and_token_rules(client: TestClient) -> None
         spectator = seat(spec_raw, None, "spectator")
         a.send(type="move", move="5R@d2")
         assert a.error()["code"] == "waiting"
+        a.send(type="resign")  # resigning would leave an over game whose seat nobody can ever take
+        assert a.error()["code"] == "waiting"
+        assert client.get(f"/api/games/{gid}").json()["status"] == "waiting"
         assert client.post(f"/api/games/{gid}/join", json={"invite": "wrong"}).status_code == 403
         joined = client.post(f"/api/games/{gid}/join", json={"invite": invite})
         assert joined.status_code == 200 and joined.json()["side"] == "north"
@@ -284,7 +384,8 @@ def test_online_invite_join_spectate_and_token_rules(client: TestClient) -> None
             for kind in ("move", "undo", "resign", "rematch"):
                 spectator.send(type=kind, move="1R@a1")
                 assert spectator.error()["code"] == "not_a_player"
-            spectator.send(type="hello", token=south_token[:-1] + "x")
+            wrong = south_token[:-1] + ("x" if south_token[-1] != "x" else "y")  # one character off
+            spectator.send(type="hello", token=wrong)
             assert spectator.error()["code"] == "bad_token"
             spectator.send(type="move", move="1R@a1")
             assert spectator.error()["code"] == "not_a_player"
@@ -295,6 +396,10 @@ def test_online_invite_join_spectate_and_token_rules(client: TestClient) -> None
             assert st["result"] == "south" and st["reason"] == "resign"
             b.send(type="rematch")
             new_id = b.until("rematch")["id"]
+            # the others are told in the state and not taken there
+            assert a.until("state", lambda m: m["game"]["rematch_id"] is not None)["game"]["rematch_id"] == new_id
+            spectator.until("state", lambda m: m["game"]["rematch_id"] == new_id)
+            assert not any('"rematch"' in m for m in a.seen + spectator.seen)
         public = json.dumps(client.get(f"/api/games/{gid}").json()) + "".join(spectator.seen)
         for secret in (south_token, north_token, invite):
             assert secret not in public, "tokens must never reach spectators"
@@ -359,11 +464,36 @@ def test_clock_flags_the_side_that_runs_out(db: str) -> None:
             assert st["clock"]["south"] == pytest.approx(40) and st["clock"]["running"] == "north"
             now[0] += 61
             ws.send(type="move", move="1G@d3")
-            assert "time ran out" in ws.error()["message"]
+            assert "North ran out of time" in ws.error()["message"]
             st = c.get(f"/api/games/{g['id']}").json()
             assert st["status"] == "over" and st["result"] == "south" and st["reason"] == "time"
             assert st["clock"]["north"] == 0 and st["moves"] == ["5R@d2"]
     assert stored_moves(db, g["id"]) == ["5R@d2"]
+
+
+def test_an_online_rematch_clock_starts_when_both_players_are_there(db: str) -> None:
+    now = [1_000_000.0]
+    with TestClient(create_app(db, clock=lambda: now[0])) as c:
+        g = create(c, mode="online", side="south", clock=1)
+        north = c.post(f"/api/games/{g['id']}/join", json={"invite": g["invite"]}).json()["token"]
+        with connect(c, g["id"]) as raw:
+            ws = seat(raw, north, "north")
+            ws.send(type="resign")
+            ws.until("state", lambda m: m["game"]["status"] == "over")
+            ws.send(type="rematch")
+            new_id = ws.until("rematch")["id"]
+        now[0] += 30  # the old South (South's seat in the rematch is the old North's) is still elsewhere
+        st = c.get(f"/api/games/{new_id}").json()
+        assert st["clock"]["running"] is None and st["clock"]["south"] == 60
+        with connect(c, new_id) as raw_s:
+            seat(raw_s, north, "south")
+            now[0] += 30
+            assert c.get(f"/api/games/{new_id}").json()["clock"]["south"] == 60
+            with connect(c, new_id) as raw_n:
+                seat(raw_n, g["token"], "north")
+                now[0] += 10
+                st = c.get(f"/api/games/{new_id}").json()
+                assert st["clock"]["running"] == "south" and st["clock"]["south"] == pytest.approx(50)
 
 
 def test_bad_clock_and_bad_fields_are_refused(client: TestClient) -> None:
@@ -413,7 +543,7 @@ def test_every_kind_of_bad_websocket_input_gets_a_clear_error_and_changes_nothin
             assert reason == Game.from_moves(["5R@d2"]).why_illegal("5R@d2")
             assert stored_moves(db, g["id"]) == before
             ws.send(type="ping", ref=7)
-            assert ws.until("pong")["ref"] == 7
+            assert ws.until("pong", lambda m: m["ref"] != f"error-check-{ws.checks}")["ref"] == 7
             ws.send(type="move", move="1G@d3")  # the connection still works
             ws.until("ack")
 
@@ -468,12 +598,46 @@ def test_unknown_games_and_bad_http_requests(client: TestClient) -> None:
     assert client.get(f"/api/games/{g['id']}").json()["ply"] == 0
 
 
+def test_a_database_failure_while_loading_a_game_is_a_clear_error(db: str) -> None:
+    app = create_app(db)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        g = create(c, mode="hotseat")
+        app.state.hub.rooms.clear()  # not in memory: the next request loads it from the database
+
+        def broken(game_id: str) -> Any:
+            raise RuntimeError("database unreachable")
+
+        app.state.hub.storage.load = broken
+        r = c.get(f"/api/games/{g['id']}")
+        assert r.status_code == 500 and r.json()["error"] == "internal" and "safe" in r.json()["message"]
+        with c.websocket_connect(f"/ws/{g['id']}") as raw:
+            msg = json.loads(raw.receive_text())
+            assert msg["type"] == "error" and msg["code"] == "internal" and "nothing was changed" in msg["message"]
+            with pytest.raises(WebSocketDisconnect):
+                raw.receive_text()
+        del app.state.hub.storage.load  # the database is back: the game is intact
+        assert c.get(f"/api/games/{g['id']}").json()["status"] == "playing"
+
+
 def test_game_creation_is_rate_limited_per_address(db: str) -> None:
     with TestClient(create_app(db, limits=Limits(creates_per_minute=3))) as c:
         for _ in range(3):
             create(c, mode="hotseat")
         r = c.post("/api/games", json={"mode": "hotseat"})
         assert r.status_code == 429 and "wait" in r.json()["message"]
+
+
+def test_the_creation_rate_table_forgets_quiet_addresses(db: str) -> None:
+    now = [1_000_000.0]
+    app = create_app(db, clock=lambda: now[0])
+    with TestClient(app) as c:
+        hub = app.state.hub
+        for i in range(5):
+            hub.create({"mode": "hotseat"}, client=f"10.0.0.{i}")
+        assert len(hub.creates) == 5
+        now[0] += 61
+        create(c, mode="hotseat")
+        assert list(hub.creates) == ["testclient"]
 
 
 # -- the real command: kill -9 mid-game, restart, carry on ----------------------------------------------
@@ -581,3 +745,72 @@ def test_state_announces_who_holds_seven(db: str) -> None:
     holder = Game.from_moves(moves).seven_threat()
     assert holder is not None and st["threat"] == holder.value and st["status"] == "playing"
     assert max(st["score"]) >= 7
+
+
+# -- broadcasts ------------------------------------------------------------------------------------------
+
+
+class FakeSocket:
+    """A WebSocket whose first send waits for ``gate`` (a slow client); ``None``: never completes."""
+
+    def __init__(self, gate: Any = "open") -> None:
+        self.gate = gate
+        self.first = True
+        self.plies: list[int] = []
+
+    async def send_text(self, text: str) -> None:
+        import asyncio
+
+        if self.gate is None:
+            await asyncio.Event().wait()  # a client that never reads
+        if self.first and self.gate != "open":
+            self.first = False
+            await self.gate.wait()
+        msg = json.loads(text)
+        if msg["type"] == "state":
+            self.plies.append(msg["game"]["ply"])
+
+
+def test_a_slow_client_never_receives_an_older_state_after_a_newer_one(tmp_path: Path) -> None:
+    import asyncio
+
+    from jericho.moves import parse_move
+    from jericho.web.server import Conn, Hub
+
+    async def scenario() -> list[FakeSocket]:
+        hub = Hub(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), Limits())
+        room, _ = hub.create({"mode": "hotseat"})
+        gate = asyncio.Event()
+        sockets = [FakeSocket(gate), FakeSocket(gate)]  # each one's first message is slow to go out
+        room.conns.update(Conn(s) for s in sockets)  # type: ignore[arg-type]
+        first = asyncio.create_task(hub.broadcast(room))  # the state at ply 0 ...
+        await asyncio.sleep(0)
+        hub._commit_move(room, parse_move("5R@d2"))
+        second = asyncio.create_task(hub.broadcast(room))  # ... then at ply 1, while ply 0 is still going out
+        await asyncio.sleep(0)
+        gate.set()
+        await asyncio.gather(first, second)
+        hub.storage.close()
+        return sockets
+
+    for s in asyncio.run(scenario()):
+        assert s.plies == [0, 1], "states must arrive in the order they happened"
+
+
+def test_a_client_that_does_not_read_is_dropped_and_the_others_still_get_the_state(tmp_path: Path) -> None:
+    import asyncio
+
+    from jericho.web.server import Conn, Hub
+
+    async def scenario() -> tuple[FakeSocket, bool, int]:
+        hub = Hub(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), Limits(send_timeout=0.05))
+        room, _ = hub.create({"mode": "hotseat"})
+        stuck, fine = Conn(FakeSocket(None)), Conn(FakeSocket())  # type: ignore[arg-type]
+        room.conns.update({stuck, fine})
+        await hub.broadcast(room)
+        await hub.broadcast(room)
+        hub.storage.close()
+        return fine.ws, stuck.dropped, len(room.conns)  # type: ignore[return-value]
+
+    fine, dropped, left = asyncio.run(scenario())
+    assert fine.plies == [0, 0] and dropped and left == 1

@@ -49,6 +49,7 @@ log = logging.getLogger("jericho.web")
 STATIC = Path(__file__).resolve().parent / "static"
 MODES = ("ai", "hotseat", "online")
 SIDES = ("south", "north")
+SIDE_NAMES = {"south": "South", "north": "North"}
 PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "random", "greedy", "mcts", "alphabeta")
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
@@ -64,6 +65,7 @@ class Limits:
     max_connections_per_game: int = 64
     creates_per_minute: int = 60  # new games per client address per minute
     max_rooms_in_memory: int = 2000
+    send_timeout: float = 10.0  # seconds a client may take to accept one message before it is dropped
 
 
 class ClientError(Exception):
@@ -85,6 +87,7 @@ class Conn:
     tokens: float = 0.0
     stamp: float = field(default_factory=time.monotonic)
     refused: int = 0
+    dropped: bool = False  # too slow to read its messages: no longer sent anything
 
     @property
     def role(self) -> str:
@@ -101,6 +104,7 @@ class Room:
     rec: GameRecord
     game: Game
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    send_lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one state broadcast at a time, in order
     conns: set[Conn] = field(default_factory=set)
     version: int = 0
     ai_task: asyncio.Task[None] | None = None
@@ -165,6 +169,7 @@ class Hub:
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="jericho-ai")
         self.creates: dict[str, deque[float]] = {}
         self._levels: list[str] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- levels ----------------------------------------------------------------------------
     def levels(self) -> list[str]:
@@ -225,6 +230,8 @@ class Hub:
     def create(self, spec: dict[str, Any], client: str = "?") -> tuple[Room, dict[str, Any]]:
         """Create a game from the JSON body of ``POST /api/games``; returns the room and the reply."""
         now = self.now()
+        for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
+            del self.creates[addr]  # forget quiet addresses: the table cannot grow without bound
         window = self.creates.setdefault(client, deque())
         while window and window[0] < now - 60:
             window.popleft()
@@ -255,10 +262,12 @@ class Hub:
             level = spec.get("level") or self.default_level()
             if not isinstance(level, str) or len(level) > 200:
                 raise ClientError("bad_request", "level must be a player name such as 'easy' or 'random'")
-            try:
-                make_player(level)
-            except Exception as exc:  # noqa: BLE001 - unknown names, bad options, missing modules
-                raise ClientError("bad_level", f"AI level {level!r} is not available: {exc}") from None
+            # Only the offered names, never options: "external:cmd=..." would run a program on the
+            # server, and "mcts:time=9999" would hold an AI worker for hours.
+            if level not in self.levels():
+                raise ClientError(
+                    "bad_level", f"AI level {level[:60]!r} is not available: choose from {', '.join(self.levels())}"
+                )
             rec.ai_level = level
             rec.ai_side = Side(side).other.value
             setattr(rec, f"{side}_token", token)
@@ -404,11 +413,24 @@ class Hub:
             "seats": seats,
             "clock": clock,
             "ai_thinking": bool(room.ai_task and not room.ai_task.done()),
-            "can_undo": rec.mode in ("ai", "hotseat") and status == "playing" and bool(rec.moves),
+            "can_undo": status == "playing" and self._has_own_move(room),
             "rematch_of": rec.rematch_of,
             "rematch_id": rec.rematch_id,
             "watchers": sum(1 for c in room.conns if not c.seats),
         }
+
+    def _has_own_move(self, room: Room) -> bool:
+        """Whether undo has something to take back: a move (not a forced pass) of a person, in a
+        game with undo (against the AI, the AI's own opening move is not the person's to undo)."""
+        rec, n = room.rec, len(room.rec.moves)
+        if rec.mode == "hotseat":
+            return any(m != "pass" for m in rec.moves)
+        if rec.mode != "ai":
+            return False
+        turn = room.game.turn
+        # moves alternate: the last was played by the side not to move, the one before by the other
+        return any(m != "pass" and (turn.other if (n - 1 - i) % 2 == 0 else turn).value != rec.ai_side
+                   for i, m in enumerate(rec.moves))
 
     # -- changes -------------------------------------------------------------------------------
     def _charge(self, rec: GameRecord, room: Room) -> None:
@@ -476,7 +498,7 @@ class Hub:
         side = self.clock_side(room)
         if side is not None:
             delay = max(0.0, self.time_left(room, side)) + 0.05
-            room.flag_timer = loop.call_later(delay, lambda: loop.create_task(self._flag_task(room)))
+            room.flag_timer = loop.call_later(delay, self._start_flag_task, room)
         rec = room.rec
         if (
             rec.mode == "ai"
@@ -485,6 +507,11 @@ class Hub:
             and (room.ai_task is None or room.ai_task.done())
         ):
             room.ai_task = loop.create_task(self._ai_move(room, room.version))
+
+    def _start_flag_task(self, room: Room) -> None:
+        task = asyncio.get_running_loop().create_task(self._flag_task(room))
+        self._tasks.add(task)  # the loop keeps only a weak reference to a task
+        task.add_done_callback(self._tasks.discard)
 
     async def _flag_task(self, room: Room) -> None:
         async with room.lock:
@@ -495,7 +522,11 @@ class Hub:
 
     async def _ai_move(self, room: Room, version: int) -> None:
         if room.ai_player is None:
-            room.ai_player = make_player(room.rec.ai_level or "random")
+            try:
+                room.ai_player = make_player(room.rec.ai_level or "random")
+            except Exception:  # noqa: BLE001 - e.g. a level stored by another installation: the game must go on
+                log.exception("AI level %r unavailable; game %s goes on with random", room.rec.ai_level, room.rec.id)
+                room.ai_player = make_player("random")
         player = room.ai_player
         snapshot = room.game.copy()
         loop = asyncio.get_running_loop()
@@ -528,16 +559,32 @@ class Hub:
     # -- messages ------------------------------------------------------------------------------
     async def send(self, conn: Conn, msg: dict[str, Any]) -> None:
         """Send one message; a connection that went away is simply forgotten."""
+        await self._send_text(conn, json.dumps(msg))
+
+    async def _send_text(self, conn: Conn, text: str) -> None:
+        if conn.dropped:
+            return
         try:
-            await conn.ws.send_text(json.dumps(msg))
+            await asyncio.wait_for(conn.ws.send_text(text), self.limits.send_timeout)
+        except TimeoutError:
+            # A client that does not read must not hold up everyone else's updates.
+            log.warning("dropping a WebSocket client that did not read for %ss", self.limits.send_timeout)
+            conn.dropped = True
+            for room in self.rooms.values():
+                room.conns.discard(conn)
         except Exception:  # noqa: BLE001 - closed sockets raise various errors
             pass
 
     async def broadcast(self, room: Room) -> None:
-        """Send the current state to every client of the room."""
-        state = self.public_state(room)
-        for conn in list(room.conns):
-            await self.send(conn, {"type": "state", "game": state})
+        """Send the current state to every client of the room.
+
+        Broadcasts are serialized and each reads the state only once it holds the room's send
+        lock, so every client receives states in the order they happened: an earlier broadcast
+        held up by a slow client can never deliver an older state after a newer one."""
+        async with room.send_lock:
+            text = json.dumps({"type": "state", "game": self.public_state(room)})
+            for conn in list(room.conns):
+                await self._send_text(conn, text)
 
     def _rate_ok(self, conn: Conn) -> bool:
         now = time.monotonic()
@@ -605,8 +652,24 @@ class Hub:
                 raise ClientError("bad_token", "this token does not hold a seat in this game: you are watching")
         conn.seats = frozenset(seats)
         await self.send(conn, {"type": "welcome", "role": conn.role})
+        async with room.lock:
+            self._start_clock_when_both_here(room)
         self._after_change(room)  # restarts an AI move that could not be stored earlier
         await self.broadcast(room)
+
+    def _start_clock_when_both_here(self, room: Room) -> None:
+        """An online rematch's clock starts when both players have opened it (nobody loses time
+        before they have even seen the new board)."""
+        rec = room.rec
+        if rec.mode != "online" or rec.clock is None or rec.turn_started is not None or rec.result is not None:
+            return
+        if self.status(room) != "playing" or not all(any(s in c.seats for c in room.conns) for s in SIDES):
+            return
+        new = rec.copy()
+        new.turn_started = self.now()
+        self.storage.save(new)
+        room.rec = new
+        room.version += 1
 
     def _seat_to_move(self, room: Room, conn: Conn, action: str) -> str:
         if not conn.seats:
@@ -629,7 +692,8 @@ class Hub:
             if self._check_flag(room):
                 self._after_change(room)
                 await self.broadcast(room)
-                raise ClientError("game_over", "your time ran out")
+                loser = SIDE_NAMES[Side(room.rec.result or "south").other.value]
+                raise ClientError("game_over", f"the game is over: {loser} ran out of time")
             self._seat_to_move(room, conn, "move")
             ply = msg.get("ply")
             if ply is not None and ply != len(room.rec.moves):
@@ -677,6 +741,9 @@ class Hub:
             room.version += 1
             if room.ai_task and not room.ai_task.done():
                 room.ai_task = None  # its result will be discarded (version changed)
+                # Its thread still runs the old player: the next AI move gets a fresh one, so that
+                # no player object is ever used by two threads at once.
+                room.ai_player = None
             self._after_change(room)
         await self.broadcast(room)
 
@@ -687,6 +754,8 @@ class Hub:
             status = self.status(room)
             if status == "over":
                 raise ClientError("game_over", "the game is over")
+            if status == "waiting":
+                raise ClientError("waiting", "the invited player has not joined yet: there is no game to resign")
             side = room.game.turn.value if len(conn.seats) == 2 else next(iter(conn.seats))
             self._finish(room, Side(side).other.value, "resign")
             self._after_change(room)
@@ -704,12 +773,15 @@ class Hub:
                 # Seats swap: each player's token now holds the other side.
                 rec.south_token, rec.north_token = old.north_token, old.south_token
                 rec.joined = old.joined
+                rec.invite = old.invite if not old.joined else None  # an open seat stays joinable
                 rec.ai_level = old.ai_level
                 rec.ai_side = Side(old.ai_side).other.value if old.ai_side else None
                 rec.rematch_of = old.id
                 if old.clock is not None:
                     rec.clock = rec.south_time = rec.north_time = old.clock
-                    rec.turn_started = self.now()
+                    # online, the clock starts once both players are at the new board (see hello);
+                    # elsewhere the one person who asked is taken there at once
+                    rec.turn_started = None if old.mode == "online" else self.now()
                 self.storage.create(rec)
                 new_old = old.copy()
                 new_old.rematch_id = rec.id
@@ -719,8 +791,9 @@ class Hub:
                 self.rooms[rec.id] = new_room
                 self._after_change(new_room)
             rematch_id = room.rec.rematch_id
-        for c in list(room.conns):
-            await self.send(c, {"type": "rematch", "id": rematch_id})
+        # Only the asker is taken there; the others see ``rematch_id`` in the state and choose
+        # when to follow (a person replaying the finished game is not yanked away).
+        await self.send(conn, {"type": "rematch", "id": rematch_id})
         await self.broadcast(room)
 
     async def replay(self, room: Room) -> dict[str, Any]:
@@ -864,8 +937,10 @@ def create_app(
         return JSONResponse(hub.public_state(room))
 
     async def join(request: Request) -> Response:
-        room = hub.room(request.path_params["id"])
+        # the body first: no await between loading the room and locking it, so it cannot be
+        # evicted from memory (and loaded again as a second copy) in between
         body = await _json_body(request, hub)
+        room = hub.room(request.path_params["id"])
         reply = await hub.join(room, body.get("invite"))
         reply["links"] = _links(request, room.rec.id, reply["token"])
         return JSONResponse(reply)
@@ -889,6 +964,12 @@ def create_app(
             await websocket.send_text(json.dumps({"type": "error", "code": exc.code, "message": exc.message}))
             await websocket.close(code=4404 if exc.status == 404 else 4400)
             return
+        except Exception:  # noqa: BLE001 - e.g. the database is unreachable: say so, the page retries
+            log.exception("cannot load game %s for a WebSocket client", websocket.path_params["id"])
+            why = "the server could not load this game right now (nothing was changed): retrying"
+            await websocket.send_text(json.dumps({"type": "error", "code": "internal", "message": why}))
+            await websocket.close(code=1011)
+            return
         if len(room.conns) >= hub.limits.max_connections_per_game:
             await websocket.send_text(
                 json.dumps({"type": "error", "code": "full", "message": "too many connections to this game"})
@@ -902,7 +983,7 @@ def create_app(
             await hub.send(conn, {"type": "state", "game": hub.public_state(room)})
             while True:
                 message = await websocket.receive()
-                if message["type"] == "websocket.disconnect":
+                if message["type"] == "websocket.disconnect" or conn.dropped:
                     break
                 text = message.get("text")
                 if text is None:

@@ -201,9 +201,26 @@ function clickCell(cell) {
   send({ type: "move", move: `${S.selected}@${cell}`, ply: S.game.ply });
 }
 
+/** Why the player cannot pick ``piece`` now, or "" when they can (a refused choice is explained). */
+function whyNotPiece(piece) {
+  const g = S.game;
+  if (!g) return "The game is still loading.";
+  if (S.replay) return "This is a replay: press Back to game to play.";
+  if (!mySides().length) return "You are watching this game: only its players can move.";
+  if (g.status === "over") return "The game is over.";
+  if (g.status === "waiting") return "Your opponent has not joined yet: send them the invite link.";
+  if (!myTurn()) return `It is ${SIDE_NAME[g.turn]}'s turn, not yours.`;
+  if (!(g.legal[piece] || []).length) {
+    return `${piece} (${pieceWords(piece)}) fits nowhere this turn: every tower it could join already holds ` +
+      "a piece of its size or colour, or is full, or the asymmetry rule forbids the copy. Choose another piece.";
+  }
+  return "";
+}
+
 function selectPiece(piece, byKeyboard = false) {
-  if (!myTurn()) {
-    say(S.game && S.game.status === "over" ? "The game is over." : "It is not your turn.", "note");
+  const why = whyNotPiece(piece);
+  if (why) {
+    say(why, "note");
     return;
   }
   S.selected = S.selected === piece ? null : piece;
@@ -235,7 +252,11 @@ function showCellInfo(cell, sticky = false) {
 function wireControls() {
   $("btn-undo").onclick = () => send({ type: "undo" });
   $("btn-pass").onclick = () => send({ type: "move", move: "pass", ply: S.game.ply });
-  $("btn-rematch").onclick = () => send({ type: "rematch" });
+  $("btn-rematch").onclick = () => {
+    // a spectator follows the players to their rematch; a player asks for it (or joins it)
+    if (!mySides().length && S.game && S.game.rematch_id) location.href = `/g/${S.game.rematch_id}`;
+    else send({ type: "rematch" });
+  };
   $("btn-resign").onclick = () => {
     const b = $("btn-resign");
     if (S.resignArmed) {
@@ -354,7 +375,7 @@ function render() {
   const banner = $("banner");
   let text = "", cls = "banner";
   if (g.status === "over") {
-    text = resultText(g);
+    text = resultText(g) + (g.rematch_id && !S.replay ? " A rematch has started." : "");
     cls += " over";
   } else if (g.threat) {
     const other = g.threat === "south" ? "north" : "south";
@@ -382,11 +403,14 @@ function render() {
   });
   if (conf) {
     const a = S.topo.alignments.find((x) => x.name === S.hoverAlign);
-    const champ = (side) => conf[side] ? `${conf[side]} (${conf[`${side}_tower`].join("/")})` : "no tower";
+    const champ = (side) => conf[side] ?
+      `${SIDE_NAME[side]}'s champion is ${conf[side]} (${conf[`${side}_tower`].join("/")}, bottom to top)` :
+      `${SIDE_NAME[side]} has no tower on it`;
+    const reason = conf.reason.charAt(0).toUpperCase() + conf.reason.slice(1);
     $("info").innerHTML = "";
     const b = document.createElement("b");
     b.textContent = `Alignment ${a.name} (${a.kind}): `;
-    $("info").append(b, `South champion ${champ("south")} vs North champion ${champ("north")}. ${conf.reason}.`);
+    $("info").append(b, `${champ("south")}; ${champ("north")}. ${reason}.`);
   } else if (!S.selected) {
     $("info").textContent = S.replay ? "Replay: use ◀ ▶ or the arrow keys." :
       myTurn() ? "Your move: pick a piece from your tray, then a highlighted cell." :
@@ -394,9 +418,12 @@ function render() {
   }
   renderTrays();
   if (S.backToTray && myTurn()) {
+    // keyboard play: after a move, focus returns to the tray, unless the player has meanwhile
+    // moved it somewhere else (an alignment being read, a button)
     S.backToTray = false;
-    const slot = document.querySelector("#tray-mine .slot:not(:disabled)");
-    if (slot) slot.focus();
+    const at = document.activeElement;
+    const slot = document.querySelector("#tray-mine .slot.playable");
+    if (slot && (!at || at === document.body || (at.dataset && at.dataset.cell))) slot.focus();
   }
   renderMoves();
   // controls
@@ -405,8 +432,8 @@ function render() {
   $("btn-undo").disabled = !g.can_undo || !!S.replay;
   $("btn-resign").hidden = !seated || g.status === "over";
   $("btn-pass").hidden = !(myTurn() && g.pass_only);
-  $("btn-rematch").hidden = !(seated && g.status === "over");
-  $("btn-rematch").textContent = g.rematch_id ? "Go to rematch" : "Rematch";
+  $("btn-rematch").hidden = !(g.status === "over" && (seated || g.rematch_id));
+  $("btn-rematch").textContent = !seated ? "Watch the rematch" : g.rematch_id ? "Go to rematch" : "Rematch";
   $("btn-replay").hidden = !!S.replay || g.moves.length === 0;
   $("replay").hidden = !S.replay;
   $("typed").hidden = !seated || g.status !== "playing";
@@ -458,16 +485,25 @@ function drawTray(node, side, interactive) {
         b.dataset.piece = p;
         b.appendChild(document.createElementNS("http://www.w3.org/2000/svg", "svg"));
         b.firstChild.setAttribute("viewBox", "-45 -2 90 34");
-        b.onclick = (e) => { if (node.dataset.interactive === "1") selectPiece(p, e.detail === 0); };
+        b.onclick = (e) => {
+          if (node.dataset.interactive === "1") selectPiece(p, e.detail === 0);
+          else if (b.dataset.has === "true") say(whyNotPiece(p) || `These are ${SIDE_NAME[node.dataset.side]}'s pieces.`, "note");
+        };
         node.appendChild(b);
       }
     }
   }
   node.dataset.interactive = interactive ? "1" : "0";
+  node.dataset.side = side;
   for (const b of node.children) {
     const p = b.dataset.piece;
     const has = reserve.has(p);
-    b.disabled = !(canMove && has && (g.legal[p] || []).length > 0);
+    // a piece that is there but cannot be picked now stays clickable, to say why (not silently ignored)
+    const playable = canMove && has && (g.legal[p] || []).length > 0;
+    b.disabled = !has;
+    b.classList.toggle("playable", playable);
+    b.setAttribute("aria-disabled", playable ? "false" : "true");
+    b.tabIndex = playable ? 0 : -1;
     b.classList.toggle("used", !has);
     b.classList.toggle("selected", S.selected === p);
     b.setAttribute("aria-pressed", S.selected === p ? "true" : "false");
@@ -505,8 +541,14 @@ function renderMoves() {
     }
     ol.appendChild(li);
   }
+  // keep the current move visible by scrolling the list only (scrollIntoView would scroll the
+  // whole page too: on a phone every move would jump to the list below the board)
   const cur = ol.querySelector(".current");
-  if (cur && cur.scrollIntoView && !S.replay) cur.scrollIntoView({ block: "nearest" });
+  if (cur) {
+    const r = cur.getBoundingClientRect(), box = ol.getBoundingClientRect();
+    if (r.top < box.top) ol.scrollTop -= box.top - r.top;
+    else if (r.bottom > box.bottom) ol.scrollTop += r.bottom - box.bottom;
+  }
 }
 
 function renderLinks() {
