@@ -40,14 +40,18 @@ class Game:
     """A game of Jericho from the start (or from a position), with undo.
 
     >>> g = Game()
-    >>> g.play("5R@d2"); g.play("1G@d3")
-    >>> g.leaders()["d"], g.score()
-    ('south', (1, 0))
+    >>> g.play("5R@d2"), g.play("1G@d3")
+    (Move.parse('5R@d2'), Move.parse('1G@d3'))
+    >>> g.leaders()["d"] == "south", g.score()
+    (True, (1, 0))
 
     Moves are given as :class:`Move` objects or notation text.  Every illegal or
     malformed move raises :class:`IllegalMoveError` naming the reason, and leaves the
     game untouched.  Search code that needs speed uses :attr:`state`
     (a :class:`jericho.core.State`), see ``docs/engine.md``.
+
+    Games are mutable and compare by identity (no ``==`` on content: two games with the
+    same position may have different histories); compare ``a.position() == b.position()``.
     """
 
     def __init__(self, topology: Topology | None = None) -> None:
@@ -136,7 +140,7 @@ class Game:
             return False
         return self._state.is_legal(code)
 
-    def leaders(self) -> dict[str, str | None]:
+    def leaders(self) -> dict[str, Side | None]:
         """Alignment name → ``"south"``, ``"north"`` or ``None`` (who holds its monolith)."""
         names = self._tables.align_names
         return {names[a]: (_SIDES[x] if x >= 0 else None) for a, x in enumerate(self._state.leader)}
@@ -254,7 +258,8 @@ class Game:
         return format_position(self._tables, self._state)
 
     def __repr__(self) -> str:
-        return f"Game({self.position()!r})"
+        # An expression that rebuilds the position (not the history).
+        return f"Game.from_position({self.position()!r})"
 
     # -- helpers -----------------------------------------------------------------------
     def _cell(self, name: str) -> int:
