@@ -66,6 +66,14 @@ def random_game(seed: int, stop: Callable[[Game], bool]) -> Game:
 # -- drawing -------------------------------------------------------------------------------
 
 
+def test_full_neighbouring_towers_stay_apart_when_one_is_the_last_move() -> None:
+    # c3 and d3 full (4 pieces each), the last move on c3: a space must still separate them.
+    game = Game.from_moves("1Y@d3 1R@c3 2R@d3 2Y@c3 3B@d3 3G@c3 4G@d3 4B@c3")
+    board = render_board(game).splitlines()
+    row3 = next(line for line in board if line.startswith(" 3 "))
+    assert row3.split() == ["3", ".", ".", "1R2Y3G*4B*", "1Y2R3B[4G]", ".", ".", "."]
+
+
 def test_board_layout_north_on_top_and_missing_cells_blank() -> None:
     game = Game.from_moves("5R@d2 1G@d3 2Y@d3")
     board = render_board(game).splitlines()
@@ -74,7 +82,7 @@ def test_board_layout_north_on_top_and_missing_cells_blank() -> None:
     centre = next(i for i, line in enumerate(board) if "centre" in line or "camp above" in line)
     assert rows["3"] < centre < rows["2"]
     d_col = board[rows["4"] - 1].index("d")  # the column header just above row 4
-    assert board[rows["3"]][d_col - 4 : d_col + 4].strip() == "1G[2Y]*"  # top piece bracketed, last move
+    assert board[rows["3"]][d_col - 4 : d_col + 4].strip() == "1G*2Y*"  # last move: its top piece starred
     assert board[rows["2"]][d_col - 4 : d_col + 4].strip() == "[5R]"
     assert board[rows["4"]][d_col - 3 : d_col + 4].strip() == ""  # d4 does not exist
     assert board[rows["1"]][d_col - 3 : d_col + 4].strip() == ""  # d1 does not exist
@@ -217,7 +225,7 @@ def test_save_then_check_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert capsys.readouterr().out.strip() == "ok: 3 moves, result *"
     assert main(["show", str(path), "--no-color"]) == 0
     shown = capsys.readouterr().out
-    assert "1G[2Y]*" in shown and "Result: *" in shown and "Score: South 0 - North 1" in shown
+    assert "1G*2Y*" in shown and "Result: *" in shown and "Score: South 0 - North 1" in shown
 
 
 def test_full_game_against_random_to_the_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
