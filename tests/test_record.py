@@ -249,8 +249,8 @@ CORRUPT = [
     # peek() gives "", and "" is "in" any string)
     pytest.param("[", 1, 2, "found 'end of file'", id="truncated-after-bracket"),
     pytest.param("[ ", 1, 3, "found 'end of file'", id="truncated-after-bracket-space"),
-    pytest.param("[Event", 1, 7, "quoted value", id="truncated-after-tag-name"),
-    pytest.param('[Event "x"', 1, 11, "expected ']'", id="truncated-after-tag-value"),
+    pytest.param("[Event", 1, 7, "found 'end of file'", id="cut-after-tag-name"),
+    pytest.param('[Event "x"', 1, 11, "expected ']' after the value, found 'end of file'", id="cut-after-value"),
     pytest.param('[Event "x" ', 1, 12, "expected ']'", id="truncated-after-tag-value-space"),
     # a move number longer than int() accepts (4300 digits) is a bad move number, not a crash
     pytest.param(HEAD + "1. 5R@d2 " + "9" * 5000 + ". *\n", 4, 10, "bad move number", id="move-number-huge"),

@@ -271,6 +271,11 @@ class _Scanner:
 _MOVE_NUMBER = re.compile(r"([0-9]+)(\.\.\.|\.)")
 
 
+def _shown(ch: str) -> str:
+    """A character for an error message, naming the ends of lines and of the file."""
+    return "end of file" if ch == "" else "end of line" if ch in ("\n", "\r") else ch
+
+
 def _read_tag(sc: _Scanner, tags: dict[str, str], places: dict[str, tuple[int, int]]) -> None:
     sc.advance()  # '['
     while sc.peek() in (" ", "\t"):
@@ -287,7 +292,7 @@ def _read_tag(sc: _Scanner, tags: dict[str, str], places: dict[str, tuple[int, i
     while sc.peek() in (" ", "\t"):
         sc.advance()
     if sc.peek() != '"':
-        shown = sc.peek() if sc.peek() not in ("", "\n") else "end of line"
+        shown = _shown(sc.peek())
         raise sc.error(f'bad tag {name}: expected a quoted value like [{name} "..."], found {shown!r}')
     value_at = sc.where()
     sc.advance()
@@ -310,7 +315,7 @@ def _read_tag(sc: _Scanner, tags: dict[str, str], places: dict[str, tuple[int, i
     while sc.peek() in (" ", "\t"):
         sc.advance()
     if sc.peek() != "]":
-        shown = sc.peek() if sc.peek() not in ("", "\n") else "end of line"
+        shown = _shown(sc.peek())
         raise sc.error(f"bad tag {name}: expected ']' after the value, found {shown!r}")
     sc.advance()
     tags[name] = "".join(chars)
