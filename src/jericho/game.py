@@ -161,7 +161,10 @@ class Game:
         return self._state.outcome != NO_OUTCOME
 
     def tower(self, cell: str) -> list[Piece]:
-        """The pieces on ``cell``, bottom to top (empty list for an empty cell)."""
+        """The pieces on ``cell``, bottom to top (empty list for an empty cell).
+
+        Like a mapping lookup, an unknown cell name raises ``KeyError`` naming it.
+        """
         c = self._cell(cell)
         x = self._state.code[c]
         out = []
@@ -175,7 +178,10 @@ class Game:
         return {c.name: self.tower(c.name) for c in self.topology.cells}
 
     def reserve(self, side: Side | str) -> list[Piece]:
-        """The pieces ``side`` has not placed yet, by size then colour."""
+        """The pieces ``side`` has not placed yet, by size then colour.
+
+        ``side`` is a :class:`Side` or ``"south"`` / ``"north"``; anything else raises ``ValueError``.
+        """
         mask = self._state.reserve[Side(side).number]
         return [p for i, p in enumerate(PIECES) if mask >> i & 1]
 
@@ -189,7 +195,10 @@ class Game:
         return None
 
     def confrontation(self, alignment: str) -> Confrontation:
-        """Champions and verdict of one alignment, with the deciding comparison in words."""
+        """Champions and verdict of one alignment, with the deciding comparison in words.
+
+        An unknown alignment name raises ``KeyError`` naming it.
+        """
         t = self._tables
         try:
             a = t.align_names.index(alignment)
