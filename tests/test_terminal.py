@@ -167,13 +167,25 @@ def test_moves_grouped_by_piece() -> None:
     assert "5R" not in text
     line = next(line for line in text.splitlines() if line.strip().startswith("1R"))
     assert "except" in line and "d3" in line.split("except")[1]
-    listed = sum(1 for _ in game.legal_moves())
-    assert listed == len(game.legal_moves())
+    # the grouped lines, expanded again, are exactly the legal moves (no move lost or invented)
+    all_cells = [c.name for c in game.topology.cells]
+    listed = set()
+    for group in text.splitlines()[1:]:
+        pieces, where = group.split(":")
+        if where.strip() == "any cell":
+            cells = all_cells
+        elif where.strip().startswith("any cell except "):
+            cells = [c for c in all_cells if c not in where.split("except")[1].split()]
+        else:
+            cells = where.split()
+        listed |= {f"{p}@{c}" for p in pieces.split() for c in cells}
+    assert listed == {str(m) for m in game.legal_moves()}
     assert format_moves(game, "d3").startswith("On d3: ")
     assert "1R" not in format_moves(game, "d3").split(":")[1].split()
     assert format_moves(game, "4w").startswith("4W: ")
     assert "not in the reserve" in format_moves(game, "5R")
-    assert "neither a piece nor a cell" in format_moves(game, "zz")
+    assert "neither a piece (like 3G) nor a cell (like c2)" in format_moves(game, "zz")
+    assert "there is no cell d1" in format_moves(game, "D1")  # not "malformed piece 'd1'"
 
 
 # -- sessions ------------------------------------------------------------------------------

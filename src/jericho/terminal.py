@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -305,7 +306,9 @@ def format_moves(game: Game, only: str | None = None) -> str:
         try:
             piece = Piece.parse(key)
         except ValueError as exc:
-            return f"moves: {key!r} is neither a piece nor a cell ({exc})"
+            if re.fullmatch(r"[a-z][0-9]", cell_key):  # looks like a cell: say so, not "malformed piece"
+                return f"moves: there is no cell {cell_key} (the cells are {' '.join(all_cells)})"
+            return f"moves: {key!r} is neither a piece (like 3G) nor a cell (like c2): {exc}"
         if piece not in by_piece:
             return f"{piece} cannot be placed now (not in the reserve, or nowhere it fits)."
         return f"{piece}: {' '.join(by_piece[piece])}"
