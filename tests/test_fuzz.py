@@ -112,6 +112,17 @@ def test_play_with_odd_types_raises_illegal_move_error(value: Any) -> None:
     assert isinstance(game.why_illegal(value), str)
 
 
+@pytest.mark.parametrize("value", [None, 3, object()], ids=repr)
+def test_from_moves_rejects_what_is_not_a_list_of_moves(value: Any) -> None:
+    with pytest.raises(IllegalMoveError, match="moves must be a list"):
+        Game.from_moves(value)
+    with pytest.raises(IllegalMoveError, match="not a move"):
+        Game.from_moves([None])
+    with pytest.raises(IllegalMoveError, match="not a move"):
+        Game.from_moves(b"5R@d2")  # bytes iterate as ints
+    assert Game.from_moves(iter(["5R@d2"])).history == [Move.parse("5R@d2")]  # any iterable
+
+
 @pytest.mark.parametrize("value", [None, 3, b"5R@d2", ["5R@d2"], object()], ids=repr)
 def test_parse_move_and_parse_piece_reject_non_text(value: Any) -> None:
     with pytest.raises(IllegalMoveError, match="must be text"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from jericho.board import Topology, standard_topology
@@ -75,10 +76,21 @@ class Game:
         return game
 
     @classmethod
-    def from_moves(cls, moves: list[str | Move] | str, topology: Topology | None = None) -> Game:
-        """A game after playing ``moves`` (a list, or one string of space-separated moves)."""
+    def from_moves(cls, moves: Iterable[str | Move] | str, topology: Topology | None = None) -> Game:
+        """A game after playing ``moves`` (any iterable of moves, or one string of space-separated moves).
+
+        Raises :class:`IllegalMoveError` for the first bad move (or when ``moves`` is neither).
+        """
         game = cls(topology)
-        items = moves.split() if isinstance(moves, str) else moves
+        items: list[str | Move]
+        if isinstance(moves, str):
+            items = list(moves.split())
+        else:
+            try:
+                items = list(moves)
+            except TypeError:
+                kind = type(moves).__name__
+                raise IllegalMoveError(f"moves must be a list of moves or one string of moves, not {kind}") from None
         for m in items:
             game.play(m)
         return game
