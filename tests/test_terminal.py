@@ -74,6 +74,19 @@ def test_full_neighbouring_towers_stay_apart_when_one_is_the_last_move() -> None
     assert row3.split() == ["3", ".", ".", "1R2Y3G*4B*", "1Y2R3B[4G]", ".", ".", "."]
 
 
+def test_last_placement_of_a_loaded_position_is_shown() -> None:
+    # Loaded mid-game, no move played yet: the asymmetry rule still looks at North's 1G@a3,
+    # so the board and the status must show it rather than "none yet".
+    game = Game.from_position(Game.from_moves("5R@d2 1G@a3").position())
+    assert not game.is_legal("1G@a2")  # the copy the rule forbids (empty cell, vertical a)
+    status = render_status(game)
+    assert "Last move: North 1G@a3" in status and "none yet" not in status
+    row3 = next(line for line in render_board(game).splitlines() if line.startswith(" 3 "))
+    assert "*1G*" in row3
+    game.play("3B@a1")
+    assert "Last move: South 3B@a1" in render_status(game)
+
+
 def test_board_layout_north_on_top_and_missing_cells_blank() -> None:
     game = Game.from_moves("5R@d2 1G@d3 2Y@d3")
     board = render_board(game).splitlines()

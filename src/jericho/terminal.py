@@ -108,6 +108,14 @@ def _side_name(side: Side | str) -> str:
     return str(side).capitalize()
 
 
+def _placement_before_start(game: Game) -> Move | None:
+    """The opponent's placement recorded in the start position (LAST), while no move is played yet."""
+    if game.history or game.start_position is None:
+        return None
+    last = game.start_position.split()[4]
+    return None if last == "-" else Move.parse(last)
+
+
 def render_board(game: Game, colour: bool = False) -> str:
     """The board as text: North's camp on top, the centre band, South's camp below."""
     paint = _Paint(colour)
@@ -116,6 +124,9 @@ def render_board(game: Game, colour: bool = False) -> str:
     cells = {c.name for c in topo.cells}
     last = game.last_move
     last_cell = last.cell if last is not None and not last.is_pass else None
+    inherited = _placement_before_start(game)
+    if inherited is not None:
+        last_cell = inherited.cell
     margin = " " * 3
 
     def marker_row(side: Side) -> str:
@@ -201,6 +212,10 @@ def render_status(game: Game, colour: bool = False, result: str | None = None) -
         mover = game.turn.other
         where = f"move {len(history)}, top piece starred on the board"
         lines.append(f"Last move: {_side_name(mover)} {history[-1]}  ({where})")
+    elif (inherited := _placement_before_start(game)) is not None:
+        # a game loaded from a position: the asymmetry rule still looks at this placement
+        where = "made before the loaded position, top piece starred on the board"
+        lines.append(f"Last move: {_side_name(game.turn.other)} {inherited}  ({where})")
     else:
         lines.append("Last move: none yet")
     outcome = game.outcome()
