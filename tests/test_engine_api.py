@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -177,6 +178,23 @@ def test_last_move_must_come_out_of_the_opponents_reserve() -> None:
     fields = text.split()
     fields[1], fields[2] = fields[2], fields[1]  # South's reserve still holds 5R
     with pytest.raises(PositionError, match="still in its reserve"):
+        Game.from_position(" ".join(fields))
+
+
+def test_seven_monolith_win_needs_the_winner_to_move() -> None:
+    # A seven-monolith win is declared after the loser's turn, so the winner is the side to
+    # move in every reachable finished position; the other turn is an impossible state.
+    rng = random.Random(0)
+    game = Game()
+    while not game.is_over():
+        game.play(rng.choice(game.legal_moves()))
+    fields = game.position().split()
+    assert fields[5] != "2" and fields[6] in ("south", "north")  # not an exhaustion end
+    assert fields[3] == fields[6]
+    assert Game.from_position(" ".join(fields)).outcome() == fields[6]
+    fields[3] = "south" if fields[3] == "north" else "north"
+    fields[4] = "-"  # the last move's check is not what this test is about
+    with pytest.raises(PositionError, match="result: .* seven-monolith rule.* turn must be"):
         Game.from_position(" ".join(fields))
 
 

@@ -149,3 +149,39 @@ def test_leader_changes_predict_the_placement(picks: list[int]) -> None:
         assert delta == state.score[me] - state.score[1 - me] - margin
         state.pop()
         assert sorted(predicted) == actual
+
+
+def legal_moves_from_scratch(game: Game) -> set[str]:
+    """RULES.md §3 read literally from the towers, the reserve and the last move played."""
+    if game.outcome() is not None:
+        return set()
+    last = game.history[-1] if game.history else None
+    copied = None
+    if last is not None and not last.is_pass:
+        assert last.cell is not None
+        copied = (last.piece, game.tower(last.cell), last.cell)
+    lines = [set(a.cells) for a in game.topology.alignments]
+    out = set()
+    for piece in game.reserve(game.turn):
+        for cell in (c.name for c in game.topology.cells):
+            tower = game.tower(cell)
+            if len(tower) >= 4 or any(q.size == piece.size or q.colour == piece.colour for q in tower):
+                continue
+            if copied is not None:
+                their_piece, their_tower, their_cell = copied
+                shares = any(cell in line and their_cell in line for line in lines)
+                if piece == their_piece and tower + [piece] == their_tower and shares:
+                    continue  # the asymmetry rule
+            out.add(f"{piece}@{cell}")
+    return out or {"pass"}
+
+
+@given(choices)
+def test_legal_moves_equal_a_literal_reading_of_the_rules(picks: list[int]) -> None:
+    game = Game()
+    for k in picks:
+        assert {str(m) for m in game.legal_moves()} == legal_moves_from_scratch(game)
+        moves = game.legal_moves()
+        if not moves:
+            break
+        game.play(moves[k % len(moves)])

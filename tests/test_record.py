@@ -245,6 +245,17 @@ CORRUPT = [
     pytest.param(HEAD + "1. 5R@d2 hello *\n", 4, 10, "found 'hello'", id="garbage-word"),
     pytest.param(HEAD + "1. 5R@d2 } *\n", 4, 10, "unexpected '}'", id="garbage-brace"),
     pytest.param(HEAD + "1. 5R@d2 {never closed *\n", 4, 10, "unterminated comment", id="comment-unclosed"),
+    # files cut off inside a tag pair (these used to loop forever: at the end of the text
+    # peek() gives "", and "" is "in" any string)
+    pytest.param("[", 1, 2, "found 'end of file'", id="truncated-after-bracket"),
+    pytest.param("[ ", 1, 3, "found 'end of file'", id="truncated-after-bracket-space"),
+    pytest.param("[Event", 1, 7, "found 'end of file'", id="cut-after-tag-name"),
+    pytest.param('[Event "x"', 1, 11, "expected ']' after the value, found 'end of file'", id="cut-after-value"),
+    pytest.param('[Event "x" ', 1, 12, "expected ']'", id="truncated-after-tag-value-space"),
+    # a move number longer than int() accepts (4300 digits) is a bad move number, not a crash
+    pytest.param(HEAD + "1. 5R@d2 " + "9" * 5000 + ". *\n", 4, 10, "bad move number", id="move-number-huge"),
+    # only ASCII digits number moves ("\u0661" is ARABIC-INDIC DIGIT ONE, which int() reads as 1)
+    pytest.param(HEAD + "\u0661. 5R@d2 *\n", 4, 1, "expected a move", id="move-number-not-ascii"),
 ]
 
 

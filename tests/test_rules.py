@@ -454,6 +454,7 @@ def test_exhaustion_counts_monoliths(order: str, rows: tuple[int, int]) -> None:
     assert game.legal_moves() == [PASS]
     assert game.outcome() is None
     s, n = game.score()
+    assert (s, n) == _score_from_scratch(game)  # the count that decides, read from the towers alone
     game.play(PASS)
     assert game.outcome() == ("south" if s > n else "north" if n > s else "draw")
     assert game.legal_moves() == []
@@ -465,9 +466,54 @@ def test_exhaustion_cases_cover_win_and_draw() -> None:
     for order, rows in (("gfedcba", (2, 1)), ("badcfeg", (2, 1))):
         south = spread_all_pieces([f"{c}{r}" for r in rows for c in order if f"{c}{r}" != "d1"])
         game = Game.from_position(position_with({**north, **south}, turn="south", passes=1))
+        s, n = _score_from_scratch(game)
         game.play(PASS)
+        assert game.outcome() == ("south" if s > n else "north" if n > s else "draw")
         outcomes.add(game.outcome())
-    assert outcomes == {"draw", "north"}
+    assert outcomes == {"draw", "north"}  # with test_exhaustion_won_by_south_...: all three endings
+
+
+# Both reserves empty, South to move (found in seeded random games; the scores are checked
+# below from the towers alone, with the independent reading of §5 in test_properties).
+NORTH_HOLDS_SEVEN = (
+    "a1:2G,b1:5W,c1:2R1Y,e1:5G4B3R,f1:1B2G5R,g1:1W2B4Y,a2:1W,b2:4R3W,c2:3G,d2:5R,e2:1Y,f2:5B4Y2W,"
+    "g2:1R5Y4W,a3:5G,b3:3W,c3:2Y1G4B,d3:3G5Y,e3:2R5W,f3:4G2Y,g3:3Y2W,a4:4G5B,b4:3Y1R2B,c4:1G3B4W,"
+    "f4:3R1B,g4:4R3B - - south 4Y@g1 0 *"
+)
+SOUTH_LEADS_SIX_TO_FIVE = (
+    "a1:5R,b1:2G4W,c1:2G,e1:5R2Y,f1:5W2R,g1:2B,a2:1G5Y3R,b2:3B1Y5G,c2:3G2R4W,e2:3W1Y,f2:1W2Y4B,"
+    "g2:1B,a3:4R,b3:2W4Y3R,c3:1R3Y,d3:3B5W,e3:4G1R,f3:5Y4R3G,g3:4Y1B,a4:1G2W,c4:3W2B4G,e4:3Y5B,"
+    "f4:4B1W5G,g4:5B - - south 3Y@c3 0 *"
+)
+
+
+def _score_from_scratch(game: Game) -> tuple[int, int]:
+    from tests.test_properties import leaders_from_scratch
+
+    held = list(leaders_from_scratch(game).values())
+    return held.count("south"), held.count("north")
+
+
+def test_seven_held_through_a_forced_pass_wins_at_once() -> None:
+    game = Game.from_position(NORTH_HOLDS_SEVEN)
+    assert _score_from_scratch(game) == (5, 7)
+    assert game.legal_moves() == [PASS] and game.outcome() is None
+    game.play(PASS)  # a pass changes no tower: North held 7 before South's turn and still does
+    assert game.outcome() == "north"
+    assert game.legal_moves() == []
+    fields = game.position().split()
+    assert fields[3:] == ["north", "-", "1", "north"]  # ended after one pass, not by exhaustion
+    game.undo()
+    assert game.position() == Game.from_position(NORTH_HOLDS_SEVEN).position()
+
+
+def test_exhaustion_won_by_south_with_fewer_than_seven() -> None:
+    game = Game.from_position(SOUTH_LEADS_SIX_TO_FIVE)
+    assert _score_from_scratch(game) == (6, 5)
+    game.play(PASS)
+    assert game.outcome() is None  # one pass does not end the game
+    game.play(PASS)
+    assert game.outcome() == "south"  # more monoliths wins, 7 or not
 
 
 # ---------------------------------------------------------------- §8 Worked example

@@ -66,6 +66,27 @@ def random_game(seed: int, stop: Callable[[Game], bool]) -> Game:
 # -- drawing -------------------------------------------------------------------------------
 
 
+def test_full_neighbouring_towers_stay_apart_when_one_is_the_last_move() -> None:
+    # c3 and d3 full (4 pieces each), the last move on c3: a space must still separate them.
+    game = Game.from_moves("1Y@d3 1R@c3 2R@d3 2Y@c3 3B@d3 3G@c3 4G@d3 4B@c3")
+    board = render_board(game).splitlines()
+    row3 = next(line for line in board if line.startswith(" 3 "))
+    assert row3.split() == ["3", ".", ".", "1R2Y3G*4B*", "1Y2R3B[4G]", ".", ".", "."]
+
+
+def test_last_placement_of_a_loaded_position_is_shown() -> None:
+    # Loaded mid-game, no move played yet: the asymmetry rule still looks at North's 1G@a3,
+    # so the board and the status must show it rather than "none yet".
+    game = Game.from_position(Game.from_moves("5R@d2 1G@a3").position())
+    assert not game.is_legal("1G@a2")  # the copy the rule forbids (empty cell, vertical a)
+    status = render_status(game)
+    assert "Last move: North 1G@a3" in status and "none yet" not in status
+    row3 = next(line for line in render_board(game).splitlines() if line.startswith(" 3 "))
+    assert "*1G*" in row3
+    game.play("3B@a1")
+    assert "Last move: South 3B@a1" in render_status(game)
+
+
 def test_board_layout_north_on_top_and_missing_cells_blank() -> None:
     game = Game.from_moves("5R@d2 1G@d3 2Y@d3")
     board = render_board(game).splitlines()
@@ -74,7 +95,7 @@ def test_board_layout_north_on_top_and_missing_cells_blank() -> None:
     centre = next(i for i, line in enumerate(board) if "centre" in line or "camp above" in line)
     assert rows["3"] < centre < rows["2"]
     d_col = board[rows["4"] - 1].index("d")  # the column header just above row 4
-    assert board[rows["3"]][d_col - 4 : d_col + 4].strip() == "1G[2Y]*"  # top piece bracketed, last move
+    assert board[rows["3"]][d_col - 4 : d_col + 4].strip() == "1G*2Y*"  # last move: its top piece starred
     assert board[rows["2"]][d_col - 4 : d_col + 4].strip() == "[5R]"
     assert board[rows["4"]][d_col - 3 : d_col + 4].strip() == ""  # d4 does not exist
     assert board[rows["1"]][d_col - 3 : d_col + 4].strip() == ""  # d1 does not exist
@@ -159,13 +180,25 @@ def test_moves_grouped_by_piece() -> None:
     assert "5R" not in text
     line = next(line for line in text.splitlines() if line.strip().startswith("1R"))
     assert "except" in line and "d3" in line.split("except")[1]
-    listed = sum(1 for _ in game.legal_moves())
-    assert listed == len(game.legal_moves())
+    # the grouped lines, expanded again, are exactly the legal moves (no move lost or invented)
+    all_cells = [c.name for c in game.topology.cells]
+    listed = set()
+    for group in text.splitlines()[1:]:
+        pieces, where = group.split(":")
+        if where.strip() == "any cell":
+            cells = all_cells
+        elif where.strip().startswith("any cell except "):
+            cells = [c for c in all_cells if c not in where.split("except")[1].split()]
+        else:
+            cells = where.split()
+        listed |= {f"{p}@{c}" for p in pieces.split() for c in cells}
+    assert listed == {str(m) for m in game.legal_moves()}
     assert format_moves(game, "d3").startswith("On d3: ")
     assert "1R" not in format_moves(game, "d3").split(":")[1].split()
     assert format_moves(game, "4w").startswith("4W: ")
     assert "not in the reserve" in format_moves(game, "5R")
-    assert "neither a piece nor a cell" in format_moves(game, "zz")
+    assert "neither a piece (like 3G) nor a cell (like c2)" in format_moves(game, "zz")
+    assert "there is no cell d1" in format_moves(game, "D1")  # not "malformed piece 'd1'"
 
 
 # -- sessions ------------------------------------------------------------------------------
@@ -217,7 +250,7 @@ def test_save_then_check_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert capsys.readouterr().out.strip() == "ok: 3 moves, result *"
     assert main(["show", str(path), "--no-color"]) == 0
     shown = capsys.readouterr().out
-    assert "1G[2Y]*" in shown and "Result: *" in shown and "Score: South 0 - North 1" in shown
+    assert "1G*2Y*" in shown and "Result: *" in shown and "Score: South 0 - North 1" in shown
 
 
 def test_full_game_against_random_to_the_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,7 +5,7 @@ The engine is pure Python with no dependencies::
     >>> import jericho
     >>> game = jericho.Game()
     >>> game.play("5R@d2")
-    Move(piece=Piece(size=5, colour=<Colour.R: 'R'>), cell='d2')
+    Move.parse('5R@d2')
     >>> game.turn
     <Side.NORTH: 'north'>
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from jericho.board import Topology, standard_topology
@@ -40,14 +41,18 @@ class Game:
     """A game of Jericho from the start (or from a position), with undo.
 
     >>> g = Game()
-    >>> g.play("5R@d2"); g.play("1G@d3")
-    >>> g.leaders()["d"], g.score()
-    ('south', (1, 0))
+    >>> g.play("5R@d2"), g.play("1G@d3")
+    (Move.parse('5R@d2'), Move.parse('1G@d3'))
+    >>> g.leaders()["d"] == "south", g.score()
+    (True, (1, 0))
 
     Moves are given as :class:`Move` objects or notation text.  Every illegal or
     malformed move raises :class:`IllegalMoveError` naming the reason, and leaves the
     game untouched.  Search code that needs speed uses :attr:`state`
     (a :class:`jericho.core.State`), see ``docs/engine.md``.
+
+    Games are mutable and compare by identity (no ``==`` on content: two games with the
+    same position may have different histories); compare ``a.position() == b.position()``.
     """
 
     def __init__(self, topology: Topology | None = None) -> None:
@@ -71,10 +76,21 @@ class Game:
         return game
 
     @classmethod
-    def from_moves(cls, moves: list[str | Move] | str, topology: Topology | None = None) -> Game:
-        """A game after playing ``moves`` (a list, or one string of space-separated moves)."""
+    def from_moves(cls, moves: Iterable[str | Move] | str, topology: Topology | None = None) -> Game:
+        """A game after playing ``moves`` (any iterable of moves, or one string of space-separated moves).
+
+        Raises :class:`IllegalMoveError` for the first bad move (or when ``moves`` is neither).
+        """
         game = cls(topology)
-        items = moves.split() if isinstance(moves, str) else moves
+        items: list[str | Move]
+        if isinstance(moves, str):
+            items = list(moves.split())
+        else:
+            try:
+                items = list(moves)
+            except TypeError:
+                kind = type(moves).__name__
+                raise IllegalMoveError(f"moves must be a list of moves or one string of moves, not {kind}") from None
         for m in items:
             game.play(m)
         return game
@@ -136,7 +152,7 @@ class Game:
             return False
         return self._state.is_legal(code)
 
-    def leaders(self) -> dict[str, str | None]:
+    def leaders(self) -> dict[str, Side | None]:
         """Alignment name → ``"south"``, ``"north"`` or ``None`` (who holds its monolith)."""
         names = self._tables.align_names
         return {names[a]: (_SIDES[x] if x >= 0 else None) for a, x in enumerate(self._state.leader)}
@@ -157,7 +173,10 @@ class Game:
         return self._state.outcome != NO_OUTCOME
 
     def tower(self, cell: str) -> list[Piece]:
-        """The pieces on ``cell``, bottom to top (empty list for an empty cell)."""
+        """The pieces on ``cell``, bottom to top (empty list for an empty cell).
+
+        Like a mapping lookup, an unknown cell name raises ``KeyError`` naming it.
+        """
         c = self._cell(cell)
         x = self._state.code[c]
         out = []
@@ -171,7 +190,10 @@ class Game:
         return {c.name: self.tower(c.name) for c in self.topology.cells}
 
     def reserve(self, side: Side | str) -> list[Piece]:
-        """The pieces ``side`` has not placed yet, by size then colour."""
+        """The pieces ``side`` has not placed yet, by size then colour.
+
+        ``side`` is a :class:`Side` or ``"south"`` / ``"north"``; anything else raises ``ValueError``.
+        """
         mask = self._state.reserve[Side(side).number]
         return [p for i, p in enumerate(PIECES) if mask >> i & 1]
 
@@ -185,7 +207,10 @@ class Game:
         return None
 
     def confrontation(self, alignment: str) -> Confrontation:
-        """Champions and verdict of one alignment, with the deciding comparison in words."""
+        """Champions and verdict of one alignment, with the deciding comparison in words.
+
+        An unknown alignment name raises ``KeyError`` naming it.
+        """
         t = self._tables
         try:
             a = t.align_names.index(alignment)
@@ -254,7 +279,8 @@ class Game:
         return format_position(self._tables, self._state)
 
     def __repr__(self) -> str:
-        return f"Game({self.position()!r})"
+        # An expression that rebuilds the position (not the history).
+        return f"Game.from_position({self.position()!r})"
 
     # -- helpers -----------------------------------------------------------------------
     def _cell(self, name: str) -> int:

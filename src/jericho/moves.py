@@ -15,6 +15,9 @@ __all__ = ["Move", "PASS", "parse_move"]
 class Move:
     """A placement of ``piece`` on ``cell`` (a cell name), or a pass when both are ``None``.
 
+    The cell name is stored in lower case; any other field types raise
+    :class:`IllegalMoveError` (``Move(piece, None)`` is not a pass: write :data:`PASS`).
+
     ``str(move)`` is the notation of RULES.md §7.  Moves are plain values: two moves
     with the same piece and cell are equal.  Whether a move is legal depends on the
     game it is played in.
@@ -22,6 +25,23 @@ class Move:
 
     piece: Piece | None
     cell: str | None
+
+    def __post_init__(self) -> None:
+        # Checked once at construction (the engine builds its moves once), so that a
+        # hand-made Move can never reach the engine with the wrong types.
+        if self.piece is None and self.cell is None:
+            return
+        if not isinstance(self.piece, Piece):
+            shown = repr(self.piece)
+            raise IllegalMoveError(f"malformed move: piece must be a Piece (e.g. Piece.parse('5R')), not {shown}")
+        if not isinstance(self.cell, str):
+            raise IllegalMoveError(f"malformed move: cell must be a cell name such as 'd2', not {self.cell!r}")
+        cell = self.cell.strip().lower()
+        if cell != self.cell:
+            object.__setattr__(self, "cell", cell)
+
+    def __repr__(self) -> str:
+        return "PASS" if self.piece is None else f"Move.parse({str(self)!r})"
 
     @property
     def is_pass(self) -> bool:

@@ -49,12 +49,27 @@ _COLOUR_POS = {c: i for i, c in enumerate(COLOURS)}
 class Piece:
     """A cylinder: a size 1–5 and a colour.  ``str(piece)`` is its notation, e.g. ``"3G"``.
 
+    ``Piece(3, "G")`` and ``Piece(3, Colour.G)`` are the same piece; a size outside 1–5
+    or an unknown colour raises ``ValueError``.
+
     Both players own the same 25 pieces, so a piece carries no side.  ``index`` is
     ``(size - 1) * 5 + colour position``, the engine's bit number for the piece.
     """
 
     size: int
     colour: Colour
+
+    def __post_init__(self) -> None:
+        if type(self.size) is not int or not 1 <= self.size <= 5:
+            raise ValueError(f"no piece of size {self.size!r}: sizes run 1-5")
+        if not isinstance(self.colour, Colour):
+            try:
+                object.__setattr__(self, "colour", Colour(self.colour))
+            except ValueError:
+                raise ValueError(f"unknown colour {self.colour!r}: colours are R, Y, G, B, W") from None
+
+    def __repr__(self) -> str:
+        return f"Piece.parse({str(self)!r})"
 
     @property
     def index(self) -> int:
@@ -81,6 +96,8 @@ _BY_TEXT = {str(p): p for p in PIECES}
 
 def parse_piece(text: str) -> Piece:
     """Parse a piece's notation; raise ``ValueError`` with the reason if it is not one."""
+    if not isinstance(text, str):
+        raise ValueError(f"a piece must be text such as 3G, not {type(text).__name__}")
     t = text.strip().upper()
     piece = _BY_TEXT.get(t)
     if piece is None:

@@ -186,6 +186,12 @@ def parse_position(text: str, t: Tables, state: State) -> None:
         raise PositionError(
             f"result: {results_name(outcome)} cannot have won while holding {state.score[outcome]} monoliths"
         )
+    elif outcome in (0, 1) and turn != outcome:
+        # the seven-monolith rule ends the game after the loser's turn, so the winner is to move
+        raise PositionError(
+            f"result: {results_name(outcome)} won by the seven-monolith rule, which ends the game after "
+            f"{results_name(1 - outcome)}'s turn, so turn must be {results_name(outcome)}"
+        )
     elif outcome == DRAW:
         raise PositionError("result: a draw needs both players to have passed (passes 2)")
 

@@ -268,12 +268,17 @@ class _Scanner:
         return self.text[start : self.pos]
 
 
-_MOVE_NUMBER = re.compile(r"(\d+)(\.\.\.|\.)")
+_MOVE_NUMBER = re.compile(r"([0-9]+)(\.\.\.|\.)")
+
+
+def _shown(ch: str) -> str:
+    """A character for an error message, naming the ends of lines and of the file."""
+    return "end of file" if ch == "" else "end of line" if ch in ("\n", "\r") else ch
 
 
 def _read_tag(sc: _Scanner, tags: dict[str, str], places: dict[str, tuple[int, int]]) -> None:
     sc.advance()  # '['
-    while sc.peek() in " \t":
+    while sc.peek() in (" ", "\t"):
         sc.advance()
     name_at = sc.where()
     m = _TAG_NAME.match(sc.text, sc.pos)
@@ -284,10 +289,10 @@ def _read_tag(sc: _Scanner, tags: dict[str, str], places: dict[str, tuple[int, i
     sc.advance(len(name))
     if name in tags:
         raise sc.error(f"duplicate tag {name!r} (first given on line {places[name][0]})", name_at)
-    while sc.peek() in " \t":
+    while sc.peek() in (" ", "\t"):
         sc.advance()
     if sc.peek() != '"':
-        shown = sc.peek() if sc.peek() not in ("", "\n") else "end of line"
+        shown = _shown(sc.peek())
         raise sc.error(f'bad tag {name}: expected a quoted value like [{name} "..."], found {shown!r}')
     value_at = sc.where()
     sc.advance()
@@ -307,10 +312,10 @@ def _read_tag(sc: _Scanner, tags: dict[str, str], places: dict[str, tuple[int, i
             chars.append(nxt)
         else:
             chars.append(ch)
-    while sc.peek() in " \t":
+    while sc.peek() in (" ", "\t"):
         sc.advance()
     if sc.peek() != "]":
-        shown = sc.peek() if sc.peek() not in ("", "\n") else "end of line"
+        shown = _shown(sc.peek())
         raise sc.error(f"bad tag {name}: expected ']' after the value, found {shown!r}")
     sc.advance()
     tags[name] = "".join(chars)
@@ -362,7 +367,9 @@ def _read_one(sc: _Scanner) -> Record:
             if expect_number is not None:
                 raise sc.error(f"two move numbers in a row: {expect_number} then {m.group()}", at)
             want_dots = "." if game.turn is Side.SOUTH else "..."
-            got = int(m.group(1))
+            digits = m.group(1)
+            # a number too long for int() (Python caps the digits) cannot be the right one
+            got = int(digits) if len(digits) <= 12 else -1
             if got != number or m.group(2) != want_dots:
                 want = f"{number}{want_dots}"
                 side = game.turn

@@ -3,9 +3,9 @@
 The board is drawn as text (:func:`render_board`): North's camp on top (rows 4 and 3),
 the centre band, South's camp below (rows 2 and 1).  Each tower lists its pieces
 bottom to top with the top piece in brackets (and highlighted when colour is on);
-``*`` marks the cell of the last move.  Monoliths are drawn on the holder's edge: a
-vertical one above (North) or below (South) its column, a diagonal one at the corner
-where the holder's triangle of that diagonal sits.
+on the tower of the last move the top piece is starred instead (``1G*2Y*``).
+Monoliths are drawn on the holder's edge: a vertical one above (North) or below
+(South) its column, a diagonal one at the corner where the holder's triangle of that diagonal sits.
 
 The session (:class:`TerminalSession`) reads lines from an injectable input function
 and writes to an injectable stream, so tests drive whole games.  Moves are typed in
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -70,14 +71,19 @@ def colour_wanted(stream: TextIO, no_color: bool = False) -> bool:
         return False
 
 
-def format_tower(pieces: list[Piece], colour: bool = False) -> tuple[str, int]:
-    """A tower as text, bottom to top, top piece in brackets; returns (text, visible width)."""
+def format_tower(pieces: list[Piece], colour: bool = False, last: bool = False) -> tuple[str, int]:
+    """A tower as text, bottom to top, top piece in brackets; returns (text, visible width).
+
+    With ``last`` (the tower of the last move) the top piece is starred instead, ``1G*2Y*``:
+    same width, so a full tower (10 characters) always keeps a space from its neighbours.
+    """
     paint = _Paint(colour)
     if not pieces:
         return paint(".", "2"), 1
     parts = [paint(str(p), _ANSI[p.colour.value]) for p in pieces[:-1]]
     top = pieces[-1]
-    parts.append("[" + paint(str(top), _ANSI[top.colour.value], "1", "7") + "]")
+    left, right = ("*", "*") if last else ("[", "]")
+    parts.append(left + paint(str(top), _ANSI[top.colour.value], "1", "7") + right)
     width = 2 * len(pieces) + 2
     return "".join(parts), width
 
@@ -102,6 +108,14 @@ def _side_name(side: Side | str) -> str:
     return str(side).capitalize()
 
 
+def _placement_before_start(game: Game) -> Move | None:
+    """The opponent's placement recorded in the start position (LAST), while no move is played yet."""
+    if game.history or game.start_position is None:
+        return None
+    last = game.start_position.split()[4]
+    return None if last == "-" else Move.parse(last)
+
+
 def render_board(game: Game, colour: bool = False) -> str:
     """The board as text: North's camp on top, the centre band, South's camp below."""
     paint = _Paint(colour)
@@ -110,6 +124,9 @@ def render_board(game: Game, colour: bool = False) -> str:
     cells = {c.name for c in topo.cells}
     last = game.last_move
     last_cell = last.cell if last is not None and not last.is_pass else None
+    inherited = _placement_before_start(game)
+    if inherited is not None:
+        last_cell = inherited.cell
     margin = " " * 3
 
     def marker_row(side: Side) -> str:
@@ -140,9 +157,7 @@ def render_board(game: Game, colour: bool = False) -> str:
             if name not in cells:
                 out.append(" " * _CELL_W)
                 continue
-            text, width = format_tower(game.tower(name), colour)
-            if name == last_cell:
-                text, width = text + paint("*", "1"), width + 1
+            text, width = format_tower(game.tower(name), colour, last=name == last_cell)
             out.append(_centre(text, width, _CELL_W))
         return "".join(out).rstrip()
 
@@ -195,7 +210,12 @@ def render_status(game: Game, colour: bool = False, result: str | None = None) -
     history = game.history
     if history:
         mover = game.turn.other
-        lines.append(f"Last move: {_side_name(mover)} {history[-1]}  (move {len(history)}, * on the board)")
+        where = f"move {len(history)}, top piece starred on the board"
+        lines.append(f"Last move: {_side_name(mover)} {history[-1]}  ({where})")
+    elif (inherited := _placement_before_start(game)) is not None:
+        # a game loaded from a position: the asymmetry rule still looks at this placement
+        where = "made before the loaded position, top piece starred on the board"
+        lines.append(f"Last move: {_side_name(game.turn.other)} {inherited}  ({where})")
     else:
         lines.append("Last move: none yet")
     outcome = game.outcome()
@@ -257,9 +277,11 @@ Jericho in brief (full rules: {RULES_DOC}, notation: docs/notation.md)
   Each turn, place one piece from your reserve on any cell of EITHER camp: on an empty
   cell, or on a tower of 1-3 pieces none of which has the same size or colour.
   A tower belongs to the camp it stands in.  Towers compare top down: 2+ pieces beat
-  1 piece, then the larger top size, then the next piece down...; equal all the way:
-  the taller wins.  On each of the 13 alignments, each side's strongest tower in its
-  own camp confronts the other's; the stronger holds that alignment's monolith.
+  1 piece, then the larger top size, then the next piece down...; sizes equal down to
+  the shorter one's base: the taller wins; same sizes all the way: equally strong.
+  On each of the 13 alignments, each side's strongest tower in its own camp confronts
+  the other's; the stronger holds that alignment's monolith (equally strong, or a side
+  with no tower on it: nobody holds it).
   You may not copy the opponent's last placement (same piece, identical tower, on an
   alignment through their cell).  Pass only when no placement is possible.
   Win: hold 7+ monoliths and still hold 7+ after the opponent's reply.  When both
@@ -299,7 +321,9 @@ def format_moves(game: Game, only: str | None = None) -> str:
         try:
             piece = Piece.parse(key)
         except ValueError as exc:
-            return f"moves: {key!r} is neither a piece nor a cell ({exc})"
+            if re.fullmatch(r"[a-z][0-9]", cell_key):  # looks like a cell: say so, not "malformed piece"
+                return f"moves: there is no cell {cell_key} (the cells are {' '.join(all_cells)})"
+            return f"moves: {key!r} is neither a piece (like 3G) nor a cell (like c2): {exc}"
         if piece not in by_piece:
             return f"{piece} cannot be placed now (not in the reserve, or nowhere it fits)."
         return f"{piece}: {' '.join(by_piece[piece])}"
