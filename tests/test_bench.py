@@ -17,3 +17,11 @@ def test_bench_prints_engine_figures(tmp_path: Path, capsys) -> None:  # type: i
     labels = [f["label"] for f in data["figures"]]
     assert any("public API" in x for x in labels) and any("fast path" in x for x in labels)
     assert all(f["value"] > 0 for f in data["figures"])
+
+
+def test_mid_game_position_is_fixed_and_still_going() -> None:
+    from jericho.bench import midgame
+
+    first, second = midgame(), midgame()
+    assert first.position() == second.position()
+    assert not first.is_over() and len(first.history) == 16 and first.legal_moves()

@@ -33,6 +33,21 @@ def _rate(step: Callable[[], int], seconds: float) -> float:
             return done / elapsed
 
 
+def midgame(plies: int = 16, seed: int = 2024) -> Game:
+    """A fixed mid-game position: ``plies`` seeded random moves from the start, game not over.
+
+    Its own seeded generator, so every run measures the same position whatever ran before.
+    """
+    rng = random.Random(seed)
+    while True:
+        game = Game()
+        while len(game.history) < plies and not game.is_over():
+            moves = game.legal_moves()
+            game.play(moves[rng.randrange(len(moves))])
+        if not game.is_over():
+            return game
+
+
 def engine_figures(seconds: float = 3.0, seed: int = 1) -> list[Figure]:
     """Random games per second through the public API and through the playout path."""
     rng = random.Random(seed)
@@ -56,11 +71,7 @@ def engine_figures(seconds: float = 3.0, seed: int = 1) -> list[Figure]:
     public = _rate(public_game, seconds)
     fast = _rate(playout, seconds)
 
-    mid = Game()
-    while len(mid.history) < 16:
-        moves = mid.legal_moves()
-        mid.play(moves[int(rng.random() * len(moves))])
-    state = mid.state.copy()
+    state = midgame().state.copy()
     codes = state.legal_codes()
 
     def push_pop() -> int:

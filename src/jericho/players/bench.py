@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 import time
 
+from jericho.bench import midgame
 from jericho.game import Game
 from jericho.players.alphabeta import AlphaBetaPlayer
 from jericho.players.base import Limit
@@ -27,18 +28,6 @@ from jericho.players.mcts import MCTSPlayer
 __all__ = ["figures", "midgame", "awkward_positions", "expert_times", "symmetry_table", "main"]
 
 Figure = tuple[str, float, str]
-
-
-def midgame(plies: int = 16, seed: int = 2024) -> Game:
-    """A fixed mid-game position: ``plies`` seeded random moves from the start (game not over)."""
-    rng = random.Random(seed)
-    while True:
-        game = Game()
-        while len(game.history) < plies and not game.is_over():
-            moves = game.legal_moves()
-            game.play(moves[rng.randrange(len(moves))])
-        if not game.is_over():
-            return game
 
 
 def mcts_rate(game: Game, seconds: float, playout: str = "guided") -> float:

@@ -429,8 +429,10 @@ class Hub:
             return False
         turn = room.game.turn
         # moves alternate: the last was played by the side not to move, the one before by the other
-        return any(m != "pass" and (turn.other if (n - 1 - i) % 2 == 0 else turn).value != rec.ai_side
-                   for i, m in enumerate(rec.moves))
+        return any(
+            m != "pass" and (turn.other if (n - 1 - i) % 2 == 0 else turn).value != rec.ai_side
+            for i, m in enumerate(rec.moves)
+        )
 
     # -- changes -------------------------------------------------------------------------------
     def _charge(self, rec: GameRecord, room: Room) -> None:
