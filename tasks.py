@@ -6,7 +6,8 @@
 
 Setup is idempotent: a virtual environment in .venv with the package and its extras,
 and, for the tests, Debian's chromium and postgresql (installed with apt-get when missing).
-Extra arguments after ``run`` go to ``jericho`` (e.g. ``tasks.py run play``); extra
+Extra arguments after ``run`` go to ``jericho`` (``tasks.py run play``; options alone go to
+``serve``: ``tasks.py run --port 9000``); extra
 arguments after ``test`` go to pytest.
 """
 
@@ -68,7 +69,9 @@ def system_packages() -> None:
 def run(args: list[str]) -> int:
     setup()
     jericho = BIN / "jericho"
-    return subprocess.call([str(jericho), *(args or ["serve"])], cwd=ROOT)
+    if not args or args[0].startswith("-"):
+        args = ["serve", *args]  # options alone are the web app's: `tasks.py run --port 9000`
+    return subprocess.call([str(jericho), *args], cwd=ROOT)
 
 
 def test(args: list[str]) -> int:
