@@ -130,10 +130,6 @@ class Tables:
         self.z_last: tuple[int, ...] = tuple(rng.getrandbits(bits) for _ in range(self.pass_code + 1))
         self.z_pass: tuple[int, ...] = tuple(rng.getrandbits(bits) for _ in range(3))
 
-    def codes_for(self, piece: int, cells: int) -> tuple[int, ...]:
-        """Move codes placing ``piece`` on each cell of the bit mask ``cells``."""
-        return tuple(piece * self.n_cells + c for c in range(self.n_cells) if cells >> c & 1)
-
     def cached_group(self, key: int, objects: bool) -> tuple[object, ...]:
         """Build (and cache) the moves of one group key: ``((piece << 1 | camp) << camp_size) | cells``.
 
@@ -153,10 +149,6 @@ class Tables:
             out = tuple(codes)
             self._code_cache[key] = out
         return out
-
-    def split(self, code: int) -> tuple[int, int]:
-        """``(piece, cell)`` of a placement's move code."""
-        return divmod(code, self.n_cells)
 
 
 _TABLES: dict[int, Tables] = {}
