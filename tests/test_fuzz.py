@@ -28,7 +28,7 @@ RECORD = write_record(GAME, {"Event": 'quote " and \\ slash', "Date": "2026.11.2
 FROM_POSITION_RECORD = write_record(Game.from_position(Game.from_moves("5R@d2 1G@d3").position()))
 
 # characters the formats use, plus some that python's str methods treat specially
-_SPECIAL = list(" \t\n\r:,-*@[]{};\"\\.0123456789RYGBWrygbwabcdefg") + ["ß", "²", "\u0661", "\x00", "\u2028", "\ufeff"]
+_SPECIAL = list(' \t\n\r:,-*@[]{};"\\.0123456789RYGBWrygbwabcdefg') + ["ß", "²", "\u0661", "\x00", "\u2028", "\ufeff"]
 
 
 @st.composite

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,13 +16,21 @@ settings.load_profile("jericho")
 choices = st.lists(st.integers(min_value=0, max_value=10_000), min_size=0, max_size=60)
 
 
-def play_out(picks: list[int]) -> Game:
-    game = Game()
+def each_ply(picks: list[int], game: Game | None = None) -> Iterator[Game]:
+    """The game after each move chosen by ``picks`` (indices into the legal moves), until it ends."""
+    game = game or Game()
     for k in picks:
         moves = game.legal_moves()
         if not moves:
             break
         game.play(moves[k % len(moves)])
+        yield game
+
+
+def play_out(picks: list[int]) -> Game:
+    game = Game()
+    for _ in each_ply(picks, game):
+        pass
     return game
 
 
@@ -40,12 +50,7 @@ def leaders_from_scratch(game: Game) -> dict[str, str | None]:
 
 @given(choices)
 def test_monoliths_equal_a_from_scratch_recomputation(picks: list[int]) -> None:
-    game = Game()
-    for k in picks:
-        moves = game.legal_moves()
-        if not moves:
-            break
-        game.play(moves[k % len(moves)])
+    for game in each_ply(picks):
         leaders = leaders_from_scratch(game)
         assert game.leaders() == leaders
         assert game.score() == (
