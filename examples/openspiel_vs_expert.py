@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from jericho import Game
-from jericho.players import Limit, make_player
+from jericho_game import Game
+from jericho_game.players import Limit, make_player
 
 
 def play(south: object, north: object, seed: int) -> tuple[str, dict[str, float]]:

@@ -2,7 +2,7 @@
 
 Pure numpy, one CPU core, a few minutes at the default settings::
 
-    pip install 'jericho[rl]'
+    pip install 'jericho-game[rl]'
     python examples/train_reinforce.py                      # ~5000 agent steps
     python examples/train_reinforce.py --steps 20000 --opponent greedy
 
@@ -23,7 +23,7 @@ import time
 import gymnasium
 import numpy as np
 
-import jericho.envs.gym_env  # noqa: F401  (registers "Jericho-v0")
+import jericho_game.envs.gym_env  # noqa: F401  (registers "Jericho-v0")
 
 
 class LinearPolicy:

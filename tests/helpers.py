@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jericho.pieces import PIECES
+from jericho_game.pieces import PIECES
 
 
 def _reserve_text(pieces: list[str]) -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from jericho import Game
-from jericho.arena import (
+from jericho_game import Game
+from jericho_game.arena import (
     add_arguments,
     bradley_terry,
     build_tasks,
@@ -21,7 +21,7 @@ from jericho.arena import (
     run_arena,
     summarise,
 )
-from jericho.record import read_record
+from jericho_game.record import read_record
 
 TINY = ["random", "greedy", "mcts:sims=20"]
 
@@ -121,7 +121,7 @@ def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture
 
 
 def test_interrupted_run_keeps_finished_games(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import jericho.arena as arena
+    import jericho_game.arena as arena
 
     real = arena.play_game
     calls = {"n": 0}
@@ -197,7 +197,7 @@ def test_elo_interval_matches_the_normal_approximation() -> None:
 
 
 def test_summary_counts() -> None:
-    from jericho.arena import GameResult
+    from jericho_game.arena import GameResult
 
     games = [
         GameResult(0, 0, "x", "y", "south", [], 0, (7, 0), 1.0, 0.5, 10, 10),
@@ -223,7 +223,7 @@ class ClosingSpy:
     closed: list[int] = []
 
     def __init__(self, seed: int | None = None) -> None:
-        from jericho.players.random_player import RandomPlayer
+        from jericho_game.players.random_player import RandomPlayer
 
         self.name = "closing-spy"
         self._inner = RandomPlayer(seed=seed)
@@ -236,7 +236,7 @@ class ClosingSpy:
 
 
 def test_players_holding_resources_are_closed_after_each_game() -> None:
-    from jericho.players.base import register
+    from jericho_game.players.base import register
 
     register("closing-spy", __name__, "ClosingSpy")
     ClosingSpy.closed.clear()
@@ -278,7 +278,7 @@ class FailingOnThirdMove:
     """A random player that raises on its third move (registered below as ``failing``)."""
 
     def __init__(self, seed: int | None = None) -> None:
-        from jericho.players.random_player import RandomPlayer
+        from jericho_game.players.random_player import RandomPlayer
 
         self.name = "failing"
         self._inner = RandomPlayer(seed=seed)
@@ -292,7 +292,7 @@ class FailingOnThirdMove:
 
 
 def test_a_failing_player_loses_its_games_and_the_round_robin_goes_on(tmp_path: Path) -> None:
-    from jericho.players.base import register
+    from jericho_game.players.base import register
 
     register("failing", __name__, "FailingOnThirdMove")
     summary = run_arena(["failing", "greedy"], games=2, jobs=1, seed=3, out=tmp_path)
@@ -323,7 +323,7 @@ def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> No
     src = str(Path(__file__).resolve().parents[1] / "src")
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out, summary = tmp_path / "games", tmp_path / "summary.json"
-    cmd = [sys.executable, "-m", "jericho", "arena", "random", "mcts:sims=40", "--games", "200", "--jobs", "2"]
+    cmd = [sys.executable, "-m", "jericho_game", "arena", "random", "mcts:sims=40", "--games", "200", "--jobs", "2"]
     cmd += ["--seed", "1", "--out", str(out), "--json", str(summary), "--quiet"]
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jericho.cli import main
+from jericho_game.cli import main
 
 
 def test_bench_prints_engine_figures(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -20,7 +20,7 @@ def test_bench_prints_engine_figures(tmp_path: Path, capsys) -> None:  # type: i
 
 
 def test_mid_game_position_is_fixed_and_still_going() -> None:
-    from jericho.bench import midgame
+    from jericho_game.bench import midgame
 
     first, second = midgame(), midgame()
     assert first.position() == second.position()

@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from jericho import Game
-from jericho.core import State, random_playout
+from jericho_game import Game
+from jericho_game.core import State, random_playout
 from tests.conftest import load_conformance
 
 GAMES = load_conformance()

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-import jericho
-from jericho import (
+import jericho_game
+from jericho_game import (
     PASS,
     START_POSITION,
     Game,
@@ -54,7 +54,7 @@ def test_malformed_moves_say_what_is_wrong(text: str, reason: str) -> None:
 def test_illegal_move_error_is_a_value_error() -> None:
     assert issubclass(IllegalMoveError, ValueError)
     assert issubclass(PositionError, ValueError)
-    assert issubclass(jericho.RecordError, ValueError)
+    assert issubclass(jericho_game.RecordError, ValueError)
 
 
 # ---------------------------------------------------------------- play() errors

@@ -16,8 +16,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jericho import PIECES, Game, IllegalMoveError, Move, Piece, PositionError, RecordError, parse_move, parse_piece
-from jericho.record import read_record, read_records, write_record
+from jericho_game import (
+    PIECES,
+    Game,
+    IllegalMoveError,
+    Move,
+    Piece,
+    PositionError,
+    RecordError,
+    parse_move,
+    parse_piece,
+)
+from jericho_game.record import read_record, read_records, write_record
 
 settings.register_profile("jericho-fuzz", deadline=None, max_examples=250)
 FUZZ = settings.get_profile("jericho-fuzz")
@@ -193,7 +203,9 @@ def test_read_record_raises_only_record_error(data: str | bytes) -> None:
 # -- the examples in docstrings are true ----------------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["jericho", "jericho.game", "jericho.moves", "jericho.pieces", "jericho.record"])
+@pytest.mark.parametrize(
+    "module", ["jericho_game", "jericho_game.game", "jericho_game.moves", "jericho_game.pieces", "jericho_game.record"]
+)
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0

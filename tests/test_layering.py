@@ -7,14 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jericho
+import jericho_game
 
 ENGINE_MODULES = ["board", "core", "errors", "game", "moves", "pieces", "position", "record", "strength"]
-PACKAGE = Path(jericho.__file__).parent
+PACKAGE = Path(jericho_game.__file__).parent
 
 
 def test_engine_modules_import_only_the_standard_library_and_each_other() -> None:
-    allowed_prefixes = tuple(f"jericho.{m}" for m in ENGINE_MODULES) + ("jericho",)
+    allowed_prefixes = tuple(f"jericho_game.{m}" for m in ENGINE_MODULES) + ("jericho_game",)
     stdlib = sys.stdlib_module_names
     for name in ENGINE_MODULES:
         tree = ast.parse((PACKAGE / f"{name}.py").read_text(encoding="utf-8"))
@@ -27,7 +27,7 @@ def test_engine_modules_import_only_the_standard_library_and_each_other() -> Non
                 continue
             for target in targets:
                 top = target.split(".")[0]
-                if top == "jericho":
+                if top == "jericho_game":
                     assert target in allowed_prefixes, f"{name}.py imports {target}"
                 else:
                     assert top in stdlib or top == "__future__", f"{name}.py imports {target}"
@@ -35,9 +35,9 @@ def test_engine_modules_import_only_the_standard_library_and_each_other() -> Non
 
 def test_importing_the_engine_loads_no_other_layer() -> None:
     code = (
-        "import sys, jericho, jericho.core, jericho.record\n"
-        "bad = [m for m in sys.modules if m.startswith(('jericho.players', 'jericho.web', 'jericho.envs',"
-        " 'numpy', 'starlette', 'sqlalchemy'))]\n"
+        "import sys, jericho_game, jericho_game.core, jericho_game.record\n"
+        "bad = [m for m in sys.modules if m.startswith(('jericho_game.players', 'jericho_game.web',"
+        " 'jericho_game.envs', 'numpy', 'starlette', 'sqlalchemy'))]\n"
         "print(bad)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -49,5 +49,5 @@ def test_packaged_rules_page_matches_docs() -> None:
     docs = PACKAGE.parents[1] / "docs" / "rules.md"
     shipped = PACKAGE / "web" / "static" / "rules.md"
     assert shipped.read_text(encoding="utf-8") == docs.read_text(encoding="utf-8"), (
-        "copy docs/rules.md to src/jericho/web/static/rules.md"
+        "copy docs/rules.md to src/jericho_game/web/static/rules.md"
     )

@@ -1,7 +1,7 @@
 """AI players: legality, the seven-monolith tactics, greedy's rules, MCTS and alpha-beta details.
 
 All budgets here are node/simulation budgets (never wall-clock), so the tests are
-deterministic; speed and time limits are measured by ``jericho.players.bench``.
+deterministic; speed and time limits are measured by ``jericho_game.players.bench``.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import random
 
 import pytest
 
-from jericho import PASS, Game
-from jericho.players import Limit, make_player
-from jericho.players.alphabeta import AlphaBetaPlayer, evaluate, symmetry_classes
-from jericho.players.greedy import GreedyPlayer
-from jericho.players.mcts import MCTSPlayer
+from jericho_game import PASS, Game
+from jericho_game.players import Limit, make_player
+from jericho_game.players.alphabeta import AlphaBetaPlayer, evaluate, symmetry_classes
+from jericho_game.players.greedy import GreedyPlayer
+from jericho_game.players.mcts import MCTSPlayer
 
 SEARCHERS = ["greedy", "mcts:sims=300", "alphabeta:depth=2"]
 ALL_PLAYERS = ["random", *SEARCHERS, "easy", "medium", "hard"]
@@ -312,14 +312,14 @@ def test_levels(name: str) -> None:
 
 
 def test_expert_time_is_capped() -> None:
-    from jericho.players.levels import expert
+    from jericho_game.players.levels import expert
 
     with pytest.raises(ValueError, match="expert time"):
         expert(time=5)
 
 
 def test_bad_specs() -> None:
-    from jericho.players import PlayerSpecError
+    from jericho_game.players import PlayerSpecError
 
     with pytest.raises(PlayerSpecError, match="nonsense"):
         make_player("mcts:nonsense=1")
@@ -329,7 +329,7 @@ def test_bad_specs() -> None:
 
 # -- guided playouts -----------------------------------------------------------------------------------
 def test_guided_playout_follows_the_rules() -> None:
-    from jericho.players.playout import guided_playout
+    from jericho_game.players.playout import guided_playout
 
     rng = random.Random(4)
     for game in random_positions(21, 25):
@@ -346,8 +346,8 @@ def test_guided_playout_follows_the_rules() -> None:
 
 def test_guided_playout_prefers_breaking_a_seven(break_positions: list[tuple[Game, list[str]]]) -> None:
     """Facing the opponent's 7, a best-of-k playout breaks it far more often than a random one."""
-    from jericho.core import random_playout
-    from jericho.players.playout import guided_playout
+    from jericho_game.core import random_playout
+    from jericho_game.players.playout import guided_playout
 
     rng = random.Random(1)
     lost_at_once = {"guided": 0, "random": 0}
@@ -372,7 +372,7 @@ def test_mcts_random_playouts_option() -> None:
 
 
 def test_bench_figures_shape() -> None:
-    from jericho.players.bench import figures, midgame
+    from jericho_game.players.bench import figures, midgame
 
     out = figures(seconds=0.05, expert_positions=0)
     assert [unit for _, _, unit in out] == ["sims/s"] * 4 + ["nodes/s"]
@@ -385,8 +385,8 @@ def test_mcts_answers_even_when_the_time_is_up_before_the_search(monkeypatch: py
     # slow root tactics): the player must still answer a searched legal move, not crash.
     import time as _time
 
-    import jericho.players.mcts as mcts_module
-    from jericho.players._util import Deadline
+    import jericho_game.players.mcts as mcts_module
+    from jericho_game.players._util import Deadline
 
     class Expired(Deadline):
         def __init__(self, seconds: float | None) -> None:
@@ -430,7 +430,7 @@ def test_mcts_tree_is_not_reused_after_undo_or_for_an_equal_position_from_text()
 
 
 def test_bench_awkward_positions_are_what_they_claim() -> None:
-    from jericho.players.bench import awkward_positions
+    from jericho_game.players.bench import awkward_positions
 
     late, must_break, near_seven = awkward_positions()
     assert len(late.history) >= 40 and not late.is_over()

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jericho import PIECES, Game, Move, parse_move, strength
-from jericho.core import random_playout
+from jericho_game import PIECES, Game, Move, parse_move, strength
+from jericho_game.core import random_playout
 
 settings.register_profile("jericho", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("jericho")

@@ -1,4 +1,4 @@
-"""Game records (jericho.record): round trips and every kind of corrupt record."""
+"""Game records (jericho_game.record): round trips and every kind of corrupt record."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jericho import Game, RecordError
-from jericho.record import RESULTS, Record, read_record, read_records, result_token, write_record
+from jericho_game import Game, RecordError
+from jericho_game.record import RESULTS, Record, read_record, read_records, result_token, write_record
 
 
 def random_game(seed: int, max_plies: int | None = None) -> Game:

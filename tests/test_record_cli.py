@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from jericho import Game
-from jericho.cli import main
-from jericho.record import result_token, write_record
+from jericho_game import Game
+from jericho_game.cli import main
+from jericho_game.record import result_token, write_record
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
@@ -107,11 +107,11 @@ def test_exit_codes_in_a_real_process(good: tuple[Path, Game], tmp_path: Path) -
     bad.write_text("1. 5R@q9 *\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     ok = subprocess.run(
-        [sys.executable, "-m", "jericho", "check", str(path)], capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-m", "jericho_game", "check", str(path)], capture_output=True, text=True, env=env, timeout=60
     )
     assert ok.returncode == 0 and ok.stdout.startswith("ok: ")
     ko = subprocess.run(
-        [sys.executable, "-m", "jericho", "check", str(bad)], capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-m", "jericho_game", "check", str(bad)], capture_output=True, text=True, env=env, timeout=60
     )
     assert ko.returncode == 1
     assert "Traceback" not in ko.stderr and f"{bad}:1:4: " in ko.stderr and "unknown cell 'q9'" in ko.stderr

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from jericho import (
+from jericho_game import (
     PASS,
     PIECES,
     Game,
@@ -17,7 +17,7 @@ from jericho import (
     standard_topology,
     strength,
 )
-from jericho.pieces import Colour
+from jericho_game.pieces import Colour
 from tests.conftest import load_conformance
 from tests.helpers import position_with, spread_all_pieces
 

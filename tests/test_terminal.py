@@ -1,4 +1,4 @@
-"""Terminal play (jericho.terminal): board drawing and whole scripted sessions."""
+"""Terminal play (jericho_game.terminal): board drawing and whole scripted sessions."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from jericho import PASS, Game, Move, Side
-from jericho.cli import main
-from jericho.players.random_player import RandomPlayer
-from jericho.record import read_record
-from jericho.terminal import (
+from jericho_game import PASS, Game, Move, Side
+from jericho_game.cli import main
+from jericho_game.players.random_player import RandomPlayer
+from jericho_game.record import read_record
+from jericho_game.terminal import (
     TerminalSession,
     colour_wanted,
     format_moves,

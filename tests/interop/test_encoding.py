@@ -7,8 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from jericho import PASS, Game, Move, parse_move
-from jericho.envs import encoding as E
+from jericho_game import PASS, Game, Move, parse_move
+from jericho_game.envs import encoding as E
 
 
 def random_games(n: int, seed: int = 0) -> list[Game]:
@@ -157,9 +157,9 @@ def test_encoding_refuses_a_game_on_another_board() -> None:
     import json
     from importlib import resources
 
-    from jericho import Topology
+    from jericho_game import Topology
 
-    data = json.loads(resources.files("jericho").joinpath("boards/standard.json").read_text())
+    data = json.loads(resources.files("jericho_game").joinpath("boards/standard.json").read_text())
     data["name"] = "copy"
     other = Topology.from_dict(data)
     with pytest.raises(ValueError, match="board 'copy'"):

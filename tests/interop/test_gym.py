@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import jericho.envs.gym_env  # noqa: F401  (registers Jericho-v0)
-from jericho import Game
-from jericho.envs.encoding import default_encoding
-from jericho.envs.gym_env import JerichoEnv
-from jericho.players import Limit
+import jericho_game.envs.gym_env  # noqa: F401  (registers Jericho-v0)
+from jericho_game import Game
+from jericho_game.envs.encoding import default_encoding
+from jericho_game.envs.gym_env import JerichoEnv
+from jericho_game.players import Limit
 
 
 @pytest.mark.parametrize("side", ["south", "north", "random"])
@@ -26,7 +26,7 @@ def test_check_env(side: str) -> None:
 
 
 def test_make_by_module_path_and_play_to_the_end() -> None:
-    env = gymnasium.make("jericho.envs.gym_env:Jericho-v0", opponent="random", agent_side="north")
+    env = gymnasium.make("jericho_game.envs.gym_env:Jericho-v0", opponent="random", agent_side="north")
     obs, info = env.reset(seed=3)
     assert info["side"] == "north" and len(info["opponent_moves"]) == 1
     total = 0.0
@@ -125,7 +125,7 @@ def test_bad_options_are_refused(kwargs: dict) -> None:
 
 
 def test_a_bad_reset_leaves_the_episode_as_it_was() -> None:
-    from jericho.errors import JerichoError
+    from jericho_game.errors import JerichoError
 
     env = JerichoEnv(agent_side="north", opponent="random")
     env.reset(seed=1)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, performance_benchmark, render_test, seed_test
 
-from jericho import Game
-from jericho.envs.encoding import default_encoding
-from jericho.envs.pettingzoo_env import MAX_GAME_LENGTH, env, raw_env
+from jericho_game import Game
+from jericho_game.envs.encoding import default_encoding
+from jericho_game.envs.pettingzoo_env import MAX_GAME_LENGTH, env, raw_env
 
 # Warnings api_test always gives for a dict observation (as for PettingZoo's own chess and
 # go, which it lists by name) and for agents not named "player_N" (ours are south/north).
@@ -141,7 +141,7 @@ def test_bad_render_mode_is_refused() -> None:
 
 
 def test_a_bad_reset_leaves_the_episode_as_it_was() -> None:
-    from jericho.errors import JerichoError
+    from jericho_game.errors import JerichoError
 
     e = raw_env()
     e.reset(options={"moves": ["5R@d2", "1G@d3"]})

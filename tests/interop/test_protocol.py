@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from jericho import Game
-from jericho.players import Limit, make_player
-from jericho.players.random_player import RandomPlayer
-from jericho.protocol import FINAL_WORDS, EngineSession
-from jericho.protocol_client import (
+from jericho_game import Game
+from jericho_game.players import Limit, make_player
+from jericho_game.players.random_player import RandomPlayer
+from jericho_game.protocol import FINAL_WORDS, EngineSession
+from jericho_game.protocol_client import (
     EngineClient,
     EngineCommandError,
     EngineDied,
@@ -29,7 +29,7 @@ START = Game().position()
 
 
 def engine_cmd(*extra: str) -> list[str]:
-    return [sys.executable, "-m", "jericho", "engine", *extra]
+    return [sys.executable, "-m", "jericho_game", "engine", *extra]
 
 
 def engine_env() -> dict[str, str]:
@@ -171,7 +171,7 @@ def test_engine_program_sample_session() -> None:
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    from jericho import __version__
+    from jericho_game import __version__
 
     assert lines[:5] == [
         "id name jericho random",

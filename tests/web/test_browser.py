@@ -16,7 +16,7 @@ import pytest
 import uvicorn  # noqa: E402
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
-from jericho.web.server import Limits, create_app  # noqa: E402
+from jericho_game.web.server import Limits, create_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -310,7 +310,7 @@ def test_a_banner_says_who_holds_seven_and_what_the_reply_must_do(server: str, b
 
     from websockets.sync.client import connect as ws_connect
 
-    from jericho import Game
+    from jericho_game import Game
     from tests.web.test_server import _moves_to_a_seven_threat
 
     moves = _moves_to_a_seven_threat()

@@ -18,10 +18,10 @@ with warnings.catch_warnings():  # starlette's note about httpx2 is not ours to 
     from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
-from jericho import Game  # noqa: E402
-from jericho.players.base import register  # noqa: E402
-from jericho.web.server import Limits, create_app  # noqa: E402
-from jericho.web.storage import Storage, resolve_db_url  # noqa: E402
+from jericho_game import Game  # noqa: E402
+from jericho_game.players.base import register  # noqa: E402
+from jericho_game.web.server import Limits, create_app  # noqa: E402
+from jericho_game.web.storage import Storage, resolve_db_url  # noqa: E402
 
 
 class SleepyPlayer:
@@ -210,7 +210,7 @@ def test_full_game_against_the_ai_then_record_and_replay(client: TestClient, db:
     token = {"south": "1-0", "north": "0-1", "draw": "1/2-1/2"}[st["result"]]
     assert f'[Result "{token}"]' in record.text and record.text.rstrip().endswith(token)
     try:
-        from jericho.record import read_record
+        from jericho_game.record import read_record
     except ImportError:  # the record module is another issue's; the minimal record is checked above
         pass
     else:
@@ -261,7 +261,7 @@ def test_ai_runs_off_the_event_loop_and_a_failing_ai_still_moves(client: TestCli
 
 
 def test_a_stored_game_whose_ai_level_is_gone_still_gets_its_ai_moves(db: str) -> None:
-    from jericho.web.storage import GameRecord
+    from jericho_game.web.storage import GameRecord
 
     storage = Storage(resolve_db_url(db))
     storage.create(GameRecord(id="gone1", mode="ai", ai_side="south", ai_level="vanished", north_token="t" * 24))
@@ -649,7 +649,7 @@ def _serve(db: str, port: int) -> Any:
     import sys
 
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
-    cmd = [sys.executable, "-m", "jericho", "serve", "--port", str(port), "--db", db, "--ai-delay", "0"]
+    cmd = [sys.executable, "-m", "jericho_game", "serve", "--port", str(port), "--db", db, "--ai-delay", "0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -774,8 +774,8 @@ class FakeSocket:
 def test_a_slow_client_never_receives_an_older_state_after_a_newer_one(tmp_path: Path) -> None:
     import asyncio
 
-    from jericho.moves import parse_move
-    from jericho.web.server import Conn, Hub
+    from jericho_game.moves import parse_move
+    from jericho_game.web.server import Conn, Hub
 
     async def scenario() -> list[FakeSocket]:
         hub = Hub(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), Limits())
@@ -800,7 +800,7 @@ def test_a_slow_client_never_receives_an_older_state_after_a_newer_one(tmp_path:
 def test_a_client_that_does_not_read_is_dropped_and_the_others_still_get_the_state(tmp_path: Path) -> None:
     import asyncio
 
-    from jericho.web.server import Conn, Hub
+    from jericho_game.web.server import Conn, Hub
 
     async def scenario() -> tuple[FakeSocket, bool, int]:
         hub = Hub(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), Limits(send_timeout=0.05))

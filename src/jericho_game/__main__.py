@@ -1,0 +1,7 @@
+"""``python -m jericho_game`` runs the ``jericho`` command."""
+
+import sys
+
+from jericho_game.cli import main
+
+sys.exit(main())

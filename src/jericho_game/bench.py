@@ -1,0 +1,135 @@
+"""``jericho bench``: speed figures of the engine (and of the AI players when present).
+
+Every figure runs on one core in this process.  Quote its output, with the machine
+line it prints, whenever a document claims a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from collections.abc import Callable
+
+from jericho_game.core import random_playout
+from jericho_game.game import Game
+
+Figure = tuple[str, float, str]
+
+
+def _rate(step: Callable[[], int], seconds: float) -> float:
+    """Units per second of ``step`` (which returns how many units it did) over ``seconds``."""
+    step()  # warm caches
+    done = 0
+    start = time.perf_counter()
+    while True:
+        done += step()
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return done / elapsed
+
+
+def midgame(plies: int = 16, seed: int = 2024) -> Game:
+    """A fixed mid-game position: ``plies`` seeded random moves from the start, game not over.
+
+    Its own seeded generator, so every run measures the same position whatever ran before.
+    """
+    rng = random.Random(seed)
+    while True:
+        game = Game()
+        while len(game.history) < plies and not game.is_over():
+            moves = game.legal_moves()
+            game.play(moves[rng.randrange(len(moves))])
+        if not game.is_over():
+            return game
+
+
+def engine_figures(seconds: float = 3.0, seed: int = 1) -> list[Figure]:
+    """Random games per second through the public API and through the playout path."""
+    rng = random.Random(seed)
+    plies = [0]
+
+    def public_game() -> int:
+        game = Game()
+        while not game.is_over():
+            moves = game.legal_moves()
+            game.play(moves[int(rng.random() * len(moves))])
+        plies[0] += len(game.history)
+        return 1
+
+    start = Game().state
+    draw = rng.random
+
+    def playout() -> int:
+        random_playout(start, draw)
+        return 1
+
+    public = _rate(public_game, seconds)
+    fast = _rate(playout, seconds)
+
+    state = midgame().state.copy()
+    codes = state.legal_codes()
+
+    def push_pop() -> int:
+        for c in codes:
+            state.push(c)
+            state.pop()
+        return len(codes)
+
+    def generate() -> int:
+        state.legal_codes()
+        return 1
+
+    return [
+        ("random games, public API (legal_moves + play)", public, "games/s"),
+        ("random games, fast path (core.random_playout)", fast, "games/s"),
+        ("core push+pop, mid-game position", _rate(push_pop, seconds), "moves/s"),
+        ("core legal move generation, mid-game position", _rate(generate, seconds), "positions/s"),
+    ]
+
+
+def machine() -> str:
+    """One line describing where the figures were measured."""
+    return (
+        f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, {platform.system()} {platform.release()}"
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser, name: str = "bench") -> None:
+    """Options of ``jericho bench``."""
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per engine figure (default 3)")
+    parser.add_argument("--engine-only", action="store_true", help="skip the AI figures")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print every figure as it is measured."""
+    print(f"machine: {machine()}")
+    figures: list[Figure] = []
+
+    def show(batch: list[Figure]) -> None:
+        for label, value, unit in batch:
+            print(f"{label:<55} {value:>12,.1f} {unit}", flush=True)
+        figures.extend(batch)
+
+    show(engine_figures(args.seconds))
+    if not args.engine_only:
+        try:
+            from jericho_game.players import bench as ai_bench
+        except ImportError:
+            print("(AI figures unavailable: jericho_game.players.bench not installed)", file=sys.stderr)
+        else:
+            show(ai_bench.figures())
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(
+                {"machine": machine(), "figures": [{"label": a, "value": b, "unit": c} for a, b, c in figures]},
+                fh,
+                indent=2,
+            )
+    return 0

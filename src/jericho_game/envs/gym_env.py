@@ -1,0 +1,204 @@
+"""Jericho as a Gymnasium single-agent environment: the agent plays one side against an AI.
+
+>>> import gymnasium, jericho_game.envs.gym_env
+>>> env = gymnasium.make("Jericho-v0", opponent="random", agent_side="south")
+>>> obs, info = env.reset(seed=0)
+>>> action = env.action_space.sample(obs["action_mask"])
+>>> obs, reward, terminated, truncated, info = env.step(action)
+
+* **Observation**: ``{"observation": float32 vector, "action_mask": int8 vector}``
+  (:mod:`jericho_game.envs.encoding`, seen by the agent); the mask is also in
+  ``info["action_mask"]`` and from :meth:`JerichoEnv.action_masks` (the name
+  sb3-contrib's ``MaskablePPO`` looks for).
+* **Action**: ``Discrete(651)``, the engine's move code (pass = 650).
+* **Opponent**: any ``jericho_game.players.make_player`` spec (``"random"``,
+  ``"mcts:sims=500"``, ``"expert"``, ``"external:cmd=..."``) or a player object; it moves
+  within ``opponent_limit`` (a :class:`jericho_game.players.Limit`, seeded from the env's RNG
+  on every move so that episodes reproduce for a given ``reset(seed=...)``).
+* **Side**: ``agent_side="south"``, ``"north"`` or ``"random"`` (drawn at each reset).
+* **Reward**: +1 win, -1 loss, 0 draw at the end; with ``shaping=c`` also ``c`` times the
+  change of the monolith margin (own − opponent's) over each agent step, a dense signal
+  for small experiments (``shaping=0`` — the default — is the game's true objective).
+* **Illegal actions**: with ``illegal_action="lose"`` (default) the episode ends with
+  reward -1 and ``info["illegal_action"]`` set, so any learner can explore safely; with
+  ``"raise"`` a ``ValueError`` names the move and the reason, and the game is unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jericho_game.extras import missing_extra
+
+try:
+    import gymnasium
+    import numpy as np
+except ImportError as exc:
+    raise missing_extra("the Gymnasium adapter", "rl", exc) from exc
+
+from jericho_game.envs.encoding import Encoding, default_encoding
+from jericho_game.envs.render import render_in_mode
+from jericho_game.game import Game
+from jericho_game.players.base import Limit, Player, make_player
+
+__all__ = ["JerichoEnv", "ENV_ID"]
+
+ENV_ID = "Jericho-v0"
+
+
+class JerichoEnv(gymnasium.Env):
+    """One side of a Jericho game against a Jericho player; see the module docstring."""
+
+    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        opponent: str | Player = "random",
+        agent_side: str = "south",
+        opponent_limit: Limit | None = None,
+        illegal_action: str = "lose",
+        shaping: float = 0.0,
+        render_mode: str | None = None,
+        encoding: Encoding | None = None,
+    ) -> None:
+        if agent_side not in ("south", "north", "random"):
+            raise ValueError(f"bad agent_side {agent_side!r}: choose 'south', 'north' or 'random'")
+        if illegal_action not in ("lose", "raise"):
+            raise ValueError(f"bad illegal_action {illegal_action!r}: choose 'lose' or 'raise'")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"unknown render_mode {render_mode!r}: choose from {self.metadata['render_modes']}")
+        self.encoding = encoding or default_encoding()
+        self.opponent: Player = make_player(opponent) if isinstance(opponent, str) else opponent
+        self.agent_side_option = agent_side
+        self.opponent_limit = opponent_limit or Limit()
+        self.illegal_action = illegal_action
+        self.shaping = float(shaping)
+        self.render_mode = render_mode
+        n_obs = self.encoding.observation_size
+        n_act = self.encoding.n_actions
+        self.observation_space = gymnasium.spaces.Dict(
+            {
+                "observation": gymnasium.spaces.Box(0.0, 1.0, (n_obs,), dtype=np.float32),
+                "action_mask": gymnasium.spaces.Box(0, 1, (n_act,), dtype=np.int8),
+            }
+        )
+        self.action_space = gymnasium.spaces.Discrete(n_act)
+        self.game = Game(self.encoding.tables.topology)
+        self.agent_side = 0 if agent_side != "north" else 1
+        self._done = True
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _obs(self) -> dict[str, np.ndarray]:
+        mask = (
+            self.encoding.legal_mask(self.game)
+            if not self.game.is_over()
+            else np.zeros(self.encoding.n_actions, dtype=np.int8)
+        )
+        return {"observation": self.encoding.observe(self.game, self.agent_side), "action_mask": mask}
+
+    def _margin(self) -> int:
+        s = self.game.score()
+        return s[self.agent_side] - s[1 - self.agent_side]
+
+    def _opponent_moves(self) -> list[str]:
+        played = []
+        while not self.game.is_over() and self.game.state.turn != self.agent_side:
+            seed = int(self.np_random.integers(2**31))
+            lim = self.opponent_limit
+            move = self.opponent.choose_move(self.game.copy(), Limit(time=lim.time, nodes=lim.nodes, seed=seed))
+            self.game.play(move)
+            played.append(str(move))
+        return played
+
+    def _info(self, obs: dict[str, np.ndarray], **extra: Any) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "action_mask": obs["action_mask"],
+            "side": "south" if self.agent_side == 0 else "north",
+            "score": self.game.score(),
+        }
+        outcome = self.game.outcome()
+        if outcome is not None:
+            info["outcome"] = outcome
+        info.update(extra)
+        return info
+
+    def _final_reward(self) -> float:
+        outcome = self.game.outcome()
+        if outcome is None or outcome == "draw":
+            return 0.0
+        return 1.0 if outcome == ("south", "north")[self.agent_side] else -1.0
+
+    # -- Gymnasium API ---------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start a game; if the agent is North the opponent opens.
+
+        ``options={"position": TEXT}`` starts from a position text (docs/notation.md) and
+        ``options={"agent_side": "north"}`` overrides the side for this episode.
+        """
+        super().reset(seed=seed)
+        options = options or {}
+        side = options.get("agent_side", self.agent_side_option)
+        if side not in ("south", "north", "random"):
+            raise ValueError(f"bad agent_side {side!r}: choose 'south', 'north' or 'random'")
+        topology = self.encoding.tables.topology
+        position = options.get("position")
+        # Built aside and checked first: a bad position leaves the env as it was.
+        game = Game.from_position(position, topology) if position else Game(topology)
+        if game.is_over():
+            raise ValueError("cannot start an episode from a finished game")
+        self.agent_side = int(self.np_random.integers(2)) if side == "random" else (0 if side == "south" else 1)
+        self.game = game
+        opening = self._opponent_moves()
+        self._done = self.game.is_over()
+        obs = self._obs()
+        if self.render_mode == "human":
+            self.render()
+        return obs, self._info(obs, opponent_moves=opening)
+
+    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """Play the agent's move, then the opponent's reply (and any forced passes)."""
+        if self._done:
+            raise RuntimeError("the episode is over: call reset() first")
+        try:
+            move = self.encoding.action_to_move(int(action))
+            reason = self.game.why_illegal(move)
+        except ValueError as exc:
+            move, reason = None, str(exc)
+        if reason is not None:
+            if self.illegal_action == "raise":
+                raise ValueError(f"illegal action {action!r} ({move}): {reason}")
+            self._done = True
+            obs = self._obs()
+            obs["action_mask"][:] = 0
+            return obs, -1.0, True, False, self._info(obs, illegal_action=reason)
+        before = self._margin()
+        assert move is not None
+        self.game.play(move)
+        replies = self._opponent_moves()
+        terminated = self.game.is_over()
+        self._done = terminated
+        reward = self._final_reward() + self.shaping * (self._margin() - before)
+        obs = self._obs()
+        if self.render_mode == "human":
+            self.render()
+        return obs, float(reward), terminated, False, self._info(obs, opponent_moves=replies)
+
+    def action_masks(self) -> np.ndarray:
+        """The legal-action mask now (for sb3-contrib's ``MaskablePPO``)."""
+        return self._obs()["action_mask"]
+
+    def render(self) -> str | None:
+        """``"ansi"``: the board as text; ``"human"``: print it; no mode: ``None``."""
+        return render_in_mode(self.render_mode, self.game)
+
+    def close(self) -> None:
+        """Close the opponent if it holds resources (an external engine)."""
+        close = getattr(self.opponent, "close", None)
+        if callable(close):
+            close()
+
+
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(id=ENV_ID, entry_point="jericho_game.envs.gym_env:JerichoEnv")

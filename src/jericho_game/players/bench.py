@@ -1,0 +1,149 @@
+"""AI speed figures for ``jericho bench`` (each measured in this one process, on one core).
+
+:func:`figures` returns ``(label, value, unit)`` triples:
+
+* MCTS simulations per second from the start position and from a mid-game position,
+  with the default guided playouts and with the engine's random playouts;
+* alpha-beta nodes per second (iterative deepening from a mid-game position);
+* the ``expert`` level's mean and maximum time per move over six positions, three of them
+  awkward (late game, a 7 to break, a 7 within reach), against its 3 s promise.
+
+The whole run takes about 20 s.  "Mid-game" is :func:`midgame`: 16 seeded random plies.
+Run it alone with ``python -m jericho_game.players.bench``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from jericho_game.bench import midgame
+from jericho_game.game import Game
+from jericho_game.players.alphabeta import AlphaBetaPlayer
+from jericho_game.players.base import Limit
+from jericho_game.players.greedy import GreedyPlayer
+from jericho_game.players.levels import EXPERT_TIME, expert
+from jericho_game.players.mcts import MCTSPlayer
+
+__all__ = ["figures", "midgame", "awkward_positions", "expert_times", "symmetry_table", "main"]
+
+Figure = tuple[str, float, str]
+
+
+def mcts_rate(game: Game, seconds: float, playout: str = "guided") -> float:
+    """MCTS simulations per second searching ``game`` for ``seconds``."""
+    p = MCTSPlayer(time=seconds / 0.85, reuse=0, playout=playout, seed=1)
+    p.choose_move(game)
+    return p.sims_per_second
+
+
+def alphabeta_rate(game: Game, seconds: float) -> float:
+    """Alpha-beta nodes per second searching ``game`` for ``seconds``."""
+    p = AlphaBetaPlayer(time=seconds / 0.85, seed=1)
+    p.choose_move(game)
+    return p.nodes_per_second
+
+
+def awkward_positions(seed: int = 5) -> list[Game]:
+    """Positions that strain a time limit, from seeded games of greedy against random moves.
+
+    In order: late in the game (40 plies or more), the side to move facing the opponent's
+    7 monoliths (it must break them), and the side to move holding 5 or 6 (moves reaching
+    7 are each checked against every reply).
+    """
+    rng = random.Random(seed)
+    greedy = GreedyPlayer(seed=seed)
+    found: dict[str, Game] = {}
+    while len(found) < 3:
+        game = Game()
+        while not game.is_over():
+            me = game.state.turn
+            score = game.score()
+            if score[1 - me] >= 7:
+                found.setdefault("break", game.copy())
+            elif score[me] >= 5:
+                found.setdefault("seven", game.copy())
+            elif len(game.history) >= 40:
+                found.setdefault("late", game.copy())
+            moves = game.legal_moves()
+            game.play(greedy.choose_move(game) if rng.random() < 0.7 else moves[rng.randrange(len(moves))])
+    return [found["late"], found["break"], found["seven"]]
+
+
+def expert_times(positions: int = 6) -> tuple[float, float]:
+    """Mean and maximum seconds per move of the ``expert`` level over up to 6 positions.
+
+    The first three are 4, 16 and 28 plies into seeded random games; the next three are
+    :func:`awkward_positions` (late game, must break a 7, may reach 7).
+    """
+    games = [midgame(plies=4 + 12 * k, seed=77 + k) for k in range(min(positions, 3))]
+    if positions > 3:
+        games += awkward_positions()[: positions - 3]
+    times = []
+    for k, game in enumerate(games):
+        player = expert(seed=k)
+        t0 = time.perf_counter()
+        player.choose_move(game, Limit(seed=k))
+        times.append(time.perf_counter() - t0)
+    return sum(times) / len(times), max(times)
+
+
+def figures(seconds: float = 2.0, expert_positions: int = 6) -> list[Figure]:
+    """The AI speed figures (about ``5 * seconds`` plus the expert's moves, ~20 s in all)."""
+    start = Game()
+    mid = midgame()
+    out: list[Figure] = [
+        ("MCTS simulations/s, start position (guided playouts)", mcts_rate(start, seconds), "sims/s"),
+        ("MCTS simulations/s, mid-game (guided playouts)", mcts_rate(mid, seconds), "sims/s"),
+        ("MCTS simulations/s, start position (random playouts)", mcts_rate(start, seconds, "random"), "sims/s"),
+        ("MCTS simulations/s, mid-game (random playouts)", mcts_rate(mid, seconds, "random"), "sims/s"),
+        ("alpha-beta nodes/s, mid-game (16 plies)", alphabeta_rate(mid, seconds), "nodes/s"),
+    ]
+    if expert_positions > 0:
+        mean, worst = expert_times(expert_positions)
+        out.append((f"expert mean time per move (limit {EXPERT_TIME} s, promise 3 s)", mean, "s"))
+        out.append(("expert max time per move", worst, "s"))
+    return out
+
+
+def symmetry_table(depth: int = 2) -> list[tuple[str, int, int, float, float, bool]]:
+    """Alpha-beta with and without the root symmetry reduction, to a fixed depth.
+
+    Rows: ``(position, nodes without, nodes with, seconds without, seconds with, same value)``.
+    """
+    positions = {
+        "start": Game(),
+        "after 5R@d2": Game.from_moves("5R@d2"),
+        "after 5R@d2 1G@d3": Game.from_moves("5R@d2 1G@d3"),
+        "after 3B@d2 3R@d3": Game.from_moves("3B@d2 3R@d3"),
+        "mid-game (16 plies)": midgame(),
+    }
+    rows = []
+    for name, game in positions.items():
+        stats = []
+        for sym in (0, 1):
+            p = AlphaBetaPlayer(depth=depth, symmetry=sym, seed=1)
+            t0 = time.perf_counter()
+            p.choose_move(game)
+            stats.append((p.last_nodes, time.perf_counter() - t0, p.last_value))
+        rows.append((name, stats[0][0], stats[1][0], stats[0][1], stats[1][1], stats[0][2] == stats[1][2]))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the figures (``--symmetry``: the symmetry measurement of docs/ai.md instead)."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if "--symmetry" in args:
+        print(f"{'position':<22} {'nodes':>7} {'nodes sym':>9} {'s':>6} {'s sym':>6}  same value")
+        for name, n0, n1, t0, t1, same in symmetry_table():
+            print(f"{name:<22} {n0:>7} {n1:>9} {t0:>6.2f} {t1:>6.2f}  {same}")
+        return 0
+    for label, value, unit in figures():
+        print(f"{label:<55} {value:>12,.2f} {unit}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
