@@ -13,8 +13,13 @@
 * **Action**: ``Discrete(651)``, the engine's move code (pass = 650).
 * **Opponent**: any ``jericho_game.players.make_player`` spec (``"random"``,
   ``"mcts:sims=500"``, ``"expert"``, ``"external:cmd=..."``) or a player object; it moves
-  within ``opponent_limit`` (a :class:`jericho_game.players.Limit`, seeded from the env's RNG
-  on every move so that episodes reproduce for a given ``reset(seed=...)``).
+  within ``opponent_limit`` (a :class:`jericho_game.players.Limit`).
+* **Reproducibility**: every ``reset`` gives the opponent a fresh start — a spec is built
+  anew with ``make_player(spec, seed=...)``, a player object is deep-copied from the one
+  given — and each of its moves gets a seed; all seeds come from the env's RNG, so
+  ``reset(seed=s)`` gives the same episode (for the same actions) whatever was played
+  before.  A search that stops on the clock (``expert``'s 2.5 s cap, a ``time`` limit)
+  reproduces only while the machine is fast enough to finish its simulations first.
 * **Side**: ``agent_side="south"``, ``"north"`` or ``"random"`` (drawn at each reset).
 * **Reward**: +1 win, -1 loss, 0 draw at the end; with ``shaping=c`` also ``c`` times the
   change of the monolith margin (own − opponent's) over each agent step, a dense signal
@@ -26,6 +31,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from jericho_game.extras import missing_extra
@@ -68,7 +74,15 @@ class JerichoEnv(gymnasium.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}: choose from {self.metadata['render_modes']}")
         self.encoding = encoding or default_encoding()
-        self.opponent: Player = make_player(opponent) if isinstance(opponent, str) else opponent
+        # The opponent as given (a spec, or a pristine copy of the object): each episode
+        # starts from it, so what a search kept from earlier episodes cannot leak in.
+        self._opponent_spec: str | None = opponent if isinstance(opponent, str) else None
+        self._opponent_template: Player | None = None
+        if isinstance(opponent, str):
+            self.opponent: Player = make_player(opponent)  # refuses a bad spec now
+        else:
+            self._opponent_template = copy.deepcopy(opponent)
+            self.opponent = opponent
         self.agent_side_option = agent_side
         self.opponent_limit = opponent_limit or Limit()
         self.illegal_action = illegal_action
@@ -99,6 +113,19 @@ class JerichoEnv(gymnasium.Env):
     def _margin(self) -> int:
         s = self.game.score()
         return s[self.agent_side] - s[1 - self.agent_side]
+
+    def _fresh_opponent(self) -> None:
+        """A new opponent for the episode, seeded from the env's RNG (see the module docstring)."""
+        seed = int(self.np_random.integers(2**31))
+        old = self.opponent
+        if self._opponent_spec is not None:
+            self.opponent = make_player(self._opponent_spec, seed=seed)
+        elif self._opponent_template is not None:
+            self.opponent = copy.deepcopy(self._opponent_template)
+        if old is not self.opponent:
+            close = getattr(old, "close", None)
+            if callable(close):
+                close()
 
     def _opponent_moves(self) -> list[str]:
         played = []
@@ -150,6 +177,7 @@ class JerichoEnv(gymnasium.Env):
             raise ValueError("cannot start an episode from a finished game")
         self.agent_side = int(self.np_random.integers(2)) if side == "random" else (0 if side == "south" else 1)
         self.game = game
+        self._fresh_opponent()
         opening = self._opponent_moves()
         self._done = self.game.is_over()
         obs = self._obs()
