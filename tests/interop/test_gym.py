@@ -175,3 +175,21 @@ def test_a_bad_reset_leaves_the_episode_as_it_was() -> None:
     with pytest.raises(JerichoError):
         env.reset(seed=2, options={"position": "not a position", "agent_side": "south"})
     assert (env.game.position(), env.agent_side) == before
+
+
+@pytest.mark.parametrize("bad", [3.5, 3.0, "3", True, np.bool_(True), np.float32(3), None, [3]])
+def test_actions_must_be_integers(bad: object) -> None:
+    env = JerichoEnv(opponent="random", illegal_action="lose")
+    env.reset(seed=0)
+    before = env.game.position()
+    with pytest.raises(TypeError, match="an action is an integer"):
+        env.step(bad)  # type: ignore[arg-type]
+    assert env.game.position() == before and not env._done
+
+
+@pytest.mark.parametrize("good", [np.int64(3), np.int8(3), np.array(3), 3])
+def test_numpy_integer_actions_are_accepted(good: object) -> None:
+    env = JerichoEnv(opponent="random")
+    env.reset(seed=0)
+    env.step(good)  # type: ignore[arg-type]
+    assert env.game.history[0] == default_encoding().action_to_move(3)

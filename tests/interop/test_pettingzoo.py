@@ -151,3 +151,31 @@ def test_a_bad_reset_leaves_the_episode_as_it_was() -> None:
     with pytest.raises(JerichoError):
         e.reset(options={"position": "not a position"})
     assert (e.game.position(), e.agent_selection) == before
+
+
+@pytest.mark.parametrize("bad", [3.5, "3", True, np.bool_(True)])
+def test_actions_must_be_integers(bad: object) -> None:
+    e = raw_env()
+    e.reset()
+    with pytest.raises(TypeError, match="an action is an integer"):
+        e.step(bad)  # type: ignore[arg-type]
+    assert e.game.history == [] and e.agent_selection == "south"
+    e.step(np.int64(3))
+    assert len(e.game.history) == 1
+
+
+def test_state_space_holds_every_state() -> None:
+    from pettingzoo.test.state_test import test_state_space
+
+    e = env()
+    e.reset()
+    test_state_space(e.unwrapped)  # PettingZoo's own check of the space
+    e.action_space("south").seed(3)
+    e.action_space("north").seed(4)
+    states = [e.state()]
+    for agent in e.agent_iter():
+        obs, _, term, trunc, _ = e.last()
+        e.step(None if term or trunc else e.action_space(agent).sample(obs["action_mask"]))
+        states.append(e.unwrapped.state())
+    assert all(e.unwrapped.state_space.contains(s) for s in states)
+    assert np.array_equal(states[-1], default_encoding().observe(e.unwrapped.game, "south"))

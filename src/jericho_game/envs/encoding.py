@@ -75,6 +75,8 @@ __all__ = [
     "N_ACTIONS",
     "PASS_ACTION",
     "OBSERVATION_SIZE",
+    "as_action",
+    "ActionTypeError",
     "action_to_move",
     "move_to_action",
     "legal_action_mask",
@@ -109,6 +111,34 @@ def _side_number(side: Side | str | int | None, default: int) -> int:
         raise ValueError(f"bad side {side!r}: give 'south', 'north', 0 or 1") from None
 
 
+class ActionTypeError(TypeError, ValueError):
+    """An action that is not an integer.
+
+    A ``TypeError``, and a ``ValueError`` too, so that code catching bad actions as
+    ``ValueError`` (as before integers were enforced) still catches it.
+    """
+
+
+def as_action(action: object) -> int:
+    """``action`` as a Python ``int``, if it is an integer: ``int``, a numpy integer, or a
+    0-d numpy integer array (what ``Discrete.sample()`` and policies give).
+
+    Anything else raises :class:`ActionTypeError` (a ``TypeError``) naming it — a ``bool`` (``True`` is not action 1),
+    a float (``3.5`` is not action 3, nor is ``3.0``), a string (``"3"``).  The range is
+    not checked here (see :meth:`Encoding.action_to_move`).
+    """
+    if isinstance(action, bool | np.bool_):
+        raise ActionTypeError(f"an action is an integer, not a bool: {action!r}")
+    if isinstance(action, int | np.integer):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    shown = repr(action)
+    if len(shown) > 60:
+        shown = shown[:60] + "..."
+    raise ActionTypeError(f"an action is an integer (int or numpy integer), not {type(action).__name__}: {shown}")
+
+
 @dataclass(frozen=True)
 class Symmetry:
     """A symmetry of the board, applied to actions, masks and observations.
@@ -128,7 +158,7 @@ class Symmetry:
     def action(self, action: int) -> int:
         """The image of an action index."""
         e = self._encoding
-        a = int(action)
+        a = as_action(action)
         if a == e.pass_action:
             return a
         if not 0 <= a < e.pass_action:
@@ -208,12 +238,13 @@ class Encoding:
 
     # -- actions -------------------------------------------------------------------------
     def action_to_move(self, action: int) -> Move:
-        """The :class:`Move` of an action index (raises ``ValueError`` when out of range)."""
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise ValueError(f"not an action index: {action!r}") from None
-        if a != action or not 0 <= a < self.n_actions:
+        """The :class:`Move` of an action index.
+
+        Raises ``TypeError`` for a non-integer (see :func:`as_action`) and ``ValueError``
+        when out of range.
+        """
+        a = as_action(action)
+        if not 0 <= a < self.n_actions:
             raise ValueError(f"action {action!r} out of range: actions are 0..{self.n_actions - 1}")
         return self.tables.move_objects[a]
 

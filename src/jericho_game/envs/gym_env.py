@@ -10,7 +10,8 @@
   (:mod:`jericho_game.envs.encoding`, seen by the agent); the mask is also in
   ``info["action_mask"]`` and from :meth:`JerichoEnv.action_masks` (the name
   sb3-contrib's ``MaskablePPO`` looks for).
-* **Action**: ``Discrete(651)``, the engine's move code (pass = 650).
+* **Action**: ``Discrete(651)``, the engine's move code (pass = 650): an ``int`` or numpy
+  integer; a float, a string or a ``bool`` raises ``TypeError`` (never silently truncated).
 * **Opponent**: any ``jericho_game.players.make_player`` spec (``"random"``,
   ``"mcts:sims=500"``, ``"expert"``, ``"external:cmd=..."``) or a player object; it moves
   within ``opponent_limit`` (a :class:`jericho_game.players.Limit`).
@@ -42,7 +43,7 @@ try:
 except ImportError as exc:
     raise missing_extra("the Gymnasium adapter", "rl", exc) from exc
 
-from jericho_game.envs.encoding import Encoding, default_encoding
+from jericho_game.envs.encoding import Encoding, as_action, default_encoding
 from jericho_game.envs.render import render_in_mode
 from jericho_game.game import Game
 from jericho_game.players.base import Limit, Player, make_player
@@ -189,8 +190,9 @@ class JerichoEnv(gymnasium.Env):
         """Play the agent's move, then the opponent's reply (and any forced passes)."""
         if self._done:
             raise RuntimeError("the episode is over: call reset() first")
+        action = as_action(action)  # TypeError for a float, a string, a bool: not a move at all
         try:
-            move = self.encoding.action_to_move(int(action))
+            move = self.encoding.action_to_move(action)
             reason = self.game.why_illegal(move)
         except ValueError as exc:
             move, reason = None, str(exc)

@@ -33,7 +33,7 @@ try:
 except ImportError as exc:
     raise missing_extra("the PettingZoo adapter", "rl", exc) from exc
 
-from jericho_game.envs.encoding import Encoding, default_encoding
+from jericho_game.envs.encoding import Encoding, as_action, default_encoding
 from jericho_game.envs.render import render_in_mode
 from jericho_game.game import Game
 
@@ -83,6 +83,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             for a in self.possible_agents
         }
         self.action_spaces = {a: gymnasium.spaces.Discrete(n_act) for a in self.possible_agents}
+        #: The global state's space (:meth:`state`: the observation seen by South).
+        self.state_space = gymnasium.spaces.Box(0.0, 1.0, (n_obs,), dtype=np.float32)
         self.game = Game(self.encoding.tables.topology)
         self._reset_bookkeeping()
 
@@ -146,9 +148,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             return
         if action is None:
             raise ValueError(f"{agent} must act: the game is not over (action None is for finished agents)")
-        move = self.encoding.action_to_move(int(action))
+        action = as_action(action)  # TypeError for a float, a string, a bool
+        move = self.encoding.action_to_move(action)
         if not self.game.is_legal(move):
-            raise ValueError(f"illegal action {int(action)} ({move}) for {agent}: {self.game.why_illegal(move)}")
+            raise ValueError(f"illegal action {action} ({move}) for {agent}: {self.game.why_illegal(move)}")
         self._cumulative_rewards[agent] = 0.0
         self.game.play(move)
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -171,7 +174,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         """Nothing to release."""
 
     def state(self) -> np.ndarray:
-        """The global state: the observation from South's point of view."""
+        """The global state: the observation from South's point of view (in :attr:`state_space`)."""
         return self.encoding.observe(self.game, 0)
 
     def __str__(self) -> str:
