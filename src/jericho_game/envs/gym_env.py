@@ -10,6 +10,10 @@
   (:mod:`jericho_game.envs.encoding`, seen by the agent); the mask is also in
   ``info["action_mask"]`` and from :meth:`JerichoEnv.action_masks` (the name
   sb3-contrib's ``MaskablePPO`` looks for).
+* **Observation options**: ``observation="planar"`` gives ``192 x 4 x 7`` planes on the
+  board's grid (:mod:`jericho_game.envs.planar`) instead of the flat vector;
+  ``view="canonical"`` shows the board as seen by the agent (North's observation, mask
+  and actions turned by a half turn; :mod:`jericho_game.envs.views`).
 * **Action**: ``Discrete(651)``, the engine's move code (pass = 650): an ``int`` or numpy
   integer; a float, a string or a ``bool`` raises ``TypeError`` (never silently truncated).
 * **Opponent**: any ``jericho_game.players.make_player`` spec (``"random"``,
@@ -45,6 +49,7 @@ except ImportError as exc:
 
 from jericho_game.envs.encoding import Encoding, as_action, default_encoding
 from jericho_game.envs.render import render_in_mode
+from jericho_game.envs.views import View
 from jericho_game.game import Game
 from jericho_game.players.base import Limit, Player, make_player
 
@@ -67,6 +72,8 @@ class JerichoEnv(gymnasium.Env):
         shaping: float = 0.0,
         render_mode: str | None = None,
         encoding: Encoding | None = None,
+        observation: str = "flat",
+        view: str = "absolute",
     ) -> None:
         if agent_side not in ("south", "north", "random"):
             raise ValueError(f"bad agent_side {agent_side!r}: choose 'south', 'north' or 'random'")
@@ -75,6 +82,7 @@ class JerichoEnv(gymnasium.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}: choose from {self.metadata['render_modes']}")
         self.encoding = encoding or default_encoding()
+        self.view = View(self.encoding, observation, view)
         # The opponent as given (a spec, or a pristine copy of the object): each episode
         # starts from it, so what a search kept from earlier episodes cannot leak in.
         self._opponent_spec: str | None = opponent if isinstance(opponent, str) else None
@@ -89,11 +97,10 @@ class JerichoEnv(gymnasium.Env):
         self.illegal_action = illegal_action
         self.shaping = float(shaping)
         self.render_mode = render_mode
-        n_obs = self.encoding.observation_size
         n_act = self.encoding.n_actions
         self.observation_space = gymnasium.spaces.Dict(
             {
-                "observation": gymnasium.spaces.Box(0.0, 1.0, (n_obs,), dtype=np.float32),
+                "observation": self.view.observation_space(),
                 "action_mask": gymnasium.spaces.Box(0, 1, (n_act,), dtype=np.int8),
             }
         )
@@ -109,7 +116,10 @@ class JerichoEnv(gymnasium.Env):
             if not self.game.is_over()
             else np.zeros(self.encoding.n_actions, dtype=np.int8)
         )
-        return {"observation": self.encoding.observe(self.game, self.agent_side), "action_mask": mask}
+        return {
+            "observation": self.view.observe(self.game, self.agent_side),
+            "action_mask": self.view.mask(mask, self.agent_side),
+        }
 
     def _margin(self) -> int:
         s = self.game.score()
@@ -192,7 +202,7 @@ class JerichoEnv(gymnasium.Env):
             raise RuntimeError("the episode is over: call reset() first")
         action = as_action(action)  # TypeError for a float, a string, a bool: not a move at all
         try:
-            move = self.encoding.action_to_move(action)
+            move = self.encoding.action_to_move(self.view.real_action(action, self.agent_side))
             reason = self.game.why_illegal(move)
         except ValueError as exc:
             move, reason = None, str(exc)

@@ -17,6 +17,10 @@ env with PettingZoo's ``TerminateIllegalWrapper`` if you prefer a penalty).  The
 always ends by the rules, within :data:`MAX_GAME_LENGTH` turns, so nothing is truncated.
 
 ``render_mode="ansi"`` returns the board as text; ``"human"`` prints it.
+``observation="planar"`` gives ``192 x 4 x 7`` planes instead of the flat vector and
+``view="canonical"`` the board as seen by each agent (North's observations, masks and
+actions turned by a half turn); see :mod:`jericho_game.envs.views`.  :meth:`raw_env.state`
+is always the flat, absolute observation seen by South.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ except ImportError as exc:
 
 from jericho_game.envs.encoding import Encoding, as_action, default_encoding
 from jericho_game.envs.render import render_in_mode
+from jericho_game.envs.views import View
 from jericho_game.game import Game
 
 __all__ = ["env", "raw_env", "MAX_GAME_LENGTH", "AGENTS"]
@@ -62,12 +67,19 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         "render_fps": 1,
     }
 
-    def __init__(self, render_mode: str | None = None, encoding: Encoding | None = None) -> None:
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        encoding: Encoding | None = None,
+        observation: str = "flat",
+        view: str = "absolute",
+    ) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}: choose from {self.metadata['render_modes']}")
         self.render_mode = render_mode
         self.encoding = encoding or default_encoding()
+        self.view = View(self.encoding, observation, view)
         self.possible_agents = list(AGENTS)
         self.agents = self.possible_agents[:]
         n_obs = self.encoding.observation_size
@@ -76,7 +88,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.observation_spaces = {
             a: gymnasium.spaces.Dict(
                 {
-                    "observation": gymnasium.spaces.Box(0.0, 1.0, (n_obs,), dtype=np.float32),
+                    "observation": self.view.observation_space(),
                     "action_mask": gymnasium.spaces.Box(0, 1, (n_act,), dtype=np.int8),
                 }
             )
@@ -101,9 +113,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s observation: the encoded position seen by it and its action mask."""
         side = self.possible_agents.index(agent)
-        obs = self.encoding.observe(self.game, side)
+        obs = self.view.observe(self.game, side)
         if agent == self.agent_selection and not self.game.is_over():
-            mask = self.encoding.legal_mask(self.game)
+            mask = self.view.mask(self.encoding.legal_mask(self.game), side)
         else:
             mask = np.zeros(self.encoding.n_actions, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
@@ -149,7 +161,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if action is None:
             raise ValueError(f"{agent} must act: the game is not over (action None is for finished agents)")
         action = as_action(action)  # TypeError for a float, a string, a bool
-        move = self.encoding.action_to_move(action)
+        move = self.encoding.action_to_move(self.view.real_action(action, self.game.state.turn))
         if not self.game.is_legal(move):
             raise ValueError(f"illegal action {action} ({move}) for {agent}: {self.game.why_illegal(move)}")
         self._cumulative_rewards[agent] = 0.0
