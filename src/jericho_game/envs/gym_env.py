@@ -241,4 +241,9 @@ class JerichoEnv(gymnasium.Env):
 
 
 if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point="jericho_game.envs.gym_env:JerichoEnv")
+    gymnasium.register(
+        id=ENV_ID,
+        entry_point="jericho_game.envs.gym_env:JerichoEnv",
+        # gymnasium.make_vec("Jericho-v0", num_envs=B): B games stepped at once with numpy.
+        vector_entry_point="jericho_game.envs.vector:make_vec",
+    )
