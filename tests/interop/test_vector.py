@@ -168,9 +168,11 @@ def test_the_kernel_seam_falls_back_to_python() -> None:
     assert Game().state.outcome == NO_OUTCOME
 
 
-def test_bench_hook_prints_the_vector_env_figure(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_bench_hook_prints_the_vector_env_figure(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from jericho_game.cli import main
+    from jericho_game.players import bench as ai_bench
 
+    monkeypatch.setattr(ai_bench, "figures", lambda *a, **k: [])  # the AI's figures take long; not ours
     assert main(["bench", "--seconds", "0.05"]) == 0
     text = capsys.readouterr().out
     line = next(x for x in text.splitlines() if x.startswith("vector env B=1024"))
