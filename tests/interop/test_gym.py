@@ -159,7 +159,7 @@ def test_opponent_gets_the_limit_and_a_seed() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"agent_side": "east"}, {"illegal_action": "ignore"}, {"render_mode": "rgb_array"}, {"opponent": "nobody"}],
+    [{"agent_side": "east"}, {"illegal_action": "ignore"}, {"render_mode": "rgb_matrix"}, {"opponent": "nobody"}],
 )
 def test_bad_options_are_refused(kwargs: dict) -> None:
     with pytest.raises(ValueError):

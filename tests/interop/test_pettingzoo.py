@@ -68,7 +68,13 @@ def test_seed_test() -> None:
 
 
 def test_render_test() -> None:
-    render_test(raw_env, custom_tests={"ansi": lambda text: "reserve south" in text})
+    render_test(
+        raw_env,
+        custom_tests={
+            "ansi": lambda text: "reserve south" in text,
+            "rgb_array": lambda img: img.shape == (600, 600, 3) and img.dtype == np.uint8 and img.std() > 10,
+        },
+    )
 
 
 def test_performance_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
@@ -137,7 +143,7 @@ def test_spaces_are_cached_objects() -> None:
 
 def test_bad_render_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="render_mode"):
-        raw_env(render_mode="rgb_array")
+        raw_env(render_mode="rgb_matrix")
 
 
 def test_a_bad_reset_leaves_the_episode_as_it_was() -> None:

@@ -61,7 +61,7 @@ ENV_ID = "Jericho-v0"
 class JerichoEnv(gymnasium.Env):
     """One side of a Jericho game against a Jericho player; see the module docstring."""
 
-    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata: dict[str, Any] = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -229,8 +229,9 @@ class JerichoEnv(gymnasium.Env):
         """The legal-action mask now (for sb3-contrib's ``MaskablePPO``)."""
         return self._obs()["action_mask"]
 
-    def render(self) -> str | None:
-        """``"ansi"``: the board as text; ``"human"``: print it; no mode: ``None``."""
+    def render(self) -> Any:
+        """``"ansi"``: the board as text; ``"human"``: print it; ``"rgb_array"``: a picture
+        (``uint8``, 600 x 600 x 3, the web board's look); no mode: ``None``."""
         return render_in_mode(self.render_mode, self.game)
 
     def close(self) -> None:

@@ -16,7 +16,8 @@ observed; the mask is all zeros for the agent not to move).  Rewards are +1 for 
 env with PettingZoo's ``TerminateIllegalWrapper`` if you prefer a penalty).  The game
 always ends by the rules, within :data:`MAX_GAME_LENGTH` turns, so nothing is truncated.
 
-``render_mode="ansi"`` returns the board as text; ``"human"`` prints it.
+``render_mode="ansi"`` returns the board as text; ``"human"`` prints it; ``"rgb_array"``
+returns a picture of the board (:mod:`jericho_game.envs.picture`), so ``RecordVideo`` works.
 ``observation="planar"`` gives ``192 x 4 x 7`` planes instead of the flat vector and
 ``view="canonical"`` the board as seen by each agent (North's observations, masks and
 actions turned by a half turn); see :mod:`jericho_game.envs.views`.  :meth:`raw_env.state`
@@ -61,7 +62,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     """The unwrapped AEC environment; see the module docstring."""
 
     metadata: dict[str, Any] = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "jericho_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -178,8 +179,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if self.render_mode == "human":
             self.render()
 
-    def render(self) -> str | None:
-        """``"ansi"``: the board as text; ``"human"``: print it; no mode: warn and return ``None``."""
+    def render(self) -> Any:
+        """``"ansi"``: the board as text; ``"human"``: print it; ``"rgb_array"``: a picture
+        (``uint8``, 600 x 600 x 3, the web board's look); no mode: warn and return ``None``."""
         return render_in_mode(self.render_mode, self.game)
 
     def close(self) -> None:
