@@ -204,18 +204,19 @@ class JerichoObserver:
         return f"observer {side}\n{render_text(state.jericho_game)}"
 
 
-def state_from_game(game: Game) -> JerichoState:
-    """An OpenSpiel state at ``game``'s position.
+def state_from_game(game: Game, observation: str = "flat") -> JerichoState:
+    """An OpenSpiel state at ``game``'s position (``observation``: the game's parameter).
 
     At the standard start with no moves it is ``load_game("python_jericho")``'s initial
     state; otherwise the initial state of the game loaded with the ``position``
     parameter, so that OpenSpiel's history, serialization and pickling stay exact.
     """
     if game.start_position is None and not game.history:
-        return pyspiel.load_game(GAME_NAME).new_initial_state()  # type: ignore[no-any-return]
+        return pyspiel.load_game(GAME_NAME, {"observation": observation}).new_initial_state()  # type: ignore[no-any-return]
     if game.is_over():
         raise ValueError("the game is over: OpenSpiel states start from a game in progress")
-    spiel_game = pyspiel.load_game(GAME_NAME, {"position": game.position().replace(",", ";")})
+    params = {"position": game.position().replace(",", ";"), "observation": observation}
+    spiel_game = pyspiel.load_game(GAME_NAME, params)
     return spiel_game.new_initial_state()  # type: ignore[no-any-return]
 
 
