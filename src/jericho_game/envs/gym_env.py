@@ -23,8 +23,9 @@
   anew with ``make_player(spec, seed=...)``, a player object is deep-copied from the one
   given — and each of its moves gets a seed; all seeds come from the env's RNG, so
   ``reset(seed=s)`` gives the same episode (for the same actions) whatever was played
-  before.  A search that stops on the clock (``expert``'s 2.5 s cap, a ``time`` limit)
-  reproduces only while the machine is fast enough to finish its simulations first.
+  before.  A search with both a simulation budget and a clock (``expert``: 4000
+  simulations, at most 2.5 s) plays by its budget alone, unless ``opponent_clock=True``;
+  a ``time`` in ``opponent_limit`` is a clock and is not reproducible.
 * **Side**: ``agent_side="south"``, ``"north"`` or ``"random"`` (drawn at each reset).
 * **Reward**: +1 win, -1 loss, 0 draw at the end; with ``shaping=c`` also ``c`` times the
   change of the monolith margin (own − opponent's) over each agent step, a dense signal
@@ -74,6 +75,7 @@ class JerichoEnv(gymnasium.Env):
         encoding: Encoding | None = None,
         observation: str = "flat",
         view: str = "absolute",
+        opponent_clock: bool = False,
     ) -> None:
         if agent_side not in ("south", "north", "random"):
             raise ValueError(f"bad agent_side {agent_side!r}: choose 'south', 'north' or 'random'")
@@ -83,6 +85,7 @@ class JerichoEnv(gymnasium.Env):
             raise ValueError(f"unknown render_mode {render_mode!r}: choose from {self.metadata['render_modes']}")
         self.encoding = encoding or default_encoding()
         self.view = View(self.encoding, observation, view)
+        self.opponent_clock = bool(opponent_clock)
         # The opponent as given (a spec, or a pristine copy of the object): each episode
         # starts from it, so what a search kept from earlier episodes cannot leak in.
         self._opponent_spec: str | None = opponent if isinstance(opponent, str) else None
@@ -133,6 +136,12 @@ class JerichoEnv(gymnasium.Env):
             self.opponent = make_player(self._opponent_spec, seed=seed)
         elif self._opponent_template is not None:
             self.opponent = copy.deepcopy(self._opponent_template)
+        if not self.opponent_clock and self.opponent is not old:
+            # A search with a simulation budget *and* a clock (expert: 4000 simulations,
+            # at most 2.5 s) plays by its budget alone here, so that the episode depends
+            # on the seed only, never on how loaded the machine is.
+            if getattr(self.opponent, "sims", None) is not None and getattr(self.opponent, "time", None) is not None:
+                self.opponent.time = None  # type: ignore[attr-defined]
         if old is not self.opponent:
             close = getattr(old, "close", None)
             if callable(close):
