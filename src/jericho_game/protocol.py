@@ -521,12 +521,29 @@ def _read_lines(stdin: TextIO, put: Callable[[object], None]) -> None:
     put(_EOF)
 
 
+#: Seconds a search stopped by the end of input may take to answer before the engine exits anyway.
+_EOF_GRACE = 2.0
+
+
+def _wait_for(inbox: queue.Queue[object], wanted: object, seconds: float) -> bool:
+    """Whether ``wanted`` arrives in ``inbox`` within ``seconds`` (other items are dropped)."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        try:
+            if inbox.get(timeout=left) is wanted:
+                return True
+        except queue.Empty:
+            return False
+    return False
+
+
 def serve(session: EngineSession, stdin: TextIO, stdout: TextIO) -> int:
     """Answer commands from ``stdin`` until ``quit`` or end of input; returns the exit status.
 
     ``go`` searches in a thread while input is still read: ``stop`` ends the search
     (the ``go`` answers, then the ``stop`` answers ``ok``), ``quit`` and the end of input
-    end it and the engine; any other command waits for the search, in order.
+    end it and the engine (at the end of input, a search that cannot be stopped is left
+    behind after :data:`_EOF_GRACE` seconds); any other command waits for the search, in order.
     """
     inbox: queue.Queue[object] = queue.Queue()
     threading.Thread(target=_read_lines, args=(stdin, inbox.put), daemon=True).start()
@@ -571,8 +588,16 @@ def serve(session: EngineSession, stdin: TextIO, stdout: TextIO) -> int:
             item = next_item()
             if item is _DONE:
                 break
+            if item is _EOF:
+                # No more commands will come: stop the search and give it a moment to
+                # answer; one that cannot be stopped is left behind and the engine exits.
+                search.stop()
+                if not _wait_for(inbox, _DONE, _EOF_GRACE):
+                    return 0
+                waiting.append(item)  # the commands sent before the end are still answered
+                break
             word = item.split(maxsplit=1)[0].lower() if isinstance(item, str) and item.strip() else ""
-            if item is _EOF or word in ("quit", "stop"):
+            if word in ("quit", "stop"):
                 search.stop()
             waiting.append(item)
         write(search.answer())

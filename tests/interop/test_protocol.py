@@ -523,3 +523,22 @@ def test_client_stop_ends_an_external_engine_s_search() -> None:
         assert game.is_legal(player.choose_move(game, Limit(nodes=50, seed=1)))
     finally:
         player.close()
+
+
+def test_end_of_input_exits_even_when_the_player_cannot_be_stopped() -> None:
+    # alphabeta runs in one piece: stop cannot reach it, so the engine leaves it behind.
+    proc = subprocess.Popen(
+        engine_cmd("--player", "alphabeta"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=engine_env(),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write("go time 300\n")
+    proc.stdin.flush()
+    time.sleep(1.0)
+    closed = time.perf_counter()
+    proc.stdin.close()
+    assert proc.wait(timeout=20) == 0
+    assert time.perf_counter() - closed < 10.0
