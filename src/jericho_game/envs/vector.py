@@ -3,7 +3,7 @@
 >>> import gymnasium, jericho_game.envs.gym_env      # registers "Jericho-v0" and its vector entry point
 >>> envs = gymnasium.make_vec("Jericho-v0", num_envs=1024)
 >>> obs, info = envs.reset(seed=0)                   # obs["observation"]: (1024, 1239), obs["action_mask"]: (1024, 651)
->>> actions = envs.action_space.sample(obs["action_mask"])
+>>> actions = envs.action_space.sample(mask=tuple(obs["action_mask"]))   # or a policy's argmax over the mask
 >>> obs, rewards, terminated, truncated, info = envs.step(actions)
 
 Each sub-environment is the single-agent game of :class:`jericho_game.envs.gym_env.JerichoEnv`
