@@ -47,6 +47,7 @@ function say(text, kind = "error") {
 // ---------------------------------------------------------------- home page
 async function startHome() {
   $("home").hidden = false;
+  $("skip").hidden = true;  // there is no tray to skip to
   const form = $("new-game");
   fetch("/api/topology").then((r) => r.json()).then((topo) => {
     // a decorative position: the worked example of the rules, and a few more towers
@@ -62,7 +63,7 @@ async function startHome() {
   try {
     const data = await (await fetch("/api/levels")).json();
     for (const name of data.levels) {
-      const main = name in LEVELS || !(name in RESEARCH);
+      const main = name in LEVELS;  // anything else (research players, plug-ins) under the fold
       const label = document.createElement("label");
       const input = document.createElement("input");
       input.type = "radio";
@@ -72,7 +73,7 @@ async function startHome() {
       const b = document.createElement("b");
       b.textContent = name[0].toUpperCase() + name.slice(1);
       const small = document.createElement("small");
-      small.textContent = LEVELS[name] || RESEARCH[name] || "";
+      small.textContent = LEVELS[name] || RESEARCH[name] || "A research player.";
       label.append(input, b, small);
       $(main ? "levels-main" : "levels-research").appendChild(label);
     }

@@ -171,6 +171,8 @@ export class Board {
         this.lineLayer);
       // one Tab stop for all 13 alignments (the arrow keys go from one to the next)
       if (this.interactive) { g.setAttribute("tabindex", a === this.topo.alignments[0] ? 0 : -1); g.setAttribute("role", "button"); }
+      // a decorative board takes no Tab stop (Chromium makes SVG groups with focus listeners focusable)
+      else g.setAttribute("tabindex", -1);
       g.addEventListener("keydown", (e) => {
         const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
         if (!step) return;
@@ -199,6 +201,7 @@ export class Board {
         this.cellLayer);
       // one Tab stop for the 26 cells (roving: the arrow keys move between them)
       if (this.interactive) { g.setAttribute("tabindex", c === this.topo.cells[0] ? 0 : -1); g.setAttribute("role", "button"); }
+      else g.setAttribute("tabindex", -1);
       // the whole pitch around the cell answers a tap, so targets are as large as the board allows
       el("rect", { x: -50, y: -50, width: 100, height: 100, class: "cell-hit", fill: "transparent" }, g);
       el("rect", { x: -43, y: -43, width: 86, height: 86, rx: 14, class: "cell-bg" }, g);
