@@ -18,7 +18,7 @@ const S = {
 // What each AI level is like: one line each (strength from docs/ai.md's arena, think time measured there).
 const LEVELS = {
   easy: "New to the game: grabs the most monoliths it can right now. Answers at once.",
-  medium: "A fair opponent that looks a few moves ahead. About 0.1 s a move.",
+  medium: "A fair opponent that looks a few moves ahead. About 0.05 s a move.",
   hard: "Strong: reads further ahead. About 0.2 s a move.",
   expert: "The strongest: about 1 s a move, never more than 2.5 s.",
 };
