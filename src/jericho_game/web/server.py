@@ -73,6 +73,7 @@ class Limits:
     creates_per_minute: int = 60  # new games per client address per minute
     max_rooms_in_memory: int = 2000
     send_timeout: float = 10.0  # seconds a client may take to accept one message before it is dropped
+    min_clock: float = 1.0  # minutes: the shortest clock per side a game may ask for (1e-9 was lost at once)
 
 
 class ClientError(Exception):
@@ -258,10 +259,12 @@ class Hub:
         clock = spec.get("clock")
         if clock in (None, 0, False):
             clock_s = None
-        elif isinstance(clock, int | float) and not isinstance(clock, bool) and 1 <= clock <= 180:
+        elif isinstance(clock, int | float) and not isinstance(clock, bool) and self.limits.min_clock <= clock <= 180:
             clock_s = float(clock) * 60.0
         else:
-            raise ClientError("bad_request", "clock must be null or minutes per side between 1 and 180")
+            raise ClientError(
+                "bad_request", f"clock must be null or minutes per side between {self.limits.min_clock:g} and 180"
+            )
         rec = GameRecord(id=_new_id(), mode=mode)
         reply: dict[str, Any] = {"id": rec.id, "side": side}
         token = _new_token()
