@@ -186,12 +186,14 @@ def _samples(page: Page) -> dict[str, tuple[int, int, int]]:
     monolith of each side, read from a screenshot of the page as rendered."""
     from PIL import Image
 
+    # the last piece drops in with an animation: measure where it lands
+    page.evaluate("() => Promise.all(document.getAnimations().map((a) => { a.finish(); return a.finished; }))")
     points: dict[str, list[float]] = page.evaluate(
         """() => {
       const out = {};
       for (const c of ['R', 'Y', 'G', 'B', 'W']) {
         const r = document.querySelector(`#board .piece[data-piece$="${c}"] .piece-body`).getBoundingClientRect();
-        out[c] = [r.left + r.width * 0.1, r.top + r.height * 0.7];
+        out[c] = [r.left + r.width * 0.15, r.top + r.height * 0.7];
       }
       for (const side of ['south', 'north']) {
         const r = document.querySelector(`#board .triangle.held.tri-${side} .monolith-body`).getBoundingClientRect();
