@@ -247,7 +247,7 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
     b.click("#btn-resign")
     # each reads the result about themselves; the spectator reads side names
     expect(a.locator("#banner.over")).to_contain_text("You won: North resigned")
-    expect(b.locator("#banner.over")).to_contain_text("You lost: North resigned")
+    expect(b.locator("#banner.over")).to_contain_text("You lost: You resigned")
     expect(c.locator("#banner.over")).to_contain_text("South wins: North resigned")
     # North asks for a rematch and goes there; South and the spectator stay until they choose
     first_game = a.url

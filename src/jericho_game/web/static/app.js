@@ -422,17 +422,21 @@ function seatLabel(side) {
 function resultText(g) {
   const [s, n] = g.score;
   if (g.result === "draw") return `Draw: both players passed with ${s} monoliths each.`;
-  const w = SIDE_NAME[g.result], l = SIDE_NAME[g.result === "south" ? "north" : "south"];
+  // a player reads about themselves; spectators and hot-seat players read side names
+  const me = S.role === "south" || S.role === "north" ? S.role : null;
+  const loser = g.result === "south" ? "north" : "south";
+  const w = g.result === me ? "you" : SIDE_NAME[g.result];
+  const l = loser === me ? "you" : SIDE_NAME[loser];
+  const held = `${Math.max(s, n)} to ${Math.min(s, n)}`;
   const why = {
     seven: `${w} held 7 monoliths through a full turn`,
-    exhaustion: `both players passed; ${w} holds more monoliths (${Math.max(s, n)} to ${Math.min(s, n)})`,
+    exhaustion: `both players passed; ${w} ${w === "you" ? "hold" : "holds"} more monoliths (${held})`,
     resign: `${l} resigned`,
     time: `${l} ran out of time`,
   }[g.reason] || "";
-  // a player reads about themselves; spectators and hot-seat players read side names
-  const me = S.role === "south" || S.role === "north" ? S.role : null;
-  const head = !me ? `${w} wins` : me === g.result ? "You won" : "You lost";
-  return `${head}${why ? ": " + why : ""}.`;
+  const head = !me ? `${SIDE_NAME[g.result]} wins` : me === g.result ? "You won" : "You lost";
+  const text = `${head}${why ? ": " + why : ""}.`;
+  return text.replace(": you ", ": You ");
 }
 
 /** Fetch what each placement would change (the move preview) for the position on the board. */
