@@ -132,6 +132,7 @@ async function tryMove(cell) {
         feedback(`Well done! ${data.feedback}`, "good");
         const last = T.index === T.lessons.length - 1;
         $("btn-next").hidden = last;
+        $("btn-hint").hidden = true;
         $("btn-play").hidden = !last;
         if (last) feedback(`Well done! ${data.feedback} You know the whole game now.`, "good");
         ($(last ? "btn-play" : "btn-next")).focus();
