@@ -76,7 +76,7 @@ export function drawPiece(parent, piece, cx, y, h, { top = false, zoom = false }
   // the notation (5R) on every piece: the colour never rests on the fill alone
   const t = el("text", {
     x: cx, y: y + h / 2 + 1, "text-anchor": "middle", "dominant-baseline": "central", class: "piece-label",
-    "font-size": Math.min(h * 0.86, 30), "font-weight": 800, fill: PIECE_INK[col],
+    "font-size": Math.min(h * 0.9, 32), "font-weight": 800, fill: PIECE_INK[col],
   }, g);
   t.textContent = piece;
   return g;
@@ -318,11 +318,13 @@ export class Board {
       const n = tower.length;
       g.classList.toggle("occupied", n > 0);
       if (!n) continue;
-      const h = n === 1 ? 40 : n === 2 ? 30 : n === 3 ? 23 : 18.5;
-      const gap = 1.5;
+      // the bars fill the cell's height (its name is hidden once occupied): the taller the
+      // bars, the larger the letters on them (a phone shows a tall tower whole in the zoom)
+      const h = n === 1 ? 44 : n === 2 ? 39 : n === 3 ? 26.5 : 19.8;
+      const gap = n === 4 ? 1.2 : 1.5;
       const total = n * h + (n - 1) * gap;
-      let y = 40 - total;
-      if (n === 1) y = -18;
+      let y = 41 - total;
+      if (n === 1) y = -20;
       // top piece drawn first at the top, bottom piece last at the bottom
       for (let i = n - 1; i >= 0; i--) {
         drawPiece(stack, tower[i], 0, y, h, { top: i === n - 1 });
