@@ -388,14 +388,14 @@ def test_a_double_click_plays_once_without_an_error(server: str, context: Browse
     expect(page.locator("#moves .mv")).to_have_count(1)
     page.wait_for_timeout(400)  # an error would arrive within a round trip
     expect(page.locator("#message")).to_have_text("")
+    expect(page.locator("#zoom")).to_be_hidden()  # nor does the second click open the tower's zoom
     expect(page.locator("#moves .mv")).to_have_count(1)
 
 
 def test_a_stale_error_goes_when_the_game_moves_on(server: str, context: BrowserContext) -> None:
     page = context.new_page()
     hotseat(server, page, ["5R@d2"])
-    page.locator("#typed-move").fill("5R@d3")  # North has a 5R too, but d3 ... is legal: use a bad one
-    page.locator("#typed-move").fill("6R@d3")
+    page.locator("#typed-move").fill("6R@d3")  # no such piece: refused
     page.keyboard.press("Enter")
     expect(page.locator("#message")).to_contain_text("6R@d3")
     page.locator("#typed-move").fill("1G@d3")

@@ -235,8 +235,10 @@ function myTurn() {
 }
 
 // ---------------------------------------------------------------- interaction
-function clickCell(cell) {
+function clickCell(cell, event) {
   if (!S.game) return;
+  // the second click of a double click may land after the move: it must not open the zoom either
+  if (event && event.detail > 1) return;
   const view = currentView();
   if (!S.selected || S.replay) {
     showCellInfo(cell, true);

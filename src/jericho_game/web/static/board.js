@@ -212,7 +212,7 @@ export class Board {
       const badge = el("g", { class: "badge", transform: "translate(26 -34)" }, g);
       el("rect", { x: -26, y: -15, width: 52, height: 30, rx: 15 }, badge);
       el("text", { x: 0, y: 1, "text-anchor": "middle", "dominant-baseline": "central" }, badge);
-      g.addEventListener("click", () => this.h.onCell(c.name));
+      g.addEventListener("click", (e) => this.h.onCell(c.name, e));
       g.addEventListener("keydown", (e) => {
         if (e.key === "Enter" || e.key === " ") { e.preventDefault(); this.h.onCell(c.name); }
         const dir = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[e.key];
