@@ -124,7 +124,8 @@ class WS:
 
 @pytest.fixture()
 def client(db: str) -> Iterator[TestClient]:
-    with TestClient(create_app(db)) as c:
+    # threads rather than processes for the AI: the test players below live in this process
+    with TestClient(create_app(db, ai_processes=0)) as c:
         yield c
 
 
@@ -525,7 +526,7 @@ def test_every_kind_of_bad_websocket_input_gets_a_clear_error_and_changes_nothin
                 ('{"type": "move", "move": "9Z@z9"}', "illegal"),
                 ('{"type": "move", "move": "5R@d2"}', "illegal"),
                 ('{"type": "move", "move": "pass"}', "illegal"),
-                ('{"type": "move", "move": "1G@d3", "ply": 0}', "stale"),
+                ('{"type": "move", "move": "1G@d3", "ply": 0}', "moved_on"),
                 ('{"type": "hello", "token": 12}', "bad_token"),
                 (json.dumps({"type": "move", "move": "1G@d3", "pad": "x" * 600}), "too_large"),
                 ("[" * 100 + "]" * 100, "bad_message"),
@@ -602,12 +603,12 @@ def test_a_database_failure_while_loading_a_game_is_a_clear_error(db: str) -> No
     app = create_app(db)
     with TestClient(app, raise_server_exceptions=False) as c:
         g = create(c, mode="hotseat")
-        app.state.hub.rooms.clear()  # not in memory: the next request loads it from the database
+        app.state.service.rooms.clear()  # not in memory: the next request loads it from the database
 
         def broken(game_id: str) -> Any:
             raise RuntimeError("database unreachable")
 
-        app.state.hub.storage.load = broken
+        app.state.service.storage.load = broken
         r = c.get(f"/api/games/{g['id']}")
         assert r.status_code == 500 and r.json()["error"] == "internal" and "safe" in r.json()["message"]
         with c.websocket_connect(f"/ws/{g['id']}") as raw:
@@ -615,7 +616,7 @@ def test_a_database_failure_while_loading_a_game_is_a_clear_error(db: str) -> No
             assert msg["type"] == "error" and msg["code"] == "internal" and "nothing was changed" in msg["message"]
             with pytest.raises(WebSocketDisconnect):
                 raw.receive_text()
-        del app.state.hub.storage.load  # the database is back: the game is intact
+        del app.state.service.storage.load  # the database is back: the game is intact
         assert c.get(f"/api/games/{g['id']}").json()["status"] == "playing"
 
 
@@ -631,7 +632,7 @@ def test_the_creation_rate_table_forgets_quiet_addresses(db: str) -> None:
     now = [1_000_000.0]
     app = create_app(db, clock=lambda: now[0])
     with TestClient(app) as c:
-        hub = app.state.hub
+        hub = app.state.service
         for i in range(5):
             hub.create({"mode": "hotseat"}, client=f"10.0.0.{i}")
         assert len(hub.creates) == 5
@@ -751,11 +752,10 @@ def test_state_announces_who_holds_seven(db: str) -> None:
 
 
 class FakeSocket:
-    """A WebSocket whose first send waits for ``gate`` (a slow client); ``None``: never completes."""
+    """A WebSocket whose sends wait for ``gate`` (a slow client); ``None``: never completes."""
 
     def __init__(self, gate: Any = "open") -> None:
         self.gate = gate
-        self.first = True
         self.plies: list[int] = []
 
     async def send_text(self, text: str) -> None:
@@ -763,54 +763,72 @@ class FakeSocket:
 
         if self.gate is None:
             await asyncio.Event().wait()  # a client that never reads
-        if self.first and self.gate != "open":
-            self.first = False
+        if self.gate != "open":
             await self.gate.wait()
         msg = json.loads(text)
         if msg["type"] == "state":
             self.plies.append(msg["game"]["ply"])
 
 
-def test_a_slow_client_never_receives_an_older_state_after_a_newer_one(tmp_path: Path) -> None:
+def _transport(tmp_path: Path, limits: Limits) -> Any:
+    from jericho_game.web.broker import LocalBroker
+    from jericho_game.web.rooms import GameService
+    from jericho_game.web.server import Transport
+
+    service = GameService(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), LocalBroker())
+    return Transport(service, service.broker, limits, ai_processes=-1)
+
+
+def test_a_slow_client_gets_only_the_latest_state_never_an_older_one_after_a_newer(tmp_path: Path) -> None:
     import asyncio
 
-    from jericho_game.moves import parse_move
-    from jericho_game.web.server import Conn, Hub
+    from jericho_game.web.server import Conn
 
-    async def scenario() -> list[FakeSocket]:
-        hub = Hub(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), Limits())
-        room, _ = hub.create({"mode": "hotseat"})
+    async def scenario() -> tuple[list[int], list[int]]:
+        t = _transport(tmp_path, Limits())
+        room, reply = t.service.create({"mode": "hotseat"})
         gate = asyncio.Event()
-        sockets = [FakeSocket(gate), FakeSocket(gate)]  # each one's first message is slow to go out
-        room.conns.update(Conn(s) for s in sockets)  # type: ignore[arg-type]
-        first = asyncio.create_task(hub.broadcast(room))  # the state at ply 0 ...
-        await asyncio.sleep(0)
-        hub._commit_move(room, parse_move("5R@d2"))
-        second = asyncio.create_task(hub.broadcast(room))  # ... then at ply 1, while ply 0 is still going out
-        await asyncio.sleep(0)
+        slow, fast = Conn(FakeSocket(gate)), Conn(FakeSocket())
+        t.conns[room.rec.id] = {slow, fast}
+        pumps = [asyncio.create_task(c.pump(t.limits)) for c in (slow, fast)]
+        t.broadcast(room)  # ply 0: the slow client's first send hangs on the gate
+        await asyncio.sleep(0.01)
+        for ply, mv in enumerate(["5R@d2", "1G@d3", "2Y@d3"]):
+            t.after(t.service.move(room.rec.id, frozenset(["south", "north"]), mv, ply))
+            await asyncio.sleep(0.01)
+        assert len(slow.queue) == 1, "waiting states are coalesced into the latest"
         gate.set()
-        await asyncio.gather(first, second)
-        hub.storage.close()
-        return sockets
+        await asyncio.sleep(0.05)
+        for p in pumps:
+            p.cancel()
+        t.service.storage.close()
+        return slow.ws.plies, fast.ws.plies
 
-    for s in asyncio.run(scenario()):
-        assert s.plies == [0, 1], "states must arrive in the order they happened"
+    slow, fast = asyncio.run(scenario())
+    assert fast == [0, 1, 2, 3]
+    assert slow == [0, 3], "a slow reader skips to the latest state, in order"
 
 
-def test_a_client_that_does_not_read_is_dropped_and_the_others_still_get_the_state(tmp_path: Path) -> None:
+def test_a_client_that_does_not_read_is_closed_and_the_others_still_get_every_state(tmp_path: Path) -> None:
     import asyncio
 
-    from jericho_game.web.server import Conn, Hub
+    from jericho_game.web.server import Conn
 
-    async def scenario() -> tuple[FakeSocket, bool, int]:
-        hub = Hub(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), Limits(send_timeout=0.05))
-        room, _ = hub.create({"mode": "hotseat"})
-        stuck, fine = Conn(FakeSocket(None)), Conn(FakeSocket())  # type: ignore[arg-type]
-        room.conns.update({stuck, fine})
-        await hub.broadcast(room)
-        await hub.broadcast(room)
-        hub.storage.close()
-        return fine.ws, stuck.dropped, len(room.conns)  # type: ignore[return-value]
+    async def scenario() -> tuple[Any, Any, bool]:
+        t = _transport(tmp_path, Limits(send_timeout=0.05))
+        room, _ = t.service.create({"mode": "hotseat"})
+        stuck, fine = Conn(FakeSocket(None)), Conn(FakeSocket())
+        t.conns[room.rec.id] = {stuck, fine}
+        stuck.on_drop = lambda c, why: t._forget(room.rec.id, c)
+        pumps = [asyncio.create_task(c.pump(t.limits)) for c in (stuck, fine)]
+        t.broadcast(room)
+        await asyncio.sleep(0.1)  # the stuck client's send times out
+        t.after(t.service.move(room.rec.id, frozenset(["south", "north"]), "5R@d2", 0))
+        await asyncio.sleep(0.02)
+        for p in pumps:
+            p.cancel()
+        t.service.storage.close()
+        return fine.ws, stuck, stuck in t.conns.get(room.rec.id, set())
 
-    fine, dropped, left = asyncio.run(scenario())
-    assert fine.plies == [0, 0] and dropped and left == 1
+    fine, stuck, still_there = asyncio.run(scenario())
+    assert fine.plies == [0, 1] and stuck.dropped and not still_there
