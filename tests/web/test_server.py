@@ -832,3 +832,38 @@ def test_a_client_that_does_not_read_is_closed_and_the_others_still_get_every_st
 
     fine, stuck, still_there = asyncio.run(scenario())
     assert fine.plies == [0, 1] and stuck.dropped and not still_there
+
+
+# -- the AI queue, headers, health ------------------------------------------------------------------------
+
+
+def test_the_ai_queue_is_bounded_and_states_say_where_a_game_stands(db: str) -> None:
+    """No AI runs here (ai_processes=-1): jobs wait; beyond the bound new ones are refused (busy)."""
+    with TestClient(create_app(db, limits=Limits(ai_queue=2), ai_processes=-1)) as c:
+        first = create(c, mode="ai", level="random", side="north")  # the AI (south) moves first
+        second = create(c, mode="ai", level="random", side="north")
+        assert first["game"]["ai"] == {"status": "queued", "position": 1} and first["game"]["ai_thinking"]
+        assert c.get(f"/api/games/{second['id']}").json()["ai"] == {"status": "queued", "position": 2}
+        r = c.post("/api/games", json={"mode": "ai", "level": "random", "side": "north"})
+        assert r.status_code == 503 and r.json()["error"] == "busy" and "try again" in r.json()["message"]
+        human_first = create(c, mode="ai", level="random", side="south")  # no job needed yet
+        with connect(c, human_first["id"]) as raw:
+            ws = seat(raw, human_first["token"], "south")
+            ws.send(type="move", move="5R@d2", ply=0)
+            err = ws.error()
+            assert err["code"] == "busy"
+        assert stored_moves(db, human_first["id"]) == []  # refused: nothing changed
+        assert c.get(f"/api/games/{human_first['id']}").json()["ai"] is None
+
+
+def test_security_headers_health_and_refusals_of_the_command(db: str) -> None:
+    with TestClient(create_app(db, ai_processes=-1)) as c:
+        for path in ("/", "/api/levels", "/static/app.js", "/api/games/nope"):
+            h = c.get(path).headers
+            assert "frame-ancestors 'none'" in h["content-security-policy"], path
+            assert h["x-content-type-options"] == "nosniff" and h["referrer-policy"] == "no-referrer"
+        health = c.get("/healthz")
+        assert health.status_code == 200 and health.json()["database"] == "ok"
+        c.app.state.service.storage.ping = lambda: (_ for _ in ()).throw(RuntimeError("db down"))  # type: ignore[attr-defined]
+        down = c.get("/healthz")
+        assert down.status_code == 503 and "db down" in down.json()["database"]

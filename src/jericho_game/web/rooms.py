@@ -183,6 +183,8 @@ class GameService:
         room = self.rooms.get(game_id)
         if room is not None and room.version == version:
             self.rooms.move_to_end(game_id)
+            if self.ai_to_move(room):  # the AI's place in the queue changes without a new version
+                room.ai_place = self._job_place(room)
             return room
         rec = self.storage.load(game_id)
         if rec is None:
@@ -431,7 +433,7 @@ class GameService:
                     503,
                 )
             tx.put_job(rec, tx.version + 1, rec.ai_level or "random")
-        else:
+        elif rec.mode == "ai":
             tx.drop_job()
         tx.save(rec)
         new = Room(rec, game)

@@ -137,7 +137,7 @@ class Conn:
         self.dropped = True
         self.queue.clear()
         self.ready.set()
-        log.warning("closing a WebSocket client: %s", why)
+        (log.warning if stop else log.info)("closing a WebSocket client: %s", why)
         if self.on_drop is not None:
             self.on_drop(self, why)
         if stop and self.task is not None and self.task is not asyncio.current_task():
@@ -505,12 +505,10 @@ class Transport:
             task.uncancel()  # dropped for not reading: ending this handler closes the connection
         finally:
             pump.cancel()
-            had_seats = bool(conn.seats)
             self._forget(game_id, conn)
-            if had_seats and self.conns.get(game_id):
-                room2 = self.service.cached(game_id)
-                if room2 is not None:
-                    self.broadcast(room2)
+            room2 = self.service.cached(game_id)
+            if room2 is not None and self.conns.get(game_id):
+                self.broadcast(room2)  # one fewer player or watcher
 
     def _forget(self, game_id: str, conn: Conn) -> None:
         conns = self.conns.get(game_id)
@@ -751,6 +749,12 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         help="comma-separated proxy addresses whose X-Forwarded-For/-Proto are trusted ('*': any); default: none",
     )
     parser.add_argument(
+        "--max-creates-per-minute",
+        type=int,
+        default=Limits.creates_per_minute,
+        help=f"new games per client address per minute (default {Limits.creates_per_minute})",
+    )
+    parser.add_argument(
         "--send-timeout",
         type=float,
         default=Limits.send_timeout,
@@ -768,7 +772,7 @@ def app_from_env() -> Starlette:
         cfg["db"],
         ai_delay=cfg["ai_delay"],
         ai_processes=cfg["ai_processes"],
-        limits=Limits(send_timeout=cfg["send_timeout"]),
+        limits=Limits(send_timeout=cfg["send_timeout"], creates_per_minute=cfg["creates"]),
     )
 
 
@@ -804,7 +808,7 @@ def run(args: argparse.Namespace) -> int:
                 url,
                 ai_delay=args.ai_delay,
                 ai_processes=ai_processes,
-                limits=Limits(send_timeout=args.send_timeout),
+                limits=Limits(send_timeout=args.send_timeout, creates_per_minute=args.max_creates_per_minute),
             )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
@@ -816,7 +820,13 @@ def run(args: argparse.Namespace) -> int:
         uvicorn.run(app, **common)  # type: ignore[arg-type]
     else:
         os.environ[_ENV] = json.dumps(
-            {"db": url, "ai_delay": args.ai_delay, "ai_processes": ai_processes, "send_timeout": args.send_timeout}
+            {
+                "db": url,
+                "ai_delay": args.ai_delay,
+                "ai_processes": ai_processes,
+                "send_timeout": args.send_timeout,
+                "creates": args.max_creates_per_minute,
+            }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]
     return 0

@@ -178,6 +178,11 @@ _MUTABLE = [c for c in _COLUMNS if c not in ("id", "created_at", "mode", "start_
 
 _SET = ", ".join(f"{c} = :{c}" for c in _MUTABLE)
 _UPDATE = text(f"UPDATE games SET {_SET}, version = :new_version WHERE id = :id AND version = :old_version")
+# on PostgreSQL the announcement rides on the update: one round trip, and only when a row changed
+_UPDATE_NOTIFY = text(
+    f"UPDATE games SET {_SET}, version = :new_version WHERE id = :id AND version = :old_version "
+    f"RETURNING pg_notify('{GAMES_CHANNEL}', id || ' ' || version)"
+)
 _INSERT_GAME = text(f"INSERT INTO games ({', '.join(_COLUMNS)}) VALUES ({', '.join(':' + c for c in _COLUMNS)})")
 _INSERT_MOVE = text("INSERT INTO moves (game_id, ply, move, played_at) VALUES (:game_id, :ply, :move, :played_at)")
 _DELETE_MOVES = text("DELETE FROM moves WHERE game_id = :id AND ply >= :ply")
@@ -303,9 +308,12 @@ class Tx:
         row = _row(rec)
         row["old_version"] = self.version
         row["new_version"] = self.version + 1
-        if self.conn.execute(_UPDATE, row).rowcount != 1:
+        if self.store.postgres:
+            changed = len(self.conn.execute(_UPDATE_NOTIFY, row).all())
+        else:
+            changed = self.conn.execute(_UPDATE, row).rowcount
+        if changed != 1:
             raise Conflict(f"game {self.game_id} changed under this write")
-        self.store._notify(self.conn, GAMES_CHANNEL, f"{self.game_id} {self.version + 1}")
         rec.version = self.saved = self.version + 1
         return rec.version
 
