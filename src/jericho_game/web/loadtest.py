@@ -40,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "loadtest") -> No
     parser.add_argument("--db", default=None, help="database for the servers it starts (default: a temporary SQLite)")
     parser.add_argument("--clients", type=int, default=1, help="client processes (default 1)")
     parser.add_argument("--seed", type=int, default=1, help="random seed of the moves")
+    parser.add_argument(
+        "--pace",
+        type=float,
+        default=8.0,
+        help="most moves per second one game sends (default 8: under the server's 10 messages/s per connection)",
+    )
 
 
 def _free_port() -> int:
@@ -72,7 +78,13 @@ def _machine() -> str:
 
 
 async def _one_game(
-    base: str, deadline: float, rng: random.Random, lat: list[float], errors: list[str], counts: list[int]
+    base: str,
+    deadline: float,
+    rng: random.Random,
+    lat: list[float],
+    errors: list[str],
+    counts: list[int],
+    pace: float = 8.0,
 ) -> None:
     import httpx
     from websockets.asyncio.client import connect
@@ -92,6 +104,7 @@ async def _one_game(
             sent_ply = -1
             role_ok = False
             next_id = None
+            last_sent = 0.0
             while time.monotonic() < deadline:
                 msg = json.loads(await ws.recv())
                 kind = msg["type"]
@@ -128,15 +141,19 @@ async def _one_game(
                 else:
                     piece = rng.choice(sorted(st["legal"]))
                     text = f"{piece}@{rng.choice(st['legal'][piece])}"
+                if last_sent and pace > 0:
+                    wait = last_sent + 1.0 / pace - time.monotonic()
+                    if wait > 0:
+                        await asyncio.sleep(wait)
                 sent_ply = st["ply"]
-                sent_at = time.monotonic()
+                sent_at = last_sent = time.monotonic()
                 await ws.send(json.dumps({"type": "move", "move": text, "ply": sent_ply}))
             if next_id is None:
                 return
             game_id = next_id
 
 
-async def play_games(urls: list[str], games: int, seconds: float, seed: int) -> dict[str, Any]:
+async def play_games(urls: list[str], games: int, seconds: float, seed: int, pace: float = 8.0) -> dict[str, Any]:
     """Play ``games`` games spread over ``urls`` for ``seconds``; moves, latencies (s) and errors."""
     lat: list[float] = []
     errors: list[str] = []
@@ -147,7 +164,7 @@ async def play_games(urls: list[str], games: int, seconds: float, seed: int) -> 
     for i in range(games):
         tasks.append(
             asyncio.create_task(
-                _one_game(urls[i % len(urls)], deadline, random.Random(rng.random()), lat, errors, counts)
+                _one_game(urls[i % len(urls)], deadline, random.Random(rng.random()), lat, errors, counts, pace)
             )
         )
         await asyncio.sleep(0)
@@ -157,8 +174,8 @@ async def play_games(urls: list[str], games: int, seconds: float, seed: int) -> 
     return {"moves": counts[0], "latencies": lat, "errors": errors, "elapsed": time.monotonic() - started}
 
 
-def _client_process(urls: list[str], games: int, seconds: float, seed: int, out: Any) -> None:
-    out.put(asyncio.run(play_games(urls, games, seconds, seed)))
+def _client_process(urls: list[str], games: int, seconds: float, seed: int, pace: float, out: Any) -> None:
+    out.put(asyncio.run(play_games(urls, games, seconds, seed, pace)))
 
 
 def _start_servers(n: int, db: str) -> list[tuple[subprocess.Popen[str], str]]:
@@ -228,13 +245,13 @@ def run(args: argparse.Namespace) -> int:
         cpu0 = {p.pid: _cpu_seconds(p.pid) for p, _ in servers}
         t0 = time.monotonic()
         if args.clients <= 1:
-            res = asyncio.run(play_games(urls, games, seconds, args.seed))
+            res = asyncio.run(play_games(urls, games, seconds, args.seed, args.pace))
         else:
             ctx = multiprocessing.get_context("spawn")
             q = ctx.Queue()
             share = [games // args.clients + (1 if i < games % args.clients else 0) for i in range(args.clients)]
             procs = [
-                ctx.Process(target=_client_process, args=(urls, n, seconds, args.seed + i, q))
+                ctx.Process(target=_client_process, args=(urls, n, seconds, args.seed + i, args.pace, q))
                 for i, n in enumerate(share)
             ]
             for p in procs:

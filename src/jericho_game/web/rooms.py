@@ -16,6 +16,7 @@ turns messages into calls and :class:`ClientError` into error messages.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
@@ -143,6 +144,7 @@ class GameService:
         self.creates: dict[str, deque[float]] = {}
         self._levels: list[str] | None = None
         self.busy_rooms: Callable[[str], bool] = lambda gid: False  # the transport: rooms with clients
+        self._group: list[tuple[str, Callable[[Tx, Room], Change], asyncio.Future[Change]]] = []
 
     # -- levels ----------------------------------------------------------------------------
     def levels(self) -> list[str]:
@@ -461,17 +463,75 @@ class GameService:
             with self.storage.write(game_id) as tx:
                 change = decide(tx, self._fresh(tx))
                 change.committed = tx.saved is not None
-        except KeyError:
-            raise self._unknown(game_id) from None
-        except Conflict:
-            room = self.room(game_id)
-            raise ClientError(
-                "moved_on", "the game moved on meanwhile: nothing was played", 409, self.public_state(room)
-            ) from None
-        except QueueFull as exc:
-            raise ClientError("busy", f"the server is busy: {exc}; try again soon", 503) from None
+        except Exception as exc:  # noqa: BLE001 - translated, or raised as it is
+            raise self._refusal(game_id, exc) from None
         self._publish(change.room)
         return change
+
+    def _refusal(self, game_id: str, exc: Exception) -> Exception:
+        """The error a client hears for ``exc`` raised by a change (the change was rolled back)."""
+        if isinstance(exc, KeyError):
+            return self._unknown(game_id)
+        if isinstance(exc, Conflict):
+            room = self.room(game_id)
+            return ClientError(
+                "moved_on", "the game moved on meanwhile: nothing was played", 409, self.public_state(room)
+            )
+        if isinstance(exc, QueueFull):
+            return ClientError("busy", f"the server is busy: {exc}; try again soon", 503)
+        return exc
+
+    async def _write_grouped(self, game_id: str, decide: Callable[[Tx, Room], Change]) -> Change:
+        """:meth:`_write`, with the changes that arrive together committed together (group commit).
+
+        The changes requested while the event loop was busy run as savepoints of one transaction,
+        in the order of their games' ids (so two processes' groups always lock rows in the same
+        order and never deadlock); the whole group commits once, then every request is answered.
+        A refused change rolls back only its savepoint; a failed commit fails them all (nothing
+        was acknowledged)."""
+        self._check_id(game_id)
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Change] = loop.create_future()
+        self._group.append((game_id, decide, fut))
+        if len(self._group) == 1:
+            loop.call_soon(self._commit_group)
+        return await fut
+
+    def _commit_group(self) -> None:
+        group, self._group = self._group, []
+        group.sort(key=lambda item: item[0])  # stable: one game's changes keep their order
+        outcomes: list[Change | Exception] = []
+        try:
+            with self.storage.batch() as conn:
+                latest: dict[str, Room] = {}  # rooms changed earlier in this group
+                for game_id, decide, _ in group:
+                    try:
+                        with self.storage.change(conn, game_id) as tx:
+                            room = latest.get(game_id)
+                            if room is None or room.version != tx.version:
+                                room = self._fresh(tx)
+                            change = decide(tx, room)
+                            change.committed = tx.saved is not None
+                        latest[game_id] = change.room
+                        outcomes.append(change)
+                    except Exception as exc:  # noqa: BLE001 - this change is refused, the others go on
+                        outcomes.append(exc)
+        except Exception as exc:  # noqa: BLE001 - the commit failed: nothing of the group was stored
+            for *_, fut in group:
+                if not fut.done():
+                    fut.set_exception(exc)
+            return
+        for (game_id, _, fut), outcome in zip(group, outcomes, strict=True):
+            if fut.done():
+                continue
+            if isinstance(outcome, Change):
+                self._publish(outcome.room)
+                fut.set_result(outcome)
+            else:
+                try:
+                    fut.set_exception(self._refusal(game_id, outcome))
+                except Exception as exc:  # noqa: BLE001 - e.g. the database went away meanwhile
+                    fut.set_exception(exc)
 
     def _charge(self, rec: GameRecord, game: Game) -> None:
         """Stop the running clock: subtract the time spent by the side to move."""
@@ -665,7 +725,7 @@ class GameService:
             raise ClientError("not_your_turn", f"it is {turn}'s turn, not yours")
         return turn
 
-    def move(self, game_id: str, seats: frozenset[str], text: Any, ply: int | None) -> Change:
+    async def move(self, game_id: str, seats: frozenset[str], text: Any, ply: int | None) -> Change:
         """Play ``text`` for the seat to move; ``ply``: the ply the client saw (else ``moved_on``)."""
         if not isinstance(text, str) or len(text) > 32:
             raise ClientError("bad_message", "a move message needs 'move': notation such as '5R@d2'")
@@ -690,7 +750,7 @@ class GameService:
             new = self._commit(tx, room, rec, game, played)
             return Change(new, ack={"type": "ack", "ply": len(room.rec.moves) + 1, "move": str(move)})
 
-        return self._write(game_id, decide)
+        return await self._write_grouped(game_id, decide)
 
     def undo(self, game_id: str, seats: frozenset[str]) -> Change:
         """Take back the last move of the person (and the AI's reply / forced passes after it)."""

@@ -393,7 +393,7 @@ class Transport:
                 self._hello(game_id, conn, msg)
             elif kind == "move":
                 ply = msg.get("ply")
-                self._done(self.service.move(game_id, seats, msg.get("move"), ply), conn, ref)
+                self._done(await self.service.move(game_id, seats, msg.get("move"), ply), conn, ref)
             elif kind == "undo":
                 self._done(self.service.undo(game_id, seats), conn, ref)
             elif kind == "resign":

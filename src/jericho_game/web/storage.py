@@ -446,11 +446,28 @@ class Storage:
 
         Raises :class:`KeyError` when there is no such game."""
         with self.engine.begin() as conn:
-            stmt = _SELECT_VERSION_LOCKED if self.postgres else _SELECT_VERSION
-            v = conn.execute(stmt, {"id": game_id}).scalar()
-            if v is None:
-                raise KeyError(game_id)
-            yield Tx(self, conn, game_id, int(v))
+            yield self.lock(conn, game_id)
+
+    @contextmanager
+    def batch(self) -> Iterator[Connection]:
+        """One transaction for several games' changes (group commit: one flush to disk for all);
+        each change runs in :meth:`change`, a savepoint, so a refused one leaves the others."""
+        with self.engine.begin() as conn:
+            yield conn
+
+    @contextmanager
+    def change(self, conn: Connection, game_id: str) -> Iterator[Tx]:
+        """A savepoint inside :meth:`batch` holding ``game_id``'s row lock; rolled back on error."""
+        with conn.begin_nested():
+            yield self.lock(conn, game_id)
+
+    def lock(self, conn: Connection, game_id: str) -> Tx:
+        """Lock ``game_id``'s row in ``conn``'s transaction (``KeyError``: no such game)."""
+        stmt = _SELECT_VERSION_LOCKED if self.postgres else _SELECT_VERSION
+        v = conn.execute(stmt, {"id": game_id}).scalar()
+        if v is None:
+            raise KeyError(game_id)
+        return Tx(self, conn, game_id, int(v))
 
     # -- the AI job queue ----------------------------------------------------------------
     def claim_job(self, worker: str, lease: float) -> AIJob | None:

@@ -147,6 +147,11 @@ function connect() {
       if (S.flipped === null) S.board.setFlip(msg.role === "north");
       render();
     } else if (msg.type === "error") {
+      if (msg.game) {  // moved_on: the game changed meanwhile; show it as it is now
+        S.game = msg.game;
+        S.clockAt = performance.now();
+        render();
+      }
       if (msg.code === "unknown_game") {
         S.closed = true;
         $("banner").hidden = false;
@@ -361,6 +366,7 @@ function render() {
   if (S.replay) turn = `Replay · move ${S.replay.i} of ${S.replay.frames.length - 1}`;
   else if (g.status === "over") turn = "Game over";
   else if (g.status === "waiting") turn = "Waiting for opponent";
+  else if (g.ai && g.ai.status === "queued" && g.seats[g.turn].kind === "ai") turn = `AI is waiting for a free worker (place ${g.ai.position} in the queue)…`;
   else if (g.ai_thinking && g.seats[g.turn].kind === "ai") turn = "AI is thinking…";
   else if (myTurn()) turn = S.role === "both" ? `${SIDE_NAME[g.turn]} to move` : "Your move";
   else turn = `${SIDE_NAME[g.turn]} to move`;
