@@ -867,3 +867,41 @@ def test_security_headers_health_and_refusals_of_the_command(db: str) -> None:
         c.app.state.service.storage.ping = lambda: (_ for _ in ()).throw(RuntimeError("db down"))  # type: ignore[attr-defined]
         down = c.get("/healthz")
         assert down.status_code == 503 and "db down" in down.json()["database"]
+
+
+def test_moves_that_arrive_together_commit_together_and_a_refused_one_harms_none(db: str) -> None:
+    """Group commit: one transaction, a savepoint per move; the loser of a race and an illegal move
+    are refused without undoing the others."""
+    import asyncio
+
+    from jericho_game.web.rooms import ClientError
+
+    async def scenario() -> list[Any]:
+        t = _transport_on(db)
+        both = frozenset(["south", "north"])
+        a, _ = t.service.create({"mode": "hotseat"})
+        b, _ = t.service.create({"mode": "hotseat"})
+        moves = [
+            t.service.move(a.rec.id, both, "5R@d2", 0),
+            t.service.move(b.rec.id, both, "9Z@z9", 0),  # illegal
+            t.service.move(a.rec.id, both, "4R@d2", 0),  # the same ply again: moved_on
+            t.service.move(b.rec.id, both, "1G@d3", 0),
+        ]
+        results = await asyncio.gather(*moves, return_exceptions=True)
+        t.service.storage.close()
+        return results
+
+    won_a, illegal, lost, won_b = asyncio.run(scenario())
+    assert won_a.ack["move"] == "5R@d2" and won_b.ack["move"] == "1G@d3"
+    assert isinstance(illegal, ClientError) and illegal.code == "illegal"
+    assert isinstance(lost, ClientError) and lost.code == "moved_on" and lost.game["moves"] == ["5R@d2"]
+    assert stored_moves(db, won_a.room.rec.id) == ["5R@d2"] and stored_moves(db, won_b.room.rec.id) == ["1G@d3"]
+
+
+def _transport_on(db: str) -> Any:
+    from jericho_game.web.broker import LocalBroker
+    from jericho_game.web.rooms import GameService
+    from jericho_game.web.server import Transport
+
+    service = GameService(Storage(resolve_db_url(db)), LocalBroker())
+    return Transport(service, service.broker, Limits(), ai_processes=-1)
