@@ -41,6 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "loadtest") -> No
     parser.add_argument("--clients", type=int, default=1, help="client processes (default 1)")
     parser.add_argument("--seed", type=int, default=1, help="random seed of the moves")
     parser.add_argument(
+        "--watchers",
+        action="store_true",
+        help="give each game a spectator on another server (the next URL): measures cross-process updates",
+    )
+    parser.add_argument("--ai-games", type=int, default=0, help="games against the AI played meanwhile (default 0)")
+    parser.add_argument("--ai-level", default="expert", help="their AI level (default expert)")
+    parser.add_argument(
         "--pace",
         type=float,
         default=8.0,
@@ -85,6 +92,9 @@ async def _one_game(
     errors: list[str],
     counts: list[int],
     pace: float = 8.0,
+    watch: str | None = None,
+    sent_times: dict[tuple[str, int], float] | None = None,
+    wlat: list[float] | None = None,
 ) -> None:
     import httpx
     from websockets.asyncio.client import connect
@@ -97,6 +107,9 @@ async def _one_game(
         g = r.json()
     game_id, token = g["id"], g["token"]
     ws_base = base.replace("http", "ws", 1)
+    watcher = None
+    if watch is not None and sent_times is not None and wlat is not None:
+        watcher = asyncio.create_task(_watch(watch.replace("http", "ws", 1), game_id, deadline, sent_times, wlat))
     while time.monotonic() < deadline:
         async with connect(f"{ws_base}/ws/{game_id}", max_size=2**22, compression=None) as ws:
             await ws.send(json.dumps({"type": "hello", "token": token}))
@@ -147,35 +160,135 @@ async def _one_game(
                         await asyncio.sleep(wait)
                 sent_ply = st["ply"]
                 sent_at = last_sent = time.monotonic()
+                if watcher is not None and sent_times is not None:
+                    sent_times[(game_id, sent_ply)] = sent_at
                 await ws.send(json.dumps({"type": "move", "move": text, "ply": sent_ply}))
             if next_id is None:
-                return
+                break
             game_id = next_id
+    if watcher is not None:
+        await watcher
 
 
-async def play_games(urls: list[str], games: int, seconds: float, seed: int, pace: float = 8.0) -> dict[str, Any]:
+async def _watch(
+    ws_base: str, game_id: str, deadline: float, sent: dict[tuple[str, int], float], wlat: list[float]
+) -> None:
+    """A spectator: the delay from a move being sent (elsewhere) to this client seeing it."""
+    from websockets.asyncio.client import connect
+
+    while time.monotonic() < deadline:
+        follow = None
+        async with connect(f"{ws_base}/ws/{game_id}", max_size=2**22, compression=None) as ws:
+            while time.monotonic() < deadline:
+                try:
+                    msg = json.loads(await asyncio.wait_for(ws.recv(), max(0.01, deadline - time.monotonic())))
+                except TimeoutError:
+                    return
+                if msg["type"] != "state":
+                    continue
+                st = msg["game"]
+                t = sent.pop((game_id, st["ply"] - 1), None)
+                if t is not None:
+                    wlat.append(time.monotonic() - t)
+                if st.get("rematch_id"):
+                    follow = st["rematch_id"]
+                    break
+        if follow is None:
+            return
+        game_id = follow
+
+
+async def _ai_game(
+    base: str, level: str, deadline: float, rng: random.Random, counts: list[int], errors: list[str]
+) -> None:
+    """A person against the AI, answering at once: keeps the AI queue busy."""
+    import httpx
+    from websockets.asyncio.client import connect
+
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        r = await http.post("/api/games", json={"mode": "ai", "level": level, "side": "south"})
+        if r.status_code != 201:
+            errors.append(f"create ai game: {r.status_code} {r.text[:100]}")
+            return
+        g = r.json()
+    async with connect(f"{base.replace('http', 'ws', 1)}/ws/{g['id']}", max_size=2**22) as ws:
+        await ws.send(json.dumps({"type": "hello", "token": g["token"]}))
+        mine = False
+        while time.monotonic() < deadline:
+            try:
+                msg = json.loads(await asyncio.wait_for(ws.recv(), max(0.01, deadline - time.monotonic())))
+            except TimeoutError:
+                return
+            if msg["type"] == "welcome":
+                mine = msg["role"] == "south"
+            if msg["type"] != "state" or not mine:
+                continue
+            st = msg["game"]
+            if st["status"] != "playing":
+                return
+            if st["turn"] == "south" and st["ply"] > 0:
+                counts[1] += 1  # the AI answered
+            if st["turn"] == "south":
+                moves = [f"{p}@{c}" for p, cells in st["legal"].items() for c in cells] or ["pass"]
+                await ws.send(json.dumps({"type": "move", "move": rng.choice(moves), "ply": st["ply"]}))
+
+
+async def play_games(
+    urls: list[str],
+    games: int,
+    seconds: float,
+    seed: int,
+    pace: float = 8.0,
+    watchers: bool = False,
+    ai_games: int = 0,
+    ai_level: str = "expert",
+) -> dict[str, Any]:
     """Play ``games`` games spread over ``urls`` for ``seconds``; moves, latencies (s) and errors."""
     lat: list[float] = []
+    wlat: list[float] = []
+    sent_times: dict[tuple[str, int], float] = {}
     errors: list[str] = []
-    counts = [0]
+    counts = [0, 0]
     rng = random.Random(seed)
     deadline = time.monotonic() + seconds
     tasks = []
     for i in range(games):
         tasks.append(
             asyncio.create_task(
-                _one_game(urls[i % len(urls)], deadline, random.Random(rng.random()), lat, errors, counts, pace)
+                _one_game(
+                    urls[i % len(urls)],
+                    deadline,
+                    random.Random(rng.random()),
+                    lat,
+                    errors,
+                    counts,
+                    pace,
+                    urls[(i + 1) % len(urls)] if watchers else None,
+                    sent_times,
+                    wlat,
+                )
             )
         )
         await asyncio.sleep(0)
+    for i in range(ai_games):
+        tasks.append(
+            asyncio.create_task(_ai_game(urls[i % len(urls)], ai_level, deadline, random.Random(i), counts, errors))
+        )
     started = time.monotonic()
     done = await asyncio.gather(*tasks, return_exceptions=True)
     errors += [f"{type(e).__name__}: {e}"[:120] for e in done if isinstance(e, BaseException)]
-    return {"moves": counts[0], "latencies": lat, "errors": errors, "elapsed": time.monotonic() - started}
+    return {
+        "moves": counts[0],
+        "latencies": lat,
+        "watch_latencies": wlat,
+        "ai_moves": counts[1],
+        "errors": errors,
+        "elapsed": time.monotonic() - started,
+    }
 
 
-def _client_process(urls: list[str], games: int, seconds: float, seed: int, pace: float, out: Any) -> None:
-    out.put(asyncio.run(play_games(urls, games, seconds, seed, pace)))
+def _client_process(urls: list[str], games: int, seconds: float, seed: int, opts: dict[str, Any], out: Any) -> None:
+    out.put(asyncio.run(play_games(urls, games, seconds, seed, **opts)))
 
 
 def _start_servers(n: int, db: str) -> list[tuple[subprocess.Popen[str], str]]:
@@ -242,16 +355,20 @@ def run(args: argparse.Namespace) -> int:
         kind = "PostgreSQL" if db.startswith("postgresql") else "SQLite"
         where = f"{len(servers)} server process(es) started here on {kind}"
     try:
+        opts = {"pace": args.pace, "watchers": args.watchers, "ai_games": args.ai_games, "ai_level": args.ai_level}
         cpu0 = {p.pid: _cpu_seconds(p.pid) for p, _ in servers}
         t0 = time.monotonic()
         if args.clients <= 1:
-            res = asyncio.run(play_games(urls, games, seconds, args.seed, args.pace))
+            res = asyncio.run(play_games(urls, games, seconds, args.seed, **opts))
         else:
             ctx = multiprocessing.get_context("spawn")
             q = ctx.Queue()
             share = [games // args.clients + (1 if i < games % args.clients else 0) for i in range(args.clients)]
             procs = [
-                ctx.Process(target=_client_process, args=(urls, n, seconds, args.seed + i, args.pace, q))
+                ctx.Process(
+                    target=_client_process,
+                    args=(urls, n, seconds, args.seed + i, dict(opts, ai_games=opts["ai_games"] if i == 0 else 0), q),
+                )
                 for i, n in enumerate(share)
             ]
             for p in procs:
@@ -262,6 +379,8 @@ def run(args: argparse.Namespace) -> int:
             res = {
                 "moves": sum(x["moves"] for x in parts),
                 "latencies": [v for x in parts for v in x["latencies"]],
+                "watch_latencies": [v for x in parts for v in x["watch_latencies"]],
+                "ai_moves": sum(x["ai_moves"] for x in parts),
                 "errors": [e for x in parts for e in x["errors"]],
                 "elapsed": max(x["elapsed"] for x in parts),
             }
@@ -287,6 +406,15 @@ def run(args: argparse.Namespace) -> int:
         f"p50 {_pct(lat, 0.50) * 1000:.1f} ms, p99 {_pct(lat, 0.99) * 1000:.1f} ms, "
         f"max {(lat[-1] if lat else float('nan')) * 1000:.1f} ms"
     )
+    if args.watchers:
+        wl = sorted(res["watch_latencies"])
+        print(
+            f"spectators on another server ({len(wl)} updates): move sent to state seen: "
+            f"p50 {_pct(wl, 0.50) * 1000:.1f} ms, p99 {_pct(wl, 0.99) * 1000:.1f} ms, "
+            f"max {(wl[-1] if wl else float('nan')) * 1000:.1f} ms"
+        )
+    if args.ai_games:
+        print(f"meanwhile {args.ai_games} games against the AI ({args.ai_level}): {res['ai_moves']} AI moves")
     counts: dict[str, int] = {}
     for e in res["errors"]:
         counts[e] = counts.get(e, 0) + 1
