@@ -308,9 +308,15 @@ class GameService:
         if status == "playing":
             moves = game.legal_moves()
             pass_only = moves == [PASS]
-            for m in moves:
-                if m.piece is not None and m.cell is not None:
-                    legal.setdefault(_p(m.piece), []).append(m.cell)
+            prev: Any = None
+            cells: list[str] = []
+            for m in moves:  # moves come grouped by piece: name each piece once, not once per cell
+                piece = m.piece
+                if piece is None or m.cell is None:
+                    continue
+                if piece is not prev:
+                    prev, cells = piece, legal.setdefault(_p(piece), [])
+                cells.append(m.cell)
         confront = {}
         for a in game.topology.alignments:
             c = game.confrontation(a.name)
