@@ -88,13 +88,13 @@ async def _one_game(
     base: str,
     deadline: float,
     rng: random.Random,
-    lat: list[float],
+    lat: list[tuple[float, float]],
     errors: list[str],
     counts: list[int],
     pace: float = 8.0,
     watch: str | None = None,
     sent_times: dict[tuple[str, int], float] | None = None,
-    wlat: list[float] | None = None,
+    wlat: list[tuple[float, float]] | None = None,
 ) -> None:
     import httpx
     from websockets.asyncio.client import connect
@@ -138,7 +138,8 @@ async def _one_game(
                     continue
                 st = msg["game"]
                 if sent_at is not None and st["ply"] > sent_ply:
-                    lat.append(time.monotonic() - sent_at)
+                    now = time.monotonic()
+                    lat.append((now, now - sent_at))
                     counts[0] += 1
                     sent_at = None
                 if sent_at is not None:
@@ -189,7 +190,8 @@ async def _watch(
                 st = msg["game"]
                 t = sent.pop((game_id, st["ply"] - 1), None)
                 if t is not None:
-                    wlat.append(time.monotonic() - t)
+                    now = time.monotonic()
+                    wlat.append((now, now - t))
                 if st.get("rematch_id"):
                     follow = st["rematch_id"]
                     break
@@ -244,13 +246,14 @@ async def play_games(
     ai_level: str = "expert",
 ) -> dict[str, Any]:
     """Play ``games`` games spread over ``urls`` for ``seconds``; moves, latencies (s) and errors."""
-    lat: list[float] = []
-    wlat: list[float] = []
+    lat: list[tuple[float, float]] = []
+    wlat: list[tuple[float, float]] = []
     sent_times: dict[tuple[str, int], float] = {}
     errors: list[str] = []
     counts = [0, 0]
     rng = random.Random(seed)
-    deadline = time.monotonic() + seconds
+    started = time.monotonic()
+    deadline = started + seconds
     tasks = []
     for i in range(games):
         tasks.append(
@@ -274,7 +277,6 @@ async def play_games(
         tasks.append(
             asyncio.create_task(_ai_game(urls[i % len(urls)], ai_level, deadline, random.Random(i), counts, errors))
         )
-    started = time.monotonic()
     done = await asyncio.gather(*tasks, return_exceptions=True)
     errors += [f"{type(e).__name__}: {e}"[:120] for e in done if isinstance(e, BaseException)]
     return {
@@ -396,11 +398,20 @@ def run(args: argparse.Namespace) -> int:
                 proc.kill()
         if tmp is not None:
             tmp.cleanup()
-    lat = sorted(res["latencies"])
-    elapsed = max(res["elapsed"], 1e-9)
+    # the figures cover the steady state: from one second after the first acknowledged move (all
+    # games created and connected by then, or nearly) to the end
+    stamps = sorted(t for t, _ in res["latencies"])
+    start = (stamps[0] + 1.0) if stamps else 0.0
+    window = [d for t, d in res["latencies"] if t >= start]
+    elapsed = max((stamps[-1] - start) if stamps else 0.0, 1e-9)
+    lat = sorted(window)
+    res["watch_latencies"] = [d for t, d in res["watch_latencies"] if t >= start]
     print(f"jericho loadtest: {games} hot-seat games for {seconds:g} s against {where}")
     print(f"machine: {_machine()}")
-    print(f"acknowledged moves: {res['moves']} ({res['moves'] / elapsed:.0f} moves/s)")
+    print(
+        f"acknowledged moves: {res['moves']} in all; steady state: {len(lat)} in {elapsed:.1f} s "
+        f"= {len(lat) / elapsed:.0f} moves/s"
+    )
     print(
         "latency, move sent to state received: "
         f"p50 {_pct(lat, 0.50) * 1000:.1f} ms, p99 {_pct(lat, 0.99) * 1000:.1f} ms, "
