@@ -409,3 +409,21 @@ def test_x_forwarded_for_is_trusted_only_from_the_named_proxies(tmp_path: Path, 
         # by default the header is ignored (all three come from 127.0.0.1); behind a named proxy,
         # each forwarded address has its own allowance
         assert [r.status_code for r in codes] == [201, 201, third], srv.url
+
+
+def test_serve_workers_runs_several_processes_on_one_port(pg: str, servers: Callable[..., Server]) -> None:
+    srv = servers(pg, "--workers", "2", "--ai-processes", "-1")
+    pids = set()
+    for _ in range(60):  # a fresh connection each time: the kernel spreads them over the processes
+        pids.add(httpx.get(srv.url + "/healthz", headers={"Connection": "close"}).json()["pid"])
+        if len(pids) == 2:
+            break
+    assert len(pids) == 2, pids
+    g = srv.post("/api/games", {"mode": "hotseat"}).json()
+    for ply in range(6):  # each move on a new connection, whichever process takes it
+        c = Client(srv.ws(g["id"]), g["token"])
+        st = c.wait(lambda s, p=ply: s["ply"] == p)  # type: ignore[misc]
+        c.send(type="move", move=legal(st, ply), ply=ply)
+        assert c.answer()["type"] == "ack"
+        c.ws.close()
+    assert len(stored(pg, g["id"]).moves) == 6
