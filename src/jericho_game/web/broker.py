@@ -10,7 +10,8 @@ One small interface, two implementations:
 
 A message is ``(game_id, version)``: the receiver reloads the game from the database when its
 copy is older (a message never carries state, so a lost or late one cannot mislead anyone).
-Version ``-1`` says only the game's place in the AI queue changed.  ``on_job`` hears that an
+Version ``-1`` says only the game's place in the AI queue changed; game ``"*"`` (after the
+listening connection was lost and restored) says any game may have changed.  ``on_job`` hears that an
 AI job was queued (workers wake up at once instead of at their next poll).
 """
 
@@ -90,6 +91,10 @@ class PostgresBroker(Broker):
                 async with await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True) as conn:
                     await conn.execute(f"LISTEN {GAMES_CHANNEL}")
                     await conn.execute(f"LISTEN {JOBS_CHANNEL}")
+                    if self._ready.is_set() and self.on_change is not None:
+                        # notifications sent while we were not listening are lost: "everything
+                        # may have changed" (version 0 makes every listener check the database)
+                        self.on_change("*", 0)
                     self._ready.set()
                     delay = 0.2
                     async for note in conn.notifies():

@@ -251,6 +251,13 @@ class Transport:
     # -- fan-out ---------------------------------------------------------------------------
     def on_change(self, game_id: str, version: int) -> None:
         """A game changed (here or in another process): bring this process's clients up to date."""
+        if game_id == "*":  # the broker may have missed changes: check every game with clients
+            for gid in list(self.conns):
+                try:
+                    self._broadcast_room(self.service.room(gid))  # reloaded if the stored version is newer
+                except Exception:  # noqa: BLE001 - e.g. the game is gone: its clients hear of it on reconnect
+                    log.exception("could not check game %s after the broker reconnected", gid)
+            return
         if not self.conns.get(game_id):
             return
         try:
