@@ -427,3 +427,52 @@ def test_serve_workers_runs_several_processes_on_one_port(pg: str, servers: Call
         assert c.answer()["type"] == "ack"
         c.ws.close()
     assert len(stored(pg, g["id"]).moves) == 6
+
+
+def test_the_postgres_broker_hears_every_process_and_survives_a_lost_connection(pg: str) -> None:
+    import asyncio
+
+    import psycopg
+
+    from jericho_game.web.broker import PostgresBroker
+    from jericho_game.web.storage import GameRecord
+
+    async def scenario() -> list[tuple[str, int]]:
+        heard: list[tuple[str, int]] = []
+        broker = PostgresBroker(pg)
+        await broker.start(on_change=lambda gid, v: heard.append((gid, v)))
+        store = Storage(pg)  # another "process": its writes reach the broker only through NOTIFY
+        try:
+            store.create(GameRecord(id="brk1", mode="hotseat", south_token="t", north_token="t"))
+            with store.write("brk1") as tx:
+                rec = tx.load()
+                tx.save(rec)
+            for _ in range(100):
+                if ("brk1", 1) in heard:
+                    break
+                await asyncio.sleep(0.02)
+            # the listening connection dies: the broker reconnects and says "anything may have changed"
+            async with await psycopg.AsyncConnection.connect(broker.conninfo, autocommit=True) as admin:
+                await admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()"
+                )
+            for _ in range(200):
+                if ("*", 0) in heard:
+                    break
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.1)
+            with store.write("brk1") as tx:
+                tx.save(tx.load())
+            for _ in range(100):
+                if ("brk1", 2) in heard:
+                    break
+                await asyncio.sleep(0.02)
+        finally:
+            await broker.close()
+            store.close()
+        return heard
+
+    heard = asyncio.run(scenario())
+    assert ("brk1", 0) in heard and ("brk1", 1) in heard  # the creation and the change
+    assert ("*", 0) in heard and ("brk1", 2) in heard  # the reconnection, then live again
