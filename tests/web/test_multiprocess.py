@@ -290,6 +290,8 @@ def test_kill_9_of_a_server_its_clocks_and_ai_moves_are_taken_over(pg: str, serv
     player.send(type="move", move=legal(player.state), ply=0)
     assert player.answer()["type"] == "ack"
     watcher = Client(b.ws(clocked["id"]))
+    ai_processes = _children(a.proc.pid)
+    assert ai_processes, "server A thinks in child processes"
     a.stop(signal.SIGKILL)  # mid-thought, holding the AI job and the clock's timer
     killed_at = time.monotonic()
     st = watcher.wait(lambda s: s["status"] == "over", 15)
@@ -298,6 +300,21 @@ def test_kill_9_of_a_server_its_clocks_and_ai_moves_are_taken_over(pg: str, serv
     assert ai_state["turn"] == "north" and not ai_state["ai_thinking"]
     assert time.monotonic() - killed_at < 20
     assert stored(pg, ai["id"]).moves == ai_state["moves"]
+    while any(Path(f"/proc/{pid}").exists() for pid in ai_processes):  # A's AI processes follow it
+        assert time.monotonic() - killed_at < 20, "AI processes outlived their killed server"
+        time.sleep(0.2)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 def test_jericho_worker_runs_the_ai_moves_of_the_servers(pg: str, servers: Callable[..., Server]) -> None:

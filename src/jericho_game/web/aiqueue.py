@@ -37,11 +37,26 @@ log = logging.getLogger("jericho_game.web")
 LEASE = 6.0  # seconds a claim holds without renewal: how long a dead runner's job waits
 
 
-def _lower_priority(nice: int) -> None:
+def _worker_init(nice: int) -> None:
+    """Set up one AI process: lower its priority, and make it exit with its parent.
+
+    A parent killed with ``kill -9`` (or stopped before the pool could say goodbye) would
+    otherwise leave its AI processes waiting for work forever."""
     try:
         os.nice(nice)
     except (AttributeError, OSError):  # not everywhere (Windows), and a limit is not a failure
         pass
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    import threading
+
+    threading.Thread(target=watch, name="jericho-parent-watch", daemon=True).start()
 
 
 def think(level: str, start_position: str | None, moves: list[str], limit: Limit | None) -> str | None:
@@ -69,7 +84,7 @@ def make_pool(processes: int, nice: int = 10) -> Executor:
     if processes <= 0:
         return ThreadPoolExecutor(max_workers=2, thread_name_prefix="jericho-ai")
     ctx = multiprocessing.get_context("spawn")  # never fork a process with an event loop and threads
-    return ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_lower_priority, initargs=(nice,))
+    return ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_worker_init, initargs=(nice,))
 
 
 class AIRunner:
