@@ -277,7 +277,9 @@ async def play_games(
         tasks.append(
             asyncio.create_task(_ai_game(urls[i % len(urls)], ai_level, deadline, random.Random(i), counts, errors))
         )
+    cpu = time.process_time()
     done = await asyncio.gather(*tasks, return_exceptions=True)
+    cpu = time.process_time() - cpu
     errors += [f"{type(e).__name__}: {e}"[:120] for e in done if isinstance(e, BaseException)]
     return {
         "moves": counts[0],
@@ -286,6 +288,7 @@ async def play_games(
         "ai_moves": counts[1],
         "errors": errors,
         "elapsed": time.monotonic() - started,
+        "client_cpu": cpu,
     }
 
 
@@ -383,6 +386,7 @@ def run(args: argparse.Namespace) -> int:
                 "latencies": [v for x in parts for v in x["latencies"]],
                 "watch_latencies": [v for x in parts for v in x["watch_latencies"]],
                 "ai_moves": sum(x["ai_moves"] for x in parts),
+                "client_cpu": sum(x["client_cpu"] for x in parts),
                 "errors": [e for x in parts for e in x["errors"]],
                 "elapsed": max(x["elapsed"] for x in parts),
             }
@@ -438,4 +442,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"server CPU {url}: {b - a:.1f} s over {wall:.1f} s ({(b - a) / wall * 100:.0f}% of one core)")
     if not servers:
         print("server CPU: not measured (servers not started by this command)")
+    print(f"client CPU: {res['client_cpu']:.1f} s over {wall:.1f} s ({args.clients} process(es))")
     return 0 if res["moves"] > 0 else 1
