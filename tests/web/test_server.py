@@ -794,7 +794,7 @@ def test_a_slow_client_gets_only_the_latest_state_never_an_older_one_after_a_new
         t.broadcast(room)  # ply 0: the slow client's first send hangs on the gate
         await asyncio.sleep(0.01)
         for ply, mv in enumerate(["5R@d2", "1G@d3", "2Y@d3"]):
-            t.after(await t.service.move(room.rec.id, frozenset(["south", "north"]), mv, ply))
+            await t.service.move(room.rec.id, frozenset(["south", "north"]), mv, ply, on_commit=t.after)
             await asyncio.sleep(0.01)
         assert len(slow.queue) == 1, "waiting states are coalesced into the latest"
         gate.set()
@@ -823,7 +823,7 @@ def test_a_client_that_does_not_read_is_closed_and_the_others_still_get_every_st
         pumps = [asyncio.create_task(c.pump(t.limits)) for c in (stuck, fine)]
         t.broadcast(room)
         await asyncio.sleep(0.1)  # the stuck client's send times out
-        t.after(await t.service.move(room.rec.id, frozenset(["south", "north"]), "5R@d2", 0))
+        await t.service.move(room.rec.id, frozenset(["south", "north"]), "5R@d2", 0, on_commit=t.after)
         await asyncio.sleep(0.02)
         for p in pumps:
             p.cancel()

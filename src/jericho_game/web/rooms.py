@@ -25,6 +25,7 @@ import secrets
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,7 +145,10 @@ class GameService:
         self.creates: dict[str, deque[float]] = {}
         self._levels: list[str] | None = None
         self.busy_rooms: Callable[[str], bool] = lambda gid: False  # the transport: rooms with clients
-        self._group: list[tuple[str, Callable[[Tx, Room], Change], asyncio.Future[Change]]] = []
+        self._group: list[Any] = []  # (game id, decide, future, on_commit) waiting for the next group
+        self._in_flight = False  # a group is being committed on the database thread
+        self.committing: set[str] = set()  # the games of that group
+        self._db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-db")
 
     # -- levels ----------------------------------------------------------------------------
     def levels(self) -> list[str]:
@@ -199,36 +203,37 @@ class GameService:
         """The cached room, if any (for the transport's bookkeeping; never for a decision)."""
         return self.rooms.get(game_id)
 
-    def _install(self, rec: GameRecord, game: Game | None = None, *, in_tx: bool = False) -> Room:
-        """Cache ``rec`` (with ``game`` when the caller already has it), reusing the cached game when
-        the stored moves only extend it."""
+    def _build(self, rec: GameRecord) -> Room:
+        """A room for ``rec``, reusing the cached game when the stored moves only extend it (no caching:
+        safe on the database thread)."""
         old = self.rooms.get(rec.id)
-        if game is None:
-            if (
-                old is not None
-                and old.rec.start_position == rec.start_position
-                and rec.moves[: len(old.rec.moves)] == old.rec.moves
-            ):
-                game = old.game.copy()
-                try:
-                    for mv in rec.moves[len(old.rec.moves) :]:
-                        game.play(mv)
-                except JerichoError as exc:
-                    raise ClientError("corrupt_game", f"stored game {rec.id!r} cannot be replayed: {exc}", 500) from exc
-            else:
-                try:
-                    game = replay(rec)
-                except JerichoError as exc:
-                    raise ClientError("corrupt_game", f"stored game {rec.id!r} cannot be replayed: {exc}", 500) from exc
+        if (
+            old is not None
+            and old.rec.start_position == rec.start_position
+            and rec.moves[: len(old.rec.moves)] == old.rec.moves
+        ):
+            game = old.game.copy()
+            moves = rec.moves[len(old.rec.moves) :]
+        else:
+            game = Game.from_position(rec.start_position) if rec.start_position else Game()
+            moves = rec.moves
+        try:
+            for mv in moves:
+                game.play(mv)
+        except JerichoError as exc:
+            raise ClientError("corrupt_game", f"stored game {rec.id!r} cannot be replayed: {exc}", 500) from exc
         room = Room(rec, game)
         if old is not None:
             room.present = old.present
-            room.ai_place = old.ai_place if old.version == rec.version else None
+        return room
+
+    def _install(self, rec: GameRecord) -> Room:
+        """Cache the room of ``rec`` (replayed, or extended from the cached one) with its AI place."""
+        room = self._build(rec)
         self.rooms[rec.id] = room
         self.rooms.move_to_end(rec.id)
         self._evict()
-        if not in_tx:  # inside a transaction only its own connection may be used
-            room.ai_place = self._job_place(room)
+        room.ai_place = self._job_place(room)
         return room
 
     def _evict(self) -> None:
@@ -241,11 +246,12 @@ class GameService:
                 return
 
     def _fresh(self, tx: Tx) -> Room:
-        """The room at the version locked by ``tx``: the cached copy if it is that version, else reloaded."""
+        """The room at the version locked by ``tx``: the cached copy if it is that version, else reloaded
+        (not cached: the committed room is, once the transaction is over)."""
         room = self.rooms.get(tx.game_id)
         if room is not None and room.version == tx.version:
             return room
-        return self._install(tx.load(), in_tx=True)
+        return self._build(tx.load())
 
     def refresh(self, game_id: str, version: int) -> Room | None:
         """Bring a cached room up to ``version`` after another process announced it (None: not cached,
@@ -487,57 +493,92 @@ class GameService:
             return ClientError("busy", f"the server is busy: {exc}; try again soon", 503)
         return exc
 
-    async def _write_grouped(self, game_id: str, decide: Callable[[Tx, Room], Change]) -> Change:
+    async def _write_grouped(
+        self,
+        game_id: str,
+        decide: Callable[[Tx, Room], Change],
+        on_commit: Callable[[Change], None] | None = None,
+    ) -> Change:
         """:meth:`_write`, with the changes that arrive together committed together (group commit).
 
-        The changes requested while the event loop was busy run as savepoints of one transaction,
-        in the order of their games' ids (so two processes' groups always lock rows in the same
-        order and never deadlock); the whole group commits once, then every request is answered.
-        A refused change rolls back only its savepoint; a failed commit fails them all (nothing
-        was acknowledged)."""
+        The changes requested while the previous group was being committed run as savepoints of
+        one transaction, on the database thread (the event loop goes on reading messages while
+        the disk flushes), in the order of their games' ids (so two processes' groups always lock
+        rows in the same order and never deadlock); the whole group commits once, then every
+        request is answered.  A refused change rolls back only its savepoint; a failed commit
+        fails them all (nothing was acknowledged).  ``on_commit`` runs as soon as the change is
+        committed, before anything else on the event loop (the mover's ``ack`` goes out before
+        any broadcast of the new state)."""
         self._check_id(game_id)
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[Change] = loop.create_future()
-        self._group.append((game_id, decide, fut))
-        if len(self._group) == 1:
-            loop.call_soon(self._commit_group)
+        self._group.append((game_id, decide, fut, on_commit))
+        if len(self._group) == 1 and not self._in_flight:
+            loop.call_soon(self._start_group)
         return await fut
 
-    def _commit_group(self) -> None:
+    def _start_group(self) -> None:
+        if self._in_flight or not self._group:
+            return
         group, self._group = self._group, []
         group.sort(key=lambda item: item[0])  # stable: one game's changes keep their order
+        self._in_flight = True
+        self.committing = {item[0] for item in group}
+        loop = asyncio.get_running_loop()
+        work = loop.run_in_executor(self._db_thread, self._run_group, [(g, d) for g, d, *_ in group])
+        work.add_done_callback(lambda done: self._end_group(group, done))
+
+    def _run_group(self, items: list[tuple[str, Callable[[Tx, Room], Change]]]) -> list[Change | Exception]:
+        """The group's transaction (on the database thread): every change in its savepoint, one commit."""
         outcomes: list[Change | Exception] = []
+        with self.storage.batch() as conn:
+            latest: dict[str, Room] = {}  # rooms changed earlier in this group
+            for game_id, decide in items:
+                try:
+                    with self.storage.change(conn, game_id) as tx:
+                        room = latest.get(game_id)
+                        if room is None or room.version != tx.version:
+                            room = self._fresh(tx)
+                        change = decide(tx, room)
+                        change.committed = tx.saved is not None
+                    latest[game_id] = change.room
+                    outcomes.append(change)
+                except Exception as exc:  # noqa: BLE001 - this change is refused, the others go on
+                    outcomes.append(exc)
+        return outcomes
+
+    def _end_group(self, group: list[Any], done: asyncio.Future[list[Change | Exception]]) -> None:
+        """Back on the event loop: cache the committed rooms and answer every request of the group."""
+        self._in_flight = False
+        self.committing = set()
         try:
-            with self.storage.batch() as conn:
-                latest: dict[str, Room] = {}  # rooms changed earlier in this group
-                for game_id, decide, _ in group:
-                    try:
-                        with self.storage.change(conn, game_id) as tx:
-                            room = latest.get(game_id)
-                            if room is None or room.version != tx.version:
-                                room = self._fresh(tx)
-                            change = decide(tx, room)
-                            change.committed = tx.saved is not None
-                        latest[game_id] = change.room
-                        outcomes.append(change)
-                    except Exception as exc:  # noqa: BLE001 - this change is refused, the others go on
-                        outcomes.append(exc)
+            outcomes = done.result()
         except Exception as exc:  # noqa: BLE001 - the commit failed: nothing of the group was stored
-            for *_, fut in group:
+            for _, _, fut, _ in group:
                 if not fut.done():
                     fut.set_exception(exc)
-            return
-        for (game_id, _, fut), outcome in zip(group, outcomes, strict=True):
-            if fut.done():
-                continue
+            outcomes = None
+        for i, (game_id, _, fut, on_commit) in enumerate(group if outcomes is not None else []):
+            outcome = outcomes[i]  # type: ignore[index]
             if isinstance(outcome, Change):
                 self._publish(outcome.room)
-                fut.set_result(outcome)
-            else:
+                if on_commit is not None:
+                    try:
+                        on_commit(outcome)
+                    except Exception:  # noqa: BLE001 - the change is stored; its announcement failed
+                        log.exception("could not announce a change of game %s", game_id)
+                if not fut.done():
+                    fut.set_result(outcome)
+            elif not fut.done():
                 try:
                     fut.set_exception(self._refusal(game_id, outcome))
                 except Exception as exc:  # noqa: BLE001 - e.g. the database went away meanwhile
                     fut.set_exception(exc)
+        self._start_group()  # the changes that arrived meanwhile
+
+    def close(self) -> None:
+        """Stop the database thread."""
+        self._db_thread.shutdown(wait=False)
 
     def _charge(self, rec: GameRecord, game: Game) -> None:
         """Stop the running clock: subtract the time spent by the side to move."""
@@ -731,8 +772,17 @@ class GameService:
             raise ClientError("not_your_turn", f"it is {turn}'s turn, not yours")
         return turn
 
-    async def move(self, game_id: str, seats: frozenset[str], text: Any, ply: int | None) -> Change:
-        """Play ``text`` for the seat to move; ``ply``: the ply the client saw (else ``moved_on``)."""
+    async def move(
+        self,
+        game_id: str,
+        seats: frozenset[str],
+        text: Any,
+        ply: int | None,
+        on_commit: Callable[[Change], None] | None = None,
+    ) -> Change:
+        """Play ``text`` for the seat to move; ``ply``: the ply the client saw (else ``moved_on``).
+
+        ``on_commit`` (the transport's acknowledgement and broadcast) runs once the move is stored."""
         if not isinstance(text, str) or len(text) > 32:
             raise ClientError("bad_message", "a move message needs 'move': notation such as '5R@d2'")
         if ply is not None and (not isinstance(ply, int) or isinstance(ply, bool)):
@@ -756,7 +806,7 @@ class GameService:
             new = self._commit(tx, room, rec, game, played)
             return Change(new, ack={"type": "ack", "ply": len(room.rec.moves) + 1, "move": str(move)})
 
-        return await self._write_grouped(game_id, decide)
+        return await self._write_grouped(game_id, decide, on_commit)
 
     def undo(self, game_id: str, seats: frozenset[str]) -> Change:
         """Take back the last move of the person (and the AI's reply / forced passes after it)."""

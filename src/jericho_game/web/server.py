@@ -260,6 +260,11 @@ class Transport:
             return
         if not self.conns.get(game_id):
             return
+        if game_id in self.service.committing:
+            # this process is committing a change of the game: its mover's ack goes out first,
+            # then the state; look again once that is done
+            asyncio.get_running_loop().call_later(0.005, self.on_change, game_id, version)
+            return
         try:
             if version < 0:
                 room = self.service.cached(game_id)
@@ -400,7 +405,11 @@ class Transport:
                 self._hello(game_id, conn, msg)
             elif kind == "move":
                 ply = msg.get("ply")
-                self._done(await self.service.move(game_id, seats, msg.get("move"), ply), conn, ref)
+                change = await self.service.move(
+                    game_id, seats, msg.get("move"), ply, on_commit=lambda ch: self.after(ch, conn, ref)
+                )
+                if change.error is not None:
+                    raise change.error
             elif kind == "undo":
                 self._done(self.service.undo(game_id, seats), conn, ref)
             elif kind == "resign":
@@ -701,6 +710,7 @@ def create_app(
         await transport.start()
         yield
         await transport.stop()
+        service.close()
         storage.close()
 
     routes = [
