@@ -821,8 +821,10 @@ def test_a_client_that_does_not_read_is_closed_and_the_others_still_get_every_st
         t.conns[room.rec.id] = {stuck, fine}
         stuck.on_drop = lambda c, why: t._forget(room.rec.id, c)
         pumps = [asyncio.create_task(c.pump(t.limits)) for c in (stuck, fine)]
+        pumps.append(asyncio.create_task(t._watchdog()))
         t.broadcast(room)
-        await asyncio.sleep(0.1)  # the stuck client's send times out
+        await asyncio.sleep(0.1)  # the stuck client's send does not end: the watchdog closes it
+        assert stuck.dropped
         await t.service.move(room.rec.id, frozenset(["south", "north"]), "5R@d2", 0, on_commit=t.after)
         await asyncio.sleep(0.02)
         for p in pumps:

@@ -144,19 +144,18 @@ class Conn:
             self.task.cancel()
 
     async def pump(self, limits: Limits) -> None:
-        """Send queued messages one at a time, in order; a send that hangs closes the client."""
+        """Send queued messages one at a time, in order."""
         while not self.dropped:
             if not self.queue:
                 self.ready.clear()
                 await self.ready.wait()
                 continue
             _, text = self.queue.popleft()
+            # a send that hangs is noticed by the next put() or by the transport's watchdog (a
+            # timeout per message would cost a task per message)
             self.sending_since = time.monotonic()
             try:
-                await asyncio.wait_for(self.ws.send_text(text), limits.send_timeout)
-            except TimeoutError:
-                self.drop(f"it did not read for {limits.send_timeout:g} s")
-                return
+                await self.ws.send_text(text)
             except Exception:  # noqa: BLE001 - closed sockets raise various errors
                 self.drop("the connection is gone", stop=False)  # its handler sees the disconnect
                 return
@@ -230,6 +229,7 @@ class Transport:
         """Listen to the broker, start the clock sweeper and the AI runner."""
         await self.broker.start(self.on_change, self.runner.wake if self.runner else None)
         self._spawn(self._sweeper())
+        self._spawn(self._watchdog())
         if self.runner is not None:
             self._spawn(self.runner.run())
 
@@ -353,6 +353,18 @@ class Transport:
                 continue
             for gid in due:
                 self._flag(gid)
+
+    async def _watchdog(self) -> None:
+        """Close the clients whose current message has not gone out within the send timeout."""
+        every = min(1.0, self.limits.send_timeout / 4)
+        while True:
+            await asyncio.sleep(every)
+            now = time.monotonic()
+            for conns in list(self.conns.values()):
+                for conn in list(conns):
+                    since = conn.sending_since
+                    if since is not None and now - since > self.limits.send_timeout:
+                        conn.drop(f"it did not read for {self.limits.send_timeout:g} s")
 
     # -- AI --------------------------------------------------------------------------------
     def _play_ai(self, job: AIJob, move: str | None) -> None:
