@@ -425,11 +425,10 @@ class GameService:
         new_moves: list[str] | None = None,
         plies: int | None = None,
     ) -> Room:
-        """Write ``rec``/``game`` (the room after the change) in ``tx``: moves, AI job, deadline, version."""
-        if plies is not None:
-            tx.truncate(plies)
-        if new_moves:
-            tx.append_moves(len(room.rec.moves), new_moves)
+        """Write ``rec``/``game`` (the room after the change) in ``tx``: moves, AI job, deadline, version.
+
+        Every refusal comes before the first write (a group of changes relies on it: see
+        :meth:`_run_group`)."""
         rec.moves = list(room.rec.moves[: plies if plies is not None else None]) + list(new_moves or [])
         result, reason = _outcome(rec, game)
         if result is not None and rec.result is None:
@@ -439,13 +438,17 @@ class GameService:
         if side is not None and rec.turn_started is not None:
             rec.deadline = rec.turn_started + float(getattr(rec, f"{side}_time") or 0.0)
         ai_next = rec.mode == "ai" and _status(rec, game) == "playing" and game.turn.value == rec.ai_side
+        if ai_next and tx.waiting_jobs() >= self.max_ai_jobs:
+            raise ClientError(
+                "busy",
+                f"the server is busy: {self.max_ai_jobs} AI moves are waiting; nothing was changed, try again soon",
+                503,
+            )
+        if plies is not None:
+            tx.truncate(plies)
+        if new_moves:
+            tx.append_moves(len(room.rec.moves), new_moves)
         if ai_next:
-            if tx.waiting_jobs() >= self.max_ai_jobs:
-                raise ClientError(
-                    "busy",
-                    f"the server is busy: {self.max_ai_jobs} AI moves are waiting; nothing was changed, try again soon",
-                    503,
-                )
             tx.put_job(rec, tx.version + 1, rec.ai_level or "random")
         elif rec.mode == "ai":
             tx.drop_job()
@@ -529,21 +532,29 @@ class GameService:
         work.add_done_callback(lambda done: self._end_group(group, done))
 
     def _run_group(self, items: list[tuple[str, Callable[[Tx, Room], Change]]]) -> list[Change | Exception]:
-        """The group's transaction (on the database thread): every change in its savepoint, one commit."""
+        """The group's transaction (on the database thread): the changes one after the other, one commit.
+
+        A change refused before it wrote anything (every :class:`ClientError` is: see
+        :meth:`_commit`) is simply left out; anything failing after a write aborts the whole
+        group, so a half-made change is never committed (no savepoints: they would cost two round
+        trips per change)."""
         outcomes: list[Change | Exception] = []
         with self.storage.batch() as conn:
             latest: dict[str, Room] = {}  # rooms changed earlier in this group
             for game_id, decide in items:
+                tx: Tx | None = None
                 try:
-                    with self.storage.change(conn, game_id) as tx:
-                        room = latest.get(game_id)
-                        if room is None or room.version != tx.version:
-                            room = self._fresh(tx)
-                        change = decide(tx, room)
-                        change.committed = tx.saved is not None
+                    tx = self.storage.lock(conn, game_id)
+                    room = latest.get(game_id)
+                    if room is None or room.version != tx.version:
+                        room = self._fresh(tx)
+                    change = decide(tx, room)
+                    change.committed = tx.saved is not None
                     latest[game_id] = change.room
                     outcomes.append(change)
                 except Exception as exc:  # noqa: BLE001 - this change is refused, the others go on
+                    if tx is not None and tx.wrote:
+                        raise  # a half-made change: nothing of the group may be committed
                     outcomes.append(exc)
         return outcomes
 

@@ -248,6 +248,7 @@ class Tx:
         self.game_id = game_id
         self.version = version
         self.saved: int | None = None  # the new version once saved
+        self.wrote = False  # whether this change wrote anything yet
 
     def load(self) -> GameRecord:
         """The game as stored now (inside this transaction)."""
@@ -257,6 +258,7 @@ class Tx:
 
     def append_moves(self, first_ply: int, moves: list[str]) -> None:
         """Store ``moves`` as plies ``first_ply``, ``first_ply + 1``, ..."""
+        self.wrote = True
         now = time.time()
         self.conn.execute(
             _INSERT_MOVE,
@@ -265,10 +267,12 @@ class Tx:
 
     def truncate(self, plies: int) -> None:
         """Take back moves so that ``plies`` remain (undo)."""
+        self.wrote = True
         self.conn.execute(_DELETE_MOVES, {"id": self.game_id, "ply": plies})
 
     def put_job(self, rec: GameRecord, version: int, level: str) -> None:
         """Queue an AI move for ``rec`` at ``version`` (replacing any older job of the game)."""
+        self.wrote = True
         self.conn.execute(_DELETE_JOB, {"id": self.game_id})
         self.conn.execute(
             _INSERT_JOB,
@@ -294,6 +298,7 @@ class Tx:
 
     def drop_job(self) -> None:
         """Forget the game's waiting AI move, if any."""
+        self.wrote = True
         self.conn.execute(_DELETE_JOB, {"id": self.game_id})
 
     def waiting_jobs(self) -> int:
@@ -304,6 +309,7 @@ class Tx:
         """Write the game's settings, seats, clock and result with the version bumped; the new version.
 
         A compare-and-set: raises :class:`Conflict` if the stored version is no longer ``version``."""
+        self.wrote = True
         rec.updated_at = time.time()
         row = _row(rec)
         row["old_version"] = self.version
@@ -451,15 +457,9 @@ class Storage:
     @contextmanager
     def batch(self) -> Iterator[Connection]:
         """One transaction for several games' changes (group commit: one flush to disk for all);
-        each change runs in :meth:`change`, a savepoint, so a refused one leaves the others."""
+        each change takes its game's row lock with :meth:`lock`."""
         with self.engine.begin() as conn:
             yield conn
-
-    @contextmanager
-    def change(self, conn: Connection, game_id: str) -> Iterator[Tx]:
-        """A savepoint inside :meth:`batch` holding ``game_id``'s row lock; rolled back on error."""
-        with conn.begin_nested():
-            yield self.lock(conn, game_id)
 
     def lock(self, conn: Connection, game_id: str) -> Tx:
         """Lock ``game_id``'s row in ``conn``'s transaction (``KeyError``: no such game)."""
