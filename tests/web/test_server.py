@@ -907,3 +907,40 @@ def _transport_on(db: str) -> Any:
 
     service = GameService(Storage(resolve_db_url(db)), LocalBroker())
     return Transport(service, service.broker, Limits(), ai_processes=-1)
+
+
+def test_a_change_that_fails_after_writing_aborts_its_whole_group(db: str, monkeypatch: Any) -> None:
+    """Nothing half-made is ever committed: a failure after a write fails every move of the group."""
+    import asyncio
+
+    from jericho_game.web.storage import Tx
+
+    real_save = Tx.save
+
+    def save(self: Tx, rec: Any) -> int:
+        if rec.id == doomed[0]:
+            raise RuntimeError("disk full")
+        return real_save(self, rec)
+
+    doomed = [""]
+
+    async def scenario() -> tuple[list[Any], str, str]:
+        t = _transport_on(db)
+        both = frozenset(["south", "north"])
+        a, _ = t.service.create({"mode": "hotseat"})
+        b, _ = t.service.create({"mode": "hotseat"})
+        doomed[0] = b.rec.id
+        monkeypatch.setattr(Tx, "save", save)
+        results = await asyncio.gather(
+            t.service.move(a.rec.id, both, "5R@d2", 0),
+            t.service.move(b.rec.id, both, "5R@d2", 0),
+            return_exceptions=True,
+        )
+        monkeypatch.setattr(Tx, "save", real_save)
+        again = await t.service.move(a.rec.id, both, "5R@d2", 0)  # the game is intact and playable
+        t.service.storage.close()
+        return results, a.rec.id, again.ack["move"]
+
+    results, a_id, again = asyncio.run(scenario())
+    assert all(isinstance(r, RuntimeError) for r in results), results
+    assert stored_moves(db, a_id) == ["5R@d2"] and again == "5R@d2"  # only the retried move is stored
