@@ -944,3 +944,23 @@ def test_a_change_that_fails_after_writing_aborts_its_whole_group(db: str, monke
     results, a_id, again = asyncio.run(scenario())
     assert all(isinstance(r, RuntimeError) for r in results), results
     assert stored_moves(db, a_id) == ["5R@d2"] and again == "5R@d2"  # only the retried move is stored
+
+
+def test_games_waiting_for_the_ai_see_their_place_move_up(db: str) -> None:
+    with TestClient(create_app(db, ai_processes=-1)) as c:  # no AI here: the test claims the jobs
+        first = create(c, mode="ai", level="random", side="north")
+        second = create(c, mode="ai", level="random", side="north")
+        with connect(c, second["id"]) as raw:
+            ws = seat(raw, second["token"], "north")
+            assert ws.state is not None and ws.state["ai"] == {"status": "queued", "position": 2}
+            service, transport = c.app.state.service, c.app.state.transport  # type: ignore[attr-defined]
+            job = service.storage.claim_job("another-worker", 30.0)
+            assert job is not None and job.game_id == first["id"]  # oldest first
+            c.portal.call(transport.on_change, first["id"], -1)  # type: ignore[union-attr]  # the claim's NOTIFY
+            st = ws.until("state", lambda m: m["game"]["ai"]["position"] == 1)["game"]
+            assert st["ai"] == {"status": "queued", "position": 1} and st["ai_thinking"]
+            job2 = service.storage.claim_job("another-worker", 30.0)
+            assert job2 is not None and job2.game_id == second["id"]
+            c.portal.call(transport.on_change, second["id"], -1)  # type: ignore[union-attr]
+            st = ws.until("state", lambda m: m["game"]["ai"]["status"] == "thinking")["game"]
+            assert st["ai"] == {"status": "thinking", "position": 0}

@@ -258,6 +258,17 @@ class Transport:
                 except Exception:  # noqa: BLE001 - e.g. the game is gone: its clients hear of it on reconnect
                     log.exception("could not check game %s after the broker reconnected", gid)
             return
+        if version < 0:  # an AI job was claimed: that game, and every game queued behind it, moved up
+            queued = [g for g, (_, place) in self.sent.items() if place and self.conns.get(g)]
+            for gid in ([game_id] if self.conns.get(game_id) else []) + [g for g in queued if g != game_id]:
+                try:
+                    room = self.service.refresh(gid, -1)
+                except Exception:  # noqa: BLE001 - the next change or reconnect catches up
+                    log.exception("could not read the AI queue for game %s", gid)
+                    continue
+                if room is not None:
+                    self._broadcast_room(room)
+            return
         if not self.conns.get(game_id):
             return
         if game_id in self.service.committing:
@@ -266,16 +277,9 @@ class Transport:
             asyncio.get_running_loop().call_later(0.005, self.on_change, game_id, version)
             return
         try:
-            if version < 0:
-                room = self.service.cached(game_id)
-                self.service.refresh(game_id, -1)
-                for gid in [g for g, (_, place) in self.sent.items() if place and g != game_id]:
-                    if self.service.refresh(gid, -1) is not None:  # places in the AI queue moved up
-                        self._broadcast_room(self.service.rooms[gid])
-            else:
-                room = self.service.cached(game_id)
-                if room is None or room.version < version:
-                    room = self.service.refresh(game_id, version) or self.service.room(game_id)
+            room = self.service.cached(game_id)
+            if room is None or room.version < version:
+                room = self.service.refresh(game_id, version) or self.service.room(game_id)
         except Exception:  # noqa: BLE001 - the database is away: the next change or reconnect catches up
             log.exception("could not reload game %s after a change", game_id)
             return
