@@ -493,3 +493,27 @@ def test_the_postgres_broker_hears_every_process_and_survives_a_lost_connection(
     heard = asyncio.run(scenario())
     assert ("brk1", 0) in heard and ("brk1", 1) in heard  # the creation and the change
     assert ("*", 0) in heard and ("brk1", 2) in heard  # the reconnection, then live again
+
+
+def test_an_online_rematch_clock_starts_when_both_arrived_on_different_processes(
+    pg: str, servers: Callable[..., Server]
+) -> None:
+    a, b = servers(pg), servers(pg)
+    g = a.post("/api/games", {"mode": "online", "side": "south", "clock": 1}).json()
+    north_token = b.post(f"/api/games/{g['id']}/join", {"invite": g["invite"]}).json()["token"]
+    north = Client(b.ws(g["id"]), north_token)
+    north.send(type="resign")
+    north.wait(lambda st: st["status"] == "over")
+    north.send(type="rematch")
+    new_id = None
+    while new_id is None:
+        msg = north.pump(10)
+        assert msg is not None
+        new_id = msg.get("id") if msg["type"] == "rematch" else None
+    first = Client(b.ws(new_id), north_token)  # the old North holds South now, on process B
+    time.sleep(0.3)
+    assert a.get(f"/api/games/{new_id}")["clock"]["running"] is None  # one player there: not yet
+    second = Client(a.ws(new_id), g["token"])  # the old South, on process A
+    st = second.wait(lambda s: s["clock"]["running"] == "south", 5)
+    assert st["clock"]["running"] == "south"
+    first.wait(lambda s: s["clock"]["running"] == "south", 5)

@@ -745,24 +745,26 @@ class GameService:
             seats.discard(room.rec.ai_side or "")
         return frozenset(seats)
 
-    def start_clock_when_both_here(self, game_id: str) -> Change | None:
-        """An online rematch's clock starts when both players have opened it (nobody loses time
-        before they have even seen the new board).  Presence is what this process sees."""
-        room = self.rooms.get(game_id)
-        if room is None:
-            return None
+    def arrive(self, game_id: str, seats: frozenset[str]) -> Change | None:
+        """A player opened the game (``hello`` with a seat).  An online rematch's clock starts once
+        both players have opened it (nobody loses time before they have even seen the new board);
+        arrivals are stored with the game, so the players may be on different server processes."""
+        room = self.room(game_id)
         rec = room.rec
-        if rec.mode != "online" or rec.clock is None or rec.turn_started is not None or rec.result is not None:
+        if not seats or rec.mode != "online" or rec.clock is None or rec.turn_started is not None:
             return None
-        if self.status(room) != "playing" or not all(room.present[s] > 0 for s in SIDES):
+        if self.status(room) != "playing" or seats <= set(rec.meta.get("arrived", [])):
             return None
 
         def decide(tx: Tx, fresh: Room) -> Change:
             r = fresh.rec
-            if r.turn_started is not None or r.result is not None:
+            arrived = set(r.meta.get("arrived", [])) | seats
+            if r.turn_started is not None or r.result is not None or arrived == set(r.meta.get("arrived", [])):
                 return Change(fresh)
             new = r.copy()
-            new.turn_started = self.now()
+            new.meta["arrived"] = sorted(arrived)
+            if arrived >= set(SIDES):
+                new.turn_started = self.now()
             return Change(self._commit(tx, fresh, new, fresh.game))
 
         return self._write(game_id, decide)

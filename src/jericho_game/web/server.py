@@ -475,7 +475,7 @@ class Transport:
         conn.seats = seats
         self.send(conn, {"type": "welcome", "role": conn.role})
         self.presence(game_id)
-        change = self.service.start_clock_when_both_here(game_id)
+        change = self.service.arrive(game_id, seats)
         if change is not None and change.committed:
             self.after(change)
         self.broadcast(self.service.room(game_id))
