@@ -114,14 +114,6 @@ def _p(piece: Any) -> str:
     return s
 
 
-def replay(rec: GameRecord) -> Game:
-    """The engine game of a stored record (its start position, then its moves)."""
-    game = Game.from_position(rec.start_position) if rec.start_position else Game()
-    for mv in rec.moves:
-        game.play(mv)
-    return game
-
-
 class GameService:
     """Rooms, seats, clocks, AI requests and rematches over one :class:`Storage` and one :class:`Broker`."""
 
