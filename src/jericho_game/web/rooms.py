@@ -496,12 +496,12 @@ class GameService:
     ) -> Change:
         """:meth:`_write`, with the changes that arrive together committed together (group commit).
 
-        The changes requested while the previous group was being committed run as savepoints of
-        one transaction, on the database thread (the event loop goes on reading messages while
-        the disk flushes), in the order of their games' ids (so two processes' groups always lock
-        rows in the same order and never deadlock); the whole group commits once, then every
-        request is answered.  A refused change rolls back only its savepoint; a failed commit
-        fails them all (nothing was acknowledged).  ``on_commit`` runs as soon as the change is
+        The changes requested while the previous group was being committed run in one
+        transaction, on the database thread (the event loop goes on reading messages while the
+        disk flushes), in the order of their games' ids (so two processes' groups always lock rows
+        in the same order and never deadlock); the whole group commits once, then every request
+        is answered.  A refused change has written nothing (see :meth:`_run_group`); a failed
+        commit fails them all (nothing was acknowledged).  ``on_commit`` runs as soon as the change is
         committed, before anything else on the event loop (the mover's ``ack`` goes out before
         any broadcast of the new state)."""
         self._check_id(game_id)
