@@ -964,3 +964,44 @@ def test_games_waiting_for_the_ai_see_their_place_move_up(db: str) -> None:
             c.portal.call(transport.on_change, second["id"], -1)  # type: ignore[union-attr]
             st = ws.until("state", lambda m: m["game"]["ai"]["status"] == "thinking")["game"]
             assert st["ai"] == {"status": "thinking", "position": 0}
+
+
+def test_a_database_written_before_versions_is_migrated_and_its_clock_still_runs(db: str) -> None:
+    """Databases of the single-process server lack games.version/deadline and ai_jobs: opening one
+    adds them, and a game in progress there goes on (its clock flag included)."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(resolve_db_url(db))
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "CREATE TABLE games (id VARCHAR(32) PRIMARY KEY, created_at FLOAT NOT NULL, updated_at FLOAT NOT NULL, "
+                "mode VARCHAR(16) NOT NULL, start_position TEXT, south_token VARCHAR(64), north_token VARCHAR(64), "
+                "invite VARCHAR(64), joined INTEGER NOT NULL, ai_side VARCHAR(8), ai_level VARCHAR(200), clock FLOAT, "
+                "south_time FLOAT, north_time FLOAT, turn_started FLOAT, result VARCHAR(8), reason VARCHAR(16), "
+                "rematch_of VARCHAR(32), rematch_id VARCHAR(32), meta TEXT NOT NULL)"
+            )
+        )
+        conn.execute(
+            text(
+                "CREATE TABLE moves (game_id VARCHAR(32) NOT NULL REFERENCES games (id), ply INTEGER NOT NULL, "
+                "move VARCHAR(16) NOT NULL, played_at FLOAT NOT NULL, PRIMARY KEY (game_id, ply))"
+            )
+        )
+        now = time.time()
+        conn.execute(
+            text(
+                "INSERT INTO games VALUES ('oldgame1', :t, :t, 'hotseat', NULL, 'tok', 'tok', NULL, 0, NULL, NULL, "
+                "0.6, 0.6, 0.6, :t, NULL, NULL, NULL, NULL, '{}')"
+            ),
+            {"t": now},
+        )
+        conn.execute(text("INSERT INTO moves VALUES ('oldgame1', 0, '5R@d2', :t)"), {"t": now})
+    engine.dispose()
+    with TestClient(create_app(db, ai_processes=-1)) as c:
+        with connect(c, "oldgame1") as raw:
+            ws = seat(raw, "tok", "both")
+            assert ws.state is not None and ws.state["moves"] == ["5R@d2"] and ws.state["version"] == 0
+            st = ws.until("state", lambda m: m["game"]["status"] == "over")["game"]  # North's 0.6 s run out
+            assert st["reason"] == "time" and st["result"] == "south"
+    assert stored_moves(db, "oldgame1") == ["5R@d2"]

@@ -325,10 +325,10 @@ class Transport:
         old = self.timers.pop(gid, None)
         if old is not None:
             old.cancel()
-        deadline = room.rec.deadline
-        if deadline is None or room.rec.result is not None or not self.conns.get(gid):
+        side = self.service.clock_side(room)  # not rec.deadline: games stored before it existed lack it
+        if side is None or not self.conns.get(gid):
             return
-        delay = max(0.0, deadline - self.service.now()) + 0.05
+        delay = max(0.0, self.service.time_left(room, side)) + 0.05
         self.timers[gid] = asyncio.get_running_loop().call_later(delay, self._flag, gid)
 
     def _flag(self, game_id: str) -> None:
