@@ -170,8 +170,6 @@ def test_openspiel_planar_observation_tensor() -> None:
     from jericho_game.envs.openspiel_game import state_from_game
 
     later = state_from_game(Game.from_moves("5R@d2 1G@d3"), observation="planar")
-    assert np.array_equal(
-        np.array(later.observation_tensor(0)).reshape(192, 4, 7), P.observe(later.jericho_game, 0)
-    )
+    assert np.array_equal(np.array(later.observation_tensor(0)).reshape(192, 4, 7), P.observe(later.jericho_game, 0))
     with pytest.raises(Exception, match="bad observation"):
         pyspiel.load_game("python_jericho(observation=cube)")

@@ -124,7 +124,8 @@ class WS:
 
 @pytest.fixture()
 def client(db: str) -> Iterator[TestClient]:
-    with TestClient(create_app(db)) as c:
+    # threads rather than processes for the AI: the test players below live in this process
+    with TestClient(create_app(db, ai_processes=0)) as c:
         yield c
 
 
@@ -525,7 +526,7 @@ def test_every_kind_of_bad_websocket_input_gets_a_clear_error_and_changes_nothin
                 ('{"type": "move", "move": "9Z@z9"}', "illegal"),
                 ('{"type": "move", "move": "5R@d2"}', "illegal"),
                 ('{"type": "move", "move": "pass"}', "illegal"),
-                ('{"type": "move", "move": "1G@d3", "ply": 0}', "stale"),
+                ('{"type": "move", "move": "1G@d3", "ply": 0}', "moved_on"),
                 ('{"type": "hello", "token": 12}', "bad_token"),
                 (json.dumps({"type": "move", "move": "1G@d3", "pad": "x" * 600}), "too_large"),
                 ("[" * 100 + "]" * 100, "bad_message"),
@@ -602,12 +603,12 @@ def test_a_database_failure_while_loading_a_game_is_a_clear_error(db: str) -> No
     app = create_app(db)
     with TestClient(app, raise_server_exceptions=False) as c:
         g = create(c, mode="hotseat")
-        app.state.hub.rooms.clear()  # not in memory: the next request loads it from the database
+        app.state.service.rooms.clear()  # not in memory: the next request loads it from the database
 
         def broken(game_id: str) -> Any:
             raise RuntimeError("database unreachable")
 
-        app.state.hub.storage.load = broken
+        app.state.service.storage.load = broken
         r = c.get(f"/api/games/{g['id']}")
         assert r.status_code == 500 and r.json()["error"] == "internal" and "safe" in r.json()["message"]
         with c.websocket_connect(f"/ws/{g['id']}") as raw:
@@ -615,7 +616,7 @@ def test_a_database_failure_while_loading_a_game_is_a_clear_error(db: str) -> No
             assert msg["type"] == "error" and msg["code"] == "internal" and "nothing was changed" in msg["message"]
             with pytest.raises(WebSocketDisconnect):
                 raw.receive_text()
-        del app.state.hub.storage.load  # the database is back: the game is intact
+        del app.state.service.storage.load  # the database is back: the game is intact
         assert c.get(f"/api/games/{g['id']}").json()["status"] == "playing"
 
 
@@ -631,7 +632,7 @@ def test_the_creation_rate_table_forgets_quiet_addresses(db: str) -> None:
     now = [1_000_000.0]
     app = create_app(db, clock=lambda: now[0])
     with TestClient(app) as c:
-        hub = app.state.hub
+        hub = app.state.service
         for i in range(5):
             hub.create({"mode": "hotseat"}, client=f"10.0.0.{i}")
         assert len(hub.creates) == 5
@@ -751,11 +752,10 @@ def test_state_announces_who_holds_seven(db: str) -> None:
 
 
 class FakeSocket:
-    """A WebSocket whose first send waits for ``gate`` (a slow client); ``None``: never completes."""
+    """A WebSocket whose sends wait for ``gate`` (a slow client); ``None``: never completes."""
 
     def __init__(self, gate: Any = "open") -> None:
         self.gate = gate
-        self.first = True
         self.plies: list[int] = []
 
     async def send_text(self, text: str) -> None:
@@ -763,54 +763,245 @@ class FakeSocket:
 
         if self.gate is None:
             await asyncio.Event().wait()  # a client that never reads
-        if self.first and self.gate != "open":
-            self.first = False
+        if self.gate != "open":
             await self.gate.wait()
         msg = json.loads(text)
         if msg["type"] == "state":
             self.plies.append(msg["game"]["ply"])
 
 
-def test_a_slow_client_never_receives_an_older_state_after_a_newer_one(tmp_path: Path) -> None:
+def _transport(tmp_path: Path, limits: Limits) -> Any:
+    from jericho_game.web.broker import LocalBroker
+    from jericho_game.web.rooms import GameService
+    from jericho_game.web.server import Transport
+
+    service = GameService(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), LocalBroker())
+    return Transport(service, service.broker, limits, ai_processes=-1)
+
+
+def test_a_slow_client_gets_only_the_latest_state_never_an_older_one_after_a_newer(tmp_path: Path) -> None:
     import asyncio
 
-    from jericho_game.moves import parse_move
-    from jericho_game.web.server import Conn, Hub
+    from jericho_game.web.server import Conn
 
-    async def scenario() -> list[FakeSocket]:
-        hub = Hub(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), Limits())
-        room, _ = hub.create({"mode": "hotseat"})
+    async def scenario() -> tuple[list[int], list[int]]:
+        t = _transport(tmp_path, Limits())
+        room, reply = t.service.create({"mode": "hotseat"})
         gate = asyncio.Event()
-        sockets = [FakeSocket(gate), FakeSocket(gate)]  # each one's first message is slow to go out
-        room.conns.update(Conn(s) for s in sockets)  # type: ignore[arg-type]
-        first = asyncio.create_task(hub.broadcast(room))  # the state at ply 0 ...
-        await asyncio.sleep(0)
-        hub._commit_move(room, parse_move("5R@d2"))
-        second = asyncio.create_task(hub.broadcast(room))  # ... then at ply 1, while ply 0 is still going out
-        await asyncio.sleep(0)
+        slow, fast = Conn(FakeSocket(gate)), Conn(FakeSocket())
+        t.conns[room.rec.id] = {slow, fast}
+        pumps = [asyncio.create_task(c.pump(t.limits)) for c in (slow, fast)]
+        t.broadcast(room)  # ply 0: the slow client's first send hangs on the gate
+        await asyncio.sleep(0.01)
+        for ply, mv in enumerate(["5R@d2", "1G@d3", "2Y@d3"]):
+            await t.service.move(room.rec.id, frozenset(["south", "north"]), mv, ply, on_commit=t.after)
+            await asyncio.sleep(0.01)
+        assert len(slow.queue) == 1, "waiting states are coalesced into the latest"
         gate.set()
-        await asyncio.gather(first, second)
-        hub.storage.close()
-        return sockets
+        await asyncio.sleep(0.05)
+        for p in pumps:
+            p.cancel()
+        t.service.storage.close()
+        return slow.ws.plies, fast.ws.plies
 
-    for s in asyncio.run(scenario()):
-        assert s.plies == [0, 1], "states must arrive in the order they happened"
+    slow, fast = asyncio.run(scenario())
+    assert fast == [0, 1, 2, 3]
+    assert slow == [0, 3], "a slow reader skips to the latest state, in order"
 
 
-def test_a_client_that_does_not_read_is_dropped_and_the_others_still_get_the_state(tmp_path: Path) -> None:
+def test_a_client_that_does_not_read_is_closed_and_the_others_still_get_every_state(tmp_path: Path) -> None:
     import asyncio
 
-    from jericho_game.web.server import Conn, Hub
+    from jericho_game.web.server import Conn
 
-    async def scenario() -> tuple[FakeSocket, bool, int]:
-        hub = Hub(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), Limits(send_timeout=0.05))
-        room, _ = hub.create({"mode": "hotseat"})
-        stuck, fine = Conn(FakeSocket(None)), Conn(FakeSocket())  # type: ignore[arg-type]
-        room.conns.update({stuck, fine})
-        await hub.broadcast(room)
-        await hub.broadcast(room)
-        hub.storage.close()
-        return fine.ws, stuck.dropped, len(room.conns)  # type: ignore[return-value]
+    async def scenario() -> tuple[Any, Any, bool]:
+        t = _transport(tmp_path, Limits(send_timeout=0.05))
+        room, _ = t.service.create({"mode": "hotseat"})
+        stuck, fine = Conn(FakeSocket(None)), Conn(FakeSocket())
+        t.conns[room.rec.id] = {stuck, fine}
+        stuck.on_drop = lambda c, why: t._forget(room.rec.id, c)
+        pumps = [asyncio.create_task(c.pump(t.limits)) for c in (stuck, fine)]
+        pumps.append(asyncio.create_task(t._watchdog()))
+        t.broadcast(room)
+        await asyncio.sleep(0.1)  # the stuck client's send does not end: the watchdog closes it
+        assert stuck.dropped
+        await t.service.move(room.rec.id, frozenset(["south", "north"]), "5R@d2", 0, on_commit=t.after)
+        await asyncio.sleep(0.02)
+        for p in pumps:
+            p.cancel()
+        t.service.storage.close()
+        return fine.ws, stuck, stuck in t.conns.get(room.rec.id, set())
 
-    fine, dropped, left = asyncio.run(scenario())
-    assert fine.plies == [0, 0] and dropped and left == 1
+    fine, stuck, still_there = asyncio.run(scenario())
+    assert fine.plies == [0, 1] and stuck.dropped and not still_there
+
+
+# -- the AI queue, headers, health ------------------------------------------------------------------------
+
+
+def test_the_ai_queue_is_bounded_and_states_say_where_a_game_stands(db: str) -> None:
+    """No AI runs here (ai_processes=-1): jobs wait; beyond the bound new ones are refused (busy)."""
+    with TestClient(create_app(db, limits=Limits(ai_queue=2), ai_processes=-1)) as c:
+        first = create(c, mode="ai", level="random", side="north")  # the AI (south) moves first
+        second = create(c, mode="ai", level="random", side="north")
+        assert first["game"]["ai"] == {"status": "queued", "position": 1} and first["game"]["ai_thinking"]
+        assert c.get(f"/api/games/{second['id']}").json()["ai"] == {"status": "queued", "position": 2}
+        r = c.post("/api/games", json={"mode": "ai", "level": "random", "side": "north"})
+        assert r.status_code == 503 and r.json()["error"] == "busy" and "try again" in r.json()["message"]
+        human_first = create(c, mode="ai", level="random", side="south")  # no job needed yet
+        with connect(c, human_first["id"]) as raw:
+            ws = seat(raw, human_first["token"], "south")
+            ws.send(type="move", move="5R@d2", ply=0)
+            err = ws.error()
+            assert err["code"] == "busy"
+        assert stored_moves(db, human_first["id"]) == []  # refused: nothing changed
+        assert c.get(f"/api/games/{human_first['id']}").json()["ai"] is None
+
+
+def test_security_headers_health_and_refusals_of_the_command(db: str) -> None:
+    with TestClient(create_app(db, ai_processes=-1)) as c:
+        for path in ("/", "/api/levels", "/static/app.js", "/api/games/nope"):
+            h = c.get(path).headers
+            assert "frame-ancestors 'none'" in h["content-security-policy"], path
+            assert h["x-content-type-options"] == "nosniff" and h["referrer-policy"] == "no-referrer"
+        health = c.get("/healthz")
+        assert health.status_code == 200 and health.json()["database"] == "ok"
+        c.app.state.service.storage.ping = lambda: (_ for _ in ()).throw(RuntimeError("db down"))  # type: ignore[attr-defined]
+        down = c.get("/healthz")
+        assert down.status_code == 503 and "db down" in down.json()["database"]
+
+
+def test_moves_that_arrive_together_commit_together_and_a_refused_one_harms_none(db: str) -> None:
+    """Group commit: one transaction, a savepoint per move; the loser of a race and an illegal move
+    are refused without undoing the others."""
+    import asyncio
+
+    from jericho_game.web.rooms import ClientError
+
+    async def scenario() -> list[Any]:
+        t = _transport_on(db)
+        both = frozenset(["south", "north"])
+        a, _ = t.service.create({"mode": "hotseat"})
+        b, _ = t.service.create({"mode": "hotseat"})
+        moves = [
+            t.service.move(a.rec.id, both, "5R@d2", 0),
+            t.service.move(b.rec.id, both, "9Z@z9", 0),  # illegal
+            t.service.move(a.rec.id, both, "4R@d2", 0),  # the same ply again: moved_on
+            t.service.move(b.rec.id, both, "1G@d3", 0),
+        ]
+        results = await asyncio.gather(*moves, return_exceptions=True)
+        t.service.storage.close()
+        return results
+
+    won_a, illegal, lost, won_b = asyncio.run(scenario())
+    assert won_a.ack["move"] == "5R@d2" and won_b.ack["move"] == "1G@d3"
+    assert isinstance(illegal, ClientError) and illegal.code == "illegal"
+    assert isinstance(lost, ClientError) and lost.code == "moved_on" and lost.game["moves"] == ["5R@d2"]
+    assert stored_moves(db, won_a.room.rec.id) == ["5R@d2"] and stored_moves(db, won_b.room.rec.id) == ["1G@d3"]
+
+
+def _transport_on(db: str) -> Any:
+    from jericho_game.web.broker import LocalBroker
+    from jericho_game.web.rooms import GameService
+    from jericho_game.web.server import Transport
+
+    service = GameService(Storage(resolve_db_url(db)), LocalBroker())
+    return Transport(service, service.broker, Limits(), ai_processes=-1)
+
+
+def test_a_change_that_fails_after_writing_aborts_its_whole_group(db: str, monkeypatch: Any) -> None:
+    """Nothing half-made is ever committed: a failure after a write fails every move of the group."""
+    import asyncio
+
+    from jericho_game.web.storage import Tx
+
+    real_save = Tx.save
+
+    def save(self: Tx, rec: Any) -> int:
+        if rec.id == doomed[0]:
+            raise RuntimeError("disk full")
+        return real_save(self, rec)
+
+    doomed = [""]
+
+    async def scenario() -> tuple[list[Any], str, str]:
+        t = _transport_on(db)
+        both = frozenset(["south", "north"])
+        a, _ = t.service.create({"mode": "hotseat"})
+        b, _ = t.service.create({"mode": "hotseat"})
+        doomed[0] = b.rec.id
+        monkeypatch.setattr(Tx, "save", save)
+        results = await asyncio.gather(
+            t.service.move(a.rec.id, both, "5R@d2", 0),
+            t.service.move(b.rec.id, both, "5R@d2", 0),
+            return_exceptions=True,
+        )
+        monkeypatch.setattr(Tx, "save", real_save)
+        again = await t.service.move(a.rec.id, both, "5R@d2", 0)  # the game is intact and playable
+        t.service.storage.close()
+        return results, a.rec.id, again.ack["move"]
+
+    results, a_id, again = asyncio.run(scenario())
+    assert all(isinstance(r, RuntimeError) for r in results), results
+    assert stored_moves(db, a_id) == ["5R@d2"] and again == "5R@d2"  # only the retried move is stored
+
+
+def test_games_waiting_for_the_ai_see_their_place_move_up(db: str) -> None:
+    with TestClient(create_app(db, ai_processes=-1)) as c:  # no AI here: the test claims the jobs
+        first = create(c, mode="ai", level="random", side="north")
+        second = create(c, mode="ai", level="random", side="north")
+        with connect(c, second["id"]) as raw:
+            ws = seat(raw, second["token"], "north")
+            assert ws.state is not None and ws.state["ai"] == {"status": "queued", "position": 2}
+            service, transport = c.app.state.service, c.app.state.transport  # type: ignore[attr-defined]
+            job = service.storage.claim_job("another-worker", 30.0)
+            assert job is not None and job.game_id == first["id"]  # oldest first
+            c.portal.call(transport.on_change, first["id"], -1)  # type: ignore[union-attr]  # the claim's NOTIFY
+            st = ws.until("state", lambda m: m["game"]["ai"]["position"] == 1)["game"]
+            assert st["ai"] == {"status": "queued", "position": 1} and st["ai_thinking"]
+            job2 = service.storage.claim_job("another-worker", 30.0)
+            assert job2 is not None and job2.game_id == second["id"]
+            c.portal.call(transport.on_change, second["id"], -1)  # type: ignore[union-attr]
+            st = ws.until("state", lambda m: m["game"]["ai"]["status"] == "thinking")["game"]
+            assert st["ai"] == {"status": "thinking", "position": 0}
+
+
+def test_a_database_written_before_versions_is_migrated_and_its_clock_still_runs(db: str) -> None:
+    """Databases of the single-process server lack games.version/deadline and ai_jobs: opening one
+    adds them, and a game in progress there goes on (its clock flag included)."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(resolve_db_url(db))
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "CREATE TABLE games (id VARCHAR(32) PRIMARY KEY, created_at FLOAT NOT NULL, updated_at FLOAT NOT NULL, "
+                "mode VARCHAR(16) NOT NULL, start_position TEXT, south_token VARCHAR(64), north_token VARCHAR(64), "
+                "invite VARCHAR(64), joined INTEGER NOT NULL, ai_side VARCHAR(8), ai_level VARCHAR(200), clock FLOAT, "
+                "south_time FLOAT, north_time FLOAT, turn_started FLOAT, result VARCHAR(8), reason VARCHAR(16), "
+                "rematch_of VARCHAR(32), rematch_id VARCHAR(32), meta TEXT NOT NULL)"
+            )
+        )
+        conn.execute(
+            text(
+                "CREATE TABLE moves (game_id VARCHAR(32) NOT NULL REFERENCES games (id), ply INTEGER NOT NULL, "
+                "move VARCHAR(16) NOT NULL, played_at FLOAT NOT NULL, PRIMARY KEY (game_id, ply))"
+            )
+        )
+        now = time.time()
+        conn.execute(
+            text(
+                "INSERT INTO games VALUES ('oldgame1', :t, :t, 'hotseat', NULL, 'tok', 'tok', NULL, 0, NULL, NULL, "
+                "0.6, 0.6, 0.6, :t, NULL, NULL, NULL, NULL, '{}')"
+            ),
+            {"t": now},
+        )
+        conn.execute(text("INSERT INTO moves VALUES ('oldgame1', 0, '5R@d2', :t)"), {"t": now})
+    engine.dispose()
+    with TestClient(create_app(db, ai_processes=-1)) as c:
+        with connect(c, "oldgame1") as raw:
+            ws = seat(raw, "tok", "both")
+            assert ws.state is not None and ws.state["moves"] == ["5R@d2"] and ws.state["version"] == 0
+            st = ws.until("state", lambda m: m["game"]["status"] == "over")["game"]  # North's 0.6 s run out
+            assert st["reason"] == "time" and st["result"] == "south"
+    assert stored_moves(db, "oldgame1") == ["5R@d2"]

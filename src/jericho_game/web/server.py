@@ -1,27 +1,29 @@
-"""The web app: a Starlette ASGI application served by uvicorn (``jericho serve``).
+"""The transport: HTTP and WebSocket, thin (``jericho serve``).
 
-The server is authoritative.  Every game lives in a :class:`Room` holding the engine's
-:class:`jericho_game.Game`; browsers send intentions over a WebSocket (``move``, ``undo``,
-``resign``, ``rematch``) and receive the whole public state after every change.  Moves are
-committed to the database (:mod:`jericho_game.web.storage`) before they are acknowledged, so a
-restarted server continues every game from its last acknowledged move.  The protocol, the
-security model and the limits are described in ``docs/web.md``.
+The server is authoritative, and the database is the truth.  The parts (docs/web.md, "Design"):
+
+- :mod:`jericho_game.web.rooms`: the game-room service, the only place that decides;
+- :mod:`jericho_game.web.storage`: the store (SQL only);
+- :mod:`jericho_game.web.broker`: the fan-out between processes (in memory, or PostgreSQL's
+  LISTEN/NOTIFY);
+- :mod:`jericho_game.web.aiqueue`: the AI job queue's consumer, a bounded pool of processes;
+- this module: requests and WebSocket messages in, answers and broadcasts out.  Each connection
+  has a bounded send queue with the state coalesced (only the latest state matters), so a client
+  that does not read cannot hold up anybody else; one too far behind is closed.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import hmac
 import json
 import logging
+import os
 import random
 import re
-import secrets
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,29 +38,38 @@ try:
     from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
     from starlette.routing import Mount, Route, WebSocketRoute
     from starlette.staticfiles import StaticFiles
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
     from starlette.websockets import WebSocket, WebSocketDisconnect
 except ImportError as exc:
     raise missing_extra("the web app", "web", exc) from exc
 
 
-from jericho_game.errors import JerichoError
 from jericho_game.game import Game
-from jericho_game.moves import PASS, Move, parse_move
-from jericho_game.pieces import Side
-from jericho_game.players.base import Limit, Player, make_player, registered_names
+from jericho_game.players.base import Limit
 from jericho_game.web import tutorial
-from jericho_game.web.storage import GameRecord, Storage, resolve_db_url
+from jericho_game.web.aiqueue import AIRunner, make_pool
+from jericho_game.web.broker import Broker, make_broker
+from jericho_game.web.rooms import Change, ClientError, GameService, Room
+from jericho_game.web.storage import AIJob, Storage, resolve_db_url
 
-__all__ = ["Hub", "Room", "Limits", "create_app", "add_arguments", "run"]
+__all__ = ["ClientError", "Conn", "Limits", "Transport", "create_app", "add_arguments", "run", "SECURITY_HEADERS"]
 
 log = logging.getLogger("jericho_game.web")
 
 STATIC = Path(__file__).resolve().parent / "static"
-MODES = ("ai", "hotseat", "online")
-SIDES = ("south", "north")
-SIDE_NAMES = {"south": "South", "north": "North"}
-PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "random", "greedy", "mcts", "alphabeta")
-_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+
+# Every HTTP response carries these.  frame-ancestors 'none': the seat token lives in the page,
+# so no other site may frame it (clickjacking).
+SECURITY_HEADERS = {
+    "content-security-policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        "connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        "frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+}
 
 
 @dataclass(frozen=True)
@@ -72,30 +83,29 @@ class Limits:
     max_connections_per_game: int = 64
     creates_per_minute: int = 60  # new games per client address per minute
     max_rooms_in_memory: int = 2000
-    send_timeout: float = 10.0  # seconds a client may take to accept one message before it is dropped
+    send_timeout: float = 10.0  # seconds one message may take to go out before the client is closed
+    send_queue: int = 64  # messages waiting for one client (states coalesced) before it is closed
+    ai_queue: int = 64  # AI moves waiting for a worker before new ones are refused (busy)
+    sweep: float = 0.5  # seconds between looks for clocks that ran out (in any process)
     min_clock: float = 1.0  # minutes: the shortest clock per side a game may ask for (1e-9 was lost at once)
-
-
-class ClientError(Exception):
-    """A refused request: ``code`` for programs, ``message`` for people."""
-
-    def __init__(self, code: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
 
 
 @dataclass(eq=False)
 class Conn:
-    """One WebSocket connection to a game, with the seats its token unlocked."""
+    """One WebSocket connection to a game: its seats, rate limit and bounded send queue."""
 
-    ws: WebSocket
+    ws: Any
     seats: frozenset[str] = frozenset()
     tokens: float = 0.0
     stamp: float = field(default_factory=time.monotonic)
     refused: int = 0
-    dropped: bool = False  # too slow to read its messages: no longer sent anything
+    dropped: bool = False  # closed by us: no longer sent anything
+    seen_version: int = -1  # version of the last state queued for it
+    queue: deque[tuple[str, str]] = field(default_factory=deque)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    sending_since: float | None = None
+    task: asyncio.Task[Any] | None = None  # the connection's handler (cancelled when dropped)
+    on_drop: Callable[[Conn, str], None] | None = None
 
     @property
     def role(self) -> str:
@@ -104,32 +114,56 @@ class Conn:
             return "both"
         return next(iter(self.seats)) if self.seats else "spectator"
 
+    def put(self, text: str, kind: str = "msg", limits: Limits | None = None) -> None:
+        """Queue a message; a ``state`` replaces a state still waiting (only the latest matters)."""
+        if self.dropped:
+            return
+        if kind == "state" and self.queue:
+            for i, (k, _) in enumerate(self.queue):
+                if k == "state":
+                    del self.queue[i]
+                    break
+        self.queue.append((kind, text))
+        self.ready.set()
+        lim = limits or Limits()
+        now = time.monotonic()
+        if len(self.queue) > lim.send_queue:
+            self.drop(f"more than {lim.send_queue} messages waiting")
+        elif self.sending_since is not None and now - self.sending_since > lim.send_timeout:
+            self.drop(f"one message took more than {lim.send_timeout:g} s to go out")
 
-@dataclass(eq=False)
-class Room:
-    """A game being served: its stored record, the engine game, and the connected clients."""
+    def drop(self, why: str, stop: bool = True) -> None:
+        """Stop sending to this client; ``stop``: also end its handler (it fell too far behind), which
+        closes the connection."""
+        if self.dropped:
+            return
+        self.dropped = True
+        self.queue.clear()
+        self.ready.set()
+        (log.warning if stop else log.info)("closing a WebSocket client: %s", why)
+        if self.on_drop is not None:
+            self.on_drop(self, why)
+        if stop and self.task is not None and self.task is not asyncio.current_task():
+            self.task.cancel()
 
-    rec: GameRecord
-    game: Game
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    send_lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one state broadcast at a time, in order
-    conns: set[Conn] = field(default_factory=set)
-    version: int = 0
-    ai_task: asyncio.Task[None] | None = None
-    ai_player: Player | None = None
-    flag_timer: asyncio.TimerHandle | None = None
-
-
-def _new_id() -> str:
-    return secrets.token_urlsafe(6).replace("-", "x").replace("_", "y")
-
-
-def _new_token() -> str:
-    return secrets.token_urlsafe(18)
-
-
-def _same(a: str | None, b: str | None) -> bool:
-    return a is not None and b is not None and hmac.compare_digest(a.encode(), b.encode())
+    async def pump(self, limits: Limits) -> None:
+        """Send queued messages one at a time, in order."""
+        while not self.dropped:
+            if not self.queue:
+                self.ready.clear()
+                await self.ready.wait()
+                continue
+            _, text = self.queue.popleft()
+            # a send that hangs is noticed by the next put() or by the transport's watchdog (a
+            # timeout per message would cost a task per message)
+            self.sending_since = time.monotonic()
+            try:
+                await self.ws.send_text(text)
+            except Exception:  # noqa: BLE001 - closed sockets raise various errors
+                self.drop("the connection is gone", stop=False)  # its handler sees the disconnect
+                return
+            finally:
+                self.sending_since = None
 
 
 def _minimal_record(game: Game, tags: dict[str, str]) -> str:
@@ -157,447 +191,195 @@ def write_game_record(game: Game, tags: dict[str, str]) -> str:
         return _minimal_record(game, tags)
 
 
-class Hub:
-    """Every room of one app, the storage, the AI executor and the rules of engagement."""
+class Transport:
+    """WebSocket connections per game, broadcasts, timers and the local AI runner of one process."""
 
     def __init__(
         self,
-        storage: Storage,
+        service: GameService,
+        broker: Broker,
         limits: Limits,
+        *,
+        ai_processes: int = 0,
         ai_limit: Limit | None = None,
         ai_delay: float = 0.0,
-        clock: Callable[[], float] = time.time,
+        ai_nice: int = 10,
     ) -> None:
-        self.storage = storage
+        self.service = service
+        self.broker = broker
         self.limits = limits
-        self.ai_limit = ai_limit
-        self.ai_delay = ai_delay
-        self.now = clock
-        self.rooms: dict[str, Room] = {}
-        self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="jericho-ai")
-        self.creates: dict[str, deque[float]] = {}
-        self._levels: list[str] | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    # -- levels ----------------------------------------------------------------------------
-    def levels(self) -> list[str]:
-        """The AI levels and players that can be built here, the preferred levels first."""
-        if self._levels is None:
-            names = [n for n in PREFERRED_LEVELS if n in registered_names()]
-            names += [n for n in registered_names() if n not in names and n not in ("external", "openspiel-mcts")]
-            ok = []
-            for name in names:
-                try:
-                    make_player(name)
-                except Exception:  # noqa: BLE001 - a level whose module is missing is just not offered
-                    continue
-                ok.append(name)
-            self._levels = ok
-        return self._levels
-
-    def default_level(self) -> str:
-        """``medium`` when available, else the first available level."""
-        levels = self.levels()
-        return "medium" if "medium" in levels else (levels[0] if levels else "random")
-
-    # -- rooms -------------------------------------------------------------------------------
-    def room(self, game_id: str) -> Room:
-        """The room of ``game_id``, loaded from storage (and replayed) when not in memory."""
-        if not _ID_RE.match(game_id or ""):
-            raise ClientError("unknown_game", f"unknown game {game_id[:40]!r}", 404)
-        room = self.rooms.get(game_id)
-        if room is not None:
-            return room
-        rec = self.storage.load(game_id)
-        if rec is None:
-            raise ClientError("unknown_game", f"unknown game {game_id!r}: no game has this id", 404)
-        try:
-            game = Game.from_position(rec.start_position) if rec.start_position else Game()
-            for mv in rec.moves:
-                game.play(mv)
-        except JerichoError as exc:
-            raise ClientError("corrupt_game", f"stored game {game_id!r} cannot be replayed: {exc}", 500) from exc
-        room = Room(rec, game)
-        self._settle(room)  # a crash may have come between a move and its forced pass
-        self._evict()
-        self.rooms[game_id] = room
-        self._after_change(room)
-        return room
-
-    def _evict(self) -> None:
-        if len(self.rooms) < self.limits.max_rooms_in_memory:
-            return
-        for gid, r in list(self.rooms.items()):
-            if not r.conns and (r.ai_task is None or r.ai_task.done()) and not r.lock.locked():
-                if r.flag_timer:
-                    r.flag_timer.cancel()
-                del self.rooms[gid]
-                if len(self.rooms) < self.limits.max_rooms_in_memory // 2:
-                    break
-
-    def create(self, spec: dict[str, Any], client: str = "?") -> tuple[Room, dict[str, Any]]:
-        """Create a game from the JSON body of ``POST /api/games``; returns the room and the reply."""
-        now = self.now()
-        for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
-            del self.creates[addr]  # forget quiet addresses: the table cannot grow without bound
-        window = self.creates.setdefault(client, deque())
-        while window and window[0] < now - 60:
-            window.popleft()
-        if len(window) >= self.limits.creates_per_minute:
-            raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
-        unknown = set(spec) - {"mode", "side", "level", "clock"}
-        if unknown:
-            raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))}")
-        mode = spec.get("mode", "ai")
-        if mode not in MODES:
-            raise ClientError("bad_request", f"mode must be one of {', '.join(MODES)}, not {str(mode)[:40]!r}")
-        side = spec.get("side", "south")
-        if side not in (*SIDES, "random"):
-            raise ClientError("bad_request", f"side must be south, north or random, not {str(side)[:40]!r}")
-        if side == "random":
-            side = random.choice(SIDES)
-        clock = spec.get("clock")
-        if clock in (None, 0, False):
-            clock_s = None
-        elif isinstance(clock, int | float) and not isinstance(clock, bool) and self.limits.min_clock <= clock <= 180:
-            clock_s = float(clock) * 60.0
-        else:
-            raise ClientError(
-                "bad_request", f"clock must be null or minutes per side between {self.limits.min_clock:g} and 180"
+        self.conns: dict[str, set[Conn]] = {}
+        self.sent: dict[str, tuple[int, int | None]] = {}  # game -> (version, AI place) last broadcast
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.ai_processes = ai_processes
+        self.runner: AIRunner | None = None
+        if ai_processes >= 0:
+            slots = ai_processes if ai_processes > 0 else 2
+            self.runner = AIRunner(
+                service.storage,
+                self._play_ai,
+                slots=slots,
+                pool=make_pool(ai_processes, ai_nice),
+                ai_limit=ai_limit,
+                ai_delay=ai_delay,
+                on_claim=lambda job: self.broker.publish(job.game_id, -1),
             )
-        rec = GameRecord(id=_new_id(), mode=mode)
-        reply: dict[str, Any] = {"id": rec.id, "side": side}
-        token = _new_token()
-        if mode == "ai":
-            level = spec.get("level") or self.default_level()
-            if not isinstance(level, str) or len(level) > 200:
-                raise ClientError("bad_request", "level must be a player name such as 'easy' or 'random'")
-            # Only the offered names, never options: "external:cmd=..." would run a program on the
-            # server, and "mcts:time=9999" would hold an AI worker for hours.
-            if level not in self.levels():
-                raise ClientError(
-                    "bad_level", f"AI level {level[:60]!r} is not available: choose from {', '.join(self.levels())}"
-                )
-            rec.ai_level = level
-            rec.ai_side = Side(side).other.value
-            setattr(rec, f"{side}_token", token)
-            setattr(rec, f"{rec.ai_side}_token", _new_token())  # never handed out
-        elif mode == "hotseat":
-            rec.south_token = rec.north_token = token
-            reply["side"] = "both"
-        else:
-            setattr(rec, f"{side}_token", token)
-            rec.invite = _new_token()
-            reply["invite"] = rec.invite
-        if clock_s is not None:
-            rec.clock = rec.south_time = rec.north_time = clock_s
-            if mode != "online":
-                rec.turn_started = now
-        self.storage.create(rec)
-        window.append(now)
-        room = Room(rec, Game())
-        self._evict()
-        self.rooms[rec.id] = room
-        self._after_change(room)
-        reply["token"] = token
-        return room, reply
+        self._tasks: set[asyncio.Task[Any]] = set()
+        service.busy_rooms = lambda gid: bool(self.conns.get(gid))
 
-    async def join(self, room: Room, invite: Any) -> dict[str, Any]:
-        """Take the invited seat of an online game (``POST /api/games/{id}/join``)."""
-        async with room.lock:
-            rec = room.rec
-            if rec.mode != "online":
-                raise ClientError("not_online", "only online games can be joined")
-            if not isinstance(invite, str) or not _same(invite, rec.invite):
-                raise ClientError("bad_invite", "this invite code is not valid for this game", 403)
-            if rec.joined:
-                raise ClientError("seat_taken", "this invite was already used: the seat is taken (you can watch)", 409)
-            seat = "north" if rec.south_token else "south"
-            new = rec.copy()
-            token = _new_token()
-            setattr(new, f"{seat}_token", token)
-            new.joined = True
-            if new.clock is not None:
-                new.turn_started = self.now()
-            self.storage.save(new)
-            room.rec = new
-            room.version += 1
-            self._after_change(room)
-        await self.broadcast(room)
-        return {"id": rec.id, "side": seat, "token": token}
+    # -- lifecycle -------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Listen to the broker, start the clock sweeper and the AI runner."""
+        await self.broker.start(self.on_change, self.runner.wake if self.runner else None)
+        self._spawn(self._sweeper())
+        self._spawn(self._watchdog())
+        if self.runner is not None:
+            self._spawn(self.runner.run())
 
-    # -- state -------------------------------------------------------------------------------
-    def status(self, room: Room) -> str:
-        """``waiting`` (online, invite not used), ``playing`` or ``over``."""
-        if self.outcome(room)[0] is not None:
-            return "over"
-        if room.rec.mode == "online" and not room.rec.joined:
-            return "waiting"
-        return "playing"
+    async def stop(self) -> None:
+        """Stop background work (the AI's jobs go back to the queue)."""
+        for task in list(self._tasks):
+            task.cancel()
+        for h in self.timers.values():
+            h.cancel()
+        if self.runner is not None:
+            await self.runner.close()
+        await self.broker.close()
 
-    def outcome(self, room: Room) -> tuple[str | None, str | None]:
-        """``(result, reason)``: result south/north/draw or None; reason seven/exhaustion/resign/time."""
-        if room.rec.result:
-            return room.rec.result, room.rec.reason
-        result = room.game.outcome()
-        if result is None:
-            return None, None
-        h = room.game.history
-        reason = "exhaustion" if len(h) >= 2 and h[-1].is_pass and h[-2].is_pass else "seven"
-        return result, reason
-
-    def clock_side(self, room: Room) -> str | None:
-        """The side whose clock is running, if any."""
-        rec = room.rec
-        if rec.clock is None or rec.turn_started is None or self.status(room) != "playing":
-            return None
-        return room.game.turn.value
-
-    def time_left(self, room: Room, side: str) -> float:
-        """Seconds left on ``side``'s clock now."""
-        left = float(getattr(room.rec, f"{side}_time") or 0.0)
-        if self.clock_side(room) == side and room.rec.turn_started is not None:
-            left -= self.now() - room.rec.turn_started
-        return left
-
-    def public_state(self, room: Room) -> dict[str, Any]:
-        """Everything anyone may see about a game (never a token)."""
-        rec, game = room.rec, room.game
-        result, reason = self.outcome(room)
-        status = self.status(room)
-        legal: dict[str, list[str]] = {}
-        pass_only = False
-        if status == "playing":
-            moves = game.legal_moves()
-            pass_only = moves == [PASS]
-            for m in moves:
-                if m.piece is not None and m.cell is not None:
-                    legal.setdefault(str(m.piece), []).append(m.cell)
-        confront = {}
-        for a in game.topology.alignments:
-            c = game.confrontation(a.name)
-            confront[a.name] = {
-                "south": c.south,
-                "north": c.north,
-                "south_tower": [str(p) for p in c.south_tower],
-                "north_tower": [str(p) for p in c.north_tower],
-                "leader": c.leader.value if c.leader else None,
-                "reason": c.reason,
-            }
-        present = {s: any(s in c.seats for c in room.conns) for s in SIDES}
-        seats = {}
-        for s in SIDES:
-            if rec.mode == "ai" and rec.ai_side == s:
-                seats[s] = {"kind": "ai", "level": rec.ai_level, "present": True}
-            elif rec.mode == "online" and not getattr(rec, f"{s}_token"):
-                seats[s] = {"kind": "open", "present": False}
-            else:
-                seats[s] = {"kind": "human", "present": present[s]}
-        clock = None
-        if rec.clock is not None:
-            clock = {
-                "initial": rec.clock,
-                "south": max(0.0, self.time_left(room, "south")),
-                "north": max(0.0, self.time_left(room, "north")),
-                "running": self.clock_side(room),
-            }
-        threat = game.seven_threat()
-        return {
-            "id": rec.id,
-            "mode": rec.mode,
-            "status": status,
-            "ply": len(rec.moves),
-            "moves": list(rec.moves),
-            "turn": game.turn.value,
-            "score": list(game.score()),
-            "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
-            "towers": {c: [str(p) for p in t] for c, t in game.towers().items() if t},
-            "reserves": {s: [str(p) for p in game.reserve(s)] for s in SIDES},
-            "legal": legal,
-            "pass_only": pass_only,
-            "last": rec.moves[-1] if rec.moves else None,
-            "threat": threat.value if threat and status != "over" else None,
-            "result": result,
-            "reason": reason,
-            "confrontations": confront,
-            "seats": seats,
-            "clock": clock,
-            "ai_thinking": bool(room.ai_task and not room.ai_task.done()),
-            "can_undo": status == "playing" and self._has_own_move(room),
-            "rematch_of": rec.rematch_of,
-            "rematch_id": rec.rematch_id,
-            "watchers": sum(1 for c in room.conns if not c.seats),
-        }
-
-    def _has_own_move(self, room: Room) -> bool:
-        """Whether undo has something to take back: a move (not a forced pass) of a person, in a
-        game with undo (against the AI, the AI's own opening move is not the person's to undo)."""
-        rec, n = room.rec, len(room.rec.moves)
-        if rec.mode == "hotseat":
-            return any(m != "pass" for m in rec.moves)
-        if rec.mode != "ai":
-            return False
-        turn = room.game.turn
-        # moves alternate: the last was played by the side not to move, the one before by the other
-        return any(
-            m != "pass" and (turn.other if (n - 1 - i) % 2 == 0 else turn).value != rec.ai_side
-            for i, m in enumerate(rec.moves)
-        )
-
-    # -- changes -------------------------------------------------------------------------------
-    def _charge(self, rec: GameRecord, room: Room) -> None:
-        """Stop the running clock: subtract the time spent by the side to move."""
-        side = self.clock_side(room)
-        if side is not None and rec.turn_started is not None:
-            now = self.now()
-            setattr(rec, f"{side}_time", float(getattr(rec, f"{side}_time") or 0.0) - (now - rec.turn_started))
-            rec.turn_started = now
-
-    def _commit_move(self, room: Room, move: Move) -> None:
-        """Store ``move`` (already known legal), then play it; plays forced passes after it."""
-        new = room.rec.copy()
-        self._charge(new, room)
-        self.storage.append_move(new, str(move))
-        room.game.play(move)
-        room.rec = new
-        room.version += 1
-        self._settle(room)
-
-    def _settle(self, room: Room) -> None:
-        """Play forced passes (stored like moves) and store the result once the game is over."""
-        while self.status(room) == "playing" and room.game.legal_moves() == [PASS]:
-            new = room.rec.copy()
-            self.storage.append_move(new, "pass")
-            room.game.play(PASS)
-            room.rec = new
-        if room.game.is_over() and room.rec.result is None:
-            new = room.rec.copy()
-            new.turn_started = None
-            new.result, new.reason = self.outcome(room)
-            self.storage.save(new)
-            room.rec = new
-
-    def _finish(self, room: Room, result: str, reason: str) -> None:
-        new = room.rec.copy()
-        self._charge(new, room)
-        new.result, new.reason, new.turn_started = result, reason, None
-        self.storage.save(new)
-        room.rec = new
-        room.version += 1
-
-    def _check_flag(self, room: Room) -> bool:
-        """End the game on time when the running clock reached zero; True if it did."""
-        side = self.clock_side(room)
-        if side is None or self.time_left(room, side) > 0:
-            return False
-        new = room.rec.copy()
-        setattr(new, f"{side}_time", 0.0)
-        new.result, new.reason, new.turn_started = Side(side).other.value, "time", None
-        self.storage.save(new)
-        room.rec = new
-        room.version += 1
-        return True
-
-    def _after_change(self, room: Room) -> None:
-        """Arm the flag timer and start the AI when it is its turn."""
-        if room.flag_timer is not None:
-            room.flag_timer.cancel()
-            room.flag_timer = None
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        side = self.clock_side(room)
-        if side is not None:
-            delay = max(0.0, self.time_left(room, side)) + 0.05
-            room.flag_timer = loop.call_later(delay, self._start_flag_task, room)
-        rec = room.rec
-        if (
-            rec.mode == "ai"
-            and self.status(room) == "playing"
-            and room.game.turn.value == rec.ai_side
-            and (room.ai_task is None or room.ai_task.done())
-        ):
-            room.ai_task = loop.create_task(self._ai_move(room, room.version))
-
-    def _start_flag_task(self, room: Room) -> None:
-        task = asyncio.get_running_loop().create_task(self._flag_task(room))
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)  # the loop keeps only a weak reference to a task
         task.add_done_callback(self._tasks.discard)
 
-    async def _flag_task(self, room: Room) -> None:
-        async with room.lock:
-            flagged = self._check_flag(room)
-            self._after_change(room)
-        if flagged:
-            await self.broadcast(room)
-
-    async def _ai_move(self, room: Room, version: int) -> None:
-        if room.ai_player is None:
-            try:
-                room.ai_player = make_player(room.rec.ai_level or "random")
-            except Exception:  # noqa: BLE001 - e.g. a level stored by another installation: the game must go on
-                log.exception("AI level %r unavailable; game %s goes on with random", room.rec.ai_level, room.rec.id)
-                room.ai_player = make_player("random")
-        player = room.ai_player
-        snapshot = room.game.copy()
-        loop = asyncio.get_running_loop()
-        started = time.monotonic()
-        try:
-            move = await loop.run_in_executor(self.executor, player.choose_move, snapshot, self.ai_limit)
-        except Exception:  # noqa: BLE001 - a failing AI must not stall the game
-            log.exception("AI %s failed; playing a random legal move", room.rec.ai_level)
-            move = random.choice(snapshot.legal_moves())
-        wait = self.ai_delay - (time.monotonic() - started)
-        if wait > 0:
-            await asyncio.sleep(wait)
-        async with room.lock:
-            if room.version != version or self.status(room) != "playing":
-                return  # the position changed meanwhile (undo, resign, flag): discard
-            try:
-                if not self._check_flag(room):
-                    if not room.game.is_legal(move):
-                        log.error("AI %s chose illegal move %s; playing a random legal move", room.rec.ai_level, move)
-                        move = random.choice(room.game.legal_moves())
-                    self._commit_move(room, move)
-            except Exception:  # noqa: BLE001 - e.g. the database is unreachable: retried on the next event
-                log.exception("could not store the AI's move in game %s", room.rec.id)
-                room.ai_task = None
-                return
-            room.ai_task = None
-            self._after_change(room)
-        await self.broadcast(room)
-
-    # -- messages ------------------------------------------------------------------------------
-    async def send(self, conn: Conn, msg: dict[str, Any]) -> None:
-        """Send one message; a connection that went away is simply forgotten."""
-        await self._send_text(conn, json.dumps(msg))
-
-    async def _send_text(self, conn: Conn, text: str) -> None:
-        if conn.dropped:
+    # -- fan-out ---------------------------------------------------------------------------
+    def on_change(self, game_id: str, version: int) -> None:
+        """A game changed (here or in another process): bring this process's clients up to date."""
+        if game_id == "*":  # the broker may have missed changes: check every game with clients
+            for gid in list(self.conns):
+                try:
+                    self._broadcast_room(self.service.room(gid))  # reloaded if the stored version is newer
+                except Exception:  # noqa: BLE001 - e.g. the game is gone: its clients hear of it on reconnect
+                    log.exception("could not check game %s after the broker reconnected", gid)
+            return
+        if version < 0:  # an AI job was claimed: that game, and every game queued behind it, moved up
+            queued = [g for g, (_, place) in self.sent.items() if place and self.conns.get(g)]
+            for gid in ([game_id] if self.conns.get(game_id) else []) + [g for g in queued if g != game_id]:
+                try:
+                    room = self.service.refresh(gid, -1)
+                except Exception:  # noqa: BLE001 - the next change or reconnect catches up
+                    log.exception("could not read the AI queue for game %s", gid)
+                    continue
+                if room is not None:
+                    self._broadcast_room(room)
+            return
+        if not self.conns.get(game_id):
+            return
+        if game_id in self.service.committing:
+            # this process is committing a change of the game: its mover's ack goes out first,
+            # then the state; look again once that is done
+            asyncio.get_running_loop().call_later(0.005, self.on_change, game_id, version)
             return
         try:
-            await asyncio.wait_for(conn.ws.send_text(text), self.limits.send_timeout)
-        except TimeoutError:
-            # A client that does not read must not hold up everyone else's updates.
-            log.warning("dropping a WebSocket client that did not read for %ss", self.limits.send_timeout)
-            conn.dropped = True
-            for room in self.rooms.values():
-                room.conns.discard(conn)
-        except Exception:  # noqa: BLE001 - closed sockets raise various errors
-            pass
+            room = self.service.cached(game_id)
+            if room is None or room.version < version:
+                room = self.service.refresh(game_id, version) or self.service.room(game_id)
+        except Exception:  # noqa: BLE001 - the database is away: the next change or reconnect catches up
+            log.exception("could not reload game %s after a change", game_id)
+            return
+        if room is not None:
+            self._broadcast_room(room)
 
-    async def broadcast(self, room: Room) -> None:
-        """Send the current state to every client of the room.
+    def broadcast(self, room: Room) -> None:
+        """Queue the room's current state for every client of it on this process."""
+        self._broadcast_room(room, force=True)
 
-        Broadcasts are serialized and each reads the state only once it holds the room's send
-        lock, so every client receives states in the order they happened: an earlier broadcast
-        held up by a slow client can never deliver an older state after a newer one."""
-        async with room.send_lock:
-            text = json.dumps({"type": "state", "game": self.public_state(room)})
-            for conn in list(room.conns):
-                await self._send_text(conn, text)
+    def _broadcast_room(self, room: Room, force: bool = False) -> None:
+        gid = room.rec.id
+        key = (room.version, room.ai_place)
+        last = self.sent.get(gid)
+        if not force and last is not None and (last[0] > room.version or last == key):
+            return  # never an older state after a newer one
+        self.sent[gid] = key
+        self._arm_timer(room)
+        conns = self.conns.get(gid)
+        if not conns:
+            return
+        text = '{"type":"state","game":' + self.service.state_json(room) + "}"
+        for conn in list(conns):
+            conn.seen_version = room.version
+            conn.put(text, "state", self.limits)
 
+    def send(self, conn: Conn, msg: dict[str, Any]) -> None:
+        """Queue one message for one client."""
+        conn.put(json.dumps(msg), msg.get("type", "msg"), self.limits)
+
+    def after(self, change: Change, conn: Conn | None = None, ref: Any = None) -> None:
+        """A committed change: the mover's ``ack`` first, then the state to everyone, then other processes."""
+        if change.ack is not None and conn is not None:
+            self.send(conn, {**change.ack, "ref": ref})
+        if change.committed:
+            self.service.announce(change.room)
+        self._broadcast_room(change.room)
+
+    # -- timers ----------------------------------------------------------------------------
+    def _arm_timer(self, room: Room) -> None:
+        """A local timer for the exact moment a clock runs out (the sweeper is the safety net)."""
+        gid = room.rec.id
+        old = self.timers.pop(gid, None)
+        if old is not None:
+            old.cancel()
+        side = self.service.clock_side(room)  # not rec.deadline: games stored before it existed lack it
+        if side is None or not self.conns.get(gid):
+            return
+        delay = max(0.0, self.service.time_left(room, side)) + 0.05
+        self.timers[gid] = asyncio.get_running_loop().call_later(delay, self._flag, gid)
+
+    def _flag(self, game_id: str) -> None:
+        self.timers.pop(game_id, None)
+        try:
+            change = self.service.flag(game_id)
+        except Exception:  # noqa: BLE001 - the sweeper tries again
+            log.exception("could not end game %s on time", game_id)
+            return
+        if change is not None:
+            self.after(change)
+        else:
+            room = self.service.cached(game_id)
+            if room is not None:
+                self._arm_timer(room)
+
+    async def _sweeper(self) -> None:
+        """Every process looks for clocks that ran out; the row lock lets exactly one end the game.
+        So a game whose process was killed still loses on time within a sweep or two."""
+        while True:
+            await asyncio.sleep(self.limits.sweep * random.uniform(0.8, 1.2))
+            try:
+                due = self.service.storage.due(self.service.now())
+            except Exception:  # noqa: BLE001 - the database is away: next sweep
+                log.exception("could not look for clocks that ran out")
+                continue
+            for gid in due:
+                self._flag(gid)
+
+    async def _watchdog(self) -> None:
+        """Close the clients whose current message has not gone out within the send timeout."""
+        every = min(1.0, self.limits.send_timeout / 4)
+        while True:
+            await asyncio.sleep(every)
+            now = time.monotonic()
+            for conns in list(self.conns.values()):
+                for conn in list(conns):
+                    since = conn.sending_since
+                    if since is not None and now - since > self.limits.send_timeout:
+                        conn.drop(f"it did not read for {self.limits.send_timeout:g} s")
+
+    # -- AI --------------------------------------------------------------------------------
+    def _play_ai(self, job: AIJob, move: str | None) -> None:
+        change = self.service.ai_move(job, move)
+        if change is not None:
+            self.after(change)
+
+    # -- messages --------------------------------------------------------------------------
     def _rate_ok(self, conn: Conn) -> bool:
         now = time.monotonic()
         conn.tokens = min(float(self.limits.burst), conn.tokens + (now - conn.stamp) * self.limits.rate)
@@ -607,7 +389,19 @@ class Hub:
             return True
         return False
 
-    async def handle(self, room: Room, conn: Conn, text: str) -> None:
+    def presence(self, game_id: str) -> None:
+        """Count this process's players and watchers of a game into its state."""
+        room = self.service.cached(game_id)
+        if room is None:
+            return
+        conns = self.conns.get(game_id, set())
+        room.present = {
+            "south": sum(1 for c in conns if "south" in c.seats),
+            "north": sum(1 for c in conns if "north" in c.seats),
+            "watchers": sum(1 for c in conns if not c.seats),
+        }
+
+    async def handle(self, game_id: str, conn: Conn, text: str) -> None:
         """Handle one text message from a client; every refusal is answered with an ``error``."""
         ref = None
         try:
@@ -623,245 +417,150 @@ class Hub:
                 raise ClientError("bad_message", "message must be a JSON object with a 'type'")
             ref = msg.get("ref") if isinstance(msg.get("ref"), str | int) else None
             kind = msg.get("type")
-            handler = {
-                "hello": self._on_hello,
-                "move": self._on_move,
-                "undo": self._on_undo,
-                "resign": self._on_resign,
-                "rematch": self._on_rematch,
-                "ping": self._on_ping,
-            }.get(kind if isinstance(kind, str) else "")
-            if handler is None:
+            seats = conn.seats
+            if kind == "ping":
+                self.send(conn, {"type": "pong", "ref": msg.get("ref")})
+            elif kind == "hello":
+                self._hello(game_id, conn, msg)
+            elif kind == "move":
+                ply = msg.get("ply")
+                change = await self.service.move(
+                    game_id, seats, msg.get("move"), ply, on_commit=lambda ch: self.after(ch, conn, ref)
+                )
+                if change.error is not None:
+                    raise change.error
+            elif kind == "undo":
+                self._done(self.service.undo(game_id, seats), conn, ref)
+            elif kind == "resign":
+                self._done(self.service.resign(game_id, seats), conn, ref)
+            elif kind == "rematch":
+                change = self.service.rematch(game_id, seats)
+                self.send(conn, {"type": "rematch", "id": change.rematch_id})
+                self._done(change, conn, ref)
+            else:
                 known = "hello, move, undo, resign, rematch, ping"
                 raise ClientError("bad_message", f"unknown message type {str(kind)[:40]!r}: use {known}")
-            await handler(room, conn, msg)
             conn.refused = 0
         except ClientError as exc:
             conn.refused += 1
-            message = _capitalise_sides(exc.message)
-            await self.send(conn, {"type": "error", "code": exc.code, "message": message, "ref": ref})
+            err: dict[str, Any] = {
+                "type": "error",
+                "code": exc.code,
+                "message": _capitalise_sides(exc.message),
+                "ref": ref,
+            }
+            if exc.game is not None:
+                err["game"] = exc.game
+            self.send(conn, err)
+            if exc.game is not None:
+                room = self.service.cached(game_id)
+                if room is not None:
+                    self._broadcast_room(room)
             if conn.refused >= self.limits.flood_close:
+                await asyncio.sleep(0.05)  # let the pump deliver the last error first
+                conn.drop("too many refused messages", stop=False)
                 await conn.ws.close(code=1008, reason="too many refused messages")
         except Exception:  # noqa: BLE001 - e.g. the database is unreachable: refuse, keep the game
-            log.exception("internal error while handling a message for game %s", room.rec.id)
+            log.exception("internal error while handling a message for game %s", game_id)
             message = "the server could not handle this message (nothing was changed): try again"
-            await self.send(conn, {"type": "error", "code": "internal", "message": message, "ref": ref})
+            self.send(conn, {"type": "error", "code": "internal", "message": message, "ref": ref})
 
-    async def _on_ping(self, room: Room, conn: Conn, msg: dict[str, Any]) -> None:
-        await self.send(conn, {"type": "pong", "ref": msg.get("ref")})
+    def _done(self, change: Change, conn: Conn, ref: Any) -> None:
+        self.after(change, conn, ref)
+        if change.error is not None:
+            raise change.error
 
-    async def _on_hello(self, room: Room, conn: Conn, msg: dict[str, Any]) -> None:
+    def _hello(self, game_id: str, conn: Conn, msg: dict[str, Any]) -> None:
+        room = self.service.room(game_id)
         token = msg.get("token")
-        seats: set[str] = set()
+        seats: frozenset[str] = frozenset()
         if token is not None:
-            if not isinstance(token, str) or len(token) > 200:
-                raise ClientError("bad_token", "token must be a string")
-            seats = {s for s in SIDES if _same(token, getattr(room.rec, f"{s}_token"))}
-            if room.rec.mode == "ai":
-                seats.discard(room.rec.ai_side or "")
+            seats = self.service.seats_of(room, token)
             if not seats:
                 conn.seats = frozenset()
-                await self.send(conn, {"type": "welcome", "role": "spectator"})
+                self.send(conn, {"type": "welcome", "role": "spectator"})
                 raise ClientError("bad_token", "this token does not hold a seat in this game: you are watching")
-        conn.seats = frozenset(seats)
-        await self.send(conn, {"type": "welcome", "role": conn.role})
-        async with room.lock:
-            self._start_clock_when_both_here(room)
-        self._after_change(room)  # restarts an AI move that could not be stored earlier
-        await self.broadcast(room)
+        conn.seats = seats
+        self.send(conn, {"type": "welcome", "role": conn.role})
+        self.presence(game_id)
+        change = self.service.arrive(game_id, seats)
+        if change is not None and change.committed:
+            self.after(change)
+        self.broadcast(self.service.room(game_id))
 
-    def _start_clock_when_both_here(self, room: Room) -> None:
-        """An online rematch's clock starts when both players have opened it (nobody loses time
-        before they have even seen the new board)."""
-        rec = room.rec
-        if rec.mode != "online" or rec.clock is None or rec.turn_started is not None or rec.result is not None:
+    # -- a WebSocket -------------------------------------------------------------------------
+    async def serve_ws(self, websocket: WebSocket) -> None:
+        """The life of one WebSocket connection to ``/ws/{id}``."""
+        await websocket.accept()
+        game_id = websocket.path_params["id"]
+        try:
+            room = self.service.room(game_id)
+        except ClientError as exc:
+            await websocket.send_text(json.dumps({"type": "error", "code": exc.code, "message": exc.message}))
+            await websocket.close(code=4404 if exc.status == 404 else 4400)
             return
-        if self.status(room) != "playing" or not all(any(s in c.seats for c in room.conns) for s in SIDES):
+        except Exception:  # noqa: BLE001 - e.g. the database is unreachable: say so, the page retries
+            log.exception("cannot load game %s for a WebSocket client", game_id)
+            why = "the server could not load this game right now (nothing was changed): retrying"
+            await websocket.send_text(json.dumps({"type": "error", "code": "internal", "message": why}))
+            await websocket.close(code=1011)
             return
-        new = rec.copy()
-        new.turn_started = self.now()
-        self.storage.save(new)
-        room.rec = new
-        room.version += 1
+        conns = self.conns.setdefault(game_id, set())
+        if len(conns) >= self.limits.max_connections_per_game:
+            await websocket.send_text(
+                json.dumps({"type": "error", "code": "full", "message": "too many connections to this game"})
+            )
+            await websocket.close(code=1013)
+            return
+        conn = Conn(websocket, tokens=float(self.limits.burst))
+        conn.task = asyncio.current_task()
+        conn.on_drop = lambda c, why: self._forget(game_id, c)
+        conns.add(conn)
+        pump = asyncio.get_running_loop().create_task(conn.pump(self.limits))
+        try:
+            self.presence(game_id)
+            self.send(conn, {"type": "welcome", "role": "spectator"})
+            self.broadcast(room)
+            while not conn.dropped:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                text = message.get("text")
+                if text is None:
+                    data = message.get("bytes") or b""
+                    if len(data) > self.limits.max_message:
+                        text = "x" * (self.limits.max_message + 1)
+                    else:
+                        self.send(
+                            conn, {"type": "error", "code": "bad_message", "message": "send text (JSON), not binary"}
+                        )
+                        continue
+                await self.handle(game_id, conn, text)
+        except (WebSocketDisconnect, RuntimeError):
+            pass  # gone, or closed by us after a flood
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not conn.dropped or task is None:
+                raise  # the server is stopping
+            task.uncancel()  # dropped for not reading: ending this handler closes the connection
+        finally:
+            pump.cancel()
+            self._forget(game_id, conn)
+            room2 = self.service.cached(game_id)
+            if room2 is not None and self.conns.get(game_id):
+                self.broadcast(room2)  # one fewer player or watcher
 
-    def _seat_to_move(self, room: Room, conn: Conn, action: str) -> str:
-        if not conn.seats:
-            raise ClientError("not_a_player", f"spectators cannot {action}: open your seat link to play", 403)
-        status = self.status(room)
-        if status == "over":
-            raise ClientError("game_over", "the game is over")
-        if status == "waiting":
-            raise ClientError("waiting", "the invited player has not joined yet")
-        turn = room.game.turn.value
-        if turn not in conn.seats:
-            raise ClientError("not_your_turn", f"it is {turn}'s turn, not yours")
-        return turn
-
-    async def _on_move(self, room: Room, conn: Conn, msg: dict[str, Any]) -> None:
-        text = msg.get("move")
-        if not isinstance(text, str) or len(text) > 32:
-            raise ClientError("bad_message", "a move message needs 'move': notation such as '5R@d2'")
-        async with room.lock:
-            if self._check_flag(room):
-                self._after_change(room)
-                await self.broadcast(room)
-                loser = SIDE_NAMES[Side(room.rec.result or "south").other.value]
-                raise ClientError("game_over", f"the game is over: {loser} ran out of time")
-            self._seat_to_move(room, conn, "move")
-            ply = msg.get("ply")
-            if ply is not None and ply != len(room.rec.moves):
-                raise ClientError("stale", f"the game moved on (now at ply {len(room.rec.moves)}): move not played")
-            reason = room.game.why_illegal(text)
-            if reason is not None:
-                raise ClientError("illegal", reason)
-            move = parse_move(text)
-            self._commit_move(room, move)
-            self._after_change(room)
-            await self.send(conn, {"type": "ack", "ply": len(room.rec.moves), "move": str(move), "ref": msg.get("ref")})
-        await self.broadcast(room)
-
-    async def _on_undo(self, room: Room, conn: Conn, msg: dict[str, Any]) -> None:
-        async with room.lock:
-            rec = room.rec
-            if not conn.seats:
-                raise ClientError("not_a_player", "spectators cannot undo", 403)
-            if rec.mode not in ("ai", "hotseat"):
-                raise ClientError("no_undo", "undo is only available against the AI and in hot-seat games")
-            if self.status(room) != "playing":
-                raise ClientError("game_over", "the game is over: undo is no longer possible")
-            game = room.game.copy()
-            removed_human = False
-            if rec.mode == "hotseat":
-                # a forced pass is not a choice: take back the move before it too
-                while game.history and game.history[-1].is_pass:
-                    game.undo()
-                if game.history:
-                    game.undo()
-                    removed_human = True
-            else:
-                human = next(iter(conn.seats))
-                while game.history and not removed_human:
-                    last = game.history[-1]
-                    mover = _mover_of_last(game)
-                    game.undo()
-                    removed_human = mover == human and not last.is_pass
-            if not removed_human:
-                raise ClientError("nothing_to_undo", "there is no move of yours to take back")
-            new = rec.copy()
-            self._charge(new, room)
-            self.storage.truncate(new, len(game.history))
-            room.rec, room.game = new, game
-            room.version += 1
-            if room.ai_task and not room.ai_task.done():
-                room.ai_task = None  # its result will be discarded (version changed)
-                # Its thread still runs the old player: the next AI move gets a fresh one, so that
-                # no player object is ever used by two threads at once.
-                room.ai_player = None
-            self._after_change(room)
-        await self.broadcast(room)
-
-    async def _on_resign(self, room: Room, conn: Conn, msg: dict[str, Any]) -> None:
-        async with room.lock:
-            if not conn.seats:
-                raise ClientError("not_a_player", "spectators cannot resign", 403)
-            status = self.status(room)
-            if status == "over":
-                raise ClientError("game_over", "the game is over")
-            if status == "waiting":
-                raise ClientError("waiting", "the invited player has not joined yet: there is no game to resign")
-            side = room.game.turn.value if len(conn.seats) == 2 else next(iter(conn.seats))
-            self._finish(room, Side(side).other.value, "resign")
-            self._after_change(room)
-        await self.broadcast(room)
-
-    async def _on_rematch(self, room: Room, conn: Conn, msg: dict[str, Any]) -> None:
-        async with room.lock:
-            if not conn.seats:
-                raise ClientError("not_a_player", "spectators cannot start a rematch", 403)
-            if self.status(room) != "over":
-                raise ClientError("not_over", "a rematch can start once the game is over")
-            old = room.rec
-            if old.rematch_id is None:
-                rec = GameRecord(id=_new_id(), mode=old.mode)
-                # Seats swap: each player's token now holds the other side.
-                rec.south_token, rec.north_token = old.north_token, old.south_token
-                rec.joined = old.joined
-                rec.invite = old.invite if not old.joined else None  # an open seat stays joinable
-                rec.ai_level = old.ai_level
-                rec.ai_side = Side(old.ai_side).other.value if old.ai_side else None
-                rec.rematch_of = old.id
-                if old.clock is not None:
-                    rec.clock = rec.south_time = rec.north_time = old.clock
-                    # online, the clock starts once both players are at the new board (see hello);
-                    # elsewhere the one person who asked is taken there at once
-                    rec.turn_started = None if old.mode == "online" else self.now()
-                self.storage.create(rec)
-                new_old = old.copy()
-                new_old.rematch_id = rec.id
-                self.storage.save(new_old)
-                room.rec = new_old
-                new_room = Room(rec, Game())
-                self.rooms[rec.id] = new_room
-                self._after_change(new_room)
-            rematch_id = room.rec.rematch_id
-        # Only the asker is taken there; the others see ``rematch_id`` in the state and choose
-        # when to follow (a person replaying the finished game is not yanked away).
-        await self.send(conn, {"type": "rematch", "id": rematch_id})
-        await self.broadcast(room)
-
-    async def replay(self, room: Room) -> dict[str, Any]:
-        """Every position of the game from the start, for stepping through it."""
-        rec = room.rec
-        game = Game.from_position(rec.start_position) if rec.start_position else Game()
-        frames = []
-
-        def frame(move: str | None) -> dict[str, Any]:
-            return {
-                "ply": len(game.history),
-                "move": move,
-                "towers": {c: [str(p) for p in t] for c, t in game.towers().items() if t},
-                "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
-                "score": list(game.score()),
-                "turn": game.turn.value,
-            }
-
-        frames.append(frame(None))
-        for mv in rec.moves:
-            game.play(mv)
-            frames.append(frame(mv))
-        return {"id": rec.id, "frames": frames, "result": self.outcome(room)[0]}
-
-    def record_text(self, room: Room) -> str:
-        """The game record for download (the format of docs/notation.md)."""
-        rec = room.rec
-        result, reason = self.outcome(room)
-        names = {s: "AI " + (rec.ai_level or "") if rec.ai_side == s else "Human" for s in SIDES}
-        tags = {
-            "Event": f"Jericho web game ({rec.mode})",
-            "Site": "jericho serve",
-            "Date": time.strftime("%Y.%m.%d", time.gmtime(rec.created_at)),
-            "South": names["south"],
-            "North": names["north"],
-            "Result": _RESULT_TOKENS[result],
-            "GameId": rec.id,
-        }
-        if result and reason:
-            loser = "South" if result == "north" else "North"
-            tags["Termination"] = {
-                "seven": "seven monoliths held through a full turn",
-                "exhaustion": "both players passed",
-                "resign": f"{loser} resigned",
-                "time": f"{loser} lost on time",
-            }[reason]
-        return write_game_record(room.game, tags)
-
-
-_RESULT_TOKENS: dict[str | None, str] = {"south": "1-0", "north": "0-1", "draw": "1/2-1/2", None: "*"}
-
-
-def _mover_of_last(game: Game) -> str:
-    """The side that played the last move of ``game`` (a move flips the turn)."""
-    return game.turn.other.value
+    def _forget(self, game_id: str, conn: Conn) -> None:
+        conns = self.conns.get(game_id)
+        if conns is not None:
+            conns.discard(conn)
+            if not conns:
+                del self.conns[game_id]
+                self.sent.pop(game_id, None)
+                timer = self.timers.pop(game_id, None)
+                if timer is not None:
+                    timer.cancel()
+        self.presence(game_id)
 
 
 # -- HTTP --------------------------------------------------------------------------------------
@@ -876,12 +575,12 @@ def _error(code: str, message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": code, "message": message}, status_code=status)
 
 
-async def _json_body(request: Request, hub: Hub) -> dict[str, Any]:
+async def _json_body(request: Request, limits: Limits) -> dict[str, Any]:
     body = b""
     async for chunk in request.stream():
         body += chunk
-        if len(body) > hub.limits.max_message:
-            raise ClientError("too_large", f"request body too large: the limit is {hub.limits.max_message} bytes", 413)
+        if len(body) > limits.max_message:
+            raise ClientError("too_large", f"request body too large: the limit is {limits.max_message} bytes", 413)
     if not body.strip():
         return {}
     try:
@@ -911,21 +610,61 @@ def _rules_text() -> str:
     return "# Rules\n\nThe rules document is not installed."
 
 
+class SecurityHeaders:
+    """ASGI middleware: :data:`SECURITY_HEADERS` on every HTTP response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.headers = [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + self.headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 def create_app(
     db_url: str | None = None,
     *,
     limits: Limits | None = None,
     ai_limit: Limit | None = None,
     ai_delay: float = 0.0,
+    ai_processes: int | None = None,
+    ai_nice: int = 10,
     clock: Callable[[], float] = time.time,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
     ``ai_delay`` makes the AI wait at least that many seconds per move (so people see it move);
+    ``ai_processes``: the local AI pool (default: up to 2 processes; 0: threads of this process,
+    for tests with in-process players; -1: none, ``jericho worker`` processes do the thinking);
     ``clock`` is the wall clock used for game clocks (tests pass a fake one).
     """
-    storage = Storage(resolve_db_url(db_url))
-    hub = Hub(storage, limits or Limits(), ai_limit=ai_limit, ai_delay=ai_delay, clock=clock)
+    limits = limits or Limits()
+    url = resolve_db_url(db_url)
+    storage = Storage(url)
+    broker = make_broker(url)
+    service = GameService(
+        storage,
+        broker,
+        clock=clock,
+        max_rooms=limits.max_rooms_in_memory,
+        creates_per_minute=limits.creates_per_minute,
+        max_ai_jobs=limits.ai_queue,
+        min_clock=limits.min_clock,
+    )
+    if ai_processes is None:
+        ai_processes = min(2, os.cpu_count() or 1)
+    transport = Transport(
+        service, broker, limits, ai_processes=ai_processes, ai_limit=ai_limit, ai_delay=ai_delay, ai_nice=ai_nice
+    )
 
     def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
@@ -940,88 +679,45 @@ def create_app(
         return JSONResponse(Game().topology.to_dict())
 
     async def levels(request: Request) -> Response:
-        return JSONResponse({"levels": hub.levels(), "default": hub.default_level()})
+        return JSONResponse({"levels": service.levels(), "default": service.default_level()})
+
+    async def healthz(request: Request) -> Response:
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, storage.ping)
+        except Exception as exc:  # noqa: BLE001 - any failure means "not healthy"
+            return JSONResponse({"ok": False, "database": f"unreachable: {str(exc)[:200]}"}, status_code=503)
+        return JSONResponse({"ok": True, "database": "ok", "pid": os.getpid()})
 
     async def create(request: Request) -> Response:
-        spec = await _json_body(request, hub)
+        spec = await _json_body(request, limits)
         client = request.client.host if request.client else "?"
-        room, reply = hub.create(spec, client)
+        room, reply = service.create(spec, client)
+        service.announce(room)
         reply["links"] = _links(request, room.rec.id, reply.get("token"), reply.get("invite"))
-        reply["game"] = hub.public_state(room)
+        reply["game"] = service.public_state(room)
         return JSONResponse(reply, status_code=201)
 
     async def show(request: Request) -> Response:
-        room = hub.room(request.path_params["id"])
-        return JSONResponse(hub.public_state(room))
+        room = service.room(request.path_params["id"])
+        return Response(service.state_json(room), media_type="application/json")
 
     async def join(request: Request) -> Response:
-        # the body first: no await between loading the room and locking it, so it cannot be
-        # evicted from memory (and loaded again as a second copy) in between
-        body = await _json_body(request, hub)
-        room = hub.room(request.path_params["id"])
-        reply = await hub.join(room, body.get("invite"))
-        reply["links"] = _links(request, room.rec.id, reply["token"])
+        body = await _json_body(request, limits)
+        change, reply = service.join(request.path_params["id"], body.get("invite"))
+        transport.after(change)
+        reply["links"] = _links(request, change.room.rec.id, reply["token"])
         return JSONResponse(reply)
 
     async def record(request: Request) -> Response:
-        room = hub.room(request.path_params["id"])
+        room = service.room(request.path_params["id"])
         return PlainTextResponse(
-            hub.record_text(room),
+            write_game_record(room.game, service.record_tags(room)),
             headers={"Content-Disposition": f'attachment; filename="jericho-{room.rec.id}.jgn"'},
         )
 
-    async def replay(request: Request) -> Response:
-        room = hub.room(request.path_params["id"])
-        return JSONResponse(await hub.replay(room))
-
-    async def ws(websocket: WebSocket) -> None:
-        await websocket.accept()
-        try:
-            room = hub.room(websocket.path_params["id"])
-        except ClientError as exc:
-            await websocket.send_text(json.dumps({"type": "error", "code": exc.code, "message": exc.message}))
-            await websocket.close(code=4404 if exc.status == 404 else 4400)
-            return
-        except Exception:  # noqa: BLE001 - e.g. the database is unreachable: say so, the page retries
-            log.exception("cannot load game %s for a WebSocket client", websocket.path_params["id"])
-            why = "the server could not load this game right now (nothing was changed): retrying"
-            await websocket.send_text(json.dumps({"type": "error", "code": "internal", "message": why}))
-            await websocket.close(code=1011)
-            return
-        if len(room.conns) >= hub.limits.max_connections_per_game:
-            await websocket.send_text(
-                json.dumps({"type": "error", "code": "full", "message": "too many connections to this game"})
-            )
-            await websocket.close(code=1013)
-            return
-        conn = Conn(websocket, tokens=float(hub.limits.burst))
-        room.conns.add(conn)
-        try:
-            await hub.send(conn, {"type": "welcome", "role": "spectator"})
-            await hub.send(conn, {"type": "state", "game": hub.public_state(room)})
-            while True:
-                message = await websocket.receive()
-                if message["type"] == "websocket.disconnect" or conn.dropped:
-                    break
-                text = message.get("text")
-                if text is None:
-                    data = message.get("bytes") or b""
-                    if len(data) > hub.limits.max_message:
-                        text = "x" * (hub.limits.max_message + 1)
-                    else:
-                        await hub.send(
-                            conn, {"type": "error", "code": "bad_message", "message": "send text (JSON), not binary"}
-                        )
-                        continue
-                await hub.handle(room, conn, text)
-        except WebSocketDisconnect:
-            pass
-        except RuntimeError:  # closed by us after a flood
-            pass
-        finally:
-            room.conns.discard(conn)
-            if conn.seats:
-                await hub.broadcast(room)
+    async def replay_(request: Request) -> Response:
+        room = service.room(request.path_params["id"])
+        return JSONResponse(service.replay_frames(room))
 
     async def client_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ClientError)
@@ -1041,14 +737,17 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await transport.start()
         yield
-        hub.executor.shutdown(wait=False, cancel_futures=True)
+        await transport.stop()
+        service.close()
         storage.close()
 
     routes = [
         Route("/", page),
         Route("/g/{id}", page),
         Route("/rules", rules_page),
+        Route("/healthz", healthz),
         Route("/api/rules.md", rules_md),
         Route("/api/topology", topology),
         Route("/api/levels", levels),
@@ -1056,9 +755,9 @@ def create_app(
         Route("/api/games/{id}", show),
         Route("/api/games/{id}/join", join, methods=["POST"]),
         Route("/api/games/{id}/record", record),
-        Route("/api/games/{id}/replay", replay),
+        Route("/api/games/{id}/replay", replay_),
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
-        WebSocketRoute("/ws/{id}", ws),
+        WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(
@@ -1066,7 +765,9 @@ def create_app(
         exception_handlers={ClientError: client_error, HTTPException: http_error, Exception: server_error},
         lifespan=lifespan,
     )
-    app.state.hub = hub
+    app.add_middleware(SecurityHeaders)
+    app.state.service = service
+    app.state.transport = transport
     return app
 
 
@@ -1081,6 +782,52 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
     parser.add_argument(
         "--ai-delay", type=float, default=0.4, help="minimum seconds the AI takes per move, so moves can be followed"
     )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="server processes on this port (PostgreSQL only; default 1)"
+    )
+    parser.add_argument(
+        "--ai-processes",
+        type=int,
+        default=None,
+        help="AI processes each server runs (default: up to 2; 0 with --workers >1 or `jericho worker`: none)",
+    )
+    parser.add_argument(
+        "--forwarded-allow-ips",
+        default="",
+        help="comma-separated proxy addresses whose X-Forwarded-For/-Proto are trusted ('*': any); default: none",
+    )
+    parser.add_argument(
+        "--max-creates-per-minute",
+        type=int,
+        default=Limits.creates_per_minute,
+        help=f"new games per client address per minute (default {Limits.creates_per_minute})",
+    )
+    parser.add_argument(
+        "--min-clock",
+        type=float,
+        default=Limits.min_clock,
+        help=f"shortest clock per side a game may ask for, in minutes (default {Limits.min_clock:g})",
+    )
+    parser.add_argument(
+        "--send-timeout",
+        type=float,
+        default=Limits.send_timeout,
+        help=f"seconds a client may take to accept one message before it is closed (default {Limits.send_timeout:g})",
+    )
+
+
+_ENV = "JERICHO_SERVE_CONFIG"
+
+
+def app_from_env() -> Starlette:
+    """The app of one ``--workers`` process (uvicorn imports it; the options travel in the environment)."""
+    cfg = json.loads(os.environ[_ENV])
+    return create_app(
+        cfg["db"],
+        ai_delay=cfg["ai_delay"],
+        ai_processes=cfg["ai_processes"],
+        limits=Limits(send_timeout=cfg["send_timeout"], creates_per_minute=cfg["creates"], min_clock=cfg["min_clock"]),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -1089,14 +836,56 @@ def run(args: argparse.Namespace) -> int:
 
     from jericho_game.web.storage import StorageError
 
+    url = resolve_db_url(args.db)
+    if args.workers < 1:
+        print("jericho serve: --workers must be 1 or more", flush=True)
+        return 2
+    if args.workers > 1 and not url.startswith("postgresql"):
+        print(
+            "jericho serve: --workers needs PostgreSQL (--db postgresql+psycopg://...): SQLite is the embedded "
+            "single-process store; several processes on one SQLite file are not supported",
+            flush=True,
+        )
+        return 2
+    ai_processes = args.ai_processes
+    if ai_processes is None:
+        ai_processes = min(2, os.cpu_count() or 1) if args.workers == 1 else 1
+    forwarded = [a.strip() for a in args.forwarded_allow_ips.split(",") if a.strip()]
+    proxy = {"proxy_headers": bool(forwarded), "forwarded_allow_ips": forwarded or None}
+    host = args.host
+    shown = f"[{host}]" if ":" in host else host
+    common = dict(host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024, **proxy)
     try:
-        url = resolve_db_url(args.db)
-        app = create_app(url, ai_delay=args.ai_delay)
+        Storage(url).close()  # a clear message now rather than a traceback from each worker
+        if args.workers == 1:
+            app: Any = create_app(
+                url,
+                ai_delay=args.ai_delay,
+                ai_processes=ai_processes,
+                limits=Limits(
+                    send_timeout=args.send_timeout,
+                    creates_per_minute=args.max_creates_per_minute,
+                    min_clock=args.min_clock,
+                ),
+            )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
         return 2
-    host = args.host
-    shown = f"[{host}]" if ":" in host else host
-    print(f"Jericho is ready at http://{shown}:{args.port}/  (games stored in {url})", flush=True)
-    uvicorn.run(app, host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024)
+    where = url.split("@")[-1] if url.startswith("postgresql") else url
+    workers = f", {args.workers} processes" if args.workers > 1 else ""
+    print(f"Jericho is ready at http://{shown}:{args.port}/  (games stored in {where}{workers})", flush=True)
+    if args.workers == 1:
+        uvicorn.run(app, **common)  # type: ignore[arg-type]
+    else:
+        os.environ[_ENV] = json.dumps(
+            {
+                "db": url,
+                "ai_delay": args.ai_delay,
+                "ai_processes": ai_processes,
+                "send_timeout": args.send_timeout,
+                "creates": args.max_creates_per_minute,
+                "min_clock": args.min_clock,
+            }
+        )
+        uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]
     return 0

@@ -1,19 +1,29 @@
-"""Persistence of web games: the only module of the web app that talks to the database.
+"""The store: the only module of the web app that talks to the database (SQL and nothing else).
 
-Games are kept with SQLAlchemy Core, in SQLite by default (a file under the user's data
-directory) or in any database SQLAlchemy reaches by URL (``postgresql://...``).  A game is
-stored as its start position plus the list of moves played; the server rebuilds the
-:class:`jericho_game.Game` by replaying them, so the database never holds derived state that
-could disagree with the engine.
+Games are kept with SQLAlchemy, in SQLite by default (a file under the user's data directory)
+or in PostgreSQL (``postgresql+psycopg://...``).  A game is stored as its start position plus
+the list of moves played; the room service rebuilds the :class:`jericho_game.Game` by replaying
+them, so the database never holds derived state that could disagree with the engine.
 
-Every write is one transaction, committed before the function returns: the server
-acknowledges a move only after :meth:`Storage.append_move` has returned.
+The database is the truth, across processes.  Every change of a game goes through
+:meth:`Storage.write`: one transaction that locks the game's row (``SELECT ... FOR UPDATE`` on
+PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite), hands the caller the stored version, and ends with a
+compare-and-set (``UPDATE ... WHERE version = :old``) that bumps the version.  Two processes can
+therefore never both apply a change to the same version of a game.  On PostgreSQL the same
+transaction announces the change (``pg_notify``), so an announcement goes out exactly when the
+change commits.
+
+The ``ai_jobs`` table is the AI's job queue (one row per game waiting for an AI move); workers
+claim rows with a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), so a worker killed while
+thinking is replaced once its lease runs out.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,24 +35,36 @@ try:
         Column,
         Float,
         ForeignKey,
+        Index,
         Integer,
         MetaData,
         String,
         Table,
         Text,
         create_engine,
-        delete,
         event,
-        func,
-        insert,
-        select,
-        update,
+        inspect,
+        text,
     )
-    from sqlalchemy.engine import Engine
+    from sqlalchemy.engine import Connection, Engine
 except ImportError as exc:
     raise missing_extra("the web app's storage", "web", exc) from exc
 
-__all__ = ["GameRecord", "Storage", "StorageError", "default_db_url", "resolve_db_url"]
+__all__ = [
+    "AIJob",
+    "Conflict",
+    "GameRecord",
+    "Storage",
+    "StorageError",
+    "Tx",
+    "default_db_url",
+    "resolve_db_url",
+    "GAMES_CHANNEL",
+    "JOBS_CHANNEL",
+]
+
+GAMES_CHANNEL = "jericho_games"  # NOTIFY payload "game_id version": a game changed
+JOBS_CHANNEL = "jericho_jobs"  # NOTIFY payload "game_id": an AI job is waiting
 
 metadata = MetaData()
 
@@ -69,7 +91,11 @@ games_table = Table(
     Column("rematch_of", String(32), nullable=True),
     Column("rematch_id", String(32), nullable=True),
     Column("meta", Text, nullable=False, default="{}"),
+    # added for several processes on one database (older files get them by ALTER TABLE):
+    Column("version", Integer, nullable=False, default=0, server_default="0"),  # bumped by every change
+    Column("deadline", Float, nullable=True),  # wall time the running clock reaches zero
 )
+Index("games_deadline", games_table.c.deadline)
 
 moves_table = Table(
     "moves",
@@ -80,9 +106,27 @@ moves_table = Table(
     Column("played_at", Float, nullable=False),
 )
 
+jobs_table = Table(
+    "ai_jobs",
+    metadata,
+    Column("game_id", String(32), primary_key=True),  # at most one waiting AI move per game
+    Column("version", Integer, nullable=False),  # the game version the move is for
+    Column("level", String(200), nullable=False),
+    Column("start_position", Text, nullable=True),
+    Column("moves", Text, nullable=False),  # space-separated notation
+    Column("created_at", Float, nullable=False),
+    Column("claimed_by", String(64), nullable=True),
+    Column("lease_until", Float, nullable=True),  # a claim is void after this wall time
+)
+Index("ai_jobs_created", jobs_table.c.created_at)
+
 
 class StorageError(RuntimeError):
     """The database could not be opened or written."""
+
+
+class Conflict(RuntimeError):
+    """The game changed under a write (another process won the compare-and-set)."""
 
 
 @dataclass
@@ -109,6 +153,8 @@ class GameRecord:
     rematch_of: str | None = None
     rematch_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    version: int = 0
+    deadline: float | None = None
     moves: list[str] = field(default_factory=list)
 
     def copy(self) -> GameRecord:
@@ -116,7 +162,42 @@ class GameRecord:
         return replace(self, moves=list(self.moves), meta=dict(self.meta))
 
 
+@dataclass(frozen=True)
+class AIJob:
+    """A claimed AI job: the position (start + moves) to move in, for game version ``version``."""
+
+    game_id: str
+    version: int
+    level: str
+    start_position: str | None
+    moves: list[str]
+
+
 _COLUMNS = [c.name for c in games_table.columns]
+_MUTABLE = [c for c in _COLUMNS if c not in ("id", "created_at", "mode", "start_position", "version")]
+
+_SET = ", ".join(f"{c} = :{c}" for c in _MUTABLE)
+_UPDATE = text(f"UPDATE games SET {_SET}, version = :new_version WHERE id = :id AND version = :old_version")
+# on PostgreSQL the announcement rides on the update: one round trip, and only when a row changed
+_UPDATE_NOTIFY = text(
+    f"UPDATE games SET {_SET}, version = :new_version WHERE id = :id AND version = :old_version "
+    f"RETURNING pg_notify('{GAMES_CHANNEL}', id || ' ' || version)"
+)
+_INSERT_GAME = text(f"INSERT INTO games ({', '.join(_COLUMNS)}) VALUES ({', '.join(':' + c for c in _COLUMNS)})")
+_INSERT_MOVE = text("INSERT INTO moves (game_id, ply, move, played_at) VALUES (:game_id, :ply, :move, :played_at)")
+_DELETE_MOVES = text("DELETE FROM moves WHERE game_id = :id AND ply >= :ply")
+_SELECT_GAME = text(f"SELECT {', '.join(_COLUMNS)} FROM games WHERE id = :id")
+_SELECT_MOVES = text("SELECT move FROM moves WHERE game_id = :id ORDER BY ply")
+_SELECT_VERSION = text("SELECT version FROM games WHERE id = :id")
+_SELECT_VERSION_LOCKED = text("SELECT version FROM games WHERE id = :id FOR UPDATE")
+_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+_DELETE_JOB = text("DELETE FROM ai_jobs WHERE game_id = :id")
+_INSERT_JOB = text(
+    "INSERT INTO ai_jobs (game_id, version, level, start_position, moves, created_at, claimed_by, lease_until) "
+    "VALUES (:game_id, :version, :level, :start_position, :moves, :created_at, NULL, NULL)"
+)
+_JOB_OF = text("SELECT version FROM ai_jobs WHERE game_id = :id AND version = :v")
+_WAITING_JOBS = text("SELECT count(*) FROM ai_jobs WHERE lease_until IS NULL OR lease_until < :now")
 
 
 def default_db_url() -> str:
@@ -139,95 +220,316 @@ def resolve_db_url(db: str | None) -> str:
     return f"sqlite:///{path}"
 
 
+def _record(row: Any, moves: list[str]) -> GameRecord:
+    data = dict(row)
+    data["joined"] = bool(data["joined"])
+    data["meta"] = json.loads(data["meta"] or "{}")
+    data["version"] = int(data["version"] or 0)
+    return GameRecord(**data, moves=moves)
+
+
+def _row(rec: GameRecord) -> dict[str, Any]:
+    row = {name: getattr(rec, name) for name in _COLUMNS}
+    row["joined"] = int(rec.joined)
+    row["meta"] = json.dumps(rec.meta)
+    return row
+
+
+class Tx:
+    """One write transaction on one game, its row locked; see :meth:`Storage.write`.
+
+    ``version`` is the version stored when the lock was taken; :meth:`load` reads the whole
+    game inside the transaction.  The caller's changes become visible to others only when the
+    transaction commits; :meth:`save` must be the last write (it bumps the version)."""
+
+    def __init__(self, store: Storage, conn: Connection, game_id: str, version: int) -> None:
+        self.store = store
+        self.conn = conn
+        self.game_id = game_id
+        self.version = version
+        self.saved: int | None = None  # the new version once saved
+        self.wrote = False  # whether this change wrote anything yet
+
+    def load(self) -> GameRecord:
+        """The game as stored now (inside this transaction)."""
+        rec = self.store._load(self.conn, self.game_id)
+        assert rec is not None  # the row is locked: it cannot have vanished
+        return rec
+
+    def append_moves(self, first_ply: int, moves: list[str]) -> None:
+        """Store ``moves`` as plies ``first_ply``, ``first_ply + 1``, ..."""
+        self.wrote = True
+        now = time.time()
+        self.conn.execute(
+            _INSERT_MOVE,
+            [{"game_id": self.game_id, "ply": first_ply + i, "move": m, "played_at": now} for i, m in enumerate(moves)],
+        )
+
+    def truncate(self, plies: int) -> None:
+        """Take back moves so that ``plies`` remain (undo)."""
+        self.wrote = True
+        self.conn.execute(_DELETE_MOVES, {"id": self.game_id, "ply": plies})
+
+    def put_job(self, rec: GameRecord, version: int, level: str) -> None:
+        """Queue an AI move for ``rec`` at ``version`` (replacing any older job of the game)."""
+        self.wrote = True
+        self.conn.execute(_DELETE_JOB, {"id": self.game_id})
+        self.conn.execute(
+            _INSERT_JOB,
+            {
+                "game_id": self.game_id,
+                "version": version,
+                "level": level,
+                "start_position": rec.start_position,
+                "moves": " ".join(rec.moves),
+                "created_at": time.time(),
+            },
+        )
+        self.store._notify(self.conn, JOBS_CHANNEL, self.game_id)
+
+    def has_job(self, version: int) -> bool:
+        """Whether an AI job for the game at ``version`` is queued or being thought about."""
+        row = self.conn.execute(_JOB_OF, {"id": self.game_id, "v": version}).first()
+        return row is not None
+
+    def insert_game(self, rec: GameRecord, job_level: str | None = None) -> None:
+        """Insert another new game in this transaction (a rematch), with its AI job when ``job_level``."""
+        self.store._insert(self.conn, rec, job_level, None)
+
+    def drop_job(self) -> None:
+        """Forget the game's waiting AI move, if any."""
+        self.wrote = True
+        self.conn.execute(_DELETE_JOB, {"id": self.game_id})
+
+    def waiting_jobs(self) -> int:
+        """How many AI jobs wait for a worker (the queue's length)."""
+        return int(self.conn.execute(_WAITING_JOBS, {"now": time.time()}).scalar_one())
+
+    def save(self, rec: GameRecord) -> int:
+        """Write the game's settings, seats, clock and result with the version bumped; the new version.
+
+        A compare-and-set: raises :class:`Conflict` if the stored version is no longer ``version``."""
+        self.wrote = True
+        rec.updated_at = time.time()
+        row = _row(rec)
+        row["old_version"] = self.version
+        row["new_version"] = self.version + 1
+        if self.store.postgres:
+            changed = len(self.conn.execute(_UPDATE_NOTIFY, row).all())
+        else:
+            changed = self.conn.execute(_UPDATE, row).rowcount
+        if changed != 1:
+            raise Conflict(f"game {self.game_id} changed under this write")
+        rec.version = self.saved = self.version + 1
+        return rec.version
+
+
 class Storage:
-    """Games in a database reached by a SQLAlchemy URL; every method commits before returning."""
+    """Games in a database reached by a SQLAlchemy URL; every write commits before returning."""
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self.postgres = url.startswith("postgresql")
         try:
             if url.startswith("sqlite"):
-                self.engine: Engine = create_engine(url, connect_args={"check_same_thread": False})
-                event.listen(self.engine, "connect", _sqlite_pragmas)
+                self.engine: Engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+                event.listen(self.engine, "connect", _sqlite_connect)
+                # every transaction takes SQLite's write lock at once: a read followed by a write
+                # in one transaction can then never interleave with another writer
+                event.listen(self.engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+                # reads go through their own pool with plain (deferred) transactions: in WAL mode
+                # they never wait for a writer
+                self.reader: Engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+                event.listen(self.reader, "connect", _sqlite_connect)
+                event.listen(self.reader, "begin", lambda conn: conn.exec_driver_sql("BEGIN"))
             else:
-                self.engine = create_engine(url, pool_pre_ping=True)
+                self.engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+                self.reader = self.engine
             metadata.create_all(self.engine)
+            self._migrate()
         except Exception as exc:  # noqa: BLE001 - any driver error becomes one clear message
             raise StorageError(f"cannot open the game database {url!r}: {exc}") from exc
+
+    def _migrate(self) -> None:
+        """Add the columns that databases written by older versions lack."""
+        have = {c["name"] for c in inspect(self.engine).get_columns("games")}
+        with self.engine.begin() as conn:
+            if "version" not in have:
+                conn.exec_driver_sql("ALTER TABLE games ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+            if "deadline" not in have:
+                conn.exec_driver_sql("ALTER TABLE games ADD COLUMN deadline FLOAT")
 
     def close(self) -> None:
         """Release the connection pool."""
         self.engine.dispose()
+        self.reader.dispose()
+
+    def ping(self) -> None:
+        """Raise if the database cannot be reached (``/healthz``)."""
+        with self.reader.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def _notify(self, conn: Connection, channel: str, payload: str) -> None:
+        if self.postgres:
+            conn.execute(_NOTIFY, {"channel": channel, "payload": payload})
 
     # -- reading -------------------------------------------------------------------------
+    def _load(self, conn: Connection, game_id: str) -> GameRecord | None:
+        row = conn.execute(_SELECT_GAME, {"id": game_id}).mappings().first()
+        if row is None:
+            return None
+        moves = list(conn.execute(_SELECT_MOVES, {"id": game_id}).scalars().all())
+        return _record(row, moves)
+
     def load(self, game_id: str) -> GameRecord | None:
         """The stored game ``game_id`` with its moves, or ``None`` when there is none."""
-        with self.engine.connect() as conn:
-            row = conn.execute(select(games_table).where(games_table.c.id == game_id)).mappings().first()
-            if row is None:
-                return None
-            moves = (
-                conn.execute(
-                    select(moves_table.c.move).where(moves_table.c.game_id == game_id).order_by(moves_table.c.ply)
-                )
-                .scalars()
-                .all()
-            )
-        data = dict(row)
-        data["joined"] = bool(data["joined"])
-        data["meta"] = json.loads(data["meta"] or "{}")
-        return GameRecord(**data, moves=list(moves))
+        with self.reader.connect() as conn:
+            return self._load(conn, game_id)
+
+    def version(self, game_id: str) -> int | None:
+        """The stored version of ``game_id`` (``None``: no such game): a cheap freshness check."""
+        with self.reader.connect() as conn:
+            v = conn.execute(_SELECT_VERSION, {"id": game_id}).scalar()
+        return None if v is None else int(v)
 
     def count(self) -> int:
         """How many games are stored."""
-        with self.engine.connect() as conn:
-            return int(conn.execute(select(func.count()).select_from(games_table)).scalar_one())
+        with self.reader.connect() as conn:
+            return int(conn.execute(text("SELECT count(*) FROM games")).scalar_one())
+
+    def due(self, now: float, limit: int = 50) -> list[str]:
+        """Games whose running clock reached zero by ``now`` and that are not over yet."""
+        with self.reader.connect() as conn:
+            rows = conn.execute(
+                text("SELECT id FROM games WHERE deadline <= :now AND result IS NULL ORDER BY deadline LIMIT :n"),
+                {"now": now, "n": limit},
+            )
+            return [r[0] for r in rows]
+
+    def job_place(self, game_id: str, version: int) -> int | None:
+        """Where the game's AI job stands: 0 = being thought about, k = k-th in the queue, None = no job."""
+        now = time.time()
+        with self.reader.connect() as conn:
+            row = conn.execute(
+                text("SELECT created_at, lease_until FROM ai_jobs WHERE game_id = :id AND version = :v"),
+                {"id": game_id, "v": version},
+            ).first()
+            if row is None:
+                return None
+            if row[1] is not None and row[1] >= now:
+                return 0
+            ahead = conn.execute(
+                text(
+                    "SELECT count(*) FROM ai_jobs WHERE (lease_until IS NULL OR lease_until < :now) "
+                    "AND (created_at < :c OR (created_at = :c AND game_id < :id))"
+                ),
+                {"now": now, "c": row[0], "id": game_id},
+            ).scalar_one()
+            return int(ahead) + 1
 
     # -- writing -------------------------------------------------------------------------
-    def create(self, rec: GameRecord) -> None:
-        """Insert a new game (with any moves it already has)."""
+    def create(self, rec: GameRecord, *, job_level: str | None = None, max_jobs: int | None = None) -> None:
+        """Insert a new game (with any moves it already has); with ``job_level``, queue its AI move too.
+
+        Raises :class:`QueueFull` (nothing stored) when ``max_jobs`` jobs already wait."""
         with self.engine.begin() as conn:
-            conn.execute(insert(games_table).values(**self._row(rec)))
-            for ply, mv in enumerate(rec.moves):
-                conn.execute(insert(moves_table).values(game_id=rec.id, ply=ply, move=mv, played_at=time.time()))
+            self._insert(conn, rec, job_level, max_jobs)
 
-    def save(self, rec: GameRecord) -> None:
-        """Write the game's settings, seats, clock and result (not its moves)."""
-        rec.updated_at = time.time()
-        row = self._row(rec)
-        row.pop("id")
+    def _insert(self, conn: Connection, rec: GameRecord, job_level: str | None, max_jobs: int | None) -> None:
+        conn.execute(_INSERT_GAME, _row(rec))
+        tx = Tx(self, conn, rec.id, rec.version)
+        if rec.moves:
+            tx.append_moves(0, rec.moves)
+        if job_level is not None:
+            if max_jobs is not None and tx.waiting_jobs() >= max_jobs:
+                raise QueueFull(max_jobs)
+            tx.put_job(rec, rec.version, job_level)
+        self._notify(conn, GAMES_CHANNEL, f"{rec.id} {rec.version}")
+
+    @contextmanager
+    def write(self, game_id: str) -> Iterator[Tx]:
+        """A transaction holding ``game_id``'s row lock; commits when the block ends without error.
+
+        Raises :class:`KeyError` when there is no such game."""
         with self.engine.begin() as conn:
-            conn.execute(update(games_table).where(games_table.c.id == rec.id).values(**row))
+            yield self.lock(conn, game_id)
 
-    def append_move(self, rec: GameRecord, move: str) -> None:
-        """Store ``move`` as the next ply and the game's new clock/result in one transaction."""
-        ply = len(rec.moves)
-        rec.updated_at = time.time()
-        row = self._row(rec)
-        row.pop("id")
+    @contextmanager
+    def batch(self) -> Iterator[Connection]:
+        """One transaction for several games' changes (group commit: one flush to disk for all);
+        each change takes its game's row lock with :meth:`lock`."""
         with self.engine.begin() as conn:
-            conn.execute(insert(moves_table).values(game_id=rec.id, ply=ply, move=move, played_at=rec.updated_at))
-            conn.execute(update(games_table).where(games_table.c.id == rec.id).values(**row))
-        rec.moves.append(move)
+            yield conn
 
-    def truncate(self, rec: GameRecord, plies: int) -> None:
-        """Take back moves so that ``plies`` remain (undo), with the game's new state, in one transaction."""
-        rec.updated_at = time.time()
-        row = self._row(rec)
-        row.pop("id")
+    def lock(self, conn: Connection, game_id: str) -> Tx:
+        """Lock ``game_id``'s row in ``conn``'s transaction (``KeyError``: no such game)."""
+        stmt = _SELECT_VERSION_LOCKED if self.postgres else _SELECT_VERSION
+        v = conn.execute(stmt, {"id": game_id}).scalar()
+        if v is None:
+            raise KeyError(game_id)
+        return Tx(self, conn, game_id, int(v))
+
+    # -- the AI job queue ----------------------------------------------------------------
+    def claim_job(self, worker: str, lease: float) -> AIJob | None:
+        """Claim the oldest AI job nobody holds (or whose holder's lease ran out), for ``lease`` seconds."""
+        now = time.time()
+        lock = " FOR UPDATE SKIP LOCKED" if self.postgres else ""
         with self.engine.begin() as conn:
-            conn.execute(delete(moves_table).where(moves_table.c.game_id == rec.id, moves_table.c.ply >= plies))
-            conn.execute(update(games_table).where(games_table.c.id == rec.id).values(**row))
-        del rec.moves[plies:]
+            row = conn.execute(
+                text(
+                    "SELECT game_id, version, level, start_position, moves FROM ai_jobs "
+                    "WHERE lease_until IS NULL OR lease_until < :now ORDER BY created_at, game_id LIMIT 1" + lock
+                ),
+                {"now": now},
+            ).first()
+            if row is None:
+                return None
+            conn.execute(
+                text("UPDATE ai_jobs SET claimed_by = :w, lease_until = :until WHERE game_id = :id"),
+                {"w": worker, "until": now + lease, "id": row[0]},
+            )
+            # the game's page now says "thinking" instead of a place in the queue
+            self._notify(conn, GAMES_CHANNEL, f"{row[0]} -1")
+        return AIJob(row[0], int(row[1]), row[2], row[3], row[4].split() if row[4] else [])
 
-    @staticmethod
-    def _row(rec: GameRecord) -> dict[str, Any]:
-        row = {name: getattr(rec, name) for name in _COLUMNS}
-        row["joined"] = int(rec.joined)
-        row["meta"] = json.dumps(rec.meta)
-        return row
+    def renew_job(self, job: AIJob, worker: str, lease: float) -> bool:
+        """Extend a claim; False when the job is gone (the game moved on) or another worker took it."""
+        with self.engine.begin() as conn:
+            n = conn.execute(
+                text(
+                    "UPDATE ai_jobs SET lease_until = :until WHERE game_id = :id AND version = :v AND claimed_by = :w"
+                ),
+                {"until": time.time() + lease, "id": job.game_id, "v": job.version, "w": worker},
+            ).rowcount
+        return bool(n == 1)
+
+    def release_job(self, job: AIJob, worker: str) -> None:
+        """Give a claimed job back to the queue (the worker is stopping)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "UPDATE ai_jobs SET claimed_by = NULL, lease_until = NULL "
+                    "WHERE game_id = :id AND version = :v AND claimed_by = :w"
+                ),
+                {"id": job.game_id, "v": job.version, "w": worker},
+            )
+
+    def waiting_jobs(self) -> int:
+        """How many AI jobs wait for a worker."""
+        with self.reader.connect() as conn:
+            return int(conn.execute(_WAITING_JOBS, {"now": time.time()}).scalar_one())
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+class QueueFull(RuntimeError):
+    """The AI job queue holds its maximum: the change that would add a job is refused."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the AI queue is full ({limit} moves waiting)")
+        self.limit = limit
+
+
+def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
+    dbapi_conn.isolation_level = None  # SQLAlchemy's "begin" event issues BEGIN IMMEDIATE itself
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=FULL")

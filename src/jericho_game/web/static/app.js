@@ -195,6 +195,11 @@ function connect() {
     } else if (msg.type === "error") {
       S.pending = null;
       if (msg.code === "unknown_game") { showMissing(); return; }
+      if (msg.game) {  // moved_on: the game changed meanwhile; show it as it is now
+        S.game = msg.game;
+        S.clockAt = performance.now();
+        render();
+      }
       const text = msg.message.charAt(0).toUpperCase() + msg.message.slice(1);
       say(/[.!?]$/.test(text) ? text : `${text}.`);
     } else if (msg.type === "ack") {
@@ -493,6 +498,7 @@ function render() {
   if (S.replay) turn = `Replay · move ${S.replay.i} of ${S.replay.frames.length - 1}`;
   else if (g.status === "over") turn = "Game over";
   else if (g.status === "waiting") turn = "Waiting for opponent";
+  else if (g.ai && g.ai.status === "queued" && g.seats[g.turn].kind === "ai") turn = `AI is waiting for a free worker (place ${g.ai.position} in the queue)…`;
   else if (g.ai_thinking && g.seats[g.turn].kind === "ai") turn = "AI is thinking…";
   else if (myTurn()) turn = S.role === "both" ? `${SIDE_NAME[g.turn]} to move` : "Your move";
   else turn = `${SIDE_NAME[g.turn]} to move`;

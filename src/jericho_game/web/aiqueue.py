@@ -1,0 +1,255 @@
+"""The AI queue's consumer: claims AI jobs from the database and thinks in a bounded pool of processes.
+
+A job (table ``ai_jobs``, written by the room service in the same transaction as the change that
+made it the AI's turn) names a game, its version and the position.  :class:`AIRunner` claims the
+oldest one with a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), computes the move in a worker
+*process* (never on the web server's event loop; the processes run at a lower priority,
+``os.nice``), renews the lease while it thinks, and plays the move through
+:meth:`GameService.ai_move`, which discards it when the game moved on meanwhile.  A runner killed
+mid-thought (even ``kill -9``) leaves its lease to expire; another runner then takes the job.
+
+The web server runs a runner with a local pool (``jericho serve --ai-processes N``);
+``jericho worker --db URL`` runs one on its own, on this or another machine (PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import multiprocessing
+import os
+import secrets
+import signal
+import socket
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any
+
+from jericho_game.players.base import Limit
+from jericho_game.web.storage import AIJob, Storage
+
+__all__ = ["AIRunner", "think", "add_arguments", "run"]
+
+log = logging.getLogger("jericho_game.web")
+
+LEASE = 6.0  # seconds a claim holds without renewal: how long a dead runner's job waits
+
+
+def _worker_init(nice: int) -> None:
+    """Set up one AI process: lower its priority, and make it exit with its parent.
+
+    A parent killed with ``kill -9`` (or stopped before the pool could say goodbye) would
+    otherwise leave its AI processes waiting for work forever."""
+    try:
+        os.nice(nice)
+    except (AttributeError, OSError):  # not everywhere (Windows), and a limit is not a failure
+        pass
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    import threading
+
+    threading.Thread(target=watch, name="jericho-parent-watch", daemon=True).start()
+
+
+def think(level: str, start_position: str | None, moves: list[str], limit: Limit | None) -> str | None:
+    """The AI's move in notation (runs in a worker process); None when the AI failed."""
+    from jericho_game.game import Game
+    from jericho_game.players.base import make_player
+
+    game = Game.from_position(start_position) if start_position else Game()
+    for mv in moves:
+        game.play(mv)
+    try:
+        player = make_player(level)
+    except Exception:  # noqa: BLE001 - e.g. a level stored by another installation: the game must go on
+        logging.getLogger("jericho_game.web").warning("AI level %r unavailable here; playing random", level)
+        player = make_player("random")
+    try:
+        return str(player.choose_move(game, limit))
+    except Exception:  # noqa: BLE001 - a failing AI must not stall the game: the service plays a random move
+        logging.getLogger("jericho_game.web").exception("AI %s failed", level)
+        return None
+
+
+def make_pool(processes: int, nice: int = 10) -> Executor:
+    """``processes`` niced worker processes; 0: one thread in this process (tests, tiny setups)."""
+    if processes <= 0:
+        return ThreadPoolExecutor(max_workers=2, thread_name_prefix="jericho-ai")
+    ctx = multiprocessing.get_context("spawn")  # never fork a process with an event loop and threads
+    return ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_worker_init, initargs=(nice,))
+
+
+class AIRunner:
+    """Claims jobs while it has free slots and plays their moves through the room service."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        play: Callable[[AIJob, str | None], Any],
+        *,
+        slots: int,
+        pool: Executor,
+        ai_limit: Limit | None = None,
+        ai_delay: float = 0.0,
+        poll: float = 0.25,
+        on_claim: Callable[[AIJob], None] | None = None,
+    ) -> None:
+        self.storage = storage
+        self.play = play
+        self.slots = max(1, slots)
+        self.pool = pool
+        self.ai_limit = ai_limit
+        self.ai_delay = ai_delay
+        self.poll = poll
+        self.on_claim = on_claim
+        self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.busy = 0
+        self.done = 0
+        self._wake = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def wake(self, *_: Any) -> None:
+        """A job was queued: look now rather than at the next poll."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Claim and run jobs until cancelled."""
+        loop = asyncio.get_running_loop()
+        while True:
+            self._wake.clear()
+            while self.busy < self.slots:
+                try:
+                    job = await loop.run_in_executor(None, self.storage.claim_job, self.name, LEASE)
+                except Exception:  # noqa: BLE001 - the database is away: try again at the next poll
+                    log.exception("could not claim an AI job")
+                    job = None
+                if job is None:
+                    break
+                self.busy += 1
+                if self.on_claim is not None:
+                    self.on_claim(job)
+                task = loop.create_task(self._run_job(job))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.poll)
+            except TimeoutError:
+                pass
+
+    async def _run_job(self, job: AIJob) -> None:
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        try:
+            fut = loop.run_in_executor(self.pool, think, job.level, job.start_position, job.moves, self.ai_limit)
+            alive = True
+            while True:
+                try:
+                    move = await asyncio.wait_for(asyncio.shield(fut), LEASE / 3)
+                    break
+                except TimeoutError:
+                    alive = await loop.run_in_executor(None, self.storage.renew_job, job, self.name, LEASE)
+                    if not alive:  # the game moved on (undo, resign, time): its result is not wanted
+                        break
+            if not alive:
+                return
+            wait = self.ai_delay - (time.monotonic() - started)
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self.play(job, move)
+            self.done += 1
+        except asyncio.CancelledError:
+            try:
+                self.storage.release_job(job, self.name)
+            except Exception:  # noqa: BLE001 - the lease runs out anyway
+                pass
+            raise
+        except Exception:  # noqa: BLE001 - the job stays queued: its lease runs out and it is tried again
+            log.exception("AI job for game %s failed", job.game_id)
+        finally:
+            self.busy -= 1
+            self._wake.set()
+
+    async def close(self) -> None:
+        """Stop claiming; give back the jobs being thought about."""
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001
+                pass
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+# -- jericho worker ----------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser, name: str = "worker") -> None:
+    """Options of ``jericho worker``."""
+    parser.add_argument("--db", required=True, help="the PostgreSQL URL the web servers use")
+    parser.add_argument(
+        "--processes", type=int, default=os.cpu_count() or 1, help="AI processes (default: one per CPU)"
+    )
+    parser.add_argument("--nice", type=int, default=10, help="priority drop of the AI processes (default 10)")
+    parser.add_argument("--ai-delay", type=float, default=0.4, help="minimum seconds per AI move (as jericho serve)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run AI jobs of the web app's database until interrupted."""
+    from jericho_game.web.broker import make_broker
+    from jericho_game.web.rooms import GameService
+    from jericho_game.web.storage import StorageError, resolve_db_url
+
+    url = resolve_db_url(args.db)
+    if not url.startswith("postgresql"):
+        print(
+            "jericho worker: needs the PostgreSQL database the web servers use (--db postgresql+psycopg://...); "
+            "with SQLite, jericho serve runs the AI itself",
+            flush=True,
+        )
+        return 2
+    try:
+        storage = Storage(url)
+    except StorageError as exc:
+        print(f"jericho worker: {exc}", flush=True)
+        return 2
+
+    async def main() -> None:
+        broker = make_broker(url)
+        service = GameService(storage, broker)
+        runner = AIRunner(
+            storage,
+            service.ai_move,
+            slots=max(1, args.processes),
+            pool=make_pool(args.processes, args.nice),
+            ai_delay=args.ai_delay,
+            on_claim=lambda job: None,  # the claim's NOTIFY already told the web servers
+        )
+        await broker.start(on_job=runner.wake)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, stop.set)
+            except NotImplementedError:  # pragma: no cover - Windows
+                pass
+        print(f"jericho worker {runner.name}: {args.processes} AI process(es) on {url.split('@')[-1]}", flush=True)
+        task = loop.create_task(runner.run())
+        await stop.wait()
+        task.cancel()
+        await runner.close()
+        await broker.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        storage.close()
+    return 0

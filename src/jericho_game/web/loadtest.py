@@ -1,0 +1,446 @@
+"""``jericho loadtest``: many hot-seat games played at once against web servers, and what it costs.
+
+Each game is one WebSocket client that plays a random legal move as soon as it sees the state,
+sending the ply it saw; a move's latency runs from sending it to receiving the state that holds
+it (the acknowledgement and the broadcast).  A finished game asks for a rematch and goes on.
+
+Without ``--url`` the command starts its own servers (``--servers N`` processes of ``jericho
+serve`` on one database, SQLite in a temporary folder unless ``--db`` names one) and reports
+their CPU time; with ``--url`` (several, comma-separated) it measures servers that run already.
+Everything is bounded: ``--seconds`` is at most 300, and the servers it started are stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import platform
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_arguments", "run", "play_games"]
+
+
+def add_arguments(parser: argparse.ArgumentParser, name: str = "loadtest") -> None:
+    """Options of ``jericho loadtest``."""
+    parser.add_argument("--games", type=int, default=200, help="games played at once (default 200)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="how long to measure (default 20, at most 300)")
+    parser.add_argument("--url", default=None, help="server(s) to measure, comma-separated (default: start them)")
+    parser.add_argument("--servers", type=int, default=1, help="server processes to start without --url (default 1)")
+    parser.add_argument("--db", default=None, help="database for the servers it starts (default: a temporary SQLite)")
+    parser.add_argument("--clients", type=int, default=1, help="client processes (default 1)")
+    parser.add_argument("--seed", type=int, default=1, help="random seed of the moves")
+    parser.add_argument(
+        "--watchers",
+        action="store_true",
+        help="give each game a spectator on another server (the next URL): measures cross-process updates",
+    )
+    parser.add_argument("--ai-games", type=int, default=0, help="games against the AI played meanwhile (default 0)")
+    parser.add_argument("--ai-level", default="expert", help="their AI level (default expert)")
+    parser.add_argument(
+        "--pace",
+        type=float,
+        default=8.0,
+        help="most moves per second one game sends (default 8: under the server's 10 messages/s per connection)",
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (Linux /proc), None when unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}"
+    )
+
+
+async def _one_game(
+    base: str,
+    deadline: float,
+    rng: random.Random,
+    lat: list[tuple[float, float]],
+    errors: list[str],
+    counts: list[int],
+    pace: float = 8.0,
+    watch: str | None = None,
+    sent_times: dict[tuple[str, int], float] | None = None,
+    wlat: list[tuple[float, float]] | None = None,
+) -> None:
+    import httpx
+    from websockets.asyncio.client import connect
+
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        r = await http.post("/api/games", json={"mode": "hotseat"})
+        if r.status_code != 201:
+            errors.append(f"create: {r.status_code} {r.text[:100]}")
+            return
+        g = r.json()
+    game_id, token = g["id"], g["token"]
+    ws_base = base.replace("http", "ws", 1)
+    watcher = None
+    if watch is not None and sent_times is not None and wlat is not None:
+        watcher = asyncio.create_task(_watch(watch.replace("http", "ws", 1), game_id, deadline, sent_times, wlat))
+    while time.monotonic() < deadline:
+        async with connect(f"{ws_base}/ws/{game_id}", max_size=2**22, compression=None) as ws:
+            await ws.send(json.dumps({"type": "hello", "token": token}))
+            sent_at: float | None = None
+            sent_ply = -1
+            role_ok = False
+            next_id = None
+            last_sent = 0.0
+            while time.monotonic() < deadline:
+                msg = json.loads(await ws.recv())
+                kind = msg["type"]
+                if kind == "welcome":
+                    role_ok = msg["role"] == "both"
+                    continue
+                if kind == "error":
+                    errors.append(msg["code"])
+                    if msg.get("game"):
+                        msg = {"type": "state", "game": msg["game"]}
+                        sent_at = None
+                    else:
+                        continue
+                if kind == "rematch":
+                    next_id = msg["id"]
+                    break
+                if msg["type"] != "state" or not role_ok:
+                    continue
+                st = msg["game"]
+                if sent_at is not None and st["ply"] > sent_ply:
+                    now = time.monotonic()
+                    lat.append((now, now - sent_at))
+                    counts[0] += 1
+                    sent_at = None
+                if sent_at is not None:
+                    continue
+                if st["status"] == "over":
+                    await ws.send(json.dumps({"type": "rematch"}))
+                    sent_at = None
+                    continue
+                if st["status"] != "playing":
+                    continue
+                if st["pass_only"]:
+                    text = "pass"
+                else:
+                    piece = rng.choice(sorted(st["legal"]))
+                    text = f"{piece}@{rng.choice(st['legal'][piece])}"
+                if last_sent and pace > 0:
+                    wait = last_sent + 1.0 / pace - time.monotonic()
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                sent_ply = st["ply"]
+                sent_at = last_sent = time.monotonic()
+                if watcher is not None and sent_times is not None:
+                    sent_times[(game_id, sent_ply)] = sent_at
+                await ws.send(json.dumps({"type": "move", "move": text, "ply": sent_ply}))
+            if next_id is None:
+                break
+            game_id = next_id
+    if watcher is not None:
+        await watcher
+
+
+async def _watch(
+    ws_base: str, game_id: str, deadline: float, sent: dict[tuple[str, int], float], wlat: list[float]
+) -> None:
+    """A spectator: the delay from a move being sent (elsewhere) to this client seeing it."""
+    from websockets.asyncio.client import connect
+
+    while time.monotonic() < deadline:
+        follow = None
+        async with connect(f"{ws_base}/ws/{game_id}", max_size=2**22, compression=None) as ws:
+            while time.monotonic() < deadline:
+                try:
+                    msg = json.loads(await asyncio.wait_for(ws.recv(), max(0.01, deadline - time.monotonic())))
+                except TimeoutError:
+                    return
+                if msg["type"] != "state":
+                    continue
+                st = msg["game"]
+                t = sent.pop((game_id, st["ply"] - 1), None)
+                if t is not None:
+                    now = time.monotonic()
+                    wlat.append((now, now - t))
+                if st.get("rematch_id"):
+                    follow = st["rematch_id"]
+                    break
+        if follow is None:
+            return
+        game_id = follow
+
+
+async def _ai_game(
+    base: str, level: str, deadline: float, rng: random.Random, counts: list[int], errors: list[str]
+) -> None:
+    """A person against the AI, answering at once: keeps the AI queue busy."""
+    import httpx
+    from websockets.asyncio.client import connect
+
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        r = await http.post("/api/games", json={"mode": "ai", "level": level, "side": "south"})
+        if r.status_code != 201:
+            errors.append(f"create ai game: {r.status_code} {r.text[:100]}")
+            return
+        g = r.json()
+    async with connect(f"{base.replace('http', 'ws', 1)}/ws/{g['id']}", max_size=2**22) as ws:
+        await ws.send(json.dumps({"type": "hello", "token": g["token"]}))
+        mine = False
+        while time.monotonic() < deadline:
+            try:
+                msg = json.loads(await asyncio.wait_for(ws.recv(), max(0.01, deadline - time.monotonic())))
+            except TimeoutError:
+                return
+            if msg["type"] == "welcome":
+                mine = msg["role"] == "south"
+            if msg["type"] != "state" or not mine:
+                continue
+            st = msg["game"]
+            if st["status"] != "playing":
+                return
+            if st["turn"] == "south" and st["ply"] > 0:
+                counts[1] += 1  # the AI answered
+            if st["turn"] == "south":
+                moves = [f"{p}@{c}" for p, cells in st["legal"].items() for c in cells] or ["pass"]
+                await ws.send(json.dumps({"type": "move", "move": rng.choice(moves), "ply": st["ply"]}))
+
+
+async def play_games(
+    urls: list[str],
+    games: int,
+    seconds: float,
+    seed: int,
+    pace: float = 8.0,
+    watchers: bool = False,
+    ai_games: int = 0,
+    ai_level: str = "expert",
+) -> dict[str, Any]:
+    """Play ``games`` games spread over ``urls`` for ``seconds``; moves, latencies (s) and errors."""
+    lat: list[tuple[float, float]] = []
+    wlat: list[tuple[float, float]] = []
+    sent_times: dict[tuple[str, int], float] = {}
+    errors: list[str] = []
+    counts = [0, 0]
+    rng = random.Random(seed)
+    started = time.monotonic()
+    deadline = started + seconds
+    tasks = []
+    for i in range(games):
+        tasks.append(
+            asyncio.create_task(
+                _one_game(
+                    urls[i % len(urls)],
+                    deadline,
+                    random.Random(rng.random()),
+                    lat,
+                    errors,
+                    counts,
+                    pace,
+                    urls[(i + 1) % len(urls)] if watchers else None,
+                    sent_times,
+                    wlat,
+                )
+            )
+        )
+        await asyncio.sleep(0)
+    for i in range(ai_games):
+        tasks.append(
+            asyncio.create_task(_ai_game(urls[i % len(urls)], ai_level, deadline, random.Random(i), counts, errors))
+        )
+    cpu = time.process_time()
+    done = await asyncio.gather(*tasks, return_exceptions=True)
+    cpu = time.process_time() - cpu
+    errors += [f"{type(e).__name__}: {e}"[:120] for e in done if isinstance(e, BaseException)]
+    return {
+        "moves": counts[0],
+        "latencies": lat,
+        "watch_latencies": wlat,
+        "ai_moves": counts[1],
+        "errors": errors,
+        "elapsed": time.monotonic() - started,
+        "client_cpu": cpu,
+    }
+
+
+def _client_process(urls: list[str], games: int, seconds: float, seed: int, opts: dict[str, Any], out: Any) -> None:
+    out.put(asyncio.run(play_games(urls, games, seconds, seed, **opts)))
+
+
+def _start_servers(n: int, db: str) -> list[tuple[subprocess.Popen[str], str]]:
+    servers = []
+    for _ in range(n):
+        port = _free_port()
+        cmd = [
+            sys.executable,
+            "-m",
+            "jericho_game",
+            "serve",
+            "--port",
+            str(port),
+            "--db",
+            db,
+            "--ai-delay",
+            "0",
+            "--max-creates-per-minute",
+            "100000",
+        ]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if "ready" not in line:
+            raise SystemExit(f"jericho loadtest: the server did not start: {line.strip()}")
+        servers.append((proc, f"http://127.0.0.1:{port}"))
+    import httpx
+
+    for _, url in servers:
+        for _ in range(200):
+            try:
+                httpx.get(url + "/healthz", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+    return servers
+
+
+def _pct(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the load test and print its figures."""
+    seconds = min(300.0, max(1.0, args.seconds))
+    games = max(1, min(5000, args.games))
+    servers: list[tuple[subprocess.Popen[str], str]] = []
+    tmp = None
+    if args.url:
+        urls = [u.strip().rstrip("/") for u in args.url.split(",") if u.strip()]
+        where = ", ".join(urls)
+    else:
+        db = args.db
+        if db is None:
+            if args.servers > 1:
+                print("jericho loadtest: several servers need one PostgreSQL database (--db URL)", flush=True)
+                return 2
+            tmp = tempfile.TemporaryDirectory(prefix="jericho-loadtest-")
+            db = str(Path(tmp.name) / "games.sqlite3")
+        servers = _start_servers(max(1, args.servers), db)
+        urls = [u for _, u in servers]
+        kind = "PostgreSQL" if db.startswith("postgresql") else "SQLite"
+        where = f"{len(servers)} server process(es) started here on {kind}"
+    try:
+        opts = {"pace": args.pace, "watchers": args.watchers, "ai_games": args.ai_games, "ai_level": args.ai_level}
+        cpu0 = {p.pid: _cpu_seconds(p.pid) for p, _ in servers}
+        t0 = time.monotonic()
+        if args.clients <= 1:
+            res = asyncio.run(play_games(urls, games, seconds, args.seed, **opts))
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            q = ctx.Queue()
+            share = [games // args.clients + (1 if i < games % args.clients else 0) for i in range(args.clients)]
+            procs = [
+                ctx.Process(
+                    target=_client_process,
+                    args=(urls, n, seconds, args.seed + i, dict(opts, ai_games=opts["ai_games"] if i == 0 else 0), q),
+                )
+                for i, n in enumerate(share)
+            ]
+            for p in procs:
+                p.start()
+            parts = [q.get(timeout=seconds + 120) for _ in procs]
+            for p in procs:
+                p.join(timeout=10)
+            res = {
+                "moves": sum(x["moves"] for x in parts),
+                "latencies": [v for x in parts for v in x["latencies"]],
+                "watch_latencies": [v for x in parts for v in x["watch_latencies"]],
+                "ai_moves": sum(x["ai_moves"] for x in parts),
+                "client_cpu": sum(x["client_cpu"] for x in parts),
+                "errors": [e for x in parts for e in x["errors"]],
+                "elapsed": max(x["elapsed"] for x in parts),
+            }
+        wall = time.monotonic() - t0
+        cpu1 = {p.pid: _cpu_seconds(p.pid) for p, _ in servers}
+    finally:
+        for proc, _ in servers:
+            proc.send_signal(signal.SIGTERM)
+        for proc, _ in servers:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if tmp is not None:
+            tmp.cleanup()
+    # the figures cover the steady state: from one second after the first acknowledged move (all
+    # games created and connected by then, or nearly) to the end
+    stamps = sorted(t for t, _ in res["latencies"])
+    start = (stamps[0] + 1.0) if stamps else 0.0
+    window = [d for t, d in res["latencies"] if t >= start]
+    elapsed = max((stamps[-1] - start) if stamps else 0.0, 1e-9)
+    lat = sorted(window)
+    res["watch_latencies"] = [d for t, d in res["watch_latencies"] if t >= start]
+    print(f"jericho loadtest: {games} hot-seat games for {seconds:g} s against {where}")
+    print(f"machine: {_machine()}")
+    print(
+        f"acknowledged moves: {res['moves']} in all; steady state: {len(lat)} in {elapsed:.1f} s "
+        f"= {len(lat) / elapsed:.0f} moves/s"
+    )
+    print(
+        "latency, move sent to state received: "
+        f"p50 {_pct(lat, 0.50) * 1000:.1f} ms, p99 {_pct(lat, 0.99) * 1000:.1f} ms, "
+        f"max {(lat[-1] if lat else float('nan')) * 1000:.1f} ms"
+    )
+    if args.watchers:
+        wl = sorted(res["watch_latencies"])
+        print(
+            f"spectators on another server ({len(wl)} updates): move sent to state seen: "
+            f"p50 {_pct(wl, 0.50) * 1000:.1f} ms, p99 {_pct(wl, 0.99) * 1000:.1f} ms, "
+            f"max {(wl[-1] if wl else float('nan')) * 1000:.1f} ms"
+        )
+    if args.ai_games:
+        print(f"meanwhile {args.ai_games} games against the AI ({args.ai_level}): {res['ai_moves']} AI moves")
+    counts: dict[str, int] = {}
+    for e in res["errors"]:
+        counts[e] = counts.get(e, 0) + 1
+    print(
+        f"errors: {len(res['errors'])}" + (f" ({', '.join(f'{k}: {v}' for k, v in counts.items())})" if counts else "")
+    )
+    for (_proc, url), pid in zip(servers, cpu0, strict=True):
+        a, b = cpu0[pid], cpu1[pid]
+        if a is not None and b is not None:
+            print(f"server CPU {url}: {b - a:.1f} s over {wall:.1f} s ({(b - a) / wall * 100:.0f}% of one core)")
+    if not servers:
+        print("server CPU: not measured (servers not started by this command)")
+    print(f"client CPU: {res['client_cpu']:.1f} s over {wall:.1f} s ({args.clients} process(es))")
+    return 0 if res["moves"] > 0 else 1

@@ -1,0 +1,1018 @@
+"""The game-room service: the only place that decides (seats, moves, clock, AI requests, rematch).
+
+Every change follows one path: :meth:`Storage.write` locks the game's row and hands over the
+stored version; the room is brought up to that version from the database when the cached copy
+is older (the cache saves replaying moves, it is never trusted for a decision); the change is
+checked against that fresh state; the moves, the game's new clock/result and (when the AI is to
+move next) an AI job are written; the version is bumped by compare-and-set; the transaction
+commits.  Only then is the cache updated and the change announced (:meth:`GameService.announce`,
+which the transport calls after acknowledging).  A request whose client saw an older position
+than the stored one is refused with ``moved_on`` and the fresh state, so of two racers for one
+ply exactly one wins.
+
+Nothing here knows about HTTP or WebSockets: the transport (:mod:`jericho_game.web.server`)
+turns messages into calls and :class:`ClientError` into error messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import re
+import secrets
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from jericho_game.errors import JerichoError
+from jericho_game.game import Game
+from jericho_game.moves import PASS, Move, parse_move
+from jericho_game.pieces import Side
+from jericho_game.players.base import make_player, registered_names
+from jericho_game.web.broker import Broker, LocalBroker
+from jericho_game.web.storage import AIJob, Conflict, GameRecord, QueueFull, Storage, Tx
+
+__all__ = ["ClientError", "GameService", "Room", "Change", "SIDES", "MODES"]
+
+log = logging.getLogger("jericho_game.web")
+
+MODES = ("ai", "hotseat", "online")
+SIDES = ("south", "north")
+SIDE_NAMES = {"south": "South", "north": "North"}
+PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "random", "greedy", "mcts", "alphabeta")
+_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+_RESULT_TOKENS: dict[str | None, str] = {"south": "1-0", "north": "0-1", "draw": "1/2-1/2", None: "*"}
+
+
+class ClientError(Exception):
+    """A refused request: ``code`` for programs, ``message`` for people; ``game``: a fresh state to show."""
+
+    def __init__(self, code: str, message: str, status: int = 400, game: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+        self.game = game
+
+
+@dataclass(eq=False)
+class Room:
+    """A cached game: its stored record (at ``rec.version``) and the engine game replayed from it."""
+
+    rec: GameRecord
+    game: Game
+    ai_place: int | None = None  # AI job: 0 thinking, k k-th in the queue, None none
+    board_json: str | None = None  # the version-dependent part of the public state, serialized
+    board_version: int = -1
+    present: dict[str, int] = field(default_factory=lambda: {"south": 0, "north": 0, "watchers": 0})
+
+    @property
+    def version(self) -> int:
+        """The stored version this copy reflects."""
+        return self.rec.version
+
+
+@dataclass
+class Change:
+    """What a committed change did: the room after it, and the ``ack`` for a move."""
+
+    room: Room
+    ack: dict[str, Any] | None = None
+    error: ClientError | None = None  # committed, yet the request is refused (a flag fell first)
+    rematch_id: str | None = None
+    committed: bool = False  # whether a new version was written
+
+
+def _new_id() -> str:
+    return secrets.token_urlsafe(6).replace("-", "x").replace("_", "y")
+
+
+def _new_token() -> str:
+    return secrets.token_urlsafe(18)
+
+
+def same_secret(a: str | None, b: str | None) -> bool:
+    """Constant-time comparison of two secrets (``None`` never matches)."""
+    import hmac
+
+    return a is not None and b is not None and hmac.compare_digest(a.encode(), b.encode())
+
+
+_PIECE_TEXT: dict[Any, str] = {}
+
+
+def _p(piece: Any) -> str:
+    # a piece's notation, memoized: rendering a state names hundreds of pieces
+    s = _PIECE_TEXT.get(piece)
+    if s is None:
+        s = _PIECE_TEXT[piece] = str(piece)
+    return s
+
+
+class GameService:
+    """Rooms, seats, clocks, AI requests and rematches over one :class:`Storage` and one :class:`Broker`."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        broker: Broker | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        max_rooms: int = 2000,
+        creates_per_minute: int = 60,
+        min_clock: float = 1.0,
+        max_ai_jobs: int = 64,
+    ) -> None:
+        self.storage = storage
+        self.broker = broker or LocalBroker()
+        self.now = clock
+        self.max_rooms = max_rooms
+        self.creates_per_minute = creates_per_minute
+        self.min_clock = min_clock  # minutes per side; a clock of 1e-9 minutes was lost at once
+        self.max_ai_jobs = max_ai_jobs
+        self.rooms: OrderedDict[str, Room] = OrderedDict()
+        self.creates: dict[str, deque[float]] = {}
+        self._levels: list[str] | None = None
+        self.busy_rooms: Callable[[str], bool] = lambda gid: False  # the transport: rooms with clients
+        self._group: list[Any] = []  # (game id, decide, future, on_commit) waiting for the next group
+        self._in_flight = False  # a group is being committed on the database thread
+        self.committing: set[str] = set()  # the games of that group
+        self._db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-db")
+
+    # -- levels ----------------------------------------------------------------------------
+    def levels(self) -> list[str]:
+        """The AI levels and players that can be built here, the preferred levels first."""
+        if self._levels is None:
+            names = [n for n in PREFERRED_LEVELS if n in registered_names()]
+            names += [n for n in registered_names() if n not in names and n not in ("external", "openspiel-mcts")]
+            ok = []
+            for name in names:
+                try:
+                    make_player(name)
+                except Exception:  # noqa: BLE001 - a level whose module is missing is just not offered
+                    continue
+                ok.append(name)
+            self._levels = ok
+        return self._levels
+
+    def default_level(self) -> str:
+        """``medium`` when available, else the first available level."""
+        levels = self.levels()
+        return "medium" if "medium" in levels else (levels[0] if levels else "random")
+
+    # -- the cache -------------------------------------------------------------------------
+    def _check_id(self, game_id: str) -> None:
+        if not _ID_RE.match(game_id or ""):
+            raise ClientError("unknown_game", f"unknown game {game_id[:40]!r}", 404)
+
+    def _unknown(self, game_id: str) -> ClientError:
+        return ClientError("unknown_game", f"unknown game {game_id!r}: no game has this id", 404)
+
+    def room(self, game_id: str) -> Room:
+        """The room of ``game_id`` as stored now (the cache is used only when its version is current)."""
+        self._check_id(game_id)
+        version = self.storage.version(game_id)
+        if version is None:
+            self.rooms.pop(game_id, None)
+            raise self._unknown(game_id)
+        room = self.rooms.get(game_id)
+        if room is not None and room.version == version:
+            self.rooms.move_to_end(game_id)
+            if self.ai_to_move(room):  # the AI's place in the queue changes without a new version
+                room.ai_place = self._job_place(room)
+            return room
+        rec = self.storage.load(game_id)
+        if rec is None:
+            raise self._unknown(game_id)
+        room = self._install(rec)
+        self._ensure_ai_job(room)
+        return room
+
+    def cached(self, game_id: str) -> Room | None:
+        """The cached room, if any (for the transport's bookkeeping; never for a decision)."""
+        return self.rooms.get(game_id)
+
+    def _build(self, rec: GameRecord) -> Room:
+        """A room for ``rec``, reusing the cached game when the stored moves only extend it (no caching:
+        safe on the database thread)."""
+        old = self.rooms.get(rec.id)
+        if (
+            old is not None
+            and old.rec.start_position == rec.start_position
+            and rec.moves[: len(old.rec.moves)] == old.rec.moves
+        ):
+            game = old.game.copy()
+            moves = rec.moves[len(old.rec.moves) :]
+        else:
+            game = Game.from_position(rec.start_position) if rec.start_position else Game()
+            moves = rec.moves
+        try:
+            for mv in moves:
+                game.play(mv)
+        except JerichoError as exc:
+            raise ClientError("corrupt_game", f"stored game {rec.id!r} cannot be replayed: {exc}", 500) from exc
+        room = Room(rec, game)
+        if old is not None:
+            room.present = old.present
+        return room
+
+    def _install(self, rec: GameRecord) -> Room:
+        """Cache the room of ``rec`` (replayed, or extended from the cached one) with its AI place."""
+        room = self._build(rec)
+        self.rooms[rec.id] = room
+        self.rooms.move_to_end(rec.id)
+        self._evict()
+        room.ai_place = self._job_place(room)
+        return room
+
+    def _evict(self) -> None:
+        while len(self.rooms) > self.max_rooms:
+            for gid in self.rooms:
+                if not self.busy_rooms(gid):
+                    del self.rooms[gid]
+                    break
+            else:
+                return
+
+    def _fresh(self, tx: Tx) -> Room:
+        """The room at the version locked by ``tx``: the cached copy if it is that version, else reloaded
+        (not cached: the committed room is, once the transaction is over)."""
+        room = self.rooms.get(tx.game_id)
+        if room is not None and room.version == tx.version:
+            return room
+        return self._build(tx.load())
+
+    def refresh(self, game_id: str, version: int) -> Room | None:
+        """Bring a cached room up to ``version`` after another process announced it (None: not cached,
+        or already current).  ``version`` -1: only the AI's place in the queue changed."""
+        room = self.rooms.get(game_id)
+        if room is None:
+            return None
+        if version < 0:
+            place = self._job_place(room)
+            if place == room.ai_place:
+                return None
+            room.ai_place = place
+            return room
+        if version <= room.version:
+            return None
+        rec = self.storage.load(game_id)
+        if rec is None:
+            return None
+        return self._install(rec)
+
+    def _job_place(self, room: Room) -> int | None:
+        if self.ai_to_move(room):
+            return self.storage.job_place(room.rec.id, room.version)
+        return None
+
+    # -- reading the state -------------------------------------------------------------------
+    def status(self, room: Room) -> str:
+        """``waiting`` (online, invite not used), ``playing`` or ``over``."""
+        return _status(room.rec, room.game)
+
+    def outcome(self, room: Room) -> tuple[str | None, str | None]:
+        """``(result, reason)``: result south/north/draw or None; reason seven/exhaustion/resign/time."""
+        return _outcome(room.rec, room.game)
+
+    def ai_to_move(self, room: Room) -> bool:
+        """Whether the game waits for an AI move."""
+        rec = room.rec
+        return rec.mode == "ai" and self.status(room) == "playing" and room.game.turn.value == rec.ai_side
+
+    def clock_side(self, room: Room) -> str | None:
+        """The side whose clock is running, if any."""
+        return _clock_side(room.rec, room.game)
+
+    def time_left(self, room: Room, side: str) -> float:
+        """Seconds left on ``side``'s clock now."""
+        left = float(getattr(room.rec, f"{side}_time") or 0.0)
+        if self.clock_side(room) == side and room.rec.turn_started is not None:
+            left -= self.now() - room.rec.turn_started
+        return left
+
+    def _board(self, room: Room) -> str:
+        """The part of the public state that only changes with the version, serialized once."""
+        if room.board_json is not None and room.board_version == room.version:
+            return room.board_json
+        rec, game = room.rec, room.game
+        result, reason = self.outcome(room)
+        status = self.status(room)
+        legal: dict[str, list[str]] = {}
+        pass_only = False
+        if status == "playing":
+            moves = game.legal_moves()
+            pass_only = moves == [PASS]
+            prev: Any = None
+            cells: list[str] = []
+            for m in moves:  # moves come grouped by piece: name each piece once, not once per cell
+                piece = m.piece
+                if piece is None or m.cell is None:
+                    continue
+                if piece is not prev:
+                    prev, cells = piece, legal.setdefault(_p(piece), [])
+                cells.append(m.cell)
+        confront = {}
+        for a in game.topology.alignments:
+            c = game.confrontation(a.name)
+            confront[a.name] = {
+                "south": c.south,
+                "north": c.north,
+                "south_tower": [_p(p) for p in c.south_tower],
+                "north_tower": [_p(p) for p in c.north_tower],
+                "leader": c.leader.value if c.leader else None,
+                "reason": c.reason,
+            }
+        threat = game.seven_threat()
+        board = {
+            "id": rec.id,
+            "mode": rec.mode,
+            "status": status,
+            "ply": len(rec.moves),
+            "version": rec.version,
+            "moves": list(rec.moves),
+            "turn": game.turn.value,
+            "score": list(game.score()),
+            "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
+            "towers": {c: [_p(p) for p in t] for c, t in game.towers().items() if t},
+            "reserves": {s: [_p(p) for p in game.reserve(s)] for s in SIDES},
+            "legal": legal,
+            "pass_only": pass_only,
+            "last": rec.moves[-1] if rec.moves else None,
+            "threat": threat.value if threat and status != "over" else None,
+            "result": result,
+            "reason": reason,
+            "confrontations": confront,
+            "can_undo": status == "playing" and self._has_own_move(room),
+            "rematch_of": rec.rematch_of,
+            "rematch_id": rec.rematch_id,
+        }
+        room.board_json = json.dumps(board, separators=(",", ":"))[1:-1]
+        room.board_version = room.version
+        return room.board_json
+
+    def _live(self, room: Room) -> dict[str, Any]:
+        """The part of the public state that changes without a new version (presence, clocks, AI queue)."""
+        rec = room.rec
+        seats = {}
+        for s in SIDES:
+            if rec.mode == "ai" and rec.ai_side == s:
+                seats[s] = {"kind": "ai", "level": rec.ai_level, "present": True}
+            elif rec.mode == "online" and not getattr(rec, f"{s}_token"):
+                seats[s] = {"kind": "open", "present": False}
+            else:
+                seats[s] = {"kind": "human", "present": room.present[s] > 0}
+        clock = None
+        if rec.clock is not None:
+            clock = {
+                "initial": rec.clock,
+                "south": max(0.0, self.time_left(room, "south")),
+                "north": max(0.0, self.time_left(room, "north")),
+                "running": self.clock_side(room),
+            }
+        place = room.ai_place if self.ai_to_move(room) else None
+        ai = None if place is None else {"status": "thinking" if place == 0 else "queued", "position": place}
+        return {
+            "seats": seats,
+            "clock": clock,
+            "ai_thinking": place is not None,
+            "ai": ai,
+            "watchers": room.present["watchers"],
+        }
+
+    def state_json(self, room: Room) -> str:
+        """The public state as JSON text (never a token)."""
+        live = json.dumps(self._live(room), separators=(",", ":"))[1:-1]
+        return "{" + self._board(room) + "," + live + "}"
+
+    def public_state(self, room: Room) -> dict[str, Any]:
+        """Everything anyone may see about a game (never a token), as a dict."""
+        result: dict[str, Any] = json.loads(self.state_json(room))
+        return result
+
+    def _has_own_move(self, room: Room) -> bool:
+        """Whether undo has something to take back: a move (not a forced pass) of a person, in a
+        game with undo (against the AI, the AI's own opening move is not the person's to undo)."""
+        rec, n = room.rec, len(room.rec.moves)
+        if rec.mode == "hotseat":
+            return any(m != "pass" for m in rec.moves)
+        if rec.mode != "ai":
+            return False
+        turn = room.game.turn
+        return any(
+            m != "pass" and (turn.other if (n - 1 - i) % 2 == 0 else turn).value != rec.ai_side
+            for i, m in enumerate(rec.moves)
+        )
+
+    # -- the write path ------------------------------------------------------------------------
+    def _commit(
+        self,
+        tx: Tx,
+        room: Room,
+        rec: GameRecord,
+        game: Game,
+        new_moves: list[str] | None = None,
+        plies: int | None = None,
+    ) -> Room:
+        """Write ``rec``/``game`` (the room after the change) in ``tx``: moves, AI job, deadline, version.
+
+        Every refusal comes before the first write (a group of changes relies on it: see
+        :meth:`_run_group`)."""
+        rec.moves = list(room.rec.moves[: plies if plies is not None else None]) + list(new_moves or [])
+        result, reason = _outcome(rec, game)
+        if result is not None and rec.result is None:
+            rec.result, rec.reason, rec.turn_started = result, reason, None
+        side = _clock_side(rec, game)
+        rec.deadline = None
+        if side is not None and rec.turn_started is not None:
+            rec.deadline = rec.turn_started + float(getattr(rec, f"{side}_time") or 0.0)
+        ai_next = rec.mode == "ai" and _status(rec, game) == "playing" and game.turn.value == rec.ai_side
+        if ai_next and tx.waiting_jobs() >= self.max_ai_jobs:
+            raise ClientError(
+                "busy",
+                f"the server is busy: {self.max_ai_jobs} AI moves are waiting; nothing was changed, try again soon",
+                503,
+            )
+        if plies is not None:
+            tx.truncate(plies)
+        if new_moves:
+            tx.append_moves(len(room.rec.moves), new_moves)
+        if ai_next:
+            tx.put_job(rec, tx.version + 1, rec.ai_level or "random")
+        elif rec.mode == "ai":
+            tx.drop_job()
+        tx.save(rec)
+        new = Room(rec, game)
+        new.present = room.present
+        return new
+
+    def _publish(self, room: Room) -> Room:
+        """Cache the committed room (the transaction is over)."""
+        self.rooms[room.rec.id] = room
+        self.rooms.move_to_end(room.rec.id)
+        room.ai_place = self._job_place(room)
+        self._evict()
+        return room
+
+    def announce(self, room: Room) -> None:
+        """Tell every listener (this process now, the others through the broker) that the game changed."""
+        self.broker.publish(room.rec.id, room.version)
+        if self.ai_to_move(room):
+            self.broker.job_queued(room.rec.id)
+
+    def _write(self, game_id: str, decide: Callable[[Tx, Room], Change]) -> Change:
+        """Run ``decide`` on the fresh room inside a locked transaction; cache the result once committed."""
+        self._check_id(game_id)
+        try:
+            with self.storage.write(game_id) as tx:
+                change = decide(tx, self._fresh(tx))
+                change.committed = tx.saved is not None
+        except Exception as exc:  # noqa: BLE001 - translated, or raised as it is
+            raise self._refusal(game_id, exc) from None
+        self._publish(change.room)
+        return change
+
+    def _refusal(self, game_id: str, exc: Exception) -> Exception:
+        """The error a client hears for ``exc`` raised by a change (the change was rolled back)."""
+        if isinstance(exc, KeyError):
+            return self._unknown(game_id)
+        if isinstance(exc, Conflict):
+            room = self.room(game_id)
+            return ClientError(
+                "moved_on", "the game moved on meanwhile: nothing was played", 409, self.public_state(room)
+            )
+        if isinstance(exc, QueueFull):
+            return ClientError("busy", f"the server is busy: {exc}; try again soon", 503)
+        return exc
+
+    async def _write_grouped(
+        self,
+        game_id: str,
+        decide: Callable[[Tx, Room], Change],
+        on_commit: Callable[[Change], None] | None = None,
+    ) -> Change:
+        """:meth:`_write`, with the changes that arrive together committed together (group commit).
+
+        The changes requested while the previous group was being committed run in one
+        transaction, on the database thread (the event loop goes on reading messages while the
+        disk flushes), in the order of their games' ids (so two processes' groups always lock rows
+        in the same order and never deadlock); the whole group commits once, then every request
+        is answered.  A refused change has written nothing (see :meth:`_run_group`); a failed
+        commit fails them all (nothing was acknowledged).  ``on_commit`` runs as soon as the change is
+        committed, before anything else on the event loop (the mover's ``ack`` goes out before
+        any broadcast of the new state)."""
+        self._check_id(game_id)
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Change] = loop.create_future()
+        self._group.append((game_id, decide, fut, on_commit))
+        if len(self._group) == 1 and not self._in_flight:
+            loop.call_soon(self._start_group)
+        return await fut
+
+    def _start_group(self) -> None:
+        if self._in_flight or not self._group:
+            return
+        group, self._group = self._group, []
+        group.sort(key=lambda item: item[0])  # stable: one game's changes keep their order
+        self._in_flight = True
+        self.committing = {item[0] for item in group}
+        loop = asyncio.get_running_loop()
+        work = loop.run_in_executor(self._db_thread, self._run_group, [(g, d) for g, d, *_ in group])
+        work.add_done_callback(lambda done: self._end_group(group, done))
+
+    def _run_group(self, items: list[tuple[str, Callable[[Tx, Room], Change]]]) -> list[Change | Exception]:
+        """The group's transaction (on the database thread): the changes one after the other, one commit.
+
+        A change refused before it wrote anything (every :class:`ClientError` is: see
+        :meth:`_commit`) is simply left out; anything failing after a write aborts the whole
+        group, so a half-made change is never committed (no savepoints: they would cost two round
+        trips per change)."""
+        outcomes: list[Change | Exception] = []
+        with self.storage.batch() as conn:
+            latest: dict[str, Room] = {}  # rooms changed earlier in this group
+            for game_id, decide in items:
+                tx: Tx | None = None
+                try:
+                    tx = self.storage.lock(conn, game_id)
+                    room = latest.get(game_id)
+                    if room is None or room.version != tx.version:
+                        room = self._fresh(tx)
+                    change = decide(tx, room)
+                    change.committed = tx.saved is not None
+                    latest[game_id] = change.room
+                    outcomes.append(change)
+                except Exception as exc:  # noqa: BLE001 - this change is refused, the others go on
+                    if tx is not None and tx.wrote:
+                        raise  # a half-made change: nothing of the group may be committed
+                    outcomes.append(exc)
+        return outcomes
+
+    def _end_group(self, group: list[Any], done: asyncio.Future[list[Change | Exception]]) -> None:
+        """Back on the event loop: cache the committed rooms and answer every request of the group."""
+        self._in_flight = False
+        self.committing = set()
+        try:
+            outcomes = done.result()
+        except Exception as exc:  # noqa: BLE001 - the commit failed: nothing of the group was stored
+            for _, _, fut, _ in group:
+                if not fut.done():
+                    fut.set_exception(exc)
+            outcomes = None
+        for i, (game_id, _, fut, on_commit) in enumerate(group if outcomes is not None else []):
+            outcome = outcomes[i]  # type: ignore[index]
+            if isinstance(outcome, Change):
+                self._publish(outcome.room)
+                if on_commit is not None:
+                    try:
+                        on_commit(outcome)
+                    except Exception:  # noqa: BLE001 - the change is stored; its announcement failed
+                        log.exception("could not announce a change of game %s", game_id)
+                if not fut.done():
+                    fut.set_result(outcome)
+            elif not fut.done():
+                try:
+                    fut.set_exception(self._refusal(game_id, outcome))
+                except Exception as exc:  # noqa: BLE001 - e.g. the database went away meanwhile
+                    fut.set_exception(exc)
+        self._start_group()  # the changes that arrived meanwhile
+
+    def close(self) -> None:
+        """Stop the database thread."""
+        self._db_thread.shutdown(wait=False)
+
+    def _charge(self, rec: GameRecord, game: Game) -> None:
+        """Stop the running clock: subtract the time spent by the side to move."""
+        side = _clock_side(rec, game)
+        if side is not None and rec.turn_started is not None:
+            now = self.now()
+            setattr(rec, f"{side}_time", float(getattr(rec, f"{side}_time") or 0.0) - (now - rec.turn_started))
+            rec.turn_started = now
+
+    def _flag_change(self, tx: Tx, room: Room) -> Room | None:
+        """The room with the game lost on time when the running clock reached zero, else None."""
+        side = self.clock_side(room)
+        if side is None or self.time_left(room, side) > 0:
+            return None
+        rec = room.rec.copy()
+        setattr(rec, f"{side}_time", 0.0)
+        rec.result, rec.reason, rec.turn_started = Side(side).other.value, "time", None
+        return self._commit(tx, room, rec, room.game)
+
+    @staticmethod
+    def _with_forced_passes(game: Game, move: Move) -> tuple[Game, list[str]]:
+        g = game.copy()
+        g.play(move)
+        played = [str(move)]
+        while not g.is_over() and g.legal_moves() == [PASS]:
+            g.play(PASS)
+            played.append("pass")
+        return g, played
+
+    def _moved_on(self, room: Room, seen: int) -> ClientError:
+        return ClientError(
+            "moved_on",
+            f"the game moved on (now at ply {len(room.rec.moves)}, you saw ply {seen}): move not played",
+            409,
+            self.public_state(room),
+        )
+
+    # -- changes ---------------------------------------------------------------------------------
+    def create(self, spec: dict[str, Any], client: str = "?") -> tuple[Room, dict[str, Any]]:
+        """Create a game from the JSON body of ``POST /api/games``; returns the room and the reply."""
+        now = self.now()
+        for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
+            del self.creates[addr]  # forget quiet addresses: the table cannot grow without bound
+        window = self.creates.setdefault(client, deque())
+        while window and window[0] < now - 60:
+            window.popleft()
+        if len(window) >= self.creates_per_minute:
+            raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
+        unknown = set(spec) - {"mode", "side", "level", "clock"}
+        if unknown:
+            raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))}")
+        mode = spec.get("mode", "ai")
+        if mode not in MODES:
+            raise ClientError("bad_request", f"mode must be one of {', '.join(MODES)}, not {str(mode)[:40]!r}")
+        side = spec.get("side", "south")
+        if side not in (*SIDES, "random"):
+            raise ClientError("bad_request", f"side must be south, north or random, not {str(side)[:40]!r}")
+        if side == "random":
+            side = random.choice(SIDES)
+        clock = spec.get("clock")
+        if clock in (None, 0, False):
+            clock_s = None
+        elif isinstance(clock, int | float) and not isinstance(clock, bool) and self.min_clock <= clock <= 180:
+            clock_s = float(clock) * 60.0
+        else:
+            raise ClientError(
+                "bad_request", f"clock must be null or minutes per side between {self.min_clock:g} and 180"
+            )
+        rec = GameRecord(id=_new_id(), mode=mode)
+        reply: dict[str, Any] = {"id": rec.id, "side": side}
+        token = _new_token()
+        if mode == "ai":
+            level = spec.get("level") or self.default_level()
+            if not isinstance(level, str) or len(level) > 200:
+                raise ClientError("bad_request", "level must be a player name such as 'easy' or 'random'")
+            # Only the offered names, never options: "external:cmd=..." would run a program on the
+            # server, and "mcts:time=9999" would hold an AI worker for hours.
+            if level not in self.levels():
+                raise ClientError(
+                    "bad_level", f"AI level {level[:60]!r} is not available: choose from {', '.join(self.levels())}"
+                )
+            rec.ai_level = level
+            rec.ai_side = Side(side).other.value
+            setattr(rec, f"{side}_token", token)
+            setattr(rec, f"{rec.ai_side}_token", _new_token())  # never handed out
+        elif mode == "hotseat":
+            rec.south_token = rec.north_token = token
+            reply["side"] = "both"
+        else:
+            setattr(rec, f"{side}_token", token)
+            rec.invite = _new_token()
+            reply["invite"] = rec.invite
+        if clock_s is not None:
+            rec.clock = rec.south_time = rec.north_time = clock_s
+            if mode != "online":
+                rec.turn_started = now
+                rec.deadline = now + clock_s
+        game = Game()
+        ai_first = rec.mode == "ai" and rec.ai_side == game.turn.value
+        try:
+            self.storage.create(rec, job_level=rec.ai_level if ai_first else None, max_jobs=self.max_ai_jobs)
+        except QueueFull as exc:
+            raise ClientError("busy", f"the server is busy: {exc}; try again soon", 503) from None
+        window.append(now)
+        room = self._publish(Room(rec, game))
+        reply["token"] = token
+        return room, reply
+
+    def _ensure_ai_job(self, room: Room) -> None:
+        """Queue the AI's move of a game loaded from the database when none is queued (a game stored
+        by an older version, or whose job was lost)."""
+        if room.ai_place is not None or not self.ai_to_move(room):
+            return
+
+        def decide(tx: Tx, fresh: Room) -> Change:
+            if self.ai_to_move(fresh) and not tx.has_job(fresh.version):
+                tx.put_job(fresh.rec, fresh.version, fresh.rec.ai_level or "random")
+            return Change(fresh)
+
+        try:
+            self._write(room.rec.id, decide)
+        except Exception:  # noqa: BLE001 - the next load tries again; the game itself is fine
+            log.exception("could not queue the AI move of game %s", room.rec.id)
+
+    def join(self, game_id: str, invite: Any) -> tuple[Change, dict[str, Any]]:
+        """Take the invited seat of an online game (``POST /api/games/{id}/join``)."""
+        out: dict[str, Any] = {}
+
+        def decide(tx: Tx, room: Room) -> Change:
+            rec = room.rec
+            if rec.mode != "online":
+                raise ClientError("not_online", "only online games can be joined")
+            if not isinstance(invite, str) or not same_secret(invite, rec.invite):
+                raise ClientError("bad_invite", "this invite code is not valid for this game", 403)
+            if rec.joined:
+                raise ClientError("seat_taken", "this invite was already used: the seat is taken (you can watch)", 409)
+            seat = "north" if rec.south_token else "south"
+            new = rec.copy()
+            token = _new_token()
+            setattr(new, f"{seat}_token", token)
+            new.joined = True
+            if new.clock is not None:
+                new.turn_started = self.now()
+            out.update(id=rec.id, side=seat, token=token)
+            return Change(self._commit(tx, room, new, room.game))
+
+        return self._write(game_id, decide), out
+
+    def seats_of(self, room: Room, token: Any) -> frozenset[str]:
+        """The seats ``token`` holds in ``room`` (never the AI's)."""
+        if not isinstance(token, str) or len(token) > 200:
+            raise ClientError("bad_token", "token must be a string")
+        seats = {s for s in SIDES if same_secret(token, getattr(room.rec, f"{s}_token"))}
+        if room.rec.mode == "ai":
+            seats.discard(room.rec.ai_side or "")
+        return frozenset(seats)
+
+    def arrive(self, game_id: str, seats: frozenset[str]) -> Change | None:
+        """A player opened the game (``hello`` with a seat).  An online rematch's clock starts once
+        both players have opened it (nobody loses time before they have even seen the new board);
+        arrivals are stored with the game, so the players may be on different server processes."""
+        room = self.room(game_id)
+        rec = room.rec
+        if not seats or rec.mode != "online" or rec.clock is None or rec.turn_started is not None:
+            return None
+        if self.status(room) != "playing" or seats <= set(rec.meta.get("arrived", [])):
+            return None
+
+        def decide(tx: Tx, fresh: Room) -> Change:
+            r = fresh.rec
+            arrived = set(r.meta.get("arrived", [])) | seats
+            if r.turn_started is not None or r.result is not None or arrived == set(r.meta.get("arrived", [])):
+                return Change(fresh)
+            new = r.copy()
+            new.meta["arrived"] = sorted(arrived)
+            if arrived >= set(SIDES):
+                new.turn_started = self.now()
+            return Change(self._commit(tx, fresh, new, fresh.game))
+
+        return self._write(game_id, decide)
+
+    def _seat_to_move(self, room: Room, seats: frozenset[str], action: str) -> str:
+        if not seats:
+            raise ClientError("not_a_player", f"spectators cannot {action}: open your seat link to play", 403)
+        status = self.status(room)
+        if status == "over":
+            if room.rec.reason == "time":
+                loser = SIDE_NAMES[Side(room.rec.result or "south").other.value]
+                raise ClientError("game_over", f"the game is over: {loser} ran out of time")
+            raise ClientError("game_over", "the game is over")
+        if status == "waiting":
+            raise ClientError("waiting", "the invited player has not joined yet")
+        turn = room.game.turn.value
+        if turn not in seats:
+            raise ClientError("not_your_turn", f"it is {turn}'s turn, not yours")
+        return turn
+
+    async def move(
+        self,
+        game_id: str,
+        seats: frozenset[str],
+        text: Any,
+        ply: int | None,
+        on_commit: Callable[[Change], None] | None = None,
+    ) -> Change:
+        """Play ``text`` for the seat to move; ``ply``: the ply the client saw (else ``moved_on``).
+
+        ``on_commit`` (the transport's acknowledgement and broadcast) runs once the move is stored."""
+        if not isinstance(text, str) or len(text) > 32:
+            raise ClientError("bad_message", "a move message needs 'move': notation such as '5R@d2'")
+        if ply is not None and (not isinstance(ply, int) or isinstance(ply, bool)):
+            raise ClientError("bad_message", "'ply' must be the number of moves played so far")
+
+        def decide(tx: Tx, room: Room) -> Change:
+            flagged = self._flag_change(tx, room)
+            if flagged is not None:
+                loser = SIDE_NAMES[Side(flagged.rec.result or "south").other.value]
+                return Change(flagged, error=ClientError("game_over", f"the game is over: {loser} ran out of time"))
+            if ply is not None and ply != len(room.rec.moves) and seats:
+                raise self._moved_on(room, ply)
+            self._seat_to_move(room, seats, "move")
+            reason = room.game.why_illegal(text)
+            if reason is not None:
+                raise ClientError("illegal", reason)
+            move = parse_move(text)
+            game, played = self._with_forced_passes(room.game, move)
+            rec = room.rec.copy()
+            self._charge(rec, room.game)
+            new = self._commit(tx, room, rec, game, played)
+            return Change(new, ack={"type": "ack", "ply": len(room.rec.moves) + 1, "move": str(move)})
+
+        return await self._write_grouped(game_id, decide, on_commit)
+
+    def undo(self, game_id: str, seats: frozenset[str]) -> Change:
+        """Take back the last move of the person (and the AI's reply / forced passes after it)."""
+
+        def decide(tx: Tx, room: Room) -> Change:
+            rec = room.rec
+            if not seats:
+                raise ClientError("not_a_player", "spectators cannot undo", 403)
+            if rec.mode not in ("ai", "hotseat"):
+                raise ClientError("no_undo", "undo is only available against the AI and in hot-seat games")
+            if self.status(room) != "playing":
+                raise ClientError("game_over", "the game is over: undo is no longer possible")
+            game = room.game.copy()
+            removed_human = False
+            if rec.mode == "hotseat":
+                # a forced pass is not a choice: take back the move before it too
+                while game.history and game.history[-1].is_pass:
+                    game.undo()
+                if game.history:
+                    game.undo()
+                    removed_human = True
+            else:
+                human = next(iter(seats))
+                while game.history and not removed_human:
+                    last = game.history[-1]
+                    mover = game.turn.other.value  # a move flips the turn
+                    game.undo()
+                    removed_human = mover == human and not last.is_pass
+            if not removed_human:
+                raise ClientError("nothing_to_undo", "there is no move of yours to take back")
+            new = rec.copy()
+            self._charge(new, room.game)
+            return Change(self._commit(tx, room, new, game, plies=len(game.history)))
+
+        return self._write(game_id, decide)
+
+    def resign(self, game_id: str, seats: frozenset[str]) -> Change:
+        """The seat (hot-seat: the side to move) gives up."""
+
+        def decide(tx: Tx, room: Room) -> Change:
+            if not seats:
+                raise ClientError("not_a_player", "spectators cannot resign", 403)
+            status = self.status(room)
+            if status == "over":
+                raise ClientError("game_over", "the game is over")
+            if status == "waiting":
+                raise ClientError("waiting", "the invited player has not joined yet: there is no game to resign")
+            side = room.game.turn.value if len(seats) == 2 else next(iter(seats))
+            rec = room.rec.copy()
+            self._charge(rec, room.game)
+            rec.result, rec.reason, rec.turn_started = Side(side).other.value, "resign", None
+            return Change(self._commit(tx, room, rec, room.game))
+
+        return self._write(game_id, decide)
+
+    def rematch(self, game_id: str, seats: frozenset[str]) -> Change:
+        """Create the rematch (seats swapped) once the game is over, or return the existing one."""
+
+        def decide(tx: Tx, room: Room) -> Change:
+            if not seats:
+                raise ClientError("not_a_player", "spectators cannot start a rematch", 403)
+            if self.status(room) != "over":
+                raise ClientError("not_over", "a rematch can start once the game is over")
+            old = room.rec
+            if old.rematch_id is not None:
+                return Change(room, rematch_id=old.rematch_id)
+            rec = GameRecord(id=_new_id(), mode=old.mode)
+            # Seats swap: each player's token now holds the other side.
+            rec.south_token, rec.north_token = old.north_token, old.south_token
+            rec.joined = old.joined
+            rec.invite = old.invite if not old.joined else None  # an open seat stays joinable
+            rec.ai_level = old.ai_level
+            rec.ai_side = Side(old.ai_side).other.value if old.ai_side else None
+            rec.rematch_of = old.id
+            if old.clock is not None:
+                rec.clock = rec.south_time = rec.north_time = old.clock
+                # online, the clock starts once both players are at the new board (see hello);
+                # elsewhere the one person who asked is taken there at once
+                rec.turn_started = None if old.mode == "online" else self.now()
+                if rec.turn_started is not None:
+                    rec.deadline = rec.turn_started + old.clock
+            game = Game()
+            ai_first = rec.mode == "ai" and rec.ai_side == game.turn.value
+            # in this transaction: the old game is locked, so exactly one rematch is ever created
+            tx.insert_game(rec, job_level=(rec.ai_level or "random") if ai_first else None)
+            new_old = old.copy()
+            new_old.rematch_id = rec.id
+            changed = self._commit(tx, room, new_old, room.game)
+            self.rooms[rec.id] = Room(rec, game)
+            return Change(changed, rematch_id=rec.id)
+
+        return self._write(game_id, decide)
+
+    def flag(self, game_id: str) -> Change | None:
+        """End the game on time if its running clock reached zero (timers and the sweeper call this;
+        the row lock makes the flag fall exactly once whichever process gets there first)."""
+
+        def decide(tx: Tx, room: Room) -> Change:
+            flagged = self._flag_change(tx, room)
+            return Change(flagged if flagged is not None else room)
+
+        change = self._write(game_id, decide)
+        return change if change.committed else None
+
+    def ai_move(self, job: AIJob, text: str | None) -> Change | None:
+        """Play the AI's move ``text`` (None or illegal: a random legal move) if the game is still at
+        ``job.version``; None when the position changed meanwhile (the move is discarded)."""
+
+        def decide(tx: Tx, room: Room) -> Change:
+            if tx.version != job.version or not self.ai_to_move(room):
+                return Change(room)
+            flagged = self._flag_change(tx, room)
+            if flagged is not None:
+                return Change(flagged)
+            move: Move
+            if text is None or not room.game.is_legal(text):
+                if text is not None:
+                    log.error("AI %s chose illegal move %s; playing a random legal move", room.rec.ai_level, text)
+                move = random.choice(room.game.legal_moves())
+            else:
+                move = parse_move(text)
+            game, played = self._with_forced_passes(room.game, move)
+            rec = room.rec.copy()
+            self._charge(rec, room.game)
+            return Change(self._commit(tx, room, rec, game, played))
+
+        change = self._write(job.game_id, decide)
+        return change if change.committed else None
+
+    # -- reading for the HTTP API ----------------------------------------------------------------
+    def replay_frames(self, room: Room) -> dict[str, Any]:
+        """Every position of the game from the start, for stepping through it."""
+        rec = room.rec
+        game = Game.from_position(rec.start_position) if rec.start_position else Game()
+        frames = []
+
+        def frame(move: str | None) -> dict[str, Any]:
+            return {
+                "ply": len(game.history),
+                "move": move,
+                "towers": {c: [_p(p) for p in t] for c, t in game.towers().items() if t},
+                "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
+                "score": list(game.score()),
+                "turn": game.turn.value,
+            }
+
+        frames.append(frame(None))
+        for mv in rec.moves:
+            game.play(mv)
+            frames.append(frame(mv))
+        return {"id": rec.id, "frames": frames, "result": self.outcome(room)[0]}
+
+    def record_tags(self, room: Room) -> dict[str, str]:
+        """The tags of the game record for download."""
+        rec = room.rec
+        result, reason = self.outcome(room)
+        names = {s: "AI " + (rec.ai_level or "") if rec.ai_side == s else "Human" for s in SIDES}
+        tags = {
+            "Event": f"Jericho web game ({rec.mode})",
+            "Site": "jericho serve",
+            "Date": time.strftime("%Y.%m.%d", time.gmtime(rec.created_at)),
+            "South": names["south"],
+            "North": names["north"],
+            "Result": _RESULT_TOKENS[result],
+            "GameId": rec.id,
+        }
+        if result and reason:
+            loser = "South" if result == "north" else "North"
+            tags["Termination"] = {
+                "seven": "seven monoliths held through a full turn",
+                "exhaustion": "both players passed",
+                "resign": f"{loser} resigned",
+                "time": f"{loser} lost on time",
+            }[reason]
+        return tags
+
+
+def _outcome(rec: GameRecord, game: Game) -> tuple[str | None, str | None]:
+    if rec.result:
+        return rec.result, rec.reason
+    result = game.outcome()
+    if result is None:
+        return None, None
+    h = game.history
+    reason = "exhaustion" if len(h) >= 2 and h[-1].is_pass and h[-2].is_pass else "seven"
+    return result, reason
+
+
+def _status(rec: GameRecord, game: Game) -> str:
+    if _outcome(rec, game)[0] is not None:
+        return "over"
+    if rec.mode == "online" and not rec.joined:
+        return "waiting"
+    return "playing"
+
+
+def _clock_side(rec: GameRecord, game: Game) -> str | None:
+    if rec.clock is None or rec.turn_started is None or _status(rec, game) != "playing":
+        return None
+    return game.turn.value
