@@ -163,7 +163,21 @@ def tables_for(topology: Topology) -> Tables:
     return t
 
 
-class State:
+class _StateType(type):
+    """Metaclass of :class:`State`: ``isinstance(x, State)`` also accepts the C kernel's states.
+
+    ``jericho_game._kernel.State`` implements this class's interface in C (see
+    :mod:`jericho_game.kernel`); code that checks for a kernel state accepts either.
+    """
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        if type.__instancecheck__(cls, obj):
+            return True
+        t = type(obj)
+        return t.__module__ == "jericho_game._kernel" and t.__name__ == "State"
+
+
+class State(metaclass=_StateType):
     """A position of the game as plain integers, with ``push``/``pop`` and move generation.
 
     Attributes (read them, never assign them from outside):

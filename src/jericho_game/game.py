@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from jericho_game.board import Topology, standard_topology
 from jericho_game.core import DRAW, NO_OUTCOME, State, Tables, tables_for
 from jericho_game.errors import IllegalMoveError
+from jericho_game.kernel import new_state
 from jericho_game.moves import Move, parse_move
 from jericho_game.pieces import PIECES, Piece, Side
 from jericho_game.strength import compare_towers
@@ -57,7 +58,7 @@ class Game:
 
     def __init__(self, topology: Topology | None = None) -> None:
         self._tables: Tables = tables_for(topology or standard_topology())
-        self._state = State(self._tables)
+        self._state = new_state(self._tables)
         self._history: list[Move] = []
         self._start: str | None = None  # position text when not the standard start
 

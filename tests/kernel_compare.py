@@ -1,0 +1,135 @@
+"""The C kernel against the pure-Python core, on the same inputs (used by tests and by the sanitizer run).
+
+``python tests/kernel_compare.py GAMES`` plays GAMES seeded random games on both kernels and
+exits non-zero at the first difference; ``tasks.py test`` runs it under an
+AddressSanitizer/UBSan build of the extension (see tasks.py ``sanitizer_check``).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+
+from jericho_game import core, kernel
+from jericho_game.board import standard_topology
+
+FIELDS = (
+    "turn",
+    "code",
+    "height",
+    "key",
+    "size_free",
+    "colour_free",
+    "reserve",
+    "leader",
+    "score",
+    "last_cell",
+    "last_piece",
+    "last_below",
+    "passes",
+    "outcome",
+    "ply",
+)
+
+
+def snapshot(state: core.State) -> dict[str, object]:
+    """Every observable figure of a state (lists as lists, whichever kernel)."""
+    out: dict[str, object] = {f: getattr(state, f) for f in FIELDS}
+    out["score"] = list(state.score)
+    out["hash"] = state.hash_key()
+    out["legal"] = state.legal_codes()
+    out["placement"] = state.has_placement()
+    out["forbidden"] = state.forbidden_copy_cells()
+    out["deltas"] = state.margin_deltas(out["legal"])  # type: ignore[arg-type]
+    return out
+
+
+def assert_same(py: core.State, c: core.State, where: str) -> None:
+    """Raise AssertionError naming the first figure where the two states differ."""
+    a, b = snapshot(py), snapshot(c)
+    for k in a:
+        if a[k] != b[k]:
+            raise AssertionError(f"{where}: {k} differs: python {a[k]!r} != c {b[k]!r}")
+
+
+def probe(py: core.State, c: core.State, rng: random.Random, where: str) -> None:
+    """Queries that take arguments: is_legal on random codes, leader_changes, fits."""
+    t = py.tables
+    for _ in range(8):
+        code = rng.randrange(-2, t.pass_code + 3)
+        if py.is_legal(code) != c.is_legal(code):
+            raise AssertionError(f"{where}: is_legal({code}) differs")
+    for _ in range(3):
+        size, cell = rng.randrange(5), rng.randrange(t.n_cells)
+        if py.leader_changes(size, cell) != c.leader_changes(size, cell):
+            raise AssertionError(f"{where}: leader_changes({size}, {cell}) differs")
+        p = rng.randrange(core.N_PIECES)
+        if py.fits(p) != c.fits(p):
+            raise AssertionError(f"{where}: fits({p}) differs")
+
+
+def compare_game(seed: int, tables: core.Tables | None = None) -> int:
+    """One seeded random game on both kernels, compared after every ply and every undo; returns plies."""
+    t = tables or core.tables_for(standard_topology())
+    rng = random.Random(seed)
+    py = kernel.new_state(t, "python")
+    c = kernel.new_state(t, "c")
+    assert_same(py, c, f"game {seed} start")
+    plies = 0
+    while py.outcome == core.NO_OUTCOME:
+        codes = py.legal_codes()
+        code = codes[rng.randrange(len(codes))]
+        py.push(code)
+        c.push(code)
+        plies += 1
+        where = f"game {seed} ply {plies}"
+        assert_same(py, c, where)
+        if plies % 7 == 0:
+            probe(py, c, rng, where)
+    copy = c.copy(with_history=True)
+    if copy.ply != plies or copy.history_codes() != py.history_codes():
+        raise AssertionError(f"game {seed}: copy(with_history=True) lost the history")
+    while py.ply:
+        a, b = py.pop(), c.pop()
+        if a != b:
+            raise AssertionError(f"game {seed}: pop returned {a} and {b}")
+        assert_same(py, c, f"game {seed} undo to ply {py.ply}")
+    return plies
+
+
+def compare_playouts(seed: int, n: int, guided: int) -> None:
+    """C playouts replayed move by move on the Python core reach the same outcome."""
+    t = core.tables_for(standard_topology())
+    rng = random.Random(seed)
+    for i in range(n):
+        start = kernel.new_state(t, "c")
+        for _ in range(rng.randrange(0, 30)):  # from the start and from mid-game positions
+            if start.outcome != core.NO_OUTCOME:
+                break
+            codes = start.legal_codes()
+            start.push(codes[rng.randrange(len(codes))])
+        moves: list[int] = []
+        outcome = kernel.C.playout(start, rng.getrandbits(64), guided, moves)
+        replay = kernel.python_state(start)
+        for code in moves:
+            if not replay.is_legal(code):
+                raise AssertionError(f"playout {seed}/{i}: illegal code {code}")
+            replay.push(code)
+        if replay.outcome != outcome:
+            raise AssertionError(f"playout {seed}/{i}: outcome {outcome}, replay {replay.outcome}")
+
+
+def main(argv: list[str]) -> int:
+    games = int(argv[1]) if len(argv) > 1 else 50
+    if kernel.C is None:
+        print("the C kernel is not available", file=sys.stderr)
+        return 1
+    plies = sum(compare_game(seed) for seed in range(games))
+    compare_playouts(1, games, 1)
+    compare_playouts(2, games, 3)
+    print(f"C and Python kernels agree: {games} games, {plies} plies, {2 * games} playouts")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

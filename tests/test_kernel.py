@@ -1,0 +1,229 @@
+"""The compiled kernel (jericho_game._kernel) equals the pure-Python core, and fails safely.
+
+Skipped as a whole only when the extension is not built (the fallback itself is tested in
+tests/test_kernel_build.py, which needs no compiler).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jericho_game import Game, core, kernel
+from jericho_game.board import standard_topology
+from jericho_game.position import parse_position
+from tests import kernel_compare
+from tests.conftest import load_conformance
+
+pytestmark = pytest.mark.skipif(kernel.C is None, reason="the C kernel is not built here")
+
+TABLES = core.tables_for(standard_topology())
+
+
+@pytest.mark.parametrize("block", range(8))
+def test_two_thousand_random_games_agree_ply_by_ply(block: int) -> None:
+    """2,000 games in all: every figure after every ply, then every undo back to the start."""
+    plies = sum(kernel_compare.compare_game(seed) for seed in range(block * 250, (block + 1) * 250))
+    assert plies > 250 * 20
+
+
+@pytest.mark.parametrize("guided", [1, 2, 3, 8])
+def test_c_playouts_follow_the_rules(guided: int) -> None:
+    kernel_compare.compare_playouts(guided, 300, guided)
+
+
+def test_conformance_games_agree() -> None:
+    games = load_conformance()
+    assert len(games) == 205
+    for record in games:
+        py = kernel.new_state(TABLES, "python")
+        c = kernel.new_state(TABLES, "c")
+        g = Game()
+        for i, move in enumerate(record["moves"]):
+            code = g.tables.object_code[id(g.play(move))]
+            py.push(code)
+            c.push(code)
+            kernel_compare.assert_same(py, c, f"conformance {record['seed']} ply {i + 1}")
+        assert c.outcome == ["south", "north", "draw"].index(record["outcome"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=10**6), max_size=60), st.integers(0, 2**32))
+def test_positions_loaded_from_text_agree(choices: list[int], seed: int) -> None:
+    """A position reached by arbitrary choices, loaded from its text into both kernels, then played on."""
+    g = Game()
+    for x in choices:
+        if g.is_over():
+            break
+        moves = g.legal_moves()
+        g.play(moves[x % len(moves)])
+    text = g.position()
+    py = core.State(TABLES)
+    c = kernel.new_state(TABLES, "c")
+    parse_position(text, TABLES, py)
+    parse_position(text, TABLES, c)
+    kernel_compare.assert_same(py, c, text)
+    rng = random.Random(seed)
+    while py.outcome == core.NO_OUTCOME:
+        codes = py.legal_codes()
+        code = codes[rng.randrange(len(codes))]
+        py.push(code)
+        c.push(code)
+        kernel_compare.assert_same(py, c, f"{text} then {py.history_codes()}")
+        kernel_compare.probe(py, c, rng, text)
+
+
+def test_python_state_round_trip_keeps_every_figure() -> None:
+    rng = random.Random(3)
+    for _ in range(100):
+        c = kernel.new_state(TABLES, "c")
+        for _ in range(rng.randrange(60)):
+            if c.outcome != core.NO_OUTCOME:
+                break
+            codes = c.legal_codes()
+            c.push(codes[rng.randrange(len(codes))])
+        py = kernel.python_state(c)
+        snap_c, snap_py = kernel_compare.snapshot(c), kernel_compare.snapshot(py)
+        snap_c["ply"] = snap_py["ply"] = 0
+        assert snap_c == snap_py
+
+
+# -- malformed input raises Python errors, never crashes --------------------------------------
+
+
+def test_bad_move_codes_raise() -> None:
+    s = kernel.new_state(TABLES, "c")
+    with pytest.raises(TypeError, match="must be an int"):
+        s.push("5R@d2")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        s.push(1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="out of range"):
+        s.push(-1)
+    with pytest.raises(ValueError, match="out of range"):
+        s.push(TABLES.pass_code + 1)
+    with pytest.raises((ValueError, OverflowError)):
+        s.push(10**30)
+    with pytest.raises(ValueError, match="illegal"):
+        s.push(TABLES.pass_code)  # passing is not allowed at the start
+    with pytest.raises(IndexError, match="nothing|empty"):
+        s.pop()
+    assert s.is_legal(10**30) is False and s.is_legal(-5) is False
+    with pytest.raises(TypeError):
+        s.is_legal(None)  # type: ignore[arg-type]
+    assert kernel_compare.snapshot(s) == kernel_compare.snapshot(kernel.new_state(TABLES, "c"))
+
+
+def test_push_on_a_finished_game_raises_and_changes_nothing() -> None:
+    rng = random.Random(5)
+    s = kernel.new_state(TABLES, "c")
+    while s.outcome == core.NO_OUTCOME:
+        codes = s.legal_codes()
+        s.push(codes[rng.randrange(len(codes))])
+    before = kernel_compare.snapshot(s)
+    for code in (0, 17, TABLES.pass_code):
+        with pytest.raises(ValueError, match="game is over"):
+            s.push(code)
+    assert kernel_compare.snapshot(s) == before
+    assert s.legal_codes() == [] and s.legal_moves() == []
+
+
+def test_bad_arguments_to_queries_raise() -> None:
+    s = kernel.new_state(TABLES, "c")
+    with pytest.raises(ValueError):
+        s.fits(25)
+    with pytest.raises(ValueError):
+        s.leader_changes(5, 0)
+    with pytest.raises(ValueError):
+        s.leader_changes(0, 26)
+    with pytest.raises(TypeError):
+        s.leader_changes("a", 0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        s.margin_deltas(7)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        s.margin_deltas([0, 99999])
+    with pytest.raises(ValueError):
+        s.breaks_possible(2)
+    with pytest.raises(TypeError):
+        kernel.C.State(None, TABLES)
+    with pytest.raises((TypeError, ValueError)):
+        kernel.C.Board(99, 1, [], [], [], [], [], [], 0, [], [], ())
+    with pytest.raises(TypeError, match="pickle"):
+        import pickle
+
+        pickle.dumps(s)
+
+
+def test_bad_load_arguments_raise_and_keep_the_state() -> None:
+    s = kernel.new_state(TABLES, "c")
+    s.push(0)
+    before = kernel_compare.snapshot(s)
+    full = (1 << 25) - 1
+    bad = [
+        ({99: [0]}, (full, full), 0, None, 0, -1),
+        ({0: [0, 1, 2, 3, 4]}, (full, full), 0, None, 0, -1),
+        ({0: [30]}, (full, full), 0, None, 0, -1),
+        ({0: "x"}, (full, full), 0, None, 0, -1),
+        ({}, (full, 1 << 26), 0, None, 0, -1),
+        ({}, (full, full), 2, None, 0, -1),
+        ({}, (full, full), 0, (0, 3), 0, -1),
+        ({}, (full, full), 0, None, 5, -1),
+        ({}, (full, full), 0, None, 0, 7),
+    ]
+    for args in bad:
+        with pytest.raises((ValueError, TypeError)):
+            s.load(*args)
+        assert kernel_compare.snapshot(s) == before
+
+
+def test_bad_playout_and_search_arguments_raise() -> None:
+    s = kernel.new_state(TABLES, "c")
+    with pytest.raises(TypeError):
+        kernel.C.playout(s, "seed")
+    with pytest.raises(ValueError):
+        kernel.C.playout(s, 1, 0)
+    with pytest.raises(TypeError):
+        kernel.C.playout(s, 1, 1, moves=())
+    with pytest.raises(TypeError):
+        kernel.C.playout(Game(), 1)
+    with pytest.raises(ValueError):
+        kernel.C.playouts(s, -1, 1)
+    with pytest.raises(ValueError):
+        kernel.C.mcts(s, 1)  # neither simulations nor seconds
+    with pytest.raises(ValueError):
+        kernel.C.mcts(s, 1, sims=10, k=0)
+    with pytest.raises(ValueError):
+        kernel.C.mcts(s, 1, sims=10, widen=-1.0)
+
+
+def test_search_on_a_finished_game_raises() -> None:
+    g = Game.from_moves("5R@d2 1G@d3")
+    s = g.state.copy()
+    while s.outcome == core.NO_OUTCOME:
+        s.push(s.legal_codes()[0])
+    with pytest.raises(ValueError, match="over"):
+        kernel.C.mcts(s, 1, sims=10)
+    assert kernel.C.playout(s, 1) == s.outcome
+
+
+def test_kernel_states_count_as_core_states() -> None:
+    assert isinstance(kernel.new_state(TABLES, "c"), core.State)
+    assert not isinstance(object(), core.State)
+
+
+def test_the_fallback_can_be_forced_and_is_reported() -> None:
+    code = "from jericho_game import Game, kernel; print(kernel.NAME, type(Game().state).__module__)"
+    env = dict(os.environ, JERICHO_KERNEL="python")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["python", "jericho_game.core"]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["c", "jericho_game._kernel"]
+    version = subprocess.run(
+        [sys.executable, "-m", "jericho_game", "--version"], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert "pure Python" in version
