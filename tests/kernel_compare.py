@@ -7,11 +7,23 @@ AddressSanitizer/UBSan build of the extension (see tasks.py ``sanitizer_check``)
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import sys
 
-from jericho_game import core, kernel
-from jericho_game.board import standard_topology
+if __name__ == "__main__" and "--module" in sys.argv:
+    # Load another build of the extension (the sanitizer build) in place of the installed one,
+    # before jericho_game.kernel imports it.
+    _path = sys.argv[sys.argv.index("--module") + 1]
+    _spec = importlib.util.spec_from_file_location("jericho_game._kernel", _path)
+    assert _spec is not None and _spec.loader is not None
+    _mod = importlib.util.module_from_spec(_spec)
+    sys.modules["jericho_game._kernel"] = _mod
+    _spec.loader.exec_module(_mod)
+    del sys.argv[sys.argv.index("--module") : sys.argv.index("--module") + 2]
+
+from jericho_game import core, kernel  # noqa: E402
+from jericho_game.board import standard_topology  # noqa: E402
 
 FIELDS = (
     "turn",
@@ -119,6 +131,39 @@ def compare_playouts(seed: int, n: int, guided: int) -> None:
             raise AssertionError(f"playout {seed}/{i}: outcome {outcome}, replay {replay.outcome}")
 
 
+def malformed() -> int:
+    """Bad calls into the extension; each must raise a Python exception.  Returns how many did."""
+    t = core.tables_for(standard_topology())
+    s = kernel.new_state(t, "c")
+    full = (1 << 25) - 1
+    calls = [
+        lambda: s.push("x"),
+        lambda: s.push(-1),
+        lambda: s.push(10**40),
+        lambda: s.push(t.pass_code),
+        lambda: s.pop(),
+        lambda: s.fits(99),
+        lambda: s.leader_changes(9, 99),
+        lambda: s.margin_deltas([1, "x"]),
+        lambda: s.margin_deltas([10**6]),
+        lambda: s.load({99: [0]}, (full, full), 0, None, 0, -1),
+        lambda: s.load({0: [0, 1, 2, 3, 4]}, (full, full), 0, None, 0, -1),
+        lambda: s.load({0: [1]}, (full, full), 0, (3, 40), 0, -1),
+        lambda: kernel.C.playout(s, "x"),
+        lambda: kernel.C.mcts(s, 1),
+        lambda: kernel.C.Board(40, 1, [], [], [], [], [], [], 0, [], [], ()),
+    ]
+    raised = 0
+    for call in calls:
+        try:
+            call()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            raised += 1
+    if raised != len(calls):
+        raise AssertionError(f"only {raised} of {len(calls)} malformed calls raised")
+    return raised
+
+
 def main(argv: list[str]) -> int:
     games = int(argv[1]) if len(argv) > 1 else 50
     if kernel.C is None:
@@ -127,7 +172,12 @@ def main(argv: list[str]) -> int:
     plies = sum(compare_game(seed) for seed in range(games))
     compare_playouts(1, games, 1)
     compare_playouts(2, games, 3)
-    print(f"C and Python kernels agree: {games} games, {plies} plies, {2 * games} playouts")
+    malformed()
+    state = kernel.new_state(core.tables_for(standard_topology()), "c")
+    sims, _, nodes, children = kernel.C.mcts(state, 7, sims=3000)
+    if sims != 3000 or sum(n for _, n, _ in children) != sims or nodes != sims + 1:
+        raise AssertionError(f"mcts: {sims} simulations, {nodes} nodes, root visits {children}")
+    print(f"C and Python kernels agree: {games} games, {plies} plies, {2 * games} playouts ({kernel.C.__file__})")
     return 0
 
 

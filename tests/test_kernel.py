@@ -119,6 +119,10 @@ def test_bad_move_codes_raise() -> None:
     assert kernel_compare.snapshot(s) == kernel_compare.snapshot(kernel.new_state(TABLES, "c"))
 
 
+def test_every_malformed_call_of_the_sanitizer_run_raises() -> None:
+    assert kernel_compare.malformed() == 15
+
+
 def test_push_on_a_finished_game_raises_and_changes_nothing() -> None:
     rng = random.Random(5)
     s = kernel.new_state(TABLES, "c")
