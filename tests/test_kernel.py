@@ -231,3 +231,41 @@ def test_the_fallback_can_be_forced_and_is_reported() -> None:
         [sys.executable, "-m", "jericho_game", "--version"], env=env, capture_output=True, text=True, check=True
     ).stdout
     assert "pure Python" in version
+
+
+# -- the searches in C against their Python reference -------------------------------------------
+
+
+@pytest.mark.parametrize("plies", [0, 2, 16, 30])
+def test_alphabeta_in_c_equals_the_python_search(plies: int) -> None:
+    """Same move, value and node count at fixed depths: the C search is the Python one, move for move."""
+    from jericho_game.bench import midgame
+    from jericho_game.players.alphabeta import AlphaBetaPlayer
+
+    game = midgame(plies=plies, seed=5) if plies else Game()
+    for depth in (1, 2) if plies != 16 else (1, 2, 3):
+        runs = []
+        for python in (0, 1):
+            p = AlphaBetaPlayer(depth=depth, seed=1, python=python)
+            move = p.choose_move(game)
+            runs.append((move, p.last_value, p.last_nodes, p.last_depth))
+        assert runs[0] == runs[1], (plies, depth, runs)
+
+
+def test_bad_alphabeta_arguments_raise() -> None:
+    s = kernel.new_state(TABLES, "c")
+    with pytest.raises(ValueError, match="not legal"):
+        kernel.C.alphabeta(s, [TABLES.pass_code])
+    with pytest.raises(ValueError, match="no root moves"):
+        kernel.C.alphabeta(s, [])
+    with pytest.raises(ValueError):
+        kernel.C.alphabeta(s, [0], depth=0)
+    with pytest.raises(ValueError):
+        kernel.C.alphabeta(s, [0], tt_bits=40)
+    with pytest.raises(TypeError):
+        kernel.C.alphabeta(s, None)
+    with pytest.raises(ValueError, match="table must be"):
+        kernel.C.alphabeta(s, [0], tt_bits=10, table=bytearray(100))
+    with pytest.raises((TypeError, BufferError)):
+        kernel.C.alphabeta(s, [0], tt_bits=10, table=b"\xff" * (kernel.C.TT_ENTRY_SIZE << 10))  # read-only
+    assert kernel.C.alphabeta(s, [0, 1], depth=1)[0] in (0, 1)

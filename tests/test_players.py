@@ -16,7 +16,7 @@ from jericho_game.players.alphabeta import AlphaBetaPlayer, evaluate, symmetry_c
 from jericho_game.players.greedy import GreedyPlayer
 from jericho_game.players.mcts import MCTSPlayer
 
-SEARCHERS = ["greedy", "mcts:sims=300", "mcts-py:sims=300", "alphabeta:depth=2"]
+SEARCHERS = ["greedy", "mcts:sims=300", "mcts-py:sims=300", "alphabeta:depth=2", "alphabeta-py:depth=2"]
 ALL_PLAYERS = ["random", *SEARCHERS, "easy", "medium", "hard"]
 
 _FULL = "a1 b1 c1 e1 f1".split()
@@ -380,7 +380,7 @@ def test_bench_figures_shape() -> None:
     from jericho_game.players.bench import figures, midgame
 
     out = figures(seconds=0.05, expert_positions=0)
-    assert [unit for _, _, unit in out] == ["sims/s"] * 5 + ["nodes/s", "plies"]
+    assert [unit for _, _, unit in out] == ["sims/s"] * 5 + ["nodes/s", "plies", "nodes/s"]
     assert all(value > 0 for _, value, _ in out)
     assert not midgame().is_over() and len(midgame().history) == 16
 

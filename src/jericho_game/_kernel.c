@@ -15,6 +15,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -1394,6 +1395,311 @@ end:
     return out;
 }
 
+
+/* ------------------------------------------------------------------------------------ */
+/* Alpha-beta: the search of players/alphabeta.py, move for move (negamax, iterative     */
+/* deepening by the caller's loop here, Zobrist transposition table, killers, history,   */
+/* forward pruning to `width` moves below the root, seven-monolith quiescence).  The     */
+/* evaluation is alphabeta.evaluate; tests compare both searches' values and node counts.*/
+
+#define AB_WIN 100000
+#define AB_INF (10 * AB_WIN)
+#define AB_QDEPTH 4
+#define AB_MAXPLY 128
+enum { TT_EXACT = 0, TT_LOWER = 1, TT_UPPER = 2 };
+
+typedef struct {
+    uint64_t key;
+    int32_t value;
+    int16_t move;
+    int8_t depth, flag;
+} TTEntry;
+
+typedef struct {
+    const Board *B;
+    TTEntry *tt;
+    uint64_t tt_mask;
+    long count, max_nodes;
+    double deadline;
+    int abort, width;
+    int killers[AB_MAXPLY][2];
+    int history[MAXCODES];
+} AB;
+
+static int ab_evaluate(const Board *B, const Pos *P)
+{
+    int me = P->turn, opp = 1 - me;
+    int v = 100 * (P->score[me] - P->score[opp]) + 30;
+    if (P->score[me] == SEVEN - 1) v += 40;
+    if (P->score[opp] == SEVEN - 1) v -= 40;
+    for (int a = 0; a < B->n_align; a++) {
+        int lead = P->leader[a];
+        if (lead < 0) continue;
+        int bs = B->south[a][0], bn = B->north[a][0]; /* champions: the first strongest cell */
+        for (int i = 1; i < B->n_south[a]; i++)
+            if (P->key[B->south[a][i]] > P->key[bs]) bs = B->south[a][i];
+        for (int i = 1; i < B->n_north[a]; i++)
+            if (P->key[B->north[a][i]] > P->key[bn]) bn = B->north[a][i];
+        int hl = lead == 0 ? P->height[bs] : P->height[bn];
+        int ho = lead == 0 ? P->height[bn] : P->height[bs];
+        int sc = 0;
+        if (hl >= 4)
+            sc = 25;
+        else if (hl >= 2 && ho == 1)
+            sc = 10;
+        else if (hl == 1 && ho == 1)
+            sc = -15;
+        v += lead == me ? sc : -sc;
+    }
+    return v;
+}
+
+static inline int ab_tick(AB *S)
+{
+    S->count++;
+    if (S->max_nodes > 0 && S->count > S->max_nodes && S->count > 1) S->abort = 1;
+    if ((S->count & 63) == 0 && S->deadline > 0 && now_seconds() >= S->deadline) S->abort = 1;
+    return S->abort;
+}
+
+static int ab_quiesce(AB *S, const Pos *P, int alpha, int beta, int ply, int qdepth)
+{
+    const Board *B = S->B;
+    int me = P->turn, opp = 1 - me;
+    if (P->score[opp] < SEVEN || qdepth <= 0) return ab_evaluate(B, P);
+    uint32_t held = 0;
+    for (int c = 0; c < B->n_cells; c++)
+        for (int i = 0; i < B->n_through[c]; i++)
+            if (P->leader[B->through[c][i]] == opp) held |= 1u << c;
+    int codes[MAXCODES], n = gen_legal(B, P, codes);
+    int best = -(AB_WIN - ply - 1); /* no breaking move: the opponent wins after this turn */
+    for (int i = 0; i < n; i++) {
+        int code = codes[i];
+        if (code == B->pass_code || !(held >> (code % B->n_cells) & 1)) continue;
+        Pos child = *P;
+        apply(B, &child, code);
+        int v;
+        if (child.score[opp] >= SEVEN) {
+            v = -(AB_WIN - ply - 1);
+        } else {
+            if (ab_tick(S)) return 0;
+            v = -ab_quiesce(S, &child, -beta, -(alpha > best ? alpha : best), ply + 1, qdepth - 1);
+            if (S->abort) return 0;
+        }
+        if (v > best) {
+            best = v;
+            if (best >= beta) return best;
+        }
+    }
+    return best;
+}
+
+typedef struct {
+    long score;
+    int code;
+} Scored;
+
+static int scored_desc(const void *x, const void *y)
+{
+    const Scored *a = x, *b = y;
+    if (a->score != b->score) return a->score < b->score ? 1 : -1;
+    return a->code < b->code ? 1 : a->code > b->code ? -1 : 0;
+}
+
+static int ab_ordered(AB *S, Pos *P, int ply, int tt_move, int *out)
+{
+    const Board *B = S->B;
+    int codes[MAXCODES], n = gen_legal(B, P, codes);
+    if (n == 1) {
+        out[0] = codes[0];
+        return 1;
+    }
+    static const int no_killers[2] = {-1, -1};
+    const int *killers = ply < AB_MAXPLY ? S->killers[ply] : no_killers;
+    int8_t cache[5][MAXC];
+    memset(cache, 0x7F, sizeof(cache));
+    Scored sc[MAXCODES];
+    int me = P->turn;
+    for (int i = 0; i < n; i++) {
+        int code = codes[i], d = 0;
+        if (code != B->pass_code) {
+            int s = piece_size(code / B->n_cells), c = code % B->n_cells;
+            if (cache[s][c] == 0x7F) {
+                int ds[2];
+                effect(B, P, s, c, ds);
+                cache[s][c] = (int8_t)(ds[me] - ds[1 - me]);
+            }
+            d = cache[s][c];
+        }
+        long v = (long)d * 1000000L + S->history[code];
+        if (code == tt_move)
+            v += 100000000L;
+        else if (code == killers[0] || code == killers[1])
+            v += 500000L;
+        sc[i].score = v;
+        sc[i].code = code;
+    }
+    qsort(sc, (size_t)n, sizeof(Scored), scored_desc);
+    int w = n < S->width ? n : S->width;
+    for (int i = 0; i < w; i++) out[i] = sc[i].code;
+    return w;
+}
+
+static int ab_negamax(AB *S, Pos *P, int depth, int alpha, int beta, int ply)
+{
+    const Board *B = S->B;
+    if (ab_tick(S)) return 0;
+    int o = P->outcome;
+    if (o != NO_OUTCOME) {
+        if (o == DRAW) return 0;
+        return o == P->turn ? AB_WIN - ply : -(AB_WIN - ply);
+    }
+    if (depth <= 0) return ab_quiesce(S, P, alpha, beta, ply, AB_QDEPTH);
+    uint64_t h = hash_key(B, P);
+    TTEntry *e = &S->tt[h & S->tt_mask];
+    int tt_move = -1;
+    if (e->key == h && e->flag >= 0) {
+        tt_move = e->move;
+        if (e->depth >= depth) {
+            if (e->flag == TT_EXACT) return e->value;
+            if (e->flag == TT_LOWER && e->value >= beta) return e->value;
+            if (e->flag == TT_UPPER && e->value <= alpha) return e->value;
+        }
+    }
+    int moves[MAXCODES], n = ab_ordered(S, P, ply, tt_move, moves);
+    int alpha0 = alpha, best = -AB_INF, best_move = moves[0];
+    for (int i = 0; i < n; i++) {
+        int code = moves[i];
+        Pos child = *P;
+        apply(B, &child, code);
+        int v = -ab_negamax(S, &child, depth - 1, -beta, -alpha, ply + 1);
+        if (S->abort) return 0;
+        if (v > best) {
+            best = v;
+            best_move = code;
+            if (v > alpha) {
+                alpha = v;
+                if (alpha >= beta) {
+                    if (ply < AB_MAXPLY && S->killers[ply][0] != code) {
+                        S->killers[ply][1] = S->killers[ply][0];
+                        S->killers[ply][0] = code;
+                    }
+                    S->history[code] += depth * depth;
+                    break;
+                }
+            }
+        }
+    }
+    e->key = h;
+    e->value = best;
+    e->move = (int16_t)best_move;
+    e->depth = (int8_t)(depth > 127 ? 127 : depth);
+    e->flag = (int8_t)(alpha0 < best && best < beta ? TT_EXACT : best >= beta ? TT_LOWER : TT_UPPER);
+    return best;
+}
+
+/* Iterative deepening over the root moves (already ordered by the caller). */
+static PyObject *k_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
+{
+    PyObject *state, *rootobj, *table = Py_None;
+    int max_depth = 64, width = 16, tt_bits = 20;
+    long max_nodes = 0;
+    double seconds = 0.0;
+    static char *kwlist[] = {"state", "moves", "depth", "nodes", "seconds", "width", "tt_bits", "table", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ildiiO:alphabeta", kwlist, &StateType, &state, &rootobj,
+                                     &max_depth, &max_nodes, &seconds, &width, &tt_bits, &table))
+        return NULL;
+    const Board *B = BRD(state);
+    Pos R = ST(state)->pos;
+    if (R.outcome != NO_OUTCOME) {
+        PyErr_SetString(PyExc_ValueError, "alphabeta: the game is over, there is nothing to search");
+        return NULL;
+    }
+    if (max_depth < 1 || max_depth > 64 || width < 1 || max_nodes < 0 || seconds < 0 || tt_bits < 10 || tt_bits > 26) {
+        PyErr_SetString(PyExc_ValueError, "alphabeta: need depth in [1, 64], width >= 1, nodes/seconds >= 0, "
+                                          "tt_bits in [10, 26]");
+        return NULL;
+    }
+    int root[MAXCODES];
+    int n = int_list(rootobj, root, MAXCODES, 0, B->pass_code + 1, "alphabeta root moves");
+    if (n < 0) return NULL;
+    for (int i = 0; i < n; i++)
+        if (!is_legal(B, &R, root[i])) {
+            PyErr_Format(PyExc_ValueError, "alphabeta: root move %d is not legal here", root[i]);
+            return NULL;
+        }
+    if (n == 0) {
+        PyErr_SetString(PyExc_ValueError, "alphabeta: no root moves given");
+        return NULL;
+    }
+    /* The table is the caller's writable buffer when given (kept between moves), else a fresh one. */
+    Py_buffer view = {0};
+    int have_view = 0;
+    size_t tt_len = sizeof(TTEntry) << tt_bits;
+    if (table != Py_None) {
+        if (PyObject_GetBuffer(table, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+        have_view = 1;
+        if ((size_t)view.len != tt_len) {
+            PyBuffer_Release(&view);
+            PyErr_Format(PyExc_ValueError, "alphabeta: table must be %zu bytes for tt_bits=%d", tt_len, tt_bits);
+            return NULL;
+        }
+    }
+    AB *S = calloc(1, sizeof(AB));
+    TTEntry *tt = have_view ? (TTEntry *)view.buf : S ? malloc(tt_len) : NULL;
+    if (!S || !tt) {
+        free(S);
+        if (have_view) PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    if (!have_view) memset(tt, 0xFF, tt_len); /* flag -1: empty (a caller's table starts as 0xFF bytes too) */
+    S->B = B;
+    S->tt = tt;
+    S->tt_mask = ((uint64_t)1 << tt_bits) - 1;
+    S->max_nodes = max_nodes;
+    S->width = width;
+    double t0 = now_seconds();
+    S->deadline = seconds > 0 ? t0 + seconds : 0.0;
+    int best = root[0], best_value = -AB_INF, d;
+    Py_BEGIN_ALLOW_THREADS
+    for (d = 1; d <= max_depth; d++) {
+        for (int i = 0; i < AB_MAXPLY; i++) S->killers[i][0] = S->killers[i][1] = -1;
+        int alpha = -AB_INF, beta = AB_INF, move = root[0];
+        for (int i = 0; i < n && !S->abort; i++) {
+            Pos child = R;
+            apply(B, &child, root[i]);
+            int v = -ab_negamax(S, &child, d - 1, -beta, -alpha, 1);
+            if (!S->abort && v > alpha) {
+                alpha = v;
+                move = root[i];
+            }
+        }
+        if (S->abort) {
+            d--;
+            break;
+        }
+        best = move;
+        best_value = alpha;
+        for (int i = 0; i < n; i++) /* the best move first at the next depth */
+            if (root[i] == move) {
+                memmove(root + 1, root, (size_t)i * sizeof(int));
+                root[0] = move;
+                break;
+            }
+        if (abs(alpha) >= AB_WIN - 1000 || n == 1) break;
+    }
+    if (d > max_depth) d = max_depth;
+    Py_END_ALLOW_THREADS
+    double elapsed = now_seconds() - t0;
+    long count = S->count;
+    if (have_view)
+        PyBuffer_Release(&view);
+    else
+        free(tt);
+    free(S);
+    return Py_BuildValue("(iiild)", best, best_value, d, count, elapsed);
+}
+
 static PyMethodDef module_methods[] = {
     {"playout", (PyCFunction)(void (*)(void))k_playout, METH_VARARGS | METH_KEYWORDS,
      "playout(state, seed, guided=1, moves=None) -> outcome: one random (guided=1) or best-of-k playout."},
@@ -1401,6 +1707,9 @@ static PyMethodDef module_methods[] = {
      "playouts(state, n, seed, guided=1) -> (south wins, north wins, draws) of n playouts."},
     {"mcts", (PyCFunction)(void (*)(void))k_mcts, METH_VARARGS | METH_KEYWORDS,
      "mcts(state, seed, sims=0, seconds=0, c=0.7, widen=2.0, k=3) -> (sims, seconds, nodes, [(code, n, w)])."},
+    {"alphabeta", (PyCFunction)(void (*)(void))k_alphabeta, METH_VARARGS | METH_KEYWORDS,
+     "alphabeta(state, moves, depth=64, nodes=0, seconds=0, width=16, tt_bits=20, table=None) -> "
+     "(best code, value, depth completed, nodes, seconds)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1418,7 +1727,8 @@ PyMODINIT_FUNC PyInit__kernel(void)
     Py_INCREF(&StateType);
     if (PyModule_AddObject(m, "Board", (PyObject *)&BoardType) < 0 ||
         PyModule_AddObject(m, "State", (PyObject *)&StateType) < 0 ||
-        PyModule_AddIntConstant(m, "MAX_CELLS", MAXC) < 0) {
+        PyModule_AddIntConstant(m, "MAX_CELLS", MAXC) < 0 ||
+        PyModule_AddIntConstant(m, "TT_ENTRY_SIZE", (int)sizeof(TTEntry)) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -56,6 +56,7 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "mcts": ("jericho_game.players.mcts", "mcts"),  # the C search when the kernel is built
     "mcts-py": ("jericho_game.players.mcts", "MCTSPlayer"),  # the pure-Python search (reference)
     "alphabeta": ("jericho_game.players.alphabeta", "AlphaBetaPlayer"),
+    "alphabeta-py": ("jericho_game.players.alphabeta", "python_alphabeta"),
     "easy": ("jericho_game.players.levels", "easy"),
     "medium": ("jericho_game.players.levels", "medium"),
     "hard": ("jericho_game.players.levels", "hard"),

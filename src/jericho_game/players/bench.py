@@ -43,9 +43,9 @@ def mcts_rate(game: Game, seconds: float, playout: str = "guided", python: bool 
     return float(p.sims_per_second)  # type: ignore[attr-defined]
 
 
-def alphabeta_rate(game: Game, seconds: float) -> tuple[float, int]:
+def alphabeta_rate(game: Game, seconds: float, python: bool = False) -> tuple[float, int]:
     """Alpha-beta nodes per second searching ``game`` for ``seconds``, and the depth completed."""
-    p = AlphaBetaPlayer(time=seconds / 0.85, seed=1)
+    p = AlphaBetaPlayer(time=seconds / 0.85, seed=1, python=int(python))
     p.choose_move(game)
     return p.nodes_per_second, p.last_depth
 
@@ -107,6 +107,7 @@ def figures(seconds: float = 2.0, expert_positions: int = 6) -> list[Figure]:
         ("mcts-py simulations/s, mid-game (guided, pure Python)", mcts_rate(mid, seconds, python=True), "sims/s"),
         ("alpha-beta nodes/s, mid-game (16 plies)", rate, "nodes/s"),
         (f"alpha-beta depth completed in {seconds:g} s, mid-game", depth, "plies"),
+        ("alphabeta-py nodes/s, mid-game (pure Python)", alphabeta_rate(mid, seconds, python=True)[0], "nodes/s"),
     ]
     if expert_positions > 0:
         mean, worst = expert_times(expert_positions)
