@@ -1261,6 +1261,19 @@ static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_child
     return 0;
 }
 
+/* 1/n and 1/sqrt(n) for small visit counts: UCB1 over hundreds of root children is the
+   hottest loop of the search, and a division plus a square root per child dominated it. */
+#define RECIP_N 16384
+static double recip[RECIP_N], rsqrt[RECIP_N];
+
+static void recip_init(void)
+{
+    for (int i = 1; i < RECIP_N; i++) {
+        recip[i] = 1.0 / i;
+        rsqrt[i] = 1.0 / sqrt((double)i);
+    }
+}
+
 static double now_seconds(void)
 {
     struct timespec ts;
@@ -1309,11 +1322,17 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                 break;
             }
             /* UCB1 among the existing children. */
-            double ln = log((double)x->n + 1.0), best_v = -1.0;
+            double cs = T->c * sqrt(log((double)x->n + 1.0)), best_v = -1.0;
             int best = -1;
             for (int ch = x->first_child; ch >= 0; ch = T->nodes[ch].next_sibling) {
                 const Node *y = &T->nodes[ch];
-                double v = y->n ? y->w / y->n + T->c * sqrt(ln / y->n) : 1e9;
+                double v;
+                if (!y->n)
+                    v = 1e9;
+                else if (y->n < RECIP_N)
+                    v = y->w * recip[y->n] + cs * rsqrt[y->n];
+                else
+                    v = y->w / y->n + cs / sqrt((double)y->n);
                 if (v > best_v) {
                     best_v = v;
                     best = ch;
@@ -1721,6 +1740,7 @@ static struct PyModuleDef kernel_module = {
 PyMODINIT_FUNC PyInit__kernel(void)
 {
     if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&StateType) < 0) return NULL;
+    recip_init();
     PyObject *m = PyModule_Create(&kernel_module);
     if (!m) return NULL;
     Py_INCREF(&BoardType);
