@@ -1211,21 +1211,10 @@ static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_child
         }
         n = j;
     }
-    /* Shuffle (random tie order), then a stable bucket sort by priority, best first. */
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)below_n((uint32_t)(rnext(&T->rng) >> 32), (uint32_t)(i + 1));
-        int t = codes[i];
-        codes[i] = codes[j];
-        codes[j] = t;
-        t = dme[i];
-        dme[i] = dme[j];
-        dme[j] = t;
-        t = dopp[i];
-        dopp[i] = dopp[j];
-        dopp[j] = t;
-    }
+    /* Group the moves by priority (counting sort), best group first; within a group the order
+       is random (a partial Fisher-Yates draws only the moves kept, not all ~650). */
     enum { NB = 18 };
-    int count[NB] = {0}, bucket[MAXCODES];
+    int count[NB] = {0}, start[NB], bucket[MAXCODES], grouped[MAXCODES];
     for (int i = 0; i < n; i++) {
         int d = dme[i] - dopp[i], b;
         if (P->score[me] >= SEVEN - 2 && d > 0 && P->score[me] + dme[i] >= SEVEN)
@@ -1235,6 +1224,11 @@ static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_child
         bucket[i] = b;
         count[b]++;
     }
+    for (int b = NB - 1, at = 0; b >= 0; b--) {
+        start[b] = at;
+        at += count[b];
+    }
+    for (int i = 0; i < n; i++) grouped[start[bucket[i]]++] = codes[i];
     int keep = n;
     Node *x = &T->nodes[ni];
     if (!skip_children && keep > UNTRIED_FIRST) keep = UNTRIED_FIRST;
@@ -1248,10 +1242,16 @@ static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_child
     }
     int16_t *out = T->pool + T->n_pool;
     int w = 0;
-    for (int b = NB - 1; b >= 0 && w < keep; b--) {
-        if (!count[b]) continue;
-        for (int i = 0; i < n && w < keep; i++)
-            if (bucket[i] == b) out[w++] = (int16_t)codes[i];
+    for (int b = NB - 1, lo = 0; b >= 0 && w < keep; b--) {
+        int m = count[b], *g = grouped + lo;
+        lo += m;
+        for (int j = 0; j < m && w < keep; j++) {
+            int r = j + (int)below_n((uint32_t)(rnext(&T->rng) >> 32), (uint32_t)(m - j));
+            int t = g[j];
+            g[j] = g[r];
+            g[r] = t;
+            out[w++] = (int16_t)g[j];
+        }
     }
     x->untried = (int32_t)T->n_pool;
     x->n_untried = (int16_t)w;
