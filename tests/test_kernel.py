@@ -215,6 +215,20 @@ def test_search_on_a_finished_game_raises() -> None:
     assert kernel.C.playout(s, 1) == s.outcome
 
 
+def test_games_pickle_on_either_kernel() -> None:
+    import pickle
+
+    from tests.helpers import position_with
+
+    for game in (Game.from_moves("5R@d2 1G@d3 2Y@d3"), Game.from_position(position_with({"a1": "1G2Y"}))):
+        game.play(game.legal_moves()[3])
+        again = pickle.loads(pickle.dumps(game))
+        assert again.position() == game.position() and again.history == game.history
+        assert again.start_position == game.start_position
+        assert again.state.hash_key() == game.state.hash_key()
+        assert type(again.state) is type(game.state)
+
+
 def test_kernel_states_count_as_core_states() -> None:
     assert isinstance(kernel.new_state(TABLES, "c"), core.State)
     assert not isinstance(object(), core.State)

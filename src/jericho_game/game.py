@@ -279,6 +279,11 @@ class Game:
 
         return format_position(self._tables, self._state)
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # Pickled as its start and its moves: compact, and independent of the kernel in use
+        # (a C kernel state is not picklable by itself).
+        return (_restore, (self._start, [str(m) for m in self._history], self._tables.topology))
+
     def __repr__(self) -> str:
         # An expression that rebuilds the position (not the history).
         return f"Game.from_position({self.position()!r})"
@@ -344,3 +349,11 @@ class Game:
                 f"(same piece, identical tower, on shared alignment {', '.join(shared)})"
             )
         raise AssertionError(f"move {move} is illegal for no known reason")  # pragma: no cover
+
+
+def _restore(start: str | None, moves: list[str], topology: Topology) -> Game:
+    """Rebuild a pickled :class:`Game` (see ``Game.__reduce__``)."""
+    game = Game.from_position(start, topology) if start is not None else Game(topology)
+    for m in moves:
+        game.play(m)
+    return game
