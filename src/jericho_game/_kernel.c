@@ -40,6 +40,11 @@ typedef struct {
     int n_south[MAXA], n_north[MAXA];
     int south[MAXA][MAXW], north[MAXA][MAXW];
     int n_through[MAXC], through[MAXC][MAXT];
+    /* When every alignment has at most two cells per camp (the standard board): the cells as
+       exactly two slots, padded with cell n_cells whose key is always 0, for a branch-light
+       settlement in the hot loops. */
+    int w2;
+    int south2[MAXA][2], north2[MAXA][2];
     uint32_t aligned[MAXC]; /* cells sharing an alignment with a cell, itself excluded */
     uint64_t z_tower[MAXC][FULL_HEIGHT * N_PIECES];
     uint64_t z_reserve[2][N_PIECES];
@@ -75,6 +80,14 @@ static inline int piece_colour(int p) { return p % 5; }
 static inline int leader_of(const Board *B, const uint16_t *key, int a)
 {
     int s = 0, n = 0;
+    if (B->w2) {
+        int s1 = key[B->south2[a][1]], n1 = key[B->north2[a][1]];
+        s = key[B->south2[a][0]];
+        n = key[B->north2[a][0]];
+        if (s1 > s) s = s1;
+        if (n1 > n) n = n1;
+        return s > n && n ? 0 : n > s && s ? 1 : -1;
+    }
     for (int i = 0; i < B->n_south[a]; i++) {
         int v = key[B->south[a][i]];
         if (v > s) s = v;
@@ -527,6 +540,18 @@ static PyObject *Board_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     for (Py_ssize_t a = 0; a < na; a++) {
         if ((B->n_south[a] = seq_item_list(south, a, B->south[a], MAXW, 0, n_cells, "align_south")) < 0) goto fail;
         if ((B->n_north[a] = seq_item_list(north, a, B->north[a], MAXW, 0, n_cells, "align_north")) < 0) goto fail;
+    }
+    B->w2 = 1;
+    for (int a = 0; a < B->n_align; a++) {
+        if (B->n_south[a] < 1 || B->n_north[a] < 1) {
+            PyErr_SetString(PyExc_ValueError, "board: every alignment needs cells in both camps");
+            goto fail;
+        }
+        if (B->n_south[a] > 2 || B->n_north[a] > 2) B->w2 = 0;
+        for (int i = 0; i < 2; i++) {
+            B->south2[a][i] = i < B->n_south[a] ? B->south[a][i] : n_cells;
+            B->north2[a][i] = i < B->n_north[a] ? B->north[a][i] : n_cells;
+        }
     }
     if (PySequence_Size(through) != n_cells || PySequence_Size(aligned) != n_cells) {
         PyErr_SetString(PyExc_ValueError, "board: through/aligned need one entry per cell");
