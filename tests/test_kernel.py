@@ -283,3 +283,23 @@ def test_bad_alphabeta_arguments_raise() -> None:
     with pytest.raises((TypeError, BufferError)):
         kernel.C.alphabeta(s, [0], tt_bits=10, table=b"\xff" * (kernel.C.TT_ENTRY_SIZE << 10))  # read-only
     assert kernel.C.alphabeta(s, [0, 1], depth=1)[0] in (0, 1)
+
+
+def test_kernels_agree_on_a_board_with_three_cells_per_camp_and_alignment() -> None:
+    """Another topology: the C kernel's general settlement path (not the standard board's two slots)."""
+    from jericho_game.board import Topology
+
+    cells = [
+        {"name": f"{col}{row}", "camp": "south" if row <= 3 else "north", "x": i, "y": row}
+        for i, col in enumerate("abc")
+        for row in range(1, 7)
+    ]
+    lines = [{"name": col, "kind": "vertical", "cells": [f"{col}{r}" for r in range(1, 7)]} for col in "abc"]
+    lines.append({"name": "x", "kind": "rising diagonal", "cells": ["a1", "b2", "c4"]})
+    topo = Topology.from_dict({"name": "narrow", "cells": cells, "alignments": lines, "triangles": []})
+    tables = core.tables_for(topo)
+    assert max(len(x) for x in tables.align_south) == 3
+    plies = sum(kernel_compare.compare_game(seed, tables) for seed in range(60))
+    assert plies > 60 * 10
+    game = Game(topo)
+    assert type(game.state).__module__ == "jericho_game._kernel" and len(game.legal_moves()) == 25 * 18
