@@ -177,6 +177,19 @@ def main(argv: list[str]) -> int:
     sims, _, nodes, children = kernel.C.mcts(state, 7, sims=3000)
     if sims != 3000 or sum(n for _, n, _ in children) != sims or nodes != sims + 1:
         raise AssertionError(f"mcts: {sims} simulations, {nodes} nodes, root visits {children}")
+    # The C alpha-beta and the batch playouts, so that the sanitizer run covers them too.
+    mid = kernel.new_state(core.tables_for(standard_topology()), "c")
+    rng = random.Random(5)
+    for _ in range(16):
+        codes = mid.legal_codes()
+        mid.push(codes[rng.randrange(len(codes))])
+    table = bytearray(b"\xff") * (kernel.C.TT_ENTRY_SIZE << 12)
+    for depth in (1, 2, 3):
+        best, _, done, nodes, _ = kernel.C.alphabeta(mid, mid.legal_codes(), depth=depth, tt_bits=12, table=table)
+        if done != depth or not mid.is_legal(best) or nodes < 1:
+            raise AssertionError(f"alphabeta depth {depth}: {best}, {done}, {nodes}")
+    if sum(kernel.C.playouts(mid, 500, 3, 3)) != 500:
+        raise AssertionError("playouts lost games")
     print(f"C and Python kernels agree: {games} games, {plies} plies, {2 * games} playouts ({kernel.C.__file__})")
     return 0
 
