@@ -1140,10 +1140,13 @@ static PyObject *k_playouts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *
 
 #define UNTRIED_FIRST 24
 
+/* A node's children are contiguous (child_base .. child_base + n_children - 1), so UCB1 scans
+   memory in order; when the block is full it moves to a block twice as large (the old slots
+   become garbage, at most as many as the nodes in use). */
 typedef struct {
-    int32_t first_child, next_sibling;
+    int32_t child_base;
     int32_t untried;   /* offset into the untried pool, -1: not built yet */
-    int16_t n_untried, next_untried, n_children;
+    int16_t n_untried, next_untried, n_children, child_cap;
     int16_t code;
     int8_t mover, terminal, truncated;
     uint32_t n;
@@ -1152,7 +1155,7 @@ typedef struct {
 
 typedef struct {
     Node *nodes;
-    size_t n_nodes, cap_nodes;
+    size_t n_nodes, cap_nodes, created;
     int16_t *pool;
     size_t n_pool, cap_pool;
     uint64_t rng;
@@ -1160,23 +1163,50 @@ typedef struct {
     int k;
 } Tree;
 
-static int tree_node(Tree *T, int code, int mover, int terminal)
+/* Reserve `count` consecutive node slots; returns the first index, -1 on no memory. */
+static int tree_alloc(Tree *T, size_t count)
 {
-    if (T->n_nodes == T->cap_nodes) {
+    if (T->n_nodes + count > T->cap_nodes) {
         size_t cap = T->cap_nodes ? T->cap_nodes * 2 : 4096;
+        while (cap < T->n_nodes + count) cap *= 2;
+        if (cap > INT32_MAX) return -1;
         Node *nn = realloc(T->nodes, cap * sizeof(Node));
         if (!nn) return -1;
         T->nodes = nn;
         T->cap_nodes = cap;
     }
-    Node *x = &T->nodes[T->n_nodes];
+    size_t base = T->n_nodes;
+    T->n_nodes += count;
+    return (int)base;
+}
+
+static void node_init(Tree *T, Node *x, int code, int mover, int terminal)
+{
     memset(x, 0, sizeof(*x));
-    x->first_child = x->next_sibling = -1;
+    x->child_base = -1;
     x->untried = -1;
     x->code = (int16_t)code;
     x->mover = (int8_t)mover;
     x->terminal = (int8_t)terminal;
-    return (int)T->n_nodes++;
+    T->created++;
+}
+
+/* A new child of node ni (its block grows when full); returns its index, -1 on no memory. */
+static int tree_child(Tree *T, int ni, int code, int mover, int terminal)
+{
+    Node *x = &T->nodes[ni];
+    if (x->n_children == x->child_cap) {
+        int cap = x->child_cap ? 2 * x->child_cap : 2;
+        int base = tree_alloc(T, (size_t)cap);
+        if (base < 0) return -1;
+        x = &T->nodes[ni];
+        if (x->n_children) memcpy(&T->nodes[base], &T->nodes[x->child_base], (size_t)x->n_children * sizeof(Node));
+        x->child_base = base;
+        x->child_cap = (int16_t)cap;
+    }
+    int ch = x->child_base + x->n_children++;
+    node_init(T, &T->nodes[ch], code, mover, terminal);
+    return ch;
 }
 
 /* Ordered untried moves of P into the pool for node `ni` (best first); -1 on no memory. */
@@ -1223,8 +1253,9 @@ static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_child
         int j = 0;
         for (int i = 0; i < n; i++) {
             int dup = 0;
-            for (int ch = T->nodes[ni].first_child; ch >= 0; ch = T->nodes[ch].next_sibling)
-                if (T->nodes[ch].code == codes[i]) {
+            const Node *x = &T->nodes[ni];
+            for (int ch = 0; ch < x->n_children; ch++)
+                if (T->nodes[x->child_base + ch].code == codes[i]) {
                     dup = 1;
                     break;
                 }
@@ -1336,12 +1367,8 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                 int outcome = P.outcome;
                 if (outcome == NO_OUTCOME && P.score[mover] >= SEVEN && !breaks_possible(B, &P, mover))
                     outcome = mover; /* proven: seven monoliths that no reply breaks */
-                int ch = tree_node(T, code, mover, outcome);
+                int ch = tree_child(T, ni, code, mover, outcome);
                 if (ch < 0) return -1;
-                x = &T->nodes[ni];
-                T->nodes[ch].next_sibling = x->first_child;
-                x->first_child = ch;
-                x->n_children++;
                 ni = ch;
                 path[depth++] = ni;
                 break;
@@ -1349,8 +1376,9 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
             /* UCB1 among the existing children. */
             double cs = T->c * sqrt(log((double)x->n + 1.0)), best_v = -1.0;
             int best = -1;
-            for (int ch = x->first_child; ch >= 0; ch = T->nodes[ch].next_sibling) {
-                const Node *y = &T->nodes[ch];
+            const Node *kids = &T->nodes[x->child_base];
+            for (int ch = 0; ch < x->n_children; ch++) {
+                const Node *y = &kids[ch];
                 double v;
                 if (!y->n)
                     v = 1e9;
@@ -1360,7 +1388,7 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                     v = y->w / y->n + cs / sqrt((double)y->n);
                 if (v > best_v) {
                     best_v = v;
-                    best = ch;
+                    best = x->child_base + ch;
                 }
             }
             if (best < 0) break; /* cannot happen: a live node has a move */
@@ -1414,7 +1442,8 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     T.k = k;
     long done = -1;
     double t0 = now_seconds(), elapsed;
-    if (tree_node(&T, -1, 1 - R.turn, NO_OUTCOME) == 0) {
+    if (tree_alloc(&T, 1) == 0) {
+        node_init(&T, &T.nodes[0], -1, 1 - R.turn, NO_OUTCOME);
         Py_BEGIN_ALLOW_THREADS
         done = mcts_run(&T, B, &R, sims, seconds > 0 ? t0 + seconds : 0.0);
         Py_END_ALLOW_THREADS
@@ -1426,12 +1455,13 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
         goto end;
     }
     children = PyList_New(0);
-    for (int ch = T.nodes[0].first_child; children && ch >= 0; ch = T.nodes[ch].next_sibling) {
-        PyObject *t = Py_BuildValue("(ikd)", (int)T.nodes[ch].code, (unsigned long)T.nodes[ch].n, T.nodes[ch].w);
+    for (int i = 0; children && i < T.nodes[0].n_children; i++) {
+        const Node *y = &T.nodes[T.nodes[0].child_base + i];
+        PyObject *t = Py_BuildValue("(ikd)", (int)y->code, (unsigned long)y->n, y->w);
         if (!t || PyList_Append(children, t)) Py_CLEAR(children);
         Py_XDECREF(t);
     }
-    if (children) out = Py_BuildValue("(ldnO)", done, elapsed, (Py_ssize_t)T.n_nodes, children);
+    if (children) out = Py_BuildValue("(ldnO)", done, elapsed, (Py_ssize_t)T.created, children);
 end:
     Py_XDECREF(children);
     free(T.nodes);
