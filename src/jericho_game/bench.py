@@ -143,6 +143,12 @@ def run(args: argparse.Namespace) -> int:
             print("(AI figures unavailable: jericho_game.players.bench not installed)", file=sys.stderr)
         else:
             show(ai_bench.figures())
+        try:  # the research adapters' figures, when the rl extra is installed
+            from jericho_game.envs import bench as env_bench
+        except ImportError:
+            pass
+        else:
+            show(env_bench.figures(args.seconds))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(

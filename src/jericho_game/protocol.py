@@ -18,19 +18,30 @@ Commands (keywords in any case; moves in the notation of RULES.md §7)::
     undo [N]                  -> ok
     legal                     -> ok M M ...              ("ok" alone once the game is over)
     go [time S] [nodes N] [seed K] -> info time S, then "bestmove M" (the position is kept)
+    stop                      -> ends a running search (its go answers at once), then ok
     getposition               -> ok <position text>
     status                    -> ok turn T score S N result R moves K
     show                      -> board lines, then ok
     setoption player <spec>   -> ok                      (also: setoption name <text>)
     help                      -> info lines, then ok
     quit                      -> bye                     (end of input also ends the engine)
+
+Served by :func:`serve`, a ``go`` searches in a thread while stdin is still read:
+``stop`` (or ``quit``, or the end of input) ends the search at once with the best move
+found so far; other commands wait for the search and are answered in order.  Budgets are
+capped (:data:`MAX_TIME`, :data:`MAX_NODES`) and lines longer than :data:`MAX_LINE`
+characters are refused unread.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import queue
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
@@ -40,11 +51,36 @@ from jericho_game.game import Game
 from jericho_game.moves import Move
 from jericho_game.players.base import Limit, Player, PlayerSpecError, make_player
 
-__all__ = ["PROTOCOL_VERSION", "EngineSession", "add_arguments", "run", "FINAL_WORDS"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "EngineSession",
+    "Search",
+    "add_arguments",
+    "run",
+    "serve",
+    "FINAL_WORDS",
+    "MAX_LINE",
+    "MAX_TIME",
+    "MAX_NODES",
+    "SLICE_NODES",
+]
 
 PROTOCOL_VERSION = 1
 FINAL_WORDS = ("ok", "error", "bestmove", "ready", "bye")
 _POSITION_FIELDS = 7
+#: The longest command line read, in characters (a full game's moves take about 1,000).
+MAX_LINE = 16_384
+#: The largest ``go time`` in seconds.
+MAX_TIME = 600.0
+#: The largest ``go nodes`` (an MCTS tree of a million simulations takes about 1 GB).
+MAX_NODES = 1_000_000
+#: The largest ``go seed``.
+MAX_SEED = 2**63 - 1
+#: Simulations per slice of a resumable search (see :class:`Search`): ``stop`` waits at
+#: most one slice (well under 0.1 s with the MCTS players on the development machine).
+SLICE_NODES = 256
+#: Longest echo of a client's word inside an error message.
+_ECHO = 40
 
 _HELP = [
     "identify                       name, version, protocol and player, then ready",
@@ -59,6 +95,7 @@ _HELP = [
     "getposition                    ok and the position text",
     "status                         ok turn T score S N result R moves K",
     "show                           the board",
+    "stop                           end a running search at once (its go answers), then ok",
     "setoption player SPEC | setoption name TEXT",
     "quit                           bye",
 ]
@@ -101,8 +138,10 @@ class EngineSession:
         command = words[0].lower()
         handler = getattr(self, f"_cmd_{command}", None)
         if handler is None:
-            known = "identify isready newgame position play undo legal go getposition status show setoption help quit"
-            return [f"error unknown command {words[0]!r}: commands are {known}"]
+            known = (
+                "identify isready newgame position play undo legal go stop getposition status show setoption help quit"
+            )
+            return [f"error unknown command {_echo(words[0])}: commands are {known}"]
         try:
             out: list[str] = handler(words[1:])
         except (_CommandError, JerichoError) as exc:
@@ -187,38 +226,53 @@ class EngineSession:
         moves = " ".join(str(m) for m in self.game.legal_moves())
         return [f"ok {moves}".rstrip()]
 
-    def _cmd_go(self, args: list[str]) -> list[str]:
+    def begin(self, line: str) -> list[str] | Search:
+        """Like :meth:`handle`, but a valid ``go`` is returned as a :class:`Search` not yet run."""
+        words = line.split()
+        if words and words[0].lower() == "go":
+            try:
+                return self.search(words[1:])
+            except (_CommandError, JerichoError) as exc:
+                return [f"error {_one_line(str(exc))}"]
+        return self.handle(line)
+
+    def search(self, args: list[str]) -> Search:
+        """The search a ``go`` with these arguments asks for (checked, not started)."""
         t: float | None = None
         nodes: int | None = None
         seed: int | None = None
         if len(args) % 2:
-            raise _CommandError(f"go takes pairs 'time S', 'nodes N', 'seed K'; got {' '.join(args)!r}")
+            raise _CommandError(f"go takes pairs 'time S', 'nodes N', 'seed K'; got {_echo(' '.join(args))}")
         for key, value in zip(args[::2], args[1::2], strict=True):
             k = key.lower()
             if k == "time":
                 try:
                     t = float(value)
                 except ValueError:
-                    raise _CommandError(f"bad time {value!r}: expected seconds, e.g. 1.5") from None
-                if not t > 0 or t == float("inf"):
-                    raise _CommandError(f"bad time {value!r}: must be a positive number of seconds")
+                    raise _CommandError(f"bad time {_echo(value)}: expected seconds, e.g. 1.5") from None
+                if not 0 < t <= MAX_TIME:
+                    raise _CommandError(
+                        f"bad time {_echo(value)}: must be a positive number of seconds, at most {MAX_TIME:g}"
+                    )
             elif k == "nodes":
-                nodes = _int("nodes", value, minimum=1)
+                nodes = _int("nodes", value, minimum=1, maximum=MAX_NODES)
             elif k == "seed":
-                seed = _int("seed", value, minimum=0)
+                seed = _int("seed", value, minimum=0, maximum=MAX_SEED)
             else:
-                raise _CommandError(f"unknown go option {key!r}: use time, nodes or seed")
+                raise _CommandError(f"unknown go option {_echo(key)}: use time, nodes or seed")
         if self.game.is_over():
             raise _CommandError(f"the game is over ({self.game.outcome()}): no move to search")
-        start = time.perf_counter()
-        try:
-            move = self.player.choose_move(self.game.copy(), Limit(time=t, nodes=nodes, seed=seed))
-        except Exception as exc:  # the player failed: report, keep the session alive
-            raise _CommandError(f"the player failed: {type(exc).__name__}: {exc}") from None
-        elapsed = time.perf_counter() - start
-        if not isinstance(move, Move) or not self.game.is_legal(move):
-            raise _CommandError(f"the player chose an illegal move {move}: {self.game.why_illegal(move)}")
-        return [f"info time {elapsed:.3f}", f"bestmove {move}"]
+        return Search(self.player, self.game.copy(), Limit(time=t, nodes=nodes, seed=seed))
+
+    def _cmd_go(self, args: list[str]) -> list[str]:
+        search = self.search(args)
+        search.run()
+        return search.answer()
+
+    def _cmd_stop(self, args: list[str]) -> list[str]:
+        # A stop that finds no search running (it had ended already) is simply acknowledged.
+        _no_args("stop", args)
+        return ["ok"]
 
     def _cmd_getposition(self, args: list[str]) -> list[str]:
         _no_args("getposition", args)
@@ -242,11 +296,10 @@ class EngineSession:
         key = args[0].lower()
         value = " ".join(args[1:])
         if key == "player":
-            try:
-                player = self.player_factory(value)
-            except (PlayerSpecError, ValueError, ImportError) as exc:
-                raise _CommandError(f"bad player {value!r}: {exc}") from None
-            self.player, self.spec = player, value
+            player = _checked_player(self.player_factory, value)
+            old, self.player, self.spec = self.player, player, value
+            if old is not player:
+                _close(old)
         elif key == "name":
             self.name = value
         else:
@@ -270,19 +323,58 @@ def _one_line(text: str) -> str:
     return " | ".join(part.strip() for part in text.splitlines() if part.strip()) or text.strip()
 
 
+def _echo(text: str) -> str:
+    """``text`` quoted for an error message, cut to a few words: a reply never echoes a flood."""
+    return repr(text if len(text) <= _ECHO else text[:_ECHO] + "...")
+
+
 def _no_args(command: str, args: list[str]) -> None:
     if args:
-        raise _CommandError(f"{command} takes no arguments, got {' '.join(args)!r}")
+        raise _CommandError(f"{command} takes no arguments, got {_echo(' '.join(args))}")
 
 
-def _int(what: str, text: str, minimum: int) -> int:
+def _int(what: str, text: str, minimum: int, maximum: int | None = None) -> int:
     try:
-        value = int(text)
+        value = int(text) if len(text) <= 30 else None
     except ValueError:
-        raise _CommandError(f"bad {what} {text!r}: expected a whole number") from None
+        value = None
+    if value is None:
+        raise _CommandError(f"bad {what} {_echo(text)}: expected a whole number")
     if value < minimum:
-        raise _CommandError(f"bad {what} {text!r}: must be at least {minimum}")
+        raise _CommandError(f"bad {what} {_echo(text)}: must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise _CommandError(f"bad {what} {_echo(text)}: must be at most {maximum:,}".replace(",", "_"))
     return value
+
+
+def _close(player: object) -> None:
+    close = getattr(player, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - a player failing to close must not end the session
+            pass
+
+
+def _checked_player(factory: Callable[[str], Player], spec: str) -> Player:
+    """The player of ``spec``, ready to play: one holding an outside program starts it now.
+
+    A player offering ``start()`` (the ``external`` player: start the program and do the
+    handshake) is started at once, so a bad program is refused when it is named, with
+    the reason, rather than at the next ``go``.
+    """
+    try:
+        player = factory(spec)
+    except (PlayerSpecError, ValueError, ImportError) as exc:
+        raise _CommandError(f"bad player {_echo(spec)}: {exc}") from None
+    start = getattr(player, "start", None)
+    if callable(start):
+        try:
+            start()
+        except JerichoError as exc:
+            _close(player)
+            raise _CommandError(f"bad player {_echo(spec)}: {exc}") from None
+    return player
 
 
 def _play_all(game: Game, moves: Iterable[str]) -> None:
@@ -293,15 +385,224 @@ def _play_all(game: Game, moves: Iterable[str]) -> None:
             raise _CommandError(f"illegal move {i} {text!r}: {exc}") from None
 
 
+def _resumable(player: Player) -> bool:
+    """Whether repeated ``choose_move`` calls on one position continue one search.
+
+    True of the MCTS players (``mcts``, ``medium``, ``hard``, ``expert``): they keep their
+    tree between calls (``reuse``) and report the simulations of each call (``last_sims``).
+    """
+    return bool(getattr(player, "reuse", False)) and hasattr(player, "last_sims")
+
+
+class Search:
+    """One ``go``: ``run()`` it (in a thread when served), ``stop()`` it from another thread.
+
+    How ``stop`` reaches the player, without the player knowing about the protocol:
+
+    * a *resumable* player (the MCTS players, see :func:`_resumable`) searches in slices
+      of :data:`SLICE_NODES` simulations, one ``choose_move`` each, on one tree; the
+      first slice gets the seed, the budget (``go``'s, else the player's own ``sims`` and
+      ``time``) is counted across slices, so an uninterrupted search plays exactly the
+      move of one unsliced search.  ``stop`` ends it after the current slice with the move
+      the whole search prefers so far;
+    * a player offering ``stop()`` (the ``external`` player forwards ``stop`` to its
+      program) is told to stop and answers with its best move;
+    * any other player (``random``, ``greedy`` and ``easy`` answer at once; ``alphabeta``,
+      ``openspiel-mcts``, and an MCTS player given no budget at all) runs in one piece:
+      ``stop`` waits for its answer, which its budget — capped by :data:`MAX_TIME` and
+      :data:`MAX_NODES` when given in ``go`` — bounds.
+    """
+
+    def __init__(self, player: Player, game: Game, limit: Limit) -> None:
+        self.player = player
+        self.game = game
+        self.limit = limit
+        self.move: Move | None = None
+        self.error: str | None = None
+        self.elapsed = 0.0
+        self.slices = 0
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        """Ask the search to end now (safe from any thread; a finished search ignores it)."""
+        self._stop.set()
+        if not _resumable(self.player):
+            stop = getattr(self.player, "stop", None)
+            if callable(stop):
+                stop()
+
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        return self._stop.is_set()
+
+    def run(self) -> None:
+        """Search; afterwards :meth:`answer` gives the reply lines."""
+        start = time.perf_counter()
+        try:
+            move = self._sliced() if _resumable(self.player) else self._whole()
+            if not isinstance(move, Move) or not self.game.is_legal(move):
+                self.error = f"the player chose an illegal move {move}: {self.game.why_illegal(move)}"
+            else:
+                self.move = move
+        except Exception as exc:  # the player failed: report, keep the session alive
+            self.error = f"the player failed: {type(exc).__name__}: {exc}"
+        self.elapsed = time.perf_counter() - start
+
+    def _whole(self) -> Move:
+        self.slices = 1
+        return self.player.choose_move(self.game.copy(), self.limit)
+
+    def _sliced(self) -> Move:
+        player = self.player
+        own_sims = getattr(player, "sims", None)
+        own_time = getattr(player, "time", None)
+        nodes = self.limit.nodes if self.limit.nodes is not None else own_sims
+        secs = self.limit.time if self.limit.time is not None else own_time
+        if self.limit.time is not None and own_time is not None:
+            secs = min(self.limit.time, own_time)
+        if nodes is None and secs is None:
+            return self._whole()  # the player's own default budget, in one piece
+        start = time.perf_counter()
+        done = 0
+        move: Move | None = None
+        while True:
+            left_nodes = SLICE_NODES if nodes is None else min(SLICE_NODES, nodes - done)
+            left_time = None if secs is None else secs - (time.perf_counter() - start)
+            before = (getattr(player, "last_sims", None), getattr(player, "last_seconds", None))
+            limit = Limit(time=left_time, nodes=left_nodes, seed=self.limit.seed if move is None else None)
+            move = player.choose_move(self.game.copy(), limit)
+            self.slices += 1
+            after = (getattr(player, "last_sims", None), getattr(player, "last_seconds", None))
+            if after == before:
+                break  # answered without searching (a single legal move, a certain win)
+            done += int(getattr(player, "last_sims", left_nodes))
+            if self._stop.is_set() or (nodes is not None and done >= nodes):
+                break
+            if secs is not None and time.perf_counter() - start >= secs * _TIME_FRACTION:
+                break
+        return move
+
+    def answer(self) -> list[str]:
+        """The reply to the ``go``: ``info time``, then ``bestmove`` (or ``error``)."""
+        if self.error is not None:
+            return [f"error {_one_line(self.error)}"]
+        return [f"info time {self.elapsed:.3f}", f"bestmove {self.move}"]
+
+
+#: A sliced search with a time budget ends once this fraction of it is spent (the players
+#: keep the same margin for their own overheads).
+_TIME_FRACTION = 0.85
+
+
+class _TooLong:
+    """A line over :data:`MAX_LINE` characters, skipped unread."""
+
+
+_EOF = object()
+_DONE = object()
+
+
+def _read_lines(stdin: TextIO, put: Callable[[object], None]) -> None:
+    """Pass each line of ``stdin`` to ``put`` (a :class:`_TooLong` for an over-long one), then EOF."""
+    try:
+        while True:
+            line = stdin.readline(MAX_LINE + 1)
+            if not line:
+                break
+            if len(line) > MAX_LINE and not line.endswith("\n"):
+                while line and not line.endswith("\n"):  # skip the rest of it
+                    line = stdin.readline(MAX_LINE + 1)
+                put(_TooLong())
+                continue
+            put(line)
+    except (OSError, ValueError):  # input closed under us: the same as its end
+        pass
+    put(_EOF)
+
+
+#: Seconds a search stopped by the end of input may take to answer before the engine exits anyway.
+_EOF_GRACE = 2.0
+
+
+def _wait_for(inbox: queue.Queue[object], wanted: object, seconds: float) -> bool:
+    """Whether ``wanted`` arrives in ``inbox`` within ``seconds`` (other items are dropped)."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        try:
+            if inbox.get(timeout=left) is wanted:
+                return True
+        except queue.Empty:
+            return False
+    return False
+
+
 def serve(session: EngineSession, stdin: TextIO, stdout: TextIO) -> int:
-    """Answer commands from ``stdin`` until ``quit`` or end of input; returns the exit status."""
-    for line in stdin:
-        for reply in session.handle(line):
-            stdout.write(reply + "\n")
-        stdout.flush()
-        if session.done:
-            break
-    return 0
+    """Answer commands from ``stdin`` until ``quit`` or end of input; returns the exit status.
+
+    ``go`` searches in a thread while input is still read: ``stop`` ends the search
+    (the ``go`` answers, then the ``stop`` answers ``ok``), ``quit`` and the end of input
+    end it and the engine (at the end of input, a search that cannot be stopped is left
+    behind after :data:`_EOF_GRACE` seconds); any other command waits for the search, in order.
+    """
+    inbox: queue.Queue[object] = queue.Queue()
+    threading.Thread(target=_read_lines, args=(stdin, inbox.put), daemon=True).start()
+    backlog: deque[object] = deque()
+
+    def write(lines: list[str]) -> None:
+        try:
+            for reply in lines:
+                stdout.write(reply + "\n")
+            stdout.flush()
+        except (OSError, ValueError):  # the client has gone: nothing more to tell it
+            pass
+
+    def next_item() -> object:
+        return backlog.popleft() if backlog else inbox.get()
+
+    while True:
+        item = next_item()
+        if item is _EOF:
+            return 0
+        if isinstance(item, _TooLong):
+            write([f"error line too long: more than {MAX_LINE} characters (not read)"])
+            continue
+        assert isinstance(item, str)
+        begun = session.begin(item)
+        if isinstance(begun, list):
+            write(begun)
+            if session.done:
+                return 0
+            continue
+        search = begun
+
+        def run_and_signal(search: Search = search) -> None:
+            search.run()
+            inbox.put(_DONE)
+
+        threading.Thread(target=run_and_signal, daemon=True).start()
+        # Commands sent during the search are answered after it, in order (a stop is
+        # acted on at once, and its own "ok" then comes in its turn).
+        waiting: list[object] = []
+        while True:
+            item = next_item()
+            if item is _DONE:
+                break
+            if item is _EOF:
+                # No more commands will come: stop the search and give it a moment to
+                # answer; one that cannot be stopped is left behind and the engine exits.
+                search.stop()
+                if not _wait_for(inbox, _DONE, _EOF_GRACE):
+                    return 0
+                waiting.append(item)  # the commands sent before the end are still answered
+                break
+            word = item.split(maxsplit=1)[0].lower() if isinstance(item, str) and item.strip() else ""
+            if word in ("quit", "stop"):
+                search.stop()
+            waiting.append(item)
+        write(search.answer())
+        # What came during the search goes first, in order, before reading more.
+        backlog.extendleft(reversed(waiting))
 
 
 def add_arguments(parser: argparse.ArgumentParser, name: str = "engine") -> None:
@@ -319,9 +620,14 @@ def run(args: argparse.Namespace) -> int:
     """Run the engine on stdin/stdout."""
     spec = str(args.player)
     try:
-        player = make_player(_player_spec(spec))
-    except (PlayerSpecError, ValueError, ImportError) as exc:
-        print(f"jericho engine: bad --player {spec!r}: {exc}", file=sys.stderr)
+        player = _checked_player(lambda s: make_player(_player_spec(s)), spec)
+    except _CommandError as exc:
+        print(f"jericho engine: {exc}".replace("bad player", "bad --player", 1), file=sys.stderr)
         return 2
     session = EngineSession(player, spec=spec, name=getattr(args, "name", None))
-    return serve(session, sys.stdin, sys.stdout)
+    # Undecodable bytes become U+FFFD (and then a clear error), never a crash.
+    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline=None)
+    try:
+        return serve(session, stdin, sys.stdout)
+    finally:
+        _close(session.player)

@@ -128,6 +128,10 @@ class EngineClient:
         self._stderr: deque[str] = deque(maxlen=40)
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._broken: str | None = None
+        # ``stop`` may come from another thread while ``send`` waits for a ``go``: writes
+        # are serialized, and each stop's own final line is read before the next command.
+        self._write_lock = threading.Lock()
+        self._unanswered_stops = 0
         if env is None and self.args[:3] == [sys.executable, "-m", "jericho_game"]:
             env = _own_env()
         try:
@@ -180,12 +184,8 @@ class EngineClient:
             raise ValueError(f"a command is one line, got {command!r}")
         if self._broken:
             raise EngineError(f"the engine is no longer usable: {self._broken}")
-        try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(command + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            self._fail(f"the engine exited (status {self._exit_status()}) before the command {command!r}", EngineDied)
+        self._collect_stop_answers()
+        self._write(command)
         wait = self.timeout if timeout is None else timeout
         lines: list[str] = []
         while True:
@@ -206,6 +206,39 @@ class EngineClient:
                 self._fail(
                     f"more than {_MAX_DATA_LINES} lines without a final line for {command!r}", EngineProtocolError
                 )
+
+    def _write(self, command: str) -> None:
+        try:
+            assert self.proc.stdin is not None
+            with self._write_lock:
+                self.proc.stdin.write(command + "\n")
+                self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            self._fail(f"the engine exited (status {self._exit_status()}) before the command {command!r}", EngineDied)
+
+    def _collect_stop_answers(self) -> None:
+        """Read the final line each earlier ``stop`` got (``ok``; ``error`` from an engine without stop)."""
+        while self._unanswered_stops:
+            try:
+                line = self._lines.get(timeout=self.timeout)
+            except queue.Empty:
+                self._fail(f"no answer to 'stop' within {self.timeout:g} s", EngineTimeout)
+            if line is None:
+                self._fail(f"the engine exited (status {self._exit_status()}) after 'stop'", EngineDied)
+            if line.split(maxsplit=1)[:1] and line.split(maxsplit=1)[0] in FINAL_WORDS:
+                self._unanswered_stops -= 1
+
+    def stop(self) -> None:
+        """Send ``stop`` without waiting: a running ``go`` (in another thread) answers at once.
+
+        Safe to call from any thread; the ``ok`` the engine answers to the stop itself is
+        read before the next command.  Does nothing once the client is unusable.
+        """
+        if self._broken or self.proc.poll() is not None:
+            return
+        with self._write_lock:
+            self._unanswered_stops += 1
+        self._write("stop")
 
     def _exit_status(self) -> int | None:
         """The exit status of an engine whose pipes closed (waiting briefly: it may still be exiting)."""
@@ -404,6 +437,17 @@ class ExternalEnginePlayer:
         if self._client is None or not self._client.alive:
             self._client = EngineClient(self.cmd, timeout=self.timeout)
         return self._client
+
+    def start(self) -> ExternalEnginePlayer:
+        """Start the program and do the handshake now (raises :class:`EngineError` with the reason)."""
+        _ = self.client
+        return self
+
+    def stop(self) -> None:
+        """Ask the engine to end a running ``go`` at once (from another thread); see :meth:`EngineClient.stop`."""
+        client = self._client
+        if client is not None:
+            client.stop()
 
     def choose_move(self, game: Game, limit: Limit | None = None) -> Move:
         """The engine's move; raises :class:`EngineError` if it fails or answers an illegal move."""

@@ -25,6 +25,58 @@ def test_check_env(side: str) -> None:
     assert not [str(w.message) for w in caught]
 
 
+# Every level and both sides: a search opponent gets a fresh, seeded search per episode,
+# so check_env's "reset(seed=123) twice gives the same observation" holds.
+@pytest.mark.parametrize("side", ["south", "north"])
+@pytest.mark.parametrize(
+    "opponent", ["random", "greedy", "easy", "medium", "hard", "expert", "mcts:sims=50", "alphabeta:nodes=300"]
+)
+def test_check_env_for_every_opponent(opponent: str, side: str) -> None:
+    env = gymnasium.make("Jericho-v0", opponent=opponent, agent_side=side)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env.unwrapped, skip_render_check=True)
+    assert not [str(w.message) for w in caught]
+
+
+def _opening(env: JerichoEnv, seed: int) -> list[str]:
+    obs, info = env.reset(seed=seed)
+    played = list(info["opponent_moves"])
+    obs, _, _, _, info = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    return played + list(info["opponent_moves"])
+
+
+@pytest.mark.parametrize("opponent", ["mcts:sims=40", "alphabeta:nodes=200"])
+def test_reset_seed_gives_the_same_episode_whatever_came_before(opponent: str) -> None:
+    env = JerichoEnv(opponent=opponent, agent_side="north")
+    first = {seed: _opening(env, seed) for seed in range(6)}
+    # The same seeds again, in another order and after other episodes, on the same env.
+    for seed in reversed(range(6)):
+        env.reset(seed=100 + seed)
+        assert _opening(env, seed) == first[seed]
+    assert _opening(JerichoEnv(opponent=opponent, agent_side="north"), 3) == first[3]
+
+
+def test_a_level_s_clock_is_off_unless_asked_for() -> None:
+    assert JerichoEnv(opponent="expert").opponent.time == 2.5  # type: ignore[attr-defined]
+    env = JerichoEnv(opponent="expert", agent_side="north")
+    env.reset(seed=1)
+    assert env.opponent.time is None and env.opponent.sims == 4000  # type: ignore[attr-defined]
+    clocked = JerichoEnv(opponent="expert", opponent_clock=True)
+    clocked.reset(seed=1)
+    assert clocked.opponent.time == 2.5  # type: ignore[attr-defined]
+
+
+def test_a_player_object_is_copied_afresh_for_each_episode() -> None:
+    from jericho_game.players import make_player
+
+    player = make_player("mcts:sims=40")
+    env = JerichoEnv(opponent=player, agent_side="north")
+    openings = [_opening(env, 5) for _ in range(3)]
+    assert openings[0] == openings[1] == openings[2]
+    assert env.opponent is not player
+
+
 def test_make_by_module_path_and_play_to_the_end() -> None:
     env = gymnasium.make("jericho_game.envs.gym_env:Jericho-v0", opponent="random", agent_side="north")
     obs, info = env.reset(seed=3)
@@ -117,7 +169,7 @@ def test_opponent_gets_the_limit_and_a_seed() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"agent_side": "east"}, {"illegal_action": "ignore"}, {"render_mode": "rgb_array"}, {"opponent": "nobody"}],
+    [{"agent_side": "east"}, {"illegal_action": "ignore"}, {"render_mode": "rgb_matrix"}, {"opponent": "nobody"}],
 )
 def test_bad_options_are_refused(kwargs: dict) -> None:
     with pytest.raises(ValueError):
@@ -133,3 +185,21 @@ def test_a_bad_reset_leaves_the_episode_as_it_was() -> None:
     with pytest.raises(JerichoError):
         env.reset(seed=2, options={"position": "not a position", "agent_side": "south"})
     assert (env.game.position(), env.agent_side) == before
+
+
+@pytest.mark.parametrize("bad", [3.5, 3.0, "3", True, np.bool_(True), np.float32(3), None, [3]])
+def test_actions_must_be_integers(bad: object) -> None:
+    env = JerichoEnv(opponent="random", illegal_action="lose")
+    env.reset(seed=0)
+    before = env.game.position()
+    with pytest.raises(TypeError, match="an action is an integer"):
+        env.step(bad)  # type: ignore[arg-type]
+    assert env.game.position() == before and not env._done
+
+
+@pytest.mark.parametrize("good", [np.int64(3), np.int8(3), np.array(3), 3])
+def test_numpy_integer_actions_are_accepted(good: object) -> None:
+    env = JerichoEnv(opponent="random")
+    env.reset(seed=0)
+    env.step(good)  # type: ignore[arg-type]
+    assert env.game.history[0] == default_encoding().action_to_move(3)

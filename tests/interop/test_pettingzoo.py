@@ -68,7 +68,13 @@ def test_seed_test() -> None:
 
 
 def test_render_test() -> None:
-    render_test(raw_env, custom_tests={"ansi": lambda text: "reserve south" in text})
+    render_test(
+        raw_env,
+        custom_tests={
+            "ansi": lambda text: "reserve south" in text,
+            "rgb_array": lambda img: img.shape == (600, 600, 3) and img.dtype == np.uint8 and img.std() > 10,
+        },
+    )
 
 
 def test_performance_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
@@ -137,7 +143,7 @@ def test_spaces_are_cached_objects() -> None:
 
 def test_bad_render_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="render_mode"):
-        raw_env(render_mode="rgb_array")
+        raw_env(render_mode="rgb_matrix")
 
 
 def test_a_bad_reset_leaves_the_episode_as_it_was() -> None:
@@ -151,3 +157,31 @@ def test_a_bad_reset_leaves_the_episode_as_it_was() -> None:
     with pytest.raises(JerichoError):
         e.reset(options={"position": "not a position"})
     assert (e.game.position(), e.agent_selection) == before
+
+
+@pytest.mark.parametrize("bad", [3.5, "3", True, np.bool_(True)])
+def test_actions_must_be_integers(bad: object) -> None:
+    e = raw_env()
+    e.reset()
+    with pytest.raises(TypeError, match="an action is an integer"):
+        e.step(bad)  # type: ignore[arg-type]
+    assert e.game.history == [] and e.agent_selection == "south"
+    e.step(np.int64(3))
+    assert len(e.game.history) == 1
+
+
+def test_state_space_holds_every_state() -> None:
+    from pettingzoo.test.state_test import test_state_space
+
+    e = env()
+    e.reset()
+    test_state_space(e.unwrapped)  # PettingZoo's own check of the space
+    e.action_space("south").seed(3)
+    e.action_space("north").seed(4)
+    states = [e.state()]
+    for agent in e.agent_iter():
+        obs, _, term, trunc, _ = e.last()
+        e.step(None if term or trunc else e.action_space(agent).sample(obs["action_mask"]))
+        states.append(e.unwrapped.state())
+    assert all(e.unwrapped.state_space.contains(s) for s in states)
+    assert np.array_equal(states[-1], default_encoding().observe(e.unwrapped.game, "south"))

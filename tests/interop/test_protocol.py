@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ import pytest
 from jericho_game import Game
 from jericho_game.players import Limit, make_player
 from jericho_game.players.random_player import RandomPlayer
-from jericho_game.protocol import FINAL_WORDS, EngineSession
+from jericho_game.protocol import FINAL_WORDS, EngineSession, serve
 from jericho_game.protocol_client import (
     EngineClient,
     EngineCommandError,
@@ -382,3 +384,161 @@ def test_a_dying_engine_s_stderr_is_always_reported() -> None:
     for _ in range(5):
         with pytest.raises(EngineDied, match=r"(?s)status 3.*line one.*line two"):
             EngineClient(cmd, timeout=10)
+
+
+# -- stop, budgets, end of input, long lines, setoption checks (issue 13) ----------------------
+
+
+def _serve_in_thread(session: EngineSession) -> tuple[object, object, threading.Thread]:
+    """``serve`` on a pipe we write to, its answers read line by line from another pipe."""
+    rfd, wfd = os.pipe()
+    out_r, out_w = os.pipe()
+    stdin = os.fdopen(rfd, "r", encoding="utf-8")
+    stdout = os.fdopen(out_w, "w", encoding="utf-8")
+    t = threading.Thread(target=lambda: (serve(session, stdin, stdout), stdout.close()), daemon=True)
+    t.start()
+    return os.fdopen(wfd, "w", encoding="utf-8", buffering=1), os.fdopen(out_r, "r", encoding="utf-8"), t
+
+
+def test_stop_ends_a_long_search_at_once_with_a_legal_move_and_answers_in_order() -> None:
+    session = EngineSession(make_player("mcts", seed=1), spec="mcts")
+    send, answers, thread = _serve_in_thread(session)
+    send.write("position start moves 5R@d2\ngo time 60\n")
+    assert answers.readline() == "ok\n"
+    time.sleep(0.5)
+    asked = time.perf_counter()
+    send.write("isready\nstop\nstatus\n")
+    info = answers.readline()
+    waited = time.perf_counter() - asked
+    best = answers.readline().split()
+    assert info.startswith("info time ") and float(info.split()[2]) < 5.0
+    assert best[0] == "bestmove" and Game.from_moves("5R@d2").is_legal(best[1])
+    assert waited < 2.0  # one slice of 256 simulations, not the 60 s asked for
+    # The commands sent during the search are answered after it, in the order sent.
+    assert [answers.readline() for _ in range(3)] == ["ready\n", "ok\n", "ok turn north score 0 0 result * moves 1\n"]
+    send.write("stop\nquit\n")  # a stop with no search running is simply acknowledged
+    assert [answers.readline(), answers.readline()] == ["ok\n", "bye\n"]
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
+def test_a_sliced_search_plays_the_move_of_one_unsliced_search() -> None:
+    game = Game.from_moves("5R@d2 1G@d3")
+    for spec, go in (("mcts", "go nodes 900 seed 4"), ("hard", "go seed 5"), ("medium", "go nodes 300 seed 6")):
+        session = EngineSession(make_player(spec), spec=spec)
+        session.handle("position start moves 5R@d2 1G@d3")
+        search = session.search(go.split()[1:])
+        search.run()
+        assert search.slices > 1, spec
+        seed = int(go.split()[-1])
+        nodes = int(go.split()[2]) if "nodes" in go else None
+        expected = make_player(spec).choose_move(game.copy(), Limit(nodes=nodes, seed=seed))
+        assert search.move == expected, spec
+
+
+@pytest.mark.parametrize(
+    "command, reason",
+    [
+        ("go nodes 100000000", "must be at most 1_000_000"),
+        ("go time 1e9", "at most 600"),
+        ("go time inf", "at most 600"),
+        ("go seed 99999999999999999999999", "must be at most"),
+        ("go nodes " + "9" * 5000, "expected a whole number"),
+    ],
+)
+def test_budgets_over_the_documented_maximums_are_refused(command: str, reason: str) -> None:
+    session = EngineSession(make_player("mcts"), spec="mcts")
+    reply = session.handle(command)
+    assert len(reply) == 1 and reply[0].startswith("error ") and reason in reply[0]
+    assert len(reply[0]) < 200  # the flood is not echoed
+
+
+def test_end_of_input_stops_a_search_and_the_engine_exits() -> None:
+    proc = subprocess.Popen(
+        engine_cmd("--player", "mcts"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=engine_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("go time 120\n")
+    proc.stdin.flush()
+    time.sleep(1.0)
+    closed = time.perf_counter()
+    proc.stdin.close()
+    assert proc.wait(timeout=10) == 0
+    assert time.perf_counter() - closed < 5.0
+    out = proc.stdout.read().splitlines()
+    assert out[-1].startswith("bestmove ")
+
+
+def test_over_long_lines_are_refused_without_echo_and_the_session_goes_on() -> None:
+    from jericho_game.protocol import MAX_LINE
+
+    flood = "frobnicate" + "x" * (20 * 1024 * 1024)
+    script = f"{flood}\n{'y' * (MAX_LINE - 1)}\nstatus\nquit\n"
+    out = subprocess.run(
+        engine_cmd("--player", "random"), input=script, capture_output=True, text=True, env=engine_env(), timeout=60
+    )
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"error line too long: more than {MAX_LINE} characters (not read)"
+    # A line within the limit is read: an unknown command, echoed only in part.
+    assert lines[1].startswith("error unknown command 'yyyy") and len(lines[1]) < 300
+    assert lines[2:] == ["ok turn south score 0 0 result * moves 0", "bye"]
+    assert len(out.stdout) < 1000
+
+
+def test_setoption_player_starts_an_external_program_at_once() -> None:
+    session = EngineSession(RandomPlayer(seed=0), spec="random")
+    session.handle("position start moves 5R@d2")
+    reply = session.handle("setoption player external:cmd=/nonexistent/engine")
+    assert reply[0].startswith("error bad player 'external:cmd=/nonexistent/engine': cannot start engine")
+    assert "No such file" in reply[0]
+    # Nothing changed: the player and the position are as they were.
+    assert session.spec == "random" and session.handle("status")[0].endswith("moves 1")
+    reply = session.handle("setoption player external:cmd=sleep 30,timeout=1")  # a silent program
+    assert reply[0].startswith("error bad player") and "within 1 s" in reply[0]
+    cmd = f"{sys.executable} -m jericho_game engine --player random"
+    assert session.handle(f"setoption player external:cmd={cmd}") == ["ok"]
+    client = session.player.client  # type: ignore[attr-defined]
+    assert client.alive and client.info["player"] == "random"
+    assert session.handle("go nodes 5 seed 1")[-1].startswith("bestmove ")
+    session.handle("setoption player random")
+    assert not client.alive  # the replaced external player was closed
+
+
+def test_client_stop_ends_an_external_engine_s_search() -> None:
+    player = ExternalEnginePlayer(cmd=f"{sys.executable} -m jericho_game engine --player mcts", timeout=30)
+    try:
+        player.start()
+        game = Game.from_moves("5R@d2")
+        timer = threading.Timer(1.0, player.stop)
+        timer.start()
+        t0 = time.perf_counter()
+        move = player.choose_move(game, Limit(time=60))
+        assert time.perf_counter() - t0 < 6.0 and game.is_legal(move)
+        # The stop's own "ok" is read before the next command: the client stays in step.
+        assert player.client.status()["moves"] == "1"
+        assert game.is_legal(player.choose_move(game, Limit(nodes=50, seed=1)))
+    finally:
+        player.close()
+
+
+def test_end_of_input_exits_even_when_the_player_cannot_be_stopped() -> None:
+    # alphabeta runs in one piece: stop cannot reach it, so the engine leaves it behind.
+    proc = subprocess.Popen(
+        engine_cmd("--player", "alphabeta"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=engine_env(),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write("go time 300\n")
+    proc.stdin.flush()
+    time.sleep(1.0)
+    closed = time.perf_counter()
+    proc.stdin.close()
+    assert proc.wait(timeout=20) == 0
+    assert time.perf_counter() - closed < 10.0

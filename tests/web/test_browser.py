@@ -110,7 +110,8 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
     errors = watch_errors(page)
     page.goto(server + "/")
     page.get_by_label("Computer").check()
-    page.select_option("select[name=level]", "random")
+    page.locator("#levels-advanced summary").click()  # the research players sit under a fold
+    page.check("input[name=level][value=random]")
     page.select_option("select[name=side]", "south")
     page.click("#start")
     page.wait_for_url("**/g/*")
@@ -170,7 +171,8 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
         play_one(page)
     banner = page.locator("#banner.over")
     expect(banner).to_be_visible()
-    assert "wins" in banner.inner_text() or "Draw" in banner.inner_text()
+    assert any(w in banner.inner_text() for w in ("You won", "You lost", "Draw")), banner.inner_text()
+    expect(page.locator("#info")).not_to_contain_text("Your move")  # the hint says how it ended
     page.evaluate("window.scrollTo(0, 0)")
     shot(page, "game-over-desktop.png")
     page.set_viewport_size(PHONE)
@@ -243,8 +245,10 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
     # North resigns (the button asks for a second click)
     b.click("#btn-resign")
     b.click("#btn-resign")
-    for p in (a, b, c):
-        expect(p.locator("#banner.over")).to_contain_text("South wins: North resigned")
+    # each reads the result about themselves; the spectator reads side names
+    expect(a.locator("#banner.over")).to_contain_text("You won: North resigned")
+    expect(b.locator("#banner.over")).to_contain_text("You lost: You resigned")
+    expect(c.locator("#banner.over")).to_contain_text("South wins: North resigned")
     # North asks for a rematch and goes there; South and the spectator stay until they choose
     first_game = a.url
     b.click("#btn-rematch")
@@ -300,7 +304,7 @@ def test_hotseat_with_the_keyboard_only(server: str, browser: Browser) -> None:
     expect(page.locator("#moves .mv")).to_have_count(1)
     page.locator("#typed-move").fill("nonsense")
     page.keyboard.press("Enter")
-    expect(page.locator("#message")).to_contain_text("malformed move")
+    expect(page.locator("#message")).to_contain_text("Malformed move")
     assert not errors, errors
     page.close()
 

@@ -710,7 +710,7 @@ def test_jericho_serve_prints_its_url_and_survives_kill_9(db: str) -> None:
 
 
 def test_the_server_flags_a_silent_player_on_its_own(db: str) -> None:
-    with TestClient(create_app(db)) as c:
+    with TestClient(create_app(db, limits=Limits(min_clock=0.01))) as c:  # below the public 1-minute floor
         g = create(c, mode="hotseat", clock=0.01)  # 0.6 seconds each
         with connect(c, g["id"]) as raw:
             ws = seat(raw, g["token"], "both")

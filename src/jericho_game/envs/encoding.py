@@ -54,6 +54,7 @@ engine itself never imports this module.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from jericho_game.extras import missing_extra
 
@@ -71,10 +72,13 @@ from jericho_game.pieces import Side
 __all__ = [
     "Encoding",
     "Symmetry",
+    "SYMMETRIES",
     "default_encoding",
     "N_ACTIONS",
     "PASS_ACTION",
     "OBSERVATION_SIZE",
+    "as_action",
+    "ActionTypeError",
     "action_to_move",
     "move_to_action",
     "legal_action_mask",
@@ -109,6 +113,34 @@ def _side_number(side: Side | str | int | None, default: int) -> int:
         raise ValueError(f"bad side {side!r}: give 'south', 'north', 0 or 1") from None
 
 
+class ActionTypeError(TypeError, ValueError):
+    """An action that is not an integer.
+
+    A ``TypeError``, and a ``ValueError`` too, so that code catching bad actions as
+    ``ValueError`` (as before integers were enforced) still catches it.
+    """
+
+
+def as_action(action: object) -> int:
+    """``action`` as a Python ``int``, if it is an integer: ``int``, a numpy integer, or a
+    0-d numpy integer array (what ``Discrete.sample()`` and policies give).
+
+    Anything else raises :class:`ActionTypeError` (a ``TypeError``) naming it — a ``bool`` (``True`` is not action 1),
+    a float (``3.5`` is not action 3, nor is ``3.0``), a string (``"3"``).  The range is
+    not checked here (see :meth:`Encoding.action_to_move`).
+    """
+    if isinstance(action, bool | np.bool_):
+        raise ActionTypeError(f"an action is an integer, not a bool: {action!r}")
+    if isinstance(action, int | np.integer):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    shown = repr(action)
+    if len(shown) > 60:
+        shown = shown[:60] + "..."
+    raise ActionTypeError(f"an action is an integer (int or numpy integer), not {type(action).__name__}: {shown}")
+
+
 @dataclass(frozen=True)
 class Symmetry:
     """A symmetry of the board, applied to actions, masks and observations.
@@ -128,7 +160,7 @@ class Symmetry:
     def action(self, action: int) -> int:
         """The image of an action index."""
         e = self._encoding
-        a = int(action)
+        a = as_action(action)
         if a == e.pass_action:
             return a
         if not 0 <= a < e.pass_action:
@@ -144,6 +176,49 @@ class Symmetry:
         view = out[: e.pass_action].reshape(N_PIECES, e.n_cells)
         view[:, self.cells] = body
         out[e.pass_action] = mask[e.pass_action]
+        return out
+
+    # -- batches: any leading shape, one gather each --------------------------------------
+    @cached_property
+    def _action_source(self) -> np.ndarray:
+        e = self._encoding
+        image = np.array([self.action(a) for a in range(e.n_actions)], dtype=np.int64)
+        source = np.empty_like(image)
+        source[image] = np.arange(e.n_actions)
+        return source
+
+    @cached_property
+    def _action_image(self) -> np.ndarray:
+        return np.array([self.action(a) for a in range(self._encoding.n_actions)], dtype=np.int64)
+
+    @cached_property
+    def _observation_source(self) -> np.ndarray:
+        e = self._encoding
+        source = np.arange(e.observation_size, dtype=np.int64)
+        for name, (off, shape) in e.segments.items():
+            perm = {"towers": self.cells, "own_camp": self.cells, "last_cell": self.cells, "leaders": self.alignments}
+            if name not in perm:
+                continue
+            block = (np.arange(int(np.prod(shape))) + off).reshape(shape)
+            moved = np.empty_like(block)
+            moved[perm[name]] = block
+            source[off : off + block.size] = moved.reshape(-1)
+        return source
+
+    def actions(self, actions: np.ndarray) -> np.ndarray:
+        """The images of an array of action indices (any shape)."""
+        return self._action_image[np.asarray(actions)]
+
+    def masks(self, masks: np.ndarray) -> np.ndarray:
+        """The images of masks, or of any per-action arrays such as policies: shape ``(..., n_actions)``."""
+        return np.asarray(masks)[..., self._action_source]
+
+    def observations(self, obs: np.ndarray) -> np.ndarray:
+        """The images of flat observations, shape ``(..., observation_size)`` (a batch at once)."""
+        out = np.asarray(obs)[..., self._observation_source]
+        if self.swap_sides:
+            north = self._encoding.segments["turn"][0] + 1
+            out[..., north] = 1 - out[..., north]
         return out
 
     def observation(self, obs: np.ndarray) -> np.ndarray:
@@ -208,12 +283,13 @@ class Encoding:
 
     # -- actions -------------------------------------------------------------------------
     def action_to_move(self, action: int) -> Move:
-        """The :class:`Move` of an action index (raises ``ValueError`` when out of range)."""
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise ValueError(f"not an action index: {action!r}") from None
-        if a != action or not 0 <= a < self.n_actions:
+        """The :class:`Move` of an action index.
+
+        Raises ``TypeError`` for a non-integer (see :func:`as_action`) and ``ValueError``
+        when out of range.
+        """
+        a = as_action(action)
+        if not 0 <= a < self.n_actions:
             raise ValueError(f"action {action!r} out of range: actions are 0..{self.n_actions - 1}")
         return self.tables.move_objects[a]
 
@@ -330,9 +406,36 @@ class Encoding:
             for name, (off, shape) in self.segments.items()
         }
 
+    # -- canonical view -------------------------------------------------------------------
+    def is_north_observer(self, obs: np.ndarray) -> np.ndarray:
+        """Whether each observation (``(..., observation_size)``) is seen by North."""
+        return np.asarray(obs)[..., self.segments["turn"][0] + 1] > 0.5
+
+    def canonical(self, obs: np.ndarray, masks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """The board as seen by the observer: North's observations turned by a half turn.
+
+        In the canonical view every observer is South (own camp on rows 1-2, ``turn[1]``
+        0), so one network serves both sides without learning the board twice.  ``masks``
+        (or policies) are turned with their observations.  Works on batches; actions
+        chosen in the canonical view map back with :meth:`from_canonical_actions`.
+        """
+        obs = np.asarray(obs)
+        north = self.is_north_observer(obs)
+        ht = self.symmetry("half-turn")
+        out = np.where(north[..., None], ht.observations(obs), obs)
+        if masks is None:
+            return out, None
+        return out, np.where(north[..., None], ht.masks(masks), np.asarray(masks))
+
+    def from_canonical_actions(self, actions: np.ndarray | int, north: np.ndarray | bool) -> np.ndarray:
+        """The real actions of ``actions`` chosen in the canonical view by (North) observers."""
+        a = np.asarray(actions)
+        return np.where(north, self.symmetry("half-turn").actions(a), a)
+
     # -- symmetries ---------------------------------------------------------------------
     def symmetry(self, name: str) -> Symmetry:
-        """``"mirror"`` (left-right, sides kept) or ``"half-turn"`` (rotation, sides swapped).
+        """``"mirror"`` (left-right, sides kept), ``"half-turn"`` (rotation, sides swapped),
+        ``"flip"`` (the two composed: top-bottom, sides swapped) or ``"identity"``.
 
         Raises ``ValueError`` for another name or when the board lacks that symmetry.
         """
@@ -342,8 +445,12 @@ class Encoding:
             fx, fy, swap = -1.0, 1.0, False
         elif name == "half-turn":
             fx, fy, swap = -1.0, -1.0, True
+        elif name == "flip":  # the two composed: top-bottom, sides swapped
+            fx, fy, swap = 1.0, -1.0, True
+        elif name == "identity":
+            fx, fy, swap = 1.0, 1.0, False
         else:
-            raise ValueError(f"unknown symmetry {name!r}: choose 'mirror' or 'half-turn'")
+            raise ValueError(f"unknown symmetry {name!r}: choose {', '.join(SYMMETRIES)}")
         t = self.tables
         topo = t.topology
         where = {(c.x, c.y): c.name for c in topo.cells}
@@ -367,6 +474,9 @@ class Encoding:
         self._symmetries[name] = sym
         return sym
 
+
+#: The board's symmetry group, by name (see :meth:`Encoding.symmetry`).
+SYMMETRIES: tuple[str, ...] = ("identity", "mirror", "half-turn", "flip")
 
 _DEFAULT: Encoding | None = None
 

@@ -10,11 +10,22 @@
   (:mod:`jericho_game.envs.encoding`, seen by the agent); the mask is also in
   ``info["action_mask"]`` and from :meth:`JerichoEnv.action_masks` (the name
   sb3-contrib's ``MaskablePPO`` looks for).
-* **Action**: ``Discrete(651)``, the engine's move code (pass = 650).
+* **Observation options**: ``observation="planar"`` gives ``192 x 4 x 7`` planes on the
+  board's grid (:mod:`jericho_game.envs.planar`) instead of the flat vector;
+  ``view="canonical"`` shows the board as seen by the agent (North's observation, mask
+  and actions turned by a half turn; :mod:`jericho_game.envs.views`).
+* **Action**: ``Discrete(651)``, the engine's move code (pass = 650): an ``int`` or numpy
+  integer; a float, a string or a ``bool`` raises ``TypeError`` (never silently truncated).
 * **Opponent**: any ``jericho_game.players.make_player`` spec (``"random"``,
   ``"mcts:sims=500"``, ``"expert"``, ``"external:cmd=..."``) or a player object; it moves
-  within ``opponent_limit`` (a :class:`jericho_game.players.Limit`, seeded from the env's RNG
-  on every move so that episodes reproduce for a given ``reset(seed=...)``).
+  within ``opponent_limit`` (a :class:`jericho_game.players.Limit`).
+* **Reproducibility**: every ``reset`` gives the opponent a fresh start — a spec is built
+  anew with ``make_player(spec, seed=...)``, a player object is deep-copied from the one
+  given — and each of its moves gets a seed; all seeds come from the env's RNG, so
+  ``reset(seed=s)`` gives the same episode (for the same actions) whatever was played
+  before.  A search with both a simulation budget and a clock (``expert``: 4000
+  simulations, at most 2.5 s) plays by its budget alone, unless ``opponent_clock=True``;
+  a ``time`` in ``opponent_limit`` is a clock and is not reproducible.
 * **Side**: ``agent_side="south"``, ``"north"`` or ``"random"`` (drawn at each reset).
 * **Reward**: +1 win, -1 loss, 0 draw at the end; with ``shaping=c`` also ``c`` times the
   change of the monolith margin (own − opponent's) over each agent step, a dense signal
@@ -26,6 +37,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from jericho_game.extras import missing_extra
@@ -36,8 +48,9 @@ try:
 except ImportError as exc:
     raise missing_extra("the Gymnasium adapter", "rl", exc) from exc
 
-from jericho_game.envs.encoding import Encoding, default_encoding
+from jericho_game.envs.encoding import Encoding, as_action, default_encoding
 from jericho_game.envs.render import render_in_mode
+from jericho_game.envs.views import View
 from jericho_game.game import Game
 from jericho_game.players.base import Limit, Player, make_player
 
@@ -49,7 +62,7 @@ ENV_ID = "Jericho-v0"
 class JerichoEnv(gymnasium.Env):
     """One side of a Jericho game against a Jericho player; see the module docstring."""
 
-    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata: dict[str, Any] = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -60,6 +73,9 @@ class JerichoEnv(gymnasium.Env):
         shaping: float = 0.0,
         render_mode: str | None = None,
         encoding: Encoding | None = None,
+        observation: str = "flat",
+        view: str = "absolute",
+        opponent_clock: bool = False,
     ) -> None:
         if agent_side not in ("south", "north", "random"):
             raise ValueError(f"bad agent_side {agent_side!r}: choose 'south', 'north' or 'random'")
@@ -68,17 +84,26 @@ class JerichoEnv(gymnasium.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}: choose from {self.metadata['render_modes']}")
         self.encoding = encoding or default_encoding()
-        self.opponent: Player = make_player(opponent) if isinstance(opponent, str) else opponent
+        self.view = View(self.encoding, observation, view)
+        self.opponent_clock = bool(opponent_clock)
+        # The opponent as given (a spec, or a pristine copy of the object): each episode
+        # starts from it, so what a search kept from earlier episodes cannot leak in.
+        self._opponent_spec: str | None = opponent if isinstance(opponent, str) else None
+        self._opponent_template: Player | None = None
+        if isinstance(opponent, str):
+            self.opponent: Player = make_player(opponent)  # refuses a bad spec now
+        else:
+            self._opponent_template = copy.deepcopy(opponent)
+            self.opponent = opponent
         self.agent_side_option = agent_side
         self.opponent_limit = opponent_limit or Limit()
         self.illegal_action = illegal_action
         self.shaping = float(shaping)
         self.render_mode = render_mode
-        n_obs = self.encoding.observation_size
         n_act = self.encoding.n_actions
         self.observation_space = gymnasium.spaces.Dict(
             {
-                "observation": gymnasium.spaces.Box(0.0, 1.0, (n_obs,), dtype=np.float32),
+                "observation": self.view.observation_space(),
                 "action_mask": gymnasium.spaces.Box(0, 1, (n_act,), dtype=np.int8),
             }
         )
@@ -94,11 +119,33 @@ class JerichoEnv(gymnasium.Env):
             if not self.game.is_over()
             else np.zeros(self.encoding.n_actions, dtype=np.int8)
         )
-        return {"observation": self.encoding.observe(self.game, self.agent_side), "action_mask": mask}
+        return {
+            "observation": self.view.observe(self.game, self.agent_side),
+            "action_mask": self.view.mask(mask, self.agent_side),
+        }
 
     def _margin(self) -> int:
         s = self.game.score()
         return s[self.agent_side] - s[1 - self.agent_side]
+
+    def _fresh_opponent(self) -> None:
+        """A new opponent for the episode, seeded from the env's RNG (see the module docstring)."""
+        seed = int(self.np_random.integers(2**31))
+        old = self.opponent
+        if self._opponent_spec is not None:
+            self.opponent = make_player(self._opponent_spec, seed=seed)
+        elif self._opponent_template is not None:
+            self.opponent = copy.deepcopy(self._opponent_template)
+        if not self.opponent_clock and self.opponent is not old:
+            # A search with a simulation budget *and* a clock (expert: 4000 simulations,
+            # at most 2.5 s) plays by its budget alone here, so that the episode depends
+            # on the seed only, never on how loaded the machine is.
+            if getattr(self.opponent, "sims", None) is not None and getattr(self.opponent, "time", None) is not None:
+                self.opponent.time = None  # type: ignore[attr-defined]
+        if old is not self.opponent:
+            close = getattr(old, "close", None)
+            if callable(close):
+                close()
 
     def _opponent_moves(self) -> list[str]:
         played = []
@@ -150,6 +197,7 @@ class JerichoEnv(gymnasium.Env):
             raise ValueError("cannot start an episode from a finished game")
         self.agent_side = int(self.np_random.integers(2)) if side == "random" else (0 if side == "south" else 1)
         self.game = game
+        self._fresh_opponent()
         opening = self._opponent_moves()
         self._done = self.game.is_over()
         obs = self._obs()
@@ -161,8 +209,9 @@ class JerichoEnv(gymnasium.Env):
         """Play the agent's move, then the opponent's reply (and any forced passes)."""
         if self._done:
             raise RuntimeError("the episode is over: call reset() first")
+        action = as_action(action)  # TypeError for a float, a string, a bool: not a move at all
         try:
-            move = self.encoding.action_to_move(int(action))
+            move = self.encoding.action_to_move(self.view.real_action(action, self.agent_side))
             reason = self.game.why_illegal(move)
         except ValueError as exc:
             move, reason = None, str(exc)
@@ -189,8 +238,9 @@ class JerichoEnv(gymnasium.Env):
         """The legal-action mask now (for sb3-contrib's ``MaskablePPO``)."""
         return self._obs()["action_mask"]
 
-    def render(self) -> str | None:
-        """``"ansi"``: the board as text; ``"human"``: print it; no mode: ``None``."""
+    def render(self) -> Any:
+        """``"ansi"``: the board as text; ``"human"``: print it; ``"rgb_array"``: a picture
+        (``uint8``, 600 x 600 x 3, the web board's look); no mode: ``None``."""
         return render_in_mode(self.render_mode, self.game)
 
     def close(self) -> None:
@@ -201,4 +251,9 @@ class JerichoEnv(gymnasium.Env):
 
 
 if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point="jericho_game.envs.gym_env:JerichoEnv")
+    gymnasium.register(
+        id=ENV_ID,
+        entry_point="jericho_game.envs.gym_env:JerichoEnv",
+        # gymnasium.make_vec("Jericho-v0", num_envs=B): B games stepped at once with numpy.
+        vector_entry_point="jericho_game.envs.vector:make_vec",
+    )

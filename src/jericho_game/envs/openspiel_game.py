@@ -12,6 +12,8 @@
   terminal rewards).
 * Observation tensor: :meth:`jericho_game.envs.encoding.Encoding.observe` seen by the player
   asked about (shape ``[1239]``); observation string: the board as text and the observer.
+* Parameter ``observation``: ``flat`` (default) or ``planar`` (the ``[192, 4, 7]`` planes
+  of :mod:`jericho_game.envs.planar`, for OpenSpiel's convolutional AlphaZero models).
 * Parameter ``position``: start from a position text (commas written ``;``); see
   :func:`state_from_game` to get a state at any :class:`jericho_game.Game`'s position.
 * Serialization: OpenSpiel's own (game string, action history and a compact
@@ -37,6 +39,7 @@ except ImportError as exc:
 
 from jericho_game.envs.encoding import Encoding, default_encoding
 from jericho_game.envs.pettingzoo_env import MAX_GAME_LENGTH
+from jericho_game.envs.planar import default_planar
 from jericho_game.envs.render import render_text
 from jericho_game.game import Game
 
@@ -59,7 +62,7 @@ _GAME_TYPE = pyspiel.GameType(
     provides_information_state_tensor=False,
     provides_observation_string=True,
     provides_observation_tensor=True,
-    parameter_specification={"position": ""},
+    parameter_specification={"position": "", "observation": "flat"},
 )
 _GAME_INFO = pyspiel.GameInfo(
     num_distinct_actions=_ENC.n_actions,
@@ -104,6 +107,9 @@ class JerichoGame(pyspiel.Game):
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         params = dict(params or {})
+        self.observation = str(params.get("observation", "flat") or "flat")
+        if self.observation not in ("flat", "planar"):
+            raise ValueError(f"bad observation parameter {self.observation!r}: choose 'flat' or 'planar'")
         text = str(params.get("position", "") or "").replace(";", ",").strip()
         self._start: Game | None = None
         if text:
@@ -123,7 +129,7 @@ class JerichoGame(pyspiel.Game):
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> Any:
         """The observer of the game (OpenSpiel calls this for tensors and strings)."""
         if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
-            return JerichoObserver(params)
+            return JerichoObserver(params, self.observation)
         return IIGObserverForPublicInfoGame(iig_obs_type, params)
 
 
@@ -176,15 +182,21 @@ class JerichoState(pyspiel.State):
 class JerichoObserver:
     """OpenSpiel observer: the encoding's observation vector, seen by the given player."""
 
-    def __init__(self, params: Any) -> None:
+    def __init__(self, params: Any, observation: str = "flat") -> None:
         if params:
             raise ValueError(f"observation parameters are not supported, got {params!r}")
-        self.tensor = np.zeros(_ENC.observation_size, np.float32)
-        self.dict = {"observation": self.tensor}
+        self.planar = default_planar() if observation == "planar" else None
+        shape = self.planar.shape if self.planar is not None else (_ENC.observation_size,)
+        # OpenSpiel reads the flat buffer `tensor`; `dict` gives it its shape.
+        self.tensor = np.zeros(int(np.prod(shape)), np.float32)
+        self.dict = {"observation": self.tensor.reshape(shape)}
 
     def set_from(self, state: JerichoState, player: int) -> None:
         """Fill :attr:`tensor` with ``state`` seen by ``player``."""
-        _ENC.observe(state.jericho_game, player, out=self.tensor)
+        if self.planar is None:
+            _ENC.observe(state.jericho_game, player, out=self.tensor)
+        else:
+            self.tensor[:] = self.planar.observe(state.jericho_game, player).reshape(-1)
 
     def string_from(self, state: JerichoState, player: int) -> str:
         """The board as text, seen by ``player``."""
@@ -192,18 +204,19 @@ class JerichoObserver:
         return f"observer {side}\n{render_text(state.jericho_game)}"
 
 
-def state_from_game(game: Game) -> JerichoState:
-    """An OpenSpiel state at ``game``'s position.
+def state_from_game(game: Game, observation: str = "flat") -> JerichoState:
+    """An OpenSpiel state at ``game``'s position (``observation``: the game's parameter).
 
     At the standard start with no moves it is ``load_game("python_jericho")``'s initial
     state; otherwise the initial state of the game loaded with the ``position``
     parameter, so that OpenSpiel's history, serialization and pickling stay exact.
     """
     if game.start_position is None and not game.history:
-        return pyspiel.load_game(GAME_NAME).new_initial_state()  # type: ignore[no-any-return]
+        return pyspiel.load_game(GAME_NAME, {"observation": observation}).new_initial_state()  # type: ignore[no-any-return]
     if game.is_over():
         raise ValueError("the game is over: OpenSpiel states start from a game in progress")
-    spiel_game = pyspiel.load_game(GAME_NAME, {"position": game.position().replace(",", ";")})
+    params = {"position": game.position().replace(",", ";"), "observation": observation}
+    spiel_game = pyspiel.load_game(GAME_NAME, params)
     return spiel_game.new_initial_state()  # type: ignore[no-any-return]
 
 

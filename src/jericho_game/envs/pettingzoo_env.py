@@ -16,7 +16,12 @@ observed; the mask is all zeros for the agent not to move).  Rewards are +1 for 
 env with PettingZoo's ``TerminateIllegalWrapper`` if you prefer a penalty).  The game
 always ends by the rules, within :data:`MAX_GAME_LENGTH` turns, so nothing is truncated.
 
-``render_mode="ansi"`` returns the board as text; ``"human"`` prints it.
+``render_mode="ansi"`` returns the board as text; ``"human"`` prints it; ``"rgb_array"``
+returns a picture of the board (:mod:`jericho_game.envs.picture`), so ``RecordVideo`` works.
+``observation="planar"`` gives ``192 x 4 x 7`` planes instead of the flat vector and
+``view="canonical"`` the board as seen by each agent (North's observations, masks and
+actions turned by a half turn); see :mod:`jericho_game.envs.views`.  :meth:`raw_env.state`
+is always the flat, absolute observation seen by South.
 """
 
 from __future__ import annotations
@@ -33,8 +38,9 @@ try:
 except ImportError as exc:
     raise missing_extra("the PettingZoo adapter", "rl", exc) from exc
 
-from jericho_game.envs.encoding import Encoding, default_encoding
+from jericho_game.envs.encoding import Encoding, as_action, default_encoding
 from jericho_game.envs.render import render_in_mode
+from jericho_game.envs.views import View
 from jericho_game.game import Game
 
 __all__ = ["env", "raw_env", "MAX_GAME_LENGTH", "AGENTS"]
@@ -56,18 +62,25 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     """The unwrapped AEC environment; see the module docstring."""
 
     metadata: dict[str, Any] = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "jericho_v0",
         "is_parallelizable": False,
         "render_fps": 1,
     }
 
-    def __init__(self, render_mode: str | None = None, encoding: Encoding | None = None) -> None:
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        encoding: Encoding | None = None,
+        observation: str = "flat",
+        view: str = "absolute",
+    ) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}: choose from {self.metadata['render_modes']}")
         self.render_mode = render_mode
         self.encoding = encoding or default_encoding()
+        self.view = View(self.encoding, observation, view)
         self.possible_agents = list(AGENTS)
         self.agents = self.possible_agents[:]
         n_obs = self.encoding.observation_size
@@ -76,13 +89,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.observation_spaces = {
             a: gymnasium.spaces.Dict(
                 {
-                    "observation": gymnasium.spaces.Box(0.0, 1.0, (n_obs,), dtype=np.float32),
+                    "observation": self.view.observation_space(),
                     "action_mask": gymnasium.spaces.Box(0, 1, (n_act,), dtype=np.int8),
                 }
             )
             for a in self.possible_agents
         }
         self.action_spaces = {a: gymnasium.spaces.Discrete(n_act) for a in self.possible_agents}
+        #: The global state's space (:meth:`state`: the observation seen by South).
+        self.state_space = gymnasium.spaces.Box(0.0, 1.0, (n_obs,), dtype=np.float32)
         self.game = Game(self.encoding.tables.topology)
         self._reset_bookkeeping()
 
@@ -99,9 +114,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s observation: the encoded position seen by it and its action mask."""
         side = self.possible_agents.index(agent)
-        obs = self.encoding.observe(self.game, side)
+        obs = self.view.observe(self.game, side)
         if agent == self.agent_selection and not self.game.is_over():
-            mask = self.encoding.legal_mask(self.game)
+            mask = self.view.mask(self.encoding.legal_mask(self.game), side)
         else:
             mask = np.zeros(self.encoding.n_actions, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
@@ -146,9 +161,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             return
         if action is None:
             raise ValueError(f"{agent} must act: the game is not over (action None is for finished agents)")
-        move = self.encoding.action_to_move(int(action))
+        action = as_action(action)  # TypeError for a float, a string, a bool
+        move = self.encoding.action_to_move(self.view.real_action(action, self.game.state.turn))
         if not self.game.is_legal(move):
-            raise ValueError(f"illegal action {int(action)} ({move}) for {agent}: {self.game.why_illegal(move)}")
+            raise ValueError(f"illegal action {action} ({move}) for {agent}: {self.game.why_illegal(move)}")
         self._cumulative_rewards[agent] = 0.0
         self.game.play(move)
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -163,15 +179,16 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if self.render_mode == "human":
             self.render()
 
-    def render(self) -> str | None:
-        """``"ansi"``: the board as text; ``"human"``: print it; no mode: warn and return ``None``."""
+    def render(self) -> Any:
+        """``"ansi"``: the board as text; ``"human"``: print it; ``"rgb_array"``: a picture
+        (``uint8``, 600 x 600 x 3, the web board's look); no mode: warn and return ``None``."""
         return render_in_mode(self.render_mode, self.game)
 
     def close(self) -> None:
         """Nothing to release."""
 
     def state(self) -> np.ndarray:
-        """The global state: the observation from South's point of view."""
+        """The global state: the observation from South's point of view (in :attr:`state_space`)."""
         return self.encoding.observe(self.game, 0)
 
     def __str__(self) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from jericho_game.game import Game
 
 __all__ = ["render_text", "render_in_mode"]
@@ -64,13 +66,19 @@ def render_text(game: Game) -> str:
     return "\n".join(lines)
 
 
-def render_in_mode(mode: str | None, game: Game) -> str | None:
-    """The envs' ``render()``: ``"ansi"`` returns the text, ``"human"`` prints it, no mode warns."""
+def render_in_mode(mode: str | None, game: Game) -> Any:
+    """The envs' ``render()``: ``"ansi"`` returns the text, ``"human"`` prints it,
+    ``"rgb_array"`` returns a picture (:func:`jericho_game.envs.picture.render_rgb`), no mode warns.
+    """
     if mode is None:
         import gymnasium
 
-        gymnasium.logger.warn("render() called without a render_mode (use 'ansi' or 'human')")
+        gymnasium.logger.warn("render() called without a render_mode (use 'ansi', 'human' or 'rgb_array')")
         return None
+    if mode == "rgb_array":
+        from jericho_game.envs.picture import render_rgb
+
+        return render_rgb(game)
     text = render_text(game)
     if mode == "ansi":
         return text

@@ -46,6 +46,7 @@ from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
 from jericho_game.pieces import Side
 from jericho_game.players.base import Limit, Player, make_player, registered_names
+from jericho_game.web import tutorial
 from jericho_game.web.storage import GameRecord, Storage, resolve_db_url
 
 __all__ = ["Hub", "Room", "Limits", "create_app", "add_arguments", "run"]
@@ -72,6 +73,7 @@ class Limits:
     creates_per_minute: int = 60  # new games per client address per minute
     max_rooms_in_memory: int = 2000
     send_timeout: float = 10.0  # seconds a client may take to accept one message before it is dropped
+    min_clock: float = 1.0  # minutes: the shortest clock per side a game may ask for (1e-9 was lost at once)
 
 
 class ClientError(Exception):
@@ -257,10 +259,12 @@ class Hub:
         clock = spec.get("clock")
         if clock in (None, 0, False):
             clock_s = None
-        elif isinstance(clock, int | float) and not isinstance(clock, bool) and 0 < clock <= 180:
+        elif isinstance(clock, int | float) and not isinstance(clock, bool) and self.limits.min_clock <= clock <= 180:
             clock_s = float(clock) * 60.0
         else:
-            raise ClientError("bad_request", "clock must be null or minutes per side between 0 and 180")
+            raise ClientError(
+                "bad_request", f"clock must be null or minutes per side between {self.limits.min_clock:g} and 180"
+            )
         rec = GameRecord(id=_new_id(), mode=mode)
         reply: dict[str, Any] = {"id": rec.id, "side": side}
         token = _new_token()
@@ -634,7 +638,8 @@ class Hub:
             conn.refused = 0
         except ClientError as exc:
             conn.refused += 1
-            await self.send(conn, {"type": "error", "code": exc.code, "message": exc.message, "ref": ref})
+            message = _capitalise_sides(exc.message)
+            await self.send(conn, {"type": "error", "code": exc.code, "message": message, "ref": ref})
             if conn.refused >= self.limits.flood_close:
                 await conn.ws.close(code=1008, reason="too many refused messages")
         except Exception:  # noqa: BLE001 - e.g. the database is unreachable: refuse, keep the game
@@ -862,6 +867,11 @@ def _mover_of_last(game: Game) -> str:
 # -- HTTP --------------------------------------------------------------------------------------
 
 
+def _capitalise_sides(message: str) -> str:
+    """Side names as players read them ("South"), also in the engine's reasons ("south cannot pass")."""
+    return re.sub(r"\b(south|north)\b", lambda m: m.group(1).capitalize(), message)
+
+
 def _error(code: str, message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": code, "message": message}, status_code=status)
 
@@ -957,7 +967,7 @@ def create_app(
         room = hub.room(request.path_params["id"])
         return PlainTextResponse(
             hub.record_text(room),
-            headers={"Content-Disposition": f'attachment; filename="jericho-{room.rec.id}.txt"'},
+            headers={"Content-Disposition": f'attachment; filename="jericho-{room.rec.id}.jgn"'},
         )
 
     async def replay(request: Request) -> Response:
@@ -1047,6 +1057,7 @@ def create_app(
         Route("/api/games/{id}/join", join, methods=["POST"]),
         Route("/api/games/{id}/record", record),
         Route("/api/games/{id}/replay", replay),
+        *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
         WebSocketRoute("/ws/{id}", ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

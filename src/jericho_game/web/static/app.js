@@ -1,6 +1,9 @@
 // Jericho web client: home page (new game) and the game page.  The server decides
 // everything; this module shows the state it sends and sends the player's intentions.
-import { Board, COLOUR_NAME, drawPiece, describeTower } from "./board.js";
+import { Board, COLOUR_NAME, drawPiece, describeTower, describePreview, drawZoom } from "./board.js";
+import { initContrast } from "./contrast.js";
+
+initContrast();
 
 const $ = (id) => document.getElementById(id);
 const SIDE_NAME = { south: "South", north: "North" };
@@ -9,7 +12,21 @@ const COLOURS = ["R", "Y", "G", "B", "W"];
 const S = {
   id: null, token: null, role: "spectator", game: null, topo: null, board: null, ws: null,
   selected: null, hoverAlign: null, stickyAlign: null, replay: null, retry: 0, clockAt: 0,
-  flipped: null, resignArmed: null, closed: false,
+  flipped: null, resignArmed: null, closed: false, pending: null, preview: null, previewCell: null,
+};
+
+// What each AI level is like: one line each (strength from docs/ai.md's arena, think time measured there).
+const LEVELS = {
+  easy: "New to the game: grabs the most monoliths it can right now. Answers at once.",
+  medium: "A fair opponent that looks a few moves ahead. About 0.05 s a move.",
+  hard: "Strong: reads further ahead. About 0.2 s a move.",
+  expert: "The strongest: about 1 s a move, never more than 2.5 s.",
+};
+const RESEARCH = {
+  random: "Random legal moves (a baseline for testing).",
+  greedy: "Greedy: best immediate monolith count (what easy plays).",
+  mcts: "Monte Carlo tree search with its default budget.",
+  alphabeta: "Alpha-beta search with its default depth.",
 };
 
 const store = {
@@ -17,21 +34,21 @@ const store = {
   set(key, v) { try { localStorage.setItem(key, v); } catch { /* private mode */ } },
 };
 
+/** Show a message in the toast (it floats: nothing moves). It goes when the game moves on,
+ * when the player acts again, or after a few seconds. */
 function say(text, kind = "error") {
   const m = $("message");
   m.textContent = text || "";
   m.className = `message ${kind}`;
-  if (text) {
-    clearTimeout(say.t);
-    say.t = setTimeout(() => { if (m.textContent === text) m.textContent = ""; }, 9000);
-  }
+  clearTimeout(say.t);
+  if (text) say.t = setTimeout(() => { if (m.textContent === text) m.textContent = ""; }, 6000);
 }
 
 // ---------------------------------------------------------------- home page
 async function startHome() {
   $("home").hidden = false;
+  $("skip").hidden = true;  // there is no tray to skip to
   const form = $("new-game");
-  const levelSel = form.elements.level;
   fetch("/api/topology").then((r) => r.json()).then((topo) => {
     // a decorative position: the worked example of the rules, and a few more towers
     const b = new Board($("home-board"), topo, { onCell() {}, onAlignment() {}, onCellInfo() {} }, { interactive: false });
@@ -46,11 +63,19 @@ async function startHome() {
   try {
     const data = await (await fetch("/api/levels")).json();
     for (const name of data.levels) {
-      const o = document.createElement("option");
-      o.value = name;
-      o.textContent = name[0].toUpperCase() + name.slice(1);
-      if (name === data.default) o.selected = true;
-      levelSel.appendChild(o);
+      const main = name in LEVELS;  // anything else (research players, plug-ins) under the fold
+      const label = document.createElement("label");
+      const input = document.createElement("input");
+      input.type = "radio";
+      input.name = "level";
+      input.value = name;
+      input.checked = name === data.default;
+      const b = document.createElement("b");
+      b.textContent = name[0].toUpperCase() + name.slice(1);
+      const small = document.createElement("small");
+      small.textContent = LEVELS[name] || RESEARCH[name] || "A research player.";
+      label.append(input, b, small);
+      $(main ? "levels-main" : "levels-research").appendChild(label);
     }
   } catch {
     $("home-error").textContent = "Could not reach the server.";
@@ -67,7 +92,7 @@ async function startHome() {
     $("start").disabled = true;
     const mode = form.elements.mode.value;
     const body = { mode, side: form.elements.side.value };
-    if (mode === "ai") body.level = levelSel.value;
+    if (mode === "ai") body.level = form.elements.level.value;
     if (form.elements.clock.value) body.clock = Number(form.elements.clock.value);
     try {
       const r = await fetch("/api/games", { method: "POST", headers: { "Content-Type": "application/json" },
@@ -87,6 +112,10 @@ async function startHome() {
 // ---------------------------------------------------------------- game page
 async function startGame(id) {
   S.id = id;
+  try {
+    const r = await fetch(`/api/games/${encodeURIComponent(id)}`);
+    if (r.status === 404) { showMissing(); return; }
+  } catch { /* the socket will say the server is unreachable */ }
   $("play").hidden = false;
   const hash = new URLSearchParams(location.hash.slice(1));
   if (hash.get("seat")) store.set(`jericho:seat:${id}`, hash.get("seat"));
@@ -125,35 +154,49 @@ async function startGame(id) {
   setInterval(tickClocks, 250);
 }
 
+/** An unknown game: say so, and show no board and no game controls. */
+function showMissing() {
+  S.closed = true;
+  if (S.ws) S.ws.close();
+  $("play").hidden = true;
+  $("missing").hidden = false;
+  $("skip").hidden = true;
+  document.title = "Jericho · no game here";
+}
+
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${proto}://${location.host}/ws/${S.id}`);
   S.ws = ws;
-  $("conn").textContent = "connecting…";
   ws.onopen = () => {
     S.retry = 0;
-    $("conn").textContent = "";
+    $("conn").hidden = true;
     if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token }));
   };
   ws.onmessage = (ev) => {
     let msg;
     try { msg = JSON.parse(ev.data); } catch { return; }
     if (msg.type === "state") {
+      const moved = !S.game || S.game.ply !== msg.game.ply || S.game.status !== msg.game.status;
       S.game = msg.game;
       S.clockAt = performance.now();
+      if (moved) {
+        S.pending = null;
+        // a message about the previous position is stale now
+        if ($("message").textContent) say("");
+        closeZoom();
+      }
       render();
+      loadPreview();
     } else if (msg.type === "welcome") {
       S.role = msg.role;
       if (S.flipped === null) S.board.setFlip(msg.role === "north");
       render();
     } else if (msg.type === "error") {
-      if (msg.code === "unknown_game") {
-        S.closed = true;
-        $("banner").hidden = false;
-        $("banner").className = "banner over";
-        $("banner").textContent = "There is no game at this address.";
-      }
-      say(msg.message);
+      S.pending = null;
+      if (msg.code === "unknown_game") { showMissing(); return; }
+      const text = msg.message.charAt(0).toUpperCase() + msg.message.slice(1);
+      say(/[.!?]$/.test(text) ? text : `${text}.`);
     } else if (msg.type === "ack") {
       S.selected = null;
       S.backToTray = document.activeElement && document.activeElement.closest &&
@@ -166,7 +209,8 @@ function connect() {
   ws.onclose = () => {
     if (S.closed) return;
     const wait = Math.min(5000, 400 * 2 ** S.retry++);
-    $("conn").textContent = "connection lost: reconnecting…";
+    $("conn").hidden = false;
+    $("conn").textContent = "Connection lost: reconnecting…";
     setTimeout(connect, wait);
   };
 }
@@ -191,14 +235,48 @@ function myTurn() {
 }
 
 // ---------------------------------------------------------------- interaction
-function clickCell(cell) {
-  if (S.replay || !S.game) return;
-  if (!S.selected) {
+function clickCell(cell, event) {
+  if (!S.game) return;
+  // the second click of a double click may land after the move: it must not open the zoom either
+  if (event && event.detail > 1) return;
+  const view = currentView();
+  if (!S.selected || S.replay) {
     showCellInfo(cell, true);
-    if (myTurn()) say("Pick a piece from your tray first, then a highlighted cell.", "note");
+    if (view && (view.towers[cell] || []).length) openZoom(cell);
+    else if (myTurn()) say("Pick a piece from your tray first, then a highlighted cell.", "note");
     return;
   }
+  // one move per position: a double click (or a second tap while the first is on its way)
+  // must not send the move twice and earn a "the game moved on" error
+  if (S.pending === S.game.ply) return;
+  S.pending = S.game.ply;
   send({ type: "move", move: `${S.selected}@${cell}`, ply: S.game.ply });
+}
+
+function openZoom(cell) {
+  const view = currentView();
+  const tower = view.towers[cell] || [];
+  const c = S.topo.cells.find((x) => x.name === cell);
+  $("zoom-title").textContent = `${cell}: ${tower.length} piece${tower.length === 1 ? "" : "s"}, ${SIDE_NAME[c.camp]}'s camp`;
+  drawZoom($("zoom-svg"), tower);
+  const list = $("zoom-list");
+  list.replaceChildren();
+  tower.forEach((p, i) => {
+    const li = document.createElement("li");
+    const where = i === 0 ? "bottom: " : i === tower.length - 1 ? "top: " : "";
+    li.textContent = `${where}size ${p[0]}, ${COLOUR_NAME[p[1]]} (${p})`;
+    list.appendChild(li);
+  });
+  const aligns = S.topo.alignments.filter((a) => a.cells.includes(cell)).map((a) => {
+    const who = view.leaders[a.name];
+    return `${a.name} (${who ? `${SIDE_NAME[who]} leads` : "nobody leads"})`;
+  });
+  $("zoom-extra").textContent = `Pieces listed bottom to top. On ${aligns.join(" and ")}.`;
+  if (!$("zoom").open) $("zoom").showModal();
+}
+
+function closeZoom() {
+  if ($("zoom").open) $("zoom").close();
 }
 
 /** Why the player cannot pick ``piece`` now, or "" when they can (a refused choice is explained). */
@@ -224,12 +302,14 @@ function selectPiece(piece, byKeyboard = false) {
     return;
   }
   S.selected = S.selected === piece ? null : piece;
+  S.previewCell = null;
   say("");
   render();
   if (S.selected) {
     const n = (S.game.legal[piece] || []).length;
     if (byKeyboard && n) S.board.focusCell(S.game.legal[piece][0]);
-    $("info").textContent = `${piece} (${pieceWords(piece)}): ${n} cell${n === 1 ? "" : "s"} highlighted. Choose one.`;
+    $("info").textContent = `${piece} (${pieceWords(piece)}): ${n} cell${n === 1 ? "" : "s"} highlighted. ` +
+      "A badge on a cell shows how the move changes your lead in monoliths (+1: one more for you).";
   }
 }
 
@@ -238,6 +318,12 @@ function pieceWords(p) {
 }
 
 function showCellInfo(cell, sticky = false) {
+  if (S.selected && !S.replay) {
+    // with a piece in hand, a cell under the pointer or the focus previews the move there
+    S.previewCell = cell;
+    render();
+    return;
+  }
   if (!cell) {
     if (!sticky) render();
     return;
@@ -270,6 +356,11 @@ function wireControls() {
     b.classList.add("armed");
     S.resignArmed = setTimeout(() => { S.resignArmed = null; b.textContent = "Resign"; b.classList.remove("armed"); }, 4000);
   };
+  $("skip").onclick = (e) => {
+    e.preventDefault();
+    const slot = document.querySelector("#tray-mine .slot.playable") || $("tray-mine");
+    slot.focus();
+  };
   $("btn-flip").onclick = () => { S.flipped = !S.board.flip; S.board.setFlip(S.flipped); render(); };
   $("btn-replay").onclick = () => enterReplay(null);
   $("rp-first").onclick = () => stepReplay(-Infinity);
@@ -286,7 +377,7 @@ function wireControls() {
   });
   document.addEventListener("keydown", (e) => {
     if (e.target && e.target.tagName === "INPUT") return;
-    if (e.key === "Escape") { S.selected = null; S.stickyAlign = null; render(); }
+    if (e.key === "Escape") { S.selected = null; S.stickyAlign = null; S.previewCell = null; render(); }
     if (S.replay && e.key === "ArrowLeft") stepReplay(-1);
     if (S.replay && e.key === "ArrowRight") stepReplay(1);
   });
@@ -333,14 +424,55 @@ function seatLabel(side) {
 function resultText(g) {
   const [s, n] = g.score;
   if (g.result === "draw") return `Draw: both players passed with ${s} monoliths each.`;
-  const w = SIDE_NAME[g.result], l = SIDE_NAME[g.result === "south" ? "north" : "south"];
+  // a player reads about themselves; spectators and hot-seat players read side names
+  const me = S.role === "south" || S.role === "north" ? S.role : null;
+  const loser = g.result === "south" ? "north" : "south";
+  const w = g.result === me ? "you" : SIDE_NAME[g.result];
+  const l = loser === me ? "you" : SIDE_NAME[loser];
+  const held = `${Math.max(s, n)} to ${Math.min(s, n)}`;
   const why = {
     seven: `${w} held 7 monoliths through a full turn`,
-    exhaustion: `both players passed; ${w} holds more monoliths (${Math.max(s, n)} to ${Math.min(s, n)})`,
+    exhaustion: `both players passed; ${w} ${w === "you" ? "hold" : "holds"} more monoliths (${held})`,
     resign: `${l} resigned`,
     time: `${l} ran out of time`,
   }[g.reason] || "";
-  return `${w} wins${why ? ": " + why : ""}.`;
+  const head = !me ? `${SIDE_NAME[g.result]} wins` : me === g.result ? "You won" : "You lost";
+  const text = `${head}${why ? ": " + why : ""}.`;
+  return text.replace(": you ", ": You ");
+}
+
+/** Fetch what each placement would change (the move preview) for the position on the board. */
+async function loadPreview() {
+  const g = S.game;
+  if (!g || g.status !== "playing" || !myTurn()) return;
+  if (S.preview && S.preview.ply === g.ply && S.preview.id === g.id) return;
+  const ply = g.ply;
+  try {
+    const r = await fetch("/api/preview", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ moves: g.moves }) });
+    if (!r.ok) return;
+    const data = await r.json();
+    if (S.game && S.game.ply === ply) {
+      S.preview = { id: g.id, ply, effects: data.effects };
+      render();
+    }
+  } catch { /* no preview: the move still works */ }
+}
+
+/** Per legal cell of the selected piece: {mine, theirs, changes, words}, and the lines that
+ * would change hands if the piece went on S.previewCell. */
+function previewFor(piece, mover) {
+  const g = S.game;
+  if (!piece || !S.preview || S.preview.ply !== g.ply) return { cells: null, lines: null };
+  const effects = S.preview.effects[piece[0]] || {};
+  const cells = {};
+  for (const cell of g.legal[piece] || []) cells[cell] = describePreview(effects[cell] || [], mover, SIDE_NAME);
+  let lines = null;
+  if (S.previewCell && cells[S.previewCell]) {
+    lines = {};
+    for (const [a, , now] of effects[S.previewCell] || []) lines[a] = now;
+  }
+  return { cells, lines };
 }
 
 function render() {
@@ -388,18 +520,21 @@ function render() {
     cls += " waiting";
   }
   banner.hidden = !text;
-  banner.textContent = text;
+  if (banner.textContent !== text) banner.textContent = text;
   banner.className = cls;
   // selection sanity
   if (S.selected && (!myTurn() || !g.legal[S.selected])) S.selected = null;
   // board
   const conf = S.hoverAlign && !S.replay ? g.confrontations[S.hoverAlign] : null;
   const champions = new Set(conf ? [conf.south, conf.north].filter(Boolean) : []);
+  const pv = previewFor(S.selected, g.turn);
   S.board.render(view, {
     legalCells: new Set(S.selected ? g.legal[S.selected] || [] : []),
     selected: S.selected,
     hoverAlignment: S.hoverAlign,
     champions,
+    preview: pv.cells,
+    previewLines: pv.lines,
   });
   if (conf) {
     const a = S.topo.alignments.find((x) => x.name === S.hoverAlign);
@@ -411,10 +546,13 @@ function render() {
     const b = document.createElement("b");
     b.textContent = `Alignment ${a.name} (${a.kind}): `;
     $("info").append(b, `${champ("south")}; ${champ("north")}. ${reason}.`);
+  } else if (S.selected && S.previewCell && pv.cells && pv.cells[S.previewCell]) {
+    $("info").textContent = `${S.selected}@${S.previewCell}: ${pv.cells[S.previewCell].words}.`;
   } else if (!S.selected) {
     $("info").textContent = S.replay ? "Replay: use ◀ ▶ or the arrow keys." :
-      myTurn() ? "Your move: pick a piece from your tray, then a highlighted cell." :
-        "Hover or tap an alignment (its line or a triangle) to see who leads it and why.";
+      g.status === "over" ? resultText(g) :
+        myTurn() ? "Your move: pick a piece from your tray, then a highlighted cell." :
+          "Hover or tap an alignment (its line or a triangle) to see who leads it and why; tap a tower to zoom in.";
   }
   renderTrays();
   if (S.backToTray && myTurn()) {
@@ -505,8 +643,9 @@ function drawTray(node, side, interactive) {
     b.setAttribute("aria-disabled", playable ? "false" : "true");
     b.tabIndex = playable ? 0 : -1;
     b.classList.toggle("used", !has);
-    b.classList.toggle("selected", S.selected === p);
-    b.setAttribute("aria-pressed", S.selected === p ? "true" : "false");
+    const chosen = interactive && S.selected === p;  // never outline the opponent's copy of the piece
+    b.classList.toggle("selected", chosen);
+    b.setAttribute("aria-pressed", chosen ? "true" : "false");
     b.setAttribute("aria-label", `${p}, ${pieceWords(p)}${has ? "" : ", already placed"}`);
     b.title = `${p}: ${pieceWords(p)}${has ? "" : " (placed)"}`;
     if (b.dataset.has !== String(has)) {

@@ -3,8 +3,11 @@
 
 const NS = "http://www.w3.org/2000/svg";
 export const UNIT = 100; // SVG units per board unit
-export const PIECE_FILL = { R: "#d7263d", Y: "#f4c430", G: "#2e9e4f", B: "#2a6fdb", W: "#f8f6ef" };
+// Chosen so that every pair stays at least 21 CIEDE2000 apart for normal vision and under
+// simulated protanopia, deuteranopia and tritanopia (tests/web/test_access.py checks the page).
+export const PIECE_FILL = { R: "#ea320f", Y: "#ffc801", G: "#3a9776", B: "#003ccc", W: "#f8f6ef" };
 export const PIECE_INK = { R: "#fff", Y: "#2b2414", G: "#fff", B: "#fff", W: "#2b2414" };
+export const SIDE_FILL = { south: "#6a1b7a", north: "#3fb0a2" };
 export const COLOUR_NAME = { R: "red", Y: "yellow", G: "green", B: "blue", W: "white" };
 
 function el(name, attrs = {}, parent = null) {
@@ -24,25 +27,58 @@ export function describeTower(cell, tower, camp) {
   return `${cell} (${camp} camp): ${tower.join(" / ")} bottom to top, top piece ${top}`;
 }
 
+/**
+ * The effect of one placement, from the engine's leader changes ([alignment, old, new] each):
+ * {mine, theirs} monoliths gained (negative: lost) by the mover and the opponent, and words.
+ */
+export function describePreview(changes, mover, names) {
+  const other = mover === "south" ? "north" : "south";
+  let mine = 0, theirs = 0;
+  const words = [];
+  for (const [a, old, now] of changes) {
+    mine += (now === mover) - (old === mover);
+    theirs += (now === other) - (old === other);
+    if (now === mover) words.push(`wins ${a}${old ? ` from ${names[old]}` : ""}`);
+    else if (old === mover) words.push(now ? `loses ${a} to ${names[now]}` : `loses ${a} (nobody would lead it)`);
+    else if (now === null) words.push(`takes ${a} from ${names[old]} (nobody would lead it)`);
+    else words.push(`gives ${a} to ${names[now]}`);
+  }
+  return { mine, theirs, changes: changes.length, words: words.length ? words.join("; ") : "no monolith changes hands" };
+}
+
+/** A large drawing of one tower, bottom to top, for the zoom. */
+export function drawZoom(svg, tower) {
+  svg.replaceChildren();
+  const n = Math.max(1, tower.length);
+  const h = 44, gap = 4;
+  svg.setAttribute("viewBox", `-100 -6 200 ${n * (h + gap) + 8}`);
+  let y = (n - 1) * (h + gap);
+  tower.forEach((p, i) => {
+    drawPiece(svg, p, 0, y, h, { top: i === tower.length - 1, zoom: true });
+    y -= h + gap;
+  });
+}
+
 /** Draw one piece as a bar (a cylinder seen from the side) centred on (cx, y). */
-export function drawPiece(parent, piece, cx, y, h, { top = false } = {}) {
+export function drawPiece(parent, piece, cx, y, h, { top = false, zoom = false } = {}) {
   const size = Number(piece[0]);
   const col = piece[1];
-  const w = 30 + size * 10.5;
+  const w = zoom ? 70 + size * 25 : 34 + size * 10;
   const g = el("g", { class: "piece" + (top ? " top" : ""), "data-piece": piece }, parent);
   el("rect", {
     x: cx - w / 2, y, width: w, height: h, rx: Math.min(7, h / 3),
-    fill: PIECE_FILL[col], stroke: top ? "#1b1510" : col === "W" ? "#9c9484" : "rgba(0,0,0,.35)",
-    "stroke-width": top ? 3 : 1.5,
+    fill: PIECE_FILL[col], stroke: top ? "#1b1510" : col === "W" ? "#6f6758" : "rgba(0,0,0,.45)",
+    "stroke-width": top ? 3 : 1.5, class: "piece-body",
   }, g);
   // a soft highlight band so the bar reads as a cylinder
   el("rect", { x: cx - w / 2 + 3, y: y + 2, width: w - 6, height: Math.max(2, h * 0.22), rx: 3,
     fill: "#fff", opacity: col === "W" || col === "Y" ? 0.35 : 0.22 }, g);
+  // the notation (5R) on every piece: the colour never rests on the fill alone
   const t = el("text", {
-    x: cx, y: y + h / 2 + 1, "text-anchor": "middle", "dominant-baseline": "central",
-    "font-size": Math.min(h * 0.82, top ? 30 : 20), "font-weight": 800, fill: PIECE_INK[col],
+    x: cx, y: y + h / 2 + 1, "text-anchor": "middle", "dominant-baseline": "central", class: "piece-label",
+    "font-size": Math.min(h * 0.9, 32), "font-weight": 800, fill: PIECE_INK[col],
   }, g);
-  t.textContent = piece[0];
+  t.textContent = piece;
   return g;
 }
 
@@ -71,7 +107,7 @@ export class Board {
   build() {
     const svg = this.svg;
     svg.replaceChildren();
-    svg.setAttribute("viewBox", "-530 -530 1060 1060");
+    svg.setAttribute("viewBox", "-500 -532 1000 1056");
     svg.setAttribute("role", "group");
     svg.setAttribute("aria-label", "Jericho board");
     const defs = el("defs", {}, svg);
@@ -79,10 +115,6 @@ export class Board {
       <radialGradient id="wood" cx="50%" cy="45%" r="70%">
         <stop offset="0%" stop-color="#f1e3c4"/><stop offset="70%" stop-color="#e4cfa4"/>
         <stop offset="100%" stop-color="#cfb27c"/></radialGradient>
-      <linearGradient id="mono-south" x1="0" x2="1"><stop offset="0" stop-color="#b25fb6"/>
-        <stop offset="1" stop-color="#6d2a72"/></linearGradient>
-      <linearGradient id="mono-north" x1="0" x2="1"><stop offset="0" stop-color="#3fa39c"/>
-        <stop offset="1" stop-color="#15504d"/></linearGradient>
       <filter id="lift" x="-20%" y="-20%" width="140%" height="140%">
         <feDropShadow dx="0" dy="3" stdDeviation="3" flood-opacity=".35"/></filter>`;
     const outline = this.topo.outline.map(([x, y]) => this.P(x, y).join(",")).join(" ");
@@ -137,7 +169,20 @@ export class Board {
       const [x1, y1] = this.P(ts.x, ts.y), [x2, y2] = this.P(tn.x, tn.y);
       const g = el("g", { class: `alignment ${a.kind}`, "data-alignment": a.name, "aria-label": `alignment ${a.name}` },
         this.lineLayer);
-      if (this.interactive) { g.setAttribute("tabindex", 0); g.setAttribute("role", "button"); }
+      // one Tab stop for all 13 alignments (the arrow keys go from one to the next)
+      if (this.interactive) { g.setAttribute("tabindex", a === this.topo.alignments[0] ? 0 : -1); g.setAttribute("role", "button"); }
+      // a decorative board takes no Tab stop (Chromium makes SVG groups with focus listeners focusable)
+      else g.setAttribute("tabindex", -1);
+      g.addEventListener("keydown", (e) => {
+        const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+        if (!step) return;
+        e.preventDefault();
+        const names = this.topo.alignments.map((x) => x.name);
+        const next = this.lines[names[(names.indexOf(a.name) + step + names.length) % names.length]];
+        g.setAttribute("tabindex", -1);
+        next.setAttribute("tabindex", 0);
+        next.focus();
+      });
       el("line", { x1, y1, x2, y2, class: "line" }, g);
       el("line", { x1, y1, x2, y2, class: "hit" }, g);
       g.addEventListener("mouseenter", () => this.h.onAlignment(a.name));
@@ -154,20 +199,31 @@ export class Board {
       const [x, y] = this.P(c.x, c.y);
       const g = el("g", { class: `cell camp-${c.camp}`, "data-cell": c.name, transform: `translate(${x} ${y})` },
         this.cellLayer);
-      if (this.interactive) { g.setAttribute("tabindex", 0); g.setAttribute("role", "button"); }
+      // one Tab stop for the 26 cells (roving: the arrow keys move between them)
+      if (this.interactive) { g.setAttribute("tabindex", c === this.topo.cells[0] ? 0 : -1); g.setAttribute("role", "button"); }
+      else g.setAttribute("tabindex", -1);
+      // the whole pitch around the cell answers a tap, so targets are as large as the board allows
+      el("rect", { x: -50, y: -50, width: 100, height: 100, class: "cell-hit", fill: "transparent" }, g);
       el("rect", { x: -43, y: -43, width: 86, height: 86, rx: 14, class: "cell-bg" }, g);
       el("rect", { x: -46, y: -46, width: 92, height: 92, rx: 16, class: "cell-ring" }, g);
       const name = el("text", { x: -37, y: -30, class: "cell-name" }, g);
       name.textContent = c.name;
       el("g", { class: "stack" }, g);
-      g.addEventListener("click", () => this.h.onCell(c.name));
+      const badge = el("g", { class: "badge", transform: "translate(26 -34)" }, g);
+      el("rect", { x: -26, y: -15, width: 52, height: 30, rx: 15 }, badge);
+      el("text", { x: 0, y: 1, "text-anchor": "middle", "dominant-baseline": "central" }, badge);
+      g.addEventListener("click", (e) => this.h.onCell(c.name, e));
       g.addEventListener("keydown", (e) => {
         if (e.key === "Enter" || e.key === " ") { e.preventDefault(); this.h.onCell(c.name); }
         const dir = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[e.key];
         if (dir) { e.preventDefault(); this.focusNeighbour(c.name, dir); }
       });
       g.addEventListener("mouseenter", () => this.h.onCellInfo(c.name));
-      g.addEventListener("focus", () => this.h.onCellInfo(c.name));
+      g.addEventListener("focus", () => {
+        for (const other of Object.values(this.cellNodes)) if (other !== g) other.setAttribute("tabindex", -1);
+        g.setAttribute("tabindex", 0);
+        this.h.onCellInfo(c.name);
+      });
       g.addEventListener("mouseleave", () => this.h.onCellInfo(null));
       this.cellNodes[c.name] = g;
     }
@@ -211,8 +267,8 @@ export class Board {
     const g = el("g", { class: `triangle tri-${t.side}`, "data-triangle": `${a.name}:${t.side}` }, this.triLayer);
     el("polygon", { points: pts.map((p) => p.join(",")).join(" "), class: "tri" }, g);
     const mono = el("g", { class: "monolith", transform: `translate(${tx} ${ty})`, filter: "url(#lift)" }, g);
-    el("path", { d: "M -9 20 L -7 -22 L 0 -34 L 7 -22 L 9 20 Z", fill: `url(#mono-${t.side})`,
-      stroke: "#1b1510", "stroke-width": 2.5 }, mono);
+    el("path", { d: "M -11 20 L -9 -22 L 0 -34 L 9 -22 L 11 20 Z", fill: SIDE_FILL[t.side],
+      stroke: "#1b1510", "stroke-width": 2.5, class: "monolith-body" }, mono);
     g.addEventListener("mouseenter", () => this.h.onAlignment(a.name));
     g.addEventListener("mouseleave", () => this.h.onAlignment(null));
     g.addEventListener("click", () => this.h.onAlignment(a.name, true));
@@ -244,6 +300,15 @@ export class Board {
       const camp = this.cells[name].camp;
       let label = describeTower(name, tower, camp);
       if (legal.has(name)) label += `; ${opts.selected} may go here`;
+      // the move's effect before it is made: how much it moves the mover's lead in monoliths
+      const effect = opts.preview && legal.has(name) ? opts.preview[name] : null;
+      const badge = g.querySelector(".badge");
+      const delta = effect ? effect.mine - effect.theirs : 0;
+      badge.classList.toggle("shown", !!effect && effect.changes > 0);
+      badge.classList.toggle("gain", delta > 0);
+      badge.classList.toggle("loss", delta < 0);
+      badge.querySelector("text").textContent = !effect ? "" : delta > 0 ? `+${delta}` : delta < 0 ? `−${-delta}` : "±0";
+      if (effect && effect.words) label += `; ${effect.words}`;
       g.setAttribute("aria-label", label);
       const stack = g.querySelector(".stack");
       const key = tower.join(",");
@@ -253,11 +318,13 @@ export class Board {
       const n = tower.length;
       g.classList.toggle("occupied", n > 0);
       if (!n) continue;
-      const h = n === 1 ? 40 : n === 2 ? 30 : n === 3 ? 23 : 18.5;
-      const gap = 1.5;
+      // the bars fill the cell's height (its name is hidden once occupied): the taller the
+      // bars, the larger the letters on them (a phone shows a tall tower whole in the zoom)
+      const h = n === 1 ? 44 : n === 2 ? 39 : n === 3 ? 26.5 : 19.8;
+      const gap = n === 4 ? 1.2 : 1.5;
       const total = n * h + (n - 1) * gap;
-      let y = 40 - total;
-      if (n === 1) y = -18;
+      let y = 41 - total;
+      if (n === 1) y = -20;
       // top piece drawn first at the top, bottom piece last at the bottom
       for (let i = n - 1; i >= 0; i--) {
         drawPiece(stack, tower[i], 0, y, h, { top: i === n - 1 });
@@ -273,6 +340,11 @@ export class Board {
       g.classList.toggle("led-south", leader === "south");
       g.classList.toggle("led-north", leader === "north");
       g.classList.toggle("hover", opts.hoverAlignment === name);
+      const change = opts.previewLines ? opts.previewLines[name] : undefined;
+      g.classList.toggle("preview", change !== undefined);
+      g.classList.toggle("preview-south", change === "south");
+      g.classList.toggle("preview-north", change === "north");
+      g.classList.toggle("preview-none", change === null);
     }
   }
 }

@@ -1,5 +1,13 @@
 // Renders the rules (Markdown, served at /api/rules.md) into the page: headings, paragraphs,
 // lists, tables, code blocks and inline code/bold/italics/links are enough for docs/rules.md.
+// A fenced block in the language "board" is a diagram, drawn with the game's own board:
+//   towers: d2=5R d3=1G,2Y     (or "-")
+//   leaders: d=north
+//   caption: words under the drawing
+import { Board } from "./board.js";
+import { initContrast } from "./contrast.js";
+
+initContrast();
 const esc = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 function inline(s) {
@@ -18,9 +26,17 @@ export function markdown(text) {
     const line = lines[i];
     if (/^```/.test(line)) {
       const buf = [];
+      const lang = line.slice(3).trim();
       for (i++; i < lines.length && !/^```/.test(lines[i]); i++) buf.push(lines[i]);
       i++;
-      out.push(`<pre><code>${esc(buf.join("\n"))}</code></pre>`);
+      if (lang === "board") {
+        const spec = Object.fromEntries(buf.map((l) => [l.split(":")[0].trim(), l.slice(l.indexOf(":") + 1).trim()]));
+        out.push(`<figure class="diagram" data-towers="${esc(spec.towers || "-")}" data-leaders="${esc(spec.leaders || "")}">` +
+          `<svg role="img" aria-label="${esc(spec.caption || "board diagram")}"></svg>` +
+          `<figcaption>${inline(spec.caption || "")}</figcaption></figure>`);
+      } else {
+        out.push(`<pre><code>${esc(buf.join("\n"))}</code></pre>`);
+      }
     } else if (/^#{1,6} /.test(line)) {
       const n = line.match(/^#+/)[0].length;
       out.push(`<h${n}>${inline(line.slice(n + 1))}</h${n}>`);
@@ -55,8 +71,25 @@ export function markdown(text) {
   return out.join("\n");
 }
 
+function pairs(text, sep) {
+  return text.split(/\s+/).filter((x) => x.includes("=")).map((x) => x.split("=")).map(([k, v]) => [k, sep ? v.split(sep) : v]);
+}
+
+async function drawDiagrams() {
+  const figures = document.querySelectorAll("figure.diagram");
+  if (!figures.length) return;
+  const topo = await (await fetch("/api/topology")).json();
+  for (const fig of figures) {
+    const board = new Board(fig.querySelector("svg"), topo, { onCell() {}, onAlignment() {}, onCellInfo() {} },
+      { interactive: false });
+    board.build();
+    board.render({ towers: Object.fromEntries(pairs(fig.dataset.towers, ",")),
+      leaders: Object.fromEntries(pairs(fig.dataset.leaders)), last: null });
+  }
+}
+
 const main = document.getElementById("rules");
 fetch("/api/rules.md")
   .then((r) => r.text())
-  .then((t) => { main.innerHTML = markdown(t); })
+  .then((t) => { main.innerHTML = markdown(t); return drawDiagrams(); })
   .catch(() => { main.textContent = "Could not load the rules."; });

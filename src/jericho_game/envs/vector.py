@@ -1,0 +1,440 @@
+"""``B`` Jericho games stepped at once: a Gymnasium vector environment with numpy arrays.
+
+>>> import gymnasium, jericho_game.envs.gym_env      # registers "Jericho-v0" and its vector entry point
+>>> envs = gymnasium.make_vec("Jericho-v0", num_envs=1024)
+>>> obs, info = envs.reset(seed=0)                   # obs["observation"]: (1024, 1239), obs["action_mask"]: (1024, 651)
+>>> actions = envs.action_space.sample(mask=tuple(obs["action_mask"]))   # or a policy's argmax over the mask
+>>> obs, rewards, terminated, truncated, info = envs.step(actions)
+
+Each sub-environment is the single-agent game of :class:`jericho_game.envs.gym_env.JerichoEnv`
+(the agent plays one side against a **random** opponent; +1 / -1 / 0 at the end), with
+the same observation options (``observation="flat" | "planar"``, ``view="absolute" |
+"canonical"``).  Finished games start again on the next ``step`` (Gymnasium's
+``AutoresetMode.NEXT_STEP``: that step ignores the action of that game and returns the
+first observation of its next episode, reward 0).  An illegal action ends that game with
+reward -1 (``info["illegal_action"]`` marks it), as ``illegal_action="lose"`` does in the
+single env.  ``agent_side="random"`` draws a side per game per episode.
+
+Speed: the whole batch goes through numpy at each step — observations, legal masks and
+the opponent's uniform choice among its legal moves are computed for all games at once
+from the engine's state fields (``jericho_game.core``'s documented search interface:
+``code``, ``reserve``, ``size_free`` …); only the moves themselves are played game by game
+by the engine's ``State.push``.  :class:`BatchEngine` is the seam: a compiled kernel
+offering the same few methods (``jericho_game._kernel.BatchEngine``, when installed) is
+used instead of :class:`PythonBatchEngine`; the results are the same either way.
+``jericho bench`` prints the figure (agent steps per second at ``B = 1024``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from itertools import chain
+from typing import Any, Protocol
+
+from jericho_game.extras import missing_extra
+
+try:
+    import gymnasium
+    import numpy as np
+    from gymnasium.vector import AutoresetMode, VectorEnv
+    from gymnasium.vector.utils import batch_space
+except ImportError as exc:
+    raise missing_extra("the vector environment", "rl", exc) from exc
+
+from jericho_game.core import N_PIECES, NO_OUTCOME, PIECE_COLOUR, PIECE_SIZE, SEVEN, State, Tables
+from jericho_game.envs.encoding import Encoding, as_action, default_encoding
+from jericho_game.envs.views import View
+from jericho_game.game import Game
+
+__all__ = ["JerichoVectorEnv", "BatchEngine", "PythonBatchEngine", "batch_engine"]
+
+
+class BatchEngine(Protocol):
+    """What the vector env needs from an engine holding ``n`` games (numbered ``0..n-1``)."""
+
+    n: int
+
+    def reset(self, games: np.ndarray) -> None:
+        """Put ``games`` (indices) back at the start."""
+
+    def push(self, games: np.ndarray, codes: np.ndarray) -> None:
+        """Play move ``codes[k]`` (legal) in game ``games[k]``."""
+
+    def status(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(turn, outcome)`` of every game, int arrays of length ``n``."""
+
+    def observe(self, games: np.ndarray, sides: np.ndarray) -> np.ndarray:
+        """Flat observations ``(len(games), n_obs)`` of ``games`` seen by ``sides``."""
+
+    def masks(self, games: np.ndarray) -> np.ndarray:
+        """Legal-action masks ``(len(games), n_actions)`` (int8) of ``games``."""
+
+
+class PythonBatchEngine:
+    """:class:`BatchEngine` on the engine's ``State`` objects, with numpy for the batch work."""
+
+    def __init__(self, n: int, encoding: Encoding | None = None) -> None:
+        self.encoding = enc = encoding or default_encoding()
+        self.tables: Tables = enc.tables
+        t = self.tables
+        if t.n_cells > 32:  # cell masks are unpacked from 4 bytes (see _masks)
+            raise ValueError(f"the batch engine handles boards of at most 32 cells, not {t.n_cells}")
+        self.n = n
+        self._start = Game(t.topology).state
+        self.states: list[State] = [self._start.copy() for _ in range(n)]
+        self.n_cells = t.n_cells
+        self.n_align = t.n_align
+        # Columns of the field table one pass over the states fills (see _fields).
+        c, a = t.n_cells, t.n_align
+        self._cols = {
+            "code": slice(0, c),
+            "sf": slice(c, c + 5),
+            "cf": slice(c + 5, c + 10),
+            "reserve": slice(c + 10, c + 12),
+            "leader": slice(c + 12, c + 12 + a),
+            "score": slice(c + 12 + a, c + 14 + a),
+        }
+        k = c + 14 + a
+        self._scalar = {"turn": k, "last_cell": k + 1, "last_piece": k + 2, "passes": k + 3, "outcome": k + 4}
+        self._forbidden = k + 5
+        self._piece_size = np.array(PIECE_SIZE, dtype=np.int64)
+        self._piece_colour = np.array(PIECE_COLOUR, dtype=np.int64)
+        self._cell_bits = np.arange(t.n_cells, dtype=np.int64)
+        self._piece_bits = np.arange(N_PIECES, dtype=np.int64)
+        self._camp = np.array(t.cell_camp, dtype=np.int64)
+        self._aligned = np.zeros((t.n_cells, t.n_cells), dtype=bool)
+        for c, others in enumerate(t.aligned):
+            self._aligned[c, list(others)] = True
+        off = {name: o for name, (o, _) in enc.segments.items()}
+        self._off = off
+        self._tower_base = off["towers"] + np.arange(t.n_cells)[None, :] * 40
+
+    # -- BatchEngine ------------------------------------------------------------------------
+    def reset(self, games: np.ndarray) -> None:
+        """Put ``games`` back at the start."""
+        start = self._start
+        states = self.states
+        for i in games.tolist():
+            states[i] = start.copy()
+
+    def push(self, games: np.ndarray, codes: np.ndarray) -> None:
+        """Play ``codes`` in ``games`` (the engine's own push: the rules in one place)."""
+        states = self.states
+        for i, code in zip(games.tolist(), codes.tolist(), strict=True):
+            states[i].push(code)
+
+    def status(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(turn, outcome)`` of every game."""
+        st = self.states
+        return (
+            np.fromiter((s.turn for s in st), dtype=np.int64, count=self.n),
+            np.fromiter((s.outcome for s in st), dtype=np.int64, count=self.n),
+        )
+
+    def _fields(self, games: np.ndarray) -> np.ndarray:
+        """One row of integers per game: every state field the observation and mask read."""
+        states = self.states
+        picked = [states[i] for i in games.tolist()]
+        width = self._forbidden + 1
+        # One flat stream of Python ints into numpy (much cheaper than a list of tuples).
+        stream = chain.from_iterable(
+            (
+                s.code,
+                s.size_free,
+                s.colour_free,
+                s.reserve,
+                s.leader,
+                s.score,
+                (s.turn, s.last_cell, s.last_piece, s.passes, s.outcome, s.last_below),
+            )
+            for s in picked
+        )
+        flat = np.fromiter(chain.from_iterable(stream), dtype=np.int64, count=len(picked) * width)
+        return flat.reshape(len(picked), width)
+
+    def _forbidden_cells(self, f: np.ndarray) -> np.ndarray:
+        """The asymmetry rule's cell masks (``State.forbidden_copy_cells``) for the batch."""
+        lc = f[:, self._scalar["last_cell"]]
+        code = f[:, self._cols["code"]]
+        below = f[:, self._forbidden]
+        hit = (code == below[:, None]) & self._aligned[np.maximum(lc, 0)] & (lc >= 0)[:, None]
+        return (hit.astype(np.int64) << self._cell_bits[None, :]).sum(axis=1)
+
+    def masks(self, games: np.ndarray) -> np.ndarray:
+        """Legal masks of ``games``, computed for the batch from the size/colour bit masks."""
+        return self._masks(self._fields(games))
+
+    def _masks(self, f: np.ndarray) -> np.ndarray:
+        cols, sc = self._cols, self._scalar
+        b = f.shape[0]
+        sf = f[:, cols["sf"]]
+        cf = f[:, cols["cf"]]
+        turn = f[:, sc["turn"]]
+        reserve = f[np.arange(b), cols["reserve"].start + turn]
+        cells = sf[:, self._piece_size] & cf[:, self._piece_colour]  # (b, 25) cell bit masks
+        last_piece = np.where(f[:, sc["last_cell"]] >= 0, f[:, sc["last_piece"]], -1)
+        copy = self._piece_bits[None, :] == last_piece[:, None]
+        cells = np.where(copy, cells & ~self._forbidden_cells(f)[:, None], cells)
+        cells = np.where((reserve[:, None] >> self._piece_bits[None, :]) & 1 == 1, cells, 0)
+        going = f[:, sc["outcome"]] == NO_OUTCOME
+        cells[~going] = 0
+        mask = np.empty((b, N_PIECES * self.n_cells + 1), dtype=np.int8)
+        # Cell bit masks to bits: the bytes of each mask, unpacked little-endian (fast on uint8).
+        as_bytes = cells.astype("<u4").view(np.uint8).reshape(b, N_PIECES, 4)
+        body = np.unpackbits(as_bytes, axis=2, bitorder="little")[:, :, : self.n_cells]
+        mask[:, :-1] = body.reshape(b, N_PIECES * self.n_cells)
+        mask[:, -1] = going & ~cells.any(axis=1)  # the pass: forced when nothing can be placed
+        return mask
+
+    def observe(self, games: np.ndarray, sides: np.ndarray) -> np.ndarray:
+        """Observations of ``games`` seen by ``sides`` (equal to :meth:`Encoding.observe`)."""
+        return self._observe(self._fields(games), np.asarray(sides, dtype=np.int64))
+
+    def _observe(self, f: np.ndarray, me: np.ndarray) -> np.ndarray:
+        cols, sc, off = self._cols, self._scalar, self._off
+        b = f.shape[0]
+        rows = np.arange(b)
+        obs = np.zeros((b, self.encoding.observation_size), dtype=np.float32)
+        flat = obs.reshape(-1)
+        width = obs.shape[1]
+        code = f[:, cols["code"]]
+        for level in range(4):
+            v = (code >> (5 * level)) & 31
+            r, c = np.nonzero(v)
+            p = v[r, c] - 1
+            base = r * width + self._tower_base[0, c] + level * 10
+            flat[base + p // 5] = 1.0
+            flat[base + 5 + p % 5] = 1.0
+        obs[:, off["own_camp"] : off["own_camp"] + self.n_cells] = self._camp[None, :] == me[:, None]
+        them = 1 - me
+        res = f[:, cols["reserve"]]
+        bits = self._piece_bits[None, :]
+        o = off["reserves"]
+        obs[:, o : o + N_PIECES] = (res[rows, me][:, None] >> bits) & 1
+        obs[:, o + N_PIECES : o + 2 * N_PIECES] = (res[rows, them][:, None] >> bits) & 1
+        leader = f[:, cols["leader"]]
+        j = np.where(leader < 0, 2, np.where(leader == me[:, None], 0, 1))
+        flat[(rows * width + off["leaders"])[:, None] + np.arange(self.n_align)[None, :] * 3 + j] = 1.0
+        score = f[:, cols["score"]]
+        mine, theirs = score[rows, me], score[rows, them]
+        width_s = self.n_align + 1
+        flat[rows * width + off["score"] + mine] = 1.0
+        flat[rows * width + off["score"] + width_s + theirs] = 1.0
+        obs[:, off["seven"]] = mine >= SEVEN
+        obs[:, off["seven"] + 1] = theirs >= SEVEN
+        lc = f[:, sc["last_cell"]]
+        placed = np.nonzero(lc >= 0)[0]
+        flat[placed * width + off["last_piece"] + f[placed, sc["last_piece"]]] = 1.0
+        flat[placed * width + off["last_cell"] + lc[placed]] = 1.0
+        obs[:, off["passed"]] = f[:, sc["passes"]] > 0
+        obs[:, off["turn"]] = f[:, sc["turn"]] == me
+        obs[:, off["turn"] + 1] = me == 1
+        return obs
+
+    def observe_and_mask(self, games: np.ndarray, sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`observe` and :meth:`masks` from one pass over the states."""
+        f = self._fields(games)
+        return self._observe(f, np.asarray(sides, dtype=np.int64)), self._masks(f)
+
+    def to_move_and_masks(self, games: np.ndarray, sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Those of ``games`` in progress with ``sides`` to move, and their masks (one pass)."""
+        f = self._fields(games)
+        sc = self._scalar
+        keep = (f[:, sc["outcome"]] == NO_OUTCOME) & (f[:, sc["turn"]] == sides)
+        return games[keep], self._masks(f[keep])
+
+
+def batch_engine(n: int, encoding: Encoding | None = None, kernel: bool | None = None) -> BatchEngine:
+    """The fastest engine for ``n`` games: the compiled kernel's when installed, else Python.
+
+    ``kernel=True`` insists on the compiled one (``ImportError`` without it), ``False``
+    takes the Python one.
+    """
+    if kernel is not False and (encoding is None or encoding is default_encoding()):
+        try:
+            factory = importlib.import_module("jericho_game._kernel").BatchEngine
+        except (ImportError, AttributeError):
+            if kernel:
+                raise ImportError("the compiled kernel (jericho_game._kernel.BatchEngine) is not installed") from None
+        else:
+            engine: BatchEngine = factory(n)
+            return engine
+    return PythonBatchEngine(n, encoding)
+
+
+class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
+    """``num_envs`` games against a random opponent, stepped at once (see the module docstring)."""
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 64,
+        opponent: str = "random",
+        agent_side: str = "south",
+        observation: str = "flat",
+        view: str = "absolute",
+        kernel: bool | None = None,
+        render_mode: str | None = None,
+        **unused: Any,
+    ) -> None:
+        if opponent != "random":
+            raise ValueError(
+                f"the vector env plays against 'random' only, not {opponent!r}: for another opponent use "
+                "gymnasium.make_vec('Jericho-v0', num_envs=B, vectorization_mode='sync', opponent=...)"
+            )
+        if agent_side not in ("south", "north", "random"):
+            raise ValueError(f"bad agent_side {agent_side!r}: choose 'south', 'north' or 'random'")
+        if render_mode is not None:
+            raise ValueError("the vector env does not render: render single envs (gymnasium.make('Jericho-v0'))")
+        extra = set(unused) - {"illegal_action", "max_episode_steps"}
+        if extra or unused.get("illegal_action", "lose") != "lose":
+            raise ValueError(f"options the vector env does not take: {sorted(unused)}")
+        if int(num_envs) < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        self.num_envs = int(num_envs)
+        self.encoding = default_encoding()
+        self.view = View(self.encoding, observation, view)
+        self.agent_side_option = agent_side
+        self.engine = batch_engine(self.num_envs, self.encoding, kernel)
+        n_act = self.encoding.n_actions
+        self.single_observation_space = gymnasium.spaces.Dict(
+            {
+                "observation": self.view.observation_space(),
+                "action_mask": gymnasium.spaces.Box(0, 1, (n_act,), dtype=np.int8),
+            }
+        )
+        self.single_action_space = gymnasium.spaces.Discrete(n_act)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.render_mode = None
+        self._all = np.arange(self.num_envs)
+        self.sides = np.zeros(self.num_envs, dtype=np.int64)
+        self._masks = np.zeros((self.num_envs, n_act), dtype=np.int8)  # absolute, agent to move
+        self._needs_reset = np.zeros(self.num_envs, dtype=bool)
+        self._started = False
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _draw_sides(self, games: np.ndarray) -> None:
+        if self.agent_side_option == "random":
+            self.sides[games] = self.np_random.integers(2, size=len(games))
+        else:
+            self.sides[games] = 0 if self.agent_side_option == "south" else 1
+
+    def _opponent_moves(self, games: np.ndarray) -> None:
+        """A uniformly random legal move for the opponent in those of ``games`` where it is to move.
+
+        Turns alternate (a pass is a move), so one move brings the agent back to move.
+        """
+        if not len(games):
+            return
+        engine = self.engine
+        both = getattr(engine, "to_move_and_masks", None)
+        if both is not None:
+            games, masks = both(games, 1 - self.sides[games])
+        else:
+            turn, outcome = engine.status()
+            games = games[(outcome[games] == NO_OUTCOME) & (turn[games] != self.sides[games])]
+            masks = engine.masks(games)
+        if len(games):
+            keys = self.np_random.random(masks.shape, dtype=np.float32) + 1.0  # > 0 on every legal move
+            engine.push(games, np.argmax(keys * masks, axis=1))
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        engine = self.engine
+        both = getattr(engine, "observe_and_mask", None)
+        if both is not None:
+            flat, masks = both(self._all, self.sides)
+        else:
+            flat, masks = engine.observe(self._all, self.sides), engine.masks(self._all)
+        self._masks = masks
+        north = self.sides == 1
+        if self.view.view == "canonical" and north.any():
+            half_turn = self.encoding.symmetry("half-turn")
+            flat = np.where(north[:, None], half_turn.observations(flat), flat)
+            masks = np.where(north[:, None], half_turn.masks(masks), masks)
+        obs = self.view.planar.from_flat(flat) if self.view.planar is not None else flat
+        return {"observation": obs, "action_mask": masks}
+
+    def _info(self, illegal: np.ndarray | None = None) -> dict[str, Any]:
+        info: dict[str, Any] = {"side": self.sides.copy(), "_side": np.ones(self.num_envs, dtype=bool)}
+        if illegal is not None and illegal.any():
+            info["illegal_action"] = illegal
+            info["_illegal_action"] = illegal.copy()
+        return info
+
+    # -- VectorEnv API --------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start every game (``seed``: one int for the batch's generator)."""
+        if isinstance(seed, list):
+            seed = seed[0]
+        super().reset(seed=seed)
+        if options:
+            raise ValueError(f"the vector env takes no reset options, got {sorted(options)}")
+        self.engine.reset(self._all)
+        self._draw_sides(self._all)
+        self._opponent_moves(self._all)
+        self._needs_reset[:] = False
+        self._started = True
+        return self._observation(), self._info()
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One move of the agent in every game, the opponent's replies, and auto-resets."""
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer) or acts.dtype == np.bool_:
+            if acts.shape == (self.num_envs,) and acts.dtype == object:
+                acts = np.array([as_action(a) for a in acts.tolist()], dtype=np.int64)
+            else:
+                raise TypeError(
+                    f"actions must be an integer array of shape ({self.num_envs},), got {acts.dtype} {acts.shape}"
+                )
+        acts = acts.astype(np.int64)
+        n_act = self.encoding.n_actions
+        if ((acts < 0) | (acts >= n_act)).any():
+            bad = int(acts[(acts < 0) | (acts >= n_act)][0])
+            raise ValueError(f"action {bad} out of range: actions are 0..{n_act - 1}")
+        if self.view.view == "canonical":
+            acts = np.where(self.sides == 1, self.encoding.symmetry("half-turn").actions(acts), acts)
+        rewards = np.zeros(self.num_envs, dtype=np.float64)
+        terminated = np.zeros(self.num_envs, dtype=bool)
+        restart = np.flatnonzero(self._needs_reset)
+        playing = np.flatnonzero(~self._needs_reset)
+        legal = self._masks[playing, acts[playing]] == 1
+        illegal = np.zeros(self.num_envs, dtype=bool)
+        illegal[playing[~legal]] = True
+        playing = playing[legal]
+        self.engine.push(playing, acts[playing])
+        self._opponent_moves(playing)
+        if len(restart):
+            self.engine.reset(restart)
+            self._draw_sides(restart)
+            self._opponent_moves(restart)
+        _, outcome = self.engine.status()
+        over = outcome != NO_OUTCOME
+        over[restart] = False
+        won = over & (outcome == self.sides)
+        lost = over & (outcome == 1 - self.sides)
+        rewards[won] = 1.0
+        rewards[lost] = -1.0
+        rewards[illegal] = -1.0
+        terminated[over | illegal] = True
+        self._needs_reset = terminated.copy()
+        obs = self._observation()
+        obs["action_mask"][terminated] = 0
+        self._masks[terminated] = 0
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        return obs, rewards, terminated, truncated, self._info(illegal)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release."""
+
+
+def make_vec(num_envs: int = 64, **kwargs: Any) -> JerichoVectorEnv:
+    """Gymnasium's ``vector_entry_point`` for ``Jericho-v0``."""
+    return JerichoVectorEnv(num_envs=num_envs, **kwargs)

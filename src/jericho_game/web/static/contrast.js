@@ -1,0 +1,22 @@
+// The high-contrast option: a toggle in the header, remembered in this browser; on by default
+// when the system asks for more contrast.
+const KEY = "jericho:contrast";
+
+function stored() {
+  try { return localStorage.getItem(KEY); } catch { return null; }
+}
+
+export function initContrast() {
+  const root = document.documentElement;
+  const wanted = stored() ?? (matchMedia("(prefers-contrast: more)").matches ? "high" : "normal");
+  root.dataset.contrast = wanted;
+  const button = document.getElementById("btn-contrast");
+  if (!button) return;
+  button.setAttribute("aria-pressed", String(wanted === "high"));
+  button.addEventListener("click", () => {
+    const next = root.dataset.contrast === "high" ? "normal" : "high";
+    root.dataset.contrast = next;
+    button.setAttribute("aria-pressed", String(next === "high"));
+    try { localStorage.setItem(KEY, next); } catch { /* private mode */ }
+  });
+}

@@ -1,0 +1,175 @@
+// The tutorial: seven short lessons, each a position played on the real engine
+// (jericho_game.web.tutorial answers every move: legal or not, the tutor's reply, feedback).
+import { Board, COLOUR_NAME, describePreview, describeTower, drawPiece } from "./board.js";
+import { initContrast } from "./contrast.js";
+
+initContrast();
+const $ = (id) => document.getElementById(id);
+const SIDE_NAME = { south: "South", north: "North" };
+const T = { lessons: [], index: 0, moves: [], game: null, selected: null, previewCell: null, done: new Set(), busy: false };
+let board = null;
+let topo = null;
+
+function feedback(text, kind = "") {
+  $("feedback").textContent = text;
+  $("feedback").className = `feedback ${kind}`;
+}
+
+async function json(url, body) {
+  const r = await fetch(url, body === undefined ? {} :
+    { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const data = await r.json();
+  if (!r.ok) throw new Error(data.message || r.statusText);
+  return data;
+}
+
+async function open(index) {
+  T.index = index;
+  const lesson = T.lessons[index];
+  const data = await json(`/api/tutorial/${lesson.id}`);
+  T.moves = [];
+  T.game = data.game;
+  T.selected = null;
+  T.previewCell = null;
+  $("lesson-title").textContent = lesson.title;
+  $("lesson-text").textContent = lesson.text;
+  $("lesson-goal").textContent = `Your turn: ${lesson.goal}`;
+  $("btn-next").hidden = true;
+  $("btn-play").hidden = true;
+  $("btn-hint").hidden = !lesson.hint;
+  feedback("");
+  history.replaceState(null, "", `#${lesson.id}`);
+  render();
+}
+
+function render() {
+  const g = T.game;
+  const nav = $("lesson-nav");
+  nav.replaceChildren();
+  T.lessons.forEach((l, i) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = String(i + 1);
+    b.title = l.title;
+    b.setAttribute("aria-label", `${l.title}${T.done.has(l.id) ? " (done)" : ""}`);
+    if (i === T.index) b.setAttribute("aria-current", "step");
+    b.classList.toggle("done", T.done.has(l.id));
+    b.onclick = () => open(i);
+    nav.appendChild(b);
+  });
+  const playing = !g.outcome && g.turn === "south" && !T.busy;
+  const legal = new Set(T.selected && playing ? g.legal[T.selected] || [] : []);
+  let cells = null, lines = null;
+  if (T.selected && playing) {
+    const effects = g.effects[T.selected[0]] || {};
+    cells = {};
+    for (const cell of legal) cells[cell] = describePreview(effects[cell] || [], "south", SIDE_NAME);
+    if (T.previewCell && cells[T.previewCell]) {
+      lines = {};
+      for (const [a, , now] of effects[T.previewCell] || []) lines[a] = now;
+      $("info").textContent = `${T.selected}@${T.previewCell}: ${cells[T.previewCell].words}.`;
+    }
+  }
+  board.render({ towers: g.towers, leaders: g.leaders, last: g.last },
+    { legalCells: legal, selected: T.selected, preview: cells, previewLines: lines });
+  const tray = $("tray-mine");
+  tray.replaceChildren();
+  const reserve = new Set(g.reserves.south);
+  for (const size of [5, 4, 3, 2, 1]) {
+    for (const c of ["R", "Y", "G", "B", "W"]) {
+      const p = `${size}${c}`;
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "slot";
+      b.dataset.piece = p;
+      const has = reserve.has(p);
+      b.disabled = !has;
+      b.classList.toggle("used", !has);
+      b.classList.toggle("playable", has && playing);
+      b.classList.toggle("selected", T.selected === p);
+      b.setAttribute("aria-pressed", String(T.selected === p));
+      b.setAttribute("aria-label", `${p}, size ${size}, ${COLOUR_NAME[c]}${has ? "" : ", already placed"}`);
+      const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+      svg.setAttribute("viewBox", "-45 -2 90 34");
+      if (has) drawPiece(svg, p, 0, 0, 30);
+      b.appendChild(svg);
+      b.onclick = () => {
+        if (!playing) return;
+        T.selected = T.selected === p ? null : p;
+        T.previewCell = null;
+        const n = T.selected ? (g.legal[p] || []).length : 0;
+        $("info").textContent = T.selected ? `${p}: ${n} cell${n === 1 ? "" : "s"} highlighted; the badges show how each move changes your lead in monoliths.` : "";
+        if (T.selected && !n) feedback(`${p} fits nowhere here: every tower holds its size or its colour.`, "bad");
+        render();
+      };
+      tray.appendChild(b);
+    }
+  }
+}
+
+async function tryMove(cell) {
+  const lesson = T.lessons[T.index];
+  if (!T.selected) {
+    const tower = T.game.towers[cell] || [];
+    const c = topo.cells.find((x) => x.name === cell);
+    $("info").textContent = describeTower(cell, tower, c.camp);
+    return;
+  }
+  if (T.busy) return;
+  T.busy = true;
+  const attempt = `${T.selected}@${cell}`;
+  try {
+    const data = await json(`/api/tutorial/${lesson.id}`, { moves: T.moves, try: attempt });
+    T.selected = null;
+    T.previewCell = null;
+    T.game = data.game;
+    if (!data.legal) {
+      feedback(data.feedback, "bad");
+    } else {
+      T.moves = data.moves;
+      if (data.done) {
+        T.done.add(lesson.id);
+        feedback(`Well done! ${data.feedback}`, "good");
+        const last = T.index === T.lessons.length - 1;
+        $("btn-next").hidden = last;
+        $("btn-hint").hidden = true;
+        $("btn-play").hidden = !last;
+        if (last) feedback(`Well done! ${data.feedback} You know the whole game now.`, "good");
+        ($(last ? "btn-play" : "btn-next")).focus();
+      } else {
+        feedback(`${data.feedback} Press “Try again” to replay the lesson.`, "bad");
+      }
+    }
+  } catch (err) {
+    feedback(`The tutor could not answer: ${err.message}`, "bad");
+  } finally {
+    T.busy = false;
+    render();
+  }
+}
+
+async function main() {
+  topo = await json("/api/topology");
+  board = new Board($("board"), topo, {
+    onCell: tryMove,
+    onAlignment: (name) => {
+      if (!name || !T.game) return;
+      const c = T.game.confrontations[name];
+      $("info").textContent = `Alignment ${name}: ${c.reason}.`;
+    },
+    onCellInfo: (cell) => {
+      if (!T.selected) return;
+      T.previewCell = cell;
+      render();
+    },
+  });
+  board.build();
+  T.lessons = (await json("/api/tutorial")).lessons;
+  $("btn-reset").onclick = () => open(T.index);
+  $("btn-next").onclick = () => open(Math.min(T.index + 1, T.lessons.length - 1));
+  $("btn-hint").onclick = () => feedback(`Hint: ${T.lessons[T.index].hint}`);
+  const wanted = T.lessons.findIndex((l) => `#${l.id}` === location.hash);
+  await open(wanted >= 0 ? wanted : 0);
+}
+
+main().catch((err) => feedback(`Could not load the tutorial: ${err.message}`, "bad"));
