@@ -188,6 +188,11 @@ def main(argv: list[str]) -> int:
         best, _, done, nodes, _ = kernel.C.alphabeta(mid, mid.legal_codes(), depth=depth, tt_bits=12, table=table)
         if done != depth or not mid.is_legal(best) or nodes < 1:
             raise AssertionError(f"alphabeta depth {depth}: {best}, {done}, {nodes}")
+    tree = kernel.C.Tree()
+    for n in (700, 700, 600):  # a kept tree, continued
+        kernel.C.mcts(mid, 3, sims=n, tree=tree)
+    if tree.simulations != 2000:
+        raise AssertionError(f"kept tree: {tree.simulations} simulations")
     if sum(kernel.C.playouts(mid, 500, 3, 3)) != 500:
         raise AssertionError("playouts lost games")
     print(f"C and Python kernels agree: {games} games, {plies} plies, {2 * games} playouts ({kernel.C.__file__})")

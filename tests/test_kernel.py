@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from jericho_game import Game, core, kernel
 from jericho_game.board import standard_topology
+from jericho_game.players import Limit
 from jericho_game.position import parse_position
 from tests import kernel_compare
 from tests.conftest import load_conformance
@@ -303,3 +304,35 @@ def test_kernels_agree_on_a_board_with_three_cells_per_camp_and_alignment() -> N
     assert plies > 60 * 10
     game = Game(topo)
     assert type(game.state).__module__ == "jericho_game._kernel" and len(game.legal_moves()) == 25 * 18
+
+
+def test_a_kept_tree_continues_the_search_exactly() -> None:
+    """Searching a position in slices on one Tree builds the tree of one uncut search."""
+    state = Game.from_moves("5R@d2 1G@d3").state
+    whole = kernel.C.mcts(state, 99, sims=900)
+    tree = kernel.C.Tree()
+    for n in (256, 256, 256, 132):
+        sliced = kernel.C.mcts(state, 99, sims=n, tree=tree)
+    assert sorted(sliced[3]) == sorted(whole[3]) and tree.simulations == 900 and tree.nodes == whole[2]
+    other = Game.from_moves("5R@d2 1G@d3 2Y@d3").state  # another position: the tree starts again
+    kernel.C.mcts(other, 99, sims=10, tree=tree)
+    assert tree.simulations == 10
+    tree.clear()
+    assert tree.simulations == 0 and tree.nodes == 0
+    with pytest.raises(TypeError, match="Tree"):
+        kernel.C.mcts(state, 1, sims=10, tree=object())
+
+
+def test_the_mcts_player_keeps_its_tree_only_for_the_same_position() -> None:
+    from jericho_game.players.mcts import KernelMCTSPlayer
+
+    game = Game.from_moves("5R@d2 1G@d3")
+    p = KernelMCTSPlayer(sims=300, seed=1)
+    p.choose_move(game)
+    p.choose_move(game)
+    assert p.last_reused == 300
+    game.play(game.legal_moves()[0])
+    p.choose_move(game)
+    assert p.last_reused == 0
+    p.choose_move(game, Limit(seed=3))  # a seed asks for a fresh, reproducible search
+    assert p.last_reused == 0

@@ -1411,15 +1411,90 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
     return done;
 }
 
+/* A search tree kept between calls (the Python player's `reuse`): a later search of the same
+   position continues it, with its own random generator, so a search cut in slices plays
+   exactly the move of one uncut search. */
+typedef struct {
+    PyObject_HEAD
+    Tree T;
+    uint64_t root_hash;
+    int used, busy;
+} TreeObject;
+
+static void tree_free(Tree *T)
+{
+    free(T->nodes);
+    free(T->pool);
+    memset(T, 0, sizeof(*T));
+}
+
+static PyObject *TreeObj_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, ":Tree", kwlist)) return NULL;
+    return type->tp_alloc(type, 0);
+}
+
+static void TreeObj_dealloc(TreeObject *self)
+{
+    tree_free(&self->T);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *TreeObj_clear(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    TreeObject *t = (TreeObject *)self;
+    if (t->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the tree is being searched");
+        return NULL;
+    }
+    tree_free(&t->T);
+    t->used = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *TreeObj_get_simulations(PyObject *self, void *Py_UNUSED(cl))
+{
+    TreeObject *t = (TreeObject *)self;
+    return PyLong_FromUnsignedLong(t->used ? t->T.nodes[0].n : 0);
+}
+
+static PyObject *TreeObj_get_nodes(PyObject *self, void *Py_UNUSED(cl))
+{
+    return PyLong_FromSize_t(((TreeObject *)self)->T.created);
+}
+
+static PyMethodDef TreeObj_methods[] = {
+    {"clear", TreeObj_clear, METH_NOARGS, "Forget the tree (the next search starts a new one)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef TreeObj_getset[] = {
+    {"simulations", TreeObj_get_simulations, NULL, "Simulations in the tree (its root's visits).", NULL},
+    {"nodes", TreeObj_get_nodes, NULL, "Nodes in the tree.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject TreeType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "jericho_game._kernel.Tree",
+    .tp_basicsize = sizeof(TreeObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An MCTS tree kept between searches of one position (see mcts(tree=...)).",
+    .tp_new = TreeObj_new,
+    .tp_dealloc = (destructor)TreeObj_dealloc,
+    .tp_methods = TreeObj_methods,
+    .tp_getset = TreeObj_getset,
+};
+
 static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
 {
-    PyObject *state, *seedobj;
+    PyObject *state, *seedobj, *treeobj = Py_None;
     long sims = 0;
     double seconds = 0.0, c = 0.7, widen = 2.0;
     int k = 3;
-    static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddi:mcts", kwlist, &StateType, &state, &seedobj, &sims,
-                                     &seconds, &c, &widen, &k))
+    static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiO:mcts", kwlist, &StateType, &state, &seedobj, &sims,
+                                     &seconds, &c, &widen, &k, &treeobj))
         return NULL;
     uint64_t seed;
     if (seed_arg(seedobj, &seed)) return NULL;
@@ -1428,44 +1503,71 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
                         "mcts: need sims > 0 and/or seconds > 0, k in [1, 1000], c >= 0 and widen > 0");
         return NULL;
     }
+    TreeObject *tobj = NULL;
+    if (treeobj != Py_None) {
+        if (!PyObject_TypeCheck(treeobj, &TreeType)) {
+            PyErr_Format(PyExc_TypeError, "tree must be a jericho_game._kernel.Tree, not %.80s",
+                         Py_TYPE(treeobj)->tp_name);
+            return NULL;
+        }
+        tobj = (TreeObject *)treeobj;
+        if (tobj->busy) {
+            PyErr_SetString(PyExc_RuntimeError, "mcts: the tree is being searched by another call");
+            return NULL;
+        }
+    }
     const Board *B = BRD(state);
     Pos R = ST(state)->pos;
     if (R.outcome != NO_OUTCOME) {
         PyErr_SetString(PyExc_ValueError, "mcts: the game is over, there is nothing to search");
         return NULL;
     }
-    Tree T;
-    memset(&T, 0, sizeof(T));
-    T.rng = seed;
-    T.c = c;
-    T.widen = widen;
-    T.k = k;
+    Tree local, *T = tobj ? &tobj->T : &local;
+    uint64_t h = hash_key(B, &R);
+    int fresh = !tobj || !tobj->used || tobj->root_hash != h;
+    if (fresh) {
+        if (tobj) tree_free(T);
+        memset(T, 0, sizeof(*T));
+        T->rng = seed;
+    }
+    T->c = c;
+    T->widen = widen;
+    T->k = k;
     long done = -1;
     double t0 = now_seconds(), elapsed;
-    if (tree_alloc(&T, 1) == 0) {
-        node_init(&T, &T.nodes[0], -1, 1 - R.turn, NO_OUTCOME);
+    if (!fresh || tree_alloc(T, 1) == 0) {
+        if (fresh) node_init(T, &T->nodes[0], -1, 1 - R.turn, NO_OUTCOME);
+        if (tobj) {
+            tobj->used = 1;
+            tobj->root_hash = h;
+            tobj->busy = 1;
+        }
         Py_BEGIN_ALLOW_THREADS
-        done = mcts_run(&T, B, &R, sims, seconds > 0 ? t0 + seconds : 0.0);
+        done = mcts_run(T, B, &R, sims, seconds > 0 ? t0 + seconds : 0.0);
         Py_END_ALLOW_THREADS
+        if (tobj) tobj->busy = 0;
     }
     elapsed = now_seconds() - t0;
     PyObject *children = NULL, *out = NULL;
     if (done < 0) {
         PyErr_NoMemory();
+        if (tobj) {
+            tree_free(T);
+            tobj->used = 0;
+        }
         goto end;
     }
     children = PyList_New(0);
-    for (int i = 0; children && i < T.nodes[0].n_children; i++) {
-        const Node *y = &T.nodes[T.nodes[0].child_base + i];
+    for (int i = 0; children && i < T->nodes[0].n_children; i++) {
+        const Node *y = &T->nodes[T->nodes[0].child_base + i];
         PyObject *t = Py_BuildValue("(ikd)", (int)y->code, (unsigned long)y->n, y->w);
         if (!t || PyList_Append(children, t)) Py_CLEAR(children);
         Py_XDECREF(t);
     }
-    if (children) out = Py_BuildValue("(ldnO)", done, elapsed, (Py_ssize_t)T.created, children);
+    if (children) out = Py_BuildValue("(ldnO)", done, elapsed, (Py_ssize_t)T->created, children);
 end:
     Py_XDECREF(children);
-    free(T.nodes);
-    free(T.pool);
+    if (!tobj) tree_free(T);
     return out;
 }
 
@@ -1780,7 +1882,8 @@ static PyMethodDef module_methods[] = {
     {"playouts", (PyCFunction)(void (*)(void))k_playouts, METH_VARARGS | METH_KEYWORDS,
      "playouts(state, n, seed, guided=1) -> (south wins, north wins, draws) of n playouts."},
     {"mcts", (PyCFunction)(void (*)(void))k_mcts, METH_VARARGS | METH_KEYWORDS,
-     "mcts(state, seed, sims=0, seconds=0, c=0.7, widen=2.0, k=3) -> (sims, seconds, nodes, [(code, n, w)])."},
+     "mcts(state, seed, sims=0, seconds=0, c=0.7, widen=2.0, k=3, tree=None) -> "
+     "(sims, seconds, nodes, [(code, n, w)]); a Tree of the same position is continued."},
     {"alphabeta", (PyCFunction)(void (*)(void))k_alphabeta, METH_VARARGS | METH_KEYWORDS,
      "alphabeta(state, moves, depth=64, nodes=0, seconds=0, width=16, tt_bits=20, table=None) -> "
      "(best code, value, depth completed, nodes, seconds)."},
@@ -1794,13 +1897,15 @@ static struct PyModuleDef kernel_module = {
 
 PyMODINIT_FUNC PyInit__kernel(void)
 {
-    if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&StateType) < 0) return NULL;
+    if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&StateType) < 0 || PyType_Ready(&TreeType) < 0) return NULL;
     recip_init();
     PyObject *m = PyModule_Create(&kernel_module);
     if (!m) return NULL;
     Py_INCREF(&BoardType);
     Py_INCREF(&StateType);
+    Py_INCREF(&TreeType);
     if (PyModule_AddObject(m, "Board", (PyObject *)&BoardType) < 0 ||
+        PyModule_AddObject(m, "Tree", (PyObject *)&TreeType) < 0 ||
         PyModule_AddObject(m, "State", (PyObject *)&StateType) < 0 ||
         PyModule_AddIntConstant(m, "MAX_CELLS", MAXC) < 0 ||
         PyModule_AddIntConstant(m, "TT_ENTRY_SIZE", (int)sizeof(TTEntry)) < 0) {

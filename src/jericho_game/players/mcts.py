@@ -313,6 +313,7 @@ class KernelMCTSPlayer:
         playout: str = "guided",
         k: int = 3,
         seed: int | None = None,
+        reuse: int = 1,
     ) -> None:
         if kernel.C is None:
             raise RuntimeError("KernelMCTSPlayer needs the C kernel (not built, or JERICHO_KERNEL=python)")
@@ -334,11 +335,18 @@ class KernelMCTSPlayer:
         self.playout = playout
         self.k = int(k) if playout == "guided" else 1
         self.seed = seed
+        #: Keep the tree while the position stays the same: a later call continues the search
+        #: (so a search cut in slices, as the engine protocol does for ``stop``, plays the move
+        #: of one uncut search).  A new position, or a seed in the ``Limit``, starts a new tree.
+        self.reuse = bool(reuse)
         self._rng = random.Random(seed)
-        #: Simulations, seconds and tree nodes of the last search.
+        self._tree = kernel.C.Tree() if self.reuse else None
+        self._tree_key: tuple[str | None, tuple[int, ...]] | None = None
+        #: Simulations, seconds and tree nodes of the last search, and the simulations it inherited.
         self.last_sims = 0
         self.last_seconds = 0.0
         self.last_nodes = 0
+        self.last_reused = 0
         #: The root's children after the last search: ``(code, visits, wins)``.
         self.last_children: list[tuple[int, int, float]] = []
 
@@ -371,13 +379,38 @@ class KernelMCTSPlayer:
         seconds = 0.0
         if deadline.stop is not None:
             seconds = max(0.001, deadline.stop - time.perf_counter())
+        tree = self._tree
+        key = (game.start_position, tuple(game.state.history_codes()))
+        if tree is not None and (seed is not None or key != self._tree_key):
+            tree.clear()
+        self._tree_key = key
+        self.last_reused = tree.simulations if tree is not None else 0
         done, elapsed, nodes, children = kernel.C.mcts(
-            state, self._rng.getrandbits(64), sims=sims or 0, seconds=seconds, c=self.c, widen=self.widen, k=self.k
+            state,
+            self._rng.getrandbits(64),
+            sims=sims or 0,
+            seconds=seconds,
+            c=self.c,
+            widen=self.widen,
+            k=self.k,
+            tree=tree,
         )
         self.last_sims, self.last_seconds, self.last_nodes = done, elapsed, nodes
         self.last_children = children
         best = max(children, key=lambda ch: (ch[1], ch[2], -ch[0]))
         return to_move(game, best[0])
+
+    def __getstate__(self) -> dict[str, object]:
+        # The C tree does not pickle (players are sent to worker processes): a copy starts afresh.
+        state = dict(self.__dict__)
+        state["_tree"] = None
+        state["_tree_key"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        if self.reuse:
+            self._tree = kernel.C.Tree()
 
 
 def mcts(
@@ -392,10 +425,11 @@ def mcts(
 ) -> KernelMCTSPlayer | MCTSPlayer:
     """The ``mcts`` player: :class:`KernelMCTSPlayer` on the C kernel, else :class:`MCTSPlayer`.
 
-    ``reuse`` (keep the tree between moves) only applies to the Python search.
+    ``reuse``: the Python search keeps its tree between moves; the C search keeps it while the
+    position stays the same (a later call continues the search).
     """
     if kernel.C is not None:
-        return KernelMCTSPlayer(sims=sims, time=time, c=c, widen=widen, playout=playout, k=k, seed=seed)
+        return KernelMCTSPlayer(sims=sims, time=time, c=c, widen=widen, playout=playout, k=k, seed=seed, reuse=reuse)
     player = MCTSPlayer(sims=sims, time=time, c=c, widen=widen, reuse=reuse, playout=playout, k=k, seed=seed)
     player.name = "mcts"
     return player
