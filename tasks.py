@@ -4,8 +4,10 @@
     python3 tasks.py run     # set up, then start the web app (prints its URL)
     python3 tasks.py test    # set up, then run lint, type checks and the whole test suite
 
-Setup is idempotent: a virtual environment in .venv with the package and its extras,
-and, for the tests, Debian's chromium and postgresql (installed with apt-get when missing).
+Setup is idempotent: a virtual environment in .venv with the package and its extras (which
+builds the C kernel; gcc and the Python headers are installed with apt-get when missing and
+we are root on Debian, else the package falls back to the pure-Python core), and, for the
+tests, Debian's chromium and postgresql (installed with apt-get when missing).
 Extra arguments after ``run`` go to ``jericho`` (``tasks.py run play``; options alone go to
 ``serve``: ``tasks.py run --port 9000``); extra
 arguments after ``test`` go to pytest.
@@ -19,6 +21,8 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import venv
 from pathlib import Path
 
@@ -28,6 +32,7 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
 STAMP = VENV / ".jericho-installed"
 EXTRAS = "web,postgres,rl,plot,dev"
+KERNEL_C = ROOT / "src" / "jericho_game" / "_kernel.c"
 
 
 def sh(*cmd: str | Path, check: bool = True, env: dict[str, str] | None = None) -> int:
@@ -41,11 +46,69 @@ def setup() -> None:
     if not PY.exists():
         print(f"creating virtual environment in {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + EXTRAS.encode()).hexdigest()
+    toolchain()
+    # The C sources are part of the stamp: an editable install rebuilds the extension when they change.
+    inputs = b"".join(p.read_bytes() for p in (ROOT / "pyproject.toml", ROOT / "setup.py", KERNEL_C))
+    wanted = hashlib.sha256(inputs + EXTRAS.encode() + str(have_toolchain()).encode()).hexdigest()
     if not STAMP.exists() or STAMP.read_text() != wanted:
         sh(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-        sh(PY, "-m", "pip", "install", "--quiet", "-e", f".[{EXTRAS}]")
+        # With a toolchain present a C kernel that fails to compile is an error, not a silent fallback.
+        env = dict(os.environ, JERICHO_REQUIRE_KERNEL="1") if have_toolchain() else None
+        sh(PY, "-m", "pip", "install", "--quiet", "-e", f".[{EXTRAS}]", env=env)
         STAMP.write_text(wanted)
+
+
+def have_toolchain() -> bool:
+    """Whether a C compiler and this Python's headers are present (the C kernel can be built)."""
+    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    return bool(shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")) and headers.exists()
+
+
+def apt_install(packages: list[str]) -> None:
+    """Install Debian packages when we are root with apt-get; otherwise say what is missing."""
+    apt = shutil.which("apt-get")
+    if not (apt and hasattr(os, "geteuid") and os.geteuid() == 0):
+        print(f"please install {' and '.join(packages)}", file=sys.stderr)
+        return
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    sh(apt, "update", "-qq", check=False, env=env)
+    sh(apt, "install", "-y", "-qq", "--no-install-recommends", *packages, check=False, env=env)
+
+
+def toolchain() -> None:
+    """gcc and the Python headers for the C kernel (without them the package runs on pure Python)."""
+    if have_toolchain():
+        return
+    print("the C kernel needs gcc and the Python headers; installing them", flush=True)
+    ver = f"{sys.version_info.major}.{sys.version_info.minor}"
+    apt_install(["gcc", f"python{ver}-dev" if shutil.which(f"python{ver}") else "python3-dev"])
+    if not have_toolchain():
+        print("no C toolchain: the package will run on the pure-Python core (slower)", file=sys.stderr)
+
+
+def kernel_checks(env: dict[str, str]) -> int:
+    """Compile the C kernel with -Wall -Wextra -Werror, then compare it with the Python core
+    under AddressSanitizer + UBSan (a separate build in a temporary folder)."""
+    if not have_toolchain():
+        print("kernel checks skipped: no C toolchain (the package runs on the pure-Python core)", file=sys.stderr)
+        return 0
+    cc = shutil.which("gcc") or "cc"
+    include = sysconfig.get_paths()["include"]
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    with tempfile.TemporaryDirectory(prefix="jericho-kernel-") as tmp:
+        strict = [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared", f"-I{include}"]
+        rc = sh(*strict, KERNEL_C, "-o", Path(tmp) / f"strict{suffix}", "-lm", check=False)
+        if rc:
+            return rc
+        asan = Path(tmp) / f"_kernel{suffix}"
+        flags = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined"]
+        flags.append("-fno-sanitize-recover=undefined")
+        rc = sh(cc, *flags, "-fPIC", "-shared", f"-I{include}", KERNEL_C, "-o", asan, "-lm", check=False)
+        if rc:
+            return rc
+        libasan = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
+        senv = dict(env, LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="print_stacktrace=1")
+        return sh(PY, ROOT / "tests" / "kernel_compare.py", "60", "--module", asan, check=False, env=senv)
 
 
 def system_packages() -> None:
@@ -57,13 +120,8 @@ def system_packages() -> None:
         missing.append("postgresql")
     if not missing:
         return
-    apt = shutil.which("apt-get")
-    if not (apt and hasattr(os, "geteuid") and os.geteuid() == 0):
-        print(f"please install {' and '.join(missing)}: the tests that need them will fail", file=sys.stderr)
-        return
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    sh(apt, "update", "-qq", check=False, env=env)
-    sh(apt, "install", "-y", "-qq", "--no-install-recommends", *missing, check=False, env=env)
+    print(f"installing {' and '.join(missing)} (the tests that need them fail without)", flush=True)
+    apt_install(missing)
 
 
 def run(args: list[str]) -> int:
@@ -86,12 +144,16 @@ def test(args: list[str]) -> int:
         [str(PY), "-m", "mypy"],
         [str(PY), "-m", "pytest", *args],
     ]
-    for cmd in steps:
+    for cmd in steps[:2]:
         print("+", " ".join(cmd), flush=True)
         rc = subprocess.call(cmd, cwd=ROOT, env=env)
         if rc != 0:
             return rc
-    return 0
+    rc = kernel_checks(env)
+    if rc != 0:
+        return rc
+    print("+", " ".join(steps[2]), flush=True)
+    return subprocess.call(steps[2], cwd=ROOT, env=env)
 
 
 def main() -> int:

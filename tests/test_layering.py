@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jericho_game
 
-ENGINE_MODULES = ["board", "core", "errors", "game", "moves", "pieces", "position", "record", "strength"]
+ENGINE_MODULES = ["board", "core", "errors", "game", "kernel", "moves", "pieces", "position", "record", "strength"]
 PACKAGE = Path(jericho_game.__file__).parent
 
 

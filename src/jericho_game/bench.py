@@ -1,6 +1,8 @@
 """``jericho bench``: speed figures of the engine (and of the AI players when present).
 
-Every figure runs on one core in this process.  Quote its output, with the machine
+Every figure runs on one core in this process, on the kernel in use (the C extension, or
+the pure-Python core when it is missing or ``JERICHO_KERNEL=python``); the second line of
+the output names it.  Quote its output, with the machine
 line it prints, whenever a document claims a speed.
 """
 
@@ -15,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from jericho_game.core import random_playout
+from jericho_game import kernel
 from jericho_game.game import Game
 
 Figure = tuple[str, float, str]
@@ -65,11 +67,28 @@ def engine_figures(seconds: float = 3.0, seed: int = 1) -> list[Figure]:
     draw = rng.random
 
     def playout() -> int:
-        random_playout(start, draw)
+        kernel.playout(start, draw)
         return 1
 
     public = _rate(public_game, seconds)
     fast = _rate(playout, seconds)
+    out: list[Figure] = [
+        ("random games, public API (legal_moves + play)", public, "games/s"),
+        ("random games, fast path (kernel.playout, one call each)", fast, "games/s"),
+    ]
+    if kernel.C is not None:
+        seeds = iter(range(1, 1 << 62))
+
+        def batch() -> int:
+            kernel.C.playouts(start, 2000, next(seeds))
+            return 2000
+
+        def batch_guided() -> int:
+            kernel.C.playouts(start, 500, next(seeds), 3)
+            return 500
+
+        out.append(("random games, C loop (_kernel.playouts)", _rate(batch, seconds), "games/s"))
+        out.append(("guided (best of 3) games, C loop (_kernel.playouts)", _rate(batch_guided, seconds), "games/s"))
 
     state = midgame().state.copy()
     codes = state.legal_codes()
@@ -84,11 +103,9 @@ def engine_figures(seconds: float = 3.0, seed: int = 1) -> list[Figure]:
         state.legal_codes()
         return 1
 
-    return [
-        ("random games, public API (legal_moves + play)", public, "games/s"),
-        ("random games, fast path (core.random_playout)", fast, "games/s"),
-        ("core push+pop, mid-game position", _rate(push_pop, seconds), "moves/s"),
-        ("core legal move generation, mid-game position", _rate(generate, seconds), "positions/s"),
+    return out + [
+        ("state push+pop, mid-game position", _rate(push_pop, seconds), "moves/s"),
+        ("state legal move generation, mid-game position", _rate(generate, seconds), "positions/s"),
     ]
 
 
@@ -110,6 +127,7 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "bench") -> None:
 def run(args: argparse.Namespace) -> int:
     """Print every figure as it is measured."""
     print(f"machine: {machine()}")
+    print(kernel.describe())
     figures: list[Figure] = []
 
     def show(batch: list[Figure]) -> None:
@@ -134,7 +152,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(
-                {"machine": machine(), "figures": [{"label": a, "value": b, "unit": c} for a, b, c in figures]},
+                {
+                    "machine": machine(),
+                    "kernel": kernel.NAME,
+                    "figures": [{"label": a, "value": b, "unit": c} for a, b, c in figures],
+                },
                 fh,
                 indent=2,
             )

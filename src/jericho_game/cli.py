@@ -60,8 +60,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _version() -> str:
     from jericho_game import __version__
+    from jericho_game.kernel import describe
 
-    return __version__
+    return f"{__version__} ({describe()})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -52,6 +52,31 @@ def strength_key(sizes_bottom_to_top: list[int] | tuple[int, ...]) -> int:
     return key
 
 
+def settle(key: list[int], south: tuple[int, ...], north: tuple[int, ...]) -> int:
+    """Who leads an alignment (RULES.md §5): 0 South, 1 North, -1 nobody.
+
+    ``key`` holds the strength keys of the cells (:func:`strength_key`); ``south`` and
+    ``north`` are the alignment's cells in each camp.  Each side's champion is its
+    strongest tower there; the stronger champion leads, and nobody leads when the
+    champions are equal or a side has no tower.  The only settlement code of this module:
+    playing a move, undoing it, previewing it and the playouts all call it.
+    """
+    s = n = 0
+    for x in south:  # plain loops: no list is built, and alignments have one or two cells a side
+        if key[x] > s:
+            s = key[x]
+    for x in north:
+        if key[x] > n:
+            n = key[x]
+    return 0 if s > n and n else 1 if n > s and s else -1
+
+
+def stacked_key(key: int, height: int, size: int) -> int:
+    """The strength key of a tower of ``height`` pieces and key ``key`` after stacking a piece of ``size`` (0-based)."""
+    k = ((size + 1) << 9) | ((key & 0xFFF) >> 3)
+    return k | TWO_OR_MORE if height else k
+
+
 class Tables:
     """Everything precomputed from a :class:`Topology`; shared by all states of that board."""
 
@@ -87,18 +112,6 @@ class Tables:
         # Cells sharing at least one alignment with a cell (the cell itself excluded).
         self.aligned: tuple[tuple[int, ...], ...] = tuple(
             tuple(sorted({j for a in self.through[i] for j in self.align_cells[a] if j != i}))
-            for i in range(self.n_cells)
-        )
-        # Padded alignment rows for the playout loop: a sentinel cell (index n_cells)
-        # always has strength 0, so every camp side has the same number of slots.
-        width = max(len(t) for t in sc + nc)
-        pad = self.n_cells
-        self.pad_width: int = width
-        self.align_rows: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
-            tuple(
-                (a,) + (sc[a] + (pad,) * (width - len(sc[a]))) + (nc[a] + (pad,) * (width - len(nc[a])))
-                for a in self.through[i]
-            )
             for i in range(self.n_cells)
         )
         self.pass_code: int = N_PIECES * self.n_cells
@@ -163,7 +176,21 @@ def tables_for(topology: Topology) -> Tables:
     return t
 
 
-class State:
+class _StateType(type):
+    """Metaclass of :class:`State`: ``isinstance(x, State)`` also accepts the C kernel's states.
+
+    ``jericho_game._kernel.State`` implements this class's interface in C (see
+    :mod:`jericho_game.kernel`); code that checks for a kernel state accepts either.
+    """
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        if type.__instancecheck__(cls, obj):
+            return True
+        t = type(obj)
+        return t.__module__ == "jericho_game._kernel" and t.__name__ == "State"
+
+
+class State(metaclass=_StateType):
     """A position of the game as plain integers, with ``push``/``pop`` and move generation.
 
     Attributes (read them, never assign them from outside):
@@ -365,63 +392,32 @@ class State:
         sizes only (RULES.md §4), so the piece's colour does not matter here.
         """
         key = self.key
-        new_key = ((size + 1) << 9) | ((key[cell] & 0xFFF) >> 3)
-        if self.height[cell]:
-            new_key |= TWO_OR_MORE
+        old_key = key[cell]
+        key[cell] = stacked_key(old_key, self.height[cell], size)
         t = self.tables
         out = []
         for a in t.through[cell]:
-            s = max([new_key if x == cell else key[x] for x in t.align_south[a]])
-            n = max([new_key if x == cell else key[x] for x in t.align_north[a]])
-            new = 0 if s > n and n else 1 if n > s and s else -1
+            new = settle(key, t.align_south[a], t.align_north[a])
             if new != self.leader[a]:
                 out.append((a, self.leader[a], new))
+        key[cell] = old_key
         return out
 
     def margin_deltas(self, codes: list[int]) -> list[int]:
         """For each move code, the change of (mover's monoliths − opponent's) it causes at once.
 
-        The same settlement as :meth:`leader_changes`, inlined because search calls it on
-        every legal move of every node: moves with the same piece size and cell share one
-        computation, and the pass code gets 0.
+        Moves with the same piece size and cell share one computation (tower strength
+        depends on sizes only), and the pass code gets 0.
         """
         t = self.tables
         classes = t.effect_class
-        key = self.key
-        height = self.height
-        leader = self.leader
-        through = t.through
-        asouth = t.align_south
-        anorth = t.align_north
-        me = self.turn
         shift = t.cell_bits
         mask = (1 << shift) - 1
         table: dict[int, int] = {-1: 0}
         cls = list(map(classes.__getitem__, codes))
         for ck in set(cls):
-            if ck < 0:
-                continue
-            c = ck & mask
-            nk = (((ck >> shift) + 1) << 9) | ((key[c] & 0xFFF) >> 3)
-            if height[c]:
-                nk |= TWO_OR_MORE
-            d = 0
-            for a in through[c]:
-                s = 0
-                for x in asouth[a]:
-                    v = nk if x == c else key[x]
-                    if v > s:
-                        s = v
-                m = 0
-                for x in anorth[a]:
-                    v = nk if x == c else key[x]
-                    if v > m:
-                        m = v
-                new = 0 if s > m and m else 1 if m > s and s else -1
-                old = leader[a]
-                if new != old:
-                    d += (new == me) - (old == me) - (new == 1 - me) + (old == 1 - me)
-            table[ck] = d
+            if ck >= 0:
+                table[ck] = _margin_change(self.key, self.height, self.leader, t, ck >> shift, ck & mask, self.turn)
         return list(map(table.__getitem__, cls))
 
     # -- making and unmaking moves --------------------------------------------
@@ -470,8 +466,7 @@ class State:
         self.code[c] = below | ((p + 1) << (5 * h))
         self.height[c] = h + 1
         self.zhash ^= t.z_tower[c][h * N_PIECES + p]
-        key = self.key
-        key[c] = (((p // 5) + 1) << 9) | ((key[c] & 0xFFF) >> 3) | (TWO_OR_MORE if h >= 1 else 0)
+        self.key[c] = stacked_key(self.key[c], h, p // 5)
         bit = 1 << c
         if h + 1 == FULL_HEIGHT:
             nb = ~bit
@@ -492,9 +487,7 @@ class State:
         leader = self.leader
         score = self.score
         for a in t.through[c]:
-            s = max([key[x] for x in t.align_south[a]])
-            n = max([key[x] for x in t.align_north[a]])
-            new = 0 if s > n and n else 1 if n > s and s else -1
+            new = settle(key, t.align_south[a], t.align_north[a])
             old = leader[a]
             if new != old:
                 if old >= 0:
@@ -622,8 +615,10 @@ def random_playout(
         return state.outcome
     t = state.tables
     n = t.n_cells
-    rows_of = t.align_rows
     aligned = t.aligned
+    through = t.through
+    asouth = t.align_south
+    anorth = t.align_north
     code = state.code[:]
     height = state.height[:]
     key = state.key[:]
@@ -640,8 +635,6 @@ def random_playout(
     record = moves.append if moves is not None else None
     psize = PIECE_SIZE
     pcol = PIECE_COLOUR
-    two = t.pad_width == 2
-    two_or_more = TWO_OR_MORE
     seven = SEVEN
     while True:
         before = s1 if turn == 0 else s0
@@ -650,8 +643,8 @@ def random_playout(
         p = c = i = -1
         if np_ and guided > 1:
             p, c, i = _guided_choice(
-                mine, turn, guided, sf, cf, code, height, key, leader, rows_of, aligned,
-                last_cell, last_piece, last_below, n, two, random,
+                mine, turn, guided, sf, cf, code, height, key, leader, t,
+                last_cell, last_piece, last_below, random,
             )  # fmt: skip
         elif np_:
             # Rejection sampling: a uniformly random (piece, cell) pair, kept if legal.
@@ -683,34 +676,17 @@ def random_playout(
             code[c] = last_below | ((p + 1) << (5 * h))
             height[c] = h + 1
             size = psize[p]
-            k = ((size + 1) << 9) | ((key[c] & 0xFFF) >> 3)
-            key[c] = k | two_or_more if h else k
+            key[c] = stacked_key(key[c], h, size)
+            nb = ~(1 << c)
             if h == 3:
-                nb = ~(1 << c)
                 for j in range(5):
                     sf[j] &= nb
                     cf[j] &= nb
             else:
-                nb = ~(1 << c)
                 sf[size] &= nb
                 cf[pcol[p]] &= nb
-            for row in rows_of[c]:
-                if two:
-                    a, x0, x1, y0, y1 = row
-                    s = key[x0]
-                    v = key[x1]
-                    if v > s:
-                        s = v
-                    m = key[y0]
-                    v = key[y1]
-                    if v > m:
-                        m = v
-                else:
-                    a = row[0]
-                    w = (len(row) - 1) // 2
-                    s = max([key[x] for x in row[1 : 1 + w]])
-                    m = max([key[x] for x in row[1 + w :]])
-                new = 0 if s > m and m else 1 if m > s and s else -1
+            for a in through[c]:
+                new = settle(key, asouth[a], anorth[a])
                 old = leader[a]
                 if new != old:
                     if old == 0:
@@ -754,17 +730,15 @@ def _guided_choice(
     height: list[int],
     key: list[int],
     leader: list[int],
-    rows_of: tuple[tuple[tuple[int, ...], ...], ...],
-    aligned: tuple[tuple[int, ...], ...],
+    t: Tables,
     last_cell: int,
     last_piece: int,
     last_below: int,
-    n: int,
-    two: bool,
     random: Callable[[], float],
 ) -> tuple[int, int, int]:
     """Best of ``k`` sampled legal placements by immediate monolith margin; ``(-1, -1, -1)`` if none."""
-    opp = 1 - turn
+    aligned = t.aligned
+    n = t.n_cells
     np_ = len(mine)
     best = -9
     bp = bc = bi = -1
@@ -778,26 +752,7 @@ def _guided_choice(
             p == last_piece and last_cell >= 0 and code[c] == last_below and c in aligned[last_cell]
         ):
             continue
-        # Try the placement's strength key on the cell, re-settle its alignments, restore.
-        old_key = key[c]
-        nk = ((PIECE_SIZE[p] + 1) << 9) | ((old_key & 0xFFF) >> 3)
-        key[c] = nk | TWO_OR_MORE if height[c] else nk
-        d = 0
-        for row in rows_of[c]:
-            if two:
-                a, x0, x1, y0, y1 = row
-                s = key[x0] if key[x0] > key[x1] else key[x1]
-                m = key[y0] if key[y0] > key[y1] else key[y1]
-            else:
-                a = row[0]
-                w = (len(row) - 1) // 2
-                s = max([key[x] for x in row[1 : 1 + w]])
-                m = max([key[x] for x in row[1 + w :]])
-            new = 0 if s > m and m else 1 if m > s and s else -1
-            old = leader[a]
-            if new != old:
-                d += (old == opp) - (old == turn) + (new == turn) - (new == opp)
-        key[c] = old_key
+        d = _margin_change(key, height, leader, t, PIECE_SIZE[p], c, turn)
         if d > best:
             best = d
             bp, bc, bi = p, c, i
@@ -808,6 +763,26 @@ def _guided_choice(
         # Nearly blocked board: any legal placement, uniformly.
         return _exact_choice(mine, sf, cf, code, aligned, last_cell, last_piece, last_below, random)
     return bp, bc, bi
+
+
+def _margin_change(
+    key: list[int], height: list[int], leader: list[int], t: Tables, size: int, c: int, me: int
+) -> int:
+    """The change of (``me``'s monoliths − the opponent's) if a piece of ``size`` were stacked on ``c``.
+
+    Tries the new strength key on the cell, settles the alignments through it with
+    :func:`settle`, and restores the key.
+    """
+    old_key = key[c]
+    key[c] = stacked_key(old_key, height[c], size)
+    d = 0
+    for a in t.through[c]:
+        new = settle(key, t.align_south[a], t.align_north[a])
+        old = leader[a]
+        if new != old:
+            d += (new == me) - (old == me) - (new == 1 - me) + (old == 1 - me)
+    key[c] = old_key
+    return d
 
 
 def _exact_choice(

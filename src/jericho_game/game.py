@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from jericho_game.board import Topology, standard_topology
 from jericho_game.core import DRAW, NO_OUTCOME, State, Tables, tables_for
 from jericho_game.errors import IllegalMoveError
+from jericho_game.kernel import is_c_state, new_state
 from jericho_game.moves import Move, parse_move
 from jericho_game.pieces import PIECES, Piece, Side
 from jericho_game.strength import compare_towers
@@ -57,7 +58,8 @@ class Game:
 
     def __init__(self, topology: Topology | None = None) -> None:
         self._tables: Tables = tables_for(topology or standard_topology())
-        self._state = State(self._tables)
+        self._state = new_state(self._tables)
+        self._checked = is_c_state(self._state)
         self._history: list[Move] = []
         self._start: str | None = None  # position text when not the standard start
 
@@ -100,6 +102,7 @@ class Game:
         g = Game.__new__(Game)
         g._tables = self._tables
         g._state = self._state.copy(with_history=True)
+        g._checked = self._checked
         g._history = self._history[:]
         g._start = self._start
         return g
@@ -243,11 +246,21 @@ class Game:
 
         Raises :class:`IllegalMoveError` naming the reason; the game is then unchanged.
         """
-        code = self._code(move)
-        if not self._state.is_legal(code):
-            raise IllegalMoveError(self._why_illegal(code))
-        self._state.push(code)
-        played = self._tables.move_objects[code]
+        t = self._tables
+        code = t.object_code.get(id(move))  # fast path: an interned Move from legal_moves()
+        if code is None or t.move_objects[code] is not move:
+            code = self._code(move)
+        state = self._state
+        if self._checked:  # the C kernel's push checks legality itself (and changes nothing if illegal)
+            try:
+                state.push(code)
+            except ValueError:
+                raise IllegalMoveError(self._why_illegal(code)) from None
+        else:
+            if not state.is_legal(code):
+                raise IllegalMoveError(self._why_illegal(code))
+            state.push(code)
+        played = t.move_objects[code]
         self._history.append(played)
         return played
 
@@ -277,6 +290,11 @@ class Game:
         from jericho_game.position import format_position
 
         return format_position(self._tables, self._state)
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # Pickled as its start and its moves: compact, and independent of the kernel in use
+        # (a C kernel state is not picklable by itself).
+        return (_restore, (self._start, [str(m) for m in self._history], self._tables.topology))
 
     def __repr__(self) -> str:
         # An expression that rebuilds the position (not the history).
@@ -343,3 +361,11 @@ class Game:
                 f"(same piece, identical tower, on shared alignment {', '.join(shared)})"
             )
         raise AssertionError(f"move {move} is illegal for no known reason")  # pragma: no cover
+
+
+def _restore(start: str | None, moves: list[str], topology: Topology) -> Game:
+    """Rebuild a pickled :class:`Game` (see ``Game.__reduce__``)."""
+    game = Game.from_position(start, topology) if start is not None else Game(topology)
+    for m in moves:
+        game.play(m)
+    return game

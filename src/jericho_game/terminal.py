@@ -565,7 +565,7 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "play") -> None:
         f"(--vs). Type moves like 5R@d2; type help in the game for the commands. Rules: {RULES_DOC}"
     )
     parser.add_argument(
-        "--vs", metavar="LEVEL", help="play against an AI: random, easy, medium, hard, expert (or any player spec)"
+        "--vs", metavar="LEVEL", help="play against an AI: random, easy … expert, master (or any player spec)"
     )
     parser.add_argument(
         "--side", choices=["south", "north"], default="south", help="your side against the AI (default south)"

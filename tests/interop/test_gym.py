@@ -58,13 +58,15 @@ def test_reset_seed_gives_the_same_episode_whatever_came_before(opponent: str) -
 
 
 def test_a_level_s_clock_is_off_unless_asked_for() -> None:
-    assert JerichoEnv(opponent="expert").opponent.time == 2.5  # type: ignore[attr-defined]
+    from jericho_game.players.levels import EXPERT_SIMS, EXPERT_TIME  # the kernel in use sets them
+
+    assert JerichoEnv(opponent="expert").opponent.time == EXPERT_TIME  # type: ignore[attr-defined]
     env = JerichoEnv(opponent="expert", agent_side="north")
     env.reset(seed=1)
-    assert env.opponent.time is None and env.opponent.sims == 4000  # type: ignore[attr-defined]
+    assert env.opponent.time is None and env.opponent.sims == EXPERT_SIMS  # type: ignore[attr-defined]
     clocked = JerichoEnv(opponent="expert", opponent_clock=True)
     clocked.reset(seed=1)
-    assert clocked.opponent.time == 2.5  # type: ignore[attr-defined]
+    assert clocked.opponent.time == EXPERT_TIME  # type: ignore[attr-defined]
 
 
 def test_a_player_object_is_copied_afresh_for_each_episode() -> None:

@@ -463,6 +463,7 @@ def test_keyboard_reaches_the_pieces_quickly(server: str, context: BrowserContex
         page.keyboard.press("Tab")
         assert not page.evaluate("!!document.activeElement.closest('#home-board')")
     hotseat(server, page, [])
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()  # the game state has arrived
     page.keyboard.press("Tab")
     expect(page.locator("#skip")).to_be_focused()
     page.keyboard.press("Enter")

@@ -53,12 +53,15 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     # name -> (module, factory attribute); modules are imported on first use.
     "random": ("jericho_game.players.random_player", "RandomPlayer"),
     "greedy": ("jericho_game.players.greedy", "GreedyPlayer"),
-    "mcts": ("jericho_game.players.mcts", "MCTSPlayer"),
+    "mcts": ("jericho_game.players.mcts", "mcts"),  # the C search when the kernel is built
+    "mcts-py": ("jericho_game.players.mcts", "MCTSPlayer"),  # the pure-Python search (reference)
     "alphabeta": ("jericho_game.players.alphabeta", "AlphaBetaPlayer"),
+    "alphabeta-py": ("jericho_game.players.alphabeta", "python_alphabeta"),
     "easy": ("jericho_game.players.levels", "easy"),
     "medium": ("jericho_game.players.levels", "medium"),
     "hard": ("jericho_game.players.levels", "hard"),
     "expert": ("jericho_game.players.levels", "expert"),
+    "master": ("jericho_game.players.levels", "master"),
     # Outside programs: an engine speaking docs/protocol.md, and OpenSpiel's Python MCTS bot.
     "external": ("jericho_game.protocol_client", "ExternalEnginePlayer"),
     "openspiel-mcts": ("jericho_game.envs.openspiel_bot", "OpenSpielMCTSPlayer"),

@@ -1,29 +1,38 @@
 """Named levels for people: a player and a budget each (table and measurements in docs/ai.md).
 
 * ``easy`` — ``greedy`` (one ply, random among equals); instant.
-* ``medium`` — ``mcts`` with guided playouts, 200 simulations; about 0.05 s per move.
-* ``hard`` — ``mcts`` with guided playouts, 800 simulations; about 0.2 s per move.
-* ``expert`` — ``mcts`` with guided playouts, 4000 simulations, never more than 2.5 s
-  per move (the promise is 3 s); about 0.95 s per move on the 2-core test container.
+* ``medium`` — ``mcts`` with guided playouts, 200 simulations; instant on the C kernel.
+* ``hard`` — ``mcts`` with guided playouts, 800 simulations.
+* ``expert`` — ``mcts`` on the C kernel: 60,000 simulations, never more than 1 s per move.
+  Without the C kernel: the pure-Python search, 4,000 simulations, at most 2.5 s.
+* ``master`` — ``mcts`` on the C kernel: 200,000 simulations, never more than 3 s per move.
+  Without the C kernel: the pure-Python search, 12,000 simulations, at most 3 s.
 
-Budgets are simulation counts, so a level plays the same on any machine (only slower
-or faster) and arena results reproduce; the expert's time cap keeps the promise on slow
-machines.  A ``Limit`` passed to ``choose_move`` can tighten the time further.
+Budgets are simulation counts, so a level plays the same on any machine (only slower or
+faster) and arena results reproduce; the time caps keep the promises (expert 1 s, master
+3 s) on slow machines.  A ``Limit`` passed to ``choose_move`` can tighten the time further.
+``mcts-py:sims=4000`` is the expert of the pure-Python era, kept to measure against.
 """
 
 from __future__ import annotations
 
+from jericho_game import kernel
 from jericho_game.players.base import Player
 from jericho_game.players.greedy import GreedyPlayer
-from jericho_game.players.mcts import MCTSPlayer
+from jericho_game.players.mcts import mcts
 
-__all__ = ["easy", "medium", "hard", "expert", "LEVELS", "EXPERT_TIME"]
+__all__ = ["easy", "medium", "hard", "expert", "master", "LEVELS", "EXPERT_TIME", "MASTER_TIME"]
 
-#: Seconds per move the expert level allows itself (the promise is 3 s).
-EXPERT_TIME = 2.5
 MEDIUM_SIMS = 200
 HARD_SIMS = 800
-EXPERT_SIMS = 4000
+#: Expert and master budgets on the C kernel: (simulations, seconds per move at most).
+EXPERT_C = (60_000, 1.0)
+MASTER_C = (200_000, 3.0)
+#: The same levels on the pure-Python core (the expert is the pre-kernel expert).
+EXPERT_PY = (4_000, 2.5)
+MASTER_PY = (12_000, 3.0)
+EXPERT_SIMS, EXPERT_TIME = EXPERT_C if kernel.C is not None else EXPERT_PY
+MASTER_SIMS, MASTER_TIME = MASTER_C if kernel.C is not None else MASTER_PY
 
 
 def _named(player: Player, name: str) -> Player:
@@ -38,23 +47,30 @@ def easy(seed: int | None = None) -> Player:
 
 def medium(seed: int | None = None) -> Player:
     """MCTS with a small simulation budget: sees simple tactics, misses deeper plans."""
-    return _named(MCTSPlayer(sims=MEDIUM_SIMS, playout="guided", seed=seed), "medium")
+    return _named(mcts(sims=MEDIUM_SIMS, playout="guided", seed=seed), "medium")
 
 
 def hard(seed: int | None = None) -> Player:
     """MCTS with a moderate simulation budget."""
-    return _named(MCTSPlayer(sims=HARD_SIMS, playout="guided", seed=seed), "hard")
+    return _named(mcts(sims=HARD_SIMS, playout="guided", seed=seed), "hard")
 
 
 def expert(seed: int | None = None, time: float = EXPERT_TIME) -> Player:
-    """The strongest level: MCTS with 4000 simulations, never more than ``time`` seconds (default 2.5 s).
+    """MCTS with ``EXPERT_SIMS`` simulations, never more than ``time`` seconds (default: the level's cap).
 
-    Simulation-bounded so that its games reproduce; the time cap keeps the 3 s promise
-    on slow machines.
+    Simulation-bounded so that its games reproduce; the time cap keeps the promise on
+    slow machines.
     """
     if time <= 0 or time > 3.0:
         raise ValueError(f"expert time must be in (0, 3] seconds, got {time}")
-    return _named(MCTSPlayer(sims=EXPERT_SIMS, time=time, playout="guided", seed=seed), "expert")
+    return _named(mcts(sims=EXPERT_SIMS, time=time, playout="guided", seed=seed), "expert")
 
 
-LEVELS = {"easy": easy, "medium": medium, "hard": hard, "expert": expert}
+def master(seed: int | None = None, time: float = MASTER_TIME) -> Player:
+    """The strongest level: MCTS with ``MASTER_SIMS`` simulations, never more than ``time`` seconds (3 s)."""
+    if time <= 0 or time > 3.0:
+        raise ValueError(f"master time must be in (0, 3] seconds, got {time}")
+    return _named(mcts(sims=MASTER_SIMS, time=time, playout="guided", seed=seed), "master")
+
+
+LEVELS = {"easy": easy, "medium": medium, "hard": hard, "expert": expert, "master": master}

@@ -5,14 +5,16 @@ move is the best of ``k`` uniformly sampled legal moves by immediate effect on t
 monolith margin (ties: the first sampled).  Such playouts look more like real games — a
 side rarely hands over monoliths for nothing, and a seven-monolith threat is usually
 broken when a breaking move is sampled — at a cost of roughly ``k`` times the sampling
-work per move.  The rules are applied by the engine's single playout loop.
+work per move.  The rules are applied by the engine's playout loop of the state's own
+kernel (C for a C state, :func:`jericho_game.core.random_playout` for a Python one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from jericho_game.core import State, random_playout
+from jericho_game.core import State
+from jericho_game.kernel import playout
 
 __all__ = ["guided_playout"]
 
@@ -22,4 +24,4 @@ def guided_playout(state: State, random: Callable[[], float], k: int = 3, moves:
 
     The move codes played are appended to ``moves`` when it is a list.
     """
-    return random_playout(state, random, moves, guided=k)
+    return playout(state, random, moves, guided=k)

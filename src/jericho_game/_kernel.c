@@ -1,0 +1,1916 @@
+/*
+ * jericho_game._kernel: the compiled rules kernel (docs/engine.md, "The C kernel").
+ *
+ * The same integer model as the pure-Python reference, src/jericho_game/core.py, and the
+ * same Zobrist keys (passed in from core.Tables), so that tests can compare both kernels
+ * ply by ply.  Python objects only appear at the boundary: the State type (push/pop, move
+ * generation, queries), random/guided playouts and one whole MCTS search per call.
+ *
+ * Model (see core.py for the meaning of each field):
+ *   piece 0..24 = (size-1)*5 + colour; cell 0..n-1 (South's camp first);
+ *   move code = piece * n + cell, pass = 25 * n.
+ * Limits checked when a Board is built: <= 32 cells (cell sets are uint32 masks),
+ * <= 16 alignments, <= 8 cells of one camp per alignment, <= 4 alignments per cell.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#define N_PIECES 25
+#define MAXC 32
+#define MAXA 16
+#define MAXW 8
+#define MAXT 4
+#define MAXCODES (N_PIECES * MAXC + 1)
+#define FULL_HEIGHT 4
+#define SEVEN 7
+#define TWO_OR_MORE (1 << 12)
+#define NO_OUTCOME (-1)
+#define DRAW 2
+
+/* ------------------------------------------------------------------------------------ */
+/* Board: everything precomputed from a topology (a C copy of core.Tables).              */
+
+typedef struct {
+    int n_cells, camp_size, n_align, pass_code;
+    int n_south[MAXA], n_north[MAXA];
+    int south[MAXA][MAXW], north[MAXA][MAXW];
+    int n_through[MAXC], through[MAXC][MAXT];
+    /* When every alignment has at most two cells per camp (the standard board): the cells as
+       exactly two slots, padded with cell n_cells whose key is always 0, for a branch-light
+       settlement in the hot loops. */
+    int w2;
+    int south2[MAXA][2], north2[MAXA][2];
+    uint32_t aligned[MAXC]; /* cells sharing an alignment with a cell, itself excluded */
+    uint64_t z_tower[MAXC][FULL_HEIGHT * N_PIECES];
+    uint64_t z_reserve[2][N_PIECES];
+    uint64_t z_turn;
+    uint64_t z_last[MAXCODES];
+    uint64_t z_pass[3];
+} Board;
+
+typedef struct {
+    PyObject_HEAD
+    Board b;
+    PyObject *moves; /* tuple of interned Move objects, indexed by move code */
+} BoardObject;
+
+/* One position.  Plain data: copying it is the undo record (copy-make). */
+typedef struct {
+    uint32_t code[MAXC];     /* tower: 5 bits per level, bottom first, each piece + 1 */
+    uint8_t height[MAXC];
+    uint16_t key[MAXC + 1];  /* strength keys; the extra slot stays 0 */
+    uint32_t size_free[5], colour_free[5];
+    uint32_t reserve[2];
+    int8_t leader[MAXA];
+    int8_t score[2];
+    int8_t turn, passes, outcome, last_cell, last_piece;
+    uint32_t last_below;
+    uint64_t zhash;
+} Pos;
+
+static inline int piece_size(int p) { return p / 5; }
+static inline int piece_colour(int p) { return p % 5; }
+
+/* The one settlement function (RULES.md section 5): who leads alignment a under `key`. */
+static inline int leader_of(const Board *B, const uint16_t *key, int a)
+{
+    int s = 0, n = 0;
+    if (B->w2) {
+        int s1 = key[B->south2[a][1]], n1 = key[B->north2[a][1]];
+        s = key[B->south2[a][0]];
+        n = key[B->north2[a][0]];
+        if (s1 > s) s = s1;
+        if (n1 > n) n = n1;
+        return s > n && n ? 0 : n > s && s ? 1 : -1;
+    }
+    for (int i = 0; i < B->n_south[a]; i++) {
+        int v = key[B->south[a][i]];
+        if (v > s) s = v;
+    }
+    for (int i = 0; i < B->n_north[a]; i++) {
+        int v = key[B->north[a][i]];
+        if (v > n) n = v;
+    }
+    if (s > n && n) return 0;
+    if (n > s && s) return 1;
+    return -1;
+}
+
+static void pos_init(const Board *B, Pos *P)
+{
+    memset(P, 0, sizeof(*P));
+    uint32_t all = B->n_cells == 32 ? 0xFFFFFFFFu : ((1u << B->n_cells) - 1);
+    for (int i = 0; i < 5; i++) P->size_free[i] = P->colour_free[i] = all;
+    P->reserve[0] = P->reserve[1] = (1u << N_PIECES) - 1;
+    for (int a = 0; a < MAXA; a++) P->leader[a] = -1;
+    P->last_cell = -1;
+    P->last_piece = -1;
+    P->outcome = NO_OUTCOME;
+    uint64_t z = 0;
+    for (int s = 0; s < 2; s++)
+        for (int p = 0; p < N_PIECES; p++) z ^= B->z_reserve[s][p];
+    P->zhash = z;
+}
+
+static inline uint32_t fits(const Pos *P, int p)
+{
+    return P->size_free[piece_size(p)] & P->colour_free[piece_colour(p)];
+}
+
+/* Cells where the opponent's last piece may not go (asymmetry rule). */
+static inline uint32_t forbidden_copy(const Board *B, const Pos *P)
+{
+    if (P->last_cell < 0) return 0;
+    uint32_t m = B->aligned[(int)P->last_cell], out = 0;
+    while (m) {
+        int c = __builtin_ctz(m);
+        m &= m - 1;
+        if (P->code[c] == P->last_below) out |= 1u << c;
+    }
+    return out;
+}
+
+static inline uint32_t piece_cells(const Board *B, const Pos *P, int p)
+{
+    uint32_t cells = fits(P, p);
+    if (p == P->last_piece && P->last_cell >= 0) cells &= ~forbidden_copy(B, P);
+    return cells;
+}
+
+/* Legal placements in code order (piece, then cell); no pass.  Returns the count. */
+static int gen_placements(const Board *B, const Pos *P, int *out)
+{
+    int n = 0;
+    if (P->outcome != NO_OUTCOME) return 0;
+    uint32_t r = P->reserve[(int)P->turn];
+    while (r) {
+        int p = __builtin_ctz(r);
+        r &= r - 1;
+        uint32_t cells = piece_cells(B, P, p);
+        while (cells) {
+            int c = __builtin_ctz(cells);
+            cells &= cells - 1;
+            out[n++] = p * B->n_cells + c;
+        }
+    }
+    return n;
+}
+
+/* Legal moves: placements, or [pass] when none, or nothing once the game is over. */
+static int gen_legal(const Board *B, const Pos *P, int *out)
+{
+    if (P->outcome != NO_OUTCOME) return 0;
+    int n = gen_placements(B, P, out);
+    if (!n) out[n++] = B->pass_code;
+    return n;
+}
+
+static int has_placement(const Board *B, const Pos *P)
+{
+    uint32_t r = P->reserve[(int)P->turn];
+    while (r) {
+        int p = __builtin_ctz(r);
+        r &= r - 1;
+        if (piece_cells(B, P, p)) return 1;
+    }
+    return 0;
+}
+
+static int is_legal(const Board *B, const Pos *P, long code)
+{
+    if (P->outcome != NO_OUTCOME) return 0;
+    if (code == B->pass_code) return !has_placement(B, P);
+    if (code < 0 || code > B->pass_code) return 0;
+    int p = (int)(code / B->n_cells), c = (int)(code % B->n_cells);
+    if (!(P->reserve[(int)P->turn] >> p & 1)) return 0;
+    return (piece_cells(B, P, p) >> c) & 1;
+}
+
+static inline uint16_t stacked_key(const Pos *P, int size, int c)
+{
+    uint16_t k = (uint16_t)(((size + 1) << 9) | ((P->key[c] & 0xFFF) >> 3));
+    return P->height[c] ? (uint16_t)(k | TWO_OR_MORE) : k;
+}
+
+/* Stack piece p on cell c and re-settle the alignments through c. */
+static inline void place(const Board *B, Pos *P, int p, int c)
+{
+    int h = P->height[c];
+    uint32_t below = P->code[c];
+    P->last_cell = (int8_t)c;
+    P->last_piece = (int8_t)p;
+    P->last_below = below;
+    P->code[c] = below | ((uint32_t)(p + 1) << (5 * h));
+    P->zhash ^= B->z_tower[c][h * N_PIECES + p];
+    P->key[c] = stacked_key(P, piece_size(p), c);
+    P->height[c] = (uint8_t)(h + 1);
+    uint32_t nb = ~(1u << c);
+    if (h + 1 == FULL_HEIGHT) {
+        for (int i = 0; i < 5; i++) {
+            P->size_free[i] &= nb;
+            P->colour_free[i] &= nb;
+        }
+    } else {
+        P->size_free[piece_size(p)] &= nb;
+        P->colour_free[piece_colour(p)] &= nb;
+    }
+    for (int i = 0; i < B->n_through[c]; i++) {
+        int a = B->through[c][i];
+        int nl = leader_of(B, P->key, a), ol = P->leader[a];
+        if (nl != ol) {
+            if (ol >= 0) P->score[ol]--;
+            if (nl >= 0) P->score[nl]++;
+            P->leader[a] = (int8_t)nl;
+        }
+    }
+}
+
+/* Play a legal move code (no checks: callers check). */
+static inline void apply(const Board *B, Pos *P, int code)
+{
+    int turn = P->turn, other = 1 - turn;
+    int before = P->score[other];
+    if (code == B->pass_code) {
+        P->passes++;
+        P->last_cell = -1;
+    } else {
+        int p = code / B->n_cells, c = code % B->n_cells;
+        P->reserve[turn] ^= 1u << p;
+        P->zhash ^= B->z_reserve[turn][p];
+        place(B, P, p, c);
+        P->passes = 0;
+    }
+    if (P->score[other] >= SEVEN && before >= SEVEN)
+        P->outcome = (int8_t)other;
+    else if (P->passes >= 2)
+        P->outcome = P->score[0] > P->score[1] ? 0 : P->score[1] > P->score[0] ? 1 : DRAW;
+    P->turn = (int8_t)other;
+}
+
+static uint64_t hash_key(const Board *B, const Pos *P)
+{
+    int last = P->last_cell >= 0 ? P->last_piece * B->n_cells + P->last_cell : B->pass_code;
+    uint64_t z = P->zhash ^ B->z_last[last] ^ B->z_pass[P->passes > 2 ? 2 : P->passes];
+    return P->turn ? z ^ B->z_turn : z;
+}
+
+/* Score changes ds[side] if a piece of `size` were stacked on cell c (nothing is played). */
+static inline void effect(const Board *B, Pos *P, int size, int c, int ds[2])
+{
+    uint16_t old = P->key[c];
+    P->key[c] = stacked_key(P, size, c);
+    ds[0] = ds[1] = 0;
+    for (int i = 0; i < B->n_through[c]; i++) {
+        int a = B->through[c][i];
+        int nl = leader_of(B, P->key, a), ol = P->leader[a];
+        if (nl != ol) {
+            if (ol >= 0) ds[ol]--;
+            if (nl >= 0) ds[nl]++;
+        }
+    }
+    P->key[c] = old;
+}
+
+/* Whether the side to move has a placement leaving `holder` below 7 monoliths. */
+static int breaks_possible(const Board *B, Pos *P, int holder)
+{
+    if (P->score[holder] < SEVEN) return 1;
+    uint32_t by_size[5] = {0, 0, 0, 0, 0};
+    uint32_t r = P->reserve[(int)P->turn];
+    while (r) {
+        int p = __builtin_ctz(r);
+        r &= r - 1;
+        by_size[piece_size(p)] |= piece_cells(B, P, p);
+    }
+    uint32_t held = 0; /* cells on an alignment the holder leads: only those can lower it */
+    for (int c = 0; c < B->n_cells; c++)
+        for (int i = 0; i < B->n_through[c]; i++)
+            if (P->leader[B->through[c][i]] == holder) held |= 1u << c;
+    for (int s = 0; s < 5; s++) {
+        uint32_t m = by_size[s] & held;
+        while (m) {
+            int c = __builtin_ctz(m), ds[2];
+            m &= m - 1;
+            effect(B, P, s, c, ds);
+            if (P->score[holder] + ds[holder] < SEVEN) return 1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Random numbers: splitmix64 (small state, good enough for playouts, reproducible).    */
+
+static inline uint64_t rnext(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static inline uint32_t below_n(uint32_t x, uint32_t n) { return (uint32_t)(((uint64_t)x * n) >> 32); }
+
+/* ------------------------------------------------------------------------------------ */
+/* Playouts: random (uniform over legal placements) and guided (best of k samples).      */
+
+typedef struct {
+    int8_t pieces[2][N_PIECES];
+    int n[2];
+} Hands;
+
+static void hands_init(const Pos *P, Hands *H)
+{
+    for (int s = 0; s < 2; s++) {
+        H->n[s] = 0;
+        for (int p = 0; p < N_PIECES; p++)
+            if (P->reserve[s] >> p & 1) H->pieces[s][H->n[s]++] = (int8_t)p;
+    }
+}
+
+static inline int sample_legal(const Board *B, const Pos *P, const int8_t *mine, int np, uint64_t *rng, int *pi, int *pc)
+{
+    uint64_t x = rnext(rng);
+    int i = (int)below_n((uint32_t)(x >> 32), (uint32_t)np);
+    int p = mine[i];
+    int c = (int)below_n((uint32_t)x, (uint32_t)B->n_cells);
+    *pi = i;
+    *pc = c;
+    if (!((fits(P, p) >> c) & 1)) return -1;
+    if (p == P->last_piece && P->last_cell >= 0 && P->code[c] == P->last_below &&
+        (B->aligned[(int)P->last_cell] >> c & 1))
+        return -1;
+    return p;
+}
+
+/* Uniform choice among all legal placements (the board is nearly blocked); -1 when none. */
+static int exact_choice(const Board *B, const Pos *P, const int8_t *mine, int np, uint64_t *rng, int *pi, int *pc)
+{
+    uint32_t masks[N_PIECES];
+    int total = 0;
+    for (int i = 0; i < np; i++) {
+        masks[i] = piece_cells(B, P, mine[i]);
+        total += __builtin_popcount(masks[i]);
+    }
+    if (!total) return -1;
+    int k = (int)below_n((uint32_t)(rnext(rng) >> 32), (uint32_t)total);
+    for (int i = 0; i < np; i++) {
+        int cnt = __builtin_popcount(masks[i]);
+        if (k < cnt) {
+            uint32_t m = masks[i];
+            while (k--) m &= m - 1;
+            *pi = i;
+            *pc = __builtin_ctz(m);
+            return mine[i];
+        }
+        k -= cnt;
+    }
+    return -1; /* unreachable */
+}
+
+static int guided_choice(const Board *B, Pos *P, const int8_t *mine, int np, int k, uint64_t *rng, int *pi, int *pc)
+{
+    int me = P->turn, best = -99, bp = -1, bi = -1, bc = -1, found = 0;
+    for (int t = 0; t < 12 * k; t++) {
+        int i, c;
+        int p = sample_legal(B, P, mine, np, rng, &i, &c);
+        if (p < 0) continue;
+        int ds[2];
+        effect(B, P, piece_size(p), c, ds);
+        int d = ds[me] - ds[1 - me];
+        if (d > best) {
+            best = d;
+            bp = p;
+            bi = i;
+            bc = c;
+        }
+        if (++found >= k) break;
+    }
+    if (bp < 0) return exact_choice(B, P, mine, np, rng, pi, pc);
+    *pi = bi;
+    *pc = bc;
+    return bp;
+}
+
+/* Play P to the end (P is modified).  Records codes into rec (if not NULL, room for 128). */
+static int playout(const Board *B, Pos *P, uint64_t *rng, int guided, int *rec, int *nrec)
+{
+    if (P->outcome != NO_OUTCOME) return P->outcome;
+    Hands H;
+    hands_init(P, &H);
+    for (;;) {
+        int turn = P->turn, other = 1 - turn;
+        int before = P->score[other];
+        int8_t *mine = H.pieces[turn];
+        int np = H.n[turn], p = -1, i = -1, c = -1;
+        if (np && guided > 1) {
+            p = guided_choice(B, P, mine, np, guided, rng, &i, &c);
+        } else if (np) {
+            int t;
+            for (t = 0; t < 12; t++) {
+                p = sample_legal(B, P, mine, np, rng, &i, &c);
+                if (p >= 0) break;
+            }
+            if (t == 12) p = exact_choice(B, P, mine, np, rng, &i, &c);
+        }
+        if (p < 0) {
+            P->passes++;
+            P->last_cell = -1;
+            if (rec && *nrec < 128) rec[(*nrec)++] = B->pass_code;
+        } else {
+            mine[i] = mine[np - 1];
+            H.n[turn] = np - 1;
+            P->reserve[turn] ^= 1u << p;
+            if (rec && *nrec < 128) rec[(*nrec)++] = p * B->n_cells + c;
+            place(B, P, p, c);
+            P->passes = 0;
+        }
+        P->turn = (int8_t)other;
+        /* Seven-monolith rule: the opponent wins if it held 7 before this turn and still does. */
+        if (before >= SEVEN && P->score[other] >= SEVEN) return P->outcome = (int8_t)other;
+        if (P->passes >= 2)
+            return P->outcome = P->score[0] > P->score[1] ? 0 : P->score[1] > P->score[0] ? 1 : DRAW;
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Python types.                                                                         */
+
+static PyTypeObject BoardType;
+static PyTypeObject StateType;
+
+typedef struct {
+    PyObject_HEAD
+    BoardObject *board;
+    PyObject *tables; /* the Python core.Tables this board was built from */
+    Pos pos;
+    Pos *stack;       /* positions before each pushed move (copy-make undo) */
+    int *codes;       /* the move codes pushed */
+    Py_ssize_t ply, cap;
+} StateObject;
+
+static int int_list(PyObject *seq, int *out, int max, int lo, int hi, const char *what)
+{
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (!fast) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n > max) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd items, at most %d supported", what, n, max);
+        Py_DECREF(fast);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        if (v < lo || v >= hi) {
+            PyErr_Format(PyExc_ValueError, "%s: %ld out of range [%d, %d)", what, v, lo, hi);
+            Py_DECREF(fast);
+            return -1;
+        }
+        out[i] = (int)v;
+    }
+    Py_DECREF(fast);
+    return (int)n;
+}
+
+static int u64_list(PyObject *seq, uint64_t *out, Py_ssize_t want, const char *what)
+{
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (!fast) return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != want) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd keys", what, want);
+        Py_DECREF(fast);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < want; i++) {
+        out[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+static int seq_item_list(PyObject *seq, Py_ssize_t i, int *out, int max, int lo, int hi, const char *what)
+{
+    PyObject *item = PySequence_GetItem(seq, i);
+    if (!item) return -1;
+    int n = int_list(item, out, max, lo, hi, what);
+    Py_DECREF(item);
+    return n;
+}
+
+static PyObject *Board_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    int n_cells, camp;
+    PyObject *south, *north, *through, *aligned, *zt, *zr, *zlast, *zpass, *moves;
+    unsigned long long zturn;
+    static char *kwlist[] = {"n_cells", "camp_size", "align_south", "align_north", "through", "aligned",
+                             "z_tower", "z_reserve", "z_turn", "z_last", "z_pass", "move_objects", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iiOOOOOOKOOO!:Board", kwlist, &n_cells, &camp, &south, &north,
+                                     &through, &aligned, &zt, &zr, &zturn, &zlast, &zpass, &PyTuple_Type, &moves))
+        return NULL;
+    if (n_cells < 2 || n_cells > MAXC || camp < 1 || camp >= n_cells) {
+        PyErr_Format(PyExc_ValueError, "board: %d cells (camp %d) unsupported, at most %d", n_cells, camp, MAXC);
+        return NULL;
+    }
+    BoardObject *self = (BoardObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    Board *B = &self->b;
+    B->n_cells = n_cells;
+    B->camp_size = camp;
+    B->pass_code = N_PIECES * n_cells;
+    Py_ssize_t na = PySequence_Size(south);
+    if (na < 0) goto fail;
+    if (na > MAXA || PySequence_Size(north) != na) {
+        PyErr_Format(PyExc_ValueError, "board: %zd alignments unsupported, at most %d", na, MAXA);
+        goto fail;
+    }
+    B->n_align = (int)na;
+    for (Py_ssize_t a = 0; a < na; a++) {
+        if ((B->n_south[a] = seq_item_list(south, a, B->south[a], MAXW, 0, n_cells, "align_south")) < 0) goto fail;
+        if ((B->n_north[a] = seq_item_list(north, a, B->north[a], MAXW, 0, n_cells, "align_north")) < 0) goto fail;
+    }
+    B->w2 = 1;
+    for (int a = 0; a < B->n_align; a++) {
+        if (B->n_south[a] < 1 || B->n_north[a] < 1) {
+            PyErr_SetString(PyExc_ValueError, "board: every alignment needs cells in both camps");
+            goto fail;
+        }
+        if (B->n_south[a] > 2 || B->n_north[a] > 2) B->w2 = 0;
+        for (int i = 0; i < 2; i++) {
+            B->south2[a][i] = i < B->n_south[a] ? B->south[a][i] : n_cells;
+            B->north2[a][i] = i < B->n_north[a] ? B->north[a][i] : n_cells;
+        }
+    }
+    if (PySequence_Size(through) != n_cells || PySequence_Size(aligned) != n_cells) {
+        PyErr_SetString(PyExc_ValueError, "board: through/aligned need one entry per cell");
+        goto fail;
+    }
+    for (int c = 0; c < n_cells; c++) {
+        int tmp[MAXC];
+        if ((B->n_through[c] = seq_item_list(through, c, B->through[c], MAXT, 0, (int)na, "through")) < 0) goto fail;
+        int k = seq_item_list(aligned, c, tmp, MAXC, 0, n_cells, "aligned");
+        if (k < 0) goto fail;
+        B->aligned[c] = 0;
+        for (int i = 0; i < k; i++) B->aligned[c] |= 1u << tmp[i];
+        PyObject *row = PySequence_GetItem(zt, c);
+        if (!row) goto fail;
+        int bad = u64_list(row, B->z_tower[c], FULL_HEIGHT * N_PIECES, "z_tower");
+        Py_DECREF(row);
+        if (bad) goto fail;
+    }
+    for (int s = 0; s < 2; s++) {
+        PyObject *row = PySequence_GetItem(zr, s);
+        if (!row) goto fail;
+        int bad = u64_list(row, B->z_reserve[s], N_PIECES, "z_reserve");
+        Py_DECREF(row);
+        if (bad) goto fail;
+    }
+    B->z_turn = zturn;
+    if (u64_list(zlast, B->z_last, B->pass_code + 1, "z_last") || u64_list(zpass, B->z_pass, 3, "z_pass")) goto fail;
+    if (PyTuple_GET_SIZE(moves) != B->pass_code + 1) {
+        PyErr_SetString(PyExc_ValueError, "board: move_objects needs one Move per code");
+        goto fail;
+    }
+    Py_INCREF(moves);
+    self->moves = moves;
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static void Board_dealloc(BoardObject *self)
+{
+    Py_XDECREF(self->moves);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject BoardType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "jericho_game._kernel.Board",
+    .tp_basicsize = sizeof(BoardObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Precomputed board tables (a C copy of core.Tables); built by jericho_game.kernel.",
+    .tp_new = Board_new,
+    .tp_dealloc = (destructor)Board_dealloc,
+};
+
+/* -- State ------------------------------------------------------------------------------ */
+
+#define ST(o) (((StateObject *)(o)))
+#define BRD(o) (&((StateObject *)(o))->board->b)
+
+static PyObject *State_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *board, *tables;
+    static char *kwlist[] = {"board", "tables", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O:State", kwlist, &BoardType, &board, &tables)) return NULL;
+    StateObject *self = (StateObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    Py_INCREF(board);
+    Py_INCREF(tables);
+    self->board = (BoardObject *)board;
+    self->tables = tables;
+    pos_init(&self->board->b, &self->pos);
+    return (PyObject *)self;
+}
+
+static void State_dealloc(StateObject *self)
+{
+    PyMem_Free(self->stack);
+    PyMem_Free(self->codes);
+    Py_XDECREF(self->board);
+    Py_XDECREF(self->tables);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int reserve_stack(StateObject *s, Py_ssize_t need)
+{
+    if (need <= s->cap) return 0;
+    Py_ssize_t cap = s->cap ? s->cap * 2 : 64;
+    while (cap < need) cap *= 2;
+    Pos *st = PyMem_Realloc(s->stack, (size_t)cap * sizeof(Pos));
+    if (!st) return -1;
+    s->stack = st;
+    int *cd = PyMem_Realloc(s->codes, (size_t)cap * sizeof(int));
+    if (!cd) return -1;
+    s->codes = cd;
+    s->cap = cap;
+    return 0;
+}
+
+static int code_arg(PyObject *self, PyObject *arg, long *out)
+{
+    if (!PyLong_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "a move code must be an int, not %.80s", Py_TYPE(arg)->tp_name);
+        return -1;
+    }
+    long code = PyLong_AsLong(arg);
+    if (code == -1 && PyErr_Occurred()) return -1;
+    if (code < 0 || code > BRD(self)->pass_code) {
+        PyErr_Format(PyExc_ValueError, "move code %ld out of range [0, %d]", code, BRD(self)->pass_code);
+        return -1;
+    }
+    *out = code;
+    return 0;
+}
+
+static PyObject *State_push(PyObject *self, PyObject *arg)
+{
+    long code;
+    if (code_arg(self, arg, &code)) return NULL;
+    StateObject *s = ST(self);
+    if (s->pos.outcome != NO_OUTCOME) {
+        PyErr_SetString(PyExc_ValueError, "the game is over: no move can be pushed");
+        return NULL;
+    }
+    if (!is_legal(BRD(self), &s->pos, code)) {
+        PyErr_Format(PyExc_ValueError, "illegal move code %ld in this position", code);
+        return NULL;
+    }
+    if (reserve_stack(s, s->ply + 1)) return PyErr_NoMemory();
+    s->stack[s->ply] = s->pos;
+    s->codes[s->ply++] = (int)code;
+    apply(BRD(self), &s->pos, (int)code);
+    Py_RETURN_NONE;
+}
+
+static PyObject *State_pop(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    StateObject *s = ST(self);
+    if (!s->ply) {
+        PyErr_SetString(PyExc_IndexError, "pop from empty history: no move to undo");
+        return NULL;
+    }
+    s->pos = s->stack[--s->ply];
+    return PyLong_FromLong(s->codes[s->ply]);
+}
+
+static PyObject *State_copy(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    int with_history = 0;
+    static char *kwlist[] = {"with_history", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p:copy", kwlist, &with_history)) return NULL;
+    StateObject *s = ST(self);
+    StateObject *o = (StateObject *)StateType.tp_alloc(&StateType, 0);
+    if (!o) return NULL;
+    Py_INCREF(s->board);
+    Py_INCREF(s->tables);
+    o->board = s->board;
+    o->tables = s->tables;
+    o->pos = s->pos;
+    if (with_history && s->ply) {
+        if (reserve_stack(o, s->ply)) {
+            Py_DECREF(o);
+            return PyErr_NoMemory();
+        }
+        memcpy(o->stack, s->stack, (size_t)s->ply * sizeof(Pos));
+        memcpy(o->codes, s->codes, (size_t)s->ply * sizeof(int));
+        o->ply = s->ply;
+    }
+    return (PyObject *)o;
+}
+
+static PyObject *codes_to_list(const int *codes, int n)
+{
+    PyObject *out = PyList_New(n);
+    if (!out) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *v = PyLong_FromLong(codes[i]);
+        if (!v) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+static PyObject *State_legal_codes(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    int codes[MAXCODES];
+    return codes_to_list(codes, gen_legal(BRD(self), &ST(self)->pos, codes));
+}
+
+static PyObject *State_legal_moves(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    int codes[MAXCODES];
+    int n = gen_legal(BRD(self), &ST(self)->pos, codes);
+    PyObject *moves = ST(self)->board->moves;
+    PyObject *out = PyList_New(n);
+    if (!out) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *m = PyTuple_GET_ITEM(moves, codes[i]);
+        Py_INCREF(m);
+        PyList_SET_ITEM(out, i, m);
+    }
+    return out;
+}
+
+static PyObject *State_is_legal(PyObject *self, PyObject *arg)
+{
+    if (!PyLong_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "a move code must be an int, not %.80s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    int overflow;
+    long code = PyLong_AsLongAndOverflow(arg, &overflow);
+    if (overflow) Py_RETURN_FALSE;
+    return PyBool_FromLong(is_legal(BRD(self), &ST(self)->pos, code));
+}
+
+static PyObject *State_has_placement(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyBool_FromLong(has_placement(BRD(self), &ST(self)->pos));
+}
+
+static int piece_arg(PyObject *arg, int hi, const char *what)
+{
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v < 0 || v >= hi) {
+        PyErr_Format(PyExc_ValueError, "%s %ld out of range [0, %d)", what, v, hi);
+        return -1;
+    }
+    return (int)v;
+}
+
+static PyObject *State_fits(PyObject *self, PyObject *arg)
+{
+    int p = piece_arg(arg, N_PIECES, "piece");
+    if (p < 0) return NULL;
+    return PyLong_FromUnsignedLong(fits(&ST(self)->pos, p));
+}
+
+static PyObject *State_forbidden_copy_cells(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromUnsignedLong(forbidden_copy(BRD(self), &ST(self)->pos));
+}
+
+static PyObject *State_hash_key(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromUnsignedLongLong(hash_key(BRD(self), &ST(self)->pos));
+}
+
+static PyObject *State_leader_changes(PyObject *self, PyObject *args)
+{
+    int size, cell;
+    if (!PyArg_ParseTuple(args, "ii:leader_changes", &size, &cell)) return NULL;
+    const Board *B = BRD(self);
+    if (size < 0 || size >= 5 || cell < 0 || cell >= B->n_cells) {
+        PyErr_Format(PyExc_ValueError, "leader_changes: size %d or cell %d out of range", size, cell);
+        return NULL;
+    }
+    Pos *P = &ST(self)->pos;
+    uint16_t old = P->key[cell];
+    P->key[cell] = stacked_key(P, size, cell);
+    PyObject *out = PyList_New(0);
+    for (int i = 0; out && i < B->n_through[cell]; i++) {
+        int a = B->through[cell][i];
+        int nl = leader_of(B, P->key, a);
+        if (nl != P->leader[a]) {
+            PyObject *t = Py_BuildValue("(iii)", a, (int)P->leader[a], nl);
+            if (!t || PyList_Append(out, t)) Py_CLEAR(out);
+            Py_XDECREF(t);
+        }
+    }
+    P->key[cell] = old;
+    return out;
+}
+
+static PyObject *State_margin_deltas(PyObject *self, PyObject *arg)
+{
+    const Board *B = BRD(self);
+    Pos *P = &ST(self)->pos;
+    PyObject *fast = PySequence_Fast(arg, "margin_deltas needs a list of move codes");
+    if (!fast) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    PyObject *out = PyList_New(n);
+    int8_t cache[5][MAXC];
+    memset(cache, 0x7F, sizeof(cache));
+    int me = P->turn;
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        long code;
+        if (code_arg(self, PySequence_Fast_GET_ITEM(fast, i), &code)) {
+            Py_CLEAR(out);
+            break;
+        }
+        int d = 0;
+        if (code != B->pass_code) {
+            int s = piece_size((int)(code / B->n_cells)), c = (int)(code % B->n_cells);
+            if (cache[s][c] == 0x7F) {
+                int ds[2];
+                effect(B, P, s, c, ds);
+                cache[s][c] = (int8_t)(ds[me] - ds[1 - me]);
+            }
+            d = cache[s][c];
+        }
+        PyList_SET_ITEM(out, i, PyLong_FromLong(d));
+    }
+    Py_DECREF(fast);
+    return out;
+}
+
+static PyObject *State_breaks_possible(PyObject *self, PyObject *arg)
+{
+    int holder = piece_arg(arg, 2, "side");
+    if (holder < 0) return NULL;
+    return PyBool_FromLong(breaks_possible(BRD(self), &ST(self)->pos, holder));
+}
+
+static PyObject *State_history_codes(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return codes_to_list(ST(self)->codes, (int)ST(self)->ply);
+}
+
+/* load(towers, reserves, turn, last, passes, outcome): like core.State.load (no history). */
+static PyObject *State_load(PyObject *self, PyObject *args)
+{
+    PyObject *towers, *last;
+    unsigned long r0, r1;
+    int turn, passes, outcome;
+    if (!PyArg_ParseTuple(args, "O!(kk)iOii:load", &PyDict_Type, &towers, &r0, &r1, &turn, &last, &passes, &outcome))
+        return NULL;
+    const Board *B = BRD(self);
+    uint32_t full = (1u << N_PIECES) - 1;
+    if ((r0 & ~full) || (r1 & ~full) || turn < 0 || turn > 1 || passes < 0 || passes > 2 || outcome < -1 ||
+        outcome > 2) {
+        PyErr_SetString(PyExc_ValueError, "load: reserves, turn, passes or outcome out of range");
+        return NULL;
+    }
+    Pos P;
+    pos_init(B, &P);
+    P.reserve[0] = (uint32_t)r0;
+    P.reserve[1] = (uint32_t)r1;
+    uint64_t z = 0;
+    for (int s = 0; s < 2; s++)
+        for (int p = 0; p < N_PIECES; p++)
+            if (P.reserve[s] >> p & 1) z ^= B->z_reserve[s][p];
+    P.zhash = z;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(towers, &pos, &key, &value)) {
+        int c = piece_arg(key, B->n_cells, "cell");
+        if (c < 0) return NULL;
+        int pieces[FULL_HEIGHT + 1];
+        int k = int_list(value, pieces, FULL_HEIGHT, 0, N_PIECES, "tower");
+        if (k < 0) return NULL;
+        for (int i = 0; i < k; i++) {
+            if (P.height[c] >= FULL_HEIGHT) {
+                PyErr_SetString(PyExc_ValueError, "load: tower taller than 4");
+                return NULL;
+            }
+            place(B, &P, pieces[i], c);
+        }
+    }
+    P.turn = (int8_t)turn;
+    if (last == Py_None) {
+        P.last_cell = -1;
+        P.last_piece = -1;
+        P.last_below = 0;
+    } else {
+        int p, c;
+        if (!PyArg_ParseTuple(last, "ii:last", &p, &c)) return NULL;
+        if (p < 0 || p >= N_PIECES || c < 0 || c >= B->n_cells || !P.height[c]) {
+            PyErr_SetString(PyExc_ValueError, "load: last placement out of range");
+            return NULL;
+        }
+        P.last_cell = (int8_t)c;
+        P.last_piece = (int8_t)p;
+        P.last_below = P.code[c] & ((1u << (5 * (P.height[c] - 1))) - 1);
+    }
+    P.passes = (int8_t)passes;
+    P.outcome = (int8_t)outcome;
+    ST(self)->pos = P;
+    ST(self)->ply = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *State_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyErr_SetString(PyExc_TypeError, "kernel states cannot be pickled: pickle the Game or its position text");
+    (void)self;
+    return NULL;
+}
+
+static PyMethodDef State_methods[] = {
+    {"push", State_push, METH_O, "Play a legal move code; raises ValueError for an illegal one."},
+    {"pop", State_pop, METH_NOARGS, "Undo the last push; returns its code.  IndexError at the start."},
+    {"copy", (PyCFunction)(void (*)(void))State_copy, METH_VARARGS | METH_KEYWORDS,
+     "An independent copy; the undo history only with with_history=True."},
+    {"legal_codes", State_legal_codes, METH_NOARGS, "Legal move codes ([pass] when forced, [] when over)."},
+    {"legal_moves", State_legal_moves, METH_NOARGS, "Legal moves as interned Move objects."},
+    {"is_legal", State_is_legal, METH_O, "Whether a move code is legal here."},
+    {"has_placement", State_has_placement, METH_NOARGS, "Whether the side to move can place a piece."},
+    {"fits", State_fits, METH_O, "Cells where a piece may stack (reserve and asymmetry aside)."},
+    {"forbidden_copy_cells", State_forbidden_copy_cells, METH_NOARGS, "Cells barred by the asymmetry rule."},
+    {"hash_key", State_hash_key, METH_NOARGS, "64-bit Zobrist key (same keys as core.State)."},
+    {"leader_changes", State_leader_changes, METH_VARARGS, "(alignment, old, new) for stacking a size on a cell."},
+    {"margin_deltas", State_margin_deltas, METH_O, "Immediate monolith-margin change of each move code."},
+    {"breaks_possible", State_breaks_possible, METH_O, "Whether the mover can bring holder below 7."},
+    {"history_codes", State_history_codes, METH_NOARGS, "Move codes pushed, oldest first."},
+    {"load", State_load, METH_VARARGS, "Reset to a described position (no history)."},
+    {"__reduce__", State_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+/* Read-only attributes, as fresh Python ints and lists (the C arrays stay private). */
+static PyObject *u32_list(const uint32_t *v, int n)
+{
+    PyObject *out = PyList_New(n);
+    for (int i = 0; out && i < n; i++) PyList_SET_ITEM(out, i, PyLong_FromUnsignedLong(v[i]));
+    return out;
+}
+
+#define GETTER(name, expr)                                                   \
+    static PyObject *State_get_##name(PyObject *self, void *Py_UNUSED(cl)) \
+    {                                                                        \
+        const Pos *P = &ST(self)->pos;                                       \
+        (void)P;                                                             \
+        return expr;                                                         \
+    }
+
+GETTER(turn, PyLong_FromLong(P->turn))
+GETTER(passes, PyLong_FromLong(P->passes))
+GETTER(outcome, PyLong_FromLong(P->outcome))
+GETTER(last_cell, PyLong_FromLong(P->last_cell))
+GETTER(last_piece, PyLong_FromLong(P->last_piece))
+GETTER(last_below, PyLong_FromUnsignedLong(P->last_below))
+GETTER(zhash, PyLong_FromUnsignedLongLong(P->zhash))
+GETTER(ply, PyLong_FromSsize_t(ST(self)->ply))
+GETTER(code, u32_list(P->code, BRD(self)->n_cells))
+GETTER(size_free, u32_list(P->size_free, 5))
+GETTER(colour_free, u32_list(P->colour_free, 5))
+GETTER(reserve, u32_list(P->reserve, 2))
+GETTER(score, Py_BuildValue("[ii]", P->score[0], P->score[1]))
+
+static PyObject *State_get_tables(PyObject *self, void *Py_UNUSED(cl))
+{
+    Py_INCREF(ST(self)->tables);
+    return ST(self)->tables;
+}
+
+static PyObject *State_get_height(PyObject *self, void *Py_UNUSED(cl))
+{
+    int n = BRD(self)->n_cells;
+    PyObject *out = PyList_New(n);
+    for (int i = 0; out && i < n; i++) PyList_SET_ITEM(out, i, PyLong_FromLong(ST(self)->pos.height[i]));
+    return out;
+}
+
+static PyObject *State_get_key(PyObject *self, void *Py_UNUSED(cl))
+{
+    int n = BRD(self)->n_cells + 1; /* with the sentinel slot, like core.State.key */
+    PyObject *out = PyList_New(n);
+    for (int i = 0; out && i < n; i++) PyList_SET_ITEM(out, i, PyLong_FromLong(ST(self)->pos.key[i]));
+    return out;
+}
+
+static PyObject *State_get_leader(PyObject *self, void *Py_UNUSED(cl))
+{
+    int n = BRD(self)->n_align;
+    PyObject *out = PyList_New(n);
+    for (int i = 0; out && i < n; i++) PyList_SET_ITEM(out, i, PyLong_FromLong(ST(self)->pos.leader[i]));
+    return out;
+}
+
+#define GS(name, doc) {#name, State_get_##name, NULL, doc, NULL}
+static PyGetSetDef State_getset[] = {
+    GS(turn, "Side to move (0 South, 1 North)."),
+    GS(passes, "Consecutive passes just made."),
+    GS(outcome, "-1 (going on), 0, 1 or 2 (draw)."),
+    GS(last_cell, "Cell of the opponent's last placement, -1 after a pass or at the start."),
+    GS(last_piece, "Piece of the opponent's last placement."),
+    GS(last_below, "Tower code under the last placement (asymmetry rule)."),
+    GS(zhash, "Incremental Zobrist part of hash_key()."),
+    GS(ply, "How many moves can be undone."),
+    GS(code, "Tower codes, one per cell (a fresh list)."),
+    GS(height, "Tower heights (a fresh list)."),
+    GS(key, "Strength keys, with a sentinel slot (a fresh list)."),
+    GS(size_free, "Per size: mask of cells that accept it (a fresh list)."),
+    GS(colour_free, "Per colour: mask of cells that accept it (a fresh list)."),
+    GS(reserve, "Per side: mask of pieces in reserve (a fresh list)."),
+    GS(leader, "Per alignment: -1, 0 or 1 (a fresh list)."),
+    GS(score, "Monoliths held [south, north] (a fresh list)."),
+    GS(tables, "The core.Tables of the board."),
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject StateType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "jericho_game._kernel.State",
+    .tp_basicsize = sizeof(StateObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A position in the compiled kernel; the interface of jericho_game.core.State.",
+    .tp_new = State_new,
+    .tp_dealloc = (destructor)State_dealloc,
+    .tp_methods = State_methods,
+    .tp_getset = State_getset,
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* Module functions: playouts.                                                           */
+
+static int seed_arg(PyObject *obj, uint64_t *seed)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "seed must be an int, not %.80s", Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *seed = PyLong_AsUnsignedLongLongMask(obj);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *k_playout(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
+{
+    PyObject *state, *seedobj, *moves = Py_None;
+    int guided = 1;
+    static char *kwlist[] = {"state", "seed", "guided", "moves", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|iO:playout", kwlist, &StateType, &state, &seedobj, &guided,
+                                     &moves))
+        return NULL;
+    uint64_t rng;
+    if (seed_arg(seedobj, &rng)) return NULL;
+    if (guided < 1 || guided > 1000) {
+        PyErr_Format(PyExc_ValueError, "guided must be in [1, 1000], got %d", guided);
+        return NULL;
+    }
+    if (moves != Py_None && !PyList_Check(moves)) {
+        PyErr_SetString(PyExc_TypeError, "moves must be a list or None");
+        return NULL;
+    }
+    Pos P = ST(state)->pos;
+    int rec[128], nrec = 0;
+    int res = playout(BRD(state), &P, &rng, guided, moves != Py_None ? rec : NULL, &nrec);
+    for (int i = 0; i < nrec; i++) {
+        PyObject *v = PyLong_FromLong(rec[i]);
+        if (!v || PyList_Append(moves, v)) {
+            Py_XDECREF(v);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return PyLong_FromLong(res);
+}
+
+static PyObject *k_playouts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
+{
+    PyObject *state, *seedobj;
+    long n;
+    int guided = 1;
+    static char *kwlist[] = {"state", "n", "seed", "guided", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!lO|i:playouts", kwlist, &StateType, &state, &n, &seedobj, &guided))
+        return NULL;
+    uint64_t rng;
+    if (seed_arg(seedobj, &rng)) return NULL;
+    if (n < 0 || guided < 1 || guided > 1000) {
+        PyErr_SetString(PyExc_ValueError, "playouts: n must be >= 0 and guided in [1, 1000]");
+        return NULL;
+    }
+    long counts[3] = {0, 0, 0};
+    const Board *B = BRD(state);
+    Pos start = ST(state)->pos;
+    Py_BEGIN_ALLOW_THREADS
+    for (long i = 0; i < n; i++) {
+        Pos P = start;
+        counts[playout(B, &P, &rng, guided, NULL, NULL)]++;
+    }
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("(lll)", counts[0], counts[1], counts[2]);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* MCTS: UCT with progressive widening and guided playouts, the whole search in C.       */
+/*                                                                                        */
+/* The algorithm of players/mcts.py (docs/ai.md): select by UCB1 under progressive       */
+/* widening (at most 1 + widen*sqrt(N) children), expand the next untried move in the    */
+/* order "reaches 7 first, then immediate margin gain, ties random", play out, back up.  */
+/* A child whose mover holds 7 that no reply can break is a proven win.  A node stores   */
+/* only its best UNTRIED_FIRST untried moves; a node that needs more regenerates them.   */
+
+#define UNTRIED_FIRST 24
+
+/* A node's children are contiguous (child_base .. child_base + n_children - 1), so UCB1 scans
+   memory in order; when the block is full it moves to a block twice as large (the old slots
+   become garbage, at most as many as the nodes in use). */
+typedef struct {
+    int32_t child_base;
+    int32_t untried;   /* offset into the untried pool, -1: not built yet */
+    int16_t n_untried, next_untried, n_children, child_cap;
+    int16_t code;
+    int8_t mover, terminal, truncated;
+    uint32_t n;
+    double w;
+} Node;
+
+typedef struct {
+    Node *nodes;
+    size_t n_nodes, cap_nodes, created;
+    int16_t *pool;
+    size_t n_pool, cap_pool;
+    uint64_t rng;
+    double c, widen;
+    int k;
+} Tree;
+
+/* Reserve `count` consecutive node slots; returns the first index, -1 on no memory. */
+static int tree_alloc(Tree *T, size_t count)
+{
+    if (T->n_nodes + count > T->cap_nodes) {
+        size_t cap = T->cap_nodes ? T->cap_nodes * 2 : 4096;
+        while (cap < T->n_nodes + count) cap *= 2;
+        if (cap > INT32_MAX) return -1;
+        Node *nn = realloc(T->nodes, cap * sizeof(Node));
+        if (!nn) return -1;
+        T->nodes = nn;
+        T->cap_nodes = cap;
+    }
+    size_t base = T->n_nodes;
+    T->n_nodes += count;
+    return (int)base;
+}
+
+static void node_init(Tree *T, Node *x, int code, int mover, int terminal)
+{
+    memset(x, 0, sizeof(*x));
+    x->child_base = -1;
+    x->untried = -1;
+    x->code = (int16_t)code;
+    x->mover = (int8_t)mover;
+    x->terminal = (int8_t)terminal;
+    T->created++;
+}
+
+/* A new child of node ni (its block grows when full); returns its index, -1 on no memory. */
+static int tree_child(Tree *T, int ni, int code, int mover, int terminal)
+{
+    Node *x = &T->nodes[ni];
+    if (x->n_children == x->child_cap) {
+        int cap = x->child_cap ? 2 * x->child_cap : 2;
+        int base = tree_alloc(T, (size_t)cap);
+        if (base < 0) return -1;
+        x = &T->nodes[ni];
+        if (x->n_children) memcpy(&T->nodes[base], &T->nodes[x->child_base], (size_t)x->n_children * sizeof(Node));
+        x->child_base = base;
+        x->child_cap = (int16_t)cap;
+    }
+    int ch = x->child_base + x->n_children++;
+    node_init(T, &T->nodes[ch], code, mover, terminal);
+    return ch;
+}
+
+/* Ordered untried moves of P into the pool for node `ni` (best first); -1 on no memory. */
+static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_children)
+{
+    int codes[MAXCODES], n = gen_legal(B, P, codes);
+    int me = P->turn, opp = 1 - me;
+    int8_t eff_me[5][MAXC], eff_opp[5][MAXC];
+    memset(eff_me, 0x7F, sizeof(eff_me));
+    memset(eff_opp, 0, sizeof(eff_opp));
+    int dme[MAXCODES], dopp[MAXCODES];
+    for (int i = 0; i < n; i++) {
+        if (codes[i] == B->pass_code) {
+            dme[i] = dopp[i] = 0;
+            continue;
+        }
+        int s = piece_size(codes[i] / B->n_cells), c = codes[i] % B->n_cells;
+        if (eff_me[s][c] == 0x7F) {
+            int ds[2];
+            effect(B, P, s, c, ds);
+            eff_me[s][c] = (int8_t)ds[me];
+            eff_opp[s][c] = (int8_t)ds[opp];
+        }
+        dme[i] = eff_me[s][c];
+        dopp[i] = eff_opp[s][c];
+    }
+    /* Facing the opponent's 7: only the moves that break it (the others lose at once). */
+    if (P->score[opp] >= SEVEN) {
+        int m = 0;
+        for (int i = 0; i < n; i++)
+            if (P->score[opp] + dopp[i] < SEVEN) m++;
+        if (m) {
+            int j = 0;
+            for (int i = 0; i < n; i++)
+                if (P->score[opp] + dopp[i] < SEVEN) {
+                    codes[j] = codes[i];
+                    dme[j] = dme[i];
+                    dopp[j++] = dopp[i];
+                }
+            n = j;
+        }
+    }
+    if (skip_children) { /* regenerating: drop the moves already expanded */
+        int j = 0;
+        for (int i = 0; i < n; i++) {
+            int dup = 0;
+            const Node *x = &T->nodes[ni];
+            for (int ch = 0; ch < x->n_children; ch++)
+                if (T->nodes[x->child_base + ch].code == codes[i]) {
+                    dup = 1;
+                    break;
+                }
+            if (!dup) {
+                codes[j] = codes[i];
+                dme[j] = dme[i];
+                dopp[j++] = dopp[i];
+            }
+        }
+        n = j;
+    }
+    /* Group the moves by priority (counting sort), best group first; within a group the order
+       is random (a partial Fisher-Yates draws only the moves kept, not all ~650). */
+    enum { NB = 18 };
+    int count[NB] = {0}, start[NB], bucket[MAXCODES], grouped[MAXCODES];
+    for (int i = 0; i < n; i++) {
+        int d = dme[i] - dopp[i], b;
+        if (P->score[me] >= SEVEN - 2 && d > 0 && P->score[me] + dme[i] >= SEVEN)
+            b = NB - 1; /* reaches seven */
+        else
+            b = d < -8 ? 0 : d > 8 ? NB - 2 : d + 8;
+        bucket[i] = b;
+        count[b]++;
+    }
+    for (int b = NB - 1, at = 0; b >= 0; b--) {
+        start[b] = at;
+        at += count[b];
+    }
+    for (int i = 0; i < n; i++) grouped[start[bucket[i]]++] = codes[i];
+    int keep = n;
+    Node *x = &T->nodes[ni];
+    if (!skip_children && keep > UNTRIED_FIRST) keep = UNTRIED_FIRST;
+    if (T->n_pool + (size_t)keep > T->cap_pool) {
+        size_t cap = T->cap_pool ? T->cap_pool * 2 : 65536;
+        while (cap < T->n_pool + (size_t)keep) cap *= 2;
+        int16_t *np = realloc(T->pool, cap * sizeof(int16_t));
+        if (!np) return -1;
+        T->pool = np;
+        T->cap_pool = cap;
+    }
+    int16_t *out = T->pool + T->n_pool;
+    int w = 0;
+    for (int b = NB - 1, lo = 0; b >= 0 && w < keep; b--) {
+        int m = count[b], *g = grouped + lo;
+        lo += m;
+        for (int j = 0; j < m && w < keep; j++) {
+            int r = j + (int)below_n((uint32_t)(rnext(&T->rng) >> 32), (uint32_t)(m - j));
+            int t = g[j];
+            g[j] = g[r];
+            g[r] = t;
+            out[w++] = (int16_t)g[j];
+        }
+    }
+    x->untried = (int32_t)T->n_pool;
+    x->n_untried = (int16_t)w;
+    x->next_untried = 0;
+    x->truncated = (int8_t)(w < n);
+    T->n_pool += (size_t)w;
+    return 0;
+}
+
+/* 1/n and 1/sqrt(n) for small visit counts: UCB1 over hundreds of root children is the
+   hottest loop of the search, and a division plus a square root per child dominated it. */
+#define RECIP_N 16384
+static double recip[RECIP_N], rsqrt[RECIP_N];
+
+static void recip_init(void)
+{
+    for (int i = 1; i < RECIP_N; i++) {
+        recip[i] = 1.0 / i;
+        rsqrt[i] = 1.0 / sqrt((double)i);
+    }
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Run simulations from root position R; returns the number done, -1 on no memory. */
+static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double deadline)
+{
+    int path[256];
+    long done = 0;
+    for (;;) {
+        if (sims > 0 && done >= sims) break;
+        if (deadline > 0 && (done & 15) == 0 && T->nodes[0].n_children && now_seconds() >= deadline) break;
+        Pos P = *R;
+        int ni = 0, depth = 0;
+        path[depth++] = 0;
+        while (T->nodes[ni].terminal == NO_OUTCOME) {
+            Node *x = &T->nodes[ni];
+            if (x->untried < 0) {
+                if (x->n == 0 && ni != 0) break; /* a fresh leaf: play out from here */
+                if (build_untried(T, B, &P, ni, 0)) return -1;
+                x = &T->nodes[ni];
+            }
+            int limit = 1 + (int)(T->widen * sqrt((double)x->n + 1.0));
+            if (x->next_untried == x->n_untried && x->truncated && x->n_children < limit) {
+                if (build_untried(T, B, &P, ni, 1)) return -1;
+                x = &T->nodes[ni];
+            }
+            if (x->next_untried < x->n_untried && x->n_children < limit) {
+                int code = T->pool[x->untried + x->next_untried++];
+                int mover = P.turn;
+                apply(B, &P, code);
+                int outcome = P.outcome;
+                if (outcome == NO_OUTCOME && P.score[mover] >= SEVEN && !breaks_possible(B, &P, mover))
+                    outcome = mover; /* proven: seven monoliths that no reply breaks */
+                int ch = tree_child(T, ni, code, mover, outcome);
+                if (ch < 0) return -1;
+                ni = ch;
+                path[depth++] = ni;
+                break;
+            }
+            /* UCB1 among the existing children. */
+            double cs = T->c * sqrt(log((double)x->n + 1.0)), best_v = -1.0;
+            int best = -1;
+            const Node *kids = &T->nodes[x->child_base];
+            for (int ch = 0; ch < x->n_children; ch++) {
+                const Node *y = &kids[ch];
+                double v;
+                if (!y->n)
+                    v = 1e9;
+                else if (y->n < RECIP_N)
+                    v = y->w * recip[y->n] + cs * rsqrt[y->n];
+                else
+                    v = y->w / y->n + cs / sqrt((double)y->n);
+                if (v > best_v) {
+                    best_v = v;
+                    best = x->child_base + ch;
+                }
+            }
+            if (best < 0) break; /* cannot happen: a live node has a move */
+            apply(B, &P, T->nodes[best].code);
+            ni = best;
+            if (depth < 255) path[depth++] = ni;
+        }
+        int result = T->nodes[ni].terminal != NO_OUTCOME ? T->nodes[ni].terminal
+                                                         : playout(B, &P, &T->rng, T->k, NULL, NULL);
+        for (int i = 0; i < depth; i++) {
+            Node *x = &T->nodes[path[i]];
+            x->n++;
+            if (result == DRAW)
+                x->w += 0.5;
+            else if (result == x->mover)
+                x->w += 1.0;
+        }
+        done++;
+    }
+    return done;
+}
+
+/* A search tree kept between calls (the Python player's `reuse`): a later search of the same
+   position continues it, with its own random generator, so a search cut in slices plays
+   exactly the move of one uncut search. */
+typedef struct {
+    PyObject_HEAD
+    Tree T;
+    uint64_t root_hash;
+    int used, busy;
+} TreeObject;
+
+static void tree_free(Tree *T)
+{
+    free(T->nodes);
+    free(T->pool);
+    memset(T, 0, sizeof(*T));
+}
+
+static PyObject *TreeObj_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, ":Tree", kwlist)) return NULL;
+    return type->tp_alloc(type, 0);
+}
+
+static void TreeObj_dealloc(TreeObject *self)
+{
+    tree_free(&self->T);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *TreeObj_clear(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    TreeObject *t = (TreeObject *)self;
+    if (t->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the tree is being searched");
+        return NULL;
+    }
+    tree_free(&t->T);
+    t->used = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *TreeObj_get_simulations(PyObject *self, void *Py_UNUSED(cl))
+{
+    TreeObject *t = (TreeObject *)self;
+    return PyLong_FromUnsignedLong(t->used ? t->T.nodes[0].n : 0);
+}
+
+static PyObject *TreeObj_get_nodes(PyObject *self, void *Py_UNUSED(cl))
+{
+    return PyLong_FromSize_t(((TreeObject *)self)->T.created);
+}
+
+static PyMethodDef TreeObj_methods[] = {
+    {"clear", TreeObj_clear, METH_NOARGS, "Forget the tree (the next search starts a new one)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef TreeObj_getset[] = {
+    {"simulations", TreeObj_get_simulations, NULL, "Simulations in the tree (its root's visits).", NULL},
+    {"nodes", TreeObj_get_nodes, NULL, "Nodes in the tree.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject TreeType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "jericho_game._kernel.Tree",
+    .tp_basicsize = sizeof(TreeObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An MCTS tree kept between searches of one position (see mcts(tree=...)).",
+    .tp_new = TreeObj_new,
+    .tp_dealloc = (destructor)TreeObj_dealloc,
+    .tp_methods = TreeObj_methods,
+    .tp_getset = TreeObj_getset,
+};
+
+static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
+{
+    PyObject *state, *seedobj, *treeobj = Py_None;
+    long sims = 0;
+    double seconds = 0.0, c = 0.7, widen = 2.0;
+    int k = 3;
+    static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiO:mcts", kwlist, &StateType, &state, &seedobj, &sims,
+                                     &seconds, &c, &widen, &k, &treeobj))
+        return NULL;
+    uint64_t seed;
+    if (seed_arg(seedobj, &seed)) return NULL;
+    if (sims < 0 || seconds < 0 || (sims == 0 && seconds == 0) || k < 1 || k > 1000 || !(c >= 0) || !(widen > 0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "mcts: need sims > 0 and/or seconds > 0, k in [1, 1000], c >= 0 and widen > 0");
+        return NULL;
+    }
+    TreeObject *tobj = NULL;
+    if (treeobj != Py_None) {
+        if (!PyObject_TypeCheck(treeobj, &TreeType)) {
+            PyErr_Format(PyExc_TypeError, "tree must be a jericho_game._kernel.Tree, not %.80s",
+                         Py_TYPE(treeobj)->tp_name);
+            return NULL;
+        }
+        tobj = (TreeObject *)treeobj;
+        if (tobj->busy) {
+            PyErr_SetString(PyExc_RuntimeError, "mcts: the tree is being searched by another call");
+            return NULL;
+        }
+    }
+    const Board *B = BRD(state);
+    Pos R = ST(state)->pos;
+    if (R.outcome != NO_OUTCOME) {
+        PyErr_SetString(PyExc_ValueError, "mcts: the game is over, there is nothing to search");
+        return NULL;
+    }
+    Tree local, *T = tobj ? &tobj->T : &local;
+    uint64_t h = hash_key(B, &R);
+    int fresh = !tobj || !tobj->used || tobj->root_hash != h;
+    if (fresh) {
+        if (tobj) tree_free(T);
+        memset(T, 0, sizeof(*T));
+        T->rng = seed;
+    }
+    T->c = c;
+    T->widen = widen;
+    T->k = k;
+    long done = -1;
+    double t0 = now_seconds(), elapsed;
+    if (!fresh || tree_alloc(T, 1) == 0) {
+        if (fresh) node_init(T, &T->nodes[0], -1, 1 - R.turn, NO_OUTCOME);
+        if (tobj) {
+            tobj->used = 1;
+            tobj->root_hash = h;
+            tobj->busy = 1;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        done = mcts_run(T, B, &R, sims, seconds > 0 ? t0 + seconds : 0.0);
+        Py_END_ALLOW_THREADS
+        if (tobj) tobj->busy = 0;
+    }
+    elapsed = now_seconds() - t0;
+    PyObject *children = NULL, *out = NULL;
+    if (done < 0) {
+        PyErr_NoMemory();
+        if (tobj) {
+            tree_free(T);
+            tobj->used = 0;
+        }
+        goto end;
+    }
+    children = PyList_New(0);
+    for (int i = 0; children && i < T->nodes[0].n_children; i++) {
+        const Node *y = &T->nodes[T->nodes[0].child_base + i];
+        PyObject *t = Py_BuildValue("(ikd)", (int)y->code, (unsigned long)y->n, y->w);
+        if (!t || PyList_Append(children, t)) Py_CLEAR(children);
+        Py_XDECREF(t);
+    }
+    if (children) out = Py_BuildValue("(ldnO)", done, elapsed, (Py_ssize_t)T->created, children);
+end:
+    Py_XDECREF(children);
+    if (!tobj) tree_free(T);
+    return out;
+}
+
+
+/* ------------------------------------------------------------------------------------ */
+/* Alpha-beta: the search of players/alphabeta.py, move for move (negamax, iterative     */
+/* deepening by the caller's loop here, Zobrist transposition table, killers, history,   */
+/* forward pruning to `width` moves below the root, seven-monolith quiescence).  The     */
+/* evaluation is alphabeta.evaluate; tests compare both searches' values and node counts.*/
+
+#define AB_WIN 100000
+#define AB_INF (10 * AB_WIN)
+#define AB_QDEPTH 4
+#define AB_MAXPLY 128
+enum { TT_EXACT = 0, TT_LOWER = 1, TT_UPPER = 2 };
+
+typedef struct {
+    uint64_t key;
+    int32_t value;
+    int16_t move;
+    int8_t depth, flag;
+} TTEntry;
+
+typedef struct {
+    const Board *B;
+    TTEntry *tt;
+    uint64_t tt_mask;
+    long count, max_nodes;
+    double deadline;
+    int abort, width;
+    int killers[AB_MAXPLY][2];
+    int history[MAXCODES];
+} AB;
+
+static int ab_evaluate(const Board *B, const Pos *P)
+{
+    int me = P->turn, opp = 1 - me;
+    int v = 100 * (P->score[me] - P->score[opp]) + 30;
+    if (P->score[me] == SEVEN - 1) v += 40;
+    if (P->score[opp] == SEVEN - 1) v -= 40;
+    for (int a = 0; a < B->n_align; a++) {
+        int lead = P->leader[a];
+        if (lead < 0) continue;
+        int bs = B->south[a][0], bn = B->north[a][0]; /* champions: the first strongest cell */
+        for (int i = 1; i < B->n_south[a]; i++)
+            if (P->key[B->south[a][i]] > P->key[bs]) bs = B->south[a][i];
+        for (int i = 1; i < B->n_north[a]; i++)
+            if (P->key[B->north[a][i]] > P->key[bn]) bn = B->north[a][i];
+        int hl = lead == 0 ? P->height[bs] : P->height[bn];
+        int ho = lead == 0 ? P->height[bn] : P->height[bs];
+        int sc = 0;
+        if (hl >= 4)
+            sc = 25;
+        else if (hl >= 2 && ho == 1)
+            sc = 10;
+        else if (hl == 1 && ho == 1)
+            sc = -15;
+        v += lead == me ? sc : -sc;
+    }
+    return v;
+}
+
+static inline int ab_tick(AB *S)
+{
+    S->count++;
+    if (S->max_nodes > 0 && S->count > S->max_nodes && S->count > 1) S->abort = 1;
+    if ((S->count & 63) == 0 && S->deadline > 0 && now_seconds() >= S->deadline) S->abort = 1;
+    return S->abort;
+}
+
+static int ab_quiesce(AB *S, const Pos *P, int alpha, int beta, int ply, int qdepth)
+{
+    const Board *B = S->B;
+    int me = P->turn, opp = 1 - me;
+    if (P->score[opp] < SEVEN || qdepth <= 0) return ab_evaluate(B, P);
+    uint32_t held = 0;
+    for (int c = 0; c < B->n_cells; c++)
+        for (int i = 0; i < B->n_through[c]; i++)
+            if (P->leader[B->through[c][i]] == opp) held |= 1u << c;
+    int codes[MAXCODES], n = gen_legal(B, P, codes);
+    int best = -(AB_WIN - ply - 1); /* no breaking move: the opponent wins after this turn */
+    for (int i = 0; i < n; i++) {
+        int code = codes[i];
+        if (code == B->pass_code || !(held >> (code % B->n_cells) & 1)) continue;
+        Pos child = *P;
+        apply(B, &child, code);
+        int v;
+        if (child.score[opp] >= SEVEN) {
+            v = -(AB_WIN - ply - 1);
+        } else {
+            if (ab_tick(S)) return 0;
+            v = -ab_quiesce(S, &child, -beta, -(alpha > best ? alpha : best), ply + 1, qdepth - 1);
+            if (S->abort) return 0;
+        }
+        if (v > best) {
+            best = v;
+            if (best >= beta) return best;
+        }
+    }
+    return best;
+}
+
+typedef struct {
+    long score;
+    int code;
+} Scored;
+
+static int scored_desc(const void *x, const void *y)
+{
+    const Scored *a = x, *b = y;
+    if (a->score != b->score) return a->score < b->score ? 1 : -1;
+    return a->code < b->code ? 1 : a->code > b->code ? -1 : 0;
+}
+
+static int ab_ordered(AB *S, Pos *P, int ply, int tt_move, int *out)
+{
+    const Board *B = S->B;
+    int codes[MAXCODES], n = gen_legal(B, P, codes);
+    if (n == 1) {
+        out[0] = codes[0];
+        return 1;
+    }
+    static const int no_killers[2] = {-1, -1};
+    const int *killers = ply < AB_MAXPLY ? S->killers[ply] : no_killers;
+    int8_t cache[5][MAXC];
+    memset(cache, 0x7F, sizeof(cache));
+    Scored sc[MAXCODES];
+    int me = P->turn;
+    for (int i = 0; i < n; i++) {
+        int code = codes[i], d = 0;
+        if (code != B->pass_code) {
+            int s = piece_size(code / B->n_cells), c = code % B->n_cells;
+            if (cache[s][c] == 0x7F) {
+                int ds[2];
+                effect(B, P, s, c, ds);
+                cache[s][c] = (int8_t)(ds[me] - ds[1 - me]);
+            }
+            d = cache[s][c];
+        }
+        long v = (long)d * 1000000L + S->history[code];
+        if (code == tt_move)
+            v += 100000000L;
+        else if (code == killers[0] || code == killers[1])
+            v += 500000L;
+        sc[i].score = v;
+        sc[i].code = code;
+    }
+    qsort(sc, (size_t)n, sizeof(Scored), scored_desc);
+    int w = n < S->width ? n : S->width;
+    for (int i = 0; i < w; i++) out[i] = sc[i].code;
+    return w;
+}
+
+static int ab_negamax(AB *S, Pos *P, int depth, int alpha, int beta, int ply)
+{
+    const Board *B = S->B;
+    if (ab_tick(S)) return 0;
+    int o = P->outcome;
+    if (o != NO_OUTCOME) {
+        if (o == DRAW) return 0;
+        return o == P->turn ? AB_WIN - ply : -(AB_WIN - ply);
+    }
+    if (depth <= 0) return ab_quiesce(S, P, alpha, beta, ply, AB_QDEPTH);
+    uint64_t h = hash_key(B, P);
+    TTEntry *e = &S->tt[h & S->tt_mask];
+    int tt_move = -1;
+    if (e->key == h && e->flag >= 0) {
+        tt_move = e->move;
+        if (e->depth >= depth) {
+            if (e->flag == TT_EXACT) return e->value;
+            if (e->flag == TT_LOWER && e->value >= beta) return e->value;
+            if (e->flag == TT_UPPER && e->value <= alpha) return e->value;
+        }
+    }
+    int moves[MAXCODES], n = ab_ordered(S, P, ply, tt_move, moves);
+    int alpha0 = alpha, best = -AB_INF, best_move = moves[0];
+    for (int i = 0; i < n; i++) {
+        int code = moves[i];
+        Pos child = *P;
+        apply(B, &child, code);
+        int v = -ab_negamax(S, &child, depth - 1, -beta, -alpha, ply + 1);
+        if (S->abort) return 0;
+        if (v > best) {
+            best = v;
+            best_move = code;
+            if (v > alpha) {
+                alpha = v;
+                if (alpha >= beta) {
+                    if (ply < AB_MAXPLY && S->killers[ply][0] != code) {
+                        S->killers[ply][1] = S->killers[ply][0];
+                        S->killers[ply][0] = code;
+                    }
+                    S->history[code] += depth * depth;
+                    break;
+                }
+            }
+        }
+    }
+    e->key = h;
+    e->value = best;
+    e->move = (int16_t)best_move;
+    e->depth = (int8_t)(depth > 127 ? 127 : depth);
+    e->flag = (int8_t)(alpha0 < best && best < beta ? TT_EXACT : best >= beta ? TT_LOWER : TT_UPPER);
+    return best;
+}
+
+/* Iterative deepening over the root moves (already ordered by the caller). */
+static PyObject *k_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
+{
+    PyObject *state, *rootobj, *table = Py_None;
+    int max_depth = 64, width = 16, tt_bits = 20;
+    long max_nodes = 0;
+    double seconds = 0.0;
+    static char *kwlist[] = {"state", "moves", "depth", "nodes", "seconds", "width", "tt_bits", "table", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ildiiO:alphabeta", kwlist, &StateType, &state, &rootobj,
+                                     &max_depth, &max_nodes, &seconds, &width, &tt_bits, &table))
+        return NULL;
+    const Board *B = BRD(state);
+    Pos R = ST(state)->pos;
+    if (R.outcome != NO_OUTCOME) {
+        PyErr_SetString(PyExc_ValueError, "alphabeta: the game is over, there is nothing to search");
+        return NULL;
+    }
+    if (max_depth < 1 || max_depth > 64 || width < 1 || max_nodes < 0 || seconds < 0 || tt_bits < 10 || tt_bits > 26) {
+        PyErr_SetString(PyExc_ValueError, "alphabeta: need depth in [1, 64], width >= 1, nodes/seconds >= 0, "
+                                          "tt_bits in [10, 26]");
+        return NULL;
+    }
+    int root[MAXCODES];
+    int n = int_list(rootobj, root, MAXCODES, 0, B->pass_code + 1, "alphabeta root moves");
+    if (n < 0) return NULL;
+    for (int i = 0; i < n; i++)
+        if (!is_legal(B, &R, root[i])) {
+            PyErr_Format(PyExc_ValueError, "alphabeta: root move %d is not legal here", root[i]);
+            return NULL;
+        }
+    if (n == 0) {
+        PyErr_SetString(PyExc_ValueError, "alphabeta: no root moves given");
+        return NULL;
+    }
+    /* The table is the caller's writable buffer when given (kept between moves), else a fresh one. */
+    Py_buffer view = {0};
+    int have_view = 0;
+    size_t tt_len = sizeof(TTEntry) << tt_bits;
+    if (table != Py_None) {
+        if (PyObject_GetBuffer(table, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+        have_view = 1;
+        if ((size_t)view.len != tt_len) {
+            PyBuffer_Release(&view);
+            PyErr_Format(PyExc_ValueError, "alphabeta: table must be %zu bytes for tt_bits=%d", tt_len, tt_bits);
+            return NULL;
+        }
+    }
+    AB *S = calloc(1, sizeof(AB));
+    TTEntry *tt = have_view ? (TTEntry *)view.buf : S ? malloc(tt_len) : NULL;
+    if (!S || !tt) {
+        free(S);
+        if (have_view) PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    if (!have_view) memset(tt, 0xFF, tt_len); /* flag -1: empty (a caller's table starts as 0xFF bytes too) */
+    S->B = B;
+    S->tt = tt;
+    S->tt_mask = ((uint64_t)1 << tt_bits) - 1;
+    S->max_nodes = max_nodes;
+    S->width = width;
+    double t0 = now_seconds();
+    S->deadline = seconds > 0 ? t0 + seconds : 0.0;
+    int best = root[0], best_value = -AB_INF, d;
+    Py_BEGIN_ALLOW_THREADS
+    for (d = 1; d <= max_depth; d++) {
+        for (int i = 0; i < AB_MAXPLY; i++) S->killers[i][0] = S->killers[i][1] = -1;
+        int alpha = -AB_INF, beta = AB_INF, move = root[0];
+        for (int i = 0; i < n && !S->abort; i++) {
+            Pos child = R;
+            apply(B, &child, root[i]);
+            int v = -ab_negamax(S, &child, d - 1, -beta, -alpha, 1);
+            if (!S->abort && v > alpha) {
+                alpha = v;
+                move = root[i];
+            }
+        }
+        if (S->abort) {
+            d--;
+            break;
+        }
+        best = move;
+        best_value = alpha;
+        for (int i = 0; i < n; i++) /* the best move first at the next depth */
+            if (root[i] == move) {
+                memmove(root + 1, root, (size_t)i * sizeof(int));
+                root[0] = move;
+                break;
+            }
+        if (abs(alpha) >= AB_WIN - 1000 || n == 1) break;
+    }
+    if (d > max_depth) d = max_depth;
+    Py_END_ALLOW_THREADS
+    double elapsed = now_seconds() - t0;
+    long count = S->count;
+    if (have_view)
+        PyBuffer_Release(&view);
+    else
+        free(tt);
+    free(S);
+    return Py_BuildValue("(iiild)", best, best_value, d, count, elapsed);
+}
+
+static PyMethodDef module_methods[] = {
+    {"playout", (PyCFunction)(void (*)(void))k_playout, METH_VARARGS | METH_KEYWORDS,
+     "playout(state, seed, guided=1, moves=None) -> outcome: one random (guided=1) or best-of-k playout."},
+    {"playouts", (PyCFunction)(void (*)(void))k_playouts, METH_VARARGS | METH_KEYWORDS,
+     "playouts(state, n, seed, guided=1) -> (south wins, north wins, draws) of n playouts."},
+    {"mcts", (PyCFunction)(void (*)(void))k_mcts, METH_VARARGS | METH_KEYWORDS,
+     "mcts(state, seed, sims=0, seconds=0, c=0.7, widen=2.0, k=3, tree=None) -> "
+     "(sims, seconds, nodes, [(code, n, w)]); a Tree of the same position is continued."},
+    {"alphabeta", (PyCFunction)(void (*)(void))k_alphabeta, METH_VARARGS | METH_KEYWORDS,
+     "alphabeta(state, moves, depth=64, nodes=0, seconds=0, width=16, tt_bits=20, table=None) -> "
+     "(best code, value, depth completed, nodes, seconds)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef kernel_module = {
+    PyModuleDef_HEAD_INIT, "_kernel", "The compiled Jericho rules kernel (see docs/engine.md).", -1,
+    module_methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void)
+{
+    if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&StateType) < 0 || PyType_Ready(&TreeType) < 0) return NULL;
+    recip_init();
+    PyObject *m = PyModule_Create(&kernel_module);
+    if (!m) return NULL;
+    Py_INCREF(&BoardType);
+    Py_INCREF(&StateType);
+    Py_INCREF(&TreeType);
+    if (PyModule_AddObject(m, "Board", (PyObject *)&BoardType) < 0 ||
+        PyModule_AddObject(m, "Tree", (PyObject *)&TreeType) < 0 ||
+        PyModule_AddObject(m, "State", (PyObject *)&StateType) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_CELLS", MAXC) < 0 ||
+        PyModule_AddIntConstant(m, "TT_ENTRY_SIZE", (int)sizeof(TTEntry)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

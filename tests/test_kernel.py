@@ -1,0 +1,338 @@
+"""The compiled kernel (jericho_game._kernel) equals the pure-Python core, and fails safely.
+
+Skipped as a whole only when the extension is not built (the fallback itself is tested in
+tests/test_kernel_build.py, which needs no compiler).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jericho_game import Game, core, kernel
+from jericho_game.board import standard_topology
+from jericho_game.players import Limit
+from jericho_game.position import parse_position
+from tests import kernel_compare
+from tests.conftest import load_conformance
+
+pytestmark = pytest.mark.skipif(kernel.C is None, reason="the C kernel is not built here")
+
+TABLES = core.tables_for(standard_topology())
+
+
+@pytest.mark.parametrize("block", range(8))
+def test_two_thousand_random_games_agree_ply_by_ply(block: int) -> None:
+    """2,000 games in all: every figure after every ply, then every undo back to the start."""
+    plies = sum(kernel_compare.compare_game(seed) for seed in range(block * 250, (block + 1) * 250))
+    assert plies > 250 * 20
+
+
+@pytest.mark.parametrize("guided", [1, 2, 3, 8])
+def test_c_playouts_follow_the_rules(guided: int) -> None:
+    kernel_compare.compare_playouts(guided, 300, guided)
+
+
+def test_conformance_games_agree() -> None:
+    games = load_conformance()
+    assert len(games) == 205
+    for record in games:
+        py = kernel.new_state(TABLES, "python")
+        c = kernel.new_state(TABLES, "c")
+        g = Game()
+        for i, move in enumerate(record["moves"]):
+            code = g.tables.object_code[id(g.play(move))]
+            py.push(code)
+            c.push(code)
+            kernel_compare.assert_same(py, c, f"conformance {record['seed']} ply {i + 1}")
+        assert c.outcome == ["south", "north", "draw"].index(record["outcome"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=10**6), max_size=60), st.integers(0, 2**32))
+def test_positions_loaded_from_text_agree(choices: list[int], seed: int) -> None:
+    """A position reached by arbitrary choices, loaded from its text into both kernels, then played on."""
+    g = Game()
+    for x in choices:
+        if g.is_over():
+            break
+        moves = g.legal_moves()
+        g.play(moves[x % len(moves)])
+    text = g.position()
+    py = core.State(TABLES)
+    c = kernel.new_state(TABLES, "c")
+    parse_position(text, TABLES, py)
+    parse_position(text, TABLES, c)
+    kernel_compare.assert_same(py, c, text)
+    rng = random.Random(seed)
+    while py.outcome == core.NO_OUTCOME:
+        codes = py.legal_codes()
+        code = codes[rng.randrange(len(codes))]
+        py.push(code)
+        c.push(code)
+        kernel_compare.assert_same(py, c, f"{text} then {py.history_codes()}")
+        kernel_compare.probe(py, c, rng, text)
+
+
+def test_python_state_round_trip_keeps_every_figure() -> None:
+    rng = random.Random(3)
+    for _ in range(100):
+        c = kernel.new_state(TABLES, "c")
+        for _ in range(rng.randrange(60)):
+            if c.outcome != core.NO_OUTCOME:
+                break
+            codes = c.legal_codes()
+            c.push(codes[rng.randrange(len(codes))])
+        py = kernel.python_state(c)
+        snap_c, snap_py = kernel_compare.snapshot(c), kernel_compare.snapshot(py)
+        snap_c["ply"] = snap_py["ply"] = 0
+        assert snap_c == snap_py
+
+
+# -- malformed input raises Python errors, never crashes --------------------------------------
+
+
+def test_bad_move_codes_raise() -> None:
+    s = kernel.new_state(TABLES, "c")
+    with pytest.raises(TypeError, match="must be an int"):
+        s.push("5R@d2")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        s.push(1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="out of range"):
+        s.push(-1)
+    with pytest.raises(ValueError, match="out of range"):
+        s.push(TABLES.pass_code + 1)
+    with pytest.raises((ValueError, OverflowError)):
+        s.push(10**30)
+    with pytest.raises(ValueError, match="illegal"):
+        s.push(TABLES.pass_code)  # passing is not allowed at the start
+    with pytest.raises(IndexError, match="nothing|empty"):
+        s.pop()
+    assert s.is_legal(10**30) is False and s.is_legal(-5) is False
+    with pytest.raises(TypeError):
+        s.is_legal(None)  # type: ignore[arg-type]
+    assert kernel_compare.snapshot(s) == kernel_compare.snapshot(kernel.new_state(TABLES, "c"))
+
+
+def test_every_malformed_call_of_the_sanitizer_run_raises() -> None:
+    assert kernel_compare.malformed() == 15
+
+
+def test_push_on_a_finished_game_raises_and_changes_nothing() -> None:
+    rng = random.Random(5)
+    s = kernel.new_state(TABLES, "c")
+    while s.outcome == core.NO_OUTCOME:
+        codes = s.legal_codes()
+        s.push(codes[rng.randrange(len(codes))])
+    before = kernel_compare.snapshot(s)
+    for code in (0, 17, TABLES.pass_code):
+        with pytest.raises(ValueError, match="game is over"):
+            s.push(code)
+    assert kernel_compare.snapshot(s) == before
+    assert s.legal_codes() == [] and s.legal_moves() == []
+
+
+def test_bad_arguments_to_queries_raise() -> None:
+    s = kernel.new_state(TABLES, "c")
+    with pytest.raises(ValueError):
+        s.fits(25)
+    with pytest.raises(ValueError):
+        s.leader_changes(5, 0)
+    with pytest.raises(ValueError):
+        s.leader_changes(0, 26)
+    with pytest.raises(TypeError):
+        s.leader_changes("a", 0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        s.margin_deltas(7)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        s.margin_deltas([0, 99999])
+    with pytest.raises(ValueError):
+        s.breaks_possible(2)
+    with pytest.raises(TypeError):
+        kernel.C.State(None, TABLES)
+    with pytest.raises((TypeError, ValueError)):
+        kernel.C.Board(99, 1, [], [], [], [], [], [], 0, [], [], ())
+    with pytest.raises(TypeError, match="pickle"):
+        import pickle
+
+        pickle.dumps(s)
+
+
+def test_bad_load_arguments_raise_and_keep_the_state() -> None:
+    s = kernel.new_state(TABLES, "c")
+    s.push(0)
+    before = kernel_compare.snapshot(s)
+    full = (1 << 25) - 1
+    bad = [
+        ({99: [0]}, (full, full), 0, None, 0, -1),
+        ({0: [0, 1, 2, 3, 4]}, (full, full), 0, None, 0, -1),
+        ({0: [30]}, (full, full), 0, None, 0, -1),
+        ({0: "x"}, (full, full), 0, None, 0, -1),
+        ({}, (full, 1 << 26), 0, None, 0, -1),
+        ({}, (full, full), 2, None, 0, -1),
+        ({}, (full, full), 0, (0, 3), 0, -1),
+        ({}, (full, full), 0, None, 5, -1),
+        ({}, (full, full), 0, None, 0, 7),
+    ]
+    for args in bad:
+        with pytest.raises((ValueError, TypeError)):
+            s.load(*args)
+        assert kernel_compare.snapshot(s) == before
+
+
+def test_bad_playout_and_search_arguments_raise() -> None:
+    s = kernel.new_state(TABLES, "c")
+    with pytest.raises(TypeError):
+        kernel.C.playout(s, "seed")
+    with pytest.raises(ValueError):
+        kernel.C.playout(s, 1, 0)
+    with pytest.raises(TypeError):
+        kernel.C.playout(s, 1, 1, moves=())
+    with pytest.raises(TypeError):
+        kernel.C.playout(Game(), 1)
+    with pytest.raises(ValueError):
+        kernel.C.playouts(s, -1, 1)
+    with pytest.raises(ValueError):
+        kernel.C.mcts(s, 1)  # neither simulations nor seconds
+    with pytest.raises(ValueError):
+        kernel.C.mcts(s, 1, sims=10, k=0)
+    with pytest.raises(ValueError):
+        kernel.C.mcts(s, 1, sims=10, widen=-1.0)
+
+
+def test_search_on_a_finished_game_raises() -> None:
+    g = Game.from_moves("5R@d2 1G@d3")
+    s = g.state.copy()
+    while s.outcome == core.NO_OUTCOME:
+        s.push(s.legal_codes()[0])
+    with pytest.raises(ValueError, match="over"):
+        kernel.C.mcts(s, 1, sims=10)
+    assert kernel.C.playout(s, 1) == s.outcome
+
+
+def test_games_pickle_on_either_kernel() -> None:
+    import pickle
+
+    from tests.helpers import position_with
+
+    for game in (Game.from_moves("5R@d2 1G@d3 2Y@d3"), Game.from_position(position_with({"a1": "1G2Y"}))):
+        game.play(game.legal_moves()[3])
+        again = pickle.loads(pickle.dumps(game))
+        assert again.position() == game.position() and again.history == game.history
+        assert again.start_position == game.start_position
+        assert again.state.hash_key() == game.state.hash_key()
+        assert type(again.state) is type(game.state)
+
+
+def test_kernel_states_count_as_core_states() -> None:
+    assert isinstance(kernel.new_state(TABLES, "c"), core.State)
+    assert not isinstance(object(), core.State)
+
+
+def test_the_fallback_can_be_forced_and_is_reported() -> None:
+    code = "from jericho_game import Game, kernel; print(kernel.NAME, type(Game().state).__module__)"
+    env = dict(os.environ, JERICHO_KERNEL="python")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["python", "jericho_game.core"]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["c", "jericho_game._kernel"]
+    version = subprocess.run(
+        [sys.executable, "-m", "jericho_game", "--version"], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert "pure Python" in version
+
+
+# -- the searches in C against their Python reference -------------------------------------------
+
+
+@pytest.mark.parametrize("plies", [0, 2, 16, 30])
+def test_alphabeta_in_c_equals_the_python_search(plies: int) -> None:
+    """Same move, value and node count at fixed depths: the C search is the Python one, move for move."""
+    from jericho_game.bench import midgame
+    from jericho_game.players.alphabeta import AlphaBetaPlayer
+
+    game = midgame(plies=plies, seed=5) if plies else Game()
+    for depth in (1, 2) if plies != 16 else (1, 2, 3):
+        runs = []
+        for python in (0, 1):
+            p = AlphaBetaPlayer(depth=depth, seed=1, python=python)
+            move = p.choose_move(game)
+            runs.append((move, p.last_value, p.last_nodes, p.last_depth))
+        assert runs[0] == runs[1], (plies, depth, runs)
+
+
+def test_bad_alphabeta_arguments_raise() -> None:
+    s = kernel.new_state(TABLES, "c")
+    with pytest.raises(ValueError, match="not legal"):
+        kernel.C.alphabeta(s, [TABLES.pass_code])
+    with pytest.raises(ValueError, match="no root moves"):
+        kernel.C.alphabeta(s, [])
+    with pytest.raises(ValueError):
+        kernel.C.alphabeta(s, [0], depth=0)
+    with pytest.raises(ValueError):
+        kernel.C.alphabeta(s, [0], tt_bits=40)
+    with pytest.raises(TypeError):
+        kernel.C.alphabeta(s, None)
+    with pytest.raises(ValueError, match="table must be"):
+        kernel.C.alphabeta(s, [0], tt_bits=10, table=bytearray(100))
+    with pytest.raises((TypeError, BufferError)):
+        kernel.C.alphabeta(s, [0], tt_bits=10, table=b"\xff" * (kernel.C.TT_ENTRY_SIZE << 10))  # read-only
+    assert kernel.C.alphabeta(s, [0, 1], depth=1)[0] in (0, 1)
+
+
+def test_kernels_agree_on_a_board_with_three_cells_per_camp_and_alignment() -> None:
+    """Another topology: the C kernel's general settlement path (not the standard board's two slots)."""
+    from jericho_game.board import Topology
+
+    cells = [
+        {"name": f"{col}{row}", "camp": "south" if row <= 3 else "north", "x": i, "y": row}
+        for i, col in enumerate("abc")
+        for row in range(1, 7)
+    ]
+    lines = [{"name": col, "kind": "vertical", "cells": [f"{col}{r}" for r in range(1, 7)]} for col in "abc"]
+    lines.append({"name": "x", "kind": "rising diagonal", "cells": ["a1", "b2", "c4"]})
+    topo = Topology.from_dict({"name": "narrow", "cells": cells, "alignments": lines, "triangles": []})
+    tables = core.tables_for(topo)
+    assert max(len(x) for x in tables.align_south) == 3
+    plies = sum(kernel_compare.compare_game(seed, tables) for seed in range(60))
+    assert plies > 60 * 10
+    game = Game(topo)
+    assert type(game.state).__module__ == "jericho_game._kernel" and len(game.legal_moves()) == 25 * 18
+
+
+def test_a_kept_tree_continues_the_search_exactly() -> None:
+    """Searching a position in slices on one Tree builds the tree of one uncut search."""
+    state = Game.from_moves("5R@d2 1G@d3").state
+    whole = kernel.C.mcts(state, 99, sims=900)
+    tree = kernel.C.Tree()
+    for n in (256, 256, 256, 132):
+        sliced = kernel.C.mcts(state, 99, sims=n, tree=tree)
+    assert sorted(sliced[3]) == sorted(whole[3]) and tree.simulations == 900 and tree.nodes == whole[2]
+    other = Game.from_moves("5R@d2 1G@d3 2Y@d3").state  # another position: the tree starts again
+    kernel.C.mcts(other, 99, sims=10, tree=tree)
+    assert tree.simulations == 10
+    tree.clear()
+    assert tree.simulations == 0 and tree.nodes == 0
+    with pytest.raises(TypeError, match="Tree"):
+        kernel.C.mcts(state, 1, sims=10, tree=object())
+
+
+def test_the_mcts_player_keeps_its_tree_only_for_the_same_position() -> None:
+    from jericho_game.players.mcts import KernelMCTSPlayer
+
+    game = Game.from_moves("5R@d2 1G@d3")
+    p = KernelMCTSPlayer(sims=300, seed=1)
+    p.choose_move(game)
+    p.choose_move(game)
+    assert p.last_reused == 300
+    game.play(game.legal_moves()[0])
+    p.choose_move(game)
+    assert p.last_reused == 0
+    p.choose_move(game, Limit(seed=3))  # a seed asks for a fresh, reproducible search
+    assert p.last_reused == 0
