@@ -359,8 +359,8 @@ def test_ai_levels_read_as_levels_with_one_line_each(server: str, context: Brows
     page = context.new_page()
     page.goto(server + "/")
     labels = page.locator("#levels-main label")
-    expect(labels).to_have_count(4)
-    for i, name in enumerate(("Easy", "Medium", "Hard", "Expert")):
+    expect(labels).to_have_count(5)
+    for i, name in enumerate(("Easy", "Medium", "Hard", "Expert", "Master")):
         expect(labels.nth(i).locator("b")).to_have_text(name)
         line = labels.nth(i).locator("small").inner_text()
         assert line and " s" in line or "at once" in line, line  # what to expect and how long it thinks
@@ -456,7 +456,7 @@ def test_replay_buttons_show_drawn_icons(server: str, context: BrowserContext) -
 def test_keyboard_reaches_the_pieces_quickly(server: str, context: BrowserContext) -> None:
     page = context.new_page()
     page.goto(server + "/")
-    expect(page.locator("#levels-main label")).to_have_count(4)
+    expect(page.locator("#levels-main label")).to_have_count(5)
     # the decorative board on the home page takes no Tab stop
     assert page.evaluate("document.querySelectorAll('#home-board [tabindex=\"0\"]').length") == 0
     for _ in range(12):

@@ -44,7 +44,7 @@ log = logging.getLogger("jericho_game.web")
 MODES = ("ai", "hotseat", "online")
 SIDES = ("south", "north")
 SIDE_NAMES = {"south": "South", "north": "North"}
-PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "random", "greedy", "mcts", "alphabeta")
+PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "master", "random", "greedy", "mcts", "alphabeta")
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _RESULT_TOKENS: dict[str | None, str] = {"south": "1-0", "north": "0-1", "draw": "1/2-1/2", None: "*"}
 

@@ -18,15 +18,18 @@ const S = {
 // What each AI level is like: one line each (strength from docs/ai.md's arena, think time measured there).
 const LEVELS = {
   easy: "New to the game: grabs the most monoliths it can right now. Answers at once.",
-  medium: "A fair opponent that looks a few moves ahead. About 0.05 s a move.",
-  hard: "Strong: reads further ahead. About 0.2 s a move.",
-  expert: "The strongest: about 1 s a move, never more than 2.5 s.",
+  medium: "A fair opponent that looks a few moves ahead. Answers at once.",
+  hard: "Strong: reads further ahead. About 0.01 s a move.",
+  expert: "Very strong: about 0.3 s a move, never more than 1 s.",
+  master: "The strongest: thinks longest, about 1.5 s a move, never more than 3 s.",
 };
 const RESEARCH = {
   random: "Random legal moves (a baseline for testing).",
   greedy: "Greedy: best immediate monolith count (what easy plays).",
   mcts: "Monte Carlo tree search with its default budget.",
   alphabeta: "Alpha-beta search with its default depth.",
+  "mcts-py": "The pure-Python Monte Carlo search (the expert of the pure-Python era).",
+  "alphabeta-py": "The pure-Python alpha-beta search.",
 };
 
 const store = {
