@@ -164,6 +164,104 @@ def malformed() -> int:
     return raised
 
 
+def compare_batch(seed: int, n: int = 64, steps: int = 300) -> int:
+    """The C ``BatchEngine`` against ``PythonBatchEngine`` (on pure-Python core states) on the same
+    random moves, resets and queries; every answer compared after every step.  Returns the moves played."""
+    import numpy as np
+
+    from jericho_game.envs.vector import KernelBatchEngine, PythonBatchEngine
+
+    t = core.tables_for(standard_topology())
+    rng = np.random.default_rng(seed)
+    c = KernelBatchEngine(n)
+    py = PythonBatchEngine(n)
+    py._start = kernel.new_state(t, "python")  # the reference: core.State, not C states
+    py.states = [py._start.copy() for _ in range(n)]
+    everything = np.arange(n)
+    played = 0
+
+    def same(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...], what: str) -> None:
+        for x, y in zip(a, b, strict=True):
+            if x.shape != y.shape or x.dtype != y.dtype or not np.array_equal(x, y):
+                raise AssertionError(f"batch {seed} step {step}: {what} differ")
+
+    for step in range(steps):  # noqa: B007 - `same` names the step
+        sides = rng.integers(2, size=n)
+        same(c.status(), py.status(), "status")
+        same(c.observe_and_mask(everything, sides), py.observe_and_mask(everything, sides), "observations/masks")
+        some = rng.permutation(n)[: rng.integers(0, n + 1)]
+        same(c.to_move_and_masks(some, sides[some]), py.to_move_and_masks(some, sides[some]), "to_move_and_masks")
+        same((c.observe(some, sides[some]), c.masks(some)), (py.observe(some, sides[some]), py.masks(some)), "subsets")
+        _, outcome = py.status()
+        going = np.flatnonzero(outcome == core.NO_OUTCOME)
+        movers = rng.permutation(going)[: rng.integers(0, len(going) + 1)]
+        masks = py.masks(movers)
+        codes = np.argmax(rng.random(masks.shape) * masks, axis=1)
+        c.push(movers, codes)
+        py.push(movers, codes)
+        played += len(movers)
+        # Finished games start again, and now and then a game in progress too.
+        _, outcome = py.status()
+        again = np.flatnonzero((outcome != core.NO_OUTCOME) | (rng.random(n) < 0.01))
+        c.reset(again)
+        py.reset(again)
+    return played
+
+
+def malformed_batch() -> int:
+    """Bad calls into the C ``BatchEngine``; each must raise a Python exception and change nothing."""
+    import numpy as np
+
+    from jericho_game.envs.vector import KernelBatchEngine
+
+    e = KernelBatchEngine(4)
+    raw = e._c
+    i64 = np.arange(4, dtype=np.int64)
+    mask = e.masks(i64)
+    legal = int(np.flatnonzero(mask[0])[0])
+    illegal = int(np.flatnonzero(mask[0] == 0)[0])
+    e.push(np.array([1]), np.array([legal]))
+    before = (e.observe(i64, i64 % 2), e.masks(i64), *e.status())
+    calls = [
+        lambda: e.push(np.array([0, 1]), np.array([legal])),  # lengths differ
+        lambda: e.push(np.array([4]), np.array([legal])),  # game out of range
+        lambda: e.push(np.array([-1]), np.array([legal])),
+        lambda: e.push(np.array([0]), np.array([illegal])),  # illegal code
+        lambda: e.push(np.array([0]), np.array([10**6])),
+        lambda: e.push(np.array([0]), np.array([-5])),
+        lambda: e.push(np.array([0, 2, 0]), np.array([legal, legal, legal])),  # one game twice
+        lambda: e.push(np.array([0, 1]), np.array([legal, illegal])),  # the bad second spoils the first
+        lambda: e.reset(np.array([7])),
+        lambda: e.observe(np.array([0]), np.array([2])),  # no side 2
+        lambda: e.observe(np.array([9]), np.array([0])),
+        lambda: e.masks(np.array([2**40])),
+        lambda: raw.reset([0, 1]),  # not a buffer
+        lambda: raw.reset(np.array([0.0])),  # float indices
+        lambda: raw.push(i64, i64.astype(np.int32)),
+        lambda: raw.status(np.empty(3, dtype=np.int64), np.empty(4, dtype=np.int64)),
+        lambda: raw.status(np.empty(4, dtype=np.int64), b"12345678" * 4),  # read-only
+        lambda: raw.observe(i64, i64 % 2, np.empty((4, 10), dtype=np.float32)),  # output too small
+        lambda: raw.observe(i64, i64 % 2, np.empty((4, e._obs_size), dtype=np.float64)),
+        lambda: raw.masks(i64, np.empty((4, e._n_act), dtype=np.int16)),
+        lambda: raw.to_move(i64, i64 % 2, np.empty(2, dtype=np.int64)),
+        lambda: raw.observe(i64, (i64 % 2).astype(bool), np.empty((4, e._obs_size), dtype=np.float32)),
+        lambda: kernel.C.BatchEngine(kernel.board(core.tables_for(standard_topology())), 0, [0] * 26),
+        lambda: kernel.C.BatchEngine(kernel.board(core.tables_for(standard_topology())), 2, [0, 1]),
+    ]
+    raised = 0
+    for call in calls:
+        try:
+            call()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            raised += 1
+    if raised != len(calls):
+        raise AssertionError(f"only {raised} of {len(calls)} malformed batch calls raised")
+    after = (e.observe(i64, i64 % 2), e.masks(i64), *e.status())
+    if not all(np.array_equal(x, y) for x, y in zip(before, after, strict=True)):
+        raise AssertionError("a refused batch call changed the games")
+    return raised
+
+
 def main(argv: list[str]) -> int:
     games = int(argv[1]) if len(argv) > 1 else 50
     if kernel.C is None:
@@ -195,7 +293,12 @@ def main(argv: list[str]) -> int:
         raise AssertionError(f"kept tree: {tree.simulations} simulations")
     if sum(kernel.C.playouts(mid, 500, 3, 3)) != 500:
         raise AssertionError("playouts lost games")
-    print(f"C and Python kernels agree: {games} games, {plies} plies, {2 * games} playouts ({kernel.C.__file__})")
+    batch = compare_batch(games, 64, 300)
+    malformed_batch()
+    print(
+        f"C and Python kernels agree: {games} games, {plies} plies, {2 * games} playouts, "
+        f"batch engine {batch} moves in 64 games ({kernel.C.__file__})"
+    )
     return 0
 
 

@@ -1876,6 +1876,426 @@ static PyObject *k_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, PyObject 
     return Py_BuildValue("(iiild)", best, best_value, d, count, elapsed);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* BatchEngine: n games held in C for the batched environment (envs/vector.py).          */
+/* Arrays cross the boundary through the buffer protocol only (numpy arrays in practice),
+   so this file needs no numpy headers: callers pass index arrays (int64) and the output
+   arrays to fill (float32 observations, int8 masks, int64 status).  The observation layout
+   is docs/interop.md's, the same as envs/encoding.py; vector.py checks the offsets below
+   against the encoding's segments before using this engine. */
+
+#define OBS_LEVELS 4
+#define OBS_LEVEL_WIDTH 10
+
+typedef struct {
+    PyObject_HEAD
+    BoardObject *board;
+    Py_ssize_t n;
+    Pos *pos;
+    Pos start;
+    int8_t camp[MAXC];
+    /* segment offsets in encoding order: towers, own_camp, reserves, leaders, score, seven,
+       last_piece, last_cell, passed, turn; then the total size */
+    int off[10], obs_size;
+} BatchObject;
+
+enum { O_TOWERS, O_CAMP, O_RESERVES, O_LEADERS, O_SCORE, O_SEVEN, O_LPIECE, O_LCELL, O_PASSED, O_TURN };
+
+static PyTypeObject BatchType;
+
+/* A C-contiguous buffer of `kind` items ('q' int64, 'f' float32, 'b' int8); want < 0: any length. */
+static int batch_buffer(PyObject *obj, Py_buffer *v, int writable, char kind, Py_ssize_t want, const char *what)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, v, flags) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s: expected a contiguous%s array, got %.80s", what,
+                     writable ? " writable" : "", Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    const char *f = v->format ? v->format : "B";
+    /* native or explicitly little-endian standard sizes; the platforms we build on are little-endian */
+    if (*f == '@' || *f == '=' || *f == '<') f++;
+    Py_ssize_t size = kind == 'q' ? 8 : kind == 'f' ? 4 : 1;
+    int ok = v->itemsize == size && *f && f[1] == '\0' &&
+             (kind == 'q' ? (*f == 'q' || *f == 'l') : kind == 'f' ? *f == 'f' : (*f == 'b' || *f == 'B'));
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a contiguous %s array, got format '%s' (item size %zd)", what,
+                     kind == 'q' ? "int64" : kind == 'f' ? "float32" : "int8", v->format ? v->format : "B",
+                     v->itemsize);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    if (want >= 0 && v->len / size != want) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd items, got %zd", what, want, v->len / size);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    return 0;
+}
+
+/* Check every game index (0 <= g < n); returns the count or -1. */
+static int batch_games(BatchObject *self, const Py_buffer *v)
+{
+    const int64_t *g = (const int64_t *)v->buf;
+    Py_ssize_t k = v->len / 8;
+    for (Py_ssize_t i = 0; i < k; i++)
+        if (g[i] < 0 || g[i] >= self->n) {
+            PyErr_Format(PyExc_IndexError, "game index %lld out of range [0, %zd)", (long long)g[i], self->n);
+            return -1;
+        }
+    return 0;
+}
+
+static int batch_sides(const Py_buffer *v)
+{
+    const int64_t *s = (const int64_t *)v->buf;
+    for (Py_ssize_t i = 0; i < v->len / 8; i++)
+        if (s[i] != 0 && s[i] != 1) {
+            PyErr_Format(PyExc_ValueError, "side %lld: sides are 0 (South) or 1 (North)", (long long)s[i]);
+            return -1;
+        }
+    return 0;
+}
+
+static PyObject *Batch_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *board, *campseq;
+    Py_ssize_t n;
+    static char *kwlist[] = {"board", "n", "cell_camp", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!nO:BatchEngine", kwlist, &BoardType, &board, &n, &campseq))
+        return NULL;
+    const Board *B = &((BoardObject *)board)->b;
+    if (n < 1 || n > (Py_ssize_t)1 << 24) {
+        PyErr_Format(PyExc_ValueError, "BatchEngine: n must be in [1, 2**24], got %zd", n);
+        return NULL;
+    }
+    int camp[MAXC];
+    int k = int_list(campseq, camp, MAXC, 0, 2, "cell_camp");
+    if (k < 0) return NULL;
+    if (k != B->n_cells) {
+        PyErr_Format(PyExc_ValueError, "cell_camp: %d entries for %d cells", k, B->n_cells);
+        return NULL;
+    }
+    BatchObject *self = (BatchObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    self->pos = PyMem_Malloc((size_t)n * sizeof(Pos));
+    if (!self->pos) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    Py_INCREF(board);
+    self->board = (BoardObject *)board;
+    self->n = n;
+    for (int c = 0; c < k; c++) self->camp[c] = (int8_t)camp[c];
+    pos_init(B, &self->start);
+    for (Py_ssize_t i = 0; i < n; i++) self->pos[i] = self->start;
+    int nc = B->n_cells, na = B->n_align;
+    int sizes[10] = {nc * OBS_LEVELS * OBS_LEVEL_WIDTH, nc, 2 * N_PIECES, 3 * na, 2 * (na + 1), 2, N_PIECES, nc, 1, 2};
+    int o = 0;
+    for (int i = 0; i < 10; i++) {
+        self->off[i] = o;
+        o += sizes[i];
+    }
+    self->obs_size = o;
+    return (PyObject *)self;
+}
+
+static void Batch_dealloc(BatchObject *self)
+{
+    PyMem_Free(self->pos);
+    Py_XDECREF(self->board);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Batch_reset(PyObject *op, PyObject *arg)
+{
+    BatchObject *self = (BatchObject *)op;
+    Py_buffer g;
+    if (batch_buffer(arg, &g, 0, 'q', -1, "games")) return NULL;
+    if (batch_games(self, &g)) {
+        PyBuffer_Release(&g);
+        return NULL;
+    }
+    const int64_t *gi = (const int64_t *)g.buf;
+    for (Py_ssize_t i = 0; i < g.len / 8; i++) self->pos[gi[i]] = self->start;
+    PyBuffer_Release(&g);
+    Py_RETURN_NONE;
+}
+
+/* All moves are checked before any is played, so a bad batch changes nothing. */
+static PyObject *Batch_push(PyObject *op, PyObject *args)
+{
+    BatchObject *self = (BatchObject *)op;
+    const Board *B = &self->board->b;
+    PyObject *go, *co;
+    if (!PyArg_ParseTuple(args, "OO:push", &go, &co)) return NULL;
+    Py_buffer g, c;
+    if (batch_buffer(go, &g, 0, 'q', -1, "games")) return NULL;
+    if (batch_buffer(co, &c, 0, 'q', g.len / 8, "codes")) {
+        PyBuffer_Release(&g);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    const int64_t *gi = (const int64_t *)g.buf, *ci = (const int64_t *)c.buf;
+    Py_ssize_t k = g.len / 8;
+    /* one move per game per call: with a repeated game the second move's legality would
+       depend on the first, which the up-front check cannot see */
+    uint8_t *seen = NULL;
+    if (batch_games(self, &g)) goto done;
+    seen = PyMem_Calloc((size_t)self->n, 1);
+    if (!seen) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        const Pos *P = &self->pos[gi[i]];
+        if (seen[gi[i]]++) {
+            PyErr_Format(PyExc_ValueError, "game %lld appears twice in one push", (long long)gi[i]);
+            goto done;
+        }
+        if (P->outcome != NO_OUTCOME) {
+            PyErr_Format(PyExc_ValueError, "game %lld is over: no move can be pushed", (long long)gi[i]);
+            goto done;
+        }
+        if (ci[i] < 0 || ci[i] > B->pass_code || !is_legal(B, P, (long)ci[i])) {
+            PyErr_Format(PyExc_ValueError, "illegal move code %lld in game %lld", (long long)ci[i], (long long)gi[i]);
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < k; i++) apply(B, &self->pos[gi[i]], (int)ci[i]);
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyMem_Free(seen);
+    PyBuffer_Release(&g);
+    PyBuffer_Release(&c);
+    return result;
+}
+
+static PyObject *Batch_status(PyObject *op, PyObject *args)
+{
+    BatchObject *self = (BatchObject *)op;
+    PyObject *to, *oo;
+    if (!PyArg_ParseTuple(args, "OO:status", &to, &oo)) return NULL;
+    Py_buffer t, o;
+    if (batch_buffer(to, &t, 1, 'q', self->n, "turn")) return NULL;
+    if (batch_buffer(oo, &o, 1, 'q', self->n, "outcome")) {
+        PyBuffer_Release(&t);
+        return NULL;
+    }
+    int64_t *ti = (int64_t *)t.buf, *oi = (int64_t *)o.buf;
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        ti[i] = self->pos[i].turn;
+        oi[i] = self->pos[i].outcome;
+    }
+    PyBuffer_Release(&t);
+    PyBuffer_Release(&o);
+    Py_RETURN_NONE;
+}
+
+/* One observation (envs/encoding.py's Encoding.observe) into obs[0..obs_size), zeroed first. */
+static void batch_observe_one(const BatchObject *self, const Pos *P, int me, float *obs)
+{
+    const Board *B = &self->board->b;
+    const int *off = self->off;
+    int nc = B->n_cells, them = 1 - me;
+    memset(obs, 0, (size_t)self->obs_size * sizeof(float));
+    for (int c = 0; c < nc; c++) {
+        uint32_t x = P->code[c];
+        for (int level = 0; x; level++, x >>= 5) {
+            int p = (int)(x & 31) - 1;
+            float *cl = obs + off[O_TOWERS] + (c * OBS_LEVELS + level) * OBS_LEVEL_WIDTH;
+            cl[piece_size(p)] = 1.0f;
+            cl[5 + piece_colour(p)] = 1.0f;
+        }
+        if (self->camp[c] == me) obs[off[O_CAMP] + c] = 1.0f;
+    }
+    for (int p = 0; p < N_PIECES; p++) {
+        if (P->reserve[me] >> p & 1) obs[off[O_RESERVES] + p] = 1.0f;
+        if (P->reserve[them] >> p & 1) obs[off[O_RESERVES] + N_PIECES + p] = 1.0f;
+    }
+    for (int a = 0; a < B->n_align; a++) {
+        int who = P->leader[a];
+        obs[off[O_LEADERS] + a * 3 + (who < 0 ? 2 : who == me ? 0 : 1)] = 1.0f;
+    }
+    int mine = P->score[me], theirs = P->score[them];
+    obs[off[O_SCORE] + mine] = 1.0f;
+    obs[off[O_SCORE] + B->n_align + 1 + theirs] = 1.0f;
+    if (mine >= SEVEN) obs[off[O_SEVEN]] = 1.0f;
+    if (theirs >= SEVEN) obs[off[O_SEVEN] + 1] = 1.0f;
+    if (P->last_cell >= 0) {
+        obs[off[O_LPIECE] + P->last_piece] = 1.0f;
+        obs[off[O_LCELL] + P->last_cell] = 1.0f;
+    }
+    if (P->passes) obs[off[O_PASSED]] = 1.0f;
+    if (P->turn == me) obs[off[O_TURN]] = 1.0f;
+    if (me == 1) obs[off[O_TURN] + 1] = 1.0f;
+}
+
+static PyObject *Batch_observe(PyObject *op, PyObject *args)
+{
+    BatchObject *self = (BatchObject *)op;
+    PyObject *go, *so, *out;
+    if (!PyArg_ParseTuple(args, "OOO:observe", &go, &so, &out)) return NULL;
+    Py_buffer g, s, o;
+    if (batch_buffer(go, &g, 0, 'q', -1, "games")) return NULL;
+    Py_ssize_t k = g.len / 8;
+    if (batch_buffer(so, &s, 0, 'q', k, "sides")) {
+        PyBuffer_Release(&g);
+        return NULL;
+    }
+    if (batch_buffer(out, &o, 1, 'f', k * self->obs_size, "observations")) {
+        PyBuffer_Release(&g);
+        PyBuffer_Release(&s);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (!batch_games(self, &g) && !batch_sides(&s)) {
+        const int64_t *gi = (const int64_t *)g.buf, *si = (const int64_t *)s.buf;
+        float *obs = (float *)o.buf;
+        for (Py_ssize_t i = 0; i < k; i++)
+            batch_observe_one(self, &self->pos[gi[i]], (int)si[i], obs + i * self->obs_size);
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    PyBuffer_Release(&g);
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&o);
+    return result;
+}
+
+/* One legal mask (placements by code, the pass when none; all zero once over). */
+static void batch_mask_one(const Board *B, const Pos *P, int8_t *mask)
+{
+    memset(mask, 0, (size_t)(B->pass_code + 1));
+    if (P->outcome != NO_OUTCOME) return;
+    int any = 0;
+    uint32_t r = P->reserve[(int)P->turn];
+    while (r) {
+        int p = __builtin_ctz(r);
+        r &= r - 1;
+        uint32_t cells = piece_cells(B, P, p);
+        any |= cells != 0;
+        while (cells) {
+            int c = __builtin_ctz(cells);
+            cells &= cells - 1;
+            mask[p * B->n_cells + c] = 1;
+        }
+    }
+    if (!any) mask[B->pass_code] = 1;
+}
+
+static PyObject *Batch_masks(PyObject *op, PyObject *args)
+{
+    BatchObject *self = (BatchObject *)op;
+    const Board *B = &self->board->b;
+    PyObject *go, *out;
+    if (!PyArg_ParseTuple(args, "OO:masks", &go, &out)) return NULL;
+    Py_buffer g, m;
+    if (batch_buffer(go, &g, 0, 'q', -1, "games")) return NULL;
+    Py_ssize_t k = g.len / 8;
+    if (batch_buffer(out, &m, 1, 'b', k * (B->pass_code + 1), "masks")) {
+        PyBuffer_Release(&g);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (!batch_games(self, &g)) {
+        const int64_t *gi = (const int64_t *)g.buf;
+        for (Py_ssize_t i = 0; i < k; i++)
+            batch_mask_one(B, &self->pos[gi[i]], (int8_t *)m.buf + i * (B->pass_code + 1));
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    PyBuffer_Release(&g);
+    PyBuffer_Release(&m);
+    return result;
+}
+
+/* The games in progress whose side to move is sides[i], written to out; returns their count. */
+static PyObject *Batch_to_move(PyObject *op, PyObject *args)
+{
+    BatchObject *self = (BatchObject *)op;
+    PyObject *go, *so, *out;
+    if (!PyArg_ParseTuple(args, "OOO:to_move", &go, &so, &out)) return NULL;
+    Py_buffer g, s, o;
+    if (batch_buffer(go, &g, 0, 'q', -1, "games")) return NULL;
+    Py_ssize_t k = g.len / 8, j = 0;
+    if (batch_buffer(so, &s, 0, 'q', k, "sides")) {
+        PyBuffer_Release(&g);
+        return NULL;
+    }
+    if (batch_buffer(out, &o, 1, 'q', k, "out")) {
+        PyBuffer_Release(&g);
+        PyBuffer_Release(&s);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (!batch_games(self, &g) && !batch_sides(&s)) {
+        const int64_t *gi = (const int64_t *)g.buf, *si = (const int64_t *)s.buf;
+        int64_t *oi = (int64_t *)o.buf;
+        for (Py_ssize_t i = 0; i < k; i++) {
+            const Pos *P = &self->pos[gi[i]];
+            if (P->outcome == NO_OUTCOME && P->turn == si[i]) oi[j++] = gi[i];
+        }
+        result = PyLong_FromSsize_t(j);
+    }
+    PyBuffer_Release(&g);
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&o);
+    return result;
+}
+
+static PyObject *Batch_get_n(PyObject *op, void *Py_UNUSED(cl)) { return PyLong_FromSsize_t(((BatchObject *)op)->n); }
+
+static PyObject *Batch_get_observation_size(PyObject *op, void *Py_UNUSED(cl))
+{
+    return PyLong_FromLong(((BatchObject *)op)->obs_size);
+}
+
+static PyObject *Batch_get_n_actions(PyObject *op, void *Py_UNUSED(cl))
+{
+    return PyLong_FromLong(((BatchObject *)op)->board->b.pass_code + 1);
+}
+
+static PyObject *Batch_get_offsets(PyObject *op, void *Py_UNUSED(cl))
+{
+    const int *o = ((BatchObject *)op)->off;
+    return Py_BuildValue("(iiiiiiiiii)", o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], o[8], o[9]);
+}
+
+static PyMethodDef Batch_methods[] = {
+    {"reset", Batch_reset, METH_O, "reset(games): put those games (int64 indices) back at the start."},
+    {"push", Batch_push, METH_VARARGS,
+     "push(games, codes): play codes[k] in games[k] (int64 arrays); all checked first, ValueError if any is illegal."},
+    {"status", Batch_status, METH_VARARGS, "status(turn, outcome): fill two int64 arrays of length n."},
+    {"observe", Batch_observe, METH_VARARGS,
+     "observe(games, sides, out): fill float32 out (len(games) x observation_size) with the flat observations."},
+    {"masks", Batch_masks, METH_VARARGS, "masks(games, out): fill int8 out (len(games) x n_actions) with legal masks."},
+    {"to_move", Batch_to_move, METH_VARARGS,
+     "to_move(games, sides, out) -> k: out[:k] = the games in progress with sides[i] to move."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Batch_getset[] = {
+    {"n", Batch_get_n, NULL, "number of games", NULL},
+    {"observation_size", Batch_get_observation_size, NULL, "floats per observation", NULL},
+    {"n_actions", Batch_get_n_actions, NULL, "entries per mask (move codes and the pass)", NULL},
+    {"offsets", Batch_get_offsets, NULL, "segment offsets, in envs/encoding.py's order", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject BatchType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "jericho_game._kernel.BatchEngine",
+    .tp_basicsize = sizeof(BatchObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "BatchEngine(board, n, cell_camp): n games held in C for envs/vector.py (arrays by the buffer protocol).",
+    .tp_new = Batch_new,
+    .tp_dealloc = (destructor)Batch_dealloc,
+    .tp_methods = Batch_methods,
+    .tp_getset = Batch_getset,
+};
+
 static PyMethodDef module_methods[] = {
     {"playout", (PyCFunction)(void (*)(void))k_playout, METH_VARARGS | METH_KEYWORDS,
      "playout(state, seed, guided=1, moves=None) -> outcome: one random (guided=1) or best-of-k playout."},
@@ -1897,16 +2317,20 @@ static struct PyModuleDef kernel_module = {
 
 PyMODINIT_FUNC PyInit__kernel(void)
 {
-    if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&StateType) < 0 || PyType_Ready(&TreeType) < 0) return NULL;
+    if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&StateType) < 0 || PyType_Ready(&TreeType) < 0 ||
+        PyType_Ready(&BatchType) < 0)
+        return NULL;
     recip_init();
     PyObject *m = PyModule_Create(&kernel_module);
     if (!m) return NULL;
     Py_INCREF(&BoardType);
     Py_INCREF(&StateType);
     Py_INCREF(&TreeType);
+    Py_INCREF(&BatchType);
     if (PyModule_AddObject(m, "Board", (PyObject *)&BoardType) < 0 ||
         PyModule_AddObject(m, "Tree", (PyObject *)&TreeType) < 0 ||
         PyModule_AddObject(m, "State", (PyObject *)&StateType) < 0 ||
+        PyModule_AddObject(m, "BatchEngine", (PyObject *)&BatchType) < 0 ||
         PyModule_AddIntConstant(m, "MAX_CELLS", MAXC) < 0 ||
         PyModule_AddIntConstant(m, "TT_ENTRY_SIZE", (int)sizeof(TTEntry)) < 0) {
         Py_DECREF(m);

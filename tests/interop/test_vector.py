@@ -12,11 +12,12 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 import jericho_game.envs.gym_env  # noqa: F401  (registers Jericho-v0 and its vector entry point)
-from jericho_game import Game
+from jericho_game import Game, kernel
 from jericho_game.core import NO_OUTCOME
 from jericho_game.envs.encoding import default_encoding
 from jericho_game.envs.planar import default_planar
-from jericho_game.envs.vector import JerichoVectorEnv, PythonBatchEngine, batch_engine
+from jericho_game.envs.vector import JerichoVectorEnv, KernelBatchEngine, PythonBatchEngine, batch_engine
+from tests import kernel_compare
 from tests.interop.test_encoding import random_games
 
 ENC = default_encoding()
@@ -79,8 +80,9 @@ def test_random_batches_play_legal_games_and_reward_the_outcome() -> None:
             assert not obs["action_mask"][i].any()
         # Next step: those games start again (reward 0, not terminated, a fresh position).
         assert (rewards[restarting] == 0).all() and not terminated[restarting].any()
-        for i in np.flatnonzero(restarting):
-            assert len(envs.unwrapped.engine.states[i].history_codes()) == envs.unwrapped.sides[i]
+        for i in np.flatnonzero(restarting):  # the opponent has opened when the agent is North
+            pieces_left = ENC.split(obs["observation"][i])["reserves"].sum()
+            assert pieces_left == 2 * 25 - envs.unwrapped.sides[i]
         finished += int(terminated.sum())
         restarting = terminated
     assert finished > 32
@@ -93,7 +95,7 @@ def test_illegal_and_badly_typed_actions() -> None:
     actions[2] = ENC.pass_action  # not legal at the start
     obs, rewards, terminated, _, info = envs.step(actions)
     assert terminated[2] and rewards[2] == -1.0 and info["illegal_action"][2] and not info["illegal_action"][0]
-    assert len(envs.engine.states[2].history_codes()) == 0  # the illegal move was not played
+    assert ENC.split(obs["observation"][2])["reserves"].sum() == 2 * 25  # the illegal move was not played
     with pytest.raises(TypeError, match="integer array"):
         envs.step(np.full(4, 3.5))
     with pytest.raises(TypeError, match="integer array"):
@@ -123,7 +125,8 @@ def test_same_seed_same_batch_and_no_reused_arrays() -> None:
 
 @pytest.mark.parametrize("side", ["south", "north"])
 def test_planar_and_canonical_options(side: str) -> None:
-    envs = JerichoVectorEnv(num_envs=6, agent_side=side, observation="planar", view="canonical")
+    # The Python engine, whose states are compared with the encoding (the C one equals it: see below).
+    envs = JerichoVectorEnv(num_envs=6, agent_side=side, observation="planar", view="canonical", kernel=False)
     obs, _ = envs.reset(seed=2)
     assert obs["observation"].shape == (6, 192, 4, 7) and envs.observation_space.contains(obs)
     rng = np.random.default_rng(2)
@@ -166,6 +169,40 @@ def test_the_kernel_seam_falls_back_to_python() -> None:
             batch_engine(3, kernel=True)
     assert isinstance(batch_engine(3, kernel=False), PythonBatchEngine)
     assert Game().state.outcome == NO_OUTCOME
+
+
+needs_kernel = pytest.mark.skipif(kernel.C is None, reason="the C kernel is not built here")
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(3))
+def test_the_c_batch_engine_equals_the_python_one(seed: int) -> None:
+    """Same random moves, resets and queries (B=64, 400 steps): same observations, masks, status."""
+    assert isinstance(batch_engine(8), KernelBatchEngine)
+    assert kernel_compare.compare_batch(seed, 64, 400) > 5_000
+
+
+@needs_kernel
+def test_the_c_batch_engine_refuses_bad_input_and_changes_nothing() -> None:
+    assert kernel_compare.malformed_batch() >= 20
+
+
+@needs_kernel
+@pytest.mark.parametrize("side", ["random", "north"])
+def test_the_vector_env_gives_the_same_episodes_on_either_engine(side: str) -> None:
+    envs = {k: JerichoVectorEnv(num_envs=48, agent_side=side, kernel=k) for k in (True, False)}
+    assert isinstance(envs[True].engine, KernelBatchEngine) and isinstance(envs[False].engine, PythonBatchEngine)
+    out = {k: e.reset(seed=11) for k, e in envs.items()}
+    rng = np.random.default_rng(11)
+    for _ in range(120):
+        assert np.array_equal(out[True][0]["observation"], out[False][0]["observation"])
+        assert np.array_equal(out[True][0]["action_mask"], out[False][0]["action_mask"])
+        acts = _random_actions(rng, out[False][0]["action_mask"])
+        acts[rng.random(48) < 0.02] = 0  # now and then an illegal action
+        res = {k: e.step(acts) for k, e in envs.items()}
+        for a, b in zip(res[True][1:4], res[False][1:4], strict=True):
+            assert np.array_equal(a, b)
+        out = {k: (r[0], r[4]) for k, r in res.items()}
 
 
 def test_bench_hook_prints_the_vector_env_figure(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]

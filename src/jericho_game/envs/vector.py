@@ -27,7 +27,6 @@ used instead of :class:`PythonBatchEngine`; the results are the same either way.
 
 from __future__ import annotations
 
-import importlib
 from itertools import chain
 from typing import Any, Protocol
 
@@ -46,7 +45,7 @@ from jericho_game.envs.encoding import Encoding, as_action, default_encoding
 from jericho_game.envs.views import View
 from jericho_game.game import Game
 
-__all__ = ["JerichoVectorEnv", "BatchEngine", "PythonBatchEngine", "batch_engine"]
+__all__ = ["JerichoVectorEnv", "BatchEngine", "KernelBatchEngine", "PythonBatchEngine", "batch_engine"]
 
 
 class BatchEngine(Protocol):
@@ -244,6 +243,75 @@ class PythonBatchEngine:
         return games[keep], self._masks(f[keep])
 
 
+class KernelBatchEngine:
+    """:class:`BatchEngine` on the C kernel's ``_kernel.BatchEngine`` (the games held in C).
+
+    The C type takes and fills arrays through the buffer protocol (it has no numpy
+    dependency); this adapter allocates the numpy arrays and keeps the protocol's shapes.
+    Only for the default encoding, whose layout the C code writes (checked here).
+    """
+
+    def __init__(self, n: int, encoding: Encoding | None = None) -> None:
+        from jericho_game import kernel
+
+        factory = getattr(kernel.C, "BatchEngine", None)
+        if factory is None:
+            raise ImportError(f"the compiled kernel's BatchEngine is not available ({kernel.describe()})")
+        enc = encoding or default_encoding()
+        self.encoding = enc
+        self.n = int(n)
+        self._c = factory(kernel.board(enc.tables), self.n, enc.tables.cell_camp)
+        offsets = tuple(off for off, _ in enc.segments.values())
+        if self._c.offsets != offsets or self._c.observation_size != enc.observation_size:
+            raise ValueError("the C kernel's observation layout differs from this encoding's (rebuild the kernel?)")
+        self._obs_size = enc.observation_size
+        self._n_act = enc.n_actions
+
+    @staticmethod
+    def _ints(a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(a, dtype=np.int64)
+
+    def reset(self, games: np.ndarray) -> None:
+        """Put ``games`` back at the start."""
+        self._c.reset(self._ints(games))
+
+    def push(self, games: np.ndarray, codes: np.ndarray) -> None:
+        """Play ``codes`` in ``games`` (all checked before any is played)."""
+        self._c.push(self._ints(games), self._ints(codes))
+
+    def status(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(turn, outcome)`` of every game."""
+        turn = np.empty(self.n, dtype=np.int64)
+        outcome = np.empty(self.n, dtype=np.int64)
+        self._c.status(turn, outcome)
+        return turn, outcome
+
+    def observe(self, games: np.ndarray, sides: np.ndarray) -> np.ndarray:
+        """Observations of ``games`` seen by ``sides``."""
+        games = self._ints(games)
+        obs = np.empty((len(games), self._obs_size), dtype=np.float32)
+        self._c.observe(games, self._ints(sides), obs)
+        return obs
+
+    def masks(self, games: np.ndarray) -> np.ndarray:
+        """Legal masks of ``games``."""
+        games = self._ints(games)
+        out = np.empty((len(games), self._n_act), dtype=np.int8)
+        self._c.masks(games, out)
+        return out
+
+    def observe_and_mask(self, games: np.ndarray, sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`observe` and :meth:`masks`."""
+        return self.observe(games, sides), self.masks(games)
+
+    def to_move_and_masks(self, games: np.ndarray, sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Those of ``games`` in progress with ``sides`` to move, and their masks."""
+        games = self._ints(games)
+        picked = np.empty(len(games), dtype=np.int64)
+        k = self._c.to_move(games, self._ints(sides), picked)
+        return picked[:k], self.masks(picked[:k])
+
+
 def batch_engine(n: int, encoding: Encoding | None = None, kernel: bool | None = None) -> BatchEngine:
     """The fastest engine for ``n`` games: the compiled kernel's when installed, else Python.
 
@@ -251,14 +319,10 @@ def batch_engine(n: int, encoding: Encoding | None = None, kernel: bool | None =
     takes the Python one.
     """
     if kernel is not False and (encoding is None or encoding is default_encoding()):
-        try:
-            factory = importlib.import_module("jericho_game._kernel").BatchEngine
-        except (ImportError, AttributeError):
-            if kernel:
-                raise ImportError("the compiled kernel (jericho_game._kernel.BatchEngine) is not installed") from None
-        else:
-            engine: BatchEngine = factory(n)
-            return engine
+        from jericho_game import kernel as kernels
+
+        if kernel or hasattr(kernels.C, "BatchEngine"):
+            return KernelBatchEngine(n, encoding)  # ImportError when asked for and missing
     return PythonBatchEngine(n, encoding)
 
 
