@@ -4,7 +4,8 @@
  * The same integer model as the pure-Python reference, src/jericho_game/core.py, and the
  * same Zobrist keys (passed in from core.Tables), so that tests can compare both kernels
  * ply by ply.  Python objects only appear at the boundary: the State type (push/pop, move
- * generation, queries), random/guided playouts and one whole MCTS search per call.
+ * generation, queries), random/guided playouts, one whole MCTS search per call, and the
+ * BatchEngine type (n games for the batched environment, arrays by the buffer protocol).
  *
  * Model (see core.py for the meaning of each field):
  *   piece 0..24 = (size-1)*5 + colour; cell 0..n-1 (South's camp first);

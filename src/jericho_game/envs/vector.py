@@ -15,14 +15,15 @@ first observation of its next episode, reward 0).  An illegal action ends that g
 reward -1 (``info["illegal_action"]`` marks it), as ``illegal_action="lose"`` does in the
 single env.  ``agent_side="random"`` draws a side per game per episode.
 
-Speed: the whole batch goes through numpy at each step — observations, legal masks and
-the opponent's uniform choice among its legal moves are computed for all games at once
-from the engine's state fields (``jericho_game.core``'s documented search interface:
-``code``, ``reserve``, ``size_free`` …); only the moves themselves are played game by game
-by the engine's ``State.push``.  :class:`BatchEngine` is the seam: a compiled kernel
-offering the same few methods (``jericho_game._kernel.BatchEngine``, when installed) is
-used instead of :class:`PythonBatchEngine`; the results are the same either way.
-``jericho bench`` prints the figure (agent steps per second at ``B = 1024``).
+Speed: the whole batch goes through one engine call per question — observations, legal
+masks, status, the moves themselves — and the opponent's uniform choice among its legal
+moves is numpy over the batch.  :class:`BatchEngine` is the seam: with the compiled kernel
+the games live in C (``jericho_game._kernel.BatchEngine``, wrapped by
+:class:`KernelBatchEngine`); without it :class:`PythonBatchEngine` keeps the engine's
+``State`` objects and computes observations and masks in numpy from their fields
+(``jericho_game.core``'s documented search interface).  The results are the same either
+way (tests run both on the same moves).  ``jericho bench`` prints the figure (agent steps
+per second at ``B = 1024``).
 """
 
 from __future__ import annotations
