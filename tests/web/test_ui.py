@@ -48,6 +48,8 @@ def hotseat(server: str, page: Page, moves: list[str]) -> dict[str, Any]:
                 assert msg["type"] != "error", msg
     page.goto(g["links"]["play"])
     expect(page.locator("#moves .mv")).to_have_count(len(moves))
+    if not moves:  # zero moves listed proves nothing: wait until the state has arrived and is drawn
+        expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
     return g
 
 
