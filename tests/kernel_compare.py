@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import random
 import sys
+from collections.abc import Callable
 
 if __name__ == "__main__" and "--module" in sys.argv:
     # Load another build of the extension (the sanitizer build) in place of the installed one,
@@ -42,6 +43,19 @@ FIELDS = (
     "outcome",
     "ply",
 )
+
+
+def _count_raised(calls: list[Callable[[], object]], what: str) -> int:
+    """Run each call; every one must raise a Python error (never crash, never pass)."""
+    raised = 0
+    for call in calls:
+        try:
+            call()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            raised += 1
+    if raised != len(calls):
+        raise AssertionError(f"only {raised} of {len(calls)} {what} raised")
+    return raised
 
 
 def snapshot(state: core.State) -> dict[str, object]:
@@ -153,14 +167,7 @@ def malformed() -> int:
         lambda: kernel.C.mcts(s, 1),
         lambda: kernel.C.Board(40, 1, [], [], [], [], [], [], 0, [], [], ()),
     ]
-    raised = 0
-    for call in calls:
-        try:
-            call()
-        except (TypeError, ValueError, IndexError, OverflowError):
-            raised += 1
-    if raised != len(calls):
-        raise AssertionError(f"only {raised} of {len(calls)} malformed calls raised")
+    raised = _count_raised(calls, "malformed calls")
     return raised
 
 
@@ -248,14 +255,7 @@ def malformed_batch() -> int:
         lambda: kernel.C.BatchEngine(kernel.board(core.tables_for(standard_topology())), 0, [0] * 26),
         lambda: kernel.C.BatchEngine(kernel.board(core.tables_for(standard_topology())), 2, [0, 1]),
     ]
-    raised = 0
-    for call in calls:
-        try:
-            call()
-        except (TypeError, ValueError, IndexError, OverflowError):
-            raised += 1
-    if raised != len(calls):
-        raise AssertionError(f"only {raised} of {len(calls)} malformed batch calls raised")
+    raised = _count_raised(calls, "malformed batch calls")
     after = (e.observe(i64, i64 % 2), e.masks(i64), *e.status())
     if not all(np.array_equal(x, y) for x, y in zip(before, after, strict=True)):
         raise AssertionError("a refused batch call changed the games")

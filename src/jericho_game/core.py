@@ -765,9 +765,7 @@ def _guided_choice(
     return bp, bc, bi
 
 
-def _margin_change(
-    key: list[int], height: list[int], leader: list[int], t: Tables, size: int, c: int, me: int
-) -> int:
+def _margin_change(key: list[int], height: list[int], leader: list[int], t: Tables, size: int, c: int, me: int) -> int:
     """The change of (``me``'s monoliths − the opponent's) if a piece of ``size`` were stacked on ``c``.
 
     Tries the new strength key on the cell, settles the alignments through it with

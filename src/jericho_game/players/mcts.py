@@ -60,6 +60,18 @@ from jericho_game.players.playout import guided_playout
 __all__ = ["MCTSPlayer", "KernelMCTSPlayer", "Node", "mcts"]
 
 
+def _check_budget(sims: int | None, time: float | None, playout: str, k: int) -> None:
+    """The options both MCTS players share, refused with the offending value."""
+    if sims is not None and sims < 1:
+        raise ValueError(f"sims must be at least 1, got {sims}")
+    if time is not None and time <= 0:
+        raise ValueError(f"time must be positive, got {time}")
+    if playout not in ("random", "guided"):
+        raise ValueError(f"playout must be 'random' or 'guided', got {playout!r}")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+
+
 class Node:
     """One tree node: the position after ``code`` was played by ``mover``."""
 
@@ -89,14 +101,7 @@ class MCTSPlayer:
         k: int = 3,
         seed: int | None = None,
     ) -> None:
-        if sims is not None and sims < 1:
-            raise ValueError(f"sims must be at least 1, got {sims}")
-        if time is not None and time <= 0:
-            raise ValueError(f"time must be positive, got {time}")
-        if playout not in ("random", "guided"):
-            raise ValueError(f"playout must be 'random' or 'guided', got {playout!r}")
-        if k < 1:
-            raise ValueError(f"k must be at least 1, got {k}")
+        _check_budget(sims, time, playout, k)
         self.name = "mcts-py"
         self.playout = playout
         self.k = int(k)
@@ -317,14 +322,7 @@ class KernelMCTSPlayer:
     ) -> None:
         if kernel.C is None:
             raise RuntimeError("KernelMCTSPlayer needs the C kernel (not built, or JERICHO_KERNEL=python)")
-        if sims is not None and sims < 1:
-            raise ValueError(f"sims must be at least 1, got {sims}")
-        if time is not None and time <= 0:
-            raise ValueError(f"time must be positive, got {time}")
-        if playout not in ("random", "guided"):
-            raise ValueError(f"playout must be 'random' or 'guided', got {playout!r}")
-        if k < 1:
-            raise ValueError(f"k must be at least 1, got {k}")
+        _check_budget(sims, time, playout, k)
         if c < 0 or widen <= 0:
             raise ValueError(f"c must be >= 0 and widen > 0, got c={c}, widen={widen}")
         self.name = "mcts"

@@ -114,6 +114,37 @@ def _p(piece: Any) -> str:
     return s
 
 
+def legal_by_piece(moves: list[Move]) -> dict[str, list[str]]:
+    """Placements grouped for the page: piece notation -> cells (passes left out)."""
+    legal: dict[str, list[str]] = {}
+    prev: Any = None
+    cells: list[str] = []
+    for m in moves:  # moves come grouped by piece: name each piece once, not once per cell
+        piece = m.piece
+        if piece is None or m.cell is None:
+            continue
+        if piece is not prev:
+            prev, cells = piece, legal.setdefault(_p(piece), [])
+        cells.append(m.cell)
+    return legal
+
+
+def confrontations(game: Game) -> dict[str, dict[str, Any]]:
+    """Each alignment's champions, leader and the deciding comparison in words, for the page."""
+    out = {}
+    for a in game.topology.alignments:
+        c = game.confrontation(a.name)
+        out[a.name] = {
+            "south": c.south,
+            "north": c.north,
+            "south_tower": [_p(p) for p in c.south_tower],
+            "north_tower": [_p(p) for p in c.north_tower],
+            "leader": c.leader.value if c.leader else None,
+            "reason": c.reason,
+        }
+    return out
+
+
 class GameService:
     """Rooms, seats, clocks, AI requests and rematches over one :class:`Storage` and one :class:`Broker`."""
 
@@ -308,26 +339,8 @@ class GameService:
         if status == "playing":
             moves = game.legal_moves()
             pass_only = moves == [PASS]
-            prev: Any = None
-            cells: list[str] = []
-            for m in moves:  # moves come grouped by piece: name each piece once, not once per cell
-                piece = m.piece
-                if piece is None or m.cell is None:
-                    continue
-                if piece is not prev:
-                    prev, cells = piece, legal.setdefault(_p(piece), [])
-                cells.append(m.cell)
-        confront = {}
-        for a in game.topology.alignments:
-            c = game.confrontation(a.name)
-            confront[a.name] = {
-                "south": c.south,
-                "north": c.north,
-                "south_tower": [_p(p) for p in c.south_tower],
-                "north_tower": [_p(p) for p in c.north_tower],
-                "leader": c.leader.value if c.leader else None,
-                "reason": c.reason,
-            }
+            legal = legal_by_piece(moves)
+        confront = confrontations(game)
         threat = game.seven_threat()
         board = {
             "id": rec.id,

@@ -27,6 +27,7 @@ from starlette.routing import Route
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move
+from jericho_game.web.rooms import confrontations, legal_by_piece
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 4096
@@ -68,21 +69,6 @@ def effects(game: Game) -> dict[str, dict[str, list[list[str | None]]]]:
 
 def view(game: Game) -> dict[str, Any]:
     """What the page needs to draw a position (the same fields as the game state's)."""
-    legal: dict[str, list[str]] = {}
-    for m in game.legal_moves():
-        if m.piece is not None and m.cell is not None:
-            legal.setdefault(str(m.piece), []).append(m.cell)
-    confrontations = {}
-    for a in game.topology.alignments:
-        c = game.confrontation(a.name)
-        confrontations[a.name] = {
-            "south": c.south,
-            "north": c.north,
-            "south_tower": [str(p) for p in c.south_tower],
-            "north_tower": [str(p) for p in c.north_tower],
-            "leader": c.leader.value if c.leader else None,
-            "reason": c.reason,
-        }
     last = game.last_move
     return {
         "turn": game.turn.value,
@@ -90,11 +76,11 @@ def view(game: Game) -> dict[str, Any]:
         "leaders": {a: (s.value if s else None) for a, s in game.leaders().items()},
         "score": list(game.score()),
         "reserves": {s: [str(p) for p in game.reserve(s)] for s in ("south", "north")},
-        "legal": legal,
+        "legal": legal_by_piece(game.legal_moves()),
         "last": str(last) if last else None,
         "outcome": game.outcome(),
         "threat": (lambda t: t.value if t else None)(game.seven_threat()),
-        "confrontations": confrontations,
+        "confrontations": confrontations(game),
         "effects": effects(game),
     }
 
