@@ -187,3 +187,33 @@ def test_net_players_need_numpy_only_and_play_in_the_arena(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     games = json.loads(report.read_text())["games"]
     assert len(games) == 6 and not any(g.get("error") for g in games)
+
+
+def test_the_training_script_exports_weights_numpy_reproduces(tmp_path: Path) -> None:
+    # Only where PyTorch is installed (the train extra; the test install has no torch).
+    pytest.importorskip("torch")
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(ROOT / "examples/data/sample", data)
+    out = tmp_path / "w.npz"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples/train_net.py"), "--data", str(data), "--out", str(out)]
+        + ["--minutes", "0.1", "--epochs", "0.5", "--width", "8", "--blocks", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    w = load_weights(out)
+    assert (w.width, w.blocks) == (8, 1) and w.meta["training"]["dataset_games"] == 40
+    logits, value = forward(w, w.meta["reference"]["input"])
+    np.testing.assert_allclose(logits, w.meta["reference"]["logits"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(value, w.meta["reference"]["value"], rtol=1e-4, atol=1e-4)
+    assert game_is_playable(str(out))
+
+
+def game_is_playable(weights: str) -> bool:
+    game = Game()
+    game.play(make_player(f"net:weights={weights}").choose_move(game))
+    return len(game.history) == 1
