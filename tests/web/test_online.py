@@ -93,7 +93,12 @@ HOSTILE_REFUSED = {
     "starts with a combining mark": "\u0301Ada",
 }
 # printable, so allowed: they must stay inert text wherever they show
-HOSTILE_INERT = ['<script>alert(1)</script>'[:24], '"><img src=x onerror=1>', "Robert'); DROP TABLE--", 'Q"uote\\back\\"']
+HOSTILE_INERT = [
+    "<script>alert(1)</script>"[:24],
+    '"><img src=x onerror=1>',
+    "Robert'); DROP TABLE--",
+    'Q"uote\\back\\"',
+]
 
 
 @pytest.mark.parametrize("what", sorted(HOSTILE_REFUSED))
@@ -201,7 +206,7 @@ def test_a_public_seek_is_listed_joined_in_one_click_then_listed_as_playing(clie
         assert [p["id"] for p in lobby["playing"]] == [g["id"]]
         assert lobby["playing"][0]["names"] == {"south": "Brice", "north": "Ada"}
         raw.send_text(json.dumps({"type": "ping", "ref": 1}))
-        while (msg := json.loads(raw.receive_text()))["type"] != "pong":
+        while json.loads(raw.receive_text())["type"] != "pong":
             pass
     # it ends: gone from the lobby
     with connect(client, g["id"]) as raw2:
