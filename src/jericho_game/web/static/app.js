@@ -104,7 +104,7 @@ async function startHome() {
     if (mode === "ai") body.level = form.elements.level.value;
     if (mode === "online" && form.elements.public.value) {
       body.public = true;
-      const r = saveName($("name-input").value);
+      const r = saveName();
       if (!r.name) {
         $("home-error").textContent = `Choose your name first: the lobby shows it. ${r.error || ""}`;
         $("name-input").focus();
