@@ -13,7 +13,12 @@ import httpx
 import pytest
 from websockets.sync.client import connect as ws_connect
 
-from tests.web.test_multiprocess import Client, Server, legal, pg, servers, stored  # noqa: F401
+from tests.web import test_multiprocess
+from tests.web.test_multiprocess import Client, Server, legal, stored
+
+# the same fixtures: a fresh PostgreSQL database, and real `jericho serve` processes
+pg = test_multiprocess.pg
+servers = test_multiprocess.servers
 
 pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
 
