@@ -97,3 +97,40 @@ def test_a_claim_reads_presence_written_by_the_other_process(pg: str, servers: C
     assert st["result"] == "draw" and st["reason"] == "claim"
     rec = stored(pg, g["id"])
     assert rec.reason == "claim" and rec.meta["claimed_by"] == "south"
+
+
+def _answer(c: Client, kind: str) -> str:
+    """Send ``kind`` for the draw offer; ``ok`` or the error code that answers it."""
+    c.send(type=kind, what="draw")
+    c.send(type="ping", ref=kind)
+    while True:
+        msg = c.pump(10)
+        assert msg is not None, "no answer"
+        if msg["type"] == "error":
+            return str(msg["code"])
+        if msg["type"] == "pong":
+            return "ok"
+
+
+def test_accept_against_withdraw_on_two_processes_exactly_one_wins(pg: str, servers: Callable[..., Server]) -> None:
+    from tests.web.test_multiprocess import _together
+
+    s1, s2 = servers(pg), servers(pg)
+    for _ in range(3):
+        g = s1.post("/api/games", {"mode": "online", "public": True, "name": "Ada"}).json()
+        j = s2.post(f"/api/games/{g['id']}/join", {"name": "Brice"}).json()
+        a = Client(s1.ws(g["id"]), g["token"])
+        b = Client(s2.ws(g["id"]), j["token"])
+        b.send(type="offer", what="draw")
+        a.wait(lambda st: st["offer"] is not None)
+        b.wait(lambda st: st["offer"] is not None)
+
+        answers = _together([lambda: _answer(a, "accept"), lambda: _answer(b, "decline")])  # noqa: B023
+        rec = stored(pg, g["id"])
+        if rec.result == "draw":  # the accept won: the withdrawal came too late
+            assert answers[0] == "ok" and answers[1] in ("no_offer", "game_over", "moved_on"), answers
+        else:  # the withdrawal won: the accept found no offer
+            assert answers[1] == "ok" and answers[0] in ("no_offer", "moved_on"), answers
+            assert rec.result is None and "offer" not in rec.meta
+        a.ws.close()
+        b.ws.close()

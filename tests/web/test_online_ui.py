@@ -52,6 +52,7 @@ def test_name_lobby_join_play_takeback_draw_and_my_games(server: str, browser: B
     # Ada creates a public game: it appears live in the others' lobbies
     a.get_by_label("Online").check()
     expect(a.locator("#online-field")).to_be_visible()
+    a.get_by_label("Anyone").check()  # a public game, listed in the lobby (the default is invite only)
     a.select_option("select[name=side]", "south")
     a.click("#start")
     a.wait_for_url("**/g/*")
