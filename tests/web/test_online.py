@@ -464,3 +464,22 @@ def test_presence_is_stored_so_watchers_and_seats_count_across_connections(clien
             assert p.present == {"south": True, "north": False} and p.watchers == 1
         finally:
             store.close()
+
+
+def test_a_spectator_arriving_does_not_reset_how_long_a_seat_has_been_away(client: TestClient, clock: Clock) -> None:
+    g, j = online_pair(client)
+    with connect(client, g["id"]) as ra:
+        a = seat(ra, g["token"], "south")
+        with connect(client, g["id"]) as rb:
+            seat(rb, j["token"], "north")
+            a.until("state", lambda m: m["game"]["seats"]["north"]["present"])
+        a.until("state", lambda m: not m["game"]["seats"]["north"]["present"])
+        clock.t += 200
+        with connect(client, g["id"]) as rw:  # a watcher comes and goes meanwhile
+            seat(rw, None, "spectator")
+            a.until("state", lambda m: m["game"]["watchers"] == 1)
+        a.until("state", lambda m: m["game"]["watchers"] == 0)
+        clock.t += 101
+        a.send(type="claim", what="win")
+        st = a.until("state", lambda m: m["game"]["status"] == "over")["game"]
+        assert st["reason"] == "claim" and st["result"] == "south"

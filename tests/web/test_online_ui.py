@@ -6,10 +6,17 @@ show as text everywhere.  Screenshots go to artifacts/."""
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+import uvicorn
 from playwright.sync_api import Browser, Page, expect
 
+from jericho_game.web.server import Limits, create_app
 from tests.web import test_browser
 from tests.web.test_browser import ARTIFACTS, DESKTOP, PHONE, play_one, shot, watch_errors
 
@@ -129,3 +136,65 @@ def test_name_lobby_join_play_takeback_draw_and_my_games(server: str, browser: B
         assert not errs, errs
     for ctx in (a_ctx, b_ctx, c_ctx):
         ctx.close()
+
+
+@pytest.fixture(scope="module")
+def quick_claims(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server where an absent opponent may be claimed against after 3 seconds."""
+    db = tmp_path_factory.mktemp("claims") / "games.sqlite3"
+    app = create_app(str(db), limits=Limits(claim_after=3.0))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the uvicorn server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+def _seek_and_join(a: Page, b: Page, url: str) -> str:
+    a.goto(url + "/")
+    set_name(a, "Ada")
+    a.get_by_label("Online").check()
+    a.get_by_label("Anyone").check()
+    a.click("#start")
+    a.wait_for_url("**/g/*")
+    b.goto(url + "/")
+    set_name(b, "Brice")
+    b.locator(f"#lobby-seeks tr[data-id='{a.url.rsplit('/', 1)[1]}'] button.join").click()
+    b.wait_for_url(a.url)
+    expect(a.locator("#north-name")).to_have_text("Brice")
+    return a.url
+
+
+def test_abort_then_claim_against_an_opponent_who_left(quick_claims: str, browser: Browser) -> None:
+    a_ctx, b_ctx = browser.new_context(viewport=DESKTOP), browser.new_context(viewport=DESKTOP)
+    a, b = a_ctx.new_page(), b_ctx.new_page()
+    errors = [watch_errors(p) for p in (a, b)]
+    # abort: allowed before both sides have moved, and leaves no result
+    _seek_and_join(a, b, quick_claims)
+    play_one(a, 0)
+    b.click("#btn-abort")
+    for p in (a, b):
+        expect(p.locator("#banner.over")).to_contain_text("Game aborted: no result")
+    shot(a, "aborted-desktop.png")
+    # a claim: Brice leaves an untimed game; after 3 s Ada may claim the win
+    _seek_and_join(a, b, quick_claims)
+    play_one(a, 0)
+    play_one(b, 1)
+    expect(a.locator("#btn-abort")).to_have_count(0)
+    b_ctx.close()
+    expect(a.locator("#claim-text")).to_contain_text("Brice (North) left")
+    expect(a.locator("#btn-claim-win")).to_be_enabled(timeout=15000)
+    shot(a, "claim-desktop.png")
+    a.click("#btn-claim-win")
+    expect(a.locator("#banner.over")).to_contain_text("You won: North left the game and you claimed the win")
+    for errs in errors:
+        assert not errs, errs
+    a_ctx.close()

@@ -420,9 +420,13 @@ class Transport:
             "north": sum(1 for c in conns if "north" in c.seats),
             "watchers": sum(1 for c in conns if not c.seats),
         }
-        if self.written.get(game_id, {"south": 0, "north": 0, "watchers": 0}) != counts:
+        old = self.written.get(game_id, {"south": 0, "north": 0, "watchers": 0})
+        if old != counts:
+            # only the seats whose count changed: rewriting an unchanged empty seat would move the
+            # time it has been away since
+            changed = {side: n for side, n in counts.items() if old.get(side, 0) != n}
             try:
-                self.service.storage.set_presence(game_id, self.process, counts, self.service.now())
+                self.service.storage.set_presence(game_id, self.process, changed, self.service.now())
             except Exception:  # noqa: BLE001 - the database is away: the next connection or beat retries
                 log.exception("could not store who is connected to game %s", game_id)
                 return

@@ -26,7 +26,9 @@ function button(id, text, onclick, cls = "") {
 export function renderEndings(g, me, send, name) {
   const box = $("endings");
   const online = g.mode === "online" && me;
-  view = online ? { g, me, send, name, at: performance.now() } : null;
+  // away_for was measured when the state was sent: count on from when this state arrived
+  const at = view && view.g === g ? view.at : performance.now();
+  view = online ? { g, me, send, name, at } : null;
   const opp = me === "south" ? "north" : "south";
   const offer = g.offer;
   const key = JSON.stringify([online, g.status, g.can_abort, offer, g.version]);
