@@ -224,3 +224,55 @@ def evaluate_ply(
     if not 0 <= ply <= len(moves):
         raise ValueError(f"ply {ply} is outside the game (0..{len(moves)})")
     return evaluate(replay(start_position, moves[:ply]), ply, sims=sims, seconds=seconds, seed=ply)
+
+
+def _sample_game() -> tuple[str | None, list[str]]:
+    """The benchmark's game: ``hard`` (South, seed 3) against ``medium`` (North, seed 4), 52 moves."""
+    from jericho_game.players.base import make_player
+
+    players = {"south": make_player("hard", seed=3), "north": make_player("medium", seed=4)}
+    game = Game()
+    while not game.is_over():
+        game.play(players[game.turn.value].choose_move(game, None))
+    return None, [str(m) for m in game.history]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m jericho_game.analysis [RECORD] [--sims N] [--seconds S]``: review a game, print each
+    position's evaluation and each move's mark, then the time it took (the review's benchmark)."""
+    import argparse
+    import os
+    import time
+
+    parser = argparse.ArgumentParser(prog="python -m jericho_game.analysis", description=main.__doc__)
+    parser.add_argument("record", nargs="?", help="a .jgn record (default: a sample 52-move game, seeded)")
+    parser.add_argument("--sims", type=int, default=20_000, help="simulations per position (default 20000)")
+    parser.add_argument("--seconds", type=float, default=1.0, help="at most this long per position (default 1)")
+    args = parser.parse_args(argv)
+    if args.record:
+        from jericho_game.record import read_record
+
+        with open(args.record, encoding="utf-8") as f:
+            rec = read_record(f.read())
+        start, moves = rec.tags.get("Position"), [str(m) for m in rec.moves]
+    else:
+        start, moves = _sample_game()
+    cpu, wall = time.process_time(), time.perf_counter()
+    evals = evaluate_game(start, moves, sims=args.sims, seconds=args.seconds)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    judged = {j.ply: j for j in judge(moves, evals)}
+    for ev in evals:
+        j = judged.get(ev.ply)
+        played = f"{j.move:>7} {j.side:5} loss {j.loss:.2f} {j.mark or '':10}" if j else " " * 37
+        print(f"{ev.ply:3}  {played} South {ev.south:.3f}{' exact' if ev.exact else '      '}  AI prefers {ev.best}")
+    n = len(evals)
+    print(
+        f"{len(moves)} moves, {n} positions, {args.sims} simulations per position (at most {args.seconds:g} s): "
+        f"{cpu:.1f} s CPU, {wall:.1f} s wall ({wall / n:.3f} s per position), "
+        f"{sum(e.sims for e in evals)} simulations; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
