@@ -8,6 +8,9 @@ oldest one with a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), computes the
 :meth:`GameService.ai_move`, which discards it when the game moved on meanwhile.  A runner killed
 mid-thought (even ``kill -9``) leaves its lease to expire; another runner then takes the job.
 
+Other kinds of jobs ride on the same runner (:class:`JobKind`: game reviews, web/review.py); they
+are claimed only when no AI move waits.
+
 The web server runs a runner with a local pool (``jericho serve --ai-processes N``);
 ``jericho worker --db URL`` runs one on its own, on this or another machine (PostgreSQL).
 """

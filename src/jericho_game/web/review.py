@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, text
+from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, text
 from sqlalchemy.engine import Connection
 
 from jericho_game.analysis import THRESHOLDS, PositionEval, evaluate_ply, judge
@@ -81,6 +81,8 @@ reviews_table = Table(
     Column("claimed_by", String(64), nullable=True),
     Column("lease_until", Float, nullable=True),
 )
+
+Index("reviews_waiting", reviews_table.c.status, reviews_table.c.created_at)
 
 positions_table = Table(
     "review_positions",
@@ -134,7 +136,11 @@ class ReviewStore:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self.postgres = storage.postgres
-        _metadata.create_all(storage.engine)
+        try:
+            _metadata.create_all(storage.engine)
+        except Exception:  # noqa: BLE001 - another process created them at the same moment: look again
+            time.sleep(0.2)
+            _metadata.create_all(storage.engine)
 
     def _notify(self, conn: Connection, channel: str, payload: str) -> None:
         if self.postgres:

@@ -917,7 +917,9 @@ def run(args: argparse.Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
     common = dict(host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024, **proxy)
     try:
-        Storage(url).close()  # a clear message now rather than a traceback from each worker
+        first = Storage(url)  # a clear message now rather than a traceback from each worker
+        ReviewStore(first)  # the tables exist before several processes start at once
+        first.close()
         if args.workers == 1:
             app: Any = create_app(
                 url,
