@@ -322,3 +322,27 @@ def test_two_servers_one_review_run_by_jericho_worker_seen_on_both(pg: str, serv
         worker.wait(timeout=15)
     assert worker.returncode == 0
     assert got["done"] == 5 and len(got["moves"]) == 4 and one.get(path) == got == two.get(path)
+
+
+def test_a_dead_workers_review_step_is_taken_over_and_its_late_result_is_refused(db: str) -> None:
+    from jericho_game.analysis import evaluate_ply
+
+    storage = Storage(resolve_db_url(db))
+    store = ReviewStore(storage)
+    try:
+        assert store.insert("takeover", None, OPENING[:2], 10, 1.0, 16)[0]
+        a = store.claim("worker-a", 0.05)  # worker A claims position 0, then dies (no renewal)
+        assert a is not None and a.ply == 0 and set(a.changed) == {"takeover"}
+        assert store.claim("worker-b", 5.0) is None  # held: nobody else takes it meanwhile
+        time.sleep(0.1)
+        b = store.claim("worker-b", 5.0)  # the lease ran out: B takes the same position over
+        assert b is not None and b.ply == 0 and b.changed == ()  # already running: nothing new to say
+        ev = evaluate_ply(None, b.moves, 0, 10, 1.0)
+        assert store.store(a, "worker-a", ev) is None  # A's late answer is refused
+        assert store.renew(a, "worker-a", 5.0) is False
+        assert store.store(b, "worker-b", ev) == ["takeover"]
+        rec = store.load("takeover")
+        assert rec is not None and rec.next_ply == 1 and [p.ply for p in rec.positions] == [0]
+        assert rec.status == "running"
+    finally:
+        storage.close()

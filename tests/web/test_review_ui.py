@@ -136,3 +136,30 @@ def test_a_finished_game_is_reviewed_shared_and_stepped_through(server: str, bro
     assert not errors and not watcher_errors, errors + watcher_errors
     player_ctx.close()
     watcher_ctx.close()
+
+
+def test_a_failed_reviews_error_text_is_shown_inert(
+    server: str, browser: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jericho_game.web import review as review_module
+
+    payload = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>\u202eevil\u200b'
+
+    def broken(*args: object) -> object:
+        raise RuntimeError(payload)
+
+    monkeypatch.setattr(review_module, "evaluate_ply", broken)  # the server's AI runs in threads here
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    hotseat(server, page, _short_game())
+    page.click("#btn-review")
+    status = page.locator("#review-status")
+    expect(status).to_contain_text("The review failed", timeout=20000)
+    assert payload in (status.text_content() or "")  # shown as the text it is
+    assert page.locator("#review img, #review script").count() == 0
+    assert page.evaluate("window.pwned") is None
+    expect(page.locator("#btn-review")).to_have_text("Review again")
+    _shot(page, "review-failed-desktop.png")
+    assert not errors, errors
+    ctx.close()
