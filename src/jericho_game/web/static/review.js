@@ -40,6 +40,7 @@ export class ReviewPanel {
     this.now = $("review-now");
     this.keys = $("review-keys");
     this.legend = $("review-legend");
+    this.live = $("review-live");  // announced to screen readers: only the changes of status, not every position
     this.button.onclick = () => this.request();
     this.chart.addEventListener("click", (e) => this.clickChart(e));
   }
@@ -109,7 +110,12 @@ export class ReviewPanel {
     this.button.textContent = v && v.status === "failed" ? "Review again" : "Review";
     this.panel.hidden = !over || !v || v.status === "none";
     if (this.panel.hidden) return;
-    this.status.textContent = this.statusText(v);
+    const text = this.statusText(v);
+    this.status.textContent = text;
+    if (this.live.dataset.status !== v.status) {
+      this.live.dataset.status = v.status;
+      this.live.textContent = v.status === "running" ? "Reviewing the game." : text;
+    }
     const key = `${this.key}|${ply}|${g.moves.length}`;
     if (key === this.drawnKey) return;
     this.drawnKey = key;
