@@ -58,6 +58,7 @@ def _short_game() -> list[str]:
 
 def _shot(page: Page, name: str) -> None:
     page.wait_for_function("() => document.fonts.status === 'loaded'")
+    page.evaluate("window.scrollTo(0, 0)")  # the floating banner sits over the header, not mid-page
     page.screenshot(path=str(ARTIFACTS / name), animations="disabled", full_page=True)
 
 
@@ -116,6 +117,10 @@ def test_a_finished_game_is_reviewed_shared_and_stepped_through(server: str, bro
     expect(page.locator("#rp-pos")).to_have_text(f"0 / {len(moves)}")
     expect(now).to_have_attribute("data-ply", "0")
     expect(page.locator("#review-now")).to_contain_text("Start: South's winning chance")
+    best = review["positions"][0]["best"]  # the AI's preferred first move: its cell is outlined
+    expect(page.locator("#review-now")).to_contain_text(f"Here the AI would play {best}")
+    expect(page.locator("#board .cell.rv-best")).to_have_count(1)
+    expect(page.locator("#board .cell.rv-best")).to_have_attribute("data-cell", best.split("@")[1])
     for k in (1, 2, 3):
         page.click("#rp-next")
         expect(now).to_have_attribute("data-ply", str(k))
@@ -132,6 +137,7 @@ def test_a_finished_game_is_reviewed_shared_and_stepped_through(server: str, bro
         _shot(page, "review-key-moment-desktop.png")
     page.click("#rp-last")
     expect(now).to_have_attribute("data-ply", str(len(moves)))
+    expect(page.locator("#board .cell.rv-best")).to_have_count(0)  # the game is over there: no move to prefer
     expect(page.locator("#review-now")).to_contain_text("(decided)")  # the final position is exact
     assert not errors and not watcher_errors, errors + watcher_errors
     player_ctx.close()

@@ -109,6 +109,7 @@ export class ReviewPanel {
     this.button.hidden = !over || !v || !none;
     this.button.textContent = v && v.status === "failed" ? "Review again" : "Review";
     this.panel.hidden = !over || !v || v.status === "none";
+    this.hintBoard(this.panel.hidden ? null : v, g, ply);
     if (this.panel.hidden) return;
     const text = this.statusText(v);
     this.status.textContent = text;
@@ -128,6 +129,16 @@ export class ReviewPanel {
       `?! inaccuracy (${points(v.thresholds.inaccuracy.loss)} or more), ?  mistake ` +
       `(${points(v.thresholds.mistake.loss)} or more), ?? blunder (${points(v.thresholds.blunder.loss)} or more). ` +
       "A move the AI would have played itself is never marked.";
+  }
+
+  /** Outline the cell of the AI's preferred move in the position shown (the board redraws its own
+   * classes only, so this one is set again after every render). */
+  hintBoard(v, g, ply) {
+    for (const c of document.querySelectorAll("#board .cell.rv-best")) c.classList.remove("rv-best");
+    const p = v && ply < g.moves.length ? v.positions[ply] : null;
+    if (!p || !p.best || !p.best.includes("@")) return;
+    const cell = document.querySelector(`#board .cell[data-cell="${p.best.split("@")[1]}"]`);
+    if (cell) cell.classList.add("rv-best");
   }
 
   statusText(v) {
@@ -203,7 +214,9 @@ export class ReviewPanel {
       parts.push(`${MARK_NAME[m.mark]} ${v.thresholds[m.mark].sign}: ${SIDE_NAME[m.side]}'s chance fell from ` +
         `${pct(m.before)} to ${pct(m.after)}. The AI preferred ${m.best}.`);
     }
-    if (p.best && ply < g.moves.length) parts.push(`Here the AI would play ${p.best}.`);
+    if (p.best && ply < g.moves.length) {
+      parts.push(`Here the AI would play ${p.best}${p.best.includes("@") ? " (its cell is outlined in dashes)" : ""}.`);
+    }
     this.now.textContent = parts.join(" ");
   }
 
