@@ -26,6 +26,7 @@ import asyncio
 import json
 import logging
 import time
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -361,7 +362,7 @@ class ReviewStore:
                 return []
             n = conn.execute(
                 text("UPDATE reviews SET status = 'failed', error = :why WHERE game_id = :id AND attempts >= :max"),
-                {"why": why[:500], "id": job.game_id, "max": MAX_ATTEMPTS},
+                {"why": _printable(why)[:500], "id": job.game_id, "max": MAX_ATTEMPTS},
             ).rowcount
             return self._changed(conn, [job.game_id, *self._queued_ids(conn)]) if n else []
 
@@ -369,6 +370,12 @@ class ReviewStore:
         """Reviews waiting or running."""
         with self.storage.reader.connect() as conn:
             return int(conn.execute(text(f"SELECT count(*) FROM reviews WHERE {_UNFINISHED}")).scalar_one())
+
+
+def _printable(text: str) -> str:
+    """``text`` with control and format characters (bidi overrides, zero-width ones) written as escapes:
+    an error message is shown to people, and must not turn the text around it."""
+    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch)[0] == "C" else ch for ch in text)
 
 
 class ReviewQueueFull(RuntimeError):

@@ -121,6 +121,9 @@ export class ReviewPanel {
     if (key === this.drawnKey) return;
     this.drawnKey = key;
     this.ply = ply;
+    // nothing to draw yet (queued, or failed at once): no empty chart
+    this.chart.toggleAttribute("hidden", !v.positions.length);
+    this.now.hidden = !v.positions.length;
     this.drawChart(v, g.moves.length, ply);
     this.drawNow(v, g, ply);
     this.drawKeys(v);
