@@ -189,7 +189,6 @@ class ReviewStore:
                 "now": now,
             }
             if row is not None:  # failed before: start again from the first position
-                conn.execute(text("DELETE FROM review_positions WHERE game_id = :id"), {"id": game_id})
                 n = conn.execute(
                     text(
                         "UPDATE reviews SET status = 'queued', sims = :sims, seconds = :seconds, next_ply = 0, "
@@ -198,6 +197,8 @@ class ReviewStore:
                     ),
                     values,
                 ).rowcount
+                if n == 1:  # only the request that requeued it (a racer's delete could hit new rows)
+                    conn.execute(text("DELETE FROM review_positions WHERE game_id = :id"), {"id": game_id})
             else:
                 # two processes asked at once: the primary key lets exactly one insert through
                 n = conn.execute(
