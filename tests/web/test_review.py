@@ -115,6 +115,17 @@ def test_a_review_is_queued_once_run_stored_and_delivered_to_players_and_spectat
         rec = reviews_of(db, g["id"])
         assert rec.status == "done" and len(rec.positions) == total and rec.moves == g["moves"]
         assert c.post(url).status_code == 409  # done is done: not queued again
+        # the record annotated with the review: every move commented, and it still reads back
+        annotated = c.get(url + "/record")
+        assert annotated.status_code == 200 and "-review.jgn" in annotated.headers["content-disposition"]
+        from jericho_game.record import read_record
+
+        parsed = read_record(annotated.text)
+        assert [str(m) for m in parsed.moves] == g["moves"] and parsed.result == "1-0"
+        assert annotated.text.count("{South ") == len(g["moves"]) and "[Annotator " in annotated.text
+        for m in judged:
+            if m["mark"]:
+                assert f"{m['mark']}: {m['side'].capitalize()}" in annotated.text and m["best"] in annotated.text
 
 
 def test_many_requests_at_once_queue_one_review_the_database_decides(db: str) -> None:
@@ -171,6 +182,10 @@ def test_hostile_review_requests_get_clear_coded_errors_and_change_nothing(db: s
         r = c.post(f"/api/games/{b['id']}/review")  # the queue holds one review
         assert r.status_code == 503 and r.json()["error"] == "busy" and "try again" in r.json()["message"]
         assert c.get(f"/api/games/{b['id']}/review").json()["status"] == "none"
+        for gid in (a["id"], b["id"]):  # no annotated record before the review is done
+            r = c.get(f"/api/games/{gid}/review/record")
+            assert r.status_code == 409 and r.json()["error"] == "review_not_done"
+        assert c.get("/api/games/nosuchgame/review/record").json()["error"] == "unknown_game"
         assert c.get(f"/api/games/{a['id']}").json() == state_before  # a review never changes the game
     assert reviews_of(db, b["id"]) is None and reviews_of(db, a["id"]).status == "queued"
 

@@ -98,6 +98,9 @@ def test_a_finished_game_is_reviewed_shared_and_stepped_through(server: str, bro
         assert f"the AI preferred {m['best']}" in (b.get_attribute("title") or "")
     expect(page.locator("#review-keys .rv-key")).to_have_count(len(marked))
     expect(page.locator("#review-legend")).to_contain_text("?? blunder (30 points or more)")
+    with page.expect_download() as info:  # the record, annotated with the review
+        page.click("#review-record")
+    assert info.value.suggested_filename == f"jericho-{g['id']}-review.jgn"
     _shot(page, "review-done-desktop.png")
 
     # the spectator's page received it live (no reload), on a phone-sized screen

@@ -510,10 +510,52 @@ class ReviewService:
         return json.dumps({"type": "review", "review": view}, separators=(",", ":"))
 
 
+def annotate(record: str, view: dict[str, Any]) -> str:
+    """The game record ``record`` with the review's figures as ``{comments}`` after each move (South's
+    winning chance after it, and the mark with the AI's preferred move) and an ``Annotator`` tag.
+
+    Comments are skipped by every record reader, so the moves read back unchanged."""
+    head, _, body = record.partition("\n\n")
+    notes: dict[int, str] = {}
+    positions = view["positions"]
+    for m in view["moves"]:
+        note = f"South {round(positions[m['ply']]['south'] * 100)}%"
+        if m["mark"]:
+            sign = view["thresholds"][m["mark"]]["sign"]
+            side = m["side"].capitalize()
+            note += (
+                f"; {sign} {m['mark']}: {side} {round(m['before'] * 100)}% to {round(m['after'] * 100)}%,"
+                f" the AI preferred {m['best']}"
+            )
+        notes[m["ply"]] = "{" + note + "}"
+    tokens = body.split()
+    out: list[str] = []
+    ply = 0
+    for i, tok in enumerate(tokens):
+        out.append(tok)
+        if tok.endswith(".") or i == len(tokens) - 1:  # a move number, or the result
+            continue
+        ply += 1
+        if ply in notes:
+            out.append(notes[ply])
+    lines: list[str] = []
+    line = ""
+    for tok in out:  # wrapped as the record module wraps (a comment is one piece)
+        if line and len(line) + 1 + len(tok) > 79:
+            lines.append(line)
+            line = tok
+        else:
+            line = f"{line} {tok}" if line else tok
+    budget = view["budget"]
+    tag = f'[Annotator "Jericho review: master search, {budget["sims"]} simulations per position"]'
+    return f"{head}\n{tag}\n\n" + "\n".join([*lines, line]) + "\n"
+
+
 def routes(reviews: ReviewService) -> list[Any]:
-    """``GET`` / ``POST /api/games/{id}/review``: read a game's review, or ask for it."""
+    """``GET`` / ``POST /api/games/{id}/review``: read a game's review, or ask for it;
+    ``GET /api/games/{id}/review/record``: the game record annotated with it."""
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import JSONResponse, PlainTextResponse, Response
     from starlette.routing import Route
 
     async def review(request: Request) -> Response:
@@ -529,4 +571,20 @@ def routes(reviews: ReviewService) -> list[Any]:
             message += f" ({view['done']} of {view['total']} positions evaluated)"
         return JSONResponse({"error": "review_exists", "message": message, "review": view}, status_code=409)
 
-    return [Route("/api/games/{id}/review", review, methods=["GET", "POST"])]
+    async def record(request: Request) -> Response:
+        from jericho_game.web.server import write_game_record  # the transport's record writer (no cycle at import)
+
+        games = reviews.games
+        room = games.room(request.path_params["id"])
+        view = reviews.view(room.rec.id)
+        if view["status"] != "done":
+            why = "nobody asked for it yet" if view["status"] == "none" else f"it is {view['status']}"
+            raise ClientError("review_not_done", f"this game's review is not done: {why}", 409)
+        text = annotate(write_game_record(room.game, games.record_tags(room)), view)
+        name = f"jericho-{room.rec.id}-review.jgn"
+        return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    return [
+        Route("/api/games/{id}/review", review, methods=["GET", "POST"]),
+        Route("/api/games/{id}/review/record", record),
+    ]

@@ -40,6 +40,8 @@ export class ReviewPanel {
     this.now = $("review-now");
     this.keys = $("review-keys");
     this.legend = $("review-legend");
+    this.record = $("review-record");
+    this.record.href = `/api/games/${encodeURIComponent(gameId)}/review/record`;
     this.live = $("review-live");  // announced to screen readers: only the changes of status, not every position
     this.button.onclick = () => this.request();
     this.chart.addEventListener("click", (e) => this.clickChart(e));
@@ -111,6 +113,7 @@ export class ReviewPanel {
     this.panel.hidden = !over || !v || v.status === "none";
     this.hintBoard(this.panel.hidden ? null : v, g, ply);
     if (this.panel.hidden) return;
+    this.record.hidden = v.status !== "done";
     const text = this.statusText(v);
     this.status.textContent = text;
     if (this.live.dataset.status !== v.status) {
