@@ -68,7 +68,7 @@ __all__ = [
 
 GAMES_CHANNEL = "jericho_games"  # NOTIFY payload "game_id version": a game changed
 LOBBY_ID = "~lobby"  # on GAMES_CHANNEL, "~lobby 0": a public seek appeared (no game id has a ~)
-PRESENCE_VERSION = -2  # on GAMES_CHANNEL, "game_id -2": who is connected to the game changed
+PRESENCE_VERSION = -3  # on GAMES_CHANNEL, "game_id -3" (-1: AI queue, -2: review): who is connected to the game changed
 JOBS_CHANNEL = "jericho_jobs"  # NOTIFY payload "game_id": an AI job is waiting
 
 metadata = MetaData()
