@@ -483,3 +483,16 @@ def test_a_spectator_arriving_does_not_reset_how_long_a_seat_has_been_away(clien
         a.send(type="claim", what="win")
         st = a.until("state", lambda m: m["game"]["status"] == "over")["game"]
         assert st["reason"] == "claim" and st["result"] == "south"
+
+
+def test_a_rematch_keeps_the_names_with_the_people_and_is_not_listed(client: TestClient) -> None:
+    g, j = online_pair(client)
+    with connect(client, g["id"]) as raw:
+        ws = seat(raw, g["token"], "south")
+        ws.send(type="resign")
+        ws.until("state", lambda m: m["game"]["status"] == "over")
+        ws.send(type="rematch")
+        new_id = ws.until("rematch")["id"]
+    st = client.get(f"/api/games/{new_id}").json()
+    assert st["names"] == {"south": "Brice", "north": "Ada"} and st["public"] is False  # the seats swapped
+    assert new_id not in json.dumps(client.get("/api/lobby").json())

@@ -66,6 +66,11 @@ def test_name_lobby_join_play_takeback_draw_and_my_games(server: str, browser: B
     game_url = a.url
     expect(a.locator("#banner")).to_contain_text("Waiting")
     expect(a.locator("#btn-abort")).to_have_text("Cancel game")
+    a.goto(server + "/")  # Ada's own seek is listed for her as hers, not to join
+    expect(a.locator("#lobby-seeks tr a.mine")).to_have_text("Your game")
+    expect(a.locator("#lobby-seeks tr button.join")).to_have_count(0)
+    a.locator("#lobby-seeks tr a.mine").click()
+    a.wait_for_url(game_url)
     row = b.locator("#lobby-seeks tr")
     expect(row).to_have_count(1)
     expect(row.locator("td.who")).to_have_text(EVIL)

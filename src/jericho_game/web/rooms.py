@@ -410,7 +410,9 @@ class GameService:
             else:
                 seats[s] = {"kind": "human", "present": bool(room.present[s])}
                 since = room.present.get("away", {}).get(s)
-                if rec.mode == "online" and not room.present[s] and since is not None:
+                # only where it matters (a claim is possible): the state stays still otherwise
+                claimable = rec.mode == "online" and rec.clock is None and self.status(room) == "playing"
+                if claimable and not room.present[s] and since is not None:
                     seats[s]["away_for"] = round(max(0.0, self.now() - since), 1)
         clock = None
         if rec.clock is not None:

@@ -49,13 +49,23 @@ function render(data, say) {
     const other = s.side === "south" ? "north" : "south";
     cell(tr, `You play ${SIDE[other]}`);
     const td = cell(tr, "");
-    const b = document.createElement("button");
-    b.type = "button";
-    b.className = "join";
-    b.textContent = "Join";
-    b.setAttribute("aria-label", `Join ${s.name || "this player"}'s game as ${SIDE[other]}`);
-    b.onclick = () => joinSeek(s.id, b, say);
-    td.appendChild(b);
+    let mine = null;
+    try { mine = localStorage.getItem(`jericho:seat:${s.id}`); } catch { /* no storage */ }
+    if (mine) {  // this browser's own seek: open it (joining it would be playing oneself)
+      const a = document.createElement("a");
+      a.className = "button mine";
+      a.href = `/g/${encodeURIComponent(s.id)}`;
+      a.textContent = "Your game";
+      td.appendChild(a);
+    } else {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "join";
+      b.textContent = "Join";
+      b.setAttribute("aria-label", `Join ${s.name || "this player"}'s game as ${SIDE[other]}`);
+      b.onclick = () => joinSeek(s.id, b, say);
+      td.appendChild(b);
+    }
     seeks.appendChild(tr);
   }
   $("lobby-seeks-empty").hidden = data.seeks.length > 0;
