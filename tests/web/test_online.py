@@ -496,3 +496,11 @@ def test_a_rematch_keeps_the_names_with_the_people_and_is_not_listed(client: Tes
     st = client.get(f"/api/games/{new_id}").json()
     assert st["names"] == {"south": "Brice", "north": "Ada"} and st["public"] is False  # the seats swapped
     assert new_id not in json.dumps(client.get("/api/lobby").json())
+
+
+def test_the_broker_codes_of_presence_review_and_ai_queue_differ() -> None:
+    from jericho_game.web.review import REVIEW_CHANGED
+    from jericho_game.web.storage import LOBBY_ID, PRESENCE_VERSION
+
+    assert len({-1, REVIEW_CHANGED, PRESENCE_VERSION}) == 3  # each "game X, version -k" means one thing
+    assert "~" in LOBBY_ID  # never a game id (ids are letters, digits, - and _)
