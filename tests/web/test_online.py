@@ -5,6 +5,7 @@ PostgreSQL; and hostile names, which are refused with ``bad_name`` or stay inert
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -56,6 +57,16 @@ def online_pair(c: TestClient, clock_min: float | None = None) -> tuple[dict[str
     j = join(c, g["id"], name="Brice")
     assert j.status_code == 200, j.text
     return g, j.json()
+
+
+def stored_presence(c: TestClient, game_id: str, side: str, present: bool) -> None:
+    """Wait until the presence table says ``side`` is (not) connected (the write is off the event loop)."""
+    svc = c.app.state.service  # type: ignore[attr-defined]
+    for _ in range(200):
+        if svc.storage.presence(game_id, svc.now(), svc.presence_ttl).present[side] == present:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{side} never became {'present' if present else 'absent'} in the database")
 
 
 def play(ws: WS, expect_ply: int) -> None:
@@ -241,6 +252,7 @@ def test_stale_seeks_expire_when_the_creator_is_away_or_too_old(client: TestClie
     here = seek(client, "Here")
     with connect(client, here["id"]) as raw:
         seat(raw, here["token"], "south")
+        stored_presence(client, here["id"], "south", True)
         clock.t += 121  # past seek_idle (120 s): only the seek whose creator is away expires
         transport.service.storage.beat(transport.process, clock.t)  # the heartbeat of those 121 s
         client.portal.call(transport.lobby.expire_due)  # type: ignore[union-attr]
@@ -408,6 +420,7 @@ def test_claim_after_the_opponent_has_been_away_long_enough(client: TestClient, 
         with connect(client, g["id"]) as rb:
             b = seat(rb, j["token"], "north")
             a.until("state", lambda m: m["game"]["seats"]["north"]["present"])
+            stored_presence(client, g["id"], "north", True)
             a.send(type="claim", what="win")
             assert a.error()["code"] == "opponent_here"
             b.send(type="claim", what="draw")

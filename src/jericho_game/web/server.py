@@ -25,6 +25,7 @@ import socket
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,6 +247,7 @@ class Transport:
         # presence rows of this process: its id, and the counts last written per game
         self.process = f"{socket.gethostname()[:30]}:{os.getpid()}:{random.randrange(1 << 30):x}"
         self.written: dict[str, dict[str, int]] = {}
+        self._presence_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-presence")
         self.lobby = Lobby(service, limits, self.after)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -267,6 +269,7 @@ class Transport:
             h.cancel()
         if self.runner is not None:
             await self.runner.close()
+        self._presence_thread.shutdown(wait=True)  # the last counts are stored before the pool goes
         await self.broker.close()
 
     def _spawn(self, coro: Any) -> None:
@@ -438,31 +441,49 @@ class Transport:
             return True
         return False
 
-    def presence(self, game_id: str) -> None:
-        """Store this process's count of a game's players and watchers (when it changed), and read
-        everyone's back into the game's state: presence is in the database, across processes."""
+    def _local_counts(self, game_id: str) -> dict[str, int]:
         conns = self.conns.get(game_id, set())
-        counts = {
+        return {
             "south": sum(1 for c in conns if "south" in c.seats),
             "north": sum(1 for c in conns if "north" in c.seats),
             "watchers": sum(1 for c in conns if not c.seats),
         }
+
+    def presence(self, game_id: str) -> None:
+        """Store this process's count of a game's players and watchers (when it changed), and read
+        everyone's back into the game's state: presence is in the database, across processes.
+
+        The write goes to a thread of its own (in order: one thread), so a disk flush never holds
+        up the event loop; until it lands, this process's own connections count as present."""
+        counts = self._local_counts(game_id)
         old = self.written.get(game_id, {"south": 0, "north": 0, "watchers": 0})
         if old != counts:
             # only the seats whose count changed: rewriting an unchanged empty seat would move the
             # time it has been away since
             changed = {side: n for side, n in counts.items() if old.get(side, 0) != n}
-            try:
-                self.service.storage.set_presence(game_id, self.process, changed, self.service.now())
-            except Exception:  # noqa: BLE001 - the database is away: the next connection or beat retries
-                log.exception("could not store who is connected to game %s", game_id)
-                return
             if any(counts.values()):
                 self.written[game_id] = counts
             else:
                 self.written.pop(game_id, None)
-            self.broker.publish(game_id, PRESENCE_VERSION)  # other processes hear it from the database
+            fut = asyncio.get_running_loop().run_in_executor(
+                self._presence_thread,
+                self.service.storage.set_presence,
+                game_id,
+                self.process,
+                changed,
+                self.service.now(),
+            )
+            fut.add_done_callback(lambda f: self._presence_stored(game_id, f))
         self._reread_presence(game_id, broadcast=False)
+
+    def _presence_stored(self, game_id: str, fut: asyncio.Future[None]) -> None:
+        if fut.cancelled():
+            return
+        if fut.exception() is not None:  # the database is away: the next connection or beat retries
+            log.error("could not store who is connected to game %s: %s", game_id, fut.exception())
+            self.written.pop(game_id, None)
+            return
+        self.broker.publish(game_id, PRESENCE_VERSION)  # other processes hear it from the database
 
     def _reread_presence(self, game_id: str, broadcast: bool = True) -> None:
         room = self.service.cached(game_id)
@@ -473,11 +494,12 @@ class Transport:
         except Exception:  # noqa: BLE001 - keep the last known presence
             log.exception("could not read who is connected to game %s", game_id)
             return
+        local = self._local_counts(game_id)  # ahead of the database while a write is on its way
         present = {
-            "south": int(p.present["south"]),
-            "north": int(p.present["north"]),
+            "south": int(p.present["south"] or local["south"] > 0),
+            "north": int(p.present["north"] or local["north"] > 0),
             "watchers": p.watchers,
-            "away": {s: t for s, t in p.away_since.items() if t is not None},
+            "away": {s: t for s, t in p.away_since.items() if t is not None and not local[s]},
         }
         if present != room.present:
             room.present = present
