@@ -100,12 +100,13 @@ def test_board_tray_turn_and_score_fit_the_screen(server: str, browser: Browser,
     else:
         assert inside(tray, w, h), tray
         assert board["height"] >= 0.75 * (h - 160), board  # the board is not shrunk to make room
-    # tap targets: every cell answers on its whole pitch; 44 px wherever the board's width allows
-    hit = min(box(page, f'#board .cell[data-cell="{c}"] .cell-hit')["width"] for c in ("a1", "d2", "g4"))
-    pitch = board["width"] / 10.0  # the board is 10 cell pitches wide (7 columns, the octagon, its triangles)
-    assert hit >= min(44.0, pitch - 0.5), (hit, pitch)
-    if w >= 1280:
-        assert hit >= 44.0
+    # tap targets: every cell answers on its whole pitch, at least 44 CSS px square on every screen
+    # (a phone draws the rim narrower for it: board.js COMPACT_RIM), with the whole board in sight
+    for cell in page.locator("#board .cell .cell-hit").all():
+        hit = cell.bounding_box()
+        assert hit is not None and min(hit["width"], hit["height"]) >= 44.0, (w, h, hit)
+    for sel in ("#board .octagon", *(f"#board .triangle:nth-child({i + 1}) .tri" for i in range(26))):
+        assert 0 <= box(page, sel)["x"] and box(page, sel)["x"] + box(page, sel)["width"] <= w, (sel, w)
     # every piece, on the board and in the trays, carries its notation
     for piece in page.locator("#board .piece, #tray-mine .piece, #tray-other .piece").all()[:60]:
         assert piece.locator(".piece-label").text_content() == piece.get_attribute("data-piece")
@@ -119,6 +120,47 @@ def test_board_tray_turn_and_score_fit_the_screen(server: str, browser: Browser,
     expect(page.locator("html")).to_have_attribute("data-contrast", "high")
     still_shot(page, f"board-{kind}-high-contrast.png")
     assert not errors, errors
+    ctx.close()
+
+
+# towers of every height on both camps: 4 high on d3 and c1, 3 high on a2 and g4
+TALL_TOWERS = ("5R@d2 1G@d3 2Y@d3 4B@d3 3W@d3 1R@a2 2B@a2 3Y@a2 5W@g4 4G@g4 1B@g4 2R@g4 5G@c1 1W@c1 4R@c1"
+               " 3B@c1").split()
+# a letter's rendered size: its font size in CSS px (the SVG user unit times the screen scale), the
+# ink of its capitals and digits as the browser measures them, and the bar it sits on
+MEASURE_LABELS = """(sel) => {
+  const ctx = document.createElement('canvas').getContext('2d');
+  return [...document.querySelectorAll(sel)].map((t) => {
+    const cs = getComputedStyle(t);
+    const px = parseFloat(cs.fontSize) * t.getScreenCTM().a;
+    ctx.font = `${cs.fontWeight} ${px}px ${cs.fontFamily}`;
+    const m = ctx.measureText(t.textContent);
+    const bar = t.parentNode.querySelector('.piece-body').getBoundingClientRect();
+    return {piece: t.textContent, px, ink: m.actualBoundingBoxAscent + m.actualBoundingBoxDescent,
+            inkWidth: m.width, barH: bar.height, barW: bar.width};
+  });
+}"""
+
+
+@pytest.mark.parametrize(("w", "h"), [*DESKTOPS, PHONE])
+def test_every_piece_letter_is_readable_even_on_tall_towers(server: str, browser: Browser, w: int, h: int) -> None:
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    hotseat(server, page, TALL_TOWERS)
+    page.evaluate("() => Promise.all(document.getAnimations().map((a) => { a.finish(); return a.finished; }))")
+    board = page.evaluate(MEASURE_LABELS, "#board .piece-label")
+    assert len(board) == 1 + 4 + 3 + 4 + 4, board  # every piece on the board carries its letters
+    trays = page.evaluate(MEASURE_LABELS, "#tray-mine .piece-label, #tray-other .piece-label")
+    assert len(trays) == 50 - len(TALL_TOWERS)
+    for label in board + trays:
+        assert label["px"] >= 11.0, (w, h, label)  # 11 CSS px letters, even 4 high on a phone
+        assert label["ink"] <= label["barH"] - 1 and label["inkWidth"] <= label["barW"] - 2, (w, h, label)
+    kind = "phone" if (w, h) == PHONE else f"desktop-{w}x{h}"
+    smallest = min(x["px"] for x in board)
+    print(f"{kind}: smallest letter on the board {smallest:.1f} CSS px, in the trays {min(x['px'] for x in trays):.1f}")
+    still_shot(page, f"tall-towers-{kind}-light.png")
+    page.click("#btn-contrast")
+    still_shot(page, f"tall-towers-{kind}-high-contrast.png")
     ctx.close()
 
 
@@ -295,6 +337,9 @@ def test_the_whole_tutorial_can_be_walked(server: str, browser: Browser, w: int,
     page.click("text=Learn to play in two minutes")
     page.wait_for_url("**/learn")
     expect(page.locator("#lesson-nav button")).to_have_count(len(WALK))
+    for cell in page.locator("#board .cell .cell-hit").all():  # as large targets as in a game
+        hit = cell.bounding_box()
+        assert hit is not None and min(hit["width"], hit["height"]) >= 44.0, (w, h, hit)
     for i, (illegal, answer) in enumerate(WALK):
         expect(page.locator("#lesson-nav button").nth(i)).to_have_attribute("aria-current", "step")
         if illegal:
