@@ -294,6 +294,8 @@ def test_tapping_a_tower_on_a_phone_zooms_on_it(server: str, browser: Browser) -
     ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]}, has_touch=True, is_mobile=True)
     page = ctx.new_page()
     hotseat(server, page, ["5R@d2", "1G@d3", "2Y@d3", "4B@d3"])
+    # the last piece has landed (a tap on a tower still dropping in made Playwright scroll the page)
+    page.evaluate("() => Promise.all(document.getAnimations().map((a) => a.finished))")
     page.locator('#board .cell[data-cell="d3"]').tap()
     zoom = page.locator("#zoom")
     expect(zoom).to_be_visible()
@@ -302,6 +304,7 @@ def test_tapping_a_tower_on_a_phone_zooms_on_it(server: str, browser: Browser) -
     expect(items).to_have_text(["bottom: size 1, green (1G)", "size 2, yellow (2Y)", "top: size 4, blue (4B)"])
     assert float(page.evaluate("getComputedStyle(document.querySelector('#zoom-list')).fontSize")[:-2]) >= 16
     assert inside(box(page, "#zoom"), *PHONE)
+    assert page.evaluate("window.scrollY") == 0, "opening the zoom scrolled the page"
     still_shot(page, "tower-zoom-phone.png")
     page.locator("#zoom-close").tap()
     expect(zoom).to_be_hidden()

@@ -298,7 +298,8 @@ export class Board {
     ];
     const g = el("g", { class: `triangle tri-${t.side}`, "data-triangle": `${a.name}:${t.side}` }, this.triLayer);
     el("polygon", { points: pts.map((p) => p.join(",")).join(" "), class: "tri" }, g);
-    const mono = el("g", { class: "monolith", transform: `translate(${tx} ${ty})`, filter: "url(#lift)" }, g);
+    const mono = el("g", { class: "monolith", transform: `translate(${tx} ${ty}) scale(${this.rim === 1 ? 1 : 0.8})`,
+      filter: "url(#lift)" }, g);
     el("path", { d: "M -11 20 L -9 -22 L 0 -34 L 9 -22 L 11 20 Z", fill: SIDE_FILL[t.side],
       stroke: "#1b1510", "stroke-width": 2.5, class: "monolith-body" }, mono);
     g.addEventListener("mouseenter", () => this.h.onAlignment(a.name));
