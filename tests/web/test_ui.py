@@ -191,6 +191,23 @@ def test_banners_float_and_nothing_jumps(server: str, browser: Browser) -> None:
         ctx.close()
 
 
+def test_the_score_bar_holds_names_clocks_and_turn_on_a_phone(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
+    page = ctx.new_page()
+    g = page.request.post(server + "/api/games", data={"mode": "online", "side": "south", "clock": 5}).json()
+    page.goto(g["links"]["play"])  # the longest bar: two clocks, "Waiting for opponent", "open seat"
+    expect(page.locator("#clock-north")).to_be_visible()
+    expect(page.locator("#turn")).to_contain_text("Waiting")
+    bar = box(page, ".scorebar")
+    for sel in ("#turn", "#south-panel", "#north-panel", "#clock-south", "#clock-north", "#score-north"):
+        b = box(page, sel)  # nothing spills out of the fixed-height bar onto the board
+        assert bar["y"] <= b["y"] and b["y"] + b["height"] <= bar["y"] + bar["height"], (sel, b, bar)
+        assert bar["x"] <= b["x"] and b["x"] + b["width"] <= bar["x"] + bar["width"], (sel, b, bar)
+    for sel in ("#south-name", "#north-name"):  # the names are whole, not cut
+        assert page.evaluate(f"(e => e.scrollWidth <= e.clientWidth)(document.querySelector('{sel}'))"), sel
+    ctx.close()
+
+
 def test_connection_lost_is_shown_over_the_page(server: str, context: BrowserContext) -> None:
     page = context.new_page()
     sockets: list[Any] = []
