@@ -160,13 +160,15 @@ export class Board {
         "dominant-baseline": "central" }, svg);
       label.textContent = camp === "south" ? "SOUTH" : "NORTH";
     }
-    // coordinates, as on a chess board: column letters and row numbers in the margin
+    // coordinates, as on a chess board: column letters and row numbers in the margin (above the
+    // lines that run through or past them, below the cells)
+    const coords = el("g", { class: "coords" }, svg);
     const cols = [...new Set(this.topo.cells.map((c) => c.name[0]))];
     for (const col of cols) {
       const c = this.topo.cells.find((x) => x.name[0] === col);
       for (const yy of [-3.78, 3.78]) {
         const [x, y] = this.P(c.x, yy);
-        el("text", { x, y, class: "coord", "text-anchor": "middle", "dominant-baseline": "central" }, svg)
+        el("text", { x, y, class: "coord", "text-anchor": "middle", "dominant-baseline": "central" }, coords)
           .textContent = col;
       }
     }
@@ -175,7 +177,7 @@ export class Board {
       const c = this.topo.cells.find((x) => x.name.slice(1) === row);
       for (const xx of [-3.74, 3.74]) {
         const [x, y] = this.P(xx, c.y);
-        el("text", { x, y, class: "coord", "text-anchor": "middle", "dominant-baseline": "central" }, svg)
+        el("text", { x, y, class: "coord", "text-anchor": "middle", "dominant-baseline": "central" }, coords)
           .textContent = row;
       }
     }
@@ -186,6 +188,7 @@ export class Board {
     this.lineLayer = el("g", { class: "alignments" }, svg);
     this.triLayer = el("g", { class: "triangles" }, svg);
     this.cellLayer = el("g", { class: "cells" }, svg);
+    svg.insertBefore(coords, this.cellLayer);
     this.lines = {};
     this.tris = {};
     const triOf = {};
