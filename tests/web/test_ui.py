@@ -191,20 +191,32 @@ def test_banners_float_and_nothing_jumps(server: str, browser: Browser) -> None:
         ctx.close()
 
 
-def test_the_score_bar_holds_names_clocks_and_turn_on_a_phone(server: str, browser: Browser) -> None:
+@pytest.mark.parametrize("who", ["player with clocks", "spectator"])
+def test_the_score_bar_holds_names_clocks_and_turn_on_a_phone(server: str, browser: Browser, who: str) -> None:
     ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
     page = ctx.new_page()
-    g = page.request.post(server + "/api/games", data={"mode": "online", "side": "south", "clock": 5}).json()
-    page.goto(g["links"]["play"])  # the longest bar: two clocks, "Waiting for opponent", "open seat"
-    expect(page.locator("#clock-north")).to_be_visible()
+    clock = {"clock": 5} if who == "player with clocks" else {}
+    g = page.request.post(server + "/api/games", data={"mode": "online", "side": "south", **clock}).json()
+    # the longest bars: two clocks with "Waiting for opponent" and "open seat"; or no clocks and a
+    # long small line ("... monoliths off the board · you are watching")
+    page.goto(g["links"]["play" if clock else "watch"])
+    if clock:
+        expect(page.locator("#clock-north")).to_be_visible()
+    else:
+        expect(page.locator("#turn")).to_contain_text("watching")
     expect(page.locator("#turn")).to_contain_text("Waiting")
     bar = box(page, ".scorebar")
-    for sel in ("#turn", "#south-panel", "#north-panel", "#clock-south", "#clock-north", "#score-north"):
+    sels = ["#turn", "#south-panel", "#north-panel", "#score-south", "#score-north", "#south-name", "#north-name"]
+    for sel in sels + (["#clock-south", "#clock-north"] if clock else []):
         b = box(page, sel)  # nothing spills out of the fixed-height bar onto the board
         assert bar["y"] <= b["y"] and b["y"] + b["height"] <= bar["y"] + bar["height"], (sel, b, bar)
         assert bar["x"] <= b["x"] and b["x"] + b["width"] <= bar["x"] + bar["width"], (sel, b, bar)
+    for a, b in itertools.combinations(("#turn", "#score-south", "#score-north", "#south-name", "#north-name"), 2):
+        p, q = box(page, a), box(page, b)  # nor do they overlap one another
+        assert p["x"] + p["width"] <= q["x"] + 0.5 or q["x"] + q["width"] <= p["x"] + 0.5, (a, p, b, q)
     for sel in ("#south-name", "#north-name"):  # the names are whole, not cut
-        assert page.evaluate(f"(e => e.scrollWidth <= e.clientWidth)(document.querySelector('{sel}'))"), sel
+        whole = "(e => e.clientWidth > 0 && e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight)"
+        assert page.evaluate(f"{whole}(document.querySelector('{sel}'))"), sel
     ctx.close()
 
 
