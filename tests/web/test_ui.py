@@ -101,7 +101,7 @@ def test_board_tray_turn_and_score_fit_the_screen(server: str, browser: Browser,
         assert inside(tray, w, h), tray
         assert board["height"] >= 0.75 * (h - 160), board  # the board is not shrunk to make room
     # tap targets: every cell answers on its whole pitch, at least 44 CSS px square on every screen
-    # (a phone draws the rim narrower for it: board.js COMPACT_RIM), with the whole board in sight
+    # (a phone draws the rim narrower for it: board.js COMPACT_RIMS), with the whole board in sight
     for cell in page.locator("#board .cell .cell-hit").all():
         hit = cell.bounding_box()
         assert hit is not None and min(hit["width"], hit["height"]) >= 44.0, (w, h, hit)
@@ -120,6 +120,27 @@ def test_board_tray_turn_and_score_fit_the_screen(server: str, browser: Browser,
     expect(page.locator("html")).to_have_attribute("data-contrast", "high")
     still_shot(page, f"board-{kind}-high-contrast.png")
     assert not errors, errors
+    ctx.close()
+
+
+@pytest.mark.parametrize(("w", "h", "least"), [(375, 667, 44.0), (360, 740, 43.0)])
+def test_narrower_phones_keep_the_board_whole_and_cells_near_44_px(
+    server: str, browser: Browser, w: int, h: int, least: float
+) -> None:
+    """Under 380 px the rim is drawn narrower still: 44 px cells at 375 px; at 360 px the 7 columns,
+    their coordinates and three triangles per corner leave 43 px (8.36 pitches in 360 px)."""
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    hotseat(server, page, TALL_TOWERS)
+    for cell in page.locator("#board .cell .cell-hit").all():
+        hit = cell.bounding_box()
+        assert hit is not None and min(hit["width"], hit["height"]) >= least, (w, h, hit)
+    for sel in ("#board .octagon", *(f"#board .triangle:nth-child({i + 1}) .tri" for i in range(26))):
+        b = box(page, sel)
+        assert 0 <= b["x"] and b["x"] + b["width"] <= w, (sel, w, b)
+    labels = page.evaluate(MEASURE_LABELS, "#board .piece-label, #tray-mine .piece-label, #tray-other .piece-label")
+    assert min(x["px"] for x in labels) >= 10.5, labels  # letters: 11 px at 375, 10.6 at 360
+    still_shot(page, f"tall-towers-phone-{w}x{h}-light.png")
     ctx.close()
 
 

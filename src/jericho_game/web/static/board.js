@@ -13,12 +13,13 @@ export const COLOUR_NAME = { R: "red", Y: "yellow", G: "green", B: "blue", W: "w
 // Beyond the cells' outer edge (3.5 board units from the centre) lies the rim: the octagon's
 // border, its 26 triangles and the coordinates.  Drawn true to scale the board is 10 cell pitches
 // wide, so a 390 px phone gets 39 px cells, under the 44 px a finger needs.  On a narrow screen
-// the rim is drawn at COMPACT_RIM of its width (8.6 pitches in all): 45 px cells at 390 px with the
-// whole board, every triangle included, still on screen.  The cells, the lines through them and
-// the centre keep their true proportions; only the border gets thinner.
+// the rim is drawn at half its width (8.64 pitches in all): 45 px cells at 390 px with the whole
+// board, every triangle included, still on screen; at 380 px and under, at 0.4 (8.36 pitches: 44.9
+// px cells at 375 px, 43 at 360, where the rim's three triangles per corner allow no less).  The
+// cells, the lines through them and the centre keep their true proportions; only the border
+// gets thinner.
 const RIM_FROM = 3.5;
-export const COMPACT_RIM = 0.5;
-export const COMPACT_QUERY = "(max-width: 520px)";
+export const COMPACT_RIMS = [["(max-width: 380px)", 0.4], ["(max-width: 520px)", 0.5]];
 
 /** One coordinate, in board units, with the rim beyond the cells drawn at ``rim`` of its width. */
 function squeeze(t, rim) {
@@ -115,9 +116,9 @@ export class Board {
     this.state = null;
     this.opts = {};
     this.rim = 1;
-    // a phone turned, or a window narrowed past the phone width, redraws the rim
-    this.compactQuery = window.matchMedia(COMPACT_QUERY);
-    this.compactQuery.addEventListener("change", () => { if (this.cellNodes) this.build(); });
+    // a phone turned, or a window narrowed past a phone's width, redraws the rim
+    this.rimQueries = COMPACT_RIMS.map(([query, rim]) => [window.matchMedia(query), rim]);
+    for (const [mq] of this.rimQueries) mq.addEventListener("change", () => { if (this.cellNodes) this.build(); });
   }
 
   P(x, y) {
@@ -128,7 +129,7 @@ export class Board {
   build() {
     const svg = this.svg;
     svg.replaceChildren();
-    this.rim = this.compactQuery.matches ? COMPACT_RIM : 1;
+    this.rim = (this.rimQueries.find(([mq]) => mq.matches) || [null, 1])[1];
     // the octagon's edge, plus its stroke and the corner triangles; above it the north monoliths
     // stand, below it the shadow
     const r = squeeze(4.9, this.rim) * UNIT, pad = this.rim === 1 ? 10 : 12;
@@ -293,7 +294,7 @@ export class Board {
     const len = Math.hypot(dx, dy);
     const ux = dx / len, uy = dy / len;
     // three triangles share each cut corner: smaller ones when the rim is drawn narrower
-    const s = this.rim === 1 ? 24 : 14;
+    const s = this.rim === 1 ? 24 : this.rim >= 0.5 ? 14 : 12;
     const pts = [
       [tx + ux * s, ty + uy * s],
       [tx - ux * s * 0.6 - uy * s, ty - uy * s * 0.6 + ux * s],
@@ -301,7 +302,7 @@ export class Board {
     ];
     const g = el("g", { class: `triangle tri-${t.side}`, "data-triangle": `${a.name}:${t.side}` }, this.triLayer);
     el("polygon", { points: pts.map((p) => p.join(",")).join(" "), class: "tri" }, g);
-    const mono = el("g", { class: "monolith", transform: `translate(${tx} ${ty}) scale(${this.rim === 1 ? 1 : 0.8})`,
+    const mono = el("g", { class: "monolith", transform: `translate(${tx} ${ty}) scale(${this.rim === 1 ? 1 : this.rim >= 0.5 ? 0.8 : 0.7})`,
       filter: "url(#lift)" }, g);
     el("path", { d: "M -11 20 L -9 -22 L 0 -34 L 9 -22 L 11 20 Z", fill: SIDE_FILL[t.side],
       stroke: "#1b1510", "stroke-width": 2.5, class: "monolith-body" }, mono);
