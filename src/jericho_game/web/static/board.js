@@ -356,11 +356,16 @@ export class Board {
       g.classList.toggle("occupied", n > 0);
       if (!n) continue;
       // the bars fill the cell's height (its name is hidden once occupied): the taller the
-      // bars, the larger the letters on them.  A tower of 3 or 4 takes the whole pitch (94 of
-      // 100 units, a little past the cell's square) so that each piece's letters stay 11 CSS px
-      // even on a phone's 45 px cells; the letters may fill their bar (digits and capitals have
-      // no descenders)
-      const [h, gap, bottom] = n === 1 ? [44, 0, 24] : n === 2 ? [39, 1.5, 41] : n === 3 ? [30.3, 1.5, 47] : [22.75, 1, 47];
+      // bars, the larger the letters on them, and the letters may fill their bar (digits and
+      // capitals have no descenders).  On a phone a tower of 3 or 4 takes nearly the whole pitch
+      // (94 of 100 units, a little past the cell's square) so that each piece's letters stay
+      // 11 CSS px on 45 px cells; larger screens keep it within the square (88 units)
+      const half = this.rim === 1 ? 44 : 47;
+      let h, gap, bottom;
+      if (n === 1) [h, gap, bottom] = [44, 0, 24];
+      else if (n === 2) [h, gap, bottom] = [39, 1.5, 41];
+      else [gap, bottom] = [n === 3 ? 1.5 : 1, half];
+      if (n >= 3) h = (2 * half - (n - 1) * gap) / n;
       let y = bottom - n * h - (n - 1) * gap;
       // top piece drawn first at the top, bottom piece last at the bottom
       for (let i = n - 1; i >= 0; i--) {
