@@ -361,6 +361,23 @@ def test_tapping_a_tower_on_a_phone_zooms_on_it(server: str, browser: Browser) -
     ctx.close()
 
 
+def test_a_phone_plays_with_two_taps_and_no_scrolling(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]}, has_touch=True, is_mobile=True)
+    page = ctx.new_page()
+    hotseat(server, page, [])
+    page.evaluate("() => Promise.all(document.getAnimations().map((a) => a.finished))")
+    for piece, cell in (("1W", "a4"), ("1R", "g1")):  # the farthest corners from the tray's last row
+        slot = box(page, f'#tray-mine .slot[data-piece="{piece}"]')
+        target = box(page, f'#board .cell[data-cell="{cell}"] .cell-hit')
+        assert inside(slot, *PHONE) and inside(target, *PHONE), (slot, target)  # both in sight at once
+        page.locator(f'#tray-mine .slot[data-piece="{piece}"]').tap()
+        page.locator(f'#board .cell[data-cell="{cell}"]').tap()
+        expect(page.locator(f'#board .cell[data-cell="{cell}"] .piece')).to_have_count(1)
+        assert page.evaluate("window.scrollY") == 0, "a tap scrolled the page"
+    expect(page.locator("#moves .mv")).to_have_count(2)
+    ctx.close()
+
+
 # -- 4. tutorial, preview and rules ----------------------------------------------------------------
 
 # per lesson: an illegal try to see refused (or None), then the answer
