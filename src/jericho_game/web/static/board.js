@@ -77,7 +77,7 @@ export function drawZoom(svg, tower) {
 }
 
 /** Draw one piece as a bar (a cylinder seen from the side) centred on (cx, y). */
-export function drawPiece(parent, piece, cx, y, h, { top = false, zoom = false, fill = false } = {}) {
+export function drawPiece(parent, piece, cx, y, h, { top = false, zoom = false, dense = false } = {}) {
   const size = Number(piece[0]);
   const col = piece[1];
   const w = zoom ? 70 + size * 25 : 34 + size * 10;
@@ -90,11 +90,11 @@ export function drawPiece(parent, piece, cx, y, h, { top = false, zoom = false, 
   // a soft highlight band so the bar reads as a cylinder
   el("rect", { x: cx - w / 2 + 3, y: y + 2, width: w - 6, height: Math.max(2, h * 0.22), rx: 3,
     fill: "#fff", opacity: col === "W" || col === "Y" ? 0.35 : 0.22 }, g);
-  // the notation (5R) on every piece: the colour never rests on the fill alone.  ``fill``: the
+  // the notation (5R) on every piece: the colour never rests on the fill alone.  ``dense``: the
   // letters' capitals may take 80% of a thin bar's height (tall towers on small cells)
   const t = el("text", {
     x: cx, y: y + h / 2 + 1, "text-anchor": "middle", "dominant-baseline": "central", class: "piece-label",
-    "font-size": Math.min(h * (fill ? 1.1 : 0.9), 32), "font-weight": 800, fill: PIECE_INK[col],
+    "font-size": Math.min(h * (dense ? 1.1 : 0.9), 32), "font-weight": 800, fill: PIECE_INK[col],
   }, g);
   t.textContent = piece;
   return g;
@@ -369,7 +369,7 @@ export class Board {
       let y = bottom - n * h - (n - 1) * gap;
       // top piece drawn first at the top, bottom piece last at the bottom
       for (let i = n - 1; i >= 0; i--) {
-        drawPiece(stack, tower[i], 0, y, h, { top: i === n - 1, fill: n >= 3 });
+        drawPiece(stack, tower[i], 0, y, h, { top: i === n - 1, dense: n >= 3 });
         y += h + gap;
       }
     }
