@@ -375,6 +375,13 @@ def test_a_phone_plays_with_two_taps_and_no_scrolling(server: str, browser: Brow
         expect(page.locator(f'#board .cell[data-cell="{cell}"] .piece')).to_have_count(1)
         assert page.evaluate("window.scrollY") == 0, "a tap scrolled the page"
     expect(page.locator("#moves .mv")).to_have_count(2)
+    # scrolled down (the tray at the top of the screen, the board's far rows out of sight), a
+    # piece picked brings the whole board back in sight
+    page.evaluate("document.querySelector('#tray-mine').scrollIntoView()")
+    assert box(page, "#board")["y"] < 0
+    page.locator('#tray-mine .slot[data-piece="2W"]').tap()
+    expect(page.locator("#tray-mine .slot.selected")).to_have_count(1)
+    assert inside(box(page, "#board"), *PHONE), box(page, "#board")
     ctx.close()
 
 
@@ -431,6 +438,20 @@ def test_the_whole_tutorial_can_be_walked(server: str, browser: Browser, w: int,
     assert page.locator("#lesson-nav button.done").count() == len(WALK)
     still_shot(page, f"tutorial-done-{'phone' if w < 500 else 'desktop'}.png")
     assert not errors, errors
+    ctx.close()
+
+
+def test_a_phone_sees_the_whole_board_once_a_tutorial_piece_is_picked(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]}, has_touch=True, is_mobile=True)
+    page = ctx.new_page()
+    page.goto(server + "/learn#seven")  # the answer goes on a4, the board's far row
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # down at the tray, the board's top out of sight
+    assert box(page, "#board")["y"] < 0
+    page.locator('#tray-mine .slot[data-piece="1G"]').tap()
+    expect(page.locator('#tray-mine .slot[data-piece="1G"]')).to_have_attribute("aria-pressed", "true")
+    assert inside(box(page, "#board"), *PHONE), box(page, "#board")
+    assert inside(box(page, '#board .cell[data-cell="a4"] .cell-hit'), *PHONE)
     ctx.close()
 
 

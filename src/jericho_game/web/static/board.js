@@ -280,6 +280,17 @@ export class Board {
     if (best) this.cellNodes[best].focus();
   }
 
+  /**
+   * Scroll the page just enough to show the whole board, when it fits the window: a phone
+   * scrolled down to its tray, a piece just picked, must see the cell it aims at.
+   */
+  bringIntoView() {
+    const r = this.svg.getBoundingClientRect();
+    if (r.height > window.innerHeight) return;
+    if (r.top < 0) window.scrollBy(0, r.top);
+    else if (r.bottom > window.innerHeight) window.scrollBy(0, r.bottom - window.innerHeight);
+  }
+
   /** Focus a cell (keyboard play). */
   focusCell(name) {
     if (this.cellNodes[name]) this.cellNodes[name].focus();
