@@ -562,8 +562,13 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
     def pre_session_csrf(request: Request) -> None:
-        """Log-in and sign-up: the double-submit token (cookie and header must match)."""
-        if not _same(request.headers.get(CSRF_HEADER), request.cookies.get(CSRF_COOKIE)):
+        """Log-in and sign-up: the double-submit token (cookie and header must match), or the token of
+        the session already open (logging in as someone else)."""
+        sent = request.headers.get(CSRF_HEADER)
+        if _same(sent, request.cookies.get(CSRF_COOKIE)):
+            return
+        sess = accounts.session_of(request)
+        if sess is None or not _same(sent, sess.csrf):
             raise ClientError(
                 "csrf", "this form lacks its CSRF token: open the page again (cookies must be enabled)", 403
             )

@@ -789,15 +789,14 @@ class GameService:
         rec = room.rec
         seats = {s for s in SIDES if token is not None and same_secret(token, getattr(rec, f"{s}_token"))}
         others = {s for s in seats if getattr(rec, f"{s}_account") not in (None, account)}
-        seats -= others
+        if others:
+            raise ClientError(
+                "not_your_seat", "this seat belongs to another account: log in as its player to play it", 403
+            )
         if account is not None:
             seats |= {s for s in SIDES if getattr(rec, f"{s}_account") == account}
         if rec.mode == "ai":
             seats.discard(rec.ai_side or "")
-        if others and not seats:
-            raise ClientError(
-                "not_your_seat", "this seat belongs to another account: log in as its player to play it", 403
-            )
         return frozenset(seats)
 
     def arrive(self, game_id: str, seats: frozenset[str]) -> Change | None:

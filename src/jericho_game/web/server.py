@@ -718,9 +718,10 @@ def create_app(
         return JSONResponse({"ok": True, "database": "ok", "pid": os.getpid()})
 
     async def create(request: Request) -> Response:
+        account = account_id(request)  # before the body: a CSRF-less post is refused as such
         spec = await _json_body(request, limits)
         client = request.client.host if request.client else "?"
-        room, reply = service.create(spec, client, account_id(request))
+        room, reply = service.create(spec, client, account)
         service.announce(room)
         reply["links"] = _links(request, room.rec.id, reply.get("token"), reply.get("invite"))
         reply["game"] = service.public_state(room)
@@ -731,8 +732,9 @@ def create_app(
         return Response(service.state_json(room), media_type="application/json")
 
     async def join(request: Request) -> Response:
+        account = account_id(request)
         body = await _json_body(request, limits)
-        change, reply = service.join(request.path_params["id"], body.get("invite"), account_id(request))
+        change, reply = service.join(request.path_params["id"], body.get("invite"), account)
         transport.after(change)
         reply["links"] = _links(request, change.room.rec.id, reply["token"])
         return JSONResponse(reply)
