@@ -198,6 +198,16 @@ def test_a_session_cookie_cannot_be_used_across_accounts(client: TestClient, app
         ws.until("state")
         ws.send(type="hello", token=j.json()["token"])
         assert ws.until("error")["code"] == "not_your_seat"
+    # an account with no seat in a game just watches it (no error)
+    carol = other(app, "10.0.0.5")
+    signup(carol, "carol", PW_A)
+    with carol.websocket_connect(f"/ws/{g['id']}") as raw:
+        ws = WS(raw)
+        ws.until("state")
+        ws.send(type="hello")
+        assert ws.until("welcome")["role"] == "spectator"
+        ws.send(type="resign")
+        assert ws.error()["code"] == "not_a_player"
     # another site's page opening a WebSocket with Bob's cookie gets no account
     with bob.websocket_connect(f"/ws/{g['id']}", headers={"origin": "https://evil.example"}) as raw:
         ws = WS(raw)
@@ -214,6 +224,28 @@ def test_logout_everywhere_ends_every_session(client: TestClient, app: Any) -> N
     r = client.post("/api/account/logout-all", headers={CSRF_HEADER: csrf(client)})
     assert r.status_code == 200 and r.json()["sessions_ended"] == 2
     assert me(client) is None and me(phone) is None
+
+
+def test_a_session_is_known_to_every_server_process(db: str, clock: Clock) -> None:
+    one = create_app(db, ai_processes=0, clock=clock, password_hasher=CHEAP)
+    two = create_app(db, ai_processes=0, clock=clock, password_hasher=CHEAP)
+    with TestClient(one) as c1, TestClient(two) as c2:
+        signup(c1, "alice", PW_A)
+        for name in (SESSION_COOKIE, "jericho_csrf"):
+            if name in c1.cookies:
+                c2.cookies.set(name, c1.cookies[name])
+        assert me(c2)["username"] == "alice"  # type: ignore[index]
+        g = create(c2, mode="online", rated=True)  # the CSRF token of the session works on either
+        assert (
+            c1.get(f"/api/games/{g['id']}").json()["accounts"]["south" if g["side"] == "south" else "north"] == "alice"
+        )
+        r = c2.post("/api/account/logout-all", headers={CSRF_HEADER: csrf(c2)})
+        assert r.json()["sessions_ended"] == 1
+        assert me(c1) is None
+        clock.t += 31 * 86400  # sessions expire after 30 days
+        assert login(c1, "alice", PW_A).status_code == 200 and me(c1) is not None
+        clock.t += 31 * 86400
+        assert me(c1) is None
 
 
 # -- the throttle ----------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def shot(page: Page, name: str) -> None:
 
 def sign_up(server: str, page: Page, name: str, password: str, picture: str | None = None) -> None:
     page.goto(server + "/")
-    page.click("#nav-signup")
+    page.click("#nav-signup")  # the home page offers it
     expect(page.locator("#account-title")).to_have_text("Sign up")
     page.fill("#username", name)
     page.fill("#password", password)

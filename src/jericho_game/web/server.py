@@ -481,7 +481,7 @@ class Transport:
         seats: frozenset[str] = frozenset()
         if token is not None or conn.account is not None:
             seats = self.service.seats_of(room, token, conn.account)
-            if not seats:
+            if not seats and token is not None:  # (an account alone with no seat here just watches)
                 conn.seats = frozenset()
                 self.send(conn, {"type": "welcome", "role": "spectator"})
                 raise ClientError("bad_token", "this token does not hold a seat in this game: you are watching")

@@ -37,29 +37,38 @@ function link(href, text, id) {
   return a;
 }
 
-/** Fill the header's account links (an element #account-nav): log in / sign up, or the name and log out. */
+/** Fill the header's account link (#account-nav: one Tab stop, it fits a phone's header): "Log in",
+ * or the player's name and rating (their profile, where they log out); and the home page's line
+ * (#account-home): the leaderboard, and sign-up or log-out. */
 export async function renderNav() {
-  const nav = $("account-nav");
-  if (!nav) return;
   const me = await whoami();
-  const parts = [link("/leaderboard", "Leaderboard", "nav-leaderboard")];
-  if (me.account) {
+  const nav = $("account-nav");
+  const next = `?next=${encodeURIComponent(location.pathname)}`;
+  if (nav) {
     const a = me.account;
-    parts.push(link(`/players/${encodeURIComponent(a.username)}`, `${a.username} (${a.rating})`, "nav-me"));
-    const out = document.createElement("button");
-    out.type = "button";
-    out.id = "nav-logout";
-    out.textContent = "Log out";
-    out.addEventListener("click", async () => {
-      await postJSON("/api/account/logout");
-      location.href = "/";
-    });
-    parts.push(out);
-  } else {
-    parts.push(link(`/login?next=${encodeURIComponent(location.pathname)}`, "Log in", "nav-login"));
-    if (me.signup) parts.push(link(`/signup?next=${encodeURIComponent(location.pathname)}`, "Sign up", "nav-signup"));
+    nav.replaceChildren(a ?
+      link(`/players/${encodeURIComponent(a.username)}`, `${a.username} (${a.rating})`, "nav-me") :
+      link(`/login${next}`, "Log in", "nav-login"));
   }
-  nav.replaceChildren(...parts);
+  const home = $("account-home");
+  if (home) {
+    const parts = [link("/leaderboard", "Leaderboard", "nav-leaderboard")];
+    if (me.account) {
+      const out = document.createElement("button");
+      out.type = "button";
+      out.id = "nav-logout";
+      out.textContent = "Log out";
+      out.addEventListener("click", async () => {
+        await postJSON("/api/account/logout");
+        location.href = "/";
+      });
+      parts.push(out);
+    } else if (me.signup) {
+      parts.push(link(`/signup${next}`, "Sign up", "nav-signup"));
+      parts.push(document.createTextNode(" to play rated games (optional)"));
+    }
+    home.replaceChildren(...parts);
+  }
 }
 
 renderNav();

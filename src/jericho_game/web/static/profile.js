@@ -99,7 +99,16 @@ async function init() {
       await postJSON("/api/account/logout-all");
       location.href = "/";
     });
-    main.append(el("h2", "Sessions"), everywhere);
+    const out = el("button", "Log out");
+    out.id = "logout";
+    out.type = "button";
+    out.addEventListener("click", async () => {
+      await postJSON("/api/account/logout");
+      location.href = "/";
+    });
+    const row = el("p", undefined, "account-home");
+    row.append(out, everywhere);
+    main.append(el("h2", "Sessions"), row);
   }
 }
 
