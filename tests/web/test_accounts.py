@@ -143,6 +143,14 @@ def test_signup_login_logout_and_the_cookie(client: TestClient) -> None:
     assert r.status_code == 400 and r.json()["error"] == "bad_password"
 
 
+def test_the_session_cookie_is_secure_over_https(app: Any) -> None:
+    with TestClient(app, base_url="https://testserver") as c:
+        r = c.post("/api/account/signup", json={"username": "alice", "password": PW_A}, headers={CSRF_HEADER: csrf(c)})
+        assert r.status_code == 201
+        set_cookie = r.headers["set-cookie"].lower()
+        assert "; secure" in set_cookie and "httponly" in set_cookie and "samesite=lax" in set_cookie
+
+
 def test_csrf_less_posts_are_refused_and_change_nothing(client: TestClient, app: Any) -> None:
     form = {"username": "mallory", "password": PW_A}
     # a cross-site form: urlencoded, no header; before and after logging in

@@ -4,6 +4,7 @@ both ratings change on the leaderboard and their profiles.  Screenshots go to ar
 
 from __future__ import annotations
 
+import functools
 import socket
 import threading
 import time
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 import uvicorn
 from argon2 import PasswordHasher
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from jericho_game.web.server import create_app
 from tests.web import test_browser
@@ -142,5 +143,38 @@ def test_a_wrong_password_is_refused_with_a_message_and_never_shown(server: str,
         expect(page.locator("#password")).to_have_value("")
         assert "a wrong password" not in page.content()
         shot(page, "accounts-login-refused.png")
+    finally:
+        ctx.close()
+
+
+def fulfil(route: Route, body: str) -> None:
+    route.fulfill(status=200, content_type="text/html", body=body)
+
+
+def test_another_sites_form_cannot_act_for_a_logged_in_player(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    try:
+        sign_up(server, page, "victim", "the victim's password")
+        # a page on another site posts a form to the server in the victim's browser (top-level
+        # navigations: Chrome blocks another site's frames from reaching 127.0.0.1 at all)
+        evil = server.replace("127.0.0.1", "localhost") + "/evil"  # localhost is another site than 127.0.0.1
+        answers = []
+        for path in ("/api/account/logout-all", "/api/games", "/api/account/logout"):
+            form = f'<form method="post" action="{server}{path}"><input name="mode" value="online"></form>'
+            page.route(evil, functools.partial(fulfil, body=form))
+            page.goto(evil)
+            with page.expect_response(server + path) as answer:
+                page.evaluate("() => document.querySelector('form').submit()")
+            answers.append(answer.value.status)
+            page.unroute(evil)
+        # SameSite=Lax: the browser sends no session cookie with another site's post, so nothing acts for
+        # the victim: logout-all 401 (nobody logged in), /api/games 400 (a form is no JSON; nobody bound),
+        # logout 200 with no session to end
+        assert answers == [401, 400, 200], answers
+        page.goto(server + "/")
+        expect(page.locator("#nav-me")).to_have_text("victim (1500)")  # still logged in
+        profile = page.request.get(server + "/api/players/victim").json()
+        assert profile["games"] == [], "no game was created for the victim"
     finally:
         ctx.close()

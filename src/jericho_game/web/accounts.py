@@ -615,10 +615,13 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
 
     async def logout(request: Request) -> Response:
         sess = await blocking(accounts.account_for_change, request)
-        if sess is not None:
-            await blocking(accounts.logout, request.cookies.get(SESSION_COOKIE))
-        response = JSONResponse({"ok": True})
-        response.delete_cookie(SESSION_COOKIE, path="/")
+        if sess is None:
+            # no live session came with the request: touch no cookie (another site's form post
+            # arrives without the Lax cookie, and must not be able to log the visitor out)
+            return JSONResponse({"ok": True, "sessions_ended": 0})
+        await blocking(accounts.logout, request.cookies.get(SESSION_COOKIE))
+        response = JSONResponse({"ok": True, "sessions_ended": 1})
+        response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
         return response
 
     async def logout_all(request: Request) -> Response:
@@ -627,7 +630,7 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
             raise ClientError("not_logged_in", "log in first", 401)
         ended = await blocking(accounts.logout_everywhere, sess.account.id)
         response = JSONResponse({"ok": True, "sessions_ended": ended})
-        response.delete_cookie(SESSION_COOKIE, path="/")
+        response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
         return response
 
     async def admin_disable(request: Request) -> Response:
