@@ -502,7 +502,9 @@ def test_the_rating_update_happens_exactly_once_under_a_race(db: str) -> None:
 # -- operators -----------------------------------------------------------------------------------------
 
 
-def test_no_signup_jericho_user_add_and_an_admin(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_signup_jericho_user_add_and_an_admin(
+    db: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from jericho_game.cli import main
 
     monkeypatch.setattr("sys.stdin", io.StringIO("admin password 1\n"))
@@ -523,6 +525,18 @@ def test_no_signup_jericho_user_add_and_an_admin(db: str, monkeypatch: pytest.Mo
         assert r.status_code == 200
         assert me(carol) is None, "disabling an account ends its sessions"
         assert login(carol, "carol", "player password").status_code == 401
+        monkeypatch.setattr("sys.stdin", io.StringIO("a new admin password\n"))
+        assert main(["user", "passwd", "root", "--db", db]) == 0
+        assert me(c) is None, "a new password ends the account's sessions"
+        assert login(c, "root", "admin password 1").status_code == 401
+        assert login(c, "root", "a new admin password").status_code == 200
+    monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
+    assert main(["user", "add", "erin", "--db", db]) == 2  # too short: refused, nothing stored
+    capsys.readouterr()
+    assert main(["user", "list", "--db", db]) == 0
+    listing = capsys.readouterr().out
+    assert "root" in listing and "admin" in listing and "carol" in listing and "erin" not in listing
+    assert "password" not in listing
 
 
 def test_serve_help_says_how_to_make_an_admin_and_close_signup(capsys: pytest.CaptureFixture[str]) -> None:
