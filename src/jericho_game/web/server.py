@@ -861,7 +861,8 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         "Accounts are optional for players. Create an admin (or any account) with "
         "`jericho user add NAME --admin --db SAME_DB`: the password is asked for twice, or read from "
         "the first line of stdin when it is not a terminal, never taken from the command line. "
-        "`--no-signup` closes sign-up on the site; `jericho user add` still works. See docs/web.md, 'Accounts and ratings'."
+        "`--no-signup` closes sign-up on the site; `jericho user add` still works. "
+        "See docs/web.md, 'Accounts and ratings'."
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
