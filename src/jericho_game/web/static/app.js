@@ -2,6 +2,7 @@
 // everything; this module shows the state it sends and sends the player's intentions.
 import { Board, COLOUR_NAME, drawPiece, describeTower, describePreview, drawZoom } from "./board.js";
 import { initContrast } from "./contrast.js";
+import { changeHeaders, whoami } from "./account.js";
 import { ReviewPanel } from "./review.js";
 
 initContrast();
@@ -88,6 +89,7 @@ async function startHome() {
     const mode = form.elements.mode.value;
     $("level-field").hidden = mode !== "ai";
     $("side-field").hidden = mode === "hotseat";
+    whoami().then((me) => { $("rated-field").hidden = !(mode === "online" && me.account); });
   };
   form.addEventListener("change", sync);
   sync();
@@ -98,8 +100,9 @@ async function startHome() {
     const body = { mode, side: form.elements.side.value };
     if (mode === "ai") body.level = form.elements.level.value;
     if (form.elements.clock.value) body.clock = Number(form.elements.clock.value);
+    if (mode === "online" && !$("rated-field").hidden && form.elements.rated.checked) body.rated = true;
     try {
-      const r = await fetch("/api/games", { method: "POST", headers: { "Content-Type": "application/json" },
+      const r = await fetch("/api/games", { method: "POST", headers: await changeHeaders(),
         body: JSON.stringify(body) });
       const data = await r.json();
       if (!r.ok) throw new Error(data.message || r.statusText);
@@ -125,7 +128,7 @@ async function startGame(id) {
   if (hash.get("seat")) store.set(`jericho:seat:${id}`, hash.get("seat"));
   if (hash.get("invite") && !store.get(`jericho:seat:${id}`)) {
     try {
-      const r = await fetch(`/api/games/${id}/join`, { method: "POST", headers: { "Content-Type": "application/json" },
+      const r = await fetch(`/api/games/${id}/join`, { method: "POST", headers: await changeHeaders(),
         body: JSON.stringify({ invite: hash.get("invite") }) });
       const data = await r.json();
       if (r.ok) store.set(`jericho:seat:${id}`, data.token);
@@ -178,10 +181,13 @@ function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${proto}://${location.host}/ws/${S.id}`);
   S.ws = ws;
-  ws.onopen = () => {
+  ws.onopen = async () => {
     S.retry = 0;
     $("conn").hidden = true;
+    // a logged-in player's own seats open by their session, from any browser (web/accounts.py)
+    const me = await whoami();
     if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token }));
+    else if (me.account) ws.send(JSON.stringify({ type: "hello" }));
   };
   ws.onmessage = (ev) => {
     let msg;
@@ -435,7 +441,9 @@ function seatLabel(side) {
   const g = S.game;
   const seat = g.seats[side];
   if (seat.kind === "ai") return `AI · ${seat.level}`;
-  if (mySides().includes(side) && S.role !== "both") return "You";
+  const account = g.accounts && g.accounts[side];
+  if (mySides().includes(side) && S.role !== "both") return account ? `You (${account})` : "You";
+  if (account) return account;
   if (seat.kind === "open") return "open seat";
   return SIDE_NAME[side];
 }
