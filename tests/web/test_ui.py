@@ -144,6 +144,26 @@ def test_narrower_phones_keep_the_board_whole_and_cells_near_44_px(
     ctx.close()
 
 
+@pytest.mark.parametrize(("w", "h"), [PHONE, (375, 667), (360, 740)])
+def test_the_phone_header_keeps_to_one_line(server: str, browser: Browser, w: int, h: int) -> None:
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    hotseat(server, page, [])
+    expect(page.locator("#account-nav a")).to_have_count(1)  # "Log in" (or the player's name) is drawn
+    header = box(page, "header.top")
+    assert header["height"] <= 46.5, header
+    for item in page.locator("header.top .brand, header.top nav a, header.top nav button").all():
+        b = item.bounding_box()
+        assert b is not None and inside(b, w, h), (item.inner_text(), b)
+    for item in page.locator("header.top nav a").all():  # whole ("Log in" was cut to "Lo…")
+        assert item.evaluate("(e) => e.scrollWidth <= e.clientWidth"), item.inner_text()
+    for item in page.locator("header.top nav a").all():  # one line each: "New game" wrapped to two
+        size = float(item.evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)"))
+        assert item.bounding_box()["height"] <= 1.5 * size + 2, (item.inner_text(), item.bounding_box(), size)
+    assert box(page, "header.top .brand")["height"] <= 30  # the icon and "Jericho" side by side
+    ctx.close()
+
+
 # towers of every height on both camps: 4 high on d3 and c1, 3 high on a2 and g4
 TALL_TOWERS = ("5R@d2 1G@d3 2Y@d3 4B@d3 3W@d3 1R@a2 2B@a2 3Y@a2 5W@g4 4G@g4 1B@g4 2R@g4 5G@c1 1W@c1 4R@c1"
                " 3B@c1").split()
