@@ -49,9 +49,11 @@ except ImportError as exc:
 from jericho_game.game import Game
 from jericho_game.players.base import Limit
 from jericho_game.web import endings, mygames, tutorial
+from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
 from jericho_game.web.lobby import Lobby
+from jericho_game.web.ratings import Ratings, rating_routes
 from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
 from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
@@ -121,6 +123,7 @@ class Conn:
     sending_since: float | None = None
     task: asyncio.Task[Any] | None = None  # the connection's handler (cancelled when dropped)
     on_drop: Callable[[Conn, str], None] | None = None
+    account: int | None = None  # the logged-in account of the WebSocket's session cookie (web/accounts.py)
 
     @property
     def role(self) -> str:
@@ -243,6 +246,8 @@ class Transport:
                 kinds=job_kinds or [],
             )
         self._tasks: set[asyncio.Task[Any]] = set()
+        # accounts (web/accounts.py): the logged-in account of a WebSocket, by its session cookie
+        self.session_account: Callable[[WebSocket], int | None] = lambda ws: None
         service.busy_rooms = lambda gid: bool(self.conns.get(gid))
         # presence rows of this process: its id, and the counts last written per game
         self.process = f"{socket.gethostname()[:30]}:{os.getpid()}:{random.randrange(1 << 30):x}"
@@ -609,9 +614,9 @@ class Transport:
         room = self.service.room(game_id)
         token = msg.get("token")
         seats: frozenset[str] = frozenset()
-        if token is not None:
-            seats = self.service.seats_of(room, token)
-            if not seats:
+        if token is not None or conn.account is not None:
+            seats = self.service.seats_of(room, token, conn.account)
+            if not seats and token is not None:  # (an account alone with no seat here just watches)
                 conn.seats = frozenset()
                 self.send(conn, {"type": "welcome", "role": "spectator"})
                 raise ClientError("bad_token", "this token does not hold a seat in this game: you are watching")
@@ -651,7 +656,12 @@ class Transport:
             )
             await websocket.close(code=1013)
             return
-        conn = Conn(websocket, tokens=float(self.limits.burst))
+        try:
+            account = self.session_account(websocket)
+        except Exception:  # noqa: BLE001 - the database is away: this connection is anonymous
+            log.exception("could not read the session of a WebSocket client")
+            account = None
+        conn = Conn(websocket, tokens=float(self.limits.burst), account=account)
         conn.task = asyncio.current_task()
         conn.on_drop = lambda c, why: self._forget(game_id, c)
         conns.add(conn)
@@ -779,6 +789,8 @@ def create_app(
     ai_processes: int | None = None,
     ai_nice: int = 10,
     clock: Callable[[], float] = time.time,
+    signup: bool = True,
+    password_hasher: Any = None,
     review_sims: int = REVIEW_SIMS,
     review_seconds: float | None = REVIEW_SECONDS,
 ) -> Starlette:
@@ -787,7 +799,9 @@ def create_app(
     ``ai_delay`` makes the AI wait at least that many seconds per move (so people see it move);
     ``ai_processes``: the local AI pool (default: up to 2 processes; 0: threads of this process,
     for tests with in-process players; -1: none, ``jericho worker`` processes do the thinking);
-    ``clock`` is the wall clock used for game clocks (tests pass a fake one); ``review_sims`` and
+    ``clock`` is the wall clock used for game clocks and the log-in throttle (tests pass a fake one);
+    ``signup``: whether anyone may create an account (``--no-signup``: only ``jericho user add``);
+    ``password_hasher``: an ``argon2.PasswordHasher`` (tests pass a cheap one); ``review_sims`` and
     ``review_seconds``: the budget per position of a game review (web/review.py).
     """
     limits = limits or Limits()
@@ -820,6 +834,22 @@ def create_app(
         ai_nice=ai_nice,
         job_kinds=[review_jobs],
     )
+    # accounts and ratings (optional for players: web/accounts.py, web/ratings.py)
+    accounts = AccountService(storage, hasher=password_hasher, clock=clock, signup=signup)
+    ratings = Ratings(storage, accounts)
+    service.on_finish.append(ratings.queue)
+    service.account_name = accounts.name_of
+
+    def ws_account(ws: WebSocket) -> int | None:
+        sess = accounts.session_of(ws)
+        return None if sess is None else sess.account.id
+
+    transport.session_account = ws_account
+
+    def account_id(request: Request) -> int | None:
+        sess = accounts.account_for_change(request)  # 403 csrf: the session cookie without its token
+        return None if sess is None else sess.account.id
+
     reviews = ReviewService(
         service, review_jobs.store, review_jobs, sims=review_sims, seconds=review_seconds, max_queue=limits.review_queue
     )
@@ -848,9 +878,10 @@ def create_app(
         return JSONResponse({"ok": True, "database": "ok", "pid": os.getpid()})
 
     async def create(request: Request) -> Response:
+        account = account_id(request)  # before the body: a CSRF-less post is refused as such
         spec = await _json_body(request, limits)
         client = request.client.host if request.client else "?"
-        room, reply = service.create(spec, client)
+        room, reply = service.create(spec, client, account)
         service.announce(room)
         if room.rec.public:
             broker.publish(LOBBY_ID, 0)  # this process's lobby (others hear it from the database)
@@ -863,8 +894,9 @@ def create_app(
         return Response(service.state_json(room), media_type="application/json")
 
     async def join(request: Request) -> Response:
+        account = account_id(request)
         body = await _json_body(request, limits)
-        change, reply = service.join(request.path_params["id"], body.get("invite"), body.get("name"))
+        change, reply = service.join(request.path_params["id"], body.get("invite"), account, body.get("name"))
         transport.after(change)
         reply["links"] = _links(request, change.room.rec.id, reply["token"])
         return JSONResponse(reply)
@@ -920,7 +952,9 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await transport.start()
+        rating_task = asyncio.get_running_loop().create_task(ratings.run())
         yield
+        rating_task.cancel()
         await transport.stop()
         service.close()
         storage.close()
@@ -945,6 +979,8 @@ def create_app(
         WebSocketRoute("/lobby/ws", lobby_ws),
         *review_routes(reviews),  # game review: GET / POST /api/games/{id}/review (jericho_game.web.review)
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
+        *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
+        *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -956,6 +992,8 @@ def create_app(
     app.add_middleware(SecurityHeaders)
     app.state.service = service
     app.state.transport = transport
+    app.state.accounts = accounts
+    app.state.ratings = ratings
     return app
 
 
@@ -964,6 +1002,13 @@ def create_app(
 
 def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
     """Options of ``jericho serve``."""
+    parser.epilog = (
+        "Accounts are optional for players. Create an admin (or any account) with "
+        "`jericho user add NAME --admin --db SAME_DB`: the password is asked for twice, or read from "
+        "the first line of stdin when it is not a terminal, never taken from the command line. "
+        "`--no-signup` closes sign-up on the site; `jericho user add` still works. "
+        "See docs/web.md, 'Accounts and ratings'."
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     parser.add_argument("--db", default=None, help="SQLite file or database URL (default: user data directory)")
@@ -1004,6 +1049,12 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         f"claim the win or a draw (default {Limits.claim_after:g})",
     )
     parser.add_argument(
+        "--no-signup",
+        action="store_true",
+        help="nobody may create an account on the site; accounts come from `jericho user add NAME` "
+        "(`--admin` for an admin; the password is read from a prompt or stdin, never from the command line)",
+    )
+    parser.add_argument(
         "--send-timeout",
         type=float,
         default=Limits.send_timeout,
@@ -1034,6 +1085,7 @@ def app_from_env() -> Starlette:
         cfg["db"],
         ai_delay=cfg["ai_delay"],
         ai_processes=cfg["ai_processes"],
+        signup=cfg.get("signup", True),
         limits=Limits(
             send_timeout=cfg["send_timeout"],
             creates_per_minute=cfg["creates"],
@@ -1082,6 +1134,7 @@ def run(args: argparse.Namespace) -> int:
                 url,
                 ai_delay=args.ai_delay,
                 ai_processes=ai_processes,
+                signup=not args.no_signup,
                 limits=Limits(
                     send_timeout=args.send_timeout,
                     creates_per_minute=args.max_creates_per_minute,
@@ -1109,6 +1162,7 @@ def run(args: argparse.Namespace) -> int:
                 "creates": args.max_creates_per_minute,
                 "min_clock": args.min_clock,
                 "claim_after": args.claim_after,
+                "signup": not args.no_signup,
                 "review_sims": args.review_sims,
                 "review_seconds": args.review_seconds,
             }

@@ -99,10 +99,16 @@ games_table = Table(
     # added for several processes on one database (older files get them by ALTER TABLE):
     Column("version", Integer, nullable=False, default=0, server_default="0"),  # bumped by every change
     Column("deadline", Float, nullable=True),  # wall time the running clock reaches zero
-    # added for the lobby (issue 12): an online game listed publicly (open seek, then playing now)
+    # accounts and ratings (web/accounts.py, web/ratings.py): the account each seat is bound to
+    Column("south_account", Integer, nullable=True),
+    Column("north_account", Integer, nullable=True),
+    Column("rated", Integer, nullable=False, default=0, server_default="0"),
+    # the lobby (issue 12): an online game listed publicly (open seek, then playing now)
     Column("public", Integer, nullable=False, default=0, server_default="0"),
 )
 Index("games_deadline", games_table.c.deadline)
+Index("games_south_account", games_table.c.south_account)
+Index("games_north_account", games_table.c.north_account)
 Index("games_public", games_table.c.public, games_table.c.joined)
 
 # Who is connected to which seat, as each server process sees its own connections (issue 12):
@@ -179,6 +185,9 @@ class GameRecord:
     version: int = 0
     deadline: float | None = None
     public: bool = False
+    south_account: int | None = None  # the account the seat is bound to (web/accounts.py)
+    north_account: int | None = None
+    rated: bool = False  # both seats accounts, Glicko-2 update when it ends (web/ratings.py)
     moves: list[str] = field(default_factory=list)
 
     def copy(self) -> GameRecord:
@@ -250,6 +259,7 @@ def _record(row: Any, moves: list[str]) -> GameRecord:
     data["public"] = bool(data.get("public") or 0)
     data["meta"] = json.loads(data["meta"] or "{}")
     data["version"] = int(data["version"] or 0)
+    data["rated"] = bool(data["rated"])
     return GameRecord(**data, moves=moves)
 
 
@@ -257,6 +267,7 @@ def _row(rec: GameRecord) -> dict[str, Any]:
     row = {name: getattr(rec, name) for name in _COLUMNS}
     row["joined"] = int(rec.joined)
     row["public"] = int(rec.public)
+    row["rated"] = int(rec.rated)
     row["meta"] = json.dumps(rec.meta)
     return row
 
@@ -386,6 +397,13 @@ class Storage:
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN deadline FLOAT")
             if "public" not in have:
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN public INTEGER NOT NULL DEFAULT 0")
+            for column in ("south_account", "north_account"):  # accounts and ratings
+                if column not in have:
+                    conn.exec_driver_sql(f"ALTER TABLE games ADD COLUMN {column} INTEGER")
+            if "rated" not in have:
+                conn.exec_driver_sql("ALTER TABLE games ADD COLUMN rated INTEGER NOT NULL DEFAULT 0")
+            for side in ("south", "north"):
+                conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS games_{side}_account ON games ({side}_account)")
 
     def close(self) -> None:
         """Release the connection pool."""

@@ -2,6 +2,7 @@
 // everything; this module shows the state it sends and sends the player's intentions.
 import { Board, COLOUR_NAME, drawPiece, describeTower, describePreview, drawZoom } from "./board.js";
 import { initContrast } from "./contrast.js";
+import { changeHeaders, whoami } from "./account.js";
 import { renderEndings } from "./endings.js";
 import { startLobby } from "./lobby.js";
 import { nameForm, storedName } from "./names.js";
@@ -94,6 +95,7 @@ async function startHome() {
     $("level-field").hidden = mode !== "ai";
     $("side-field").hidden = mode === "hotseat";
     $("online-field").hidden = mode !== "online";
+    whoami().then((me) => { $("rated-field").hidden = !(mode === "online" && me.account); });
   };
   form.addEventListener("change", sync);
   sync();
@@ -115,8 +117,9 @@ async function startHome() {
     }
     if (mode !== "hotseat" && storedName()) body.name = storedName();
     if (form.elements.clock.value) body.clock = Number(form.elements.clock.value);
+    if (mode === "online" && !$("rated-field").hidden && form.elements.rated.checked) body.rated = true;
     try {
-      const r = await fetch("/api/games", { method: "POST", headers: { "Content-Type": "application/json" },
+      const r = await fetch("/api/games", { method: "POST", headers: await changeHeaders(),
         body: JSON.stringify(body) });
       const data = await r.json();
       if (!r.ok) throw new Error(data.message || r.statusText);
@@ -142,7 +145,7 @@ async function startGame(id) {
   if (hash.get("seat")) store.set(`jericho:seat:${id}`, hash.get("seat"));
   if (hash.get("invite") && !store.get(`jericho:seat:${id}`)) {
     try {
-      const r = await fetch(`/api/games/${id}/join`, { method: "POST", headers: { "Content-Type": "application/json" },
+      const r = await fetch(`/api/games/${id}/join`, { method: "POST", headers: await changeHeaders(),
         body: JSON.stringify({ invite: hash.get("invite"), name: storedName() || undefined }) });
       const data = await r.json();
       if (r.ok) store.set(`jericho:seat:${id}`, data.token);
@@ -195,10 +198,14 @@ function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${proto}://${location.host}/ws/${S.id}`);
   S.ws = ws;
-  ws.onopen = () => {
+  ws.onopen = async () => {
     S.retry = 0;
     $("conn").hidden = true;
-    if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token, name: storedName() || undefined }));
+    // a logged-in player's own seats open by their session, from any browser (web/accounts.py)
+    const me = await whoami();
+    const name = storedName() || undefined;
+    if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token, name }));
+    else if (me.account) ws.send(JSON.stringify({ type: "hello", name }));
   };
   ws.onmessage = (ev) => {
     let msg;
@@ -343,6 +350,7 @@ function selectPiece(piece, byKeyboard = false) {
   if (S.selected) {
     const n = (S.game.legal[piece] || []).length;
     if (byKeyboard && n) S.board.focusCell(S.game.legal[piece][0]);
+    else S.board.bringIntoView();  // scrolled down to the tray (a phone): the board back in sight
     $("info").textContent = `${piece} (${pieceWords(piece)}): ${n} cell${n === 1 ? "" : "s"} highlighted. ` +
       "A badge on a cell shows how the move changes your lead in monoliths (+1: one more for you).";
   }
@@ -451,8 +459,10 @@ function seatLabel(side) {
   const g = S.game;
   const seat = g.seats[side];
   if (seat.kind === "ai") return `AI · ${seat.level}`;
-  const name = g.names && g.names[side];
+  const account = g.accounts && g.accounts[side];
+  const name = account || (g.names && g.names[side]);  // an account's username, else the chosen name
   if (mySides().includes(side) && S.role !== "both") return name ? `You (${name})` : "You";
+  if (account) return account;
   if (seat.kind === "open") return "open seat";
   return name || SIDE_NAME[side];
 }

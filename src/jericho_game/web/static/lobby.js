@@ -1,5 +1,6 @@
 // The lobby on the home page: open public seeks (join in one click) and public games being
 // played (watch), kept live over /lobby/ws.  Everything a player typed is shown as text only.
+import { changeHeaders } from "./account.js";
 import { storedName } from "./names.js";
 
 const $ = (id) => document.getElementById(id);
@@ -25,7 +26,7 @@ async function joinSeek(id, button, say) {
   button.disabled = true;
   try {
     const r = await fetch(`/api/games/${encodeURIComponent(id)}/join`, {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name }),
+      method: "POST", headers: await changeHeaders(), body: JSON.stringify({ name }),  // CSRF: a logged-in player
     });
     const data = await r.json();
     if (!r.ok) throw new Error(data.message || r.statusText);
