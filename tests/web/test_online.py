@@ -517,3 +517,19 @@ def test_the_broker_codes_of_presence_review_and_ai_queue_differ() -> None:
 
     assert len({-1, REVIEW_CHANGED, PRESENCE_VERSION}) == 3  # each "game X, version -k" means one thing
     assert "~" in LOBBY_ID  # never a game id (ids are letters, digits, - and _)
+
+
+def test_a_rated_seek_shows_its_creators_rating_and_needs_an_account_to_join(db: str, clock: Clock) -> None:
+    from jericho_game.web.accounts import CSRF_HEADER
+    from tests.web.test_accounts import CHEAP, csrf, signup
+
+    app = create_app(db, ai_processes=0, clock=clock, password_hasher=CHEAP)
+    with TestClient(app, client=("10.0.0.1", 1000)) as ada, TestClient(app, client=("10.0.0.2", 1000)) as anon:
+        signup(ada, "ada", "correct horse battery")
+        body = {"mode": "online", "public": True, "rated": True, "name": "Ada", "side": "south"}
+        g = ada.post("/api/games", json=body, headers={CSRF_HEADER: csrf(ada)}).json()
+        [entry] = anon.get("/api/lobby").json()["seeks"]
+        assert entry["id"] == g["id"] and entry["rated"] is True and entry["rating"] == 1500
+        r = anon.post(f"/api/games/{g['id']}/join", json={"name": "Anon"})
+        assert r.status_code == 403 and r.json()["error"] == "login_required"
+        assert anon.get("/api/lobby").json()["seeks"][0]["id"] == g["id"]  # still open

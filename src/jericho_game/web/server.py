@@ -840,6 +840,23 @@ def create_app(
     service.on_finish.append(ratings.queue)
     service.account_name = accounts.name_of
 
+    def lobby_extras(rec: Any) -> dict[str, Any]:
+        """The lobby's rating columns: whether the game is rated, the creator's rating (a seek) and
+        each seated account's rating (None: an anonymous seat)."""
+        ratings: dict[str, int | None] = {}
+        for s in ("south", "north"):
+            acc_id = getattr(rec, f"{s}_account", None)
+            acc = accounts.get(acc_id) if acc_id is not None else None
+            ratings[s] = round(acc.rating) if acc is not None else None
+        creator = "south" if rec.south_token and not rec.joined else "north" if not rec.joined else None
+        return {
+            "rated": bool(rec.rated),
+            "rating": ratings.get(creator) if creator else None,
+            "ratings": ratings,
+        }
+
+    service.lobby_extras = lobby_extras
+
     def ws_account(ws: WebSocket) -> int | None:
         sess = accounts.session_of(ws)
         return None if sess is None else sess.account.id
