@@ -226,10 +226,11 @@ def expire_seek(svc: GameService, game_id: str) -> Change | None:
         creator = "south" if rec.south_token else "north"
         seen = svc.storage.presence(rec.id, now, svc.presence_ttl, conn=tx.conn)
         since = seen.away_since[creator] if not seen.present[creator] else None
+        listed = float(rec.meta.get("listed_at") or rec.created_at)
         if since is None and not seen.present[creator]:
-            since = rec.created_at  # never connected
+            since = listed  # never connected
         idle = since is not None and now - since >= svc.seek_idle
-        if not idle and now - rec.created_at < svc.seek_max_age:
+        if not idle and now - listed < svc.seek_max_age:
             return Change(room)
         new = rec.copy()
         new.result, new.reason = None, "expired"

@@ -47,6 +47,11 @@ def _creator(rec: GameRecord) -> str:
     return "south" if rec.south_token else "north"
 
 
+def listed_at(rec: GameRecord) -> float:
+    """When a seek was put in the lobby (the service's clock)."""
+    return float(rec.meta.get("listed_at") or rec.created_at)
+
+
 def snapshot(svc: GameService) -> dict[str, Any]:
     """The lobby as stored now: ``seeks`` (open, oldest first) and ``playing`` (newest first)."""
     now = svc.now()
@@ -63,7 +68,7 @@ def snapshot(svc: GameService) -> dict[str, Any]:
                 "side": side,  # the creator's side: the one who joins plays the other
                 "clock": rec.clock / 60.0 if rec.clock else None,
                 "name": names.get(side),
-                "age": round(max(0.0, now - rec.created_at), 1),
+                "age": round(max(0.0, now - listed_at(rec)), 1),
                 "present": seen.get(rec.id, Presence()).present[side],
                 **svc.lobby_extras(rec),  # "rated", "rating" (accounts): None/False for anonymous games
             }
@@ -73,7 +78,7 @@ def snapshot(svc: GameService) -> dict[str, Any]:
             "id": rec.id,
             "names": {s: rec.meta.get("names", {}).get(s) for s in SIDES},
             "clock": rec.clock / 60.0 if rec.clock else None,
-            "since": round(max(0.0, now - float(rec.meta.get("joined_at") or rec.created_at)), 1),
+            "since": round(max(0.0, now - float(rec.meta.get("joined_at") or listed_at(rec))), 1),
             **svc.lobby_extras(rec),
         }
         for rec in playing
@@ -167,8 +172,8 @@ class Lobby:
         for rec in seeks:
             p = seen.get(rec.id, Presence())
             side = _creator(rec)
-            since = None if p.present[side] else (p.away_since[side] or rec.created_at)
-            if (since is not None and now - since >= svc.seek_idle) or now - rec.created_at >= svc.seek_max_age:
+            since = None if p.present[side] else (p.away_since[side] or listed_at(rec))
+            if (since is not None and now - since >= svc.seek_idle) or now - listed_at(rec) >= svc.seek_max_age:
                 due.append(rec.id)
         return due
 

@@ -739,8 +739,10 @@ class GameService:
             raise ClientError("bad_request", "only online games between two accounts can be rated")
         if rated and account is None:
             raise ClientError("login_required", "log in (or sign up) to create a rated game", 403)
-        rec = GameRecord(id=_new_id(), mode=mode, created_at=now)  # the service's clock (tests fake it)
+        rec = GameRecord(id=_new_id(), mode=mode)
         rec.public = public
+        if public:
+            rec.meta["listed_at"] = now  # by the service's clock, as the seek's expiry (tests fake it)
         rec.rated = rated
         if name is not None and mode != "hotseat":  # hot-seat: two people, one name would be wrong
             rec.meta["names"] = {side: name}
