@@ -122,7 +122,9 @@ def test_name_lobby_join_play_takeback_draw_and_my_games(server: str, browser: B
     shot(c, "draw-agreed-spectator-desktop.png")
 
     # My games: the game is listed with its opponent and result, and downloads as .jgn
-    a.goto(server + "/games")
+    a.goto(server + "/")
+    a.click("#my-games-link")  # from the home page
+    a.wait_for_url("**/games")
     mine = a.locator(f"#games tr[data-id='{game_url.rsplit('/', 1)[1]}']")
     expect(mine.locator("td.who")).to_have_text("Brice")
     expect(mine.locator("td.result")).to_contain_text("Draw (by agreement)")
