@@ -461,6 +461,12 @@ class Transport:
         The write goes to a thread of its own (in order: one thread), so a disk flush never holds
         up the event loop; until it lands, this process's own connections count as present."""
         counts = self._local_counts(game_id)
+        room = self.service.cached(game_id)
+        if room is not None and room.rec.mode != "online":
+            # against the AI and hot-seat nothing is decided on presence: this process's own count is
+            # enough, and a move's commit never waits for a presence write (SQLite has one writer)
+            room.present = {**counts, "away": {}}
+            return
         old = self.written.get(game_id, {"south": 0, "north": 0, "watchers": 0})
         if old != counts:
             # only the seats whose count changed: rewriting an unchanged empty seat would move the
