@@ -22,6 +22,7 @@ import logging
 import random
 import re
 import secrets
+import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
 from jericho_game.pieces import Side
 from jericho_game.players.base import make_player, registered_names
+from jericho_game.web import render
 from jericho_game.web.broker import Broker, LocalBroker
 from jericho_game.web.storage import AIJob, Conflict, GameRecord, QueueFull, Storage, Tx
 
@@ -174,6 +176,11 @@ class GameService:
         self._in_flight = False  # a group is being committed on the database thread
         self.committing: set[str] = set()  # the games of that group
         self._db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-db")
+        # the event loop owns the cache; changes run by off_loop() on the database thread hand
+        # their cache updates back to it
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._creates_lock = threading.Lock()
 
     # -- levels ----------------------------------------------------------------------------
     def levels(self) -> list[str]:
@@ -209,11 +216,13 @@ class GameService:
         self._check_id(game_id)
         version = self.storage.version(game_id)
         if version is None:
-            self.rooms.pop(game_id, None)
+            if self._on_loop():
+                self.rooms.pop(game_id, None)
             raise self._unknown(game_id)
         room = self.rooms.get(game_id)
         if room is not None and room.version == version:
-            self.rooms.move_to_end(game_id)
+            if self._on_loop():
+                self.rooms.move_to_end(game_id)
             if self.ai_to_move(room):  # the AI's place in the queue changes without a new version
                 room.ai_place = self._job_place(room)
             return room
@@ -255,11 +264,37 @@ class GameService:
     def _install(self, rec: GameRecord) -> Room:
         """Cache the room of ``rec`` (replayed, or extended from the cached one) with its AI place."""
         room = self._build(rec)
-        self.rooms[rec.id] = room
-        self.rooms.move_to_end(rec.id)
-        self._evict()
         room.ai_place = self._job_place(room)
+        self._keep(room)
         return room
+
+    def _on_loop(self) -> bool:
+        return self._loop_thread is None or threading.get_ident() == self._loop_thread
+
+    def _keep(self, room: Room) -> None:
+        """Cache ``room``; from the database thread (see :meth:`off_loop`) the event loop does it."""
+        if not self._on_loop():
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(self._keep, room)
+            return
+        old = self.rooms.get(room.rec.id)
+        if old is not None and old.version > room.version:
+            return  # a newer copy was cached meanwhile
+        self.rooms[room.rec.id] = room
+        self.rooms.move_to_end(room.rec.id)
+        self._evict()
+
+    async def off_loop(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a synchronous change (create, join, undo, resign, rematch, ...) on the database thread.
+
+        The event loop then never waits for a disk flush, nor for the write lock that this
+        process's own group of moves holds while it commits (on SQLite, a change made on the loop
+        waited for both: ~30 ms with the loop stopped).  The database thread runs one thing at a
+        time, so the change runs between two groups; its cache updates are handed back to the
+        event loop and happen before this returns."""
+        loop = asyncio.get_running_loop()
+        self._loop, self._loop_thread = loop, threading.get_ident()
+        return await loop.run_in_executor(self._db_thread, lambda: fn(*args))
 
     def _evict(self) -> None:
         while len(self.rooms) > self.max_rooms:
@@ -340,7 +375,6 @@ class GameService:
             moves = game.legal_moves()
             pass_only = moves == [PASS]
             legal = legal_by_piece(moves)
-        confront = confrontations(game)
         threat = game.seven_threat()
         board = {
             "id": rec.id,
@@ -351,21 +385,30 @@ class GameService:
             "moves": list(rec.moves),
             "turn": game.turn.value,
             "score": list(game.score()),
-            "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
-            "towers": {c: [_p(p) for p in t] for c, t in game.towers().items() if t},
-            "reserves": {s: [_p(p) for p in game.reserve(s)] for s in SIDES},
             "legal": legal,
             "pass_only": pass_only,
             "last": rec.moves[-1] if rec.moves else None,
             "threat": threat.value if threat and status != "over" else None,
             "result": result,
             "reason": reason,
-            "confrontations": confront,
             "can_undo": status == "playing" and self._has_own_move(room),
             "rematch_of": rec.rematch_of,
             "rematch_id": rec.rematch_id,
         }
-        room.board_json = json.dumps(board, separators=(",", ":"))[1:-1]
+        # the position's parts (towers, reserves, leaders, confrontations) come from fragments
+        # rendered once and memoized (web/render.py): they were most of a state's cost
+        code = game.state.code
+        room.board_json = (
+            json.dumps(board, separators=(",", ":"))[1:-1]
+            + ',"leaders":'
+            + render.leaders_json(game)
+            + ',"towers":'
+            + render.towers_json(game, code)
+            + ',"reserves":'
+            + render.reserves_json(game)
+            + ',"confrontations":'
+            + render.confrontations_json(game, code)
+        )
         room.board_version = room.version
         return room.board_json
 
@@ -466,10 +509,8 @@ class GameService:
 
     def _publish(self, room: Room) -> Room:
         """Cache the committed room (the transaction is over)."""
-        self.rooms[room.rec.id] = room
-        self.rooms.move_to_end(room.rec.id)
         room.ai_place = self._job_place(room)
-        self._evict()
+        self._keep(room)
         return room
 
     def announce(self, room: Room) -> None:
@@ -638,13 +679,14 @@ class GameService:
     def create(self, spec: dict[str, Any], client: str = "?") -> tuple[Room, dict[str, Any]]:
         """Create a game from the JSON body of ``POST /api/games``; returns the room and the reply."""
         now = self.now()
-        for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
-            del self.creates[addr]  # forget quiet addresses: the table cannot grow without bound
-        window = self.creates.setdefault(client, deque())
-        while window and window[0] < now - 60:
-            window.popleft()
-        if len(window) >= self.creates_per_minute:
-            raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
+        with self._creates_lock:  # creations may run on the database thread (off_loop) and on the loop
+            for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
+                del self.creates[addr]  # forget quiet addresses: the table cannot grow without bound
+            window = self.creates.setdefault(client, deque())
+            while window and window[0] < now - 60:
+                window.popleft()
+            if len(window) >= self.creates_per_minute:
+                raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
         unknown = set(spec) - {"mode", "side", "level", "clock"}
         if unknown:
             raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))}")
@@ -700,7 +742,8 @@ class GameService:
             self.storage.create(rec, job_level=rec.ai_level if ai_first else None, max_jobs=self.max_ai_jobs)
         except QueueFull as exc:
             raise ClientError("busy", f"the server is busy: {exc}; try again soon", 503) from None
-        window.append(now)
+        with self._creates_lock:
+            window.append(now)
         room = self._publish(Room(rec, game))
         reply["token"] = token
         return room, reply
@@ -917,7 +960,7 @@ class GameService:
             new_old = old.copy()
             new_old.rematch_id = rec.id
             changed = self._commit(tx, room, new_old, room.game)
-            self.rooms[rec.id] = Room(rec, game)
+            self._keep(Room(rec, game))
             return Change(changed, rematch_id=rec.id)
 
         return self._write(game_id, decide)

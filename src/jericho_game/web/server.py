@@ -430,11 +430,11 @@ class Transport:
                 if change.error is not None:
                     raise change.error
             elif kind == "undo":
-                self._done(self.service.undo(game_id, seats), conn, ref)
+                self._done(await self.service.off_loop(self.service.undo, game_id, seats), conn, ref)
             elif kind == "resign":
-                self._done(self.service.resign(game_id, seats), conn, ref)
+                self._done(await self.service.off_loop(self.service.resign, game_id, seats), conn, ref)
             elif kind == "rematch":
-                change = self.service.rematch(game_id, seats)
+                change = await self.service.off_loop(self.service.rematch, game_id, seats)
                 self.send(conn, {"type": "rematch", "id": change.rematch_id})
                 self._done(change, conn, ref)
             else:
@@ -691,7 +691,7 @@ def create_app(
     async def create(request: Request) -> Response:
         spec = await _json_body(request, limits)
         client = request.client.host if request.client else "?"
-        room, reply = service.create(spec, client)
+        room, reply = await service.off_loop(service.create, spec, client)
         service.announce(room)
         reply["links"] = _links(request, room.rec.id, reply.get("token"), reply.get("invite"))
         reply["game"] = service.public_state(room)
@@ -703,7 +703,7 @@ def create_app(
 
     async def join(request: Request) -> Response:
         body = await _json_body(request, limits)
-        change, reply = service.join(request.path_params["id"], body.get("invite"))
+        change, reply = await service.off_loop(service.join, request.path_params["id"], body.get("invite"))
         transport.after(change)
         reply["links"] = _links(request, change.room.rec.id, reply["token"])
         return JSONResponse(reply)
