@@ -176,6 +176,7 @@ class GameService:
         self._in_flight = False  # a group is being committed on the database thread
         self.committing: set[str] = set()  # the games of that group
         self._db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-db")
+        self._read_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-read")
         # the event loop owns the cache; changes run by off_loop() on the database thread hand
         # their cache updates back to it
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -295,6 +296,13 @@ class GameService:
         loop = asyncio.get_running_loop()
         self._loop, self._loop_thread = loop, threading.get_ident()
         return await loop.run_in_executor(self._db_thread, lambda: fn(*args))
+
+    async def off_loop_read(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """:meth:`off_loop` for reads (reloading games that other processes changed): on a thread
+        of their own, so that they never wait behind a group's commit."""
+        loop = asyncio.get_running_loop()
+        self._loop, self._loop_thread = loop, threading.get_ident()
+        return await loop.run_in_executor(self._read_thread, lambda: fn(*args))
 
     def _evict(self) -> None:
         while len(self.rooms) > self.max_rooms:
@@ -636,8 +644,9 @@ class GameService:
         self._start_group()  # the changes that arrived meanwhile
 
     def close(self) -> None:
-        """Stop the database thread."""
+        """Stop the database threads."""
         self._db_thread.shutdown(wait=False)
+        self._read_thread.shutdown(wait=False)
 
     def _charge(self, rec: GameRecord, game: Game) -> None:
         """Stop the running clock: subtract the time spent by the side to move."""

@@ -21,6 +21,7 @@ import logging
 import os
 import random
 import re
+import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -57,6 +58,7 @@ __all__ = ["ClientError", "Conn", "Limits", "Transport", "create_app", "add_argu
 log = logging.getLogger("jericho_game.web")
 
 STATIC = Path(__file__).resolve().parent / "static"
+SWITCH_INTERVAL = 0.00025  # seconds: the GIL switch interval while the app runs (see create_app)
 
 # Every HTTP response carries these.  frame-ancestors 'none': the seat token lives in the page,
 # so no other site may frame it (clickjacking).
@@ -225,6 +227,8 @@ class Transport:
                 on_claim=lambda job: self.broker.publish(job.game_id, -1),
             )
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._stale: dict[str, int] = {}  # games another process changed: version announced
+        self._reloading: asyncio.Task[None] | None = None
         service.busy_rooms = lambda gid: bool(self.conns.get(gid))
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -240,6 +244,8 @@ class Transport:
         """Stop background work (the AI's jobs go back to the queue)."""
         for task in list(self._tasks):
             task.cancel()
+        if self._reloading is not None:
+            self._reloading.cancel()
         for h in self.timers.values():
             h.cancel()
         if self.runner is not None:
@@ -279,15 +285,40 @@ class Transport:
             # then the state; look again once that is done
             asyncio.get_running_loop().call_later(0.005, self.on_change, game_id, version)
             return
-        try:
-            room = self.service.cached(game_id)
-            if room is None or room.version < version:
-                room = self.service.refresh(game_id, version) or self.service.room(game_id)
-        except Exception:  # noqa: BLE001 - the database is away: the next change or reconnect catches up
-            log.exception("could not reload game %s after a change", game_id)
-            return
-        if room is not None:
+        room = self.service.cached(game_id)
+        if room is not None and room.version >= version:
             self._broadcast_room(room)
+            return
+        # another process changed it: reload it off the event loop, together with the other games
+        # announced meanwhile (reloading on the loop stopped it for two round trips per change)
+        self._stale[game_id] = max(version, self._stale.get(game_id, version))
+        if self._reloading is None:
+            self._reloading = asyncio.get_running_loop().create_task(self._reload_stale())
+
+    async def _reload_stale(self) -> None:
+        try:
+            while self._stale:
+                batch, self._stale = self._stale, {}
+                try:
+                    rooms = await self.service.off_loop_read(self._reload, batch)
+                except Exception:  # noqa: BLE001 - the database is away: the next change or reconnect catches up
+                    log.exception("could not reload games after a change")
+                    continue
+                for room in rooms:
+                    if self.conns.get(room.rec.id):
+                        self._broadcast_room(room)
+        finally:
+            self._reloading = None
+
+    def _reload(self, batch: dict[str, int]) -> list[Room]:
+        """(On the service's read thread.)  The rooms of ``batch`` brought up to their stored versions."""
+        out = []
+        for gid, version in batch.items():
+            try:
+                out.append(self.service.refresh(gid, version) or self.service.room(gid))
+            except Exception:  # noqa: BLE001 - e.g. the game is gone: its clients hear of it on reconnect
+                log.exception("could not reload game %s after a change", gid)
+        return out
 
     def broadcast(self, room: Room) -> None:
         """Queue the room's current state for every client of it on this process."""
@@ -737,9 +768,15 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # The database thread gives up the GIL at every round trip and fsync; with the default
+        # 5 ms switch interval it then waited up to 5 ms for a busy event loop to hand it back,
+        # i.e. milliseconds per statement of every group (measured: ~11 ms per 0.1 ms round trip).
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch, SWITCH_INTERVAL))
         await transport.start()
         yield
         await transport.stop()
+        sys.setswitchinterval(switch)
         service.close()
         storage.close()
 
