@@ -27,6 +27,7 @@ __all__ = ["MAX_FRAGMENTS", "towers_json", "reserves_json", "leaders_json", "con
 MAX_FRAGMENTS = 200_000
 
 _memo: dict[Any, str] = {}
+_orders: dict[Any, tuple[int, ...]] = {}  # per board (Tables): its cells in the topology's order
 
 
 def _dumps(value: Any) -> str:
@@ -62,12 +63,10 @@ def towers_json(game: Game, code: list[int] | None = None) -> str:
 def _board_order(game: Game) -> tuple[int, ...]:
     # the topology's cell order (Game.towers() order), as kernel cell indices
     t = game.tables
-    key = (t, "order")
-    order: Any = _memo.get(key)
+    order = _orders.get(t)
     if order is None:
-        order = tuple(t.cell_index[c.name] for c in t.topology.cells)
-        _memo[key] = order
-    return order  # type: ignore[no-any-return]
+        order = _orders[t] = tuple(t.cell_index[c.name] for c in t.topology.cells)
+    return order
 
 
 def reserves_json(game: Game) -> str:

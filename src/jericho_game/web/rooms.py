@@ -340,9 +340,9 @@ class GameService:
             return None
         return self._install(rec)
 
-    def _job_place(self, room: Room) -> int | None:
+    def _job_place(self, room: Room, conn: Any = None) -> int | None:
         if self.ai_to_move(room):
-            return self.storage.job_place(room.rec.id, room.version)
+            return self.storage.job_place(room.rec.id, room.version, conn)
         return None
 
     # -- reading the state -------------------------------------------------------------------
@@ -612,6 +612,11 @@ class GameService:
                     if tx is not None and tx.wrote:
                         raise  # a half-made change: nothing of the group may be committed
                     outcomes.append(exc)
+            # the AI's place in the queue, read here rather than on the event loop (and before the
+            # commit: once it commits, an AI runner may already be answering)
+            for outcome in outcomes:
+                if isinstance(outcome, Change):
+                    outcome.room.ai_place = self._job_place(outcome.room, conn)
         return outcomes
 
     def _end_group(self, group: list[Any], done: asyncio.Future[list[Change | Exception]]) -> None:
@@ -628,7 +633,7 @@ class GameService:
         for i, (game_id, _, fut, on_commit) in enumerate(group if outcomes is not None else []):
             outcome = outcomes[i]  # type: ignore[index]
             if isinstance(outcome, Change):
-                self._publish(outcome.room)
+                self._keep(outcome.room)  # its AI place was read on the database thread
                 if on_commit is not None:
                     try:
                         on_commit(outcome)
@@ -806,15 +811,19 @@ class GameService:
             seats.discard(room.rec.ai_side or "")
         return frozenset(seats)
 
+    def may_arrive(self, room: Room, seats: frozenset[str]) -> bool:
+        """Whether :meth:`arrive` would change anything (an online rematch waiting to start its clock)."""
+        rec = room.rec
+        if not seats or rec.mode != "online" or rec.clock is None or rec.turn_started is not None:
+            return False
+        return self.status(room) == "playing" and not seats <= set(rec.meta.get("arrived", []))
+
     def arrive(self, game_id: str, seats: frozenset[str]) -> Change | None:
         """A player opened the game (``hello`` with a seat).  An online rematch's clock starts once
         both players have opened it (nobody loses time before they have even seen the new board);
         arrivals are stored with the game, so the players may be on different server processes."""
         room = self.room(game_id)
-        rec = room.rec
-        if not seats or rec.mode != "online" or rec.clock is None or rec.turn_started is not None:
-            return None
-        if self.status(room) != "playing" or seats <= set(rec.meta.get("arrived", [])):
+        if not self.may_arrive(room, seats):
             return None
 
         def decide(tx: Tx, fresh: Room) -> Change:

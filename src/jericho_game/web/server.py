@@ -385,7 +385,7 @@ class Transport:
         while True:
             await asyncio.sleep(self.limits.sweep * random.uniform(0.8, 1.2))
             try:
-                due = self.service.storage.due(self.service.now())
+                due = await self.service.off_loop_read(self.service.storage.due, self.service.now())
             except Exception:  # noqa: BLE001 - the database is away: next sweep
                 log.exception("could not look for clocks that ran out")
                 continue
@@ -452,7 +452,7 @@ class Transport:
             if kind == "ping":
                 self.send(conn, {"type": "pong", "ref": msg.get("ref")})
             elif kind == "hello":
-                self._hello(game_id, conn, msg)
+                await self._hello(game_id, conn, msg)
             elif kind == "move":
                 ply = msg.get("ply")
                 change = await self.service.move(
@@ -501,8 +501,9 @@ class Transport:
         if change.error is not None:
             raise change.error
 
-    def _hello(self, game_id: str, conn: Conn, msg: dict[str, Any]) -> None:
-        room = self.service.room(game_id)
+    async def _hello(self, game_id: str, conn: Conn, msg: dict[str, Any]) -> None:
+        # reads and writes off the event loop: a round trip on it stops every game of this process
+        room = await self.service.off_loop_read(self.service.room, game_id)
         token = msg.get("token")
         seats: frozenset[str] = frozenset()
         if token is not None:
@@ -514,10 +515,11 @@ class Transport:
         conn.seats = seats
         self.send(conn, {"type": "welcome", "role": conn.role})
         self.presence(game_id)
-        change = self.service.arrive(game_id, seats)
-        if change is not None and change.committed:
-            self.after(change)
-        self.broadcast(self.service.room(game_id))
+        if self.service.may_arrive(room, seats):
+            change = await self.service.off_loop(self.service.arrive, game_id, seats)
+            if change is not None and change.committed:
+                self.after(change)
+        self.broadcast(self.service.cached(game_id) or room)
 
     # -- a WebSocket -------------------------------------------------------------------------
     async def serve_ws(self, websocket: WebSocket) -> None:
@@ -525,7 +527,7 @@ class Transport:
         await websocket.accept()
         game_id = websocket.path_params["id"]
         try:
-            room = self.service.room(game_id)
+            room = await self.service.off_loop_read(self.service.room, game_id)
         except ClientError as exc:
             await websocket.send_text(json.dumps({"type": "error", "code": exc.code, "message": exc.message}))
             await websocket.close(code=4404 if exc.status == 404 else 4400)

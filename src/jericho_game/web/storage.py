@@ -433,26 +433,33 @@ class Storage:
             )
             return [r[0] for r in rows]
 
-    def job_place(self, game_id: str, version: int) -> int | None:
-        """Where the game's AI job stands: 0 = being thought about, k = k-th in the queue, None = no job."""
+    def job_place(self, game_id: str, version: int, conn: Connection | None = None) -> int | None:
+        """Where the game's AI job stands: 0 = being thought about, k = k-th in the queue, None = no job.
+
+        ``conn``: read in that connection's transaction (which may have just queued the job)."""
+        if conn is not None:
+            return self._job_place(conn, game_id, version)
+        with self.reader.connect() as c:
+            return self._job_place(c, game_id, version)
+
+    def _job_place(self, conn: Connection, game_id: str, version: int) -> int | None:
         now = time.time()
-        with self.reader.connect() as conn:
-            row = conn.execute(
-                text("SELECT created_at, lease_until FROM ai_jobs WHERE game_id = :id AND version = :v"),
-                {"id": game_id, "v": version},
-            ).first()
-            if row is None:
-                return None
-            if row[1] is not None and row[1] >= now:
-                return 0
-            ahead = conn.execute(
-                text(
-                    "SELECT count(*) FROM ai_jobs WHERE (lease_until IS NULL OR lease_until < :now) "
-                    "AND (created_at < :c OR (created_at = :c AND game_id < :id))"
-                ),
-                {"now": now, "c": row[0], "id": game_id},
-            ).scalar_one()
-            return int(ahead) + 1
+        row = conn.execute(
+            text("SELECT created_at, lease_until FROM ai_jobs WHERE game_id = :id AND version = :v"),
+            {"id": game_id, "v": version},
+        ).first()
+        if row is None:
+            return None
+        if row[1] is not None and row[1] >= now:
+            return 0
+        ahead = conn.execute(
+            text(
+                "SELECT count(*) FROM ai_jobs WHERE (lease_until IS NULL OR lease_until < :now) "
+                "AND (created_at < :c OR (created_at = :c AND game_id < :id))"
+            ),
+            {"now": now, "c": row[0], "id": game_id},
+        ).scalar_one()
+        return int(ahead) + 1
 
     # -- writing -------------------------------------------------------------------------
     def create(self, rec: GameRecord, *, job_level: str | None = None, max_jobs: int | None = None) -> None:
