@@ -198,7 +198,14 @@ _INSERT_JOB = text(
     "VALUES (:game_id, :version, :level, :start_position, :moves, :created_at, NULL, NULL)"
 )
 _JOB_OF = text("SELECT version FROM ai_jobs WHERE game_id = :id AND version = :v")
-_HOT = {"insert_move": _INSERT_MOVE, "update": _UPDATE, "update_notify": _UPDATE_NOTIFY}
+_HOT = {
+    "insert_move": _INSERT_MOVE,
+    "update": _UPDATE,
+    "update_notify": _UPDATE_NOTIFY,
+    "select_game": _SELECT_GAME,
+    "select_moves": _SELECT_MOVES,
+    "version": _SELECT_VERSION,
+}
 _WAITING_JOBS = text("SELECT count(*) FROM ai_jobs WHERE lease_until IS NULL OR lease_until < :now")
 
 
@@ -402,22 +409,28 @@ class Storage:
 
     # -- reading -------------------------------------------------------------------------
     def _load(self, conn: Connection, game_id: str) -> GameRecord | None:
-        row = conn.execute(_SELECT_GAME, {"id": game_id}).mappings().first()
+        # on the driver's cursor (see Tx._run): a game is reloaded at every change another process
+        # announces, and SQLAlchemy's result machinery cost more than the two queries
+        raw = conn.connection.dbapi_connection
+        assert raw is not None
+        row = raw.execute(self.hot["select_game"], {"id": game_id}).fetchone()
         if row is None:
             return None
-        moves = list(conn.execute(_SELECT_MOVES, {"id": game_id}).scalars().all())
-        return _record(row, moves)
+        moves = [m for (m,) in raw.execute(self.hot["select_moves"], {"id": game_id}).fetchall()]
+        return _record(dict(zip(_COLUMNS, row, strict=True)), moves)
 
     def load(self, game_id: str) -> GameRecord | None:
         """The stored game ``game_id`` with its moves, or ``None`` when there is none."""
-        with self.reader.connect() as conn:
+        with self.reader.begin() as conn:  # begun at once: both reads in one transaction
             return self._load(conn, game_id)
 
     def version(self, game_id: str) -> int | None:
         """The stored version of ``game_id`` (``None``: no such game): a cheap freshness check."""
         with self.reader.connect() as conn:
-            v = conn.execute(_SELECT_VERSION, {"id": game_id}).scalar()
-        return None if v is None else int(v)
+            raw = conn.connection.dbapi_connection
+            assert raw is not None
+            row = raw.execute(self.hot["version"], {"id": game_id}).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
     def count(self) -> int:
         """How many games are stored."""
