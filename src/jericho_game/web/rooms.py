@@ -293,16 +293,20 @@ class GameService:
         waited for both: ~30 ms with the loop stopped).  The database thread runs one thing at a
         time, so the change runs between two groups; its cache updates are handed back to the
         event loop and happen before this returns."""
-        loop = asyncio.get_running_loop()
-        self._loop, self._loop_thread = loop, threading.get_ident()
+        loop = self._bind()
         return await loop.run_in_executor(self._db_thread, lambda: fn(*args))
 
     async def off_loop_read(self, fn: Callable[..., Any], *args: Any) -> Any:
         """:meth:`off_loop` for reads (reloading games that other processes changed): on a thread
         of their own, so that they never wait behind a group's commit."""
+        loop = self._bind()
+        return await loop.run_in_executor(self._read_thread, lambda: fn(*args))
+
+    def _bind(self) -> asyncio.AbstractEventLoop:
+        """Note the event loop (the cache's owner) we are called on."""
         loop = asyncio.get_running_loop()
         self._loop, self._loop_thread = loop, threading.get_ident()
-        return await loop.run_in_executor(self._read_thread, lambda: fn(*args))
+        return loop
 
     def _evict(self) -> None:
         while len(self.rooms) > self.max_rooms:
@@ -569,7 +573,7 @@ class GameService:
         committed, before anything else on the event loop (the mover's ``ack`` goes out before
         any broadcast of the new state)."""
         self._check_id(game_id)
-        loop = asyncio.get_running_loop()
+        loop = self._bind()
         fut: asyncio.Future[Change] = loop.create_future()
         self._group.append((game_id, decide, fut, on_commit))
         if len(self._group) == 1 and not self._in_flight:
