@@ -182,6 +182,10 @@ class GameService:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._creates_lock = threading.Lock()
+        # accounts and ratings (web/accounts.py, web/ratings.py): hooks called inside the transaction
+        # of the change that ends a game (e.g. queue its rating update), and the names of accounts
+        self.on_finish: list[Callable[[Tx, GameRecord], None]] = []
+        self.account_name: Callable[[int], str | None] = lambda account_id: None
 
     # -- levels ----------------------------------------------------------------------------
     def levels(self) -> list[str]:
@@ -406,6 +410,9 @@ class GameService:
             "can_undo": status == "playing" and self._has_own_move(room),
             "rematch_of": rec.rematch_of,
             "rematch_id": rec.rematch_id,
+            # accounts: the username each seat is bound to (None: anonymous), and whether it is rated
+            "accounts": {s: self._account_of(rec, s) for s in SIDES},
+            "rated": rec.rated,
         }
         # the position's parts (towers, reserves, leaders, confrontations) come from fragments
         # rendered once and memoized (web/render.py): they were most of a state's cost
@@ -423,6 +430,10 @@ class GameService:
         )
         room.board_version = room.version
         return room.board_json
+
+    def _account_of(self, rec: GameRecord, side: str) -> str | None:
+        account_id = getattr(rec, f"{side}_account")
+        return None if account_id is None else self.account_name(account_id)
 
     def _live(self, room: Room) -> dict[str, Any]:
         """The part of the public state that changes without a new version (presence, clocks, AI queue)."""
@@ -506,6 +517,9 @@ class GameService:
                 f"the server is busy: {self.max_ai_jobs} AI moves are waiting; nothing was changed, try again soon",
                 503,
             )
+        if rec.result is not None and room.rec.result is None:  # this change ends the game
+            for hook in self.on_finish:
+                hook(tx, rec)
         if plies is not None:
             tx.truncate(plies)
         if new_moves:
@@ -694,8 +708,12 @@ class GameService:
         )
 
     # -- changes ---------------------------------------------------------------------------------
-    def create(self, spec: dict[str, Any], client: str = "?") -> tuple[Room, dict[str, Any]]:
-        """Create a game from the JSON body of ``POST /api/games``; returns the room and the reply."""
+    def create(
+        self, spec: dict[str, Any], client: str = "?", account: int | None = None
+    ) -> tuple[Room, dict[str, Any]]:
+        """Create a game from the JSON body of ``POST /api/games``; returns the room and the reply.
+
+        ``account``: the logged-in creator's account, which the creator's seat(s) are bound to."""
         now = self.now()
         with self._creates_lock:  # creations may run on the database thread (off_loop) and on the loop
             for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
@@ -705,7 +723,7 @@ class GameService:
                 window.popleft()
             if len(window) >= self.creates_per_minute:
                 raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
-        unknown = set(spec) - {"mode", "side", "level", "clock"}
+        unknown = set(spec) - {"mode", "side", "level", "clock", "rated"}
         if unknown:
             raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))}")
         mode = spec.get("mode", "ai")
@@ -725,7 +743,15 @@ class GameService:
             raise ClientError(
                 "bad_request", f"clock must be null or minutes per side between {self.min_clock:g} and 180"
             )
+        rated = spec.get("rated", False)
+        if not isinstance(rated, bool):
+            raise ClientError("bad_request", "rated must be true or false")
+        if rated and mode != "online":
+            raise ClientError("bad_request", "only online games between two accounts can be rated")
+        if rated and account is None:
+            raise ClientError("login_required", "log in (or sign up) to create a rated game", 403)
         rec = GameRecord(id=_new_id(), mode=mode)
+        rec.rated = rated
         reply: dict[str, Any] = {"id": rec.id, "side": side}
         token = _new_token()
         if mode == "ai":
@@ -749,6 +775,9 @@ class GameService:
             setattr(rec, f"{side}_token", token)
             rec.invite = _new_token()
             reply["invite"] = rec.invite
+        if account is not None:  # the creator's seats are the account's
+            for s in SIDES if mode == "hotseat" else (side,):
+                setattr(rec, f"{s}_account", account)
         if clock_s is not None:
             rec.clock = rec.south_time = rec.north_time = clock_s
             if mode != "online":
@@ -782,8 +811,9 @@ class GameService:
         except Exception:  # noqa: BLE001 - the next load tries again; the game itself is fine
             log.exception("could not queue the AI move of game %s", room.rec.id)
 
-    def join(self, game_id: str, invite: Any) -> tuple[Change, dict[str, Any]]:
-        """Take the invited seat of an online game (``POST /api/games/{id}/join``)."""
+    def join(self, game_id: str, invite: Any, account: int | None = None) -> tuple[Change, dict[str, Any]]:
+        """Take the invited seat of an online game (``POST /api/games/{id}/join``); ``account``: the
+        logged-in joiner's account, which the seat is then bound to (a rated game needs one)."""
         out: dict[str, Any] = {}
 
         def decide(tx: Tx, room: Room) -> Change:
@@ -795,9 +825,14 @@ class GameService:
             if rec.joined:
                 raise ClientError("seat_taken", "this invite was already used: the seat is taken (you can watch)", 409)
             seat = "north" if rec.south_token else "south"
+            if rec.rated and account is None:
+                raise ClientError("login_required", "this is a rated game: log in (or sign up) to join it", 403)
+            if rec.rated and account == getattr(rec, f"{Side(seat).other.value}_account"):
+                raise ClientError("same_account", "you cannot play yourself in a rated game", 409)
             new = rec.copy()
             token = _new_token()
             setattr(new, f"{seat}_token", token)
+            setattr(new, f"{seat}_account", account)
             new.joined = True
             if new.clock is not None:
                 new.turn_started = self.now()
@@ -806,13 +841,23 @@ class GameService:
 
         return self._write(game_id, decide), out
 
-    def seats_of(self, room: Room, token: Any) -> frozenset[str]:
-        """The seats ``token`` holds in ``room`` (never the AI's)."""
-        if not isinstance(token, str) or len(token) > 200:
+    def seats_of(self, room: Room, token: Any, account: int | None = None) -> frozenset[str]:
+        """The seats ``token`` holds in ``room`` (never the AI's).  A seat bound to an account is
+        that account's alone: its token opens it only together with that account's session, and the
+        session alone opens it (from any browser); ``account``: the connection's logged-in account."""
+        if token is not None and (not isinstance(token, str) or len(token) > 200):
             raise ClientError("bad_token", "token must be a string")
-        seats = {s for s in SIDES if same_secret(token, getattr(room.rec, f"{s}_token"))}
-        if room.rec.mode == "ai":
-            seats.discard(room.rec.ai_side or "")
+        rec = room.rec
+        seats = {s for s in SIDES if token is not None and same_secret(token, getattr(rec, f"{s}_token"))}
+        others = {s for s in seats if getattr(rec, f"{s}_account") not in (None, account)}
+        if others:
+            raise ClientError(
+                "not_your_seat", "this seat belongs to another account: log in as its player to play it", 403
+            )
+        if account is not None:
+            seats |= {s for s in SIDES if getattr(rec, f"{s}_account") == account}
+        if rec.mode == "ai":
+            seats.discard(rec.ai_side or "")
         return frozenset(seats)
 
     def may_arrive(self, room: Room, seats: frozenset[str]) -> bool:
@@ -968,6 +1013,8 @@ class GameService:
             rec.ai_level = old.ai_level
             rec.ai_side = Side(old.ai_side).other.value if old.ai_side else None
             rec.rematch_of = old.id
+            rec.south_account, rec.north_account = old.north_account, old.south_account  # accounts follow people
+            rec.rated = old.rated
             if old.clock is not None:
                 rec.clock = rec.south_time = rec.north_time = old.clock
                 # online, the clock starts once both players are at the new board (see hello);

@@ -48,8 +48,14 @@ except ImportError as exc:
 from jericho_game.game import Game
 from jericho_game.players.base import Limit
 from jericho_game.web import tutorial
+from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
+from jericho_game.web.ratings import Ratings, rating_routes
+from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
+from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
+from jericho_game.web.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
+from jericho_game.web.review import routes as review_routes
 from jericho_game.web.rooms import Change, ClientError, GameService, Room
 from jericho_game.web.storage import AIJob, Storage, resolve_db_url
 
@@ -90,6 +96,7 @@ class Limits:
     ai_queue: int = 64  # AI moves waiting for a worker before new ones are refused (busy)
     sweep: float = 0.5  # seconds between looks for clocks that ran out (in any process)
     min_clock: float = 1.0  # minutes: the shortest clock per side a game may ask for (1e-9 was lost at once)
+    review_queue: int = 16  # game reviews waiting or running before new ones are refused (busy)
 
 
 @dataclass(eq=False)
@@ -108,6 +115,7 @@ class Conn:
     sending_since: float | None = None
     task: asyncio.Task[Any] | None = None  # the connection's handler (cancelled when dropped)
     on_drop: Callable[[Conn, str], None] | None = None
+    account: int | None = None  # the logged-in account of the WebSocket's session cookie (web/accounts.py)
 
     @property
     def role(self) -> str:
@@ -117,12 +125,12 @@ class Conn:
         return next(iter(self.seats)) if self.seats else "spectator"
 
     def put(self, text: str, kind: str = "msg", limits: Limits | None = None) -> None:
-        """Queue a message; a ``state`` replaces a state still waiting (only the latest matters)."""
+        """Queue a message; a ``state`` (or ``review``) replaces one still waiting (only the latest matters)."""
         if self.dropped:
             return
-        if kind == "state" and self.queue:
+        if kind in ("state", "review") and self.queue:
             for i, (k, _) in enumerate(self.queue):
-                if k == "state":
+                if k == kind:
                     del self.queue[i]
                     break
         self.queue.append((kind, text))
@@ -206,8 +214,10 @@ class Transport:
         ai_limit: Limit | None = None,
         ai_delay: float = 0.0,
         ai_nice: int = 10,
+        job_kinds: list[Any] | None = None,
     ) -> None:
         self.service = service
+        self.reviews: ReviewService | None = None  # set by create_app (web/review.py)
         self.broker = broker
         self.limits = limits
         self.conns: dict[str, set[Conn]] = {}
@@ -225,10 +235,13 @@ class Transport:
                 ai_limit=ai_limit,
                 ai_delay=ai_delay,
                 on_claim=lambda job: self.broker.publish(job.game_id, -1),
+                kinds=job_kinds or [],
             )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stale: dict[str, int] = {}  # games another process changed: version announced
         self._reloading: asyncio.Task[None] | None = None
+        # accounts (web/accounts.py): the logged-in account of a WebSocket, by its session cookie
+        self.session_account: Callable[[WebSocket], int | None] = lambda ws: None
         service.busy_rooms = lambda gid: bool(self.conns.get(gid))
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -266,6 +279,10 @@ class Transport:
                     self._broadcast_room(self.service.room(gid))  # reloaded if the stored version is newer
                 except Exception:  # noqa: BLE001 - e.g. the game is gone: its clients hear of it on reconnect
                     log.exception("could not check game %s after the broker reconnected", gid)
+                self._send_review(gid)
+            return
+        if version == REVIEW_CHANGED:  # the game's review advanced (web/review.py)
+            self._send_review(game_id)
             return
         if version < 0:  # an AI job was claimed: that game, and every game queued behind it, moved up
             queued = [g for g, (_, place) in self.sent.items() if place and self.conns.get(g)]
@@ -319,6 +336,21 @@ class Transport:
             except Exception:  # noqa: BLE001 - e.g. the game is gone: its clients hear of it on reconnect
                 log.exception("could not reload game %s after a change", gid)
         return out
+
+    def _send_review(self, game_id: str) -> None:
+        """Queue the game's review for every client of it on this process (if it has one)."""
+        conns = self.conns.get(game_id)
+        if not conns or self.reviews is None:
+            return
+        try:
+            text = self.reviews.message(game_id)
+        except Exception:  # noqa: BLE001 - the database is away: the page asks again on reconnect
+            log.exception("could not read the review of game %s", game_id)
+            return
+        if text is None:
+            return  # no review: nothing to say
+        for conn in list(conns):
+            conn.put(text, "review", self.limits)
 
     def broadcast(self, room: Room) -> None:
         """Queue the room's current state for every client of it on this process."""
@@ -506,9 +538,9 @@ class Transport:
         room = await self.service.off_loop_read(self.service.room, game_id)
         token = msg.get("token")
         seats: frozenset[str] = frozenset()
-        if token is not None:
-            seats = self.service.seats_of(room, token)
-            if not seats:
+        if token is not None or conn.account is not None:
+            seats = self.service.seats_of(room, token, conn.account)
+            if not seats and token is not None:  # (an account alone with no seat here just watches)
                 conn.seats = frozenset()
                 self.send(conn, {"type": "welcome", "role": "spectator"})
                 raise ClientError("bad_token", "this token does not hold a seat in this game: you are watching")
@@ -545,7 +577,12 @@ class Transport:
             )
             await websocket.close(code=1013)
             return
-        conn = Conn(websocket, tokens=float(self.limits.burst))
+        try:
+            account = self.session_account(websocket)
+        except Exception:  # noqa: BLE001 - the database is away: this connection is anonymous
+            log.exception("could not read the session of a WebSocket client")
+            account = None
+        conn = Conn(websocket, tokens=float(self.limits.burst), account=account)
         conn.task = asyncio.current_task()
         conn.on_drop = lambda c, why: self._forget(game_id, c)
         conns.add(conn)
@@ -672,13 +709,20 @@ def create_app(
     ai_processes: int | None = None,
     ai_nice: int = 10,
     clock: Callable[[], float] = time.time,
+    signup: bool = True,
+    password_hasher: Any = None,
+    review_sims: int = REVIEW_SIMS,
+    review_seconds: float | None = REVIEW_SECONDS,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
     ``ai_delay`` makes the AI wait at least that many seconds per move (so people see it move);
     ``ai_processes``: the local AI pool (default: up to 2 processes; 0: threads of this process,
     for tests with in-process players; -1: none, ``jericho worker`` processes do the thinking);
-    ``clock`` is the wall clock used for game clocks (tests pass a fake one).
+    ``clock`` is the wall clock used for game clocks and the log-in throttle (tests pass a fake one);
+    ``signup``: whether anyone may create an account (``--no-signup``: only ``jericho user add``);
+    ``password_hasher``: an ``argon2.PasswordHasher`` (tests pass a cheap one); ``review_sims`` and
+    ``review_seconds``: the budget per position of a game review (web/review.py).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -695,9 +739,37 @@ def create_app(
     )
     if ai_processes is None:
         ai_processes = min(2, os.cpu_count() or 1)
+    review_jobs = ReviewJobs(ReviewStore(storage), broker)
     transport = Transport(
-        service, broker, limits, ai_processes=ai_processes, ai_limit=ai_limit, ai_delay=ai_delay, ai_nice=ai_nice
+        service,
+        broker,
+        limits,
+        ai_processes=ai_processes,
+        ai_limit=ai_limit,
+        ai_delay=ai_delay,
+        ai_nice=ai_nice,
+        job_kinds=[review_jobs],
     )
+    # accounts and ratings (optional for players: web/accounts.py, web/ratings.py)
+    accounts = AccountService(storage, hasher=password_hasher, clock=clock, signup=signup)
+    ratings = Ratings(storage, accounts)
+    service.on_finish.append(ratings.queue)
+    service.account_name = accounts.name_of
+
+    def ws_account(ws: WebSocket) -> int | None:
+        sess = accounts.session_of(ws)
+        return None if sess is None else sess.account.id
+
+    transport.session_account = ws_account
+
+    def account_id(request: Request) -> int | None:
+        sess = accounts.account_for_change(request)  # 403 csrf: the session cookie without its token
+        return None if sess is None else sess.account.id
+
+    reviews = ReviewService(
+        service, review_jobs.store, review_jobs, sims=review_sims, seconds=review_seconds, max_queue=limits.review_queue
+    )
+    transport.reviews = reviews
 
     def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
@@ -722,9 +794,10 @@ def create_app(
         return JSONResponse({"ok": True, "database": "ok", "pid": os.getpid()})
 
     async def create(request: Request) -> Response:
+        account = account_id(request)  # before the body: a CSRF-less post is refused as such
         spec = await _json_body(request, limits)
         client = request.client.host if request.client else "?"
-        room, reply = await service.off_loop(service.create, spec, client)
+        room, reply = await service.off_loop(service.create, spec, client, account)
         service.announce(room)
         reply["links"] = _links(request, room.rec.id, reply.get("token"), reply.get("invite"))
         reply["game"] = service.public_state(room)
@@ -735,8 +808,9 @@ def create_app(
         return Response(service.state_json(room), media_type="application/json")
 
     async def join(request: Request) -> Response:
+        account = account_id(request)
         body = await _json_body(request, limits)
-        change, reply = await service.off_loop(service.join, request.path_params["id"], body.get("invite"))
+        change, reply = await service.off_loop(service.join, request.path_params["id"], body.get("invite"), account)
         transport.after(change)
         reply["links"] = _links(request, change.room.rec.id, reply["token"])
         return JSONResponse(reply)
@@ -776,7 +850,9 @@ def create_app(
         switch = sys.getswitchinterval()
         sys.setswitchinterval(min(switch, SWITCH_INTERVAL))
         await transport.start()
+        rating_task = asyncio.get_running_loop().create_task(ratings.run())
         yield
+        rating_task.cancel()
         await transport.stop()
         sys.setswitchinterval(switch)
         service.close()
@@ -795,7 +871,10 @@ def create_app(
         Route("/api/games/{id}/join", join, methods=["POST"]),
         Route("/api/games/{id}/record", record),
         Route("/api/games/{id}/replay", replay_),
+        *review_routes(reviews),  # game review: GET / POST /api/games/{id}/review (jericho_game.web.review)
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
+        *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
+        *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -807,6 +886,8 @@ def create_app(
     app.add_middleware(SecurityHeaders)
     app.state.service = service
     app.state.transport = transport
+    app.state.accounts = accounts
+    app.state.ratings = ratings
     return app
 
 
@@ -815,6 +896,13 @@ def create_app(
 
 def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
     """Options of ``jericho serve``."""
+    parser.epilog = (
+        "Accounts are optional for players. Create an admin (or any account) with "
+        "`jericho user add NAME --admin --db SAME_DB`: the password is asked for twice, or read from "
+        "the first line of stdin when it is not a terminal, never taken from the command line. "
+        "`--no-signup` closes sign-up on the site; `jericho user add` still works. "
+        "See docs/web.md, 'Accounts and ratings'."
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     parser.add_argument("--db", default=None, help="SQLite file or database URL (default: user data directory)")
@@ -848,10 +936,29 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         help=f"shortest clock per side a game may ask for, in minutes (default {Limits.min_clock:g})",
     )
     parser.add_argument(
+        "--no-signup",
+        action="store_true",
+        help="nobody may create an account on the site; accounts come from `jericho user add NAME` "
+        "(`--admin` for an admin; the password is read from a prompt or stdin, never from the command line)",
+    )
+    parser.add_argument(
         "--send-timeout",
         type=float,
         default=Limits.send_timeout,
         help=f"seconds a client may take to accept one message before it is closed (default {Limits.send_timeout:g})",
+    )
+
+    parser.add_argument(
+        "--review-sims",
+        type=int,
+        default=REVIEW_SIMS,
+        help=f"game review: master-search simulations per position (default {REVIEW_SIMS})",
+    )
+    parser.add_argument(
+        "--review-seconds",
+        type=float,
+        default=REVIEW_SECONDS,
+        help=f"game review: at most this many seconds per position (default {REVIEW_SECONDS:g})",
     )
 
 
@@ -865,7 +972,10 @@ def app_from_env() -> Starlette:
         cfg["db"],
         ai_delay=cfg["ai_delay"],
         ai_processes=cfg["ai_processes"],
+        signup=cfg.get("signup", True),
         limits=Limits(send_timeout=cfg["send_timeout"], creates_per_minute=cfg["creates"], min_clock=cfg["min_clock"]),
+        review_sims=cfg.get("review_sims", REVIEW_SIMS),
+        review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
     )
 
 
@@ -878,6 +988,9 @@ def run(args: argparse.Namespace) -> int:
     url = resolve_db_url(args.db)
     if args.workers < 1:
         print("jericho serve: --workers must be 1 or more", flush=True)
+        return 2
+    if args.review_sims < 1 or args.review_seconds <= 0:
+        print("jericho serve: --review-sims must be 1 or more and --review-seconds positive", flush=True)
         return 2
     if args.workers > 1 and not url.startswith("postgresql"):
         print(
@@ -895,17 +1008,22 @@ def run(args: argparse.Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
     common = dict(host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024, **proxy)
     try:
-        Storage(url).close()  # a clear message now rather than a traceback from each worker
+        first = Storage(url)  # a clear message now rather than a traceback from each worker
+        ReviewStore(first)  # the tables exist before several processes start at once
+        first.close()
         if args.workers == 1:
             app: Any = create_app(
                 url,
                 ai_delay=args.ai_delay,
                 ai_processes=ai_processes,
+                signup=not args.no_signup,
                 limits=Limits(
                     send_timeout=args.send_timeout,
                     creates_per_minute=args.max_creates_per_minute,
                     min_clock=args.min_clock,
                 ),
+                review_sims=args.review_sims,
+                review_seconds=args.review_seconds,
             )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
@@ -924,6 +1042,9 @@ def run(args: argparse.Namespace) -> int:
                 "send_timeout": args.send_timeout,
                 "creates": args.max_creates_per_minute,
                 "min_clock": args.min_clock,
+                "signup": not args.no_signup,
+                "review_sims": args.review_sims,
+                "review_seconds": args.review_seconds,
             }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]

@@ -95,8 +95,14 @@ games_table = Table(
     # added for several processes on one database (older files get them by ALTER TABLE):
     Column("version", Integer, nullable=False, default=0, server_default="0"),  # bumped by every change
     Column("deadline", Float, nullable=True),  # wall time the running clock reaches zero
+    # accounts and ratings (web/accounts.py, web/ratings.py): the account each seat is bound to
+    Column("south_account", Integer, nullable=True),
+    Column("north_account", Integer, nullable=True),
+    Column("rated", Integer, nullable=False, default=0, server_default="0"),
 )
 Index("games_deadline", games_table.c.deadline)
+Index("games_south_account", games_table.c.south_account)
+Index("games_north_account", games_table.c.north_account)
 
 moves_table = Table(
     "moves",
@@ -156,6 +162,9 @@ class GameRecord:
     meta: dict[str, Any] = field(default_factory=dict)
     version: int = 0
     deadline: float | None = None
+    south_account: int | None = None  # the account the seat is bound to (web/accounts.py)
+    north_account: int | None = None
+    rated: bool = False  # both seats accounts, Glicko-2 update when it ends (web/ratings.py)
     moves: list[str] = field(default_factory=list)
 
     def copy(self) -> GameRecord:
@@ -243,12 +252,14 @@ def _record(row: Any, moves: list[str]) -> GameRecord:
     data["joined"] = bool(data["joined"])
     data["meta"] = json.loads(data["meta"] or "{}")
     data["version"] = int(data["version"] or 0)
+    data["rated"] = bool(data["rated"])
     return GameRecord(**data, moves=moves)
 
 
 def _row(rec: GameRecord) -> dict[str, Any]:
     row = {name: getattr(rec, name) for name in _COLUMNS}
     row["joined"] = int(rec.joined)
+    row["rated"] = int(rec.rated)
     row["meta"] = json.dumps(rec.meta)
     return row
 
@@ -392,6 +403,13 @@ class Storage:
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
             if "deadline" not in have:
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN deadline FLOAT")
+            for column in ("south_account", "north_account"):  # accounts and ratings
+                if column not in have:
+                    conn.exec_driver_sql(f"ALTER TABLE games ADD COLUMN {column} INTEGER")
+            if "rated" not in have:
+                conn.exec_driver_sql("ALTER TABLE games ADD COLUMN rated INTEGER NOT NULL DEFAULT 0")
+            for side in ("south", "north"):
+                conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS games_{side}_account ON games ({side}_account)")
 
     def close(self) -> None:
         """Release the connection pool."""

@@ -2,6 +2,8 @@
 // everything; this module shows the state it sends and sends the player's intentions.
 import { Board, COLOUR_NAME, drawPiece, describeTower, describePreview, drawZoom } from "./board.js";
 import { initContrast } from "./contrast.js";
+import { changeHeaders, whoami } from "./account.js";
+import { ReviewPanel } from "./review.js";
 
 initContrast();
 
@@ -87,6 +89,7 @@ async function startHome() {
     const mode = form.elements.mode.value;
     $("level-field").hidden = mode !== "ai";
     $("side-field").hidden = mode === "hotseat";
+    whoami().then((me) => { $("rated-field").hidden = !(mode === "online" && me.account); });
   };
   form.addEventListener("change", sync);
   sync();
@@ -97,8 +100,9 @@ async function startHome() {
     const body = { mode, side: form.elements.side.value };
     if (mode === "ai") body.level = form.elements.level.value;
     if (form.elements.clock.value) body.clock = Number(form.elements.clock.value);
+    if (mode === "online" && !$("rated-field").hidden && form.elements.rated.checked) body.rated = true;
     try {
-      const r = await fetch("/api/games", { method: "POST", headers: { "Content-Type": "application/json" },
+      const r = await fetch("/api/games", { method: "POST", headers: await changeHeaders(),
         body: JSON.stringify(body) });
       const data = await r.json();
       if (!r.ok) throw new Error(data.message || r.statusText);
@@ -124,7 +128,7 @@ async function startGame(id) {
   if (hash.get("seat")) store.set(`jericho:seat:${id}`, hash.get("seat"));
   if (hash.get("invite") && !store.get(`jericho:seat:${id}`)) {
     try {
-      const r = await fetch(`/api/games/${id}/join`, { method: "POST", headers: { "Content-Type": "application/json" },
+      const r = await fetch(`/api/games/${id}/join`, { method: "POST", headers: await changeHeaders(),
         body: JSON.stringify({ invite: hash.get("invite") }) });
       const data = await r.json();
       if (r.ok) store.set(`jericho:seat:${id}`, data.token);
@@ -153,6 +157,12 @@ async function startGame(id) {
   });
   S.board.build();
   wireControls();
+  // game review (review.js): stepping to a ply goes through the replay
+  S.review = new ReviewPanel(id, {
+    onStep: (ply) => (S.replay ? (S.replay.i = ply, render()) : enterReplay(ply)),
+    say,
+    onChange: () => render(),
+  });
   connect();
   setInterval(tickClocks, 250);
 }
@@ -171,10 +181,13 @@ function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${proto}://${location.host}/ws/${S.id}`);
   S.ws = ws;
-  ws.onopen = () => {
+  ws.onopen = async () => {
     S.retry = 0;
     $("conn").hidden = true;
+    // a logged-in player's own seats open by their session, from any browser (web/accounts.py)
+    const me = await whoami();
     if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token }));
+    else if (me.account) ws.send(JSON.stringify({ type: "hello" }));
   };
   ws.onmessage = (ev) => {
     let msg;
@@ -189,6 +202,7 @@ function connect() {
         if ($("message").textContent) say("");
         closeZoom();
       }
+      if (msg.game.status === "over" && S.review) S.review.gameOver();
       render();
       loadPreview();
     } else if (msg.type === "welcome") {
@@ -209,6 +223,8 @@ function connect() {
       S.selected = null;
       S.backToTray = document.activeElement && document.activeElement.closest &&
         !!document.activeElement.closest("#board");
+    } else if (msg.type === "review") {
+      if (S.review) S.review.update(msg.review);
     } else if (msg.type === "rematch") {
       if (S.token) store.set(`jericho:seat:${msg.id}`, S.token);
       location.href = `/g/${msg.id}`;
@@ -424,7 +440,9 @@ function seatLabel(side) {
   const g = S.game;
   const seat = g.seats[side];
   if (seat.kind === "ai") return `AI · ${seat.level}`;
-  if (mySides().includes(side) && S.role !== "both") return "You";
+  const account = g.accounts && g.accounts[side];
+  if (mySides().includes(side) && S.role !== "both") return account ? `You (${account})` : "You";
+  if (account) return account;
   if (seat.kind === "open") return "open seat";
   return SIDE_NAME[side];
 }
@@ -585,6 +603,7 @@ function render() {
   $("replay").hidden = !S.replay;
   $("typed").hidden = !seated || g.status !== "playing";
   if (S.replay) $("rp-pos").textContent = `${S.replay.i} / ${S.replay.frames.length - 1}`;
+  if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
   renderLinks();
 }
 
@@ -670,7 +689,7 @@ function renderMoves() {
   const ol = $("moves");
   const moves = g.moves;
   const current = S.replay ? S.replay.i : moves.length;
-  const key = `${moves.join(" ")}|${current}|${!!S.replay}`;
+  const key = `${moves.join(" ")}|${current}|${!!S.replay}|${S.review ? S.review.key : ""}`;
   if (ol.dataset.key === key) return;
   ol.dataset.key = key;
   ol.replaceChildren();
@@ -685,6 +704,7 @@ function renderMoves() {
       b.dataset.ply = k + 1;
       if (k + 1 === current) b.classList.add("current");
       b.onclick = () => (S.replay ? (S.replay.i = k + 1, render()) : enterReplay(k + 1));
+      if (S.review) S.review.decorate(b, k + 1);
       li.appendChild(b);
     }
     ol.appendChild(li);
