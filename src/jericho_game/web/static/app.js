@@ -332,6 +332,7 @@ function selectPiece(piece, byKeyboard = false) {
   if (S.selected) {
     const n = (S.game.legal[piece] || []).length;
     if (byKeyboard && n) S.board.focusCell(S.game.legal[piece][0]);
+    else S.board.bringIntoView();  // scrolled down to the tray (a phone): the board back in sight
     $("info").textContent = `${piece} (${pieceWords(piece)}): ${n} cell${n === 1 ? "" : "s"} highlighted. ` +
       "A badge on a cell shows how the move changes your lead in monoliths (+1: one more for you).";
   }
