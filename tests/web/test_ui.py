@@ -165,8 +165,9 @@ def test_the_phone_header_keeps_to_one_line(server: str, browser: Browser, w: in
 
 
 # towers of every height on both camps: 4 high on d3 and c1, 3 high on a2 and g4
-TALL_TOWERS = ("5R@d2 1G@d3 2Y@d3 4B@d3 3W@d3 1R@a2 2B@a2 3Y@a2 5W@g4 4G@g4 1B@g4 2R@g4 5G@c1 1W@c1 4R@c1"
-               " 3B@c1").split()
+TALL_TOWERS = (
+    "5R@d2 1G@d3 2Y@d3 4B@d3 3W@d3 1R@a2 2B@a2 3Y@a2 5W@g4 4G@g4 1B@g4 2R@g4 5G@c1 1W@c1 4R@c1 3B@c1"
+).split()
 # a letter's rendered size: its font size in CSS px (the SVG user unit times the screen scale), the
 # ink of its capitals and digits as the browser measures them, and the bar it sits on
 MEASURE_LABELS = """(sel) => {

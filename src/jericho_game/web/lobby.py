@@ -156,7 +156,7 @@ class Lobby:
             return
         for gid in due:
             try:
-                change = expire_seek(self.service, gid)
+                change = await self.service.off_loop(expire_seek, self.service, gid)
             except Exception:  # noqa: BLE001 - e.g. taken meanwhile: next sweep looks again
                 log.exception("could not expire seek %s", gid)
                 continue

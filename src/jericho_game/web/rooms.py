@@ -22,6 +22,7 @@ import logging
 import random
 import re
 import secrets
+import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
 from jericho_game.pieces import Side
 from jericho_game.players.base import make_player, registered_names
+from jericho_game.web import render
 from jericho_game.web.broker import Broker, LocalBroker
 from jericho_game.web.names import NameError_, check_name
 from jericho_game.web.storage import AIJob, Conflict, GameRecord, QueueFull, Storage, Tx
@@ -191,6 +193,12 @@ class GameService:
         self._in_flight = False  # a group is being committed on the database thread
         self.committing: set[str] = set()  # the games of that group
         self._db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-db")
+        self._read_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-read")
+        # the event loop owns the cache; changes run by off_loop() on the database thread hand
+        # their cache updates back to it
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._creates_lock = threading.Lock()
         # accounts and ratings (web/accounts.py, web/ratings.py): hooks called inside the transaction
         # of the change that ends a game (e.g. queue its rating update), and the names of accounts
         self.on_finish: list[Callable[[Tx, GameRecord], None]] = []
@@ -238,11 +246,13 @@ class GameService:
         self._check_id(game_id)
         version = self.storage.version(game_id)
         if version is None:
-            self.rooms.pop(game_id, None)
+            if self._on_loop():
+                self.rooms.pop(game_id, None)
             raise self._unknown(game_id)
         room = self.rooms.get(game_id)
         if room is not None and room.version == version:
-            self.rooms.move_to_end(game_id)
+            if self._on_loop():
+                self.rooms.move_to_end(game_id)
             if self.ai_to_move(room):  # the AI's place in the queue changes without a new version
                 room.ai_place = self._job_place(room)
             return room
@@ -284,11 +294,48 @@ class GameService:
     def _install(self, rec: GameRecord) -> Room:
         """Cache the room of ``rec`` (replayed, or extended from the cached one) with its AI place."""
         room = self._build(rec)
-        self.rooms[rec.id] = room
-        self.rooms.move_to_end(rec.id)
-        self._evict()
         room.ai_place = self._job_place(room)
+        self._keep(room)
         return room
+
+    def _on_loop(self) -> bool:
+        return self._loop_thread is None or threading.get_ident() == self._loop_thread
+
+    def _keep(self, room: Room) -> None:
+        """Cache ``room``; from the database thread (see :meth:`off_loop`) the event loop does it."""
+        if not self._on_loop():
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(self._keep, room)
+            return
+        old = self.rooms.get(room.rec.id)
+        if old is not None and old.version > room.version:
+            return  # a newer copy was cached meanwhile
+        self.rooms[room.rec.id] = room
+        self.rooms.move_to_end(room.rec.id)
+        self._evict()
+
+    async def off_loop(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a synchronous change (create, join, undo, resign, rematch, ...) on the database thread.
+
+        The event loop then never waits for a disk flush, nor for the write lock that this
+        process's own group of moves holds while it commits (on SQLite, a change made on the loop
+        waited for both: ~30 ms with the loop stopped).  The database thread runs one thing at a
+        time, so the change runs between two groups; its cache updates are handed back to the
+        event loop and happen before this returns."""
+        loop = self._bind()
+        return await loop.run_in_executor(self._db_thread, lambda: fn(*args))
+
+    async def off_loop_read(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """:meth:`off_loop` for reads (reloading games that other processes changed): on a thread
+        of their own, so that they never wait behind a group's commit."""
+        loop = self._bind()
+        return await loop.run_in_executor(self._read_thread, lambda: fn(*args))
+
+    def _bind(self) -> asyncio.AbstractEventLoop:
+        """Note the event loop (the cache's owner) we are called on."""
+        loop = asyncio.get_running_loop()
+        self._loop, self._loop_thread = loop, threading.get_ident()
+        return loop
 
     def _evict(self) -> None:
         while len(self.rooms) > self.max_rooms:
@@ -326,9 +373,9 @@ class GameService:
             return None
         return self._install(rec)
 
-    def _job_place(self, room: Room) -> int | None:
+    def _job_place(self, room: Room, conn: Any = None) -> int | None:
         if self.ai_to_move(room):
-            return self.storage.job_place(room.rec.id, room.version)
+            return self.storage.job_place(room.rec.id, room.version, conn)
         return None
 
     # -- reading the state -------------------------------------------------------------------
@@ -369,7 +416,6 @@ class GameService:
             moves = game.legal_moves()
             pass_only = moves == [PASS]
             legal = legal_by_piece(moves)
-        confront = confrontations(game)
         threat = game.seven_threat()
         board = {
             "id": rec.id,
@@ -380,16 +426,12 @@ class GameService:
             "moves": list(rec.moves),
             "turn": game.turn.value,
             "score": list(game.score()),
-            "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
-            "towers": {c: [_p(p) for p in t] for c, t in game.towers().items() if t},
-            "reserves": {s: [_p(p) for p in game.reserve(s)] for s in SIDES},
             "legal": legal,
             "pass_only": pass_only,
             "last": rec.moves[-1] if rec.moves else None,
             "threat": threat.value if threat and status != "over" else None,
             "result": result,
             "reason": reason,
-            "confrontations": confront,
             "can_undo": status == "playing" and self._has_own_move(room),
             "rematch_of": rec.rematch_of,
             "rematch_id": rec.rematch_id,
@@ -401,7 +443,20 @@ class GameService:
             "accounts": {s: self._account_of(rec, s) for s in SIDES},
             "rated": rec.rated,
         }
-        room.board_json = json.dumps(board, separators=(",", ":"))[1:-1]
+        # the position's parts (towers, reserves, leaders, confrontations) come from fragments
+        # rendered once and memoized (web/render.py): they were most of a state's cost
+        code = game.state.code
+        room.board_json = (
+            json.dumps(board, separators=(",", ":"))[1:-1]
+            + ',"leaders":'
+            + render.leaders_json(game)
+            + ',"towers":'
+            + render.towers_json(game, code)
+            + ',"reserves":'
+            + render.reserves_json(game)
+            + ',"confrontations":'
+            + render.confrontations_json(game, code)
+        )
         room.board_version = room.version
         return room.board_json
 
@@ -523,10 +578,8 @@ class GameService:
 
     def _publish(self, room: Room) -> Room:
         """Cache the committed room (the transaction is over)."""
-        self.rooms[room.rec.id] = room
-        self.rooms.move_to_end(room.rec.id)
         room.ai_place = self._job_place(room)
-        self._evict()
+        self._keep(room)
         return room
 
     def announce(self, room: Room) -> None:
@@ -577,7 +630,7 @@ class GameService:
         committed, before anything else on the event loop (the mover's ``ack`` goes out before
         any broadcast of the new state)."""
         self._check_id(game_id)
-        loop = asyncio.get_running_loop()
+        loop = self._bind()
         fut: asyncio.Future[Change] = loop.create_future()
         self._group.append((game_id, decide, fut, on_commit))
         if len(self._group) == 1 and not self._in_flight:
@@ -620,6 +673,11 @@ class GameService:
                     if tx is not None and tx.wrote:
                         raise  # a half-made change: nothing of the group may be committed
                     outcomes.append(exc)
+            # the AI's place in the queue, read here rather than on the event loop (and before the
+            # commit: once it commits, an AI runner may already be answering)
+            for outcome in outcomes:
+                if isinstance(outcome, Change):
+                    outcome.room.ai_place = self._job_place(outcome.room, conn)
         return outcomes
 
     def _end_group(self, group: list[Any], done: asyncio.Future[list[Change | Exception]]) -> None:
@@ -636,7 +694,7 @@ class GameService:
         for i, (game_id, _, fut, on_commit) in enumerate(group if outcomes is not None else []):
             outcome = outcomes[i]  # type: ignore[index]
             if isinstance(outcome, Change):
-                self._publish(outcome.room)
+                self._keep(outcome.room)  # its AI place was read on the database thread
                 if on_commit is not None:
                     try:
                         on_commit(outcome)
@@ -652,8 +710,9 @@ class GameService:
         self._start_group()  # the changes that arrived meanwhile
 
     def close(self) -> None:
-        """Stop the database thread."""
+        """Stop the database threads."""
         self._db_thread.shutdown(wait=False)
+        self._read_thread.shutdown(wait=False)
 
     def _charge(self, rec: GameRecord, game: Game) -> None:
         """Stop the running clock: subtract the time spent by the side to move."""
@@ -699,13 +758,14 @@ class GameService:
 
         ``account``: the logged-in creator's account, which the creator's seat(s) are bound to."""
         now = self.now()
-        for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
-            del self.creates[addr]  # forget quiet addresses: the table cannot grow without bound
-        window = self.creates.setdefault(client, deque())
-        while window and window[0] < now - 60:
-            window.popleft()
-        if len(window) >= self.creates_per_minute:
-            raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
+        with self._creates_lock:  # creations may run on the database thread (off_loop) and on the loop
+            for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
+                del self.creates[addr]  # forget quiet addresses: the table cannot grow without bound
+            window = self.creates.setdefault(client, deque())
+            while window and window[0] < now - 60:
+                window.popleft()
+            if len(window) >= self.creates_per_minute:
+                raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
         unknown = set(spec) - {"mode", "side", "level", "clock", "rated", "name", "public"}
         if unknown:
             raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))}")
@@ -783,7 +843,8 @@ class GameService:
             self.storage.create(rec, job_level=rec.ai_level if ai_first else None, max_jobs=self.max_ai_jobs)
         except QueueFull as exc:
             raise ClientError("busy", f"the server is busy: {exc}; try again soon", 503) from None
-        window.append(now)
+        with self._creates_lock:
+            window.append(now)
         room = self._publish(Room(rec, game))
         reply["token"] = token
         return room, reply
@@ -865,15 +926,19 @@ class GameService:
             seats.discard(rec.ai_side or "")
         return frozenset(seats)
 
+    def may_arrive(self, room: Room, seats: frozenset[str]) -> bool:
+        """Whether :meth:`arrive` would change anything (an online rematch waiting to start its clock)."""
+        rec = room.rec
+        if not seats or rec.mode != "online" or rec.clock is None or rec.turn_started is not None:
+            return False
+        return self.status(room) == "playing" and not seats <= set(rec.meta.get("arrived", []))
+
     def arrive(self, game_id: str, seats: frozenset[str]) -> Change | None:
         """A player opened the game (``hello`` with a seat).  An online rematch's clock starts once
         both players have opened it (nobody loses time before they have even seen the new board);
         arrivals are stored with the game, so the players may be on different server processes."""
         room = self.room(game_id)
-        rec = room.rec
-        if not seats or rec.mode != "online" or rec.clock is None or rec.turn_started is not None:
-            return None
-        if self.status(room) != "playing" or seats <= set(rec.meta.get("arrived", [])):
+        if not self.may_arrive(room, seats):
             return None
 
         def decide(tx: Tx, fresh: Room) -> Change:
@@ -1033,7 +1098,7 @@ class GameService:
             new_old = old.copy()
             new_old.rematch_id = rec.id
             changed = self._commit(tx, room, new_old, room.game)
-            self.rooms[rec.id] = Room(rec, game)
+            self._keep(Room(rec, game))
             return Change(changed, rematch_id=rec.id)
 
         return self._write(game_id, decide)

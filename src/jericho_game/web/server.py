@@ -22,6 +22,7 @@ import os
 import random
 import re
 import socket
+import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -66,6 +67,7 @@ __all__ = ["ClientError", "Conn", "Limits", "Transport", "create_app", "add_argu
 log = logging.getLogger("jericho_game.web")
 
 STATIC = Path(__file__).resolve().parent / "static"
+SWITCH_INTERVAL = 0.00025  # seconds: the GIL switch interval while the app runs (see create_app)
 
 # Every HTTP response carries these.  frame-ancestors 'none': the seat token lives in the page,
 # so no other site may frame it (clickjacking).
@@ -246,6 +248,8 @@ class Transport:
                 kinds=job_kinds or [],
             )
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._stale: dict[str, int] = {}  # games another process changed: version announced
+        self._reloading: asyncio.Task[None] | None = None
         # accounts (web/accounts.py): the logged-in account of a WebSocket, by its session cookie
         self.session_account: Callable[[WebSocket], int | None] = lambda ws: None
         service.busy_rooms = lambda gid: bool(self.conns.get(gid))
@@ -270,6 +274,8 @@ class Transport:
         """Stop background work (the AI's jobs go back to the queue)."""
         for task in list(self._tasks):
             task.cancel()
+        if self._reloading is not None:
+            self._reloading.cancel()
         for h in self.timers.values():
             h.cancel()
         if self.runner is not None:
@@ -321,15 +327,40 @@ class Transport:
             # then the state; look again once that is done
             asyncio.get_running_loop().call_later(0.005, self.on_change, game_id, version)
             return
-        try:
-            room = self.service.cached(game_id)
-            if room is None or room.version < version:
-                room = self.service.refresh(game_id, version) or self.service.room(game_id)
-        except Exception:  # noqa: BLE001 - the database is away: the next change or reconnect catches up
-            log.exception("could not reload game %s after a change", game_id)
-            return
-        if room is not None:
+        room = self.service.cached(game_id)
+        if room is not None and room.version >= version:
             self._broadcast_room(room)
+            return
+        # another process changed it: reload it off the event loop, together with the other games
+        # announced meanwhile (reloading on the loop stopped it for two round trips per change)
+        self._stale[game_id] = max(version, self._stale.get(game_id, version))
+        if self._reloading is None:
+            self._reloading = asyncio.get_running_loop().create_task(self._reload_stale())
+
+    async def _reload_stale(self) -> None:
+        try:
+            while self._stale:
+                batch, self._stale = self._stale, {}
+                try:
+                    rooms = await self.service.off_loop_read(self._reload, batch)
+                except Exception:  # noqa: BLE001 - the database is away: the next change or reconnect catches up
+                    log.exception("could not reload games after a change")
+                    continue
+                for room in rooms:
+                    if self.conns.get(room.rec.id):
+                        self._broadcast_room(room)
+        finally:
+            self._reloading = None
+
+    def _reload(self, batch: dict[str, int]) -> list[Room]:
+        """(On the service's read thread.)  The rooms of ``batch`` brought up to their stored versions."""
+        out = []
+        for gid, version in batch.items():
+            try:
+                out.append(self.service.refresh(gid, version) or self.service.room(gid))
+            except Exception:  # noqa: BLE001 - e.g. the game is gone: its clients hear of it on reconnect
+                log.exception("could not reload game %s after a change", gid)
+        return out
 
     def _send_review(self, game_id: str) -> None:
         """Queue the game's review for every client of it on this process (if it has one)."""
@@ -411,7 +442,7 @@ class Transport:
         while True:
             await asyncio.sleep(self.limits.sweep * random.uniform(0.8, 1.2))
             try:
-                due = self.service.storage.due(self.service.now())
+                due = await self.service.off_loop_read(self.service.storage.due, self.service.now())
             except Exception:  # noqa: BLE001 - the database is away: next sweep
                 log.exception("could not look for clocks that ran out")
                 continue
@@ -558,7 +589,7 @@ class Transport:
             if kind == "ping":
                 self.send(conn, {"type": "pong", "ref": msg.get("ref")})
             elif kind == "hello":
-                self._hello(game_id, conn, msg)
+                await self._hello(game_id, conn, msg)
             elif kind == "move":
                 ply = msg.get("ply")
                 change = await self.service.move(
@@ -567,22 +598,25 @@ class Transport:
                 if change.error is not None:
                     raise change.error
             elif kind == "undo":
-                self._done(self.service.undo(game_id, seats), conn, ref)
+                self._done(await self.service.off_loop(self.service.undo, game_id, seats), conn, ref)
             elif kind == "resign":
-                self._done(self.service.resign(game_id, seats), conn, ref)
+                self._done(await self.service.off_loop(self.service.resign, game_id, seats), conn, ref)
             elif kind == "rematch":
-                change = self.service.rematch(game_id, seats)
+                change = await self.service.off_loop(self.service.rematch, game_id, seats)
                 self.send(conn, {"type": "rematch", "id": change.rematch_id})
                 self._done(change, conn, ref)
-            elif kind == "offer":
-                self._done(endings.offer(self.service, game_id, seats, msg.get("what")), conn, ref)
+            elif kind == "offer":  # fair endings (web/endings.py), off the event loop as undo and resign
+                change = await self.service.off_loop(endings.offer, self.service, game_id, seats, msg.get("what"))
+                self._done(change, conn, ref)
             elif kind in ("accept", "decline"):
-                change = endings.answer(self.service, game_id, seats, msg.get("what"), kind == "accept")
+                what, accept = msg.get("what"), kind == "accept"
+                change = await self.service.off_loop(endings.answer, self.service, game_id, seats, what, accept)
                 self._done(change, conn, ref)
             elif kind == "claim":
-                self._done(endings.claim(self.service, game_id, seats, msg.get("what")), conn, ref)
+                change = await self.service.off_loop(endings.claim, self.service, game_id, seats, msg.get("what"))
+                self._done(change, conn, ref)
             elif kind == "abort":
-                self._done(endings.abort(self.service, game_id, seats), conn, ref)
+                self._done(await self.service.off_loop(endings.abort, self.service, game_id, seats), conn, ref)
             else:
                 known = "hello, move, undo, resign, rematch, offer, accept, decline, claim, abort, ping"
                 raise ClientError("bad_message", f"unknown message type {str(kind)[:40]!r}: use {known}")
@@ -616,8 +650,9 @@ class Transport:
         if change.error is not None:
             raise change.error
 
-    def _hello(self, game_id: str, conn: Conn, msg: dict[str, Any]) -> None:
-        room = self.service.room(game_id)
+    async def _hello(self, game_id: str, conn: Conn, msg: dict[str, Any]) -> None:
+        # reads and writes off the event loop: a round trip on it stops every game of this process
+        room = await self.service.off_loop_read(self.service.room, game_id)
         token = msg.get("token")
         seats: frozenset[str] = frozenset()
         if token is not None or conn.account is not None:
@@ -629,12 +664,14 @@ class Transport:
         conn.seats = seats
         self.send(conn, {"type": "welcome", "role": conn.role})
         self.presence(game_id)
-        change = self.service.arrive(game_id, seats)
-        if change is not None and change.committed:
-            self.after(change)
-        self.broadcast(self.service.room(game_id))
+        if self.service.may_arrive(room, seats):
+            change = await self.service.off_loop(self.service.arrive, game_id, seats)
+            if change is not None and change.committed:
+                self.after(change)
+        self.broadcast(self.service.cached(game_id) or room)
         if msg.get("name") is not None and seats:  # a seat without a name takes the player's
-            named = endings.set_name(self.service, game_id, seats, msg.get("name"))  # bad_name: refused
+            # bad_name: refused (the seat is held all the same)
+            named = await self.service.off_loop(endings.set_name, self.service, game_id, seats, msg.get("name"))
             if named is not None:
                 self.after(named)
 
@@ -644,7 +681,7 @@ class Transport:
         await websocket.accept()
         game_id = websocket.path_params["id"]
         try:
-            room = self.service.room(game_id)
+            room = await self.service.off_loop_read(self.service.room, game_id)
         except ClientError as exc:
             await websocket.send_text(json.dumps({"type": "error", "code": exc.code, "message": exc.message}))
             await websocket.close(code=4404 if exc.status == 404 else 4400)
@@ -904,7 +941,7 @@ def create_app(
         account = account_id(request)  # before the body: a CSRF-less post is refused as such
         spec = await _json_body(request, limits)
         client = request.client.host if request.client else "?"
-        room, reply = service.create(spec, client, account)
+        room, reply = await service.off_loop(service.create, spec, client, account)
         service.announce(room)
         if room.rec.public:
             broker.publish(LOBBY_ID, 0)  # this process's lobby (others hear it from the database)
@@ -919,7 +956,9 @@ def create_app(
     async def join(request: Request) -> Response:
         account = account_id(request)
         body = await _json_body(request, limits)
-        change, reply = service.join(request.path_params["id"], body.get("invite"), account, body.get("name"))
+        change, reply = await service.off_loop(
+            service.join, request.path_params["id"], body.get("invite"), account, body.get("name")
+        )
         transport.after(change)
         reply["links"] = _links(request, change.room.rec.id, reply["token"])
         return JSONResponse(reply)
@@ -974,11 +1013,17 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # The database thread gives up the GIL at every round trip and fsync; with the default
+        # 5 ms switch interval it then waited up to 5 ms for a busy event loop to hand it back,
+        # i.e. milliseconds per statement of every group (measured: ~11 ms per 0.1 ms round trip).
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch, SWITCH_INTERVAL))
         await transport.start()
         rating_task = asyncio.get_running_loop().create_task(ratings.run())
         yield
         rating_task.cancel()
         await transport.stop()
+        sys.setswitchinterval(switch)
         service.close()
         storage.close()
 
