@@ -87,7 +87,7 @@ def listing(svc: GameService, games: dict[str, str]) -> list[dict[str, Any]]:
                 "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime(rec.created_at)),
             }
         )
-    out.sort(key=lambda g: (-g["updated_at"], g["id"]))
+    out.sort(key=lambda g: (-float(g["updated_at"]), str(g["id"])))
     return out
 
 
