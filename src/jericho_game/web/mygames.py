@@ -56,7 +56,7 @@ def _opponent(rec: GameRecord, mine: list[str]) -> dict[str, Any]:
 
 def listing(svc: GameService, games: dict[str, str]) -> list[dict[str, Any]]:
     """The browser's games, newest first: side, opponent, status, result, reason, plies, dates."""
-    out = []
+    out: list[dict[str, Any]] = []
     for rec, plies in svc.storage.summaries(list(games)):
         mine = _mine(rec, games[rec.id])
         if not mine:
