@@ -37,6 +37,7 @@ from jericho_game.pieces import Side
 from jericho_game.players.base import make_player, registered_names
 from jericho_game.web import render
 from jericho_game.web.broker import Broker, LocalBroker
+from jericho_game.web.names import NameError_, check_name
 from jericho_game.web.storage import AIJob, Conflict, GameRecord, QueueFull, Storage, Tx
 
 __all__ = ["ClientError", "GameService", "Room", "Change", "SIDES", "MODES"]
@@ -49,6 +50,8 @@ SIDE_NAMES = {"south": "South", "north": "North"}
 PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "master", "random", "greedy", "mcts", "alphabeta")
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _RESULT_TOKENS: dict[str | None, str] = {"south": "1-0", "north": "0-1", "draw": "1/2-1/2", None: "*"}
+# reasons a game ends with no result (result None): aborted by a player, or a seek nobody took
+NO_RESULT = ("aborted", "expired")
 
 
 class ClientError(Exception):
@@ -71,7 +74,9 @@ class Room:
     ai_place: int | None = None  # AI job: 0 thinking, k k-th in the queue, None none
     board_json: str | None = None  # the version-dependent part of the public state, serialized
     board_version: int = -1
-    present: dict[str, int] = field(default_factory=lambda: {"south": 0, "north": 0, "watchers": 0})
+    # who is connected, across processes (the transport reads it from the presence table):
+    # "south"/"north" connected or not, "watchers" a count, "away" {side: since when (wall time)}
+    present: dict[str, Any] = field(default_factory=lambda: {"south": 0, "north": 0, "watchers": 0, "away": {}})
 
     @property
     def version(self) -> int:
@@ -160,6 +165,10 @@ class GameService:
         creates_per_minute: int = 60,
         min_clock: float = 1.0,
         max_ai_jobs: int = 64,
+        claim_after: float = 300.0,
+        presence_ttl: float = 30.0,
+        seek_idle: float = 120.0,
+        seek_max_age: float = 3600.0,
     ) -> None:
         self.storage = storage
         self.broker = broker or LocalBroker()
@@ -168,6 +177,14 @@ class GameService:
         self.creates_per_minute = creates_per_minute
         self.min_clock = min_clock  # minutes per side; a clock of 1e-9 minutes was lost at once
         self.max_ai_jobs = max_ai_jobs
+        # fair endings and the lobby (issue 12, see endings.py and lobby.py)
+        self.claim_after = claim_after  # seconds an opponent must be away before a claim
+        self.presence_ttl = presence_ttl  # a process's presence row counts this long after its last beat
+        self.seek_idle = seek_idle  # an open seek expires when its creator has been away this long
+        self.seek_max_age = seek_max_age  # ... or when it is this old
+        # what the lobby shows per seek beyond the game itself: the accounts work fills in
+        # "rated" and "rating" (None: an anonymous, unrated game)
+        self.lobby_extras: Callable[[GameRecord], dict[str, Any]] = lambda rec: {"rated": False, "rating": None}
         self.rooms: OrderedDict[str, Room] = OrderedDict()
         self.creates: dict[str, deque[float]] = {}
         self._levels: list[str] | None = None
@@ -207,6 +224,14 @@ class GameService:
         """``medium`` when available, else the first available level."""
         levels = self.levels()
         return "medium" if "medium" in levels else (levels[0] if levels else "random")
+
+    @staticmethod
+    def check_name(name: Any) -> str:
+        """A player's display name as stored (see names.py), or ``bad_name``."""
+        try:
+            return check_name(name)
+        except NameError_ as exc:
+            raise ClientError(exc.code, exc.message) from None
 
     # -- the cache -------------------------------------------------------------------------
     def _check_id(self, game_id: str) -> None:
@@ -410,6 +435,10 @@ class GameService:
             "can_undo": status == "playing" and self._has_own_move(room),
             "rematch_of": rec.rematch_of,
             "rematch_id": rec.rematch_id,
+            "public": rec.public,
+            "names": {s: rec.meta.get("names", {}).get(s) for s in SIDES},
+            "offer": rec.meta.get("offer") if status == "playing" else None,
+            "can_abort": rec.mode == "online" and status != "over" and not _both_moved(rec),
             # accounts: the username each seat is bound to (None: anonymous), and whether it is rated
             "accounts": {s: self._account_of(rec, s) for s in SIDES},
             "rated": rec.rated,
@@ -445,7 +474,12 @@ class GameService:
             elif rec.mode == "online" and not getattr(rec, f"{s}_token"):
                 seats[s] = {"kind": "open", "present": False}
             else:
-                seats[s] = {"kind": "human", "present": room.present[s] > 0}
+                seats[s] = {"kind": "human", "present": bool(room.present[s])}
+                since = room.present.get("away", {}).get(s)
+                # only where it matters (a claim is possible): the state stays still otherwise
+                claimable = rec.mode == "online" and rec.clock is None and self.status(room) == "playing"
+                if claimable and not room.present[s] and since is not None:
+                    seats[s]["away_for"] = round(max(0.0, self.now() - since), 1)
         clock = None
         if rec.clock is not None:
             clock = {
@@ -462,6 +496,8 @@ class GameService:
             "ai_thinking": place is not None,
             "ai": ai,
             "watchers": room.present["watchers"],
+            # an untimed online game: a player may claim once the opponent has been away this long
+            "claim_after": self.claim_after if rec.mode == "online" and rec.clock is None else None,
         }
 
     def state_json(self, room: Room) -> str:
@@ -503,6 +539,13 @@ class GameService:
         Every refusal comes before the first write (a group of changes relies on it: see
         :meth:`_run_group`)."""
         rec.moves = list(room.rec.moves[: plies if plies is not None else None]) + list(new_moves or [])
+        offer = rec.meta.get("offer")
+        if offer and (new_moves or plies is not None):
+            # a move answers every takeback request and the opponent's draw offer (the offerer's
+            # own move leaves a draw offer standing)
+            mover = room.game.turn.value
+            if offer.get("what") != "draw" or offer.get("by") != mover or plies is not None:
+                rec.meta = {k: v for k, v in rec.meta.items() if k != "offer"}
         result, reason = _outcome(rec, game)
         if result is not None and rec.result is None:
             rec.result, rec.reason, rec.turn_started = result, reason, None
@@ -723,7 +766,7 @@ class GameService:
                 window.popleft()
             if len(window) >= self.creates_per_minute:
                 raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
-        unknown = set(spec) - {"mode", "side", "level", "clock", "rated"}
+        unknown = set(spec) - {"mode", "side", "level", "clock", "rated", "name", "public"}
         if unknown:
             raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))}")
         mode = spec.get("mode", "ai")
@@ -743,6 +786,12 @@ class GameService:
             raise ClientError(
                 "bad_request", f"clock must be null or minutes per side between {self.min_clock:g} and 180"
             )
+        public = spec.get("public", False)
+        if not isinstance(public, bool) or (public and mode != "online"):
+            raise ClientError("bad_request", "public must be true or false, and only online games can be public")
+        name = self.check_name(spec["name"]) if spec.get("name") is not None else None
+        if public and name is None:
+            raise ClientError("name_required", "choose a name first: the lobby shows it to other players")
         rated = spec.get("rated", False)
         if not isinstance(rated, bool):
             raise ClientError("bad_request", "rated must be true or false")
@@ -751,7 +800,12 @@ class GameService:
         if rated and account is None:
             raise ClientError("login_required", "log in (or sign up) to create a rated game", 403)
         rec = GameRecord(id=_new_id(), mode=mode)
+        rec.public = public
+        if public:
+            rec.meta["listed_at"] = now  # by the service's clock, as the seek's expiry (tests fake it)
         rec.rated = rated
+        if name is not None and mode != "hotseat":  # hot-seat: two people, one name would be wrong
+            rec.meta["names"] = {side: name}
         reply: dict[str, Any] = {"id": rec.id, "side": side}
         token = _new_token()
         if mode == "ai":
@@ -811,17 +865,26 @@ class GameService:
         except Exception:  # noqa: BLE001 - the next load tries again; the game itself is fine
             log.exception("could not queue the AI move of game %s", room.rec.id)
 
-    def join(self, game_id: str, invite: Any, account: int | None = None) -> tuple[Change, dict[str, Any]]:
-        """Take the invited seat of an online game (``POST /api/games/{id}/join``); ``account``: the
+    def join(
+        self, game_id: str, invite: Any, account: int | None = None, name: Any = None
+    ) -> tuple[Change, dict[str, Any]]:
+        """Take the invited seat of an online game, or the open seat of a public one (the lobby's
+        seeks), with the joiner's ``name`` (``POST /api/games/{id}/join``); ``account``: the
         logged-in joiner's account, which the seat is then bound to (a rated game needs one)."""
         out: dict[str, Any] = {}
+        checked = self.check_name(name) if name is not None else None
 
         def decide(tx: Tx, room: Room) -> Change:
             rec = room.rec
             if rec.mode != "online":
                 raise ClientError("not_online", "only online games can be joined")
-            if not isinstance(invite, str) or not same_secret(invite, rec.invite):
+            if rec.public and invite is None:
+                if checked is None:
+                    raise ClientError("name_required", "choose a name first: your opponent sees it")
+            elif not isinstance(invite, str) or not same_secret(invite, rec.invite):
                 raise ClientError("bad_invite", "this invite code is not valid for this game", 403)
+            if self.status(room) == "over":
+                raise ClientError("game_over", "this game is over: nobody can join it (you can watch)", 409)
             if rec.joined:
                 raise ClientError("seat_taken", "this invite was already used: the seat is taken (you can watch)", 409)
             seat = "north" if rec.south_token else "south"
@@ -834,6 +897,9 @@ class GameService:
             setattr(new, f"{seat}_token", token)
             setattr(new, f"{seat}_account", account)
             new.joined = True
+            new.meta["joined_at"] = self.now()
+            if checked is not None:
+                new.meta["names"] = {**new.meta.get("names", {}), seat: checked}
             if new.clock is not None:
                 new.turn_started = self.now()
             out.update(id=rec.id, side=seat, token=token)
@@ -1013,6 +1079,9 @@ class GameService:
             rec.ai_level = old.ai_level
             rec.ai_side = Side(old.ai_side).other.value if old.ai_side else None
             rec.rematch_of = old.id
+            names = old.meta.get("names", {})
+            if names:  # the names follow the people, who swap sides
+                rec.meta["names"] = {Side(s).other.value: n for s, n in names.items()}
             rec.south_account, rec.north_account = old.north_account, old.south_account  # accounts follow people
             rec.rated = old.rated
             if old.clock is not None:
@@ -1097,7 +1166,8 @@ class GameService:
         """The tags of the game record for download."""
         rec = room.rec
         result, reason = self.outcome(room)
-        names = {s: "AI " + (rec.ai_level or "") if rec.ai_side == s else "Human" for s in SIDES}
+        given = rec.meta.get("names", {})
+        names = {s: "AI " + (rec.ai_level or "") if rec.ai_side == s else given.get(s) or "Human" for s in SIDES}
         tags = {
             "Event": f"Jericho web game ({rec.mode})",
             "Site": "jericho serve",
@@ -1107,19 +1177,39 @@ class GameService:
             "Result": _RESULT_TOKENS[result],
             "GameId": rec.id,
         }
-        if result and reason:
+        if reason and (result or reason in NO_RESULT):
             loser = "South" if result == "north" else "North"
+            away = SIDE_NAMES[Side(rec.meta.get("claimed_by") or "south").other.value]
             tags["Termination"] = {
                 "seven": "seven monoliths held through a full turn",
                 "exhaustion": "both players passed",
                 "resign": f"{loser} resigned",
                 "time": f"{loser} lost on time",
-            }[reason]
+                "agreed": "draw agreed",
+                "claim": f"{away} left the game; "
+                + (f"{SIDE_NAMES[result]} claimed the win" if result in SIDES else "a draw was claimed"),
+                "aborted": "aborted before both sides had moved (no result)",
+                "expired": "nobody took the open seat (no result)",
+            }.get(reason, reason)
+        takebacks = rec.meta.get("takebacks")
+        if takebacks:
+            tags["Takebacks"] = "; ".join(f"{SIDE_NAMES[t['by']]} at ply {t['ply']}" for t in takebacks)
         return tags
 
 
+def _both_moved(rec: GameRecord) -> bool:
+    """Whether each side has made a move of its own (not a forced pass): then no abort."""
+    turn = Side.SOUTH if not rec.start_position else Game.from_position(rec.start_position).turn
+    moved = set()
+    for mv in rec.moves:
+        if mv != "pass":
+            moved.add(turn)
+        turn = turn.other
+    return len(moved) == 2
+
+
 def _outcome(rec: GameRecord, game: Game) -> tuple[str | None, str | None]:
-    if rec.result:
+    if rec.result or rec.reason in NO_RESULT:
         return rec.result, rec.reason
     result = game.outcome()
     if result is None:
@@ -1130,7 +1220,8 @@ def _outcome(rec: GameRecord, game: Game) -> tuple[str | None, str | None]:
 
 
 def _status(rec: GameRecord, game: Game) -> str:
-    if _outcome(rec, game)[0] is not None:
+    result, reason = _outcome(rec, game)
+    if result is not None or reason in NO_RESULT:
         return "over"
     if rec.mode == "online" and not rec.joined:
         return "waiting"

@@ -21,10 +21,12 @@ import logging
 import os
 import random
 import re
+import socket
 import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,17 +49,18 @@ except ImportError as exc:
 
 from jericho_game.game import Game
 from jericho_game.players.base import Limit
-from jericho_game.web import tutorial
+from jericho_game.web import endings, mygames, tutorial
 from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
+from jericho_game.web.lobby import Lobby
 from jericho_game.web.ratings import Ratings, rating_routes
 from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
 from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
 from jericho_game.web.review import routes as review_routes
 from jericho_game.web.rooms import Change, ClientError, GameService, Room
-from jericho_game.web.storage import AIJob, Storage, resolve_db_url
+from jericho_game.web.storage import LOBBY_ID, PRESENCE_VERSION, AIJob, Storage, resolve_db_url
 
 __all__ = ["ClientError", "Conn", "Limits", "Transport", "create_app", "add_arguments", "run", "SECURITY_HEADERS"]
 
@@ -96,6 +99,13 @@ class Limits:
     ai_queue: int = 64  # AI moves waiting for a worker before new ones are refused (busy)
     sweep: float = 0.5  # seconds between looks for clocks that ran out (in any process)
     min_clock: float = 1.0  # minutes: the shortest clock per side a game may ask for (1e-9 was lost at once)
+    # issue 12: presence across processes, claims, the lobby, a browser's games
+    claim_after: float = 300.0  # seconds an untimed online game's opponent must be away before a claim
+    presence_beat: float = 10.0  # seconds between a process's renewals of its presence rows
+    seek_idle: float = 120.0  # an open seek expires once its creator has been away this long (seconds)
+    seek_max_age: float = 3600.0  # ... or once it is this old
+    max_lobby_connections: int = 1000  # lobby WebSocket clients per process
+    max_my_games: int = 500  # games one "my games" request may ask about
     review_queue: int = 16  # game reviews waiting or running before new ones are refused (busy)
 
 
@@ -243,6 +253,11 @@ class Transport:
         # accounts (web/accounts.py): the logged-in account of a WebSocket, by its session cookie
         self.session_account: Callable[[WebSocket], int | None] = lambda ws: None
         service.busy_rooms = lambda gid: bool(self.conns.get(gid))
+        # presence rows of this process: its id, and the counts last written per game
+        self.process = f"{socket.gethostname()[:30]}:{os.getpid()}:{random.randrange(1 << 30):x}"
+        self.written: dict[str, dict[str, int]] = {}
+        self._presence_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-presence")
+        self.lobby = Lobby(service, limits, self.after)
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -250,6 +265,8 @@ class Transport:
         await self.broker.start(self.on_change, self.runner.wake if self.runner else None)
         self._spawn(self._sweeper())
         self._spawn(self._watchdog())
+        self._spawn(self._heartbeat())
+        self._spawn(self.lobby.sweep())
         if self.runner is not None:
             self._spawn(self.runner.run())
 
@@ -263,6 +280,7 @@ class Transport:
             h.cancel()
         if self.runner is not None:
             await self.runner.close()
+        self._presence_thread.shutdown(wait=True)  # the last counts are stored before the pool goes
         await self.broker.close()
 
     def _spawn(self, coro: Any) -> None:
@@ -273,6 +291,13 @@ class Transport:
     # -- fan-out ---------------------------------------------------------------------------
     def on_change(self, game_id: str, version: int) -> None:
         """A game changed (here or in another process): bring this process's clients up to date."""
+        self.lobby.on_change(game_id, version)
+        if game_id == LOBBY_ID:
+            return
+        if version == PRESENCE_VERSION:  # who is connected changed (maybe on another process)
+            if self.conns.get(game_id):
+                self._reread_presence(game_id)
+            return
         if game_id == "*":  # the broker may have missed changes: check every game with clients
             for gid in list(self.conns):
                 try:
@@ -452,17 +477,97 @@ class Transport:
             return True
         return False
 
-    def presence(self, game_id: str) -> None:
-        """Count this process's players and watchers of a game into its state."""
-        room = self.service.cached(game_id)
-        if room is None:
-            return
+    def _local_counts(self, game_id: str) -> dict[str, int]:
         conns = self.conns.get(game_id, set())
-        room.present = {
+        return {
             "south": sum(1 for c in conns if "south" in c.seats),
             "north": sum(1 for c in conns if "north" in c.seats),
             "watchers": sum(1 for c in conns if not c.seats),
         }
+
+    def presence(self, game_id: str) -> None:
+        """Store this process's count of a game's players and watchers (when it changed), and read
+        everyone's back into the game's state: presence is in the database, across processes.
+
+        The write goes to a thread of its own (in order: one thread), so a disk flush never holds
+        up the event loop; until it lands, this process's own connections count as present."""
+        counts = self._local_counts(game_id)
+        room = self.service.cached(game_id)
+        if room is not None and room.rec.mode != "online":
+            # against the AI and hot-seat nothing is decided on presence: this process's own count is
+            # enough, and a move's commit never waits for a presence write (SQLite has one writer)
+            room.present = {**counts, "away": {}}
+            return
+        old = self.written.get(game_id, {"south": 0, "north": 0, "watchers": 0})
+        if old != counts:
+            # only the seats whose count changed: rewriting an unchanged empty seat would move the
+            # time it has been away since
+            changed = {side: n for side, n in counts.items() if old.get(side, 0) != n}
+            if any(counts.values()):
+                self.written[game_id] = counts
+            else:
+                self.written.pop(game_id, None)
+            fut = asyncio.get_running_loop().run_in_executor(
+                self._presence_thread,
+                self.service.storage.set_presence,
+                game_id,
+                self.process,
+                changed,
+                self.service.now(),
+            )
+            fut.add_done_callback(lambda f: self._presence_stored(game_id, f))
+        self._reread_presence(game_id, broadcast=False)
+
+    def _presence_stored(self, game_id: str, fut: asyncio.Future[None]) -> None:
+        if fut.cancelled():
+            return
+        if fut.exception() is not None:  # the database is away: the next connection or beat retries
+            log.error("could not store who is connected to game %s: %s", game_id, fut.exception())
+            self.written.pop(game_id, None)
+            return
+        self.broker.publish(game_id, PRESENCE_VERSION)  # other processes hear it from the database
+
+    def _reread_presence(self, game_id: str, broadcast: bool = True) -> None:
+        room = self.service.cached(game_id)
+        if room is None:
+            return
+        try:
+            p = self.service.storage.presence(game_id, self.service.now(), self.service.presence_ttl)
+        except Exception:  # noqa: BLE001 - keep the last known presence
+            log.exception("could not read who is connected to game %s", game_id)
+            return
+        local = self._local_counts(game_id)  # ahead of the database while a write is on its way
+        present = {
+            "south": int(p.present["south"] or local["south"] > 0),
+            "north": int(p.present["north"] or local["north"] > 0),
+            "watchers": p.watchers,
+            "away": {s: t for s, t in p.away_since.items() if t is not None and not local[s]},
+        }
+        if present != room.present:
+            room.present = present
+            if broadcast:
+                self.broadcast(room)
+
+    async def _heartbeat(self) -> None:
+        """Renew this process's presence rows, and notice other processes' stale ones (a killed
+        process's players become away once its rows are older than the presence TTL)."""
+        beat = self.limits.presence_beat
+        loop = asyncio.get_running_loop()
+        beats = 0
+        while True:
+            await asyncio.sleep(beat * random.uniform(0.9, 1.1))
+            beats += 1
+            try:
+                await loop.run_in_executor(None, self.service.storage.beat, self.process, self.service.now())
+                if beats % 360 == 0:  # now and then, forget games nobody has been at for a day
+                    await loop.run_in_executor(None, self.service.storage.forget_presence, time.time() - 86400)
+            except Exception:  # noqa: BLE001 - next beat
+                log.exception("could not renew presence")
+                continue
+            for gid in list(self.conns):
+                room = self.service.cached(gid)
+                if room is not None and room.rec.mode == "online":
+                    self._reread_presence(gid)
 
     async def handle(self, game_id: str, conn: Conn, text: str) -> None:
         """Handle one text message from a client; every refusal is answered with an ``error``."""
@@ -500,8 +605,20 @@ class Transport:
                 change = await self.service.off_loop(self.service.rematch, game_id, seats)
                 self.send(conn, {"type": "rematch", "id": change.rematch_id})
                 self._done(change, conn, ref)
+            elif kind == "offer":  # fair endings (web/endings.py), off the event loop as undo and resign
+                change = await self.service.off_loop(endings.offer, self.service, game_id, seats, msg.get("what"))
+                self._done(change, conn, ref)
+            elif kind in ("accept", "decline"):
+                what, accept = msg.get("what"), kind == "accept"
+                change = await self.service.off_loop(endings.answer, self.service, game_id, seats, what, accept)
+                self._done(change, conn, ref)
+            elif kind == "claim":
+                change = await self.service.off_loop(endings.claim, self.service, game_id, seats, msg.get("what"))
+                self._done(change, conn, ref)
+            elif kind == "abort":
+                self._done(await self.service.off_loop(endings.abort, self.service, game_id, seats), conn, ref)
             else:
-                known = "hello, move, undo, resign, rematch, ping"
+                known = "hello, move, undo, resign, rematch, offer, accept, decline, claim, abort, ping"
                 raise ClientError("bad_message", f"unknown message type {str(kind)[:40]!r}: use {known}")
             conn.refused = 0
         except ClientError as exc:
@@ -552,6 +669,11 @@ class Transport:
             if change is not None and change.committed:
                 self.after(change)
         self.broadcast(self.service.cached(game_id) or room)
+        if msg.get("name") is not None and seats:  # a seat without a name takes the player's
+            # bad_name: refused (the seat is held all the same)
+            named = await self.service.off_loop(endings.set_name, self.service, game_id, seats, msg.get("name"))
+            if named is not None:
+                self.after(named)
 
     # -- a WebSocket -------------------------------------------------------------------------
     async def serve_ws(self, websocket: WebSocket) -> None:
@@ -645,12 +767,13 @@ def _error(code: str, message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": code, "message": message}, status_code=status)
 
 
-async def _json_body(request: Request, limits: Limits) -> dict[str, Any]:
+async def _json_body(request: Request, limits: Limits, max_size: int | None = None) -> dict[str, Any]:
+    most = max_size or limits.max_message
     body = b""
     async for chunk in request.stream():
         body += chunk
-        if len(body) > limits.max_message:
-            raise ClientError("too_large", f"request body too large: the limit is {limits.max_message} bytes", 413)
+        if len(body) > most:
+            raise ClientError("too_large", f"request body too large: the limit is {most} bytes", 413)
     if not body.strip():
         return {}
     try:
@@ -736,6 +859,10 @@ def create_app(
         creates_per_minute=limits.creates_per_minute,
         max_ai_jobs=limits.ai_queue,
         min_clock=limits.min_clock,
+        claim_after=limits.claim_after,
+        presence_ttl=3 * limits.presence_beat,
+        seek_idle=limits.seek_idle,
+        seek_max_age=limits.seek_max_age,
     )
     if ai_processes is None:
         ai_processes = min(2, os.cpu_count() or 1)
@@ -755,6 +882,23 @@ def create_app(
     ratings = Ratings(storage, accounts)
     service.on_finish.append(ratings.queue)
     service.account_name = accounts.name_of
+
+    def lobby_extras(rec: Any) -> dict[str, Any]:
+        """The lobby's rating columns: whether the game is rated, the creator's rating (a seek) and
+        each seated account's rating (None: an anonymous seat)."""
+        ratings: dict[str, int | None] = {}
+        for s in ("south", "north"):
+            acc_id = getattr(rec, f"{s}_account", None)
+            acc = accounts.get(acc_id) if acc_id is not None else None
+            ratings[s] = round(acc.rating) if acc is not None else None
+        creator = "south" if rec.south_token and not rec.joined else "north" if not rec.joined else None
+        return {
+            "rated": bool(rec.rated),
+            "rating": ratings.get(creator) if creator else None,
+            "ratings": ratings,
+        }
+
+    service.lobby_extras = lobby_extras
 
     def ws_account(ws: WebSocket) -> int | None:
         sess = accounts.session_of(ws)
@@ -799,6 +943,8 @@ def create_app(
         client = request.client.host if request.client else "?"
         room, reply = await service.off_loop(service.create, spec, client, account)
         service.announce(room)
+        if room.rec.public:
+            broker.publish(LOBBY_ID, 0)  # this process's lobby (others hear it from the database)
         reply["links"] = _links(request, room.rec.id, reply.get("token"), reply.get("invite"))
         reply["game"] = service.public_state(room)
         return JSONResponse(reply, status_code=201)
@@ -810,7 +956,9 @@ def create_app(
     async def join(request: Request) -> Response:
         account = account_id(request)
         body = await _json_body(request, limits)
-        change, reply = await service.off_loop(service.join, request.path_params["id"], body.get("invite"), account)
+        change, reply = await service.off_loop(
+            service.join, request.path_params["id"], body.get("invite"), account, body.get("name")
+        )
         transport.after(change)
         reply["links"] = _links(request, change.room.rec.id, reply["token"])
         return JSONResponse(reply)
@@ -825,6 +973,27 @@ def create_app(
     async def replay_(request: Request) -> Response:
         room = service.room(request.path_params["id"])
         return JSONResponse(service.replay_frames(room))
+
+    async def lobby_now(request: Request) -> Response:
+        from jericho_game.web.lobby import snapshot
+
+        return JSONResponse(await asyncio.get_running_loop().run_in_executor(None, snapshot, service))
+
+    async def lobby_ws(websocket: WebSocket) -> None:
+        await transport.lobby.serve_ws(websocket, lambda ws: Conn(ws, tokens=float(limits.burst)))
+
+    async def my_games(request: Request) -> Response:
+        held = mygames.held(await _json_body(request, limits, 64 * 1024), limits.max_my_games)
+        rows = await asyncio.get_running_loop().run_in_executor(None, mygames.listing, service, held)
+        return JSONResponse({"games": rows})
+
+    async def my_records(request: Request) -> Response:
+        held = mygames.held(await _json_body(request, limits, 64 * 1024), limits.max_my_games)
+        text = await asyncio.get_running_loop().run_in_executor(None, mygames.records, service, held, write_game_record)
+        return PlainTextResponse(text, headers={"Content-Disposition": 'attachment; filename="jericho-my-games.jgn"'})
+
+    def games_page(request: Request) -> Response:
+        return FileResponse(STATIC / "games.html", headers={"Cache-Control": "no-cache"})
 
     async def client_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ClientError)
@@ -871,6 +1040,11 @@ def create_app(
         Route("/api/games/{id}/join", join, methods=["POST"]),
         Route("/api/games/{id}/record", record),
         Route("/api/games/{id}/replay", replay_),
+        Route("/games", games_page),
+        Route("/api/lobby", lobby_now),
+        Route("/api/mygames", my_games, methods=["POST"]),
+        Route("/api/mygames/record", my_records, methods=["POST"]),
+        WebSocketRoute("/lobby/ws", lobby_ws),
         *review_routes(reviews),  # game review: GET / POST /api/games/{id}/review (jericho_game.web.review)
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
         *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
@@ -936,6 +1110,13 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         help=f"shortest clock per side a game may ask for, in minutes (default {Limits.min_clock:g})",
     )
     parser.add_argument(
+        "--claim-after",
+        type=float,
+        default=Limits.claim_after,
+        help="seconds an untimed online game's opponent must be disconnected before the other player may "
+        f"claim the win or a draw (default {Limits.claim_after:g})",
+    )
+    parser.add_argument(
         "--no-signup",
         action="store_true",
         help="nobody may create an account on the site; accounts come from `jericho user add NAME` "
@@ -973,7 +1154,12 @@ def app_from_env() -> Starlette:
         ai_delay=cfg["ai_delay"],
         ai_processes=cfg["ai_processes"],
         signup=cfg.get("signup", True),
-        limits=Limits(send_timeout=cfg["send_timeout"], creates_per_minute=cfg["creates"], min_clock=cfg["min_clock"]),
+        limits=Limits(
+            send_timeout=cfg["send_timeout"],
+            creates_per_minute=cfg["creates"],
+            min_clock=cfg["min_clock"],
+            claim_after=cfg.get("claim_after", Limits.claim_after),
+        ),
         review_sims=cfg.get("review_sims", REVIEW_SIMS),
         review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
     )
@@ -1021,6 +1207,7 @@ def run(args: argparse.Namespace) -> int:
                     send_timeout=args.send_timeout,
                     creates_per_minute=args.max_creates_per_minute,
                     min_clock=args.min_clock,
+                    claim_after=args.claim_after,
                 ),
                 review_sims=args.review_sims,
                 review_seconds=args.review_seconds,
@@ -1042,6 +1229,7 @@ def run(args: argparse.Namespace) -> int:
                 "send_timeout": args.send_timeout,
                 "creates": args.max_creates_per_minute,
                 "min_clock": args.min_clock,
+                "claim_after": args.claim_after,
                 "signup": not args.no_signup,
                 "review_sims": args.review_sims,
                 "review_seconds": args.review_seconds,

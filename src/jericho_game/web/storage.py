@@ -62,9 +62,14 @@ __all__ = [
     "resolve_db_url",
     "GAMES_CHANNEL",
     "JOBS_CHANNEL",
+    "LOBBY_ID",
+    "PRESENCE_VERSION",
+    "Presence",
 ]
 
 GAMES_CHANNEL = "jericho_games"  # NOTIFY payload "game_id version": a game changed
+LOBBY_ID = "~lobby"  # on GAMES_CHANNEL, "~lobby 0": a public seek appeared (no game id has a ~)
+PRESENCE_VERSION = -3  # on GAMES_CHANNEL, "game_id -3" (-1: AI queue, -2: review): who is connected to the game changed
 JOBS_CHANNEL = "jericho_jobs"  # NOTIFY payload "game_id": an AI job is waiting
 
 metadata = MetaData()
@@ -99,10 +104,28 @@ games_table = Table(
     Column("south_account", Integer, nullable=True),
     Column("north_account", Integer, nullable=True),
     Column("rated", Integer, nullable=False, default=0, server_default="0"),
+    # the lobby (issue 12): an online game listed publicly (open seek, then playing now)
+    Column("public", Integer, nullable=False, default=0, server_default="0"),
 )
 Index("games_deadline", games_table.c.deadline)
 Index("games_south_account", games_table.c.south_account)
 Index("games_north_account", games_table.c.north_account)
+Index("games_public", games_table.c.public, games_table.c.joined)
+
+# Who is connected to which seat, as each server process sees its own connections (issue 12):
+# a process writes its row when its count of a seat's connections changes and renews
+# ``seen_at`` every heartbeat while it holds any.  A seat is present when some row has
+# connections and was renewed within the presence TTL (a killed process's rows go stale); it has
+# been away since the latest ``seen_at`` of its rows.  ``side`` is south, north or watchers.
+presence_table = Table(
+    "presence",
+    metadata,
+    Column("game_id", String(32), primary_key=True),
+    Column("side", String(8), primary_key=True),
+    Column("process", String(64), primary_key=True),
+    Column("conns", Integer, nullable=False),
+    Column("seen_at", Float, nullable=False),
+)
 
 moves_table = Table(
     "moves",
@@ -162,6 +185,7 @@ class GameRecord:
     meta: dict[str, Any] = field(default_factory=dict)
     version: int = 0
     deadline: float | None = None
+    public: bool = False
     south_account: int | None = None  # the account the seat is bound to (web/accounts.py)
     north_account: int | None = None
     rated: bool = False  # both seats accounts, Glicko-2 update when it ends (web/ratings.py)
@@ -250,6 +274,7 @@ def resolve_db_url(db: str | None) -> str:
 def _record(row: Any, moves: list[str]) -> GameRecord:
     data = dict(row)
     data["joined"] = bool(data["joined"])
+    data["public"] = bool(data.get("public") or 0)
     data["meta"] = json.loads(data["meta"] or "{}")
     data["version"] = int(data["version"] or 0)
     data["rated"] = bool(data["rated"])
@@ -259,6 +284,7 @@ def _record(row: Any, moves: list[str]) -> GameRecord:
 def _row(rec: GameRecord) -> dict[str, Any]:
     row = {name: getattr(rec, name) for name in _COLUMNS}
     row["joined"] = int(rec.joined)
+    row["public"] = int(rec.public)
     row["rated"] = int(rec.rated)
     row["meta"] = json.dumps(rec.meta)
     return row
@@ -403,6 +429,8 @@ class Storage:
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
             if "deadline" not in have:
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN deadline FLOAT")
+            if "public" not in have:
+                conn.exec_driver_sql("ALTER TABLE games ADD COLUMN public INTEGER NOT NULL DEFAULT 0")
             for column in ("south_account", "north_account"):  # accounts and ratings
                 if column not in have:
                     conn.exec_driver_sql(f"ALTER TABLE games ADD COLUMN {column} INTEGER")
@@ -510,6 +538,8 @@ class Storage:
                 raise QueueFull(max_jobs)
             tx.put_job(rec, rec.version, job_level)
         self._notify(conn, GAMES_CHANNEL, f"{rec.id} {rec.version}")
+        if rec.public:
+            self._notify(conn, GAMES_CHANNEL, f"{LOBBY_ID} 0")
 
     @contextmanager
     def write(self, game_id: str) -> Iterator[Tx]:
@@ -584,6 +614,130 @@ class Storage:
         """How many AI jobs wait for a worker."""
         with self.reader.connect() as conn:
             return int(conn.execute(_WAITING_JOBS, {"now": time.time()}).scalar_one())
+
+    # -- presence, the lobby, a browser's games (issue 12) -------------------------------------
+    def set_presence(self, game_id: str, process: str, counts: dict[str, int], now: float) -> None:
+        """Store this process's connection counts of a game's seats (and watchers), announced to all."""
+        with self.engine.begin() as conn:
+            for side, n in counts.items():
+                changed = conn.execute(
+                    text(
+                        "UPDATE presence SET conns = :n, seen_at = :now "
+                        "WHERE game_id = :id AND side = :side AND process = :p"
+                    ),
+                    {"n": n, "now": now, "id": game_id, "side": side, "p": process},
+                ).rowcount
+                if not changed:
+                    conn.execute(
+                        text(
+                            "INSERT INTO presence (game_id, side, process, conns, seen_at) "
+                            "VALUES (:id, :side, :p, :n, :now)"
+                        ),
+                        {"n": n, "now": now, "id": game_id, "side": side, "p": process},
+                    )
+            self._notify(conn, GAMES_CHANNEL, f"{game_id} {PRESENCE_VERSION}")
+
+    def beat(self, process: str, now: float) -> None:
+        """Renew ``seen_at`` of every seat this process holds connections of (the heartbeat)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                text("UPDATE presence SET seen_at = :now WHERE process = :p AND conns > 0"), {"now": now, "p": process}
+            )
+
+    def presence(self, game_id: str, now: float, ttl: float, conn: Connection | None = None) -> Presence:
+        """Who is connected to ``game_id`` across every process (read in ``conn``'s transaction if given)."""
+        sql = text("SELECT side, conns, seen_at FROM presence WHERE game_id = :id")
+        if conn is not None:
+            rows = conn.execute(sql, {"id": game_id}).all()
+        else:
+            with self.reader.connect() as c:
+                rows = c.execute(sql, {"id": game_id}).all()
+        return Presence.from_rows(rows, now, ttl)
+
+    def presence_of(self, game_ids: list[str], now: float, ttl: float) -> dict[str, Presence]:
+        """:meth:`presence` of several games at once."""
+        out: dict[str, list[Any]] = {g: [] for g in game_ids}
+        if not game_ids:
+            return {}
+        with self.reader.connect() as c:
+            for i in range(0, len(game_ids), 500):
+                chunk = game_ids[i : i + 500]
+                names = ", ".join(f":g{k}" for k in range(len(chunk)))
+                rows = c.execute(
+                    text(f"SELECT game_id, side, conns, seen_at FROM presence WHERE game_id IN ({names})"),
+                    {f"g{k}": g for k, g in enumerate(chunk)},
+                )
+                for r in rows:
+                    out[r[0]].append(r[1:])
+        return {g: Presence.from_rows(rows, now, ttl) for g, rows in out.items()}
+
+    def forget_presence(self, before: float) -> None:
+        """Drop presence rows nobody renewed since ``before`` (games long left)."""
+        with self.engine.begin() as conn:
+            conn.execute(text("DELETE FROM presence WHERE seen_at < :t"), {"t": before})
+
+    def public_games(self, joined: bool, limit: int = 100) -> list[GameRecord]:
+        """Public online games still going: open seeks (``joined`` False, oldest first) or games being
+        played (newest change first); without their moves (``moves`` holds none)."""
+        order = "created_at, id" if not joined else "updated_at DESC, id"
+        with self.reader.connect() as conn:
+            rows = conn.execute(
+                text(
+                    f"SELECT {', '.join(_COLUMNS)} FROM games WHERE public = 1 AND joined = :j "
+                    f"AND result IS NULL AND reason IS NULL AND mode = 'online' ORDER BY {order} LIMIT :n"
+                ),
+                {"j": int(joined), "n": limit},
+            ).mappings()
+            return [_record(r, []) for r in rows]
+
+    def summaries(self, game_ids: list[str]) -> list[tuple[GameRecord, int]]:
+        """Games by id (unknown ids left out), each without its moves but with its number of plies."""
+        out: list[tuple[GameRecord, int]] = []
+        with self.reader.connect() as conn:
+            for i in range(0, len(game_ids), 500):
+                chunk = game_ids[i : i + 500]
+                params = {f"g{k}": g for k, g in enumerate(chunk)}
+                names = ", ".join(f":g{k}" for k in range(len(chunk)))
+                plies = dict(
+                    conn.execute(
+                        text(f"SELECT game_id, count(*) FROM moves WHERE game_id IN ({names}) GROUP BY game_id"),
+                        params,
+                    ).all()
+                )
+                rows = conn.execute(
+                    text(f"SELECT {', '.join(_COLUMNS)} FROM games WHERE id IN ({names})"), params
+                ).mappings()
+                out += [(_record(r, []), int(plies.get(r["id"], 0))) for r in rows]
+        return out
+
+
+@dataclass
+class Presence:
+    """Who is connected to a game, across processes: per seat whether it is present and since when
+    it has been away (``None``: never seen), and how many watch."""
+
+    present: dict[str, bool] = field(default_factory=lambda: {"south": False, "north": False})
+    away_since: dict[str, float | None] = field(default_factory=lambda: {"south": None, "north": None})
+    watchers: int = 0
+
+    @classmethod
+    def from_rows(cls, rows: Any, now: float, ttl: float) -> Presence:
+        """From ``(side, conns, seen_at)`` rows: live rows count, stale ones (a killed process) do not."""
+        p = cls()
+        for side, conns, seen_at in rows:
+            live = conns > 0 and seen_at >= now - ttl
+            if side == "watchers":
+                p.watchers += int(conns) if live else 0
+                continue
+            if side not in p.present:
+                continue
+            p.present[side] = p.present[side] or live
+            last = p.away_since[side]
+            p.away_since[side] = seen_at if last is None else max(last, seen_at)
+        for side, here in p.present.items():
+            if here:
+                p.away_since[side] = None
+        return p
 
 
 class QueueFull(RuntimeError):

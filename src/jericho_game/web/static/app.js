@@ -3,6 +3,9 @@
 import { Board, COLOUR_NAME, drawPiece, describeTower, describePreview, drawZoom } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { changeHeaders, whoami } from "./account.js";
+import { renderEndings } from "./endings.js";
+import { startLobby } from "./lobby.js";
+import { nameForm, storedName } from "./names.js";
 import { ReviewPanel } from "./review.js";
 
 initContrast();
@@ -54,6 +57,8 @@ async function startHome() {
   $("home").hidden = false;
   $("skip").hidden = true;  // there is no tray to skip to
   const form = $("new-game");
+  const saveName = nameForm($("name-form"), $("name-input"), $("name-note"));
+  startLobby((text) => { $("lobby-error").textContent = text; });
   fetch("/api/topology").then((r) => r.json()).then((topo) => {
     // a decorative position: the worked example of the rules, and a few more towers
     const b = new Board($("home-board"), topo, { onCell() {}, onAlignment() {}, onCellInfo() {} }, { interactive: false });
@@ -89,6 +94,7 @@ async function startHome() {
     const mode = form.elements.mode.value;
     $("level-field").hidden = mode !== "ai";
     $("side-field").hidden = mode === "hotseat";
+    $("online-field").hidden = mode !== "online";
     whoami().then((me) => { $("rated-field").hidden = !(mode === "online" && me.account); });
   };
   form.addEventListener("change", sync);
@@ -99,6 +105,17 @@ async function startHome() {
     const mode = form.elements.mode.value;
     const body = { mode, side: form.elements.side.value };
     if (mode === "ai") body.level = form.elements.level.value;
+    if (mode === "online" && form.elements.public.value) {
+      body.public = true;
+      const r = saveName();
+      if (!r.name) {
+        $("home-error").textContent = `Choose your name first: the lobby shows it. ${r.error || ""}`;
+        $("name-input").focus();
+        $("start").disabled = false;
+        return;
+      }
+    }
+    if (mode !== "hotseat" && storedName()) body.name = storedName();
     if (form.elements.clock.value) body.clock = Number(form.elements.clock.value);
     if (mode === "online" && !$("rated-field").hidden && form.elements.rated.checked) body.rated = true;
     try {
@@ -129,7 +146,7 @@ async function startGame(id) {
   if (hash.get("invite") && !store.get(`jericho:seat:${id}`)) {
     try {
       const r = await fetch(`/api/games/${id}/join`, { method: "POST", headers: await changeHeaders(),
-        body: JSON.stringify({ invite: hash.get("invite") }) });
+        body: JSON.stringify({ invite: hash.get("invite"), name: storedName() || undefined }) });
       const data = await r.json();
       if (r.ok) store.set(`jericho:seat:${id}`, data.token);
       else say(`${data.message}.`, "note");
@@ -186,8 +203,9 @@ function connect() {
     $("conn").hidden = true;
     // a logged-in player's own seats open by their session, from any browser (web/accounts.py)
     const me = await whoami();
-    if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token }));
-    else if (me.account) ws.send(JSON.stringify({ type: "hello" }));
+    const name = storedName() || undefined;
+    if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token, name }));
+    else if (me.account) ws.send(JSON.stringify({ type: "hello", name }));
   };
   ws.onmessage = (ev) => {
     let msg;
@@ -442,14 +460,25 @@ function seatLabel(side) {
   const seat = g.seats[side];
   if (seat.kind === "ai") return `AI · ${seat.level}`;
   const account = g.accounts && g.accounts[side];
-  if (mySides().includes(side) && S.role !== "both") return account ? `You (${account})` : "You";
+  const name = account || (g.names && g.names[side]);  // an account's username, else the chosen name
+  if (mySides().includes(side) && S.role !== "both") return name ? `You (${name})` : "You";
   if (account) return account;
   if (seat.kind === "open") return "open seat";
-  return SIDE_NAME[side];
+  return name || SIDE_NAME[side];
+}
+
+/** A side as players read it: the player's name when it has one. */
+function sideName(side) {
+  const name = S.game && S.game.names && S.game.names[side];
+  return name ? `${name} (${SIDE_NAME[side]})` : SIDE_NAME[side];
 }
 
 function resultText(g) {
   const [s, n] = g.score;
+  if (g.reason === "aborted") return "Game aborted: no result.";
+  if (g.reason === "expired") return "Nobody joined in time: the game was withdrawn (no result).";
+  if (g.result === "draw" && g.reason === "agreed") return "Draw agreed.";
+  if (g.result === "draw" && g.reason === "claim") return "Draw claimed: the opponent left the game.";
   if (g.result === "draw") return `Draw: both players passed with ${s} monoliths each.`;
   // a player reads about themselves; spectators and hot-seat players read side names
   const me = S.role === "south" || S.role === "north" ? S.role : null;
@@ -462,8 +491,9 @@ function resultText(g) {
     exhaustion: `both players passed; ${w} ${w === "you" ? "hold" : "holds"} more monoliths (${held})`,
     resign: `${l} resigned`,
     time: `${l} ran out of time`,
+    claim: `${l} left the game and ${w} claimed the win`,
   }[g.reason] || "";
-  const head = !me ? `${SIDE_NAME[g.result]} wins` : me === g.result ? "You won" : "You lost";
+  const head = !me ? `${sideName(g.result)} wins` : me === g.result ? "You won" : "You lost";
   const text = `${head}${why ? ": " + why : ""}.`;
   return text.replace(": you ", ": You ");
 }
@@ -606,6 +636,8 @@ function render() {
   if (S.replay) $("rp-pos").textContent = `${S.replay.i} / ${S.replay.frames.length - 1}`;
   if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
   renderLinks();
+  const sides = mySides();
+  renderEndings(g, sides.length === 1 ? sides[0] : null, send, sideName);
 }
 
 function renderTrays() {
