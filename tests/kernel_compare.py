@@ -290,10 +290,11 @@ def main(argv: list[str]) -> int:
     plies = sum(compare_game(seed) for seed in range(games))
     compare_playouts(1, games, 1)
     compare_playouts(2, games, 3)
-    compare_playouts(3, games, 10, defend=True)
+    defended = compare_playouts(3, games, 10, defend=True)
     malformed()
     state = kernel.new_state(core.tables_for(standard_topology()), "c")
     sims, _, nodes, children = kernel.C.mcts(state, 7, sims=3000)
+    kernel.C.mcts(state, 7, sims=500, k=10, defend=True)  # the expert's playouts, under the sanitizer too
     if sims != 3000 or sum(n for _, n, _ in children) != sims or nodes != sims + 1:
         raise AssertionError(f"mcts: {sims} simulations, {nodes} nodes, root visits {children}")
     # The C alpha-beta and the batch playouts, so that the sanitizer run covers them too.
@@ -317,7 +318,8 @@ def main(argv: list[str]) -> int:
     batch = compare_batch(games, 64, 300)
     malformed_batch()
     print(
-        f"C and Python kernels agree: {games} games, {plies} plies, {2 * games} playouts, "
+        f"C and Python kernels agree: {games} games, {plies} plies, {3 * games} playouts "
+        f"({defended} sevens defended), "
         f"batch engine {batch} moves in 64 games ({kernel.C.__file__})"
     )
     return 0

@@ -118,7 +118,7 @@ def figures(seconds: float = 2.0, expert_positions: int = 6, short: float = 1.0)
         ("MCTS simulations/s, mid-game (random playouts)", mcts_rate(mid, seconds, "random"), "sims/s"),
     ]
     if kernel.C is not None:
-        label = f"MCTS simulations/s, mid-game (expert's playouts: best of {STRONG_K}, sevens defended)"
+        label = "MCTS simulations/s, mid-game (expert's playouts)"
         out.append((label, mcts_rate(mid, seconds, strong=True), "sims/s"))
     out += [
         ("mcts-py simulations/s, mid-game (guided, pure Python)", mcts_rate(mid, seconds, python=True), "sims/s"),
