@@ -24,6 +24,12 @@ Algorithm (one *simulation*):
    but weaker per simulation and, measured, weaker overall; see docs/ai.md).
 4. **Back up** the result along the path.
 
+On the C kernel ``defend=1`` makes the playouts defend against sevens: a side facing the
+opponent's seven monoliths plays a placement that breaks them whenever one exists (the best
+by margin of the first ``k`` found).  Without it even guided playouts end ~99% of the time by
+a careless seven after ~31 plies, far from real games; the ``expert`` and ``master`` levels
+use it with ``k=10`` (measured in docs/ai.md).
+
 Tactics are exact where it is cheap: at the root a move reaching 7 monoliths that no
 reply can break is played at once; a tree node whose mover reaches such a 7 is a proven
 win; and a side facing the opponent's 7 only considers the moves that break it.
