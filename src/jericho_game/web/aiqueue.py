@@ -8,6 +8,9 @@ oldest one with a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), computes the
 :meth:`GameService.ai_move`, which discards it when the game moved on meanwhile.  A runner killed
 mid-thought (even ``kill -9``) leaves its lease to expire; another runner then takes the job.
 
+Other kinds of jobs ride on the same runner (:class:`JobKind`: game reviews, web/review.py); they
+are claimed only when no AI move waits.
+
 The web server runs a runner with a local pool (``jericho serve --ai-processes N``);
 ``jericho worker --db URL`` runs one on its own, on this or another machine (PostgreSQL).
 """
@@ -23,14 +26,14 @@ import secrets
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 from jericho_game.players.base import Limit
 from jericho_game.web.storage import AIJob, Storage
 
-__all__ = ["AIRunner", "think", "add_arguments", "run"]
+__all__ = ["AIRunner", "JobKind", "think", "add_arguments", "run"]
 
 log = logging.getLogger("jericho_game.web")
 
@@ -87,8 +90,23 @@ def make_pool(processes: int, nice: int = 10) -> Executor:
     return ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_worker_init, initargs=(nice,))
 
 
+class JobKind(Protocol):
+    """Another kind of job for the AI workers (e.g. :class:`jericho_game.web.review.ReviewJobs`)."""
+
+    name: str
+
+    def claim(self, worker: str, lease: float) -> Any | None:
+        """Claim a job for ``lease`` seconds (called on a thread), or ``None``."""
+
+    async def run(self, job: Any, pool: Executor, worker: str) -> None:
+        """Do the job (the thinking in ``pool``), keep its lease, store its result."""
+
+
 class AIRunner:
-    """Claims jobs while it has free slots and plays their moves through the room service."""
+    """Claims jobs while it has free slots and plays their moves through the room service.
+
+    AI moves come first; jobs of the other ``kinds`` (game reviews) are claimed only when no AI
+    move waits, and take at most all slots but one (one when there is only one)."""
 
     def __init__(
         self,
@@ -101,6 +119,7 @@ class AIRunner:
         ai_delay: float = 0.0,
         poll: float = 0.25,
         on_claim: Callable[[AIJob], None] | None = None,
+        kinds: Sequence[JobKind] = (),
     ) -> None:
         self.storage = storage
         self.play = play
@@ -110,6 +129,8 @@ class AIRunner:
         self.ai_delay = ai_delay
         self.poll = poll
         self.on_claim = on_claim
+        self.kinds = list(kinds)  # other kinds of jobs (game reviews), run when no AI move waits
+        self.other_busy = 0
         self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.busy = 0
         self.done = 0
@@ -132,6 +153,8 @@ class AIRunner:
                     log.exception("could not claim an AI job")
                     job = None
                 if job is None:
+                    if await self._claim_other(loop):
+                        continue
                     break
                 self.busy += 1
                 if self.on_claim is not None:
@@ -143,6 +166,38 @@ class AIRunner:
                 await asyncio.wait_for(self._wake.wait(), self.poll)
             except TimeoutError:
                 pass
+
+    async def _claim_other(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Start a job of another kind (a game review step) if one waits; they leave a slot to AI moves."""
+        if self.other_busy >= max(1, self.slots - 1):
+            return False
+        for kind in self.kinds:
+            try:
+                job = await loop.run_in_executor(None, kind.claim, self.name, LEASE)
+            except Exception:  # noqa: BLE001 - the database is away: try again at the next poll
+                log.exception("could not claim a %s job", kind.name)
+                continue
+            if job is not None:
+                self.busy += 1
+                self.other_busy += 1
+                task = loop.create_task(self._run_other(kind, job))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                return True
+        return False
+
+    async def _run_other(self, kind: JobKind, job: Any) -> None:
+        try:
+            await kind.run(job, self.pool, self.name)
+            self.done += 1
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - the kind keeps its job queued; its lease runs out
+            log.exception("%s job failed", kind.name)
+        finally:
+            self.busy -= 1
+            self.other_busy -= 1
+            self._wake.set()
 
     async def _run_job(self, job: AIJob) -> None:
         loop = asyncio.get_running_loop()
@@ -205,6 +260,7 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "worker") -> None
 def run(args: argparse.Namespace) -> int:
     """Run AI jobs of the web app's database until interrupted."""
     from jericho_game.web.broker import make_broker
+    from jericho_game.web.review import ReviewJobs, ReviewStore
     from jericho_game.web.rooms import GameService
     from jericho_game.web.storage import StorageError, resolve_db_url
 
@@ -232,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
             pool=make_pool(args.processes, args.nice),
             ai_delay=args.ai_delay,
             on_claim=lambda job: None,  # the claim's NOTIFY already told the web servers
+            kinds=[ReviewJobs(ReviewStore(storage), broker)],  # game reviews (web/review.py)
         )
         await broker.start(on_job=runner.wake)
         stop = asyncio.Event()

@@ -49,6 +49,10 @@ from jericho_game.players.base import Limit
 from jericho_game.web import tutorial
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
+from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
+from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
+from jericho_game.web.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
+from jericho_game.web.review import routes as review_routes
 from jericho_game.web.rooms import Change, ClientError, GameService, Room
 from jericho_game.web.storage import AIJob, Storage, resolve_db_url
 
@@ -88,6 +92,7 @@ class Limits:
     ai_queue: int = 64  # AI moves waiting for a worker before new ones are refused (busy)
     sweep: float = 0.5  # seconds between looks for clocks that ran out (in any process)
     min_clock: float = 1.0  # minutes: the shortest clock per side a game may ask for (1e-9 was lost at once)
+    review_queue: int = 16  # game reviews waiting or running before new ones are refused (busy)
 
 
 @dataclass(eq=False)
@@ -115,12 +120,12 @@ class Conn:
         return next(iter(self.seats)) if self.seats else "spectator"
 
     def put(self, text: str, kind: str = "msg", limits: Limits | None = None) -> None:
-        """Queue a message; a ``state`` replaces a state still waiting (only the latest matters)."""
+        """Queue a message; a ``state`` (or ``review``) replaces one still waiting (only the latest matters)."""
         if self.dropped:
             return
-        if kind == "state" and self.queue:
+        if kind in ("state", "review") and self.queue:
             for i, (k, _) in enumerate(self.queue):
-                if k == "state":
+                if k == kind:
                     del self.queue[i]
                     break
         self.queue.append((kind, text))
@@ -204,8 +209,10 @@ class Transport:
         ai_limit: Limit | None = None,
         ai_delay: float = 0.0,
         ai_nice: int = 10,
+        job_kinds: list[Any] | None = None,
     ) -> None:
         self.service = service
+        self.reviews: ReviewService | None = None  # set by create_app (web/review.py)
         self.broker = broker
         self.limits = limits
         self.conns: dict[str, set[Conn]] = {}
@@ -223,6 +230,7 @@ class Transport:
                 ai_limit=ai_limit,
                 ai_delay=ai_delay,
                 on_claim=lambda job: self.broker.publish(job.game_id, -1),
+                kinds=job_kinds or [],
             )
         self._tasks: set[asyncio.Task[Any]] = set()
         service.busy_rooms = lambda gid: bool(self.conns.get(gid))
@@ -260,6 +268,10 @@ class Transport:
                     self._broadcast_room(self.service.room(gid))  # reloaded if the stored version is newer
                 except Exception:  # noqa: BLE001 - e.g. the game is gone: its clients hear of it on reconnect
                     log.exception("could not check game %s after the broker reconnected", gid)
+                self._send_review(gid)
+            return
+        if version == REVIEW_CHANGED:  # the game's review advanced (web/review.py)
+            self._send_review(game_id)
             return
         if version < 0:  # an AI job was claimed: that game, and every game queued behind it, moved up
             queued = [g for g, (_, place) in self.sent.items() if place and self.conns.get(g)]
@@ -288,6 +300,21 @@ class Transport:
             return
         if room is not None:
             self._broadcast_room(room)
+
+    def _send_review(self, game_id: str) -> None:
+        """Queue the game's review for every client of it on this process (if it has one)."""
+        conns = self.conns.get(game_id)
+        if not conns or self.reviews is None:
+            return
+        try:
+            text = self.reviews.message(game_id)
+        except Exception:  # noqa: BLE001 - the database is away: the page asks again on reconnect
+            log.exception("could not read the review of game %s", game_id)
+            return
+        if text is None:
+            return  # no review: nothing to say
+        for conn in list(conns):
+            conn.put(text, "review", self.limits)
 
     def broadcast(self, room: Room) -> None:
         """Queue the room's current state for every client of it on this process."""
@@ -639,13 +666,16 @@ def create_app(
     ai_processes: int | None = None,
     ai_nice: int = 10,
     clock: Callable[[], float] = time.time,
+    review_sims: int = REVIEW_SIMS,
+    review_seconds: float | None = REVIEW_SECONDS,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
     ``ai_delay`` makes the AI wait at least that many seconds per move (so people see it move);
     ``ai_processes``: the local AI pool (default: up to 2 processes; 0: threads of this process,
     for tests with in-process players; -1: none, ``jericho worker`` processes do the thinking);
-    ``clock`` is the wall clock used for game clocks (tests pass a fake one).
+    ``clock`` is the wall clock used for game clocks (tests pass a fake one); ``review_sims`` and
+    ``review_seconds``: the budget per position of a game review (web/review.py).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -662,9 +692,21 @@ def create_app(
     )
     if ai_processes is None:
         ai_processes = min(2, os.cpu_count() or 1)
+    review_jobs = ReviewJobs(ReviewStore(storage), broker)
     transport = Transport(
-        service, broker, limits, ai_processes=ai_processes, ai_limit=ai_limit, ai_delay=ai_delay, ai_nice=ai_nice
+        service,
+        broker,
+        limits,
+        ai_processes=ai_processes,
+        ai_limit=ai_limit,
+        ai_delay=ai_delay,
+        ai_nice=ai_nice,
+        job_kinds=[review_jobs],
     )
+    reviews = ReviewService(
+        service, review_jobs.store, review_jobs, sims=review_sims, seconds=review_seconds, max_queue=limits.review_queue
+    )
+    transport.reviews = reviews
 
     def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
@@ -756,6 +798,7 @@ def create_app(
         Route("/api/games/{id}/join", join, methods=["POST"]),
         Route("/api/games/{id}/record", record),
         Route("/api/games/{id}/replay", replay_),
+        *review_routes(reviews),  # game review: GET / POST /api/games/{id}/review (jericho_game.web.review)
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
@@ -815,6 +858,19 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         help=f"seconds a client may take to accept one message before it is closed (default {Limits.send_timeout:g})",
     )
 
+    parser.add_argument(
+        "--review-sims",
+        type=int,
+        default=REVIEW_SIMS,
+        help=f"game review: master-search simulations per position (default {REVIEW_SIMS})",
+    )
+    parser.add_argument(
+        "--review-seconds",
+        type=float,
+        default=REVIEW_SECONDS,
+        help=f"game review: at most this many seconds per position (default {REVIEW_SECONDS:g})",
+    )
+
 
 _ENV = "JERICHO_SERVE_CONFIG"
 
@@ -827,6 +883,8 @@ def app_from_env() -> Starlette:
         ai_delay=cfg["ai_delay"],
         ai_processes=cfg["ai_processes"],
         limits=Limits(send_timeout=cfg["send_timeout"], creates_per_minute=cfg["creates"], min_clock=cfg["min_clock"]),
+        review_sims=cfg.get("review_sims", REVIEW_SIMS),
+        review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
     )
 
 
@@ -839,6 +897,9 @@ def run(args: argparse.Namespace) -> int:
     url = resolve_db_url(args.db)
     if args.workers < 1:
         print("jericho serve: --workers must be 1 or more", flush=True)
+        return 2
+    if args.review_sims < 1 or args.review_seconds <= 0:
+        print("jericho serve: --review-sims must be 1 or more and --review-seconds positive", flush=True)
         return 2
     if args.workers > 1 and not url.startswith("postgresql"):
         print(
@@ -856,7 +917,9 @@ def run(args: argparse.Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
     common = dict(host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024, **proxy)
     try:
-        Storage(url).close()  # a clear message now rather than a traceback from each worker
+        first = Storage(url)  # a clear message now rather than a traceback from each worker
+        ReviewStore(first)  # the tables exist before several processes start at once
+        first.close()
         if args.workers == 1:
             app: Any = create_app(
                 url,
@@ -867,6 +930,8 @@ def run(args: argparse.Namespace) -> int:
                     creates_per_minute=args.max_creates_per_minute,
                     min_clock=args.min_clock,
                 ),
+                review_sims=args.review_sims,
+                review_seconds=args.review_seconds,
             )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
@@ -885,6 +950,8 @@ def run(args: argparse.Namespace) -> int:
                 "send_timeout": args.send_timeout,
                 "creates": args.max_creates_per_minute,
                 "min_clock": args.min_clock,
+                "review_sims": args.review_sims,
+                "review_seconds": args.review_seconds,
             }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]

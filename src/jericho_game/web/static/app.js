@@ -2,6 +2,7 @@
 // everything; this module shows the state it sends and sends the player's intentions.
 import { Board, COLOUR_NAME, drawPiece, describeTower, describePreview, drawZoom } from "./board.js";
 import { initContrast } from "./contrast.js";
+import { ReviewPanel } from "./review.js";
 
 initContrast();
 
@@ -153,6 +154,12 @@ async function startGame(id) {
   });
   S.board.build();
   wireControls();
+  // game review (review.js): stepping to a ply goes through the replay
+  S.review = new ReviewPanel(id, {
+    onStep: (ply) => (S.replay ? (S.replay.i = ply, render()) : enterReplay(ply)),
+    say,
+    onChange: () => render(),
+  });
   connect();
   setInterval(tickClocks, 250);
 }
@@ -189,6 +196,7 @@ function connect() {
         if ($("message").textContent) say("");
         closeZoom();
       }
+      if (msg.game.status === "over" && S.review) S.review.gameOver();
       render();
       loadPreview();
     } else if (msg.type === "welcome") {
@@ -209,6 +217,8 @@ function connect() {
       S.selected = null;
       S.backToTray = document.activeElement && document.activeElement.closest &&
         !!document.activeElement.closest("#board");
+    } else if (msg.type === "review") {
+      if (S.review) S.review.update(msg.review);
     } else if (msg.type === "rematch") {
       if (S.token) store.set(`jericho:seat:${msg.id}`, S.token);
       location.href = `/g/${msg.id}`;
@@ -585,6 +595,7 @@ function render() {
   $("replay").hidden = !S.replay;
   $("typed").hidden = !seated || g.status !== "playing";
   if (S.replay) $("rp-pos").textContent = `${S.replay.i} / ${S.replay.frames.length - 1}`;
+  if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
   renderLinks();
 }
 
@@ -670,7 +681,7 @@ function renderMoves() {
   const ol = $("moves");
   const moves = g.moves;
   const current = S.replay ? S.replay.i : moves.length;
-  const key = `${moves.join(" ")}|${current}|${!!S.replay}`;
+  const key = `${moves.join(" ")}|${current}|${!!S.replay}|${S.review ? S.review.key : ""}`;
   if (ol.dataset.key === key) return;
   ol.dataset.key = key;
   ol.replaceChildren();
@@ -685,6 +696,7 @@ function renderMoves() {
       b.dataset.ply = k + 1;
       if (k + 1 === current) b.classList.add("current");
       b.onclick = () => (S.replay ? (S.replay.i = k + 1, render()) : enterReplay(k + 1));
+      if (S.review) S.review.decorate(b, k + 1);
       li.appendChild(b);
     }
     ol.appendChild(li);

@@ -1,0 +1,278 @@
+"""Game analysis: each position's winning chances by the strongest search, and the moves that lost most.
+
+Two nouns:
+
+* :class:`PositionEval` — one position (after ``ply`` moves): **South's winning chance** in
+  [0, 1] (a draw counts one half, as the search scores it), the move the AI prefers there, and
+  whether the figure is exact.
+* :class:`MoveJudgement` — one move played: its mover, the **loss** (the drop of the mover's
+  winning chance from the position before the move to the position after it) and the mark
+  that loss earns (:func:`classify`).
+
+Where the figures come from (:func:`evaluate`):
+
+* a finished position is exact: 1 if South won, 0 if North won, ½ for a draw;
+* a position where the side to move completes seven monoliths that no reply can break is
+  exact too (1 for the mover), with that move preferred;
+* a forced move (one legal move, e.g. a forced pass) takes the value of the position after it;
+* otherwise the ``master`` level's search (MCTS, :mod:`jericho_game.players.levels`) runs with
+  ``sims`` simulations, never more than ``seconds``, and the figure is the search's **root
+  value**: the share of its simulations won by the side to move (draws half), turned to South's
+  point of view.  The preferred move is the search's choice (the most visited move).
+
+Marks (:func:`classify`), on the mover's loss in winning chance:
+
+=============  ======================  ====
+mark           loss at least           sign
+=============  ======================  ====
+inaccuracy     0.10 (10 points)        ?!
+mistake        0.20 (20 points)        ?
+blunder        0.30 (30 points)        ??
+=============  ======================  ====
+
+A move that is the AI's preferred move, or the only legal move, is never marked (its loss is
+0): what remains of a drop there is the search's noise, not the player's error.  The
+thresholds are on a 0–1 scale of winning chances (lichess's 0.1/0.2/0.3 are on a −1…1 scale,
+i.e. half these); MCTS root values at a review's budget are noisier than an engine's
+centipawns, so the marks need a wider margin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from jericho_game import kernel
+from jericho_game.game import Game
+from jericho_game.moves import Move
+from jericho_game.players._util import Deadline, game_state, to_move, winning_sevens
+from jericho_game.players.base import Limit
+
+__all__ = [
+    "INACCURACY",
+    "MISTAKE",
+    "BLUNDER",
+    "THRESHOLDS",
+    "MoveJudgement",
+    "PositionEval",
+    "classify",
+    "evaluate",
+    "evaluate_game",
+    "evaluate_ply",
+    "judge",
+    "replay",
+]
+
+#: Losses of winning chance (0–1 scale) from which a move is marked.
+INACCURACY = 0.10
+MISTAKE = 0.20
+BLUNDER = 0.30
+#: The marks, strongest first: (name, least loss, sign).
+THRESHOLDS: tuple[tuple[str, float, str], ...] = (
+    ("blunder", BLUNDER, "??"),
+    ("mistake", MISTAKE, "?"),
+    ("inaccuracy", INACCURACY, "?!"),
+)
+
+_RESULT_VALUE = {"south": 1.0, "north": 0.0, "draw": 0.5}
+
+
+@dataclass(frozen=True)
+class PositionEval:
+    """The position after ``ply`` moves: South's winning chance ``south`` (0–1), the side to move
+    ``turn`` ("south"/"north"), the AI's preferred move ``best`` in notation (``None`` when the game
+    is over there), ``exact`` (decided, not estimated) and the search's simulations ``sims``."""
+
+    ply: int
+    south: float
+    turn: str
+    best: str | None
+    exact: bool
+    sims: int
+
+    def chance(self, side: str) -> float:
+        """``side``'s winning chance in this position."""
+        return self.south if side == "south" else 1.0 - self.south
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the web app stores and sends these)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class MoveJudgement:
+    """Move number ``ply`` (1 = the first move), ``move`` in notation, played by ``side``: the mover's
+    winning chance ``before`` and ``after`` it, the ``loss`` (0 when not marked-worthy by rule, see the
+    module), ``mark`` (``None``, "inaccuracy", "mistake" or "blunder") and the AI's preferred move
+    ``best`` in the position before."""
+
+    ply: int
+    move: str
+    side: str
+    before: float
+    after: float
+    loss: float
+    mark: str | None
+    best: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+def classify(loss: float) -> str | None:
+    """The mark a loss of winning chance earns: "blunder", "mistake", "inaccuracy" or ``None``."""
+    for name, least, _ in THRESHOLDS:
+        if loss >= least - 1e-9:
+            return name
+    return None
+
+
+def replay(start_position: str | None, moves: list[str]) -> Game:
+    """The game from ``start_position`` (``None``: the standard start) after ``moves``."""
+    game = Game.from_position(start_position) if start_position else Game()
+    for mv in moves:
+        game.play(mv)
+    return game
+
+
+def evaluate(game: Game, ply: int, *, sims: int, seconds: float | None = None, seed: int = 0) -> PositionEval:
+    """Evaluate ``game``'s position (the ``ply``-th of its game) as the module describes; ``game`` is
+    not changed.  ``sims`` bounds the search (reproducible for a ``seed``), ``seconds`` caps it."""
+    if sims < 1:
+        raise ValueError(f"sims must be at least 1, got {sims}")
+    turn = game.turn.value
+    if game.is_over():
+        result = game.outcome()
+        assert result is not None
+        return PositionEval(ply, _RESULT_VALUE[result], turn, None, True, 0)
+    legal = game.legal_moves()
+    if len(legal) == 1:  # forced: the position after the only move is this one's value
+        after = game.copy()
+        after.play(legal[0])
+        nxt = evaluate(after, ply, sims=sims, seconds=seconds, seed=seed)
+        return PositionEval(ply, nxt.south, turn, str(legal[0]), nxt.exact, nxt.sims)
+    state = game_state(game)
+    wins = winning_sevens(state, state.legal_codes())
+    if wins:  # seven monoliths that no reply breaks: won, no search needed
+        best = min(str(to_move(game, c)) for c in wins)
+        return PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, best, True, 0)
+    move, mover_value, done = _search(game, sims, seconds, seed)
+    south = mover_value if turn == "south" else 1.0 - mover_value
+    return PositionEval(ply, south, turn, str(move), False, done)
+
+
+def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Move, float, int]:
+    """The master level's search: (its move, the root value for the side to move, simulations run)."""
+    from jericho_game.players.levels import MASTER_TIME, master
+    from jericho_game.players.mcts import KernelMCTSPlayer, MCTSPlayer, Node
+
+    cap = MASTER_TIME if seconds is None else min(seconds, MASTER_TIME)
+    player = master(seed=seed, time=cap)
+    if isinstance(player, KernelMCTSPlayer):
+        move = player.choose_move(game, Limit(nodes=sims, time=cap, seed=seed))
+        children = [(visits, wins) for _, visits, wins in player.last_children]
+    else:  # the pure-Python search (no C kernel): the same algorithm, run on a root we keep
+        assert isinstance(player, MCTSPlayer)
+        state = kernel.python_state(game_state(game))
+        root = Node(-1, 1 - state.turn)
+        player.search(state, root, sims, Deadline(cap))
+        top = max(root.children, key=lambda ch: (ch.n, ch.w))
+        move = to_move(game, top.code)
+        children = [(ch.n, ch.w) for ch in root.children]
+    visits = sum(n for n, _ in children)
+    value = sum(w for _, w in children) / visits if visits else 0.5
+    return move, min(1.0, max(0.0, value)), visits
+
+
+def evaluate_game(
+    start_position: str | None, moves: list[str], *, sims: int, seconds: float | None = None
+) -> list[PositionEval]:
+    """Every position of a game, the start included (``len(moves) + 1`` evaluations); position
+    ``i`` is searched with seed ``i`` (reproducible when ``seconds`` does not cut the search)."""
+    game = replay(start_position, [])
+    out = [evaluate(game, 0, sims=sims, seconds=seconds, seed=0)]
+    for i, mv in enumerate(moves, start=1):
+        game.play(mv)
+        out.append(evaluate(game, i, sims=sims, seconds=seconds, seed=i))
+    return out
+
+
+def judge(moves: list[str], evals: list[PositionEval]) -> list[MoveJudgement]:
+    """The judgement of each move whose positions before and after are both evaluated.
+
+    ``evals[i]`` must be the evaluation of the position after ``i`` moves (as
+    :func:`evaluate_game` returns them, or a prefix of that list while a review is running)."""
+    out = []
+    for k in range(1, min(len(moves), len(evals) - 1) + 1):
+        before, after = evals[k - 1], evals[k]
+        if before.ply != k - 1 or after.ply != k:
+            raise ValueError(f"evaluations out of order at ply {k}: got plies {before.ply} and {after.ply}")
+        side = before.turn
+        move = moves[k - 1]
+        b, a = before.chance(side), after.chance(side)
+        loss = 0.0 if move == before.best else max(0.0, b - a)  # a forced move is the preferred one
+        out.append(MoveJudgement(k, move, side, b, a, round(loss, 4), classify(loss), before.best))
+    return out
+
+
+def evaluate_ply(
+    start_position: str | None, moves: list[str], ply: int, sims: int, seconds: float | None
+) -> PositionEval:
+    """The evaluation of the position after ``moves[:ply]`` with seed ``ply`` (what one review job
+    computes in an AI worker process; a plain function so that it pickles)."""
+    if not 0 <= ply <= len(moves):
+        raise ValueError(f"ply {ply} is outside the game (0..{len(moves)})")
+    return evaluate(replay(start_position, moves[:ply]), ply, sims=sims, seconds=seconds, seed=ply)
+
+
+def _sample_game() -> tuple[str | None, list[str]]:
+    """The benchmark's game: ``hard`` (South, seed 3) against ``medium`` (North, seed 4), 52 moves."""
+    from jericho_game.players.base import make_player
+
+    players = {"south": make_player("hard", seed=3), "north": make_player("medium", seed=4)}
+    game = Game()
+    while not game.is_over():
+        game.play(players[game.turn.value].choose_move(game, None))
+    return None, [str(m) for m in game.history]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m jericho_game.analysis [RECORD] [--sims N] [--seconds S]``: review a game, print each
+    position's evaluation and each move's mark, then the time it took (the review's benchmark)."""
+    import argparse
+    import os
+    import time
+
+    parser = argparse.ArgumentParser(prog="python -m jericho_game.analysis", description=main.__doc__)
+    parser.add_argument("record", nargs="?", help="a .jgn record (default: a sample 52-move game, seeded)")
+    parser.add_argument("--sims", type=int, default=20_000, help="simulations per position (default 20000)")
+    parser.add_argument("--seconds", type=float, default=1.0, help="at most this long per position (default 1)")
+    args = parser.parse_args(argv)
+    if args.record:
+        from jericho_game.record import read_record
+
+        with open(args.record, encoding="utf-8") as f:
+            rec = read_record(f.read())
+        start, moves = rec.tags.get("Position"), [str(m) for m in rec.moves]
+    else:
+        start, moves = _sample_game()
+    cpu, wall = time.process_time(), time.perf_counter()
+    evals = evaluate_game(start, moves, sims=args.sims, seconds=args.seconds)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    judged = {j.ply: j for j in judge(moves, evals)}
+    for ev in evals:
+        j = judged.get(ev.ply)
+        played = f"{j.move:>7} {j.side:5} loss {j.loss:.2f} {j.mark or '':10}" if j else " " * 37
+        print(f"{ev.ply:3}  {played} South {ev.south:.3f}{' exact' if ev.exact else '      '}  AI prefers {ev.best}")
+    n = len(evals)
+    print(
+        f"{len(moves)} moves, {n} positions, {args.sims} simulations per position (at most {args.seconds:g} s): "
+        f"{cpu:.1f} s CPU, {wall:.1f} s wall ({wall / n:.3f} s per position), "
+        f"{sum(e.sims for e in evals)} simulations; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

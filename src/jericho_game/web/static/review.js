@@ -1,0 +1,252 @@
+// Game review on the game page: asks for the review of a finished game, shows its progress, draws
+// South's winning chances by ply (inline SVG), marks the moves that lost the most (in the chart and
+// in the move list) and follows the replay's current ply.  The server computes everything
+// (web/review.py); this module only shows it.  All text goes in through textContent.
+
+const SVG = "http://www.w3.org/2000/svg";
+const SIDE_NAME = { south: "South", north: "North" };
+const MARK_NAME = { inaccuracy: "Inaccuracy", mistake: "Mistake", blunder: "Blunder" };
+// the chart's drawing box (viewBox units; the SVG scales to the panel's width)
+const W = 300, H = 110, PAD = 4;
+
+const pct = (x) => `${Math.round(x * 100)}%`;
+const points = (x) => `${Math.round(x * 100)} point${Math.round(x * 100) === 1 ? "" : "s"}`;
+
+function el(tag, attrs = {}, text = null) {
+  const node = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+export class ReviewPanel {
+  /** ``root``: the panel's elements by id; ``onStep(ply)``: show position ``ply``; ``say(text, kind)``:
+   * the page's toast; ``onChange()``: the marks changed (the move list is redrawn). */
+  constructor(gameId, { onStep, say, onChange }) {
+    this.id = gameId;
+    this.onStep = onStep;
+    this.say = say;
+    this.onChange = onChange;
+    this.view = null;  // the server's review view, or null before it was fetched
+    this.loading = false;
+    this.ply = null;
+    this.drawnKey = "";
+    this.byPly = new Map();  // move number -> judgement
+    const $ = (id) => document.getElementById(id);
+    this.button = $("btn-review");
+    this.panel = $("review");
+    this.status = $("review-status");
+    this.chart = $("review-chart");
+    this.now = $("review-now");
+    this.keys = $("review-keys");
+    this.legend = $("review-legend");
+    this.record = $("review-record");
+    this.record.href = `/api/games/${encodeURIComponent(gameId)}/review/record`;
+    this.live = $("review-live");  // announced to screen readers: only the changes of status, not every position
+    this.button.onclick = () => this.request();
+    this.chart.addEventListener("click", (e) => this.clickChart(e));
+  }
+
+  /** A key that changes whenever the marks do (the move list caches its drawing on it). */
+  get key() {
+    const v = this.view;
+    return v ? `${v.status}:${v.done}` : "";
+  }
+
+  /** The game is over (or its state came again, e.g. after a reconnect): fetch its review unless it is
+   * known to be done (the server pushes every change, but not those made while disconnected). */
+  async gameOver() {
+    if (this.loading || (this.view && this.view.status === "done")) return;
+    this.loading = true;
+    try {
+      const r = await fetch(`/api/games/${encodeURIComponent(this.id)}/review`);
+      if (r.ok) this.update(await r.json());
+    } catch { /* the button stays hidden; a reconnect tries again */ }
+    this.loading = false;
+  }
+
+  async request() {
+    this.button.disabled = true;
+    try {
+      const r = await fetch(`/api/games/${encodeURIComponent(this.id)}/review`, { method: "POST" });
+      const data = await r.json();
+      if (data.review) this.update(data.review);  // 202 queued, or 409: someone asked already
+      else this.say(data.message || "The review could not be requested.");
+    } catch {
+      this.say("Could not reach the server: try again.");
+    }
+    this.button.disabled = false;
+  }
+
+  /** A review view from the server (HTTP answer or ``review`` message). */
+  update(view) {
+    if (!view || view.game !== this.id) return;
+    // messages may cross: never go back to fewer evaluated positions of the same review
+    const old = this.view;
+    if (old && old.status === view.status && (old.done || 0) > (view.done || 0)) return;
+    this.view = view;
+    this.byPly = new Map((view.moves || []).map((m) => [m.ply, m]));
+    this.onChange();
+  }
+
+  /** Decorate move button ``b`` (move number ``ply``) with its mark, if any. */
+  decorate(b, ply) {
+    const m = this.byPly.get(ply);
+    if (!m || !m.mark) return;
+    const sign = this.view.thresholds[m.mark].sign;
+    b.classList.add("marked", `mark-${m.mark}`);
+    b.dataset.mark = m.mark;
+    b.appendChild(el("span", { class: "mark-sign", "aria-hidden": "true" }, sign));
+    const words = `${MARK_NAME[m.mark]}: ${SIDE_NAME[m.side]}'s winning chance fell by ${points(m.loss)}` +
+      (m.best ? `; the AI preferred ${m.best}` : "");
+    b.title = words;
+    b.setAttribute("aria-label", `${m.move}, ${words}`);
+  }
+
+  /** Show the panel for the game ``g`` with position ``ply`` (moves played) current. */
+  render(g, ply) {
+    const v = this.view;
+    const over = g && g.status === "over";
+    const none = !v || v.status === "none" || v.status === "failed";
+    this.button.hidden = !over || !v || !none;
+    this.button.textContent = v && v.status === "failed" ? "Review again" : "Review";
+    this.panel.hidden = !over || !v || v.status === "none";
+    this.hintBoard(this.panel.hidden ? null : v, g, ply);
+    if (this.panel.hidden) return;
+    this.record.hidden = v.status !== "done";
+    const text = this.statusText(v);
+    this.status.textContent = text;
+    if (this.live.dataset.status !== v.status) {
+      this.live.dataset.status = v.status;
+      this.live.textContent = v.status === "running" ? "Reviewing the game." : text;
+    }
+    const key = `${this.key}|${ply}|${g.moves.length}`;
+    if (key === this.drawnKey) return;
+    this.drawnKey = key;
+    this.ply = ply;
+    // nothing to draw yet (queued, or failed at once): no empty chart
+    this.chart.toggleAttribute("hidden", !v.positions.length);
+    this.now.hidden = !v.positions.length;
+    this.drawChart(v, g.moves.length, ply);
+    this.drawNow(v, g, ply);
+    this.drawKeys(v);
+    this.legend.textContent = "Each point is South's winning chance after that many moves, by the strongest AI " +
+      "(master's search; draws count half). Marks, by how much the move lowered its player's winning chance: " +
+      `?! inaccuracy (${points(v.thresholds.inaccuracy.loss)} or more), ?  mistake ` +
+      `(${points(v.thresholds.mistake.loss)} or more), ?? blunder (${points(v.thresholds.blunder.loss)} or more). ` +
+      "A move the AI would have played itself is never marked.";
+  }
+
+  /** Outline the cell of the AI's preferred move in the position shown (the board redraws its own
+   * classes only, so this one is set again after every render). */
+  hintBoard(v, g, ply) {
+    for (const c of document.querySelectorAll("#board .cell.rv-best")) c.classList.remove("rv-best");
+    const p = v && ply < g.moves.length ? v.positions[ply] : null;
+    if (!p || !p.best || !p.best.includes("@")) return;
+    const cell = document.querySelector(`#board .cell[data-cell="${p.best.split("@")[1]}"]`);
+    if (cell) cell.classList.add("rv-best");
+  }
+
+  statusText(v) {
+    if (v.status === "queued") {
+      return v.ahead ? `Review queued: ${v.ahead} review${v.ahead === 1 ? "" : "s"} ahead of it…` :
+        "Review queued: waiting for a free AI worker…";
+    }
+    if (v.status === "running") return `Reviewing… ${v.done} of ${v.total} positions evaluated.`;
+    if (v.status === "failed") return `The review failed (${v.error || "unknown error"}). You can ask again.`;
+    const count = (side, mark, one, many) => {
+      const n = v.moves.filter((m) => m.side === side && m.mark === mark).length;
+      return `${n} ${n === 1 ? one : many}`;
+    };
+    const sideText = (side) => `${SIDE_NAME[side]}: ${count(side, "inaccuracy", "inaccuracy", "inaccuracies")}, ` +
+      `${count(side, "mistake", "mistake", "mistakes")}, ${count(side, "blunder", "blunder", "blunders")}`;
+    const budget = v.budget.sims.toLocaleString("en");
+    return `Review done (${budget} simulations per position). ${sideText("south")}. ${sideText("north")}.`;
+  }
+
+  drawChart(v, moves, ply) {
+    const svg = this.chart;
+    svg.replaceChildren();
+    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    const last = Math.max(1, v.total - 1);
+    const x = (p) => PAD + (p / last) * (W - 2 * PAD);
+    const y = (south) => PAD + (1 - south) * (H - 2 * PAD);
+    svg.appendChild(el("svg:rect", { class: "rv-bg", x: 0, y: 0, width: W, height: H }));
+    const pos = v.positions;
+    if (pos.length) {
+      const line = pos.map((p) => `${x(p.ply).toFixed(1)},${y(p.south).toFixed(1)}`);
+      const area = `M${x(pos[0].ply).toFixed(1)},${y(0)} L${line.join(" L")} L${x(pos[pos.length - 1].ply).toFixed(1)},${y(0)} Z`;
+      svg.appendChild(el("svg:path", { class: "rv-area", d: area }));
+    }
+    svg.appendChild(el("svg:line", { class: "rv-mid", x1: 0, x2: W, y1: y(0.5), y2: y(0.5) }));
+    svg.appendChild(el("svg:text", { class: "rv-axis", x: PAD + 2, y: PAD + 9 }, "South 100%"));
+    svg.appendChild(el("svg:text", { class: "rv-axis", x: PAD + 2, y: y(0.5) - 2 }, "50%"));
+    svg.appendChild(el("svg:text", { class: "rv-axis", x: PAD + 2, y: H - PAD - 3 }, "North 100%"));
+    if (pos.length) {
+      const line = pos.map((p) => `${x(p.ply).toFixed(1)},${y(p.south).toFixed(1)}`);
+      svg.appendChild(el("svg:polyline", { class: "rv-line", points: line.join(" ") }));
+    }
+    for (const m of v.moves) {
+      if (!m.mark) continue;
+      const p = pos[m.ply];
+      const dot = el("svg:circle", { class: `rv-mark mark-${m.mark}`, cx: x(m.ply), cy: y(p.south), r: 4.2,
+        "data-ply": m.ply });
+      dot.appendChild(el("svg:title", {}, `Move ${m.ply}, ${SIDE_NAME[m.side]} ${m.move}: ${MARK_NAME[m.mark]}`));
+      svg.appendChild(dot);
+    }
+    if (ply !== null && ply <= last) {
+      svg.appendChild(el("svg:line", { class: "rv-now", x1: x(ply), x2: x(ply), y1: 0, y2: H, "data-ply": ply }));
+      if (pos[ply]) svg.appendChild(el("svg:circle", { class: "rv-now-dot", cx: x(ply), cy: y(pos[ply].south), r: 3.2 }));
+    }
+    const marked = v.moves.filter((m) => m.mark).length;
+    svg.setAttribute("aria-label", `Chart of South's winning chances over ${moves} moves` +
+      (pos.length ? `, from ${pct(pos[0].south)} to ${pct(pos[pos.length - 1].south)}` : "") +
+      `; ${marked} marked move${marked === 1 ? "" : "s"}.`);
+  }
+
+  drawNow(v, g, ply) {
+    const p = v.positions[ply];
+    const parts = [];
+    if (!p) {
+      this.now.textContent = ply > 0 && v.status !== "done" ? "This position is not evaluated yet." : "";
+      return;
+    }
+    const m = this.byPly.get(ply);
+    const before = v.positions[ply - 1];
+    const mover = before ? `${SIDE_NAME[before.turn]} ` : "";
+    const head = ply === 0 ? "Start" : `After move ${ply} (${mover}${g.moves[ply - 1]})`;
+    parts.push(`${head}: South's winning chance ${pct(p.south)}${p.exact ? " (decided)" : ""}.`);
+    if (m && m.mark) {
+      parts.push(`${MARK_NAME[m.mark]} ${v.thresholds[m.mark].sign}: ${SIDE_NAME[m.side]}'s chance fell from ` +
+        `${pct(m.before)} to ${pct(m.after)}. The AI preferred ${m.best}.`);
+    }
+    if (p.best && ply < g.moves.length) {
+      parts.push(`Here the AI would play ${p.best}${p.best.includes("@") ? " (its cell is outlined in dashes)" : ""}.`);
+    }
+    this.now.textContent = parts.join(" ");
+  }
+
+  drawKeys(v) {
+    this.keys.replaceChildren();
+    for (const m of v.moves) {
+      if (!m.mark) continue;
+      const li = el("li");
+      const b = el("button", { type: "button", class: `rv-key mark-${m.mark}`, "data-ply": m.ply },
+        `${m.ply}. ${SIDE_NAME[m.side]} ${m.move}${v.thresholds[m.mark].sign} — ${MARK_NAME[m.mark].toLowerCase()}, ` +
+        `−${points(m.loss)}; the AI preferred ${m.best}`);
+      b.onclick = () => this.onStep(m.ply);
+      li.appendChild(b);
+      this.keys.appendChild(li);
+    }
+  }
+
+  clickChart(e) {
+    const v = this.view;
+    if (!v || !v.total) return;
+    const box = this.chart.getBoundingClientRect();
+    const fx = ((e.clientX - box.left) / box.width) * W;
+    const last = Math.max(1, v.total - 1);
+    const ply = Math.round(((fx - PAD) / (W - 2 * PAD)) * last);
+    this.onStep(Math.max(0, Math.min(v.total - 1, ply)));
+  }
+}
