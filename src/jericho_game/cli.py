@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("jericho_game.bench", "print speed figures of the engine and the AI"),
     "arena": ("jericho_game.arena", "play a round robin between AI players and rate them (Elo)"),
     "serve": ("jericho_game.web.server", "start the web app (board, AI, online games)"),
+    "user": ("jericho_game.web.usercmd", "manage the web app's accounts: add (admins too), passwd, disable, list"),
     "worker": ("jericho_game.web.aiqueue", "run the web app's AI moves in separate processes (PostgreSQL)"),
     "loadtest": ("jericho_game.web.loadtest", "measure a web server: moves/s and latency of many games at once"),
     "engine": ("jericho_game.protocol", "speak the text engine protocol on stdin/stdout"),

@@ -100,12 +100,13 @@ def test_board_tray_turn_and_score_fit_the_screen(server: str, browser: Browser,
     else:
         assert inside(tray, w, h), tray
         assert board["height"] >= 0.75 * (h - 160), board  # the board is not shrunk to make room
-    # tap targets: every cell answers on its whole pitch; 44 px wherever the board's width allows
-    hit = min(box(page, f'#board .cell[data-cell="{c}"] .cell-hit')["width"] for c in ("a1", "d2", "g4"))
-    pitch = board["width"] / 10.0  # the board is 10 cell pitches wide (7 columns, the octagon, its triangles)
-    assert hit >= min(44.0, pitch - 0.5), (hit, pitch)
-    if w >= 1280:
-        assert hit >= 44.0
+    # tap targets: every cell answers on its whole pitch, at least 44 CSS px square on every screen
+    # (a phone draws the rim narrower for it: board.js COMPACT_RIMS), with the whole board in sight
+    for cell in page.locator("#board .cell .cell-hit").all():
+        hit = cell.bounding_box()
+        assert hit is not None and min(hit["width"], hit["height"]) >= 44.0, (w, h, hit)
+    for sel in ("#board .octagon", *(f"#board .triangle:nth-child({i + 1}) .tri" for i in range(26))):
+        assert 0 <= box(page, sel)["x"] and box(page, sel)["x"] + box(page, sel)["width"] <= w, (sel, w)
     # every piece, on the board and in the trays, carries its notation
     for piece in page.locator("#board .piece, #tray-mine .piece, #tray-other .piece").all()[:60]:
         assert piece.locator(".piece-label").text_content() == piece.get_attribute("data-piece")
@@ -119,6 +120,89 @@ def test_board_tray_turn_and_score_fit_the_screen(server: str, browser: Browser,
     expect(page.locator("html")).to_have_attribute("data-contrast", "high")
     still_shot(page, f"board-{kind}-high-contrast.png")
     assert not errors, errors
+    ctx.close()
+
+
+@pytest.mark.parametrize(("w", "h", "least"), [(375, 667, 44.0), (360, 740, 43.0)])
+def test_narrower_phones_keep_the_board_whole_and_cells_near_44_px(
+    server: str, browser: Browser, w: int, h: int, least: float
+) -> None:
+    """Under 380 px the rim is drawn narrower still: 44 px cells at 375 px; at 360 px the 7 columns,
+    their coordinates and three triangles per corner leave 43 px (8.36 pitches in 360 px)."""
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    hotseat(server, page, TALL_TOWERS)
+    for cell in page.locator("#board .cell .cell-hit").all():
+        hit = cell.bounding_box()
+        assert hit is not None and min(hit["width"], hit["height"]) >= least, (w, h, hit)
+    for sel in ("#board .octagon", *(f"#board .triangle:nth-child({i + 1}) .tri" for i in range(26))):
+        b = box(page, sel)
+        assert 0 <= b["x"] and b["x"] + b["width"] <= w, (sel, w, b)
+    labels = page.evaluate(MEASURE_LABELS, "#board .piece-label, #tray-mine .piece-label, #tray-other .piece-label")
+    assert min(x["px"] for x in labels) >= 10.5, labels  # letters: 11 px at 375, 10.6 at 360
+    still_shot(page, f"tall-towers-phone-{w}x{h}-light.png")
+    ctx.close()
+
+
+@pytest.mark.parametrize(("w", "h"), [PHONE, (375, 667), (360, 740)])
+def test_the_phone_header_keeps_to_one_line(server: str, browser: Browser, w: int, h: int) -> None:
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    hotseat(server, page, [])
+    expect(page.locator("#account-nav a")).to_have_count(1)  # "Log in" (or the player's name) is drawn
+    header = box(page, "header.top")
+    assert header["height"] <= 46.5, header
+    for item in page.locator("header.top .brand, header.top nav a, header.top nav button").all():
+        b = item.bounding_box()
+        assert b is not None and inside(b, w, h), (item.inner_text(), b)
+    for item in page.locator("header.top nav a").all():  # whole ("Log in" was cut to "Lo…")
+        assert item.evaluate("(e) => e.scrollWidth <= e.clientWidth"), item.inner_text()
+    for item in page.locator("header.top nav a").all():  # one line each: "New game" wrapped to two
+        size = float(item.evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)"))
+        assert item.bounding_box()["height"] <= 1.5 * size + 2, (item.inner_text(), item.bounding_box(), size)
+    assert box(page, "header.top .brand")["height"] <= 30  # the icon and "Jericho" side by side
+    ctx.close()
+
+
+# towers of every height on both camps: 4 high on d3 and c1, 3 high on a2 and g4
+TALL_TOWERS = (
+    "5R@d2 1G@d3 2Y@d3 4B@d3 3W@d3 1R@a2 2B@a2 3Y@a2 5W@g4 4G@g4 1B@g4 2R@g4 5G@c1 1W@c1 4R@c1 3B@c1"
+).split()
+# a letter's rendered size: its font size in CSS px (the SVG user unit times the screen scale), the
+# ink of its capitals and digits as the browser measures them, and the bar it sits on
+MEASURE_LABELS = """(sel) => {
+  const ctx = document.createElement('canvas').getContext('2d');
+  return [...document.querySelectorAll(sel)].map((t) => {
+    const cs = getComputedStyle(t);
+    const px = parseFloat(cs.fontSize) * t.getScreenCTM().a;
+    ctx.font = `${cs.fontWeight} ${px}px ${cs.fontFamily}`;
+    const m = ctx.measureText(t.textContent);
+    const bar = t.parentNode.querySelector('.piece-body').getBoundingClientRect();
+    return {piece: t.textContent, px, ink: m.actualBoundingBoxAscent + m.actualBoundingBoxDescent,
+            inkWidth: m.width, barH: bar.height, barW: bar.width};
+  });
+}"""
+
+
+@pytest.mark.parametrize(("w", "h"), [*DESKTOPS, PHONE])
+def test_every_piece_letter_is_readable_even_on_tall_towers(server: str, browser: Browser, w: int, h: int) -> None:
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    hotseat(server, page, TALL_TOWERS)
+    page.evaluate("() => Promise.all(document.getAnimations().map((a) => { a.finish(); return a.finished; }))")
+    board = page.evaluate(MEASURE_LABELS, "#board .piece-label")
+    assert len(board) == 1 + 4 + 3 + 4 + 4, board  # every piece on the board carries its letters
+    trays = page.evaluate(MEASURE_LABELS, "#tray-mine .piece-label, #tray-other .piece-label")
+    assert len(trays) == 50 - len(TALL_TOWERS)
+    for label in board + trays:
+        assert label["px"] >= 11.0, (w, h, label)  # 11 CSS px letters, even 4 high on a phone
+        assert label["ink"] <= label["barH"] - 1 and label["inkWidth"] <= label["barW"] - 2, (w, h, label)
+    kind = "phone" if (w, h) == PHONE else f"desktop-{w}x{h}"
+    smallest = min(x["px"] for x in board)
+    print(f"{kind}: smallest letter on the board {smallest:.1f} CSS px, in the trays {min(x['px'] for x in trays):.1f}")
+    still_shot(page, f"tall-towers-{kind}-light.png")
+    page.click("#btn-contrast")
+    still_shot(page, f"tall-towers-{kind}-high-contrast.png")
     ctx.close()
 
 
@@ -147,6 +231,35 @@ def test_banners_float_and_nothing_jumps(server: str, browser: Browser) -> None:
         if (w, h) == PHONE:
             still_shot(page, "seven-threat-scrolled-phone.png")
         ctx.close()
+
+
+@pytest.mark.parametrize("who", ["player with clocks", "spectator"])
+def test_the_score_bar_holds_names_clocks_and_turn_on_a_phone(server: str, browser: Browser, who: str) -> None:
+    ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
+    page = ctx.new_page()
+    clock = {"clock": 5} if who == "player with clocks" else {}
+    g = page.request.post(server + "/api/games", data={"mode": "online", "side": "south", **clock}).json()
+    # the longest bars: two clocks with "Waiting for opponent" and "open seat"; or no clocks and a
+    # long small line ("... monoliths off the board · you are watching")
+    page.goto(g["links"]["play" if clock else "watch"])
+    if clock:
+        expect(page.locator("#clock-north")).to_be_visible()
+    else:
+        expect(page.locator("#turn")).to_contain_text("watching")
+    expect(page.locator("#turn")).to_contain_text("Waiting")
+    bar = box(page, ".scorebar")
+    sels = ["#turn", "#south-panel", "#north-panel", "#score-south", "#score-north", "#south-name", "#north-name"]
+    for sel in sels + (["#clock-south", "#clock-north"] if clock else []):
+        b = box(page, sel)  # nothing spills out of the fixed-height bar onto the board
+        assert bar["y"] <= b["y"] and b["y"] + b["height"] <= bar["y"] + bar["height"], (sel, b, bar)
+        assert bar["x"] <= b["x"] and b["x"] + b["width"] <= bar["x"] + bar["width"], (sel, b, bar)
+    for a, b in itertools.combinations(("#turn", "#score-south", "#score-north", "#south-name", "#north-name"), 2):
+        p, q = box(page, a), box(page, b)  # nor do they overlap one another
+        assert p["x"] + p["width"] <= q["x"] + 0.5 or q["x"] + q["width"] <= p["x"] + 0.5, (a, p, b, q)
+    for sel in ("#south-name", "#north-name"):  # the names are whole, not cut
+        whole = "(e => e.clientWidth > 0 && e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight)"
+        assert page.evaluate(f"{whole}(document.querySelector('{sel}'))"), sel
+    ctx.close()
 
 
 def test_connection_lost_is_shown_over_the_page(server: str, context: BrowserContext) -> None:
@@ -252,6 +365,8 @@ def test_tapping_a_tower_on_a_phone_zooms_on_it(server: str, browser: Browser) -
     ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]}, has_touch=True, is_mobile=True)
     page = ctx.new_page()
     hotseat(server, page, ["5R@d2", "1G@d3", "2Y@d3", "4B@d3"])
+    # the last piece has landed (a tap on a tower still dropping in made Playwright scroll the page)
+    page.evaluate("() => Promise.all(document.getAnimations().map((a) => a.finished))")
     page.locator('#board .cell[data-cell="d3"]').tap()
     zoom = page.locator("#zoom")
     expect(zoom).to_be_visible()
@@ -260,9 +375,34 @@ def test_tapping_a_tower_on_a_phone_zooms_on_it(server: str, browser: Browser) -
     expect(items).to_have_text(["bottom: size 1, green (1G)", "size 2, yellow (2Y)", "top: size 4, blue (4B)"])
     assert float(page.evaluate("getComputedStyle(document.querySelector('#zoom-list')).fontSize")[:-2]) >= 16
     assert inside(box(page, "#zoom"), *PHONE)
+    assert page.evaluate("window.scrollY") == 0, "opening the zoom scrolled the page"
     still_shot(page, "tower-zoom-phone.png")
     page.locator("#zoom-close").tap()
     expect(zoom).to_be_hidden()
+    ctx.close()
+
+
+def test_a_phone_plays_with_two_taps_and_no_scrolling(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]}, has_touch=True, is_mobile=True)
+    page = ctx.new_page()
+    hotseat(server, page, [])
+    page.evaluate("() => Promise.all(document.getAnimations().map((a) => a.finished))")
+    for piece, cell in (("1W", "a4"), ("1R", "g1")):  # the farthest corners from the tray's last row
+        slot = box(page, f'#tray-mine .slot[data-piece="{piece}"]')
+        target = box(page, f'#board .cell[data-cell="{cell}"] .cell-hit')
+        assert inside(slot, *PHONE) and inside(target, *PHONE), (slot, target)  # both in sight at once
+        page.locator(f'#tray-mine .slot[data-piece="{piece}"]').tap()
+        page.locator(f'#board .cell[data-cell="{cell}"]').tap()
+        expect(page.locator(f'#board .cell[data-cell="{cell}"] .piece')).to_have_count(1)
+        assert page.evaluate("window.scrollY") == 0, "a tap scrolled the page"
+    expect(page.locator("#moves .mv")).to_have_count(2)
+    # scrolled down (the tray at the top of the screen, the board's far rows out of sight), a
+    # piece picked brings the whole board back in sight
+    page.evaluate("document.querySelector('#tray-mine').scrollIntoView()")
+    assert box(page, "#board")["y"] < 0
+    page.locator('#tray-mine .slot[data-piece="2W"]').tap()
+    expect(page.locator("#tray-mine .slot.selected")).to_have_count(1)
+    assert inside(box(page, "#board"), *PHONE), box(page, "#board")
     ctx.close()
 
 
@@ -295,6 +435,9 @@ def test_the_whole_tutorial_can_be_walked(server: str, browser: Browser, w: int,
     page.click("text=Learn to play in two minutes")
     page.wait_for_url("**/learn")
     expect(page.locator("#lesson-nav button")).to_have_count(len(WALK))
+    for cell in page.locator("#board .cell .cell-hit").all():  # as large targets as in a game
+        hit = cell.bounding_box()
+        assert hit is not None and min(hit["width"], hit["height"]) >= 44.0, (w, h, hit)
     for i, (illegal, answer) in enumerate(WALK):
         expect(page.locator("#lesson-nav button").nth(i)).to_have_attribute("aria-current", "step")
         if illegal:
@@ -316,6 +459,20 @@ def test_the_whole_tutorial_can_be_walked(server: str, browser: Browser, w: int,
     assert page.locator("#lesson-nav button.done").count() == len(WALK)
     still_shot(page, f"tutorial-done-{'phone' if w < 500 else 'desktop'}.png")
     assert not errors, errors
+    ctx.close()
+
+
+def test_a_phone_sees_the_whole_board_once_a_tutorial_piece_is_picked(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]}, has_touch=True, is_mobile=True)
+    page = ctx.new_page()
+    page.goto(server + "/learn#seven")  # the answer goes on a4, the board's far row
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # down at the tray, the board's top out of sight
+    assert box(page, "#board")["y"] < 0
+    page.locator('#tray-mine .slot[data-piece="1G"]').tap()
+    expect(page.locator('#tray-mine .slot[data-piece="1G"]')).to_have_attribute("aria-pressed", "true")
+    assert inside(box(page, "#board"), *PHONE), box(page, "#board")
+    assert inside(box(page, '#board .cell[data-cell="a4"] .cell-hit'), *PHONE)
     ctx.close()
 
 

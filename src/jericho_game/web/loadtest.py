@@ -70,6 +70,40 @@ def _cpu_seconds(pid: int) -> float | None:
         return None
 
 
+class _CpuSampler:
+    """Samples the servers' CPU time a few times a second, so the steady state's share can be told
+    apart from the start (creating and connecting the games)."""
+
+    def __init__(self, pids: list[int], every: float = 0.25) -> None:
+        import threading
+
+        self.pids = pids
+        self.every = every
+        self.samples: list[tuple[float, list[float | None]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            self.samples.append((time.monotonic(), [_cpu_seconds(p) for p in self.pids]))
+            if self._stop.wait(self.every):
+                self.samples.append((time.monotonic(), [_cpu_seconds(p) for p in self.pids]))
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def between(self, a: float, b: float) -> list[float | None]:
+        """Each server's CPU seconds from the sample nearest ``a`` to the one nearest ``b``."""
+        if not self.samples:
+            return [None for _ in self.pids]
+        first = min(self.samples, key=lambda s: abs(s[0] - a))[1]
+        last = min(self.samples, key=lambda s: abs(s[0] - b))[1]
+        return [None if x is None or y is None else y - x for x, y in zip(first, last, strict=True)]
+
+
 def _machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -95,16 +129,15 @@ async def _one_game(
     watch: str | None = None,
     sent_times: dict[tuple[str, int], float] | None = None,
     wlat: list[tuple[float, float]] | None = None,
+    http: Any = None,
 ) -> None:
-    import httpx
     from websockets.asyncio.client import connect
 
-    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-        r = await http.post("/api/games", json={"mode": "hotseat"})
-        if r.status_code != 201:
-            errors.append(f"create: {r.status_code} {r.text[:100]}")
-            return
-        g = r.json()
+    r = await http.post(base + "/api/games", json={"mode": "hotseat"})
+    if r.status_code != 201:
+        errors.append(f"create: {r.status_code} {r.text[:100]}")
+        return
+    g = r.json()
     game_id, token = g["id"], g["token"]
     ws_base = base.replace("http", "ws", 1)
     watcher = None
@@ -201,18 +234,16 @@ async def _watch(
 
 
 async def _ai_game(
-    base: str, level: str, deadline: float, rng: random.Random, counts: list[int], errors: list[str]
+    base: str, level: str, deadline: float, rng: random.Random, counts: list[int], errors: list[str], http: Any
 ) -> None:
     """A person against the AI, answering at once: keeps the AI queue busy."""
-    import httpx
     from websockets.asyncio.client import connect
 
-    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-        r = await http.post("/api/games", json={"mode": "ai", "level": level, "side": "south"})
-        if r.status_code != 201:
-            errors.append(f"create ai game: {r.status_code} {r.text[:100]}")
-            return
-        g = r.json()
+    r = await http.post(base + "/api/games", json={"mode": "ai", "level": level, "side": "south"})
+    if r.status_code != 201:
+        errors.append(f"create ai game: {r.status_code} {r.text[:100]}")
+        return
+    g = r.json()
     async with connect(f"{base.replace('http', 'ws', 1)}/ws/{g['id']}", max_size=2**22) as ws:
         await ws.send(json.dumps({"type": "hello", "token": g["token"]}))
         mine = False
@@ -246,6 +277,25 @@ async def play_games(
     ai_level: str = "expert",
 ) -> dict[str, Any]:
     """Play ``games`` games spread over ``urls`` for ``seconds``; moves, latencies (s) and errors."""
+    import httpx
+
+    # one HTTP client for all games: a client per game cost ~50 ms of CPU each (it loads the
+    # certificate store), which made the load generator itself the bottleneck for seconds
+    async with httpx.AsyncClient(timeout=30) as http:
+        return await _play_games(http, urls, games, seconds, seed, pace, watchers, ai_games, ai_level)
+
+
+async def _play_games(
+    http: Any,
+    urls: list[str],
+    games: int,
+    seconds: float,
+    seed: int,
+    pace: float,
+    watchers: bool,
+    ai_games: int,
+    ai_level: str,
+) -> dict[str, Any]:
     lat: list[tuple[float, float]] = []
     wlat: list[tuple[float, float]] = []
     sent_times: dict[tuple[str, int], float] = {}
@@ -254,6 +304,7 @@ async def play_games(
     rng = random.Random(seed)
     started = time.monotonic()
     deadline = started + seconds
+    cpu = time.process_time()  # before the tasks: creating them runs their first steps
     tasks = []
     for i in range(games):
         tasks.append(
@@ -269,15 +320,17 @@ async def play_games(
                     urls[(i + 1) % len(urls)] if watchers else None,
                     sent_times,
                     wlat,
+                    http,
                 )
             )
         )
         await asyncio.sleep(0)
     for i in range(ai_games):
         tasks.append(
-            asyncio.create_task(_ai_game(urls[i % len(urls)], ai_level, deadline, random.Random(i), counts, errors))
+            asyncio.create_task(
+                _ai_game(urls[i % len(urls)], ai_level, deadline, random.Random(i), counts, errors, http)
+            )
         )
-    cpu = time.process_time()
     done = await asyncio.gather(*tasks, return_exceptions=True)
     cpu = time.process_time() - cpu
     errors += [f"{type(e).__name__}: {e}"[:120] for e in done if isinstance(e, BaseException)]
@@ -292,8 +345,19 @@ async def play_games(
     }
 
 
+def _run(coro: Any) -> Any:
+    """Run the clients on uvloop when it is installed (it comes with uvicorn's standard extra and is
+    what the server runs on): the load generator then costs less CPU than the server it measures."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(coro)
+
+
 def _client_process(urls: list[str], games: int, seconds: float, seed: int, opts: dict[str, Any], out: Any) -> None:
-    out.put(asyncio.run(play_games(urls, games, seconds, seed, **opts)))
+    out.put(_run(play_games(urls, games, seconds, seed, **opts)))
 
 
 def _start_servers(n: int, db: str) -> list[tuple[subprocess.Popen[str], str]]:
@@ -362,9 +426,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         opts = {"pace": args.pace, "watchers": args.watchers, "ai_games": args.ai_games, "ai_level": args.ai_level}
         cpu0 = {p.pid: _cpu_seconds(p.pid) for p, _ in servers}
+        sampler = _CpuSampler([p.pid for p, _ in servers])
+        load0 = os.getloadavg()
         t0 = time.monotonic()
         if args.clients <= 1:
-            res = asyncio.run(play_games(urls, games, seconds, args.seed, **opts))
+            res = _run(play_games(urls, games, seconds, args.seed, **opts))
         else:
             ctx = multiprocessing.get_context("spawn")
             q = ctx.Queue()
@@ -392,6 +458,8 @@ def run(args: argparse.Namespace) -> int:
             }
         wall = time.monotonic() - t0
         cpu1 = {p.pid: _cpu_seconds(p.pid) for p, _ in servers}
+        sampler.stop()
+        load1 = os.getloadavg()
     finally:
         for proc, _ in servers:
             proc.send_signal(signal.SIGTERM)
@@ -436,11 +504,26 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"errors: {len(res['errors'])}" + (f" ({', '.join(f'{k}: {v}' for k, v in counts.items())})" if counts else "")
     )
-    for (_proc, url), pid in zip(servers, cpu0, strict=True):
+    steady = sampler.between(start, start + elapsed) if servers else []
+    for (_proc, url), pid, part in zip(servers, cpu0, steady, strict=True):
         a, b = cpu0[pid], cpu1[pid]
         if a is not None and b is not None:
-            print(f"server CPU {url}: {b - a:.1f} s over {wall:.1f} s ({(b - a) / wall * 100:.0f}% of one core)")
+            share = f"; steady state {part:.1f} s over {elapsed:.1f} s" if part is not None else ""
+            print(f"server CPU {url}: {b - a:.1f} s over {wall:.1f} s ({(b - a) / wall * 100:.0f}% of one core){share}")
+    # CPU per acknowledged move: meaningful even when other work shares the machine (the
+    # moves/s and latencies are not); the steady-state figure leaves out creating the games
+    total = [cpu1[p] - cpu0[p] for p in cpu0 if cpu0[p] is not None and cpu1[p] is not None]  # type: ignore[operator]
+    if servers and total and res["moves"]:
+        line = f"server CPU per acknowledged move: {sum(total) / res['moves'] * 1000:.2f} ms over the whole run"
+        if lat and all(x is not None for x in steady):
+            line += f", {sum(x or 0.0 for x in steady) / len(lat) * 1000:.2f} ms in the steady state"
+        print(line + f" ({len(servers)} process(es) together)")
     if not servers:
         print("server CPU: not measured (servers not started by this command)")
-    print(f"client CPU: {res['client_cpu']:.1f} s over {wall:.1f} s ({args.clients} process(es))")
+    per = f" = {res['client_cpu'] / res['moves'] * 1000:.2f} ms a move" if res["moves"] else ""
+    print(f"client CPU: {res['client_cpu']:.1f} s over {wall:.1f} s{per} ({args.clients} process(es))")
+    print(
+        f"machine load average (1 min) {load0[0]:.2f} at the start, {load1[0]:.2f} at the end "
+        f"({os.cpu_count()} CPUs; anything above the servers' and client's share is other work)"
+    )
     return 0 if res["moves"] > 0 else 1

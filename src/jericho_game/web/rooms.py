@@ -22,6 +22,7 @@ import logging
 import random
 import re
 import secrets
+import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -34,7 +35,9 @@ from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
 from jericho_game.pieces import Side
 from jericho_game.players.base import make_player, registered_names
+from jericho_game.web import render
 from jericho_game.web.broker import Broker, LocalBroker
+from jericho_game.web.names import NameError_, check_name
 from jericho_game.web.storage import AIJob, Conflict, GameRecord, QueueFull, Storage, Tx
 
 __all__ = ["ClientError", "GameService", "Room", "Change", "SIDES", "MODES"]
@@ -47,6 +50,8 @@ SIDE_NAMES = {"south": "South", "north": "North"}
 PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "master", "random", "greedy", "mcts", "alphabeta")
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _RESULT_TOKENS: dict[str | None, str] = {"south": "1-0", "north": "0-1", "draw": "1/2-1/2", None: "*"}
+# reasons a game ends with no result (result None): aborted by a player, or a seek nobody took
+NO_RESULT = ("aborted", "expired")
 
 
 class ClientError(Exception):
@@ -69,7 +74,9 @@ class Room:
     ai_place: int | None = None  # AI job: 0 thinking, k k-th in the queue, None none
     board_json: str | None = None  # the version-dependent part of the public state, serialized
     board_version: int = -1
-    present: dict[str, int] = field(default_factory=lambda: {"south": 0, "north": 0, "watchers": 0})
+    # who is connected, across processes (the transport reads it from the presence table):
+    # "south"/"north" connected or not, "watchers" a count, "away" {side: since when (wall time)}
+    present: dict[str, Any] = field(default_factory=lambda: {"south": 0, "north": 0, "watchers": 0, "away": {}})
 
     @property
     def version(self) -> int:
@@ -158,6 +165,10 @@ class GameService:
         creates_per_minute: int = 60,
         min_clock: float = 1.0,
         max_ai_jobs: int = 64,
+        claim_after: float = 300.0,
+        presence_ttl: float = 30.0,
+        seek_idle: float = 120.0,
+        seek_max_age: float = 3600.0,
     ) -> None:
         self.storage = storage
         self.broker = broker or LocalBroker()
@@ -166,6 +177,14 @@ class GameService:
         self.creates_per_minute = creates_per_minute
         self.min_clock = min_clock  # minutes per side; a clock of 1e-9 minutes was lost at once
         self.max_ai_jobs = max_ai_jobs
+        # fair endings and the lobby (issue 12, see endings.py and lobby.py)
+        self.claim_after = claim_after  # seconds an opponent must be away before a claim
+        self.presence_ttl = presence_ttl  # a process's presence row counts this long after its last beat
+        self.seek_idle = seek_idle  # an open seek expires when its creator has been away this long
+        self.seek_max_age = seek_max_age  # ... or when it is this old
+        # what the lobby shows per seek beyond the game itself: the accounts work fills in
+        # "rated" and "rating" (None: an anonymous, unrated game)
+        self.lobby_extras: Callable[[GameRecord], dict[str, Any]] = lambda rec: {"rated": False, "rating": None}
         self.rooms: OrderedDict[str, Room] = OrderedDict()
         self.creates: dict[str, deque[float]] = {}
         self._levels: list[str] | None = None
@@ -174,6 +193,16 @@ class GameService:
         self._in_flight = False  # a group is being committed on the database thread
         self.committing: set[str] = set()  # the games of that group
         self._db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-db")
+        self._read_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-read")
+        # the event loop owns the cache; changes run by off_loop() on the database thread hand
+        # their cache updates back to it
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._creates_lock = threading.Lock()
+        # accounts and ratings (web/accounts.py, web/ratings.py): hooks called inside the transaction
+        # of the change that ends a game (e.g. queue its rating update), and the names of accounts
+        self.on_finish: list[Callable[[Tx, GameRecord], None]] = []
+        self.account_name: Callable[[int], str | None] = lambda account_id: None
 
     # -- levels ----------------------------------------------------------------------------
     def levels(self) -> list[str]:
@@ -196,6 +225,14 @@ class GameService:
         levels = self.levels()
         return "medium" if "medium" in levels else (levels[0] if levels else "random")
 
+    @staticmethod
+    def check_name(name: Any) -> str:
+        """A player's display name as stored (see names.py), or ``bad_name``."""
+        try:
+            return check_name(name)
+        except NameError_ as exc:
+            raise ClientError(exc.code, exc.message) from None
+
     # -- the cache -------------------------------------------------------------------------
     def _check_id(self, game_id: str) -> None:
         if not _ID_RE.match(game_id or ""):
@@ -209,11 +246,13 @@ class GameService:
         self._check_id(game_id)
         version = self.storage.version(game_id)
         if version is None:
-            self.rooms.pop(game_id, None)
+            if self._on_loop():
+                self.rooms.pop(game_id, None)
             raise self._unknown(game_id)
         room = self.rooms.get(game_id)
         if room is not None and room.version == version:
-            self.rooms.move_to_end(game_id)
+            if self._on_loop():
+                self.rooms.move_to_end(game_id)
             if self.ai_to_move(room):  # the AI's place in the queue changes without a new version
                 room.ai_place = self._job_place(room)
             return room
@@ -255,11 +294,48 @@ class GameService:
     def _install(self, rec: GameRecord) -> Room:
         """Cache the room of ``rec`` (replayed, or extended from the cached one) with its AI place."""
         room = self._build(rec)
-        self.rooms[rec.id] = room
-        self.rooms.move_to_end(rec.id)
-        self._evict()
         room.ai_place = self._job_place(room)
+        self._keep(room)
         return room
+
+    def _on_loop(self) -> bool:
+        return self._loop_thread is None or threading.get_ident() == self._loop_thread
+
+    def _keep(self, room: Room) -> None:
+        """Cache ``room``; from the database thread (see :meth:`off_loop`) the event loop does it."""
+        if not self._on_loop():
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(self._keep, room)
+            return
+        old = self.rooms.get(room.rec.id)
+        if old is not None and old.version > room.version:
+            return  # a newer copy was cached meanwhile
+        self.rooms[room.rec.id] = room
+        self.rooms.move_to_end(room.rec.id)
+        self._evict()
+
+    async def off_loop(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a synchronous change (create, join, undo, resign, rematch, ...) on the database thread.
+
+        The event loop then never waits for a disk flush, nor for the write lock that this
+        process's own group of moves holds while it commits (on SQLite, a change made on the loop
+        waited for both: ~30 ms with the loop stopped).  The database thread runs one thing at a
+        time, so the change runs between two groups; its cache updates are handed back to the
+        event loop and happen before this returns."""
+        loop = self._bind()
+        return await loop.run_in_executor(self._db_thread, lambda: fn(*args))
+
+    async def off_loop_read(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """:meth:`off_loop` for reads (reloading games that other processes changed): on a thread
+        of their own, so that they never wait behind a group's commit."""
+        loop = self._bind()
+        return await loop.run_in_executor(self._read_thread, lambda: fn(*args))
+
+    def _bind(self) -> asyncio.AbstractEventLoop:
+        """Note the event loop (the cache's owner) we are called on."""
+        loop = asyncio.get_running_loop()
+        self._loop, self._loop_thread = loop, threading.get_ident()
+        return loop
 
     def _evict(self) -> None:
         while len(self.rooms) > self.max_rooms:
@@ -297,9 +373,9 @@ class GameService:
             return None
         return self._install(rec)
 
-    def _job_place(self, room: Room) -> int | None:
+    def _job_place(self, room: Room, conn: Any = None) -> int | None:
         if self.ai_to_move(room):
-            return self.storage.job_place(room.rec.id, room.version)
+            return self.storage.job_place(room.rec.id, room.version, conn)
         return None
 
     # -- reading the state -------------------------------------------------------------------
@@ -340,7 +416,6 @@ class GameService:
             moves = game.legal_moves()
             pass_only = moves == [PASS]
             legal = legal_by_piece(moves)
-        confront = confrontations(game)
         threat = game.seven_threat()
         board = {
             "id": rec.id,
@@ -351,23 +426,43 @@ class GameService:
             "moves": list(rec.moves),
             "turn": game.turn.value,
             "score": list(game.score()),
-            "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
-            "towers": {c: [_p(p) for p in t] for c, t in game.towers().items() if t},
-            "reserves": {s: [_p(p) for p in game.reserve(s)] for s in SIDES},
             "legal": legal,
             "pass_only": pass_only,
             "last": rec.moves[-1] if rec.moves else None,
             "threat": threat.value if threat and status != "over" else None,
             "result": result,
             "reason": reason,
-            "confrontations": confront,
             "can_undo": status == "playing" and self._has_own_move(room),
             "rematch_of": rec.rematch_of,
             "rematch_id": rec.rematch_id,
+            "public": rec.public,
+            "names": {s: rec.meta.get("names", {}).get(s) for s in SIDES},
+            "offer": rec.meta.get("offer") if status == "playing" else None,
+            "can_abort": rec.mode == "online" and status != "over" and not _both_moved(rec),
+            # accounts: the username each seat is bound to (None: anonymous), and whether it is rated
+            "accounts": {s: self._account_of(rec, s) for s in SIDES},
+            "rated": rec.rated,
         }
-        room.board_json = json.dumps(board, separators=(",", ":"))[1:-1]
+        # the position's parts (towers, reserves, leaders, confrontations) come from fragments
+        # rendered once and memoized (web/render.py): they were most of a state's cost
+        code = game.state.code
+        room.board_json = (
+            json.dumps(board, separators=(",", ":"))[1:-1]
+            + ',"leaders":'
+            + render.leaders_json(game)
+            + ',"towers":'
+            + render.towers_json(game, code)
+            + ',"reserves":'
+            + render.reserves_json(game)
+            + ',"confrontations":'
+            + render.confrontations_json(game, code)
+        )
         room.board_version = room.version
         return room.board_json
+
+    def _account_of(self, rec: GameRecord, side: str) -> str | None:
+        account_id = getattr(rec, f"{side}_account")
+        return None if account_id is None else self.account_name(account_id)
 
     def _live(self, room: Room) -> dict[str, Any]:
         """The part of the public state that changes without a new version (presence, clocks, AI queue)."""
@@ -379,7 +474,12 @@ class GameService:
             elif rec.mode == "online" and not getattr(rec, f"{s}_token"):
                 seats[s] = {"kind": "open", "present": False}
             else:
-                seats[s] = {"kind": "human", "present": room.present[s] > 0}
+                seats[s] = {"kind": "human", "present": bool(room.present[s])}
+                since = room.present.get("away", {}).get(s)
+                # only where it matters (a claim is possible): the state stays still otherwise
+                claimable = rec.mode == "online" and rec.clock is None and self.status(room) == "playing"
+                if claimable and not room.present[s] and since is not None:
+                    seats[s]["away_for"] = round(max(0.0, self.now() - since), 1)
         clock = None
         if rec.clock is not None:
             clock = {
@@ -396,6 +496,8 @@ class GameService:
             "ai_thinking": place is not None,
             "ai": ai,
             "watchers": room.present["watchers"],
+            # an untimed online game: a player may claim once the opponent has been away this long
+            "claim_after": self.claim_after if rec.mode == "online" and rec.clock is None else None,
         }
 
     def state_json(self, room: Room) -> str:
@@ -437,6 +539,13 @@ class GameService:
         Every refusal comes before the first write (a group of changes relies on it: see
         :meth:`_run_group`)."""
         rec.moves = list(room.rec.moves[: plies if plies is not None else None]) + list(new_moves or [])
+        offer = rec.meta.get("offer")
+        if offer and (new_moves or plies is not None):
+            # a move answers every takeback request and the opponent's draw offer (the offerer's
+            # own move leaves a draw offer standing)
+            mover = room.game.turn.value
+            if offer.get("what") != "draw" or offer.get("by") != mover or plies is not None:
+                rec.meta = {k: v for k, v in rec.meta.items() if k != "offer"}
         result, reason = _outcome(rec, game)
         if result is not None and rec.result is None:
             rec.result, rec.reason, rec.turn_started = result, reason, None
@@ -451,6 +560,9 @@ class GameService:
                 f"the server is busy: {self.max_ai_jobs} AI moves are waiting; nothing was changed, try again soon",
                 503,
             )
+        if rec.result is not None and room.rec.result is None:  # this change ends the game
+            for hook in self.on_finish:
+                hook(tx, rec)
         if plies is not None:
             tx.truncate(plies)
         if new_moves:
@@ -466,10 +578,8 @@ class GameService:
 
     def _publish(self, room: Room) -> Room:
         """Cache the committed room (the transaction is over)."""
-        self.rooms[room.rec.id] = room
-        self.rooms.move_to_end(room.rec.id)
         room.ai_place = self._job_place(room)
-        self._evict()
+        self._keep(room)
         return room
 
     def announce(self, room: Room) -> None:
@@ -520,7 +630,7 @@ class GameService:
         committed, before anything else on the event loop (the mover's ``ack`` goes out before
         any broadcast of the new state)."""
         self._check_id(game_id)
-        loop = asyncio.get_running_loop()
+        loop = self._bind()
         fut: asyncio.Future[Change] = loop.create_future()
         self._group.append((game_id, decide, fut, on_commit))
         if len(self._group) == 1 and not self._in_flight:
@@ -563,6 +673,11 @@ class GameService:
                     if tx is not None and tx.wrote:
                         raise  # a half-made change: nothing of the group may be committed
                     outcomes.append(exc)
+            # the AI's place in the queue, read here rather than on the event loop (and before the
+            # commit: once it commits, an AI runner may already be answering)
+            for outcome in outcomes:
+                if isinstance(outcome, Change):
+                    outcome.room.ai_place = self._job_place(outcome.room, conn)
         return outcomes
 
     def _end_group(self, group: list[Any], done: asyncio.Future[list[Change | Exception]]) -> None:
@@ -579,7 +694,7 @@ class GameService:
         for i, (game_id, _, fut, on_commit) in enumerate(group if outcomes is not None else []):
             outcome = outcomes[i]  # type: ignore[index]
             if isinstance(outcome, Change):
-                self._publish(outcome.room)
+                self._keep(outcome.room)  # its AI place was read on the database thread
                 if on_commit is not None:
                     try:
                         on_commit(outcome)
@@ -595,8 +710,9 @@ class GameService:
         self._start_group()  # the changes that arrived meanwhile
 
     def close(self) -> None:
-        """Stop the database thread."""
+        """Stop the database threads."""
         self._db_thread.shutdown(wait=False)
+        self._read_thread.shutdown(wait=False)
 
     def _charge(self, rec: GameRecord, game: Game) -> None:
         """Stop the running clock: subtract the time spent by the side to move."""
@@ -635,17 +751,22 @@ class GameService:
         )
 
     # -- changes ---------------------------------------------------------------------------------
-    def create(self, spec: dict[str, Any], client: str = "?") -> tuple[Room, dict[str, Any]]:
-        """Create a game from the JSON body of ``POST /api/games``; returns the room and the reply."""
+    def create(
+        self, spec: dict[str, Any], client: str = "?", account: int | None = None
+    ) -> tuple[Room, dict[str, Any]]:
+        """Create a game from the JSON body of ``POST /api/games``; returns the room and the reply.
+
+        ``account``: the logged-in creator's account, which the creator's seat(s) are bound to."""
         now = self.now()
-        for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
-            del self.creates[addr]  # forget quiet addresses: the table cannot grow without bound
-        window = self.creates.setdefault(client, deque())
-        while window and window[0] < now - 60:
-            window.popleft()
-        if len(window) >= self.creates_per_minute:
-            raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
-        unknown = set(spec) - {"mode", "side", "level", "clock"}
+        with self._creates_lock:  # creations may run on the database thread (off_loop) and on the loop
+            for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
+                del self.creates[addr]  # forget quiet addresses: the table cannot grow without bound
+            window = self.creates.setdefault(client, deque())
+            while window and window[0] < now - 60:
+                window.popleft()
+            if len(window) >= self.creates_per_minute:
+                raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
+        unknown = set(spec) - {"mode", "side", "level", "clock", "rated", "name", "public"}
         if unknown:
             raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))}")
         mode = spec.get("mode", "ai")
@@ -665,7 +786,26 @@ class GameService:
             raise ClientError(
                 "bad_request", f"clock must be null or minutes per side between {self.min_clock:g} and 180"
             )
+        public = spec.get("public", False)
+        if not isinstance(public, bool) or (public and mode != "online"):
+            raise ClientError("bad_request", "public must be true or false, and only online games can be public")
+        name = self.check_name(spec["name"]) if spec.get("name") is not None else None
+        if public and name is None:
+            raise ClientError("name_required", "choose a name first: the lobby shows it to other players")
+        rated = spec.get("rated", False)
+        if not isinstance(rated, bool):
+            raise ClientError("bad_request", "rated must be true or false")
+        if rated and mode != "online":
+            raise ClientError("bad_request", "only online games between two accounts can be rated")
+        if rated and account is None:
+            raise ClientError("login_required", "log in (or sign up) to create a rated game", 403)
         rec = GameRecord(id=_new_id(), mode=mode)
+        rec.public = public
+        if public:
+            rec.meta["listed_at"] = now  # by the service's clock, as the seek's expiry (tests fake it)
+        rec.rated = rated
+        if name is not None and mode != "hotseat":  # hot-seat: two people, one name would be wrong
+            rec.meta["names"] = {side: name}
         reply: dict[str, Any] = {"id": rec.id, "side": side}
         token = _new_token()
         if mode == "ai":
@@ -689,6 +829,9 @@ class GameService:
             setattr(rec, f"{side}_token", token)
             rec.invite = _new_token()
             reply["invite"] = rec.invite
+        if account is not None:  # the creator's seats are the account's
+            for s in SIDES if mode == "hotseat" else (side,):
+                setattr(rec, f"{s}_account", account)
         if clock_s is not None:
             rec.clock = rec.south_time = rec.north_time = clock_s
             if mode != "online":
@@ -700,7 +843,8 @@ class GameService:
             self.storage.create(rec, job_level=rec.ai_level if ai_first else None, max_jobs=self.max_ai_jobs)
         except QueueFull as exc:
             raise ClientError("busy", f"the server is busy: {exc}; try again soon", 503) from None
-        window.append(now)
+        with self._creates_lock:
+            window.append(now)
         room = self._publish(Room(rec, game))
         reply["token"] = token
         return room, reply
@@ -721,23 +865,41 @@ class GameService:
         except Exception:  # noqa: BLE001 - the next load tries again; the game itself is fine
             log.exception("could not queue the AI move of game %s", room.rec.id)
 
-    def join(self, game_id: str, invite: Any) -> tuple[Change, dict[str, Any]]:
-        """Take the invited seat of an online game (``POST /api/games/{id}/join``)."""
+    def join(
+        self, game_id: str, invite: Any, account: int | None = None, name: Any = None
+    ) -> tuple[Change, dict[str, Any]]:
+        """Take the invited seat of an online game, or the open seat of a public one (the lobby's
+        seeks), with the joiner's ``name`` (``POST /api/games/{id}/join``); ``account``: the
+        logged-in joiner's account, which the seat is then bound to (a rated game needs one)."""
         out: dict[str, Any] = {}
+        checked = self.check_name(name) if name is not None else None
 
         def decide(tx: Tx, room: Room) -> Change:
             rec = room.rec
             if rec.mode != "online":
                 raise ClientError("not_online", "only online games can be joined")
-            if not isinstance(invite, str) or not same_secret(invite, rec.invite):
+            if rec.public and invite is None:
+                if checked is None:
+                    raise ClientError("name_required", "choose a name first: your opponent sees it")
+            elif not isinstance(invite, str) or not same_secret(invite, rec.invite):
                 raise ClientError("bad_invite", "this invite code is not valid for this game", 403)
+            if self.status(room) == "over":
+                raise ClientError("game_over", "this game is over: nobody can join it (you can watch)", 409)
             if rec.joined:
                 raise ClientError("seat_taken", "this invite was already used: the seat is taken (you can watch)", 409)
             seat = "north" if rec.south_token else "south"
+            if rec.rated and account is None:
+                raise ClientError("login_required", "this is a rated game: log in (or sign up) to join it", 403)
+            if rec.rated and account == getattr(rec, f"{Side(seat).other.value}_account"):
+                raise ClientError("same_account", "you cannot play yourself in a rated game", 409)
             new = rec.copy()
             token = _new_token()
             setattr(new, f"{seat}_token", token)
+            setattr(new, f"{seat}_account", account)
             new.joined = True
+            new.meta["joined_at"] = self.now()
+            if checked is not None:
+                new.meta["names"] = {**new.meta.get("names", {}), seat: checked}
             if new.clock is not None:
                 new.turn_started = self.now()
             out.update(id=rec.id, side=seat, token=token)
@@ -745,24 +907,38 @@ class GameService:
 
         return self._write(game_id, decide), out
 
-    def seats_of(self, room: Room, token: Any) -> frozenset[str]:
-        """The seats ``token`` holds in ``room`` (never the AI's)."""
-        if not isinstance(token, str) or len(token) > 200:
+    def seats_of(self, room: Room, token: Any, account: int | None = None) -> frozenset[str]:
+        """The seats ``token`` holds in ``room`` (never the AI's).  A seat bound to an account is
+        that account's alone: its token opens it only together with that account's session, and the
+        session alone opens it (from any browser); ``account``: the connection's logged-in account."""
+        if token is not None and (not isinstance(token, str) or len(token) > 200):
             raise ClientError("bad_token", "token must be a string")
-        seats = {s for s in SIDES if same_secret(token, getattr(room.rec, f"{s}_token"))}
-        if room.rec.mode == "ai":
-            seats.discard(room.rec.ai_side or "")
+        rec = room.rec
+        seats = {s for s in SIDES if token is not None and same_secret(token, getattr(rec, f"{s}_token"))}
+        others = {s for s in seats if getattr(rec, f"{s}_account") not in (None, account)}
+        if others:
+            raise ClientError(
+                "not_your_seat", "this seat belongs to another account: log in as its player to play it", 403
+            )
+        if account is not None:
+            seats |= {s for s in SIDES if getattr(rec, f"{s}_account") == account}
+        if rec.mode == "ai":
+            seats.discard(rec.ai_side or "")
         return frozenset(seats)
+
+    def may_arrive(self, room: Room, seats: frozenset[str]) -> bool:
+        """Whether :meth:`arrive` would change anything (an online rematch waiting to start its clock)."""
+        rec = room.rec
+        if not seats or rec.mode != "online" or rec.clock is None or rec.turn_started is not None:
+            return False
+        return self.status(room) == "playing" and not seats <= set(rec.meta.get("arrived", []))
 
     def arrive(self, game_id: str, seats: frozenset[str]) -> Change | None:
         """A player opened the game (``hello`` with a seat).  An online rematch's clock starts once
         both players have opened it (nobody loses time before they have even seen the new board);
         arrivals are stored with the game, so the players may be on different server processes."""
         room = self.room(game_id)
-        rec = room.rec
-        if not seats or rec.mode != "online" or rec.clock is None or rec.turn_started is not None:
-            return None
-        if self.status(room) != "playing" or seats <= set(rec.meta.get("arrived", [])):
+        if not self.may_arrive(room, seats):
             return None
 
         def decide(tx: Tx, fresh: Room) -> Change:
@@ -903,6 +1079,11 @@ class GameService:
             rec.ai_level = old.ai_level
             rec.ai_side = Side(old.ai_side).other.value if old.ai_side else None
             rec.rematch_of = old.id
+            names = old.meta.get("names", {})
+            if names:  # the names follow the people, who swap sides
+                rec.meta["names"] = {Side(s).other.value: n for s, n in names.items()}
+            rec.south_account, rec.north_account = old.north_account, old.south_account  # accounts follow people
+            rec.rated = old.rated
             if old.clock is not None:
                 rec.clock = rec.south_time = rec.north_time = old.clock
                 # online, the clock starts once both players are at the new board (see hello);
@@ -917,7 +1098,7 @@ class GameService:
             new_old = old.copy()
             new_old.rematch_id = rec.id
             changed = self._commit(tx, room, new_old, room.game)
-            self.rooms[rec.id] = Room(rec, game)
+            self._keep(Room(rec, game))
             return Change(changed, rematch_id=rec.id)
 
         return self._write(game_id, decide)
@@ -985,7 +1166,8 @@ class GameService:
         """The tags of the game record for download."""
         rec = room.rec
         result, reason = self.outcome(room)
-        names = {s: "AI " + (rec.ai_level or "") if rec.ai_side == s else "Human" for s in SIDES}
+        given = rec.meta.get("names", {})
+        names = {s: "AI " + (rec.ai_level or "") if rec.ai_side == s else given.get(s) or "Human" for s in SIDES}
         tags = {
             "Event": f"Jericho web game ({rec.mode})",
             "Site": "jericho serve",
@@ -995,19 +1177,39 @@ class GameService:
             "Result": _RESULT_TOKENS[result],
             "GameId": rec.id,
         }
-        if result and reason:
+        if reason and (result or reason in NO_RESULT):
             loser = "South" if result == "north" else "North"
+            away = SIDE_NAMES[Side(rec.meta.get("claimed_by") or "south").other.value]
             tags["Termination"] = {
                 "seven": "seven monoliths held through a full turn",
                 "exhaustion": "both players passed",
                 "resign": f"{loser} resigned",
                 "time": f"{loser} lost on time",
-            }[reason]
+                "agreed": "draw agreed",
+                "claim": f"{away} left the game; "
+                + (f"{SIDE_NAMES[result]} claimed the win" if result in SIDES else "a draw was claimed"),
+                "aborted": "aborted before both sides had moved (no result)",
+                "expired": "nobody took the open seat (no result)",
+            }.get(reason, reason)
+        takebacks = rec.meta.get("takebacks")
+        if takebacks:
+            tags["Takebacks"] = "; ".join(f"{SIDE_NAMES[t['by']]} at ply {t['ply']}" for t in takebacks)
         return tags
 
 
+def _both_moved(rec: GameRecord) -> bool:
+    """Whether each side has made a move of its own (not a forced pass): then no abort."""
+    turn = Side.SOUTH if not rec.start_position else Game.from_position(rec.start_position).turn
+    moved = set()
+    for mv in rec.moves:
+        if mv != "pass":
+            moved.add(turn)
+        turn = turn.other
+    return len(moved) == 2
+
+
 def _outcome(rec: GameRecord, game: Game) -> tuple[str | None, str | None]:
-    if rec.result:
+    if rec.result or rec.reason in NO_RESULT:
         return rec.result, rec.reason
     result = game.outcome()
     if result is None:
@@ -1018,7 +1220,8 @@ def _outcome(rec: GameRecord, game: Game) -> tuple[str | None, str | None]:
 
 
 def _status(rec: GameRecord, game: Game) -> str:
-    if _outcome(rec, game)[0] is not None:
+    result, reason = _outcome(rec, game)
+    if result is not None or reason in NO_RESULT:
         return "over"
     if rec.mode == "online" and not rec.joined:
         return "waiting"

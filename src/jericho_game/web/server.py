@@ -21,9 +21,12 @@ import logging
 import os
 import random
 import re
+import socket
+import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,21 +49,25 @@ except ImportError as exc:
 
 from jericho_game.game import Game
 from jericho_game.players.base import Limit
-from jericho_game.web import tutorial
+from jericho_game.web import endings, mygames, tutorial
+from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
+from jericho_game.web.lobby import Lobby
+from jericho_game.web.ratings import Ratings, rating_routes
 from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
 from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
 from jericho_game.web.review import routes as review_routes
 from jericho_game.web.rooms import Change, ClientError, GameService, Room
-from jericho_game.web.storage import AIJob, Storage, resolve_db_url
+from jericho_game.web.storage import LOBBY_ID, PRESENCE_VERSION, AIJob, Storage, resolve_db_url
 
 __all__ = ["ClientError", "Conn", "Limits", "Transport", "create_app", "add_arguments", "run", "SECURITY_HEADERS"]
 
 log = logging.getLogger("jericho_game.web")
 
 STATIC = Path(__file__).resolve().parent / "static"
+SWITCH_INTERVAL = 0.00025  # seconds: the GIL switch interval while the app runs (see create_app)
 
 # Every HTTP response carries these.  frame-ancestors 'none': the seat token lives in the page,
 # so no other site may frame it (clickjacking).
@@ -92,6 +99,13 @@ class Limits:
     ai_queue: int = 64  # AI moves waiting for a worker before new ones are refused (busy)
     sweep: float = 0.5  # seconds between looks for clocks that ran out (in any process)
     min_clock: float = 1.0  # minutes: the shortest clock per side a game may ask for (1e-9 was lost at once)
+    # issue 12: presence across processes, claims, the lobby, a browser's games
+    claim_after: float = 300.0  # seconds an untimed online game's opponent must be away before a claim
+    presence_beat: float = 10.0  # seconds between a process's renewals of its presence rows
+    seek_idle: float = 120.0  # an open seek expires once its creator has been away this long (seconds)
+    seek_max_age: float = 3600.0  # ... or once it is this old
+    max_lobby_connections: int = 1000  # lobby WebSocket clients per process
+    max_my_games: int = 500  # games one "my games" request may ask about
     review_queue: int = 16  # game reviews waiting or running before new ones are refused (busy)
 
 
@@ -111,6 +125,7 @@ class Conn:
     sending_since: float | None = None
     task: asyncio.Task[Any] | None = None  # the connection's handler (cancelled when dropped)
     on_drop: Callable[[Conn, str], None] | None = None
+    account: int | None = None  # the logged-in account of the WebSocket's session cookie (web/accounts.py)
 
     @property
     def role(self) -> str:
@@ -233,7 +248,16 @@ class Transport:
                 kinds=job_kinds or [],
             )
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._stale: dict[str, int] = {}  # games another process changed: version announced
+        self._reloading: asyncio.Task[None] | None = None
+        # accounts (web/accounts.py): the logged-in account of a WebSocket, by its session cookie
+        self.session_account: Callable[[WebSocket], int | None] = lambda ws: None
         service.busy_rooms = lambda gid: bool(self.conns.get(gid))
+        # presence rows of this process: its id, and the counts last written per game
+        self.process = f"{socket.gethostname()[:30]}:{os.getpid()}:{random.randrange(1 << 30):x}"
+        self.written: dict[str, dict[str, int]] = {}
+        self._presence_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-presence")
+        self.lobby = Lobby(service, limits, self.after)
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -241,6 +265,8 @@ class Transport:
         await self.broker.start(self.on_change, self.runner.wake if self.runner else None)
         self._spawn(self._sweeper())
         self._spawn(self._watchdog())
+        self._spawn(self._heartbeat())
+        self._spawn(self.lobby.sweep())
         if self.runner is not None:
             self._spawn(self.runner.run())
 
@@ -248,10 +274,13 @@ class Transport:
         """Stop background work (the AI's jobs go back to the queue)."""
         for task in list(self._tasks):
             task.cancel()
+        if self._reloading is not None:
+            self._reloading.cancel()
         for h in self.timers.values():
             h.cancel()
         if self.runner is not None:
             await self.runner.close()
+        self._presence_thread.shutdown(wait=True)  # the last counts are stored before the pool goes
         await self.broker.close()
 
     def _spawn(self, coro: Any) -> None:
@@ -262,6 +291,13 @@ class Transport:
     # -- fan-out ---------------------------------------------------------------------------
     def on_change(self, game_id: str, version: int) -> None:
         """A game changed (here or in another process): bring this process's clients up to date."""
+        self.lobby.on_change(game_id, version)
+        if game_id == LOBBY_ID:
+            return
+        if version == PRESENCE_VERSION:  # who is connected changed (maybe on another process)
+            if self.conns.get(game_id):
+                self._reread_presence(game_id)
+            return
         if game_id == "*":  # the broker may have missed changes: check every game with clients
             for gid in list(self.conns):
                 try:
@@ -291,15 +327,40 @@ class Transport:
             # then the state; look again once that is done
             asyncio.get_running_loop().call_later(0.005, self.on_change, game_id, version)
             return
-        try:
-            room = self.service.cached(game_id)
-            if room is None or room.version < version:
-                room = self.service.refresh(game_id, version) or self.service.room(game_id)
-        except Exception:  # noqa: BLE001 - the database is away: the next change or reconnect catches up
-            log.exception("could not reload game %s after a change", game_id)
-            return
-        if room is not None:
+        room = self.service.cached(game_id)
+        if room is not None and room.version >= version:
             self._broadcast_room(room)
+            return
+        # another process changed it: reload it off the event loop, together with the other games
+        # announced meanwhile (reloading on the loop stopped it for two round trips per change)
+        self._stale[game_id] = max(version, self._stale.get(game_id, version))
+        if self._reloading is None:
+            self._reloading = asyncio.get_running_loop().create_task(self._reload_stale())
+
+    async def _reload_stale(self) -> None:
+        try:
+            while self._stale:
+                batch, self._stale = self._stale, {}
+                try:
+                    rooms = await self.service.off_loop_read(self._reload, batch)
+                except Exception:  # noqa: BLE001 - the database is away: the next change or reconnect catches up
+                    log.exception("could not reload games after a change")
+                    continue
+                for room in rooms:
+                    if self.conns.get(room.rec.id):
+                        self._broadcast_room(room)
+        finally:
+            self._reloading = None
+
+    def _reload(self, batch: dict[str, int]) -> list[Room]:
+        """(On the service's read thread.)  The rooms of ``batch`` brought up to their stored versions."""
+        out = []
+        for gid, version in batch.items():
+            try:
+                out.append(self.service.refresh(gid, version) or self.service.room(gid))
+            except Exception:  # noqa: BLE001 - e.g. the game is gone: its clients hear of it on reconnect
+                log.exception("could not reload game %s after a change", gid)
+        return out
 
     def _send_review(self, game_id: str) -> None:
         """Queue the game's review for every client of it on this process (if it has one)."""
@@ -381,7 +442,7 @@ class Transport:
         while True:
             await asyncio.sleep(self.limits.sweep * random.uniform(0.8, 1.2))
             try:
-                due = self.service.storage.due(self.service.now())
+                due = await self.service.off_loop_read(self.service.storage.due, self.service.now())
             except Exception:  # noqa: BLE001 - the database is away: next sweep
                 log.exception("could not look for clocks that ran out")
                 continue
@@ -416,17 +477,97 @@ class Transport:
             return True
         return False
 
-    def presence(self, game_id: str) -> None:
-        """Count this process's players and watchers of a game into its state."""
-        room = self.service.cached(game_id)
-        if room is None:
-            return
+    def _local_counts(self, game_id: str) -> dict[str, int]:
         conns = self.conns.get(game_id, set())
-        room.present = {
+        return {
             "south": sum(1 for c in conns if "south" in c.seats),
             "north": sum(1 for c in conns if "north" in c.seats),
             "watchers": sum(1 for c in conns if not c.seats),
         }
+
+    def presence(self, game_id: str) -> None:
+        """Store this process's count of a game's players and watchers (when it changed), and read
+        everyone's back into the game's state: presence is in the database, across processes.
+
+        The write goes to a thread of its own (in order: one thread), so a disk flush never holds
+        up the event loop; until it lands, this process's own connections count as present."""
+        counts = self._local_counts(game_id)
+        room = self.service.cached(game_id)
+        if room is not None and room.rec.mode != "online":
+            # against the AI and hot-seat nothing is decided on presence: this process's own count is
+            # enough, and a move's commit never waits for a presence write (SQLite has one writer)
+            room.present = {**counts, "away": {}}
+            return
+        old = self.written.get(game_id, {"south": 0, "north": 0, "watchers": 0})
+        if old != counts:
+            # only the seats whose count changed: rewriting an unchanged empty seat would move the
+            # time it has been away since
+            changed = {side: n for side, n in counts.items() if old.get(side, 0) != n}
+            if any(counts.values()):
+                self.written[game_id] = counts
+            else:
+                self.written.pop(game_id, None)
+            fut = asyncio.get_running_loop().run_in_executor(
+                self._presence_thread,
+                self.service.storage.set_presence,
+                game_id,
+                self.process,
+                changed,
+                self.service.now(),
+            )
+            fut.add_done_callback(lambda f: self._presence_stored(game_id, f))
+        self._reread_presence(game_id, broadcast=False)
+
+    def _presence_stored(self, game_id: str, fut: asyncio.Future[None]) -> None:
+        if fut.cancelled():
+            return
+        if fut.exception() is not None:  # the database is away: the next connection or beat retries
+            log.error("could not store who is connected to game %s: %s", game_id, fut.exception())
+            self.written.pop(game_id, None)
+            return
+        self.broker.publish(game_id, PRESENCE_VERSION)  # other processes hear it from the database
+
+    def _reread_presence(self, game_id: str, broadcast: bool = True) -> None:
+        room = self.service.cached(game_id)
+        if room is None:
+            return
+        try:
+            p = self.service.storage.presence(game_id, self.service.now(), self.service.presence_ttl)
+        except Exception:  # noqa: BLE001 - keep the last known presence
+            log.exception("could not read who is connected to game %s", game_id)
+            return
+        local = self._local_counts(game_id)  # ahead of the database while a write is on its way
+        present = {
+            "south": int(p.present["south"] or local["south"] > 0),
+            "north": int(p.present["north"] or local["north"] > 0),
+            "watchers": p.watchers,
+            "away": {s: t for s, t in p.away_since.items() if t is not None and not local[s]},
+        }
+        if present != room.present:
+            room.present = present
+            if broadcast:
+                self.broadcast(room)
+
+    async def _heartbeat(self) -> None:
+        """Renew this process's presence rows, and notice other processes' stale ones (a killed
+        process's players become away once its rows are older than the presence TTL)."""
+        beat = self.limits.presence_beat
+        loop = asyncio.get_running_loop()
+        beats = 0
+        while True:
+            await asyncio.sleep(beat * random.uniform(0.9, 1.1))
+            beats += 1
+            try:
+                await loop.run_in_executor(None, self.service.storage.beat, self.process, self.service.now())
+                if beats % 360 == 0:  # now and then, forget games nobody has been at for a day
+                    await loop.run_in_executor(None, self.service.storage.forget_presence, time.time() - 86400)
+            except Exception:  # noqa: BLE001 - next beat
+                log.exception("could not renew presence")
+                continue
+            for gid in list(self.conns):
+                room = self.service.cached(gid)
+                if room is not None and room.rec.mode == "online":
+                    self._reread_presence(gid)
 
     async def handle(self, game_id: str, conn: Conn, text: str) -> None:
         """Handle one text message from a client; every refusal is answered with an ``error``."""
@@ -448,7 +589,7 @@ class Transport:
             if kind == "ping":
                 self.send(conn, {"type": "pong", "ref": msg.get("ref")})
             elif kind == "hello":
-                self._hello(game_id, conn, msg)
+                await self._hello(game_id, conn, msg)
             elif kind == "move":
                 ply = msg.get("ply")
                 change = await self.service.move(
@@ -457,15 +598,27 @@ class Transport:
                 if change.error is not None:
                     raise change.error
             elif kind == "undo":
-                self._done(self.service.undo(game_id, seats), conn, ref)
+                self._done(await self.service.off_loop(self.service.undo, game_id, seats), conn, ref)
             elif kind == "resign":
-                self._done(self.service.resign(game_id, seats), conn, ref)
+                self._done(await self.service.off_loop(self.service.resign, game_id, seats), conn, ref)
             elif kind == "rematch":
-                change = self.service.rematch(game_id, seats)
+                change = await self.service.off_loop(self.service.rematch, game_id, seats)
                 self.send(conn, {"type": "rematch", "id": change.rematch_id})
                 self._done(change, conn, ref)
+            elif kind == "offer":  # fair endings (web/endings.py), off the event loop as undo and resign
+                change = await self.service.off_loop(endings.offer, self.service, game_id, seats, msg.get("what"))
+                self._done(change, conn, ref)
+            elif kind in ("accept", "decline"):
+                what, accept = msg.get("what"), kind == "accept"
+                change = await self.service.off_loop(endings.answer, self.service, game_id, seats, what, accept)
+                self._done(change, conn, ref)
+            elif kind == "claim":
+                change = await self.service.off_loop(endings.claim, self.service, game_id, seats, msg.get("what"))
+                self._done(change, conn, ref)
+            elif kind == "abort":
+                self._done(await self.service.off_loop(endings.abort, self.service, game_id, seats), conn, ref)
             else:
-                known = "hello, move, undo, resign, rematch, ping"
+                known = "hello, move, undo, resign, rematch, offer, accept, decline, claim, abort, ping"
                 raise ClientError("bad_message", f"unknown message type {str(kind)[:40]!r}: use {known}")
             conn.refused = 0
         except ClientError as exc:
@@ -497,23 +650,30 @@ class Transport:
         if change.error is not None:
             raise change.error
 
-    def _hello(self, game_id: str, conn: Conn, msg: dict[str, Any]) -> None:
-        room = self.service.room(game_id)
+    async def _hello(self, game_id: str, conn: Conn, msg: dict[str, Any]) -> None:
+        # reads and writes off the event loop: a round trip on it stops every game of this process
+        room = await self.service.off_loop_read(self.service.room, game_id)
         token = msg.get("token")
         seats: frozenset[str] = frozenset()
-        if token is not None:
-            seats = self.service.seats_of(room, token)
-            if not seats:
+        if token is not None or conn.account is not None:
+            seats = self.service.seats_of(room, token, conn.account)
+            if not seats and token is not None:  # (an account alone with no seat here just watches)
                 conn.seats = frozenset()
                 self.send(conn, {"type": "welcome", "role": "spectator"})
                 raise ClientError("bad_token", "this token does not hold a seat in this game: you are watching")
         conn.seats = seats
         self.send(conn, {"type": "welcome", "role": conn.role})
         self.presence(game_id)
-        change = self.service.arrive(game_id, seats)
-        if change is not None and change.committed:
-            self.after(change)
-        self.broadcast(self.service.room(game_id))
+        if self.service.may_arrive(room, seats):
+            change = await self.service.off_loop(self.service.arrive, game_id, seats)
+            if change is not None and change.committed:
+                self.after(change)
+        self.broadcast(self.service.cached(game_id) or room)
+        if msg.get("name") is not None and seats:  # a seat without a name takes the player's
+            # bad_name: refused (the seat is held all the same)
+            named = await self.service.off_loop(endings.set_name, self.service, game_id, seats, msg.get("name"))
+            if named is not None:
+                self.after(named)
 
     # -- a WebSocket -------------------------------------------------------------------------
     async def serve_ws(self, websocket: WebSocket) -> None:
@@ -521,7 +681,7 @@ class Transport:
         await websocket.accept()
         game_id = websocket.path_params["id"]
         try:
-            room = self.service.room(game_id)
+            room = await self.service.off_loop_read(self.service.room, game_id)
         except ClientError as exc:
             await websocket.send_text(json.dumps({"type": "error", "code": exc.code, "message": exc.message}))
             await websocket.close(code=4404 if exc.status == 404 else 4400)
@@ -539,7 +699,12 @@ class Transport:
             )
             await websocket.close(code=1013)
             return
-        conn = Conn(websocket, tokens=float(self.limits.burst))
+        try:
+            account = self.session_account(websocket)
+        except Exception:  # noqa: BLE001 - the database is away: this connection is anonymous
+            log.exception("could not read the session of a WebSocket client")
+            account = None
+        conn = Conn(websocket, tokens=float(self.limits.burst), account=account)
         conn.task = asyncio.current_task()
         conn.on_drop = lambda c, why: self._forget(game_id, c)
         conns.add(conn)
@@ -602,12 +767,13 @@ def _error(code: str, message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": code, "message": message}, status_code=status)
 
 
-async def _json_body(request: Request, limits: Limits) -> dict[str, Any]:
+async def _json_body(request: Request, limits: Limits, max_size: int | None = None) -> dict[str, Any]:
+    most = max_size or limits.max_message
     body = b""
     async for chunk in request.stream():
         body += chunk
-        if len(body) > limits.max_message:
-            raise ClientError("too_large", f"request body too large: the limit is {limits.max_message} bytes", 413)
+        if len(body) > most:
+            raise ClientError("too_large", f"request body too large: the limit is {most} bytes", 413)
     if not body.strip():
         return {}
     try:
@@ -666,6 +832,8 @@ def create_app(
     ai_processes: int | None = None,
     ai_nice: int = 10,
     clock: Callable[[], float] = time.time,
+    signup: bool = True,
+    password_hasher: Any = None,
     review_sims: int = REVIEW_SIMS,
     review_seconds: float | None = REVIEW_SECONDS,
 ) -> Starlette:
@@ -674,7 +842,9 @@ def create_app(
     ``ai_delay`` makes the AI wait at least that many seconds per move (so people see it move);
     ``ai_processes``: the local AI pool (default: up to 2 processes; 0: threads of this process,
     for tests with in-process players; -1: none, ``jericho worker`` processes do the thinking);
-    ``clock`` is the wall clock used for game clocks (tests pass a fake one); ``review_sims`` and
+    ``clock`` is the wall clock used for game clocks and the log-in throttle (tests pass a fake one);
+    ``signup``: whether anyone may create an account (``--no-signup``: only ``jericho user add``);
+    ``password_hasher``: an ``argon2.PasswordHasher`` (tests pass a cheap one); ``review_sims`` and
     ``review_seconds``: the budget per position of a game review (web/review.py).
     """
     limits = limits or Limits()
@@ -689,6 +859,10 @@ def create_app(
         creates_per_minute=limits.creates_per_minute,
         max_ai_jobs=limits.ai_queue,
         min_clock=limits.min_clock,
+        claim_after=limits.claim_after,
+        presence_ttl=3 * limits.presence_beat,
+        seek_idle=limits.seek_idle,
+        seek_max_age=limits.seek_max_age,
     )
     if ai_processes is None:
         ai_processes = min(2, os.cpu_count() or 1)
@@ -703,6 +877,39 @@ def create_app(
         ai_nice=ai_nice,
         job_kinds=[review_jobs],
     )
+    # accounts and ratings (optional for players: web/accounts.py, web/ratings.py)
+    accounts = AccountService(storage, hasher=password_hasher, clock=clock, signup=signup)
+    ratings = Ratings(storage, accounts)
+    service.on_finish.append(ratings.queue)
+    service.account_name = accounts.name_of
+
+    def lobby_extras(rec: Any) -> dict[str, Any]:
+        """The lobby's rating columns: whether the game is rated, the creator's rating (a seek) and
+        each seated account's rating (None: an anonymous seat)."""
+        ratings: dict[str, int | None] = {}
+        for s in ("south", "north"):
+            acc_id = getattr(rec, f"{s}_account", None)
+            acc = accounts.get(acc_id) if acc_id is not None else None
+            ratings[s] = round(acc.rating) if acc is not None else None
+        creator = "south" if rec.south_token and not rec.joined else "north" if not rec.joined else None
+        return {
+            "rated": bool(rec.rated),
+            "rating": ratings.get(creator) if creator else None,
+            "ratings": ratings,
+        }
+
+    service.lobby_extras = lobby_extras
+
+    def ws_account(ws: WebSocket) -> int | None:
+        sess = accounts.session_of(ws)
+        return None if sess is None else sess.account.id
+
+    transport.session_account = ws_account
+
+    def account_id(request: Request) -> int | None:
+        sess = accounts.account_for_change(request)  # 403 csrf: the session cookie without its token
+        return None if sess is None else sess.account.id
+
     reviews = ReviewService(
         service, review_jobs.store, review_jobs, sims=review_sims, seconds=review_seconds, max_queue=limits.review_queue
     )
@@ -731,10 +938,13 @@ def create_app(
         return JSONResponse({"ok": True, "database": "ok", "pid": os.getpid()})
 
     async def create(request: Request) -> Response:
+        account = account_id(request)  # before the body: a CSRF-less post is refused as such
         spec = await _json_body(request, limits)
         client = request.client.host if request.client else "?"
-        room, reply = service.create(spec, client)
+        room, reply = await service.off_loop(service.create, spec, client, account)
         service.announce(room)
+        if room.rec.public:
+            broker.publish(LOBBY_ID, 0)  # this process's lobby (others hear it from the database)
         reply["links"] = _links(request, room.rec.id, reply.get("token"), reply.get("invite"))
         reply["game"] = service.public_state(room)
         return JSONResponse(reply, status_code=201)
@@ -744,8 +954,11 @@ def create_app(
         return Response(service.state_json(room), media_type="application/json")
 
     async def join(request: Request) -> Response:
+        account = account_id(request)
         body = await _json_body(request, limits)
-        change, reply = service.join(request.path_params["id"], body.get("invite"))
+        change, reply = await service.off_loop(
+            service.join, request.path_params["id"], body.get("invite"), account, body.get("name")
+        )
         transport.after(change)
         reply["links"] = _links(request, change.room.rec.id, reply["token"])
         return JSONResponse(reply)
@@ -760,6 +973,27 @@ def create_app(
     async def replay_(request: Request) -> Response:
         room = service.room(request.path_params["id"])
         return JSONResponse(service.replay_frames(room))
+
+    async def lobby_now(request: Request) -> Response:
+        from jericho_game.web.lobby import snapshot
+
+        return JSONResponse(await asyncio.get_running_loop().run_in_executor(None, snapshot, service))
+
+    async def lobby_ws(websocket: WebSocket) -> None:
+        await transport.lobby.serve_ws(websocket, lambda ws: Conn(ws, tokens=float(limits.burst)))
+
+    async def my_games(request: Request) -> Response:
+        held = mygames.held(await _json_body(request, limits, 64 * 1024), limits.max_my_games)
+        rows = await asyncio.get_running_loop().run_in_executor(None, mygames.listing, service, held)
+        return JSONResponse({"games": rows})
+
+    async def my_records(request: Request) -> Response:
+        held = mygames.held(await _json_body(request, limits, 64 * 1024), limits.max_my_games)
+        text = await asyncio.get_running_loop().run_in_executor(None, mygames.records, service, held, write_game_record)
+        return PlainTextResponse(text, headers={"Content-Disposition": 'attachment; filename="jericho-my-games.jgn"'})
+
+    def games_page(request: Request) -> Response:
+        return FileResponse(STATIC / "games.html", headers={"Cache-Control": "no-cache"})
 
     async def client_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ClientError)
@@ -779,9 +1013,17 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # The database thread gives up the GIL at every round trip and fsync; with the default
+        # 5 ms switch interval it then waited up to 5 ms for a busy event loop to hand it back,
+        # i.e. milliseconds per statement of every group (measured: ~11 ms per 0.1 ms round trip).
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch, SWITCH_INTERVAL))
         await transport.start()
+        rating_task = asyncio.get_running_loop().create_task(ratings.run())
         yield
+        rating_task.cancel()
         await transport.stop()
+        sys.setswitchinterval(switch)
         service.close()
         storage.close()
 
@@ -798,8 +1040,15 @@ def create_app(
         Route("/api/games/{id}/join", join, methods=["POST"]),
         Route("/api/games/{id}/record", record),
         Route("/api/games/{id}/replay", replay_),
+        Route("/games", games_page),
+        Route("/api/lobby", lobby_now),
+        Route("/api/mygames", my_games, methods=["POST"]),
+        Route("/api/mygames/record", my_records, methods=["POST"]),
+        WebSocketRoute("/lobby/ws", lobby_ws),
         *review_routes(reviews),  # game review: GET / POST /api/games/{id}/review (jericho_game.web.review)
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
+        *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
+        *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -811,6 +1060,8 @@ def create_app(
     app.add_middleware(SecurityHeaders)
     app.state.service = service
     app.state.transport = transport
+    app.state.accounts = accounts
+    app.state.ratings = ratings
     return app
 
 
@@ -819,6 +1070,13 @@ def create_app(
 
 def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
     """Options of ``jericho serve``."""
+    parser.epilog = (
+        "Accounts are optional for players. Create an admin (or any account) with "
+        "`jericho user add NAME --admin --db SAME_DB`: the password is asked for twice, or read from "
+        "the first line of stdin when it is not a terminal, never taken from the command line. "
+        "`--no-signup` closes sign-up on the site; `jericho user add` still works. "
+        "See docs/web.md, 'Accounts and ratings'."
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     parser.add_argument("--db", default=None, help="SQLite file or database URL (default: user data directory)")
@@ -852,6 +1110,19 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         help=f"shortest clock per side a game may ask for, in minutes (default {Limits.min_clock:g})",
     )
     parser.add_argument(
+        "--claim-after",
+        type=float,
+        default=Limits.claim_after,
+        help="seconds an untimed online game's opponent must be disconnected before the other player may "
+        f"claim the win or a draw (default {Limits.claim_after:g})",
+    )
+    parser.add_argument(
+        "--no-signup",
+        action="store_true",
+        help="nobody may create an account on the site; accounts come from `jericho user add NAME` "
+        "(`--admin` for an admin; the password is read from a prompt or stdin, never from the command line)",
+    )
+    parser.add_argument(
         "--send-timeout",
         type=float,
         default=Limits.send_timeout,
@@ -882,7 +1153,13 @@ def app_from_env() -> Starlette:
         cfg["db"],
         ai_delay=cfg["ai_delay"],
         ai_processes=cfg["ai_processes"],
-        limits=Limits(send_timeout=cfg["send_timeout"], creates_per_minute=cfg["creates"], min_clock=cfg["min_clock"]),
+        signup=cfg.get("signup", True),
+        limits=Limits(
+            send_timeout=cfg["send_timeout"],
+            creates_per_minute=cfg["creates"],
+            min_clock=cfg["min_clock"],
+            claim_after=cfg.get("claim_after", Limits.claim_after),
+        ),
         review_sims=cfg.get("review_sims", REVIEW_SIMS),
         review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
     )
@@ -925,10 +1202,12 @@ def run(args: argparse.Namespace) -> int:
                 url,
                 ai_delay=args.ai_delay,
                 ai_processes=ai_processes,
+                signup=not args.no_signup,
                 limits=Limits(
                     send_timeout=args.send_timeout,
                     creates_per_minute=args.max_creates_per_minute,
                     min_clock=args.min_clock,
+                    claim_after=args.claim_after,
                 ),
                 review_sims=args.review_sims,
                 review_seconds=args.review_seconds,
@@ -950,6 +1229,8 @@ def run(args: argparse.Namespace) -> int:
                 "send_timeout": args.send_timeout,
                 "creates": args.max_creates_per_minute,
                 "min_clock": args.min_clock,
+                "claim_after": args.claim_after,
+                "signup": not args.no_signup,
                 "review_sims": args.review_sims,
                 "review_seconds": args.review_seconds,
             }

@@ -21,6 +21,7 @@ thinking is replaced once its lease runs out.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -61,9 +62,14 @@ __all__ = [
     "resolve_db_url",
     "GAMES_CHANNEL",
     "JOBS_CHANNEL",
+    "LOBBY_ID",
+    "PRESENCE_VERSION",
+    "Presence",
 ]
 
 GAMES_CHANNEL = "jericho_games"  # NOTIFY payload "game_id version": a game changed
+LOBBY_ID = "~lobby"  # on GAMES_CHANNEL, "~lobby 0": a public seek appeared (no game id has a ~)
+PRESENCE_VERSION = -3  # on GAMES_CHANNEL, "game_id -3" (-1: AI queue, -2: review): who is connected to the game changed
 JOBS_CHANNEL = "jericho_jobs"  # NOTIFY payload "game_id": an AI job is waiting
 
 metadata = MetaData()
@@ -94,8 +100,32 @@ games_table = Table(
     # added for several processes on one database (older files get them by ALTER TABLE):
     Column("version", Integer, nullable=False, default=0, server_default="0"),  # bumped by every change
     Column("deadline", Float, nullable=True),  # wall time the running clock reaches zero
+    # accounts and ratings (web/accounts.py, web/ratings.py): the account each seat is bound to
+    Column("south_account", Integer, nullable=True),
+    Column("north_account", Integer, nullable=True),
+    Column("rated", Integer, nullable=False, default=0, server_default="0"),
+    # the lobby (issue 12): an online game listed publicly (open seek, then playing now)
+    Column("public", Integer, nullable=False, default=0, server_default="0"),
 )
 Index("games_deadline", games_table.c.deadline)
+Index("games_south_account", games_table.c.south_account)
+Index("games_north_account", games_table.c.north_account)
+Index("games_public", games_table.c.public, games_table.c.joined)
+
+# Who is connected to which seat, as each server process sees its own connections (issue 12):
+# a process writes its row when its count of a seat's connections changes and renews
+# ``seen_at`` every heartbeat while it holds any.  A seat is present when some row has
+# connections and was renewed within the presence TTL (a killed process's rows go stale); it has
+# been away since the latest ``seen_at`` of its rows.  ``side`` is south, north or watchers.
+presence_table = Table(
+    "presence",
+    metadata,
+    Column("game_id", String(32), primary_key=True),
+    Column("side", String(8), primary_key=True),
+    Column("process", String(64), primary_key=True),
+    Column("conns", Integer, nullable=False),
+    Column("seen_at", Float, nullable=False),
+)
 
 moves_table = Table(
     "moves",
@@ -155,6 +185,10 @@ class GameRecord:
     meta: dict[str, Any] = field(default_factory=dict)
     version: int = 0
     deadline: float | None = None
+    public: bool = False
+    south_account: int | None = None  # the account the seat is bound to (web/accounts.py)
+    north_account: int | None = None
+    rated: bool = False  # both seats accounts, Glicko-2 update when it ends (web/ratings.py)
     moves: list[str] = field(default_factory=list)
 
     def copy(self) -> GameRecord:
@@ -197,7 +231,24 @@ _INSERT_JOB = text(
     "VALUES (:game_id, :version, :level, :start_position, :moves, :created_at, NULL, NULL)"
 )
 _JOB_OF = text("SELECT version FROM ai_jobs WHERE game_id = :id AND version = :v")
+_HOT = {
+    "insert_move": _INSERT_MOVE,
+    "update": _UPDATE,
+    "update_notify": _UPDATE_NOTIFY,
+    "select_game": _SELECT_GAME,
+    "select_moves": _SELECT_MOVES,
+    "version": _SELECT_VERSION,
+}
 _WAITING_JOBS = text("SELECT count(*) FROM ai_jobs WHERE lease_until IS NULL OR lease_until < :now")
+
+
+def _driver_sql(stmt: Any, postgres: bool) -> str:
+    """A ``text()`` statement's SQL in the driver's own parameter style (sqlite3 takes ``:name``,
+    psycopg ``%(name)s``), for :meth:`Tx._run`."""
+    sql = str(stmt.text)
+    if postgres:
+        sql = re.sub(r"(?<![:\w]):(\w+)", r"%(\1)s", sql.replace("%", "%%"))
+    return sql
 
 
 def default_db_url() -> str:
@@ -223,14 +274,18 @@ def resolve_db_url(db: str | None) -> str:
 def _record(row: Any, moves: list[str]) -> GameRecord:
     data = dict(row)
     data["joined"] = bool(data["joined"])
+    data["public"] = bool(data.get("public") or 0)
     data["meta"] = json.loads(data["meta"] or "{}")
     data["version"] = int(data["version"] or 0)
+    data["rated"] = bool(data["rated"])
     return GameRecord(**data, moves=moves)
 
 
 def _row(rec: GameRecord) -> dict[str, Any]:
     row = {name: getattr(rec, name) for name in _COLUMNS}
     row["joined"] = int(rec.joined)
+    row["public"] = int(rec.public)
+    row["rated"] = int(rec.rated)
     row["meta"] = json.dumps(rec.meta)
     return row
 
@@ -250,6 +305,19 @@ class Tx:
         self.saved: int | None = None  # the new version once saved
         self.wrote = False  # whether this change wrote anything yet
 
+    def _run(self, name: str, params: Any, many: bool = False) -> Any:
+        """One of the hot statements (:data:`_HOT`: every move runs them) on the driver's connection
+        directly, inside this transaction: SQLAlchemy's execution machinery cost more CPU than the
+        statements themselves (~0.1 ms each)."""
+        raw = self.conn.connection.dbapi_connection
+        assert raw is not None
+        sql = self.store.hot[name]
+        if many:
+            cur = raw.cursor()
+            cur.executemany(sql, params)
+            return cur
+        return raw.execute(sql, params)
+
     def load(self) -> GameRecord:
         """The game as stored now (inside this transaction)."""
         rec = self.store._load(self.conn, self.game_id)
@@ -260,9 +328,10 @@ class Tx:
         """Store ``moves`` as plies ``first_ply``, ``first_ply + 1``, ..."""
         self.wrote = True
         now = time.time()
-        self.conn.execute(
-            _INSERT_MOVE,
+        self._run(
+            "insert_move",
             [{"game_id": self.game_id, "ply": first_ply + i, "move": m, "played_at": now} for i, m in enumerate(moves)],
+            many=True,
         )
 
     def truncate(self, plies: int) -> None:
@@ -315,9 +384,9 @@ class Tx:
         row["old_version"] = self.version
         row["new_version"] = self.version + 1
         if self.store.postgres:
-            changed = len(self.conn.execute(_UPDATE_NOTIFY, row).all())
+            changed = len(self._run("update_notify", row).fetchall())
         else:
-            changed = self.conn.execute(_UPDATE, row).rowcount
+            changed = self._run("update", row).rowcount
         if changed != 1:
             raise Conflict(f"game {self.game_id} changed under this write")
         rec.version = self.saved = self.version + 1
@@ -330,6 +399,8 @@ class Storage:
     def __init__(self, url: str) -> None:
         self.url = url
         self.postgres = url.startswith("postgresql")
+        hot = dict(_HOT, lock=_SELECT_VERSION_LOCKED if self.postgres else _SELECT_VERSION)
+        self.hot = {name: _driver_sql(stmt, self.postgres) for name, stmt in hot.items()}
         try:
             if url.startswith("sqlite"):
                 self.engine: Engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
@@ -358,6 +429,15 @@ class Storage:
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
             if "deadline" not in have:
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN deadline FLOAT")
+            if "public" not in have:
+                conn.exec_driver_sql("ALTER TABLE games ADD COLUMN public INTEGER NOT NULL DEFAULT 0")
+            for column in ("south_account", "north_account"):  # accounts and ratings
+                if column not in have:
+                    conn.exec_driver_sql(f"ALTER TABLE games ADD COLUMN {column} INTEGER")
+            if "rated" not in have:
+                conn.exec_driver_sql("ALTER TABLE games ADD COLUMN rated INTEGER NOT NULL DEFAULT 0")
+            for side in ("south", "north"):
+                conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS games_{side}_account ON games ({side}_account)")
 
     def close(self) -> None:
         """Release the connection pool."""
@@ -375,22 +455,28 @@ class Storage:
 
     # -- reading -------------------------------------------------------------------------
     def _load(self, conn: Connection, game_id: str) -> GameRecord | None:
-        row = conn.execute(_SELECT_GAME, {"id": game_id}).mappings().first()
+        # on the driver's cursor (see Tx._run): a game is reloaded at every change another process
+        # announces, and SQLAlchemy's result machinery cost more than the two queries
+        raw = conn.connection.dbapi_connection
+        assert raw is not None
+        row = raw.execute(self.hot["select_game"], {"id": game_id}).fetchone()
         if row is None:
             return None
-        moves = list(conn.execute(_SELECT_MOVES, {"id": game_id}).scalars().all())
-        return _record(row, moves)
+        moves = [m for (m,) in raw.execute(self.hot["select_moves"], {"id": game_id}).fetchall()]
+        return _record(dict(zip(_COLUMNS, row, strict=True)), moves)
 
     def load(self, game_id: str) -> GameRecord | None:
         """The stored game ``game_id`` with its moves, or ``None`` when there is none."""
-        with self.reader.connect() as conn:
+        with self.reader.begin() as conn:  # begun at once: both reads in one transaction
             return self._load(conn, game_id)
 
     def version(self, game_id: str) -> int | None:
         """The stored version of ``game_id`` (``None``: no such game): a cheap freshness check."""
         with self.reader.connect() as conn:
-            v = conn.execute(_SELECT_VERSION, {"id": game_id}).scalar()
-        return None if v is None else int(v)
+            raw = conn.connection.dbapi_connection
+            assert raw is not None
+            row = raw.execute(self.hot["version"], {"id": game_id}).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
     def count(self) -> int:
         """How many games are stored."""
@@ -406,26 +492,33 @@ class Storage:
             )
             return [r[0] for r in rows]
 
-    def job_place(self, game_id: str, version: int) -> int | None:
-        """Where the game's AI job stands: 0 = being thought about, k = k-th in the queue, None = no job."""
+    def job_place(self, game_id: str, version: int, conn: Connection | None = None) -> int | None:
+        """Where the game's AI job stands: 0 = being thought about, k = k-th in the queue, None = no job.
+
+        ``conn``: read in that connection's transaction (which may have just queued the job)."""
+        if conn is not None:
+            return self._job_place(conn, game_id, version)
+        with self.reader.connect() as c:
+            return self._job_place(c, game_id, version)
+
+    def _job_place(self, conn: Connection, game_id: str, version: int) -> int | None:
         now = time.time()
-        with self.reader.connect() as conn:
-            row = conn.execute(
-                text("SELECT created_at, lease_until FROM ai_jobs WHERE game_id = :id AND version = :v"),
-                {"id": game_id, "v": version},
-            ).first()
-            if row is None:
-                return None
-            if row[1] is not None and row[1] >= now:
-                return 0
-            ahead = conn.execute(
-                text(
-                    "SELECT count(*) FROM ai_jobs WHERE (lease_until IS NULL OR lease_until < :now) "
-                    "AND (created_at < :c OR (created_at = :c AND game_id < :id))"
-                ),
-                {"now": now, "c": row[0], "id": game_id},
-            ).scalar_one()
-            return int(ahead) + 1
+        row = conn.execute(
+            text("SELECT created_at, lease_until FROM ai_jobs WHERE game_id = :id AND version = :v"),
+            {"id": game_id, "v": version},
+        ).first()
+        if row is None:
+            return None
+        if row[1] is not None and row[1] >= now:
+            return 0
+        ahead = conn.execute(
+            text(
+                "SELECT count(*) FROM ai_jobs WHERE (lease_until IS NULL OR lease_until < :now) "
+                "AND (created_at < :c OR (created_at = :c AND game_id < :id))"
+            ),
+            {"now": now, "c": row[0], "id": game_id},
+        ).scalar_one()
+        return int(ahead) + 1
 
     # -- writing -------------------------------------------------------------------------
     def create(self, rec: GameRecord, *, job_level: str | None = None, max_jobs: int | None = None) -> None:
@@ -445,6 +538,8 @@ class Storage:
                 raise QueueFull(max_jobs)
             tx.put_job(rec, rec.version, job_level)
         self._notify(conn, GAMES_CHANNEL, f"{rec.id} {rec.version}")
+        if rec.public:
+            self._notify(conn, GAMES_CHANNEL, f"{LOBBY_ID} 0")
 
     @contextmanager
     def write(self, game_id: str) -> Iterator[Tx]:
@@ -463,11 +558,12 @@ class Storage:
 
     def lock(self, conn: Connection, game_id: str) -> Tx:
         """Lock ``game_id``'s row in ``conn``'s transaction (``KeyError``: no such game)."""
-        stmt = _SELECT_VERSION_LOCKED if self.postgres else _SELECT_VERSION
-        v = conn.execute(stmt, {"id": game_id}).scalar()
-        if v is None:
+        tx = Tx(self, conn, game_id, 0)
+        row = tx._run("lock", {"id": game_id}).fetchone()
+        if row is None or row[0] is None:
             raise KeyError(game_id)
-        return Tx(self, conn, game_id, int(v))
+        tx.version = int(row[0])
+        return tx
 
     # -- the AI job queue ----------------------------------------------------------------
     def claim_job(self, worker: str, lease: float) -> AIJob | None:
@@ -518,6 +614,130 @@ class Storage:
         """How many AI jobs wait for a worker."""
         with self.reader.connect() as conn:
             return int(conn.execute(_WAITING_JOBS, {"now": time.time()}).scalar_one())
+
+    # -- presence, the lobby, a browser's games (issue 12) -------------------------------------
+    def set_presence(self, game_id: str, process: str, counts: dict[str, int], now: float) -> None:
+        """Store this process's connection counts of a game's seats (and watchers), announced to all."""
+        with self.engine.begin() as conn:
+            for side, n in counts.items():
+                changed = conn.execute(
+                    text(
+                        "UPDATE presence SET conns = :n, seen_at = :now "
+                        "WHERE game_id = :id AND side = :side AND process = :p"
+                    ),
+                    {"n": n, "now": now, "id": game_id, "side": side, "p": process},
+                ).rowcount
+                if not changed:
+                    conn.execute(
+                        text(
+                            "INSERT INTO presence (game_id, side, process, conns, seen_at) "
+                            "VALUES (:id, :side, :p, :n, :now)"
+                        ),
+                        {"n": n, "now": now, "id": game_id, "side": side, "p": process},
+                    )
+            self._notify(conn, GAMES_CHANNEL, f"{game_id} {PRESENCE_VERSION}")
+
+    def beat(self, process: str, now: float) -> None:
+        """Renew ``seen_at`` of every seat this process holds connections of (the heartbeat)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                text("UPDATE presence SET seen_at = :now WHERE process = :p AND conns > 0"), {"now": now, "p": process}
+            )
+
+    def presence(self, game_id: str, now: float, ttl: float, conn: Connection | None = None) -> Presence:
+        """Who is connected to ``game_id`` across every process (read in ``conn``'s transaction if given)."""
+        sql = text("SELECT side, conns, seen_at FROM presence WHERE game_id = :id")
+        if conn is not None:
+            rows = conn.execute(sql, {"id": game_id}).all()
+        else:
+            with self.reader.connect() as c:
+                rows = c.execute(sql, {"id": game_id}).all()
+        return Presence.from_rows(rows, now, ttl)
+
+    def presence_of(self, game_ids: list[str], now: float, ttl: float) -> dict[str, Presence]:
+        """:meth:`presence` of several games at once."""
+        out: dict[str, list[Any]] = {g: [] for g in game_ids}
+        if not game_ids:
+            return {}
+        with self.reader.connect() as c:
+            for i in range(0, len(game_ids), 500):
+                chunk = game_ids[i : i + 500]
+                names = ", ".join(f":g{k}" for k in range(len(chunk)))
+                rows = c.execute(
+                    text(f"SELECT game_id, side, conns, seen_at FROM presence WHERE game_id IN ({names})"),
+                    {f"g{k}": g for k, g in enumerate(chunk)},
+                )
+                for r in rows:
+                    out[r[0]].append(r[1:])
+        return {g: Presence.from_rows(rows, now, ttl) for g, rows in out.items()}
+
+    def forget_presence(self, before: float) -> None:
+        """Drop presence rows nobody renewed since ``before`` (games long left)."""
+        with self.engine.begin() as conn:
+            conn.execute(text("DELETE FROM presence WHERE seen_at < :t"), {"t": before})
+
+    def public_games(self, joined: bool, limit: int = 100) -> list[GameRecord]:
+        """Public online games still going: open seeks (``joined`` False, oldest first) or games being
+        played (newest change first); without their moves (``moves`` holds none)."""
+        order = "created_at, id" if not joined else "updated_at DESC, id"
+        with self.reader.connect() as conn:
+            rows = conn.execute(
+                text(
+                    f"SELECT {', '.join(_COLUMNS)} FROM games WHERE public = 1 AND joined = :j "
+                    f"AND result IS NULL AND reason IS NULL AND mode = 'online' ORDER BY {order} LIMIT :n"
+                ),
+                {"j": int(joined), "n": limit},
+            ).mappings()
+            return [_record(r, []) for r in rows]
+
+    def summaries(self, game_ids: list[str]) -> list[tuple[GameRecord, int]]:
+        """Games by id (unknown ids left out), each without its moves but with its number of plies."""
+        out: list[tuple[GameRecord, int]] = []
+        with self.reader.connect() as conn:
+            for i in range(0, len(game_ids), 500):
+                chunk = game_ids[i : i + 500]
+                params = {f"g{k}": g for k, g in enumerate(chunk)}
+                names = ", ".join(f":g{k}" for k in range(len(chunk)))
+                plies = dict(
+                    conn.execute(
+                        text(f"SELECT game_id, count(*) FROM moves WHERE game_id IN ({names}) GROUP BY game_id"),
+                        params,
+                    ).all()
+                )
+                rows = conn.execute(
+                    text(f"SELECT {', '.join(_COLUMNS)} FROM games WHERE id IN ({names})"), params
+                ).mappings()
+                out += [(_record(r, []), int(plies.get(r["id"], 0))) for r in rows]
+        return out
+
+
+@dataclass
+class Presence:
+    """Who is connected to a game, across processes: per seat whether it is present and since when
+    it has been away (``None``: never seen), and how many watch."""
+
+    present: dict[str, bool] = field(default_factory=lambda: {"south": False, "north": False})
+    away_since: dict[str, float | None] = field(default_factory=lambda: {"south": None, "north": None})
+    watchers: int = 0
+
+    @classmethod
+    def from_rows(cls, rows: Any, now: float, ttl: float) -> Presence:
+        """From ``(side, conns, seen_at)`` rows: live rows count, stale ones (a killed process) do not."""
+        p = cls()
+        for side, conns, seen_at in rows:
+            live = conns > 0 and seen_at >= now - ttl
+            if side == "watchers":
+                p.watchers += int(conns) if live else 0
+                continue
+            if side not in p.present:
+                continue
+            p.present[side] = p.present[side] or live
+            last = p.away_since[side]
+            p.away_since[side] = seen_at if last is None else max(last, seen_at)
+        for side, here in p.present.items():
+            if here:
+                p.away_since[side] = None
+        return p
 
 
 class QueueFull(RuntimeError):

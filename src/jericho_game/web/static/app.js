@@ -2,6 +2,10 @@
 // everything; this module shows the state it sends and sends the player's intentions.
 import { Board, COLOUR_NAME, drawPiece, describeTower, describePreview, drawZoom } from "./board.js";
 import { initContrast } from "./contrast.js";
+import { changeHeaders, whoami } from "./account.js";
+import { renderEndings } from "./endings.js";
+import { startLobby } from "./lobby.js";
+import { nameForm, storedName } from "./names.js";
 import { ReviewPanel } from "./review.js";
 
 initContrast();
@@ -53,6 +57,8 @@ async function startHome() {
   $("home").hidden = false;
   $("skip").hidden = true;  // there is no tray to skip to
   const form = $("new-game");
+  const saveName = nameForm($("name-form"), $("name-input"), $("name-note"));
+  startLobby((text) => { $("lobby-error").textContent = text; });
   fetch("/api/topology").then((r) => r.json()).then((topo) => {
     // a decorative position: the worked example of the rules, and a few more towers
     const b = new Board($("home-board"), topo, { onCell() {}, onAlignment() {}, onCellInfo() {} }, { interactive: false });
@@ -88,6 +94,8 @@ async function startHome() {
     const mode = form.elements.mode.value;
     $("level-field").hidden = mode !== "ai";
     $("side-field").hidden = mode === "hotseat";
+    $("online-field").hidden = mode !== "online";
+    whoami().then((me) => { $("rated-field").hidden = !(mode === "online" && me.account); });
   };
   form.addEventListener("change", sync);
   sync();
@@ -97,9 +105,21 @@ async function startHome() {
     const mode = form.elements.mode.value;
     const body = { mode, side: form.elements.side.value };
     if (mode === "ai") body.level = form.elements.level.value;
+    if (mode === "online" && form.elements.public.value) {
+      body.public = true;
+      const r = saveName();
+      if (!r.name) {
+        $("home-error").textContent = `Choose your name first: the lobby shows it. ${r.error || ""}`;
+        $("name-input").focus();
+        $("start").disabled = false;
+        return;
+      }
+    }
+    if (mode !== "hotseat" && storedName()) body.name = storedName();
     if (form.elements.clock.value) body.clock = Number(form.elements.clock.value);
+    if (mode === "online" && !$("rated-field").hidden && form.elements.rated.checked) body.rated = true;
     try {
-      const r = await fetch("/api/games", { method: "POST", headers: { "Content-Type": "application/json" },
+      const r = await fetch("/api/games", { method: "POST", headers: await changeHeaders(),
         body: JSON.stringify(body) });
       const data = await r.json();
       if (!r.ok) throw new Error(data.message || r.statusText);
@@ -125,8 +145,8 @@ async function startGame(id) {
   if (hash.get("seat")) store.set(`jericho:seat:${id}`, hash.get("seat"));
   if (hash.get("invite") && !store.get(`jericho:seat:${id}`)) {
     try {
-      const r = await fetch(`/api/games/${id}/join`, { method: "POST", headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ invite: hash.get("invite") }) });
+      const r = await fetch(`/api/games/${id}/join`, { method: "POST", headers: await changeHeaders(),
+        body: JSON.stringify({ invite: hash.get("invite"), name: storedName() || undefined }) });
       const data = await r.json();
       if (r.ok) store.set(`jericho:seat:${id}`, data.token);
       else say(`${data.message}.`, "note");
@@ -178,10 +198,14 @@ function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${proto}://${location.host}/ws/${S.id}`);
   S.ws = ws;
-  ws.onopen = () => {
+  ws.onopen = async () => {
     S.retry = 0;
     $("conn").hidden = true;
-    if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token }));
+    // a logged-in player's own seats open by their session, from any browser (web/accounts.py)
+    const me = await whoami();
+    const name = storedName() || undefined;
+    if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token, name }));
+    else if (me.account) ws.send(JSON.stringify({ type: "hello", name }));
   };
   ws.onmessage = (ev) => {
     let msg;
@@ -326,6 +350,7 @@ function selectPiece(piece, byKeyboard = false) {
   if (S.selected) {
     const n = (S.game.legal[piece] || []).length;
     if (byKeyboard && n) S.board.focusCell(S.game.legal[piece][0]);
+    else S.board.bringIntoView();  // scrolled down to the tray (a phone): the board back in sight
     $("info").textContent = `${piece} (${pieceWords(piece)}): ${n} cell${n === 1 ? "" : "s"} highlighted. ` +
       "A badge on a cell shows how the move changes your lead in monoliths (+1: one more for you).";
   }
@@ -434,13 +459,26 @@ function seatLabel(side) {
   const g = S.game;
   const seat = g.seats[side];
   if (seat.kind === "ai") return `AI · ${seat.level}`;
-  if (mySides().includes(side) && S.role !== "both") return "You";
+  const account = g.accounts && g.accounts[side];
+  const name = account || (g.names && g.names[side]);  // an account's username, else the chosen name
+  if (mySides().includes(side) && S.role !== "both") return name ? `You (${name})` : "You";
+  if (account) return account;
   if (seat.kind === "open") return "open seat";
-  return SIDE_NAME[side];
+  return name || SIDE_NAME[side];
+}
+
+/** A side as players read it: the player's name when it has one. */
+function sideName(side) {
+  const name = S.game && S.game.names && S.game.names[side];
+  return name ? `${name} (${SIDE_NAME[side]})` : SIDE_NAME[side];
 }
 
 function resultText(g) {
   const [s, n] = g.score;
+  if (g.reason === "aborted") return "Game aborted: no result.";
+  if (g.reason === "expired") return "Nobody joined in time: the game was withdrawn (no result).";
+  if (g.result === "draw" && g.reason === "agreed") return "Draw agreed.";
+  if (g.result === "draw" && g.reason === "claim") return "Draw claimed: the opponent left the game.";
   if (g.result === "draw") return `Draw: both players passed with ${s} monoliths each.`;
   // a player reads about themselves; spectators and hot-seat players read side names
   const me = S.role === "south" || S.role === "north" ? S.role : null;
@@ -453,8 +491,9 @@ function resultText(g) {
     exhaustion: `both players passed; ${w} ${w === "you" ? "hold" : "holds"} more monoliths (${held})`,
     resign: `${l} resigned`,
     time: `${l} ran out of time`,
+    claim: `${l} left the game and ${w} claimed the win`,
   }[g.reason] || "";
-  const head = !me ? `${SIDE_NAME[g.result]} wins` : me === g.result ? "You won" : "You lost";
+  const head = !me ? `${sideName(g.result)} wins` : me === g.result ? "You won" : "You lost";
   const text = `${head}${why ? ": " + why : ""}.`;
   return text.replace(": you ", ": You ");
 }
@@ -597,6 +636,8 @@ function render() {
   if (S.replay) $("rp-pos").textContent = `${S.replay.i} / ${S.replay.frames.length - 1}`;
   if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
   renderLinks();
+  const sides = mySides();
+  renderEndings(g, sides.length === 1 ? sides[0] : null, send, sideName);
 }
 
 function renderTrays() {

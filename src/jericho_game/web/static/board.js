@@ -10,6 +10,23 @@ export const PIECE_INK = { R: "#fff", Y: "#2b2414", G: "#fff", B: "#fff", W: "#2
 export const SIDE_FILL = { south: "#6a1b7a", north: "#3fb0a2" };
 export const COLOUR_NAME = { R: "red", Y: "yellow", G: "green", B: "blue", W: "white" };
 
+// Beyond the cells' outer edge (3.5 board units from the centre) lies the rim: the octagon's
+// border, its 26 triangles and the coordinates.  Drawn true to scale the board is 10 cell pitches
+// wide, so a 390 px phone gets 39 px cells, under the 44 px a finger needs.  On a narrow screen
+// the rim is drawn at half its width (8.64 pitches in all): 45 px cells at 390 px with the whole
+// board, every triangle included, still on screen; at 380 px and under, at 0.4 (8.36 pitches: 44.9
+// px cells at 375 px, 43 at 360, where the rim's three triangles per corner allow no less).  The
+// cells, the lines through them and the centre keep their true proportions; only the border
+// gets thinner.
+const RIM_FROM = 3.5;
+export const COMPACT_RIMS = [["(max-width: 380px)", 0.4], ["(max-width: 520px)", 0.5]];
+
+/** One coordinate, in board units, with the rim beyond the cells drawn at ``rim`` of its width. */
+function squeeze(t, rim) {
+  const a = Math.abs(t);
+  return a <= RIM_FROM ? t : Math.sign(t) * (RIM_FROM + (a - RIM_FROM) * rim);
+}
+
 function el(name, attrs = {}, parent = null) {
   const node = document.createElementNS(NS, name);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
@@ -60,7 +77,7 @@ export function drawZoom(svg, tower) {
 }
 
 /** Draw one piece as a bar (a cylinder seen from the side) centred on (cx, y). */
-export function drawPiece(parent, piece, cx, y, h, { top = false, zoom = false } = {}) {
+export function drawPiece(parent, piece, cx, y, h, { top = false, zoom = false, dense = false } = {}) {
   const size = Number(piece[0]);
   const col = piece[1];
   const w = zoom ? 70 + size * 25 : 34 + size * 10;
@@ -73,10 +90,11 @@ export function drawPiece(parent, piece, cx, y, h, { top = false, zoom = false }
   // a soft highlight band so the bar reads as a cylinder
   el("rect", { x: cx - w / 2 + 3, y: y + 2, width: w - 6, height: Math.max(2, h * 0.22), rx: 3,
     fill: "#fff", opacity: col === "W" || col === "Y" ? 0.35 : 0.22 }, g);
-  // the notation (5R) on every piece: the colour never rests on the fill alone
+  // the notation (5R) on every piece: the colour never rests on the fill alone.  ``dense``: the
+  // letters' capitals may take 80% of a thin bar's height (tall towers on small cells)
   const t = el("text", {
     x: cx, y: y + h / 2 + 1, "text-anchor": "middle", "dominant-baseline": "central", class: "piece-label",
-    "font-size": Math.min(h * 0.9, 32), "font-weight": 800, fill: PIECE_INK[col],
+    "font-size": Math.min(h * (dense ? 1.1 : 0.9), 32), "font-weight": 800, fill: PIECE_INK[col],
   }, g);
   t.textContent = piece;
   return g;
@@ -97,17 +115,26 @@ export class Board {
     this.cells = Object.fromEntries(topo.cells.map((c) => [c.name, c]));
     this.state = null;
     this.opts = {};
+    this.rim = 1;
+    // a phone turned, or a window narrowed past a phone's width, redraws the rim
+    this.rimQueries = COMPACT_RIMS.map(([query, rim]) => [window.matchMedia(query), rim]);
+    for (const [mq] of this.rimQueries) mq.addEventListener("change", () => { if (this.cellNodes) this.build(); });
   }
 
   P(x, y) {
     const f = this.flip ? -1 : 1;
-    return [x * UNIT * f, -y * UNIT * f];
+    return [squeeze(x, this.rim) * UNIT * f, -squeeze(y, this.rim) * UNIT * f];
   }
 
   build() {
     const svg = this.svg;
     svg.replaceChildren();
-    svg.setAttribute("viewBox", "-500 -532 1000 1056");
+    this.rim = (this.rimQueries.find(([mq]) => mq.matches) || [null, 1])[1];
+    // the octagon's edge, plus its stroke and the corner triangles; above it the north monoliths
+    // stand, below it the shadow
+    const r = squeeze(4.9, this.rim) * UNIT, pad = this.rim === 1 ? 10 : 12;
+    svg.setAttribute("viewBox", `${-(r + pad)} ${-(r + 42)} ${2 * (r + pad)} ${2 * r + 76}`);
+    svg.classList.toggle("compact", this.rim !== 1);
     svg.setAttribute("role", "group");
     svg.setAttribute("aria-label", "Jericho board");
     const defs = el("defs", {}, svg);
@@ -134,13 +161,15 @@ export class Board {
         "dominant-baseline": "central" }, svg);
       label.textContent = camp === "south" ? "SOUTH" : "NORTH";
     }
-    // coordinates, as on a chess board: column letters and row numbers in the margin
+    // coordinates, as on a chess board: column letters and row numbers in the margin (above the
+    // lines that run through or past them, below the cells)
+    const coords = el("g", { class: "coords" }, svg);
     const cols = [...new Set(this.topo.cells.map((c) => c.name[0]))];
     for (const col of cols) {
       const c = this.topo.cells.find((x) => x.name[0] === col);
       for (const yy of [-3.78, 3.78]) {
         const [x, y] = this.P(c.x, yy);
-        el("text", { x, y, class: "coord", "text-anchor": "middle", "dominant-baseline": "central" }, svg)
+        el("text", { x, y, class: "coord", "text-anchor": "middle", "dominant-baseline": "central" }, coords)
           .textContent = col;
       }
     }
@@ -149,7 +178,7 @@ export class Board {
       const c = this.topo.cells.find((x) => x.name.slice(1) === row);
       for (const xx of [-3.74, 3.74]) {
         const [x, y] = this.P(xx, c.y);
-        el("text", { x, y, class: "coord", "text-anchor": "middle", "dominant-baseline": "central" }, svg)
+        el("text", { x, y, class: "coord", "text-anchor": "middle", "dominant-baseline": "central" }, coords)
           .textContent = row;
       }
     }
@@ -160,13 +189,17 @@ export class Board {
     this.lineLayer = el("g", { class: "alignments" }, svg);
     this.triLayer = el("g", { class: "triangles" }, svg);
     this.cellLayer = el("g", { class: "cells" }, svg);
+    svg.insertBefore(coords, this.cellLayer);
     this.lines = {};
     this.tris = {};
     const triOf = {};
     for (const t of this.topo.triangles) triOf[`${t.alignment}:${t.side}`] = t;
     for (const a of this.topo.alignments) {
       const ts = triOf[`${a.name}:south`], tn = triOf[`${a.name}:north`];
-      const [x1, y1] = this.P(ts.x, ts.y), [x2, y2] = this.P(tn.x, tn.y);
+      // triangle, first cell, last cell, triangle: straight through the cells even when the rim
+      // is drawn narrower (the bend, if any, hides under the end cells)
+      const first = this.cells[a.cells[0]], last = this.cells[a.cells[a.cells.length - 1]];
+      const points = [ts, first, last, tn].map((p) => this.P(p.x, p.y).join(",")).join(" ");
       const g = el("g", { class: `alignment ${a.kind}`, "data-alignment": a.name, "aria-label": `alignment ${a.name}` },
         this.lineLayer);
       // one Tab stop for all 13 alignments (the arrow keys go from one to the next)
@@ -183,8 +216,8 @@ export class Board {
         next.setAttribute("tabindex", 0);
         next.focus();
       });
-      el("line", { x1, y1, x2, y2, class: "line" }, g);
-      el("line", { x1, y1, x2, y2, class: "hit" }, g);
+      el("polyline", { points, class: "line", fill: "none" }, g);
+      el("polyline", { points, class: "hit", fill: "none" }, g);
       g.addEventListener("mouseenter", () => this.h.onAlignment(a.name));
       g.addEventListener("focus", () => this.h.onAlignment(a.name));
       g.addEventListener("mouseleave", () => this.h.onAlignment(null));
@@ -247,18 +280,32 @@ export class Board {
     if (best) this.cellNodes[best].focus();
   }
 
+  /**
+   * Scroll the page just enough to show the whole board, when it fits the window: a phone
+   * scrolled down to its tray, a piece just picked, must see the cell it aims at.
+   */
+  bringIntoView() {
+    const r = this.svg.getBoundingClientRect();
+    if (r.height > window.innerHeight) return;
+    if (r.top < 0) window.scrollBy(0, r.top);
+    else if (r.bottom > window.innerHeight) window.scrollBy(0, r.bottom - window.innerHeight);
+  }
+
   /** Focus a cell (keyboard play). */
   focusCell(name) {
     if (this.cellNodes[name]) this.cellNodes[name].focus();
   }
 
   drawTriangle(a, t) {
-    // points inwards, towards the alignment's nearest cell
+    // points inwards along its alignment, as drawn true to scale (square to the octagon's edge)
     const near = this.cells[t.side === "south" ? a.cells[0] : a.cells[a.cells.length - 1]];
-    const [tx, ty] = this.P(t.x, t.y), [nx, ny] = this.P(near.x, near.y);
-    const len = Math.hypot(nx - tx, ny - ty);
-    const ux = (nx - tx) / len, uy = (ny - ty) / len;
-    const s = 24;
+    const [tx, ty] = this.P(t.x, t.y);
+    const f = this.flip ? -1 : 1;
+    const dx = (near.x - t.x) * f, dy = (t.y - near.y) * f;
+    const len = Math.hypot(dx, dy);
+    const ux = dx / len, uy = dy / len;
+    // three triangles share each cut corner: smaller ones when the rim is drawn narrower
+    const s = this.rim === 1 ? 24 : this.rim >= 0.5 ? 14 : 12;
     const pts = [
       [tx + ux * s, ty + uy * s],
       [tx - ux * s * 0.6 - uy * s, ty - uy * s * 0.6 + ux * s],
@@ -266,7 +313,8 @@ export class Board {
     ];
     const g = el("g", { class: `triangle tri-${t.side}`, "data-triangle": `${a.name}:${t.side}` }, this.triLayer);
     el("polygon", { points: pts.map((p) => p.join(",")).join(" "), class: "tri" }, g);
-    const mono = el("g", { class: "monolith", transform: `translate(${tx} ${ty})`, filter: "url(#lift)" }, g);
+    const mono = el("g", { class: "monolith", transform: `translate(${tx} ${ty}) scale(${this.rim === 1 ? 1 : this.rim >= 0.5 ? 0.8 : 0.7})`,
+      filter: "url(#lift)" }, g);
     el("path", { d: "M -11 20 L -9 -22 L 0 -34 L 9 -22 L 11 20 Z", fill: SIDE_FILL[t.side],
       stroke: "#1b1510", "stroke-width": 2.5, class: "monolith-body" }, mono);
     g.addEventListener("mouseenter", () => this.h.onAlignment(a.name));
@@ -319,15 +367,20 @@ export class Board {
       g.classList.toggle("occupied", n > 0);
       if (!n) continue;
       // the bars fill the cell's height (its name is hidden once occupied): the taller the
-      // bars, the larger the letters on them (a phone shows a tall tower whole in the zoom)
-      const h = n === 1 ? 44 : n === 2 ? 39 : n === 3 ? 26.5 : 19.8;
-      const gap = n === 4 ? 1.2 : 1.5;
-      const total = n * h + (n - 1) * gap;
-      let y = 41 - total;
-      if (n === 1) y = -20;
+      // bars, the larger the letters on them, and the letters may fill their bar (digits and
+      // capitals have no descenders).  On a phone a tower of 3 or 4 takes nearly the whole pitch
+      // (94 of 100 units, a little past the cell's square) so that each piece's letters stay
+      // 11 CSS px on 45 px cells; larger screens keep it within the square (88 units)
+      const half = this.rim === 1 ? 44 : 47;
+      let h, gap, bottom;
+      if (n === 1) [h, gap, bottom] = [44, 0, 24];
+      else if (n === 2) [h, gap, bottom] = [39, 1.5, 41];
+      else [gap, bottom] = [n === 3 ? 1.5 : 1, half];
+      if (n >= 3) h = (2 * half - (n - 1) * gap) / n;
+      let y = bottom - n * h - (n - 1) * gap;
       // top piece drawn first at the top, bottom piece last at the bottom
       for (let i = n - 1; i >= 0; i--) {
-        drawPiece(stack, tower[i], 0, y, h, { top: i === n - 1 });
+        drawPiece(stack, tower[i], 0, y, h, { top: i === n - 1, dense: n >= 3 });
         y += h + gap;
       }
     }

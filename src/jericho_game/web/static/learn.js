@@ -101,6 +101,8 @@ function render() {
         $("info").textContent = T.selected ? `${p}: ${n} cell${n === 1 ? "" : "s"} highlighted; the badges show how each move changes your lead in monoliths.` : "";
         if (T.selected && !n) feedback(`${p} fits nowhere here: every tower holds its size or its colour.`, "bad");
         render();
+        // on a phone the tray lies under the board: picking a piece brings the board back in sight
+        if (T.selected) board.bringIntoView();
       };
       tray.appendChild(b);
     }

@@ -1,0 +1,262 @@
+"""Ratings: rated games update both accounts' Glicko-2 ratings, exactly once; leaderboard, profiles.
+
+A game is rated when its creator asked for it (online games only, creator logged in) and both
+seats are bound to two different accounts.  When such a game ends (any way: seven monoliths,
+both passed, resignation, time, or any ending another module adds), the change that ends it
+queues a *rating job* in its own transaction (:meth:`Ratings.queue`, a :class:`GameService`
+finish hook): the job exists if and only if the result was committed.  Any process then applies
+it (:meth:`Ratings.process`): one transaction that takes the job (``FOR UPDATE SKIP LOCKED`` on
+PostgreSQL, SQLite's write lock otherwise), locks both accounts in id order, updates their
+ratings with :func:`jericho_game.web.glicko2.update` (the game is one rating period for both,
+each against the other's rating *before* the game), writes one ``rating_history`` row per
+player (primary key: game and account) and deletes the job.  So a rating changes exactly once
+per rated game, however many processes race for the job, and a process killed in the middle
+leaves the job for the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, text
+from sqlalchemy.engine import Connection
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from jericho_game.web.accounts import AccountService
+from jericho_game.web.glicko2 import DEFAULT_TAU, Rating, update
+from jericho_game.web.rooms import ClientError
+from jericho_game.web.storage import GameRecord, Storage, Tx
+
+__all__ = ["Ratings", "rating_routes", "ratings_metadata"]
+
+log = logging.getLogger("jericho_game.web")
+
+ratings_metadata = MetaData()
+
+rating_jobs = Table(
+    "rating_jobs",
+    ratings_metadata,
+    Column("game_id", String(32), primary_key=True),  # one update per game, ever
+    Column("created_at", Float, nullable=False),
+)
+
+rating_history = Table(
+    "rating_history",
+    ratings_metadata,
+    Column("game_id", String(32), primary_key=True),
+    Column("account_id", Integer, primary_key=True),
+    Column("at", Float, nullable=False),
+    Column("opponent_id", Integer, nullable=False),
+    Column("score", Float, nullable=False),  # 1, 0.5 or 0 for this account
+    Column("rating_before", Float, nullable=False),
+    Column("rating", Float, nullable=False),
+    Column("rd", Float, nullable=False),
+    Column("volatility", Float, nullable=False),
+)
+Index("rating_history_account", rating_history.c.account_id, rating_history.c.at)
+
+
+class Ratings:
+    """The rating job queue, the Glicko-2 update, and the leaderboard and profile queries."""
+
+    def __init__(self, storage: Storage, accounts: AccountService, *, tau: float = DEFAULT_TAU) -> None:
+        self.storage = storage
+        self.accounts = accounts
+        self.tau = tau
+        ratings_metadata.create_all(storage.engine)
+
+    # -- the finish hook (inside the game's transaction) -------------------------------------------
+    def queue(self, tx: Tx, rec: GameRecord) -> None:
+        """``rec`` has just ended in ``tx``: queue its rating update if it is a rated game of two accounts."""
+        if not rec.rated or rec.result not in ("south", "north", "draw"):
+            return
+        if rec.south_account is None or rec.north_account is None or rec.south_account == rec.north_account:
+            return
+        tx.wrote = True
+        tx.conn.execute(
+            text("INSERT INTO rating_jobs (game_id, created_at) VALUES (:g, :t)"), {"g": rec.id, "t": time.time()}
+        )
+
+    # -- applying jobs -------------------------------------------------------------------------------
+    def pending(self) -> list[str]:
+        """Games whose rating update waits (oldest first)."""
+        with self.storage.reader.connect() as conn:
+            return [r[0] for r in conn.execute(text("SELECT game_id FROM rating_jobs ORDER BY created_at, game_id"))]
+
+    def process(self, game_id: str) -> bool:
+        """Apply the rating job of ``game_id`` if it is still queued and nobody else holds it; whether
+        this call applied it."""
+        lock = " FOR UPDATE SKIP LOCKED" if self.storage.postgres else ""
+        with self.storage.engine.begin() as conn:
+            job = conn.execute(
+                text("SELECT game_id FROM rating_jobs WHERE game_id = :g" + lock), {"g": game_id}
+            ).first()
+            if job is None:
+                return False
+            done = conn.execute(
+                text("SELECT count(*) FROM rating_history WHERE game_id = :g"), {"g": game_id}
+            ).scalar_one()
+            if not done:
+                self._apply(conn, game_id)
+            conn.execute(text("DELETE FROM rating_jobs WHERE game_id = :g"), {"g": game_id})
+        return not done
+
+    def process_all(self) -> int:
+        """Apply every queued job; how many this call applied."""
+        return sum(1 for gid in self.pending() if self.process(gid))
+
+    def _apply(self, conn: Connection, game_id: str) -> None:
+        game = conn.execute(
+            text("SELECT south_account, north_account, result, updated_at FROM games WHERE id = :g"), {"g": game_id}
+        ).first()
+        if game is None or game[0] is None or game[1] is None or game[2] not in ("south", "north", "draw"):
+            return
+        south, north, result, at = int(game[0]), int(game[1]), game[2], float(game[3])
+        lock = " FOR UPDATE" if self.storage.postgres else ""
+        rows = conn.execute(
+            text(f"SELECT id, rating, rd, volatility FROM accounts WHERE id IN (:a, :b) ORDER BY id{lock}"),
+            {"a": south, "b": north},
+        ).all()
+        before = {int(r[0]): Rating(float(r[1]), float(r[2]), float(r[3])) for r in rows}
+        if len(before) != 2:
+            return
+        score = {"south": 1.0, "north": 0.0, "draw": 0.5}[result]
+        for me, them, s in ((south, north, score), (north, south, 1.0 - score)):
+            after = update(before[me], [(before[them], s)], tau=self.tau)
+            conn.execute(
+                text(
+                    "UPDATE accounts SET rating = :r, rd = :rd, volatility = :v, rated_games = rated_games + 1 "
+                    "WHERE id = :id"
+                ),
+                {"r": after.rating, "rd": after.rd, "v": after.volatility, "id": me},
+            )
+            conn.execute(
+                rating_history.insert().values(
+                    game_id=game_id,
+                    account_id=me,
+                    at=at,
+                    opponent_id=them,
+                    score=s,
+                    rating_before=before[me].rating,
+                    rating=after.rating,
+                    rd=after.rd,
+                    volatility=after.volatility,
+                )
+            )
+
+    async def run(self, every: float = 0.5) -> None:
+        """Apply queued jobs as they come (every process does; each job is applied once)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                await loop.run_in_executor(None, self.process_all)
+            except Exception:  # noqa: BLE001 - the database is away: next round
+                log.exception("could not apply rating updates")
+            await asyncio.sleep(every)
+
+    # -- reading ---------------------------------------------------------------------------------------
+    def leaderboard(self, limit: int = 100) -> list[dict[str, Any]]:
+        """Accounts with at least one rated game, best rating first."""
+        with self.storage.reader.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT username, rating, rd, rated_games FROM accounts WHERE rated_games > 0 AND disabled = 0 "
+                    "ORDER BY rating DESC, username_key LIMIT :n"
+                ),
+                {"n": limit},
+            ).all()
+        return [
+            {"rank": i + 1, "username": r[0], "rating": round(r[1]), "rd": round(r[2]), "games": int(r[3])}
+            for i, r in enumerate(rows)
+        ]
+
+    def profile(self, username: str) -> dict[str, Any]:
+        """An account's public page: rating, rating history, recent games."""
+        acc = self.accounts.find(username)
+        if acc is None:
+            raise ClientError("unknown_account", f"no player is named {username[:24]!r}", 404)
+        with self.storage.reader.connect() as conn:
+            history = conn.execute(
+                text(
+                    "SELECT h.game_id, h.at, h.rating_before, h.rating, h.rd, h.score, a.username "
+                    "FROM rating_history h JOIN accounts a ON a.id = h.opponent_id "
+                    "WHERE h.account_id = :id ORDER BY h.at, h.game_id"
+                ),
+                {"id": acc.id},
+            ).all()
+            games = conn.execute(
+                text(
+                    "SELECT id, created_at, mode, south_account, north_account, result, reason, rated FROM games "
+                    "WHERE south_account = :id OR north_account = :id ORDER BY created_at DESC LIMIT 20"
+                ),
+                {"id": acc.id},
+            ).all()
+        recent = []
+        for g in games:
+            side = "south" if g[3] == acc.id else "north"
+            other = g[4] if side == "south" else g[3]
+            if g[2] == "hotseat":
+                other = None
+            result = g[5]
+            outcome = None if result is None else "draw" if result == "draw" else "won" if result == side else "lost"
+            recent.append(
+                {
+                    "id": g[0],
+                    "date": g[1],
+                    "mode": g[2],
+                    "side": side if g[2] != "hotseat" else "both",
+                    "opponent": self.accounts.name_of(int(other)) if other is not None else None,
+                    "result": outcome,
+                    "reason": g[6],
+                    "rated": bool(g[7]),
+                }
+            )
+        return {
+            **acc.public(),
+            "history": [
+                {
+                    "game": h[0],
+                    "at": h[1],
+                    "before": round(h[2], 1),
+                    "rating": round(h[3], 1),
+                    "rd": round(h[4], 1),
+                    "score": h[5],
+                    "opponent": h[6],
+                }
+                for h in history
+            ],
+            "games": recent,
+        }
+
+
+def rating_routes(ratings: Ratings, static: Path) -> list[Route]:
+    """``/api/leaderboard``, ``/api/players/{name}`` and their pages."""
+
+    async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    async def leaderboard(request: Request) -> Response:
+        return JSONResponse({"players": await blocking(ratings.leaderboard)})
+
+    async def player(request: Request) -> Response:
+        return JSONResponse(await blocking(ratings.profile, request.path_params["name"]))
+
+    def page(name: str) -> Callable[[Request], Response]:
+        def serve(request: Request) -> Response:
+            return FileResponse(static / name, headers={"Cache-Control": "no-cache"})
+
+        return serve
+
+    return [
+        Route("/leaderboard", page("leaderboard.html")),
+        Route("/players/{name}", page("profile.html")),
+        Route("/api/leaderboard", leaderboard),
+        Route("/api/players/{name}", player),
+    ]

@@ -1,0 +1,47 @@
+// The log-in and sign-up page (/login, /signup): one form, two endpoints.
+import { postJSON, whoami } from "./account.js";
+
+const $ = (id) => document.getElementById(id);
+const signup = location.pathname === "/signup";
+const next = new URLSearchParams(location.search).get("next");
+// only a path on this site: never an open redirect
+const target = next && next.startsWith("/") && !next.startsWith("//") ? next : "/";
+
+async function init() {
+  const me = await whoami();
+  $("account-title").textContent = signup ? "Sign up" : "Log in";
+  $("account-submit").textContent = signup ? "Create account" : "Log in";
+  document.title = `Jericho · ${signup ? "Sign up" : "Log in"}`;
+  $("password").autocomplete = signup ? "new-password" : "current-password";
+  const sw = $("account-switch");
+  const a = document.createElement("a");
+  a.href = `${signup ? "/login" : "/signup"}${next ? `?next=${encodeURIComponent(next)}` : ""}`;
+  a.textContent = signup ? "I have an account: log in" : "No account yet? Sign up";
+  if (signup || me.signup) sw.replaceChildren(a);
+  if (signup && !me.signup) {
+    $("account-error").textContent = "Sign-up is closed on this server: ask its admin for an account.";
+    $("account-submit").disabled = true;
+  }
+  $("account-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    $("account-submit").disabled = true;
+    $("account-error").textContent = "";
+    const body = { username: $("username").value.trim(), password: $("password").value };
+    let res;
+    try {
+      res = await postJSON(signup ? "/api/account/signup" : "/api/account/login", body);
+    } catch {
+      res = { ok: false, data: { message: "the server is unreachable" } };
+    }
+    if (res.ok) {
+      location.href = target;
+      return;
+    }
+    $("password").value = "";
+    $("account-error").textContent = `${signup ? "Could not sign up" : "Could not log in"}: ${res.data.message || "error"}.`;
+    $("account-submit").disabled = false;
+    if (res.data.error === "csrf") whoami(true);
+  });
+}
+
+init();

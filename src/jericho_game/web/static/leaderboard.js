@@ -1,0 +1,50 @@
+// The leaderboard (/leaderboard): accounts with rated games, best Glicko-2 rating first.
+import "./account.js";
+
+const el = (tag, text, cls) => {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+};
+
+async function init() {
+  const main = document.getElementById("leaderboard");
+  main.append(el("h1", "Leaderboard"));
+  main.append(el("p", "Glicko-2 ratings from rated online games between accounts. ± is the rating deviation: " +
+    "how sure the rating is (it narrows with every game).", "note"));
+  let players = [];
+  try {
+    players = (await (await fetch("/api/leaderboard")).json()).players;
+  } catch {
+    main.append(el("p", "Could not reach the server.", "error"));
+    return;
+  }
+  if (!players.length) {
+    main.append(el("p", "No rated games yet. Log in, start an online game and tick “Rated”.", "empty"));
+    return;
+  }
+  const table = el("table");
+  table.id = "leaderboard-table";
+  const head = el("tr");
+  for (const [h, cls] of [["#", "num"], ["Player"], ["Rating", "num"], ["±", "num"], ["Games", "num"]]) {
+    head.append(el("th", h, cls));
+  }
+  table.append(el("thead"));
+  table.tHead.append(head);
+  const body = el("tbody");
+  for (const p of players) {
+    const tr = el("tr");
+    tr.append(el("td", p.rank, "num"));
+    const name = el("td");
+    const a = el("a", p.username);
+    a.href = `/players/${encodeURIComponent(p.username)}`;
+    name.append(a);
+    tr.append(name, el("td", p.rating, "num"), el("td", p.rd, "num"), el("td", p.games, "num"));
+    body.append(tr);
+  }
+  table.append(body);
+  main.append(table);
+}
+
+init();

@@ -1,0 +1,108 @@
+// The lobby on the home page: open public seeks (join in one click) and public games being
+// played (watch), kept live over /lobby/ws.  Everything a player typed is shown as text only.
+import { changeHeaders } from "./account.js";
+import { storedName } from "./names.js";
+
+const $ = (id) => document.getElementById(id);
+const SIDE = { south: "South", north: "North" };
+
+function clockText(min) { return min ? `${min} min each` : "No clock"; }
+
+function cell(tr, text, cls) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  if (cls) td.className = cls;
+  tr.appendChild(td);
+  return td;
+}
+
+async function joinSeek(id, button, say) {
+  const name = storedName();
+  if (!name) {
+    say("Choose your name first (above): your opponent sees it.");
+    $("name-input").focus();
+    return;
+  }
+  button.disabled = true;
+  try {
+    const r = await fetch(`/api/games/${encodeURIComponent(id)}/join`, {
+      method: "POST", headers: await changeHeaders(), body: JSON.stringify({ name }),  // CSRF: a logged-in player
+    });
+    const data = await r.json();
+    if (!r.ok) throw new Error(data.message || r.statusText);
+    try { localStorage.setItem(`jericho:seat:${id}`, data.token); } catch { /* private mode */ }
+    location.href = `/g/${id}`;
+  } catch (err) {
+    say(`Could not join: ${err.message}.`);
+    button.disabled = false;
+  }
+}
+
+function render(data, say) {
+  const seeks = $("lobby-seeks"), playing = $("lobby-playing");
+  seeks.replaceChildren();
+  for (const s of data.seeks) {
+    const tr = document.createElement("tr");
+    tr.dataset.id = s.id;
+    cell(tr, s.name || "?", "who");
+    cell(tr, s.rated ? `${Math.round(s.rating ?? 0)}` : "unrated", "rating");
+    cell(tr, clockText(s.clock));
+    const other = s.side === "south" ? "north" : "south";
+    cell(tr, `You play ${SIDE[other]}`);
+    const td = cell(tr, "");
+    let mine = null;
+    try { mine = localStorage.getItem(`jericho:seat:${s.id}`); } catch { /* no storage */ }
+    if (mine) {  // this browser's own seek: open it (joining it would be playing oneself)
+      const a = document.createElement("a");
+      a.className = "button mine";
+      a.href = `/g/${encodeURIComponent(s.id)}`;
+      a.textContent = "Your game";
+      td.appendChild(a);
+    } else {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "join";
+      b.textContent = "Join";
+      b.setAttribute("aria-label", `Join ${s.name || "this player"}'s game as ${SIDE[other]}`);
+      b.onclick = () => joinSeek(s.id, b, say);
+      td.appendChild(b);
+    }
+    seeks.appendChild(tr);
+  }
+  $("lobby-seeks-empty").hidden = data.seeks.length > 0;
+  playing.replaceChildren();
+  for (const p of data.playing) {
+    const tr = document.createElement("tr");
+    tr.dataset.id = p.id;
+    cell(tr, p.names.south || "South", "who south");
+    cell(tr, p.names.north || "North", "who north");
+    cell(tr, clockText(p.clock));
+    const td = cell(tr, "");
+    const a = document.createElement("a");
+    a.className = "button watch";
+    a.href = `/g/${encodeURIComponent(p.id)}`;
+    a.textContent = "Watch";
+    td.appendChild(a);
+    playing.appendChild(tr);
+  }
+  $("lobby-playing-empty").hidden = data.playing.length > 0;
+  const mins = Math.round(data.expiry.idle / 60);
+  $("lobby-policy").textContent = `A game waiting for an opponent is withdrawn when its creator has left for ${mins} minute${mins === 1 ? "" : "s"}, or after ${Math.round(data.expiry.max_age / 60)} minutes.`;
+}
+
+/** Show the lobby and keep it live (reconnects with back-off). */
+export function startLobby(say) {
+  $("lobby").hidden = false;
+  let retry = 0;
+  const connect = () => {
+    const proto = location.protocol === "https:" ? "wss" : "ws";
+    const ws = new WebSocket(`${proto}://${location.host}/lobby/ws`);
+    ws.onmessage = (ev) => {
+      let msg;
+      try { msg = JSON.parse(ev.data); } catch { return; }
+      if (msg.type === "lobby") { retry = 0; render(msg, say); $("lobby").dataset.ready = "1"; }
+    };
+    ws.onclose = () => { setTimeout(connect, Math.min(10000, 500 * 2 ** retry++)); };
+  };
+  connect();
+}

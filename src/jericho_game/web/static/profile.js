@@ -1,0 +1,115 @@
+// A player's page (/players/NAME): rating, rating history as an inline SVG chart, recent games.
+import { postJSON, whoami } from "./account.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const el = (tag, text, cls) => {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+};
+const svg = (tag, attrs = {}) => {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return e;
+};
+
+/** The rating after each rated game (and its deviation band), starting from 1500 before the first. */
+export function ratingChart(history) {
+  const W = 640, H = 220, L = 48, R = 12, T = 12, B = 28;
+  const points = [{ rating: history.length ? history[0].before : 1500, rd: 350 }, ...history];
+  const lo = Math.min(...points.map((p) => p.rating - p.rd / 4)), hi = Math.max(...points.map((p) => p.rating + p.rd / 4));
+  const pad = Math.max(20, (hi - lo) * 0.1);
+  const y0 = lo - pad, y1 = hi + pad;
+  const x = (i) => L + (points.length === 1 ? 0 : (i * (W - L - R)) / (points.length - 1));
+  const y = (r) => T + ((y1 - r) * (H - T - B)) / (y1 - y0);
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "rating-chart", id: "rating-chart", role: "img" });
+  const title = svg("title");
+  title.textContent = `Rating after each of ${history.length} rated games: ` +
+    points.map((p) => Math.round(p.rating)).join(", ");
+  root.append(title);
+  for (const r of [y0, (y0 + y1) / 2, y1]) {
+    root.append(svg("line", { x1: L, x2: W - R, y1: y(r), y2: y(r), class: "axis" }));
+    const t = svg("text", { x: L - 6, y: y(r) + 4, "text-anchor": "end" });
+    t.textContent = String(Math.round(r));
+    root.append(t);
+  }
+  // a band of a quarter of the deviation either side: how sure the rating is
+  const upper = points.map((p, i) => `${x(i)},${y(p.rating + p.rd / 4)}`);
+  const lower = points.map((p, i) => `${x(i)},${y(p.rating - p.rd / 4)}`).reverse();
+  root.append(svg("polygon", { points: [...upper, ...lower].join(" "), class: "band" }));
+  root.append(svg("polyline", { points: points.map((p, i) => `${x(i)},${y(p.rating)}`).join(" "), class: "line" }));
+  points.forEach((p, i) => root.append(svg("circle", { cx: x(i), cy: y(p.rating), r: 3.5 })));
+  const label = svg("text", { x: W - R, y: H - 8, "text-anchor": "end" });
+  label.textContent = "rated games →";
+  root.append(label);
+  return root;
+}
+
+async function init() {
+  const main = document.getElementById("profile");
+  const name = decodeURIComponent(location.pathname.split("/").pop() || "");
+  const r = await fetch(`/api/players/${encodeURIComponent(name)}`);
+  const p = await r.json();
+  if (!r.ok) {
+    main.append(el("h1", "No such player"), el("p", p.message || "", "error"));
+    return;
+  }
+  document.title = `Jericho · ${p.username}`;
+  main.append(el("h1", p.username));
+  const head = el("div", undefined, "profile-head");
+  const rating = el("span", p.rating, "big");
+  rating.id = "profile-rating";
+  head.append(rating, el("span", `± ${p.rd}`), el("span", `${p.rated_games} rated game${p.rated_games === 1 ? "" : "s"}`));
+  if (p.admin) head.append(el("span", "admin"));
+  main.append(head);
+  main.append(el("h2", "Rating history"));
+  main.append(p.history.length ? ratingChart(p.history) : el("p", "No rated games yet.", "empty"));
+  main.append(el("h2", "Recent games"));
+  if (!p.games.length) main.append(el("p", "No games yet.", "empty"));
+  else {
+    const table = el("table");
+    table.id = "recent-games";
+    const head2 = el("tr");
+    for (const h of ["Date", "Game", "Opponent", "Side", "Result", ""]) head2.append(el("th", h));
+    table.append(el("thead"));
+    table.tHead.append(head2);
+    const body = el("tbody");
+    for (const g of p.games) {
+      const tr = el("tr");
+      const link = el("a", g.id);
+      link.href = `/g/${encodeURIComponent(g.id)}`;
+      const cell = el("td");
+      cell.append(link);
+      const result = g.result ? `${g.result}${g.reason ? ` (${g.reason})` : ""}` : "playing";
+      const opponent = g.opponent ?? (g.mode === "ai" ? "AI" : g.mode === "hotseat" ? "hot-seat" : "anonymous");
+      tr.append(el("td", new Date(g.date * 1000).toLocaleDateString()), cell, el("td", opponent),
+        el("td", g.side), el("td", result), el("td", g.rated ? "rated" : ""));
+      body.append(tr);
+    }
+    table.append(body);
+    main.append(table);
+  }
+  const me = await whoami();
+  if (me.account && me.account.username === p.username) {
+    const everywhere = el("button", "Log out everywhere");
+    everywhere.id = "logout-all";
+    everywhere.type = "button";
+    everywhere.addEventListener("click", async () => {
+      await postJSON("/api/account/logout-all");
+      location.href = "/";
+    });
+    const out = el("button", "Log out");
+    out.id = "logout";
+    out.type = "button";
+    out.addEventListener("click", async () => {
+      await postJSON("/api/account/logout");
+      location.href = "/";
+    });
+    const row = el("p", undefined, "account-home");
+    row.append(out, everywhere);
+    main.append(el("h2", "Sessions"), row);
+  }
+}
+
+init();

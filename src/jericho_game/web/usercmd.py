@@ -1,0 +1,74 @@
+"""``jericho user``: manage the web app's accounts from the server's shell.
+
+``jericho user add NAME [--admin]`` creates an account (``--admin`` on an existing name makes it
+an admin); ``passwd NAME`` sets a new password and ends its sessions; ``disable NAME`` /
+``enable NAME``; ``list``.  A password is asked for twice at a terminal, or read from the first
+line of stdin otherwise (``printf '%s\\n' "$PW" | jericho user add alice``); it is never an
+argument, so it never shows in ``ps`` or the shell's history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser, name: str = "user") -> None:
+    """Options of ``jericho user``."""
+    parser.add_argument("action", choices=["add", "passwd", "disable", "enable", "list"], help="what to do")
+    parser.add_argument("name", nargs="?", help="the account's username")
+    parser.add_argument("--admin", action="store_true", help="add: make the account an admin")
+    parser.add_argument("--db", default=None, help="SQLite file or database URL: the one `jericho serve` uses")
+
+
+def _read_password() -> str:
+    if sys.stdin.isatty():
+        first = getpass.getpass("Password: ")
+        if getpass.getpass("Password again: ") != first:
+            raise SystemExit("jericho user: the two passwords differ; nothing was changed")
+        return first
+    return sys.stdin.readline().rstrip("\r\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one ``jericho user`` action; 0 on success, 2 with a message otherwise."""
+    from jericho_game.web.accounts import AccountService
+    from jericho_game.web.rooms import ClientError
+    from jericho_game.web.storage import Storage, StorageError, resolve_db_url
+
+    if args.action != "list" and not args.name:
+        print(f"jericho user {args.action}: give the account's NAME", file=sys.stderr)
+        return 2
+    try:
+        storage = Storage(resolve_db_url(args.db))
+    except StorageError as exc:
+        print(f"jericho user: {exc}", file=sys.stderr)
+        return 2
+    try:
+        accounts = AccountService(storage)
+        if args.action == "list":
+            for acc in accounts.list_accounts():
+                admin = "  admin" if acc.admin else ""
+                print(f"{acc.username}  rating {acc.rating:.0f} ± {acc.rd:.0f}  {acc.rated_games} rated games{admin}")
+        elif args.action == "add":
+            if args.admin and accounts.find(args.name) is not None:
+                accounts.set_admin(args.name, True)
+                print(f"{args.name} is now an admin")
+            else:
+                acc = accounts.create_account(args.name, _read_password(), admin=args.admin)
+                print(f"account {acc.username} created" + (" (admin)" if acc.admin else ""))
+        elif args.action == "passwd":
+            accounts.set_password(args.name, _read_password())
+            print(f"{args.name}: password changed, every session ended")
+        else:
+            accounts.set_disabled(args.name, args.action == "disable")
+            print(f"{args.name} {args.action}d")
+    except ClientError as exc:
+        print(f"jericho user: {exc.message}", file=sys.stderr)
+        return 2
+    finally:
+        storage.close()
+    return 0
