@@ -25,7 +25,7 @@ const LEVELS = {
   easy: "New to the game: grabs the most monoliths it can right now. Answers at once.",
   medium: "A fair opponent that looks a few moves ahead. Answers at once.",
   hard: "Strong: reads further ahead. About 0.01 s a move.",
-  expert: "Very strong: about 0.8 s a move, never more than 1 s.",
+  expert: "Very strong: about 0.7 s a move, never more than 1 s.",
   master: "The strongest: thinks longest, about 2.5 s a move, never more than 3 s.",
 };
 const RESEARCH = {
