@@ -123,10 +123,15 @@ def compare_game(seed: int, tables: core.Tables | None = None) -> int:
     return plies
 
 
-def compare_playouts(seed: int, n: int, guided: int) -> None:
-    """C playouts replayed move by move on the Python core reach the same outcome."""
+def compare_playouts(seed: int, n: int, guided: int, defend: bool = False) -> int:
+    """C playouts replayed move by move on the Python core reach the same outcome.
+
+    With ``defend``, also: a side facing the opponent's seven monoliths that has a move
+    breaking them plays one.  Returns how many such positions were checked.
+    """
     t = core.tables_for(standard_topology())
     rng = random.Random(seed)
+    defended = 0
     for i in range(n):
         start = kernel.new_state(t, "c")
         for _ in range(rng.randrange(0, 30)):  # from the start and from mid-game positions
@@ -135,14 +140,29 @@ def compare_playouts(seed: int, n: int, guided: int) -> None:
             codes = start.legal_codes()
             start.push(codes[rng.randrange(len(codes))])
         moves: list[int] = []
-        outcome = kernel.C.playout(start, rng.getrandbits(64), guided, moves)
+        outcome = kernel.C.playout(start, rng.getrandbits(64), guided, moves, defend)
         replay = kernel.python_state(start)
         for code in moves:
             if not replay.is_legal(code):
                 raise AssertionError(f"playout {seed}/{i}: illegal code {code}")
+            opp = 1 - replay.turn
+            if defend and replay.score[opp] >= core.SEVEN:
+                if _breaks(replay, code, opp):
+                    defended += 1
+                elif any(_breaks(replay, other, opp) for other in replay.legal_codes()):
+                    raise AssertionError(f"playout {seed}/{i}: {code} leaves a breakable seven standing")
             replay.push(code)
         if replay.outcome != outcome:
             raise AssertionError(f"playout {seed}/{i}: outcome {outcome}, replay {replay.outcome}")
+    return defended
+
+
+def _breaks(state: core.State, code: int, holder: int) -> bool:
+    """Whether playing ``code`` leaves ``holder`` below seven monoliths."""
+    state.push(code)
+    below = state.score[holder] < core.SEVEN
+    state.pop()
+    return below
 
 
 def malformed() -> int:
@@ -270,9 +290,11 @@ def main(argv: list[str]) -> int:
     plies = sum(compare_game(seed) for seed in range(games))
     compare_playouts(1, games, 1)
     compare_playouts(2, games, 3)
+    defended = compare_playouts(3, games, 10, defend=True)
     malformed()
     state = kernel.new_state(core.tables_for(standard_topology()), "c")
     sims, _, nodes, children = kernel.C.mcts(state, 7, sims=3000)
+    kernel.C.mcts(state, 7, sims=500, k=10, defend=True)  # the expert's playouts, under the sanitizer too
     if sims != 3000 or sum(n for _, n, _ in children) != sims or nodes != sims + 1:
         raise AssertionError(f"mcts: {sims} simulations, {nodes} nodes, root visits {children}")
     # The C alpha-beta and the batch playouts, so that the sanitizer run covers them too.
@@ -296,7 +318,8 @@ def main(argv: list[str]) -> int:
     batch = compare_batch(games, 64, 300)
     malformed_batch()
     print(
-        f"C and Python kernels agree: {games} games, {plies} plies, {2 * games} playouts, "
+        f"C and Python kernels agree: {games} games, {plies} plies, {3 * games} playouts "
+        f"({defended} sevens defended), "
         f"batch engine {batch} moves in 64 games ({kernel.C.__file__})"
     )
     return 0

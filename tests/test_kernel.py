@@ -39,6 +39,26 @@ def test_c_playouts_follow_the_rules(guided: int) -> None:
     kernel_compare.compare_playouts(guided, 300, guided)
 
 
+@pytest.mark.parametrize("guided", [1, 3, 10])
+def test_defending_playouts_follow_the_rules_and_break_every_breakable_seven(guided: int) -> None:
+    defended = kernel_compare.compare_playouts(40 + guided, 150, guided, defend=True)
+    assert defended > 50  # the rule was exercised, not just never triggered
+
+
+def test_defending_playouts_run_to_exhaustion_more_often() -> None:
+    """Guided playouts end by a careless seven almost always; defended ones much less often."""
+    start = kernel.new_state(TABLES, "c")
+    lengths = {}
+    for defend in (False, True):
+        total = 0
+        for seed in range(200):
+            moves: list[int] = []
+            kernel.C.playout(start, seed, 3, moves, defend)
+            total += len(moves)
+        lengths[defend] = total / 200
+    assert lengths[False] < 36 < 44 < lengths[True]
+
+
 def test_conformance_games_agree() -> None:
     games = load_conformance()
     assert len(games) == 205

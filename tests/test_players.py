@@ -379,8 +379,9 @@ def test_mcts_random_playouts_option() -> None:
 def test_bench_figures_shape() -> None:
     from jericho_game.players.bench import figures, midgame
 
-    out = figures(seconds=0.05, expert_positions=0)
-    assert [unit for _, _, unit in out] == ["sims/s"] * 5 + ["nodes/s", "plies", "nodes/s"]
+    out = figures(seconds=0.05, expert_positions=0, short=0.05)
+    rates = 6 if kernel.C is not None else 5  # the expert's playouts are measured on the C kernel only
+    assert [unit for _, _, unit in out] == ["sims/s"] * rates + ["nodes/s", "plies", "plies", "nodes/s"]
     assert all(value > 0 for _, value, _ in out)
     assert not midgame().is_over() and len(midgame().history) == 16
 
@@ -488,6 +489,31 @@ def test_kernel_mcts_rejects_bad_options() -> None:
     for spec in ("mcts:sims=0", "mcts:time=-1", "mcts:playout=smart", "mcts:k=0", "mcts:widen=0"):
         with pytest.raises((ValueError, PlayerSpecError)):
             make_player(spec).choose_move(Game())
+
+
+@needs_c
+def test_defending_playouts_reach_the_c_search() -> None:
+    """``defend=1`` changes the playouts (so the visit counts) and stays reproducible."""
+    game = Game.from_moves("5R@d2 1G@d3 2Y@d3")
+    runs = []
+    for spec in ("mcts:sims=1500,k=10", "mcts:sims=1500,k=10,defend=1", "mcts:sims=1500,k=10,defend=1"):
+        p = make_player(spec, seed=5)
+        assert game.is_legal(p.choose_move(game, Limit(seed=2)))
+        runs.append(sorted(p.last_children))  # type: ignore[attr-defined]
+    assert runs[1] == runs[2] and runs[0] != runs[1]
+
+
+def test_expert_and_master_play_the_stronger_playouts() -> None:
+    from jericho_game.players import levels
+
+    for level in (levels.expert(seed=1), levels.master(seed=1)):
+        if kernel.C is not None:
+            assert level.k == levels.STRONG_K and level.defend  # type: ignore[attr-defined]
+        else:  # the pure-Python fallback keeps the pre-kernel expert's search
+            assert level.k == 3  # type: ignore[attr-defined]
+    if kernel.C is None:
+        with pytest.raises(ValueError, match="C kernel"):
+            make_player("mcts:defend=1")
 
 
 def test_master_is_allowed_more_than_expert() -> None:

@@ -23,7 +23,7 @@
   anew with ``make_player(spec, seed=...)``, a player object is deep-copied from the one
   given — and each of its moves gets a seed; all seeds come from the env's RNG, so
   ``reset(seed=s)`` gives the same episode (for the same actions) whatever was played
-  before.  A search with both a simulation budget and a clock (``expert``: 60,000
+  before.  A search with both a simulation budget and a clock (``expert``: 30,000
   simulations, at most 1 s, on the C kernel) plays by its budget alone, unless
   ``opponent_clock=True``;
   a ``time`` in ``opponent_limit`` is a clock and is not reproducible.
@@ -138,7 +138,7 @@ class JerichoEnv(gymnasium.Env):
         elif self._opponent_template is not None:
             self.opponent = copy.deepcopy(self._opponent_template)
         if not self.opponent_clock and self.opponent is not old:
-            # A search with a simulation budget *and* a clock (expert: 60,000 simulations,
+            # A search with a simulation budget *and* a clock (expert: 30,000 simulations,
             # at most 1 s) plays by its budget alone here, so that the episode depends
             # on the seed only, never on how loaded the machine is.
             if getattr(self.opponent, "sims", None) is not None and getattr(self.opponent, "time", None) is not None:

@@ -4,14 +4,15 @@
 
 * MCTS simulations per second from the start position and from a mid-game position,
   with the default guided playouts and with the engine's random playouts (``mcts``: the
-  search in the C kernel when it runs), and of the pure-Python search ``mcts-py``;
+  search in the C kernel when it runs), with the expert's stronger playouts (C kernel), and
+  of the pure-Python search ``mcts-py``;
 * alpha-beta nodes per second and the depth it completes (iterative deepening from a
-  mid-game position);
+  mid-game position) in the benchmark's time and in 1 s;
 * the ``expert`` level's mean and maximum time per move over six positions, three of them
   awkward (late game, a 7 to break, a 7 within reach), against its promise, and the
   ``master`` level's mean over three.
 
-The whole run takes about 35 s.  "Mid-game" is :func:`midgame`: 16 seeded random plies.
+The whole run takes about 40 s.  "Mid-game" is :func:`midgame`: 16 seeded random plies.
 Run it alone with ``python -m jericho_game.players.bench``.
 """
 
@@ -20,12 +21,13 @@ from __future__ import annotations
 import random
 import time
 
+from jericho_game import kernel
 from jericho_game.bench import midgame
 from jericho_game.game import Game
 from jericho_game.players.alphabeta import AlphaBetaPlayer
 from jericho_game.players.base import Limit
 from jericho_game.players.greedy import GreedyPlayer
-from jericho_game.players.levels import EXPERT_TIME, MASTER_TIME, expert, master
+from jericho_game.players.levels import EXPERT_TIME, MASTER_TIME, STRONG_K, expert, master
 from jericho_game.players.mcts import MCTSPlayer, mcts
 
 __all__ = ["figures", "midgame", "awkward_positions", "expert_times", "symmetry_table", "main"]
@@ -33,10 +35,16 @@ __all__ = ["figures", "midgame", "awkward_positions", "expert_times", "symmetry_
 Figure = tuple[str, float, str]
 
 
-def mcts_rate(game: Game, seconds: float, playout: str = "guided", python: bool = False) -> float:
-    """MCTS simulations per second searching ``game`` for ``seconds`` (``python``: the ``mcts-py`` search)."""
+def mcts_rate(game: Game, seconds: float, playout: str = "guided", python: bool = False, strong: bool = False) -> float:
+    """MCTS simulations per second searching ``game`` for ``seconds``.
+
+    ``python``: the ``mcts-py`` search; ``strong``: the expert's playouts (best of
+    ``levels.STRONG_K``, sevens defended).
+    """
     if python:
         p: MCTSPlayer | object = MCTSPlayer(time=seconds / 0.85, reuse=0, playout=playout, seed=1)
+    elif strong:
+        p = mcts(time=seconds / 0.85, playout=playout, seed=1, k=STRONG_K, defend=1)
     else:
         p = mcts(time=seconds / 0.85, playout=playout, seed=1)
     p.choose_move(game)  # type: ignore[attr-defined]
@@ -94,19 +102,29 @@ def expert_times(positions: int = 6, level: str = "expert") -> tuple[float, floa
     return sum(times) / len(times), max(times)
 
 
-def figures(seconds: float = 2.0, expert_positions: int = 6) -> list[Figure]:
-    """The AI speed figures (about ``5 * seconds`` plus the expert's moves, ~20 s in all)."""
+def figures(seconds: float = 2.0, expert_positions: int = 6, short: float = 1.0) -> list[Figure]:
+    """The AI speed figures (about ``6 * seconds + short`` plus the expert's moves, ~25 s in all).
+
+    ``short``: the time of the second alpha-beta search (its depth completed is a figure of its own).
+    """
     start = Game()
     mid = midgame()
     rate, depth = alphabeta_rate(mid, seconds)
+    depth_short = alphabeta_rate(mid, short)[1]
     out: list[Figure] = [
         ("MCTS simulations/s, start position (guided playouts)", mcts_rate(start, seconds), "sims/s"),
         ("MCTS simulations/s, mid-game (guided playouts)", mcts_rate(mid, seconds), "sims/s"),
         ("MCTS simulations/s, start position (random playouts)", mcts_rate(start, seconds, "random"), "sims/s"),
         ("MCTS simulations/s, mid-game (random playouts)", mcts_rate(mid, seconds, "random"), "sims/s"),
+    ]
+    if kernel.C is not None:
+        label = "MCTS simulations/s, mid-game (expert's playouts)"
+        out.append((label, mcts_rate(mid, seconds, strong=True), "sims/s"))
+    out += [
         ("mcts-py simulations/s, mid-game (guided, pure Python)", mcts_rate(mid, seconds, python=True), "sims/s"),
         ("alpha-beta nodes/s, mid-game (16 plies)", rate, "nodes/s"),
         (f"alpha-beta depth completed in {seconds:g} s, mid-game", depth, "plies"),
+        (f"alpha-beta depth completed in {short:g} s, mid-game", depth_short, "plies"),
         ("alphabeta-py nodes/s, mid-game (pure Python)", alphabeta_rate(mid, seconds, python=True)[0], "nodes/s"),
     ]
     if expert_positions > 0:

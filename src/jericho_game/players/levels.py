@@ -3,9 +3,10 @@
 * ``easy`` — ``greedy`` (one ply, random among equals); instant.
 * ``medium`` — ``mcts`` with guided playouts, 200 simulations; instant on the C kernel.
 * ``hard`` — ``mcts`` with guided playouts, 800 simulations.
-* ``expert`` — ``mcts`` on the C kernel: 60,000 simulations, never more than 1 s per move.
+* ``expert`` — ``mcts`` on the C kernel with stronger playouts (best of 10 samples, sevens
+  defended): 30,000 simulations, never more than 1 s per move.
   Without the C kernel: the pure-Python search, 4,000 simulations, at most 2.5 s.
-* ``master`` — ``mcts`` on the C kernel: 200,000 simulations, never more than 3 s per move.
+* ``master`` — the expert's search with 100,000 simulations, never more than 3 s per move.
   Without the C kernel: the pure-Python search, 12,000 simulations, at most 3 s.
 
 Budgets are simulation counts, so a level plays the same on any machine (only slower or
@@ -26,13 +27,24 @@ __all__ = ["easy", "medium", "hard", "expert", "master", "LEVELS", "EXPERT_TIME"
 MEDIUM_SIMS = 200
 HARD_SIMS = 800
 #: Expert and master budgets on the C kernel: (simulations, seconds per move at most).
-EXPERT_C = (60_000, 1.0)
-MASTER_C = (200_000, 3.0)
+EXPERT_C = (30_000, 1.0)
+MASTER_C = (100_000, 3.0)
+#: The expert's and master's playouts on the C kernel (docs/ai.md, "Strength ideas"): each move
+#: the best of 10 sampled moves by margin (3 for the other levels), and a side facing the
+#: opponent's seven monoliths breaks them when it can (``defend``).
+STRONG_K = 10
 #: The same levels on the pure-Python core (the expert is the pre-kernel expert).
 EXPERT_PY = (4_000, 2.5)
 MASTER_PY = (12_000, 3.0)
 EXPERT_SIMS, EXPERT_TIME = EXPERT_C if kernel.C is not None else EXPERT_PY
 MASTER_SIMS, MASTER_TIME = MASTER_C if kernel.C is not None else MASTER_PY
+
+
+def _strong(sims: int, time: float, seed: int | None) -> Player:
+    """The expert's and master's search: stronger playouts on the C kernel, the pre-kernel ones in Python."""
+    if kernel.C is not None:
+        return mcts(sims=sims, time=time, playout="guided", k=STRONG_K, defend=1, seed=seed)
+    return mcts(sims=sims, time=time, playout="guided", seed=seed)
 
 
 def _named(player: Player, name: str) -> Player:
@@ -63,14 +75,14 @@ def expert(seed: int | None = None, time: float = EXPERT_TIME) -> Player:
     """
     if time <= 0 or time > 3.0:
         raise ValueError(f"expert time must be in (0, 3] seconds, got {time}")
-    return _named(mcts(sims=EXPERT_SIMS, time=time, playout="guided", seed=seed), "expert")
+    return _named(_strong(EXPERT_SIMS, time, seed), "expert")
 
 
 def master(seed: int | None = None, time: float = MASTER_TIME) -> Player:
     """The strongest level: MCTS with ``MASTER_SIMS`` simulations, never more than ``time`` seconds (3 s)."""
     if time <= 0 or time > 3.0:
         raise ValueError(f"master time must be in (0, 3] seconds, got {time}")
-    return _named(mcts(sims=MASTER_SIMS, time=time, playout="guided", seed=seed), "master")
+    return _named(_strong(MASTER_SIMS, time, seed), "master")
 
 
 LEVELS = {"easy": easy, "medium": medium, "hard": hard, "expert": expert, "master": master}

@@ -25,8 +25,8 @@ const LEVELS = {
   easy: "New to the game: grabs the most monoliths it can right now. Answers at once.",
   medium: "A fair opponent that looks a few moves ahead. Answers at once.",
   hard: "Strong: reads further ahead. About 0.01 s a move.",
-  expert: "Very strong: about 0.3 s a move, never more than 1 s.",
-  master: "The strongest: thinks longest, about 1.5 s a move, never more than 3 s.",
+  expert: "Very strong: about 0.7 s a move, never more than 1 s.",
+  master: "The strongest: thinks longest, about 2.5 s a move, never more than 3 s.",
 };
 const RESEARCH = {
   random: "Random legal moves (a baseline for testing).",
