@@ -1,7 +1,10 @@
 """Make a self-play dataset of the project's MCTS (see jericho_game.envs.dataset and docs/interop.md).
 
-python examples/make_dataset.py --out data/selfplay --games 10000 --sims 200 --jobs 2   # hours: see docs/interop.md
-python examples/make_dataset.py --out examples/data/sample --games 20 --sims 200   # the shipped sample
+python examples/make_dataset.py --out /data/selfplay --games 10000 --sims 1000   # ~1 hour on one core: docs/interop.md
+python examples/make_dataset.py --out examples/data/sample --games 50 --sims 1000 --seed 2026  # the shipped sample
+
+Games are written in shards (--shard games each) under OUT/shards/ as they finish; rerunning
+the same command resumes, and --merge-only assembles the finished shards into a (partial) set.
 """
 
 from __future__ import annotations
@@ -16,16 +19,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="the directory to write (games.jgn, plies.npz, datasheet.md)")
     parser.add_argument("--games", type=int, default=10_000, help="how many games (default 10000)")
-    parser.add_argument(
-        "--sims", type=int, default=200, help="MCTS simulations per move (default 200, the medium level)"
-    )
+    parser.add_argument("--sims", type=int, default=1000, help="MCTS simulations per move (default 1000)")
     parser.add_argument("--opening-plies", type=int, default=6, help="plies drawn by visit counts (default 6)")
     parser.add_argument("--seed", type=int, default=0, help="the dataset's seed (default 0)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--shard", type=int, default=500, help="games per shard file (default 500)")
+    parser.add_argument("--merge-only", action="store_true", help="only assemble the finished shards")
     args = parser.parse_args(argv)
-    if args.games < 1 or args.sims < 2 or args.jobs < 1 or args.opening_plies < 0:
-        parser.error("--games and --jobs must be at least 1, --sims at least 2, --opening-plies at least 0")
-    facts = make_dataset(args.out, args.games, args.sims, args.jobs, args.seed, args.opening_plies)
+    if args.games < 1 or args.sims < 2 or args.jobs < 1 or args.opening_plies < 0 or args.shard < 1:
+        parser.error("--games, --jobs and --shard must be at least 1, --sims at least 2, --opening-plies at least 0")
+    facts = make_dataset(
+        args.out, args.games, args.sims, args.jobs, args.seed, args.opening_plies, args.shard, args.merge_only
+    )
     print(json.dumps(facts, indent=2))
     return 0
 

@@ -1647,6 +1647,9 @@ typedef struct {
     uint64_t tt_mask;
     long count, max_nodes;
     double deadline;
+    /* The caller's stop byte (another thread sets it, GIL released meanwhile), or NULL:
+       read every 64 nodes like the clock, so a stop ends the search within ~1 ms. */
+    const volatile unsigned char *stop;
     int abort, width;
     int killers[AB_MAXPLY][2];
     int history[MAXCODES];
@@ -1684,7 +1687,10 @@ static inline int ab_tick(AB *S)
 {
     S->count++;
     if (S->max_nodes > 0 && S->count > S->max_nodes && S->count > 1) S->abort = 1;
-    if ((S->count & 63) == 0 && S->deadline > 0 && now_seconds() >= S->deadline) S->abort = 1;
+    if ((S->count & 63) == 0) {
+        if (S->deadline > 0 && now_seconds() >= S->deadline) S->abort = 1;
+        if (S->stop && *S->stop) S->abort = 1;
+    }
     return S->abort;
 }
 
@@ -1827,13 +1833,13 @@ static int ab_negamax(AB *S, Pos *P, int depth, int alpha, int beta, int ply)
 /* Iterative deepening over the root moves (already ordered by the caller). */
 static PyObject *k_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
 {
-    PyObject *state, *rootobj, *table = Py_None;
+    PyObject *state, *rootobj, *table = Py_None, *stopobj = Py_None;
     int max_depth = 64, width = 16, tt_bits = 20;
     long max_nodes = 0;
     double seconds = 0.0;
-    static char *kwlist[] = {"state", "moves", "depth", "nodes", "seconds", "width", "tt_bits", "table", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ildiiO:alphabeta", kwlist, &StateType, &state, &rootobj,
-                                     &max_depth, &max_nodes, &seconds, &width, &tt_bits, &table))
+    static char *kwlist[] = {"state", "moves", "depth", "nodes", "seconds", "width", "tt_bits", "table", "stop", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ildiiOO:alphabeta", kwlist, &StateType, &state, &rootobj,
+                                     &max_depth, &max_nodes, &seconds, &width, &tt_bits, &table, &stopobj))
         return NULL;
     const Board *B = BRD(state);
     Pos R = ST(state)->pos;
@@ -1871,13 +1877,33 @@ static PyObject *k_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, PyObject 
             return NULL;
         }
     }
+    /* stop: a buffer whose first byte another thread sets to end the search at once (the
+       best move of the last completed depth is returned).  Held while searching, so a
+       bytearray cannot be resized under us. */
+    Py_buffer stop_view = {0};
+    int have_stop = 0;
+    if (stopobj != Py_None) {
+        if (PyObject_GetBuffer(stopobj, &stop_view, PyBUF_SIMPLE) < 0) {
+            if (have_view) PyBuffer_Release(&view);
+            return NULL;
+        }
+        have_stop = 1;
+        if (stop_view.len < 1) {
+            PyBuffer_Release(&stop_view);
+            if (have_view) PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_ValueError, "alphabeta: stop must be a buffer of at least one byte");
+            return NULL;
+        }
+    }
     AB *S = calloc(1, sizeof(AB));
     TTEntry *tt = have_view ? (TTEntry *)view.buf : S ? malloc(tt_len) : NULL;
     if (!S || !tt) {
         free(S);
         if (have_view) PyBuffer_Release(&view);
+        if (have_stop) PyBuffer_Release(&stop_view);
         return PyErr_NoMemory();
     }
+    S->stop = have_stop ? (const volatile unsigned char *)stop_view.buf : NULL;
     if (!have_view) memset(tt, 0xFF, tt_len); /* flag -1: empty (a caller's table starts as 0xFF bytes too) */
     S->B = B;
     S->tt = tt;
@@ -1922,6 +1948,7 @@ static PyObject *k_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, PyObject 
         PyBuffer_Release(&view);
     else
         free(tt);
+    if (have_stop) PyBuffer_Release(&stop_view);
     free(S);
     return Py_BuildValue("(iiild)", best, best_value, d, count, elapsed);
 }

@@ -405,9 +405,12 @@ class Search:
       ``time``) is counted across slices, so an uninterrupted search plays exactly the
       move of one unsliced search.  ``stop`` ends it after the current slice with the move
       the whole search prefers so far;
-    * a player offering ``stop()`` (the ``external`` player forwards ``stop`` to its
-      program) is told to stop and answers with its best move;
-    * any other player (``random``, ``greedy`` and ``easy`` answer at once; ``alphabeta``,
+    * a player offering ``stop()`` (``alphabeta``, which ends its search within about a
+      millisecond with the move of its last completed depth; the ``external`` player,
+      which forwards ``stop`` to its program) is told to stop and answers with its best
+      move; a stop that comes after the search has answered is withdrawn
+      (``reset_stop()``, where the player has one) so it cannot cut the next search;
+    * any other player (``random``, ``greedy`` and ``easy`` answer at once;
       ``openspiel-mcts``, and an MCTS player given no budget at all) runs in one piece:
       ``stop`` waits for its answer, which its budget — capped by :data:`MAX_TIME` and
       :data:`MAX_NODES` when given in ``go`` — bounds.
@@ -422,14 +425,17 @@ class Search:
         self.elapsed = 0.0
         self.slices = 0
         self._stop = threading.Event()
+        self._finished = False
+        self._lock = threading.Lock()
 
     def stop(self) -> None:
         """Ask the search to end now (safe from any thread; a finished search ignores it)."""
         self._stop.set()
         if not _resumable(self.player):
             stop = getattr(self.player, "stop", None)
-            if callable(stop):
-                stop()
+            with self._lock:  # never tell the player once its answer is in (see run)
+                if callable(stop) and not self._finished:
+                    stop()
 
     @property
     def stopped(self) -> bool:
@@ -447,6 +453,12 @@ class Search:
                 self.move = move
         except Exception as exc:  # the player failed: report, keep the session alive
             self.error = f"the player failed: {type(exc).__name__}: {exc}"
+        with self._lock:
+            self._finished = True
+            # A stop that reached the player after its search returned must not cut the next one.
+            reset = getattr(self.player, "reset_stop", None)
+            if callable(reset) and self._stop.is_set():
+                reset()
         self.elapsed = time.perf_counter() - start
 
     def _whole(self) -> Move:

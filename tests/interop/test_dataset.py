@@ -40,11 +40,15 @@ def _check(path: Path) -> dict[str, np.ndarray]:
             assert all(data["mask"][row][a] for a in acts)  # only legal moves were searched
             if len(game.legal_moves()) > 1:
                 assert counts.sum() > 0 and data["action"][row] in acts
+                assert 0.0 <= data["search_value"][row] <= 1.0
+            else:
+                assert np.isnan(data["search_value"][row])
             expected = 0 if outcome == 2 else (1 if outcome == game.state.turn else -1)
             assert data["value"][row] == expected
             game.play(move)
             row += 1
     assert row == len(data["game"]) == len(data["visit_offsets"]) - 1
+    assert len(data["game_seconds"]) == len(data["game_cpu_seconds"]) == len(records)
     return data
 
 
@@ -81,6 +85,30 @@ def test_the_script_makes_a_consistent_dataset(tmp_path: Path) -> None:
     assert (again / "games.jgn").read_text() == (out / "games.jgn").read_text()
 
 
+def test_shards_resume_and_a_partial_set_says_so(tmp_path: Path) -> None:
+    from jericho_game.envs.dataset import make_dataset
+
+    out = tmp_path / "ds"
+    whole = make_dataset(out, games=5, sims=10, seed=3, shard=2)
+    assert whole["games"] == 5 and sorted(p.name for p in (out / "shards").glob("*.npz")) == [
+        "shard-00000.npz",
+        "shard-00001.npz",
+        "shard-00002.npz",
+    ]
+    first = (out / "games.jgn").read_text()
+    # A lost shard is played again, the same games; the others are kept.
+    (out / "shards" / "shard-00001.npz").unlink()
+    make_dataset(out, games=5, sims=10, seed=3, shard=2)
+    assert (out / "games.jgn").read_text() == first
+    _check(out)
+    # Only the finished shards: a partial set, and the datasheet says so.
+    (out / "shards" / "shard-00002.npz").unlink()
+    part = make_dataset(out, games=5, sims=10, seed=3, shard=2, merge_only=True)
+    assert part["games"] == 4 and part["games_planned"] == 5
+    assert "PARTIAL" in (out / "datasheet.md").read_text()
+    _check(out)
+
+
 def test_the_shipped_sample_is_consistent_and_rebuilds_observations() -> None:
     data = _check(SAMPLE)
     assert len(data["game_outcome"]) >= 20
@@ -88,4 +116,6 @@ def test_the_shipped_sample_is_consistent_and_rebuilds_observations() -> None:
     assert obs.shape == (len(data["game"]), ENC.observation_size)
     planes = observations(SAMPLE, observation="planar")
     assert np.array_equal(default_planar().to_flat(planes), obs)
-    assert "partial" in (SAMPLE / "README.md").read_text().lower()
+    # The sample is the first games of the full set (same seed): its README says how both were made.
+    readme = (SAMPLE / "README.md").read_text()
+    assert "--seed 13" in readme and "--games 10000" in readme

@@ -526,19 +526,74 @@ def test_client_stop_ends_an_external_engine_s_search() -> None:
 
 
 def test_end_of_input_exits_even_when_the_player_cannot_be_stopped() -> None:
-    # alphabeta runs in one piece: stop cannot reach it, so the engine leaves it behind.
+    # OpenSpiel's MCTS runs in one piece: stop cannot reach it, so the engine leaves it behind.
+    pytest.importorskip("pyspiel")
     proc = subprocess.Popen(
-        engine_cmd("--player", "alphabeta"),
+        engine_cmd("--player", "openspiel-mcts"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         env=engine_env(),
     )
     assert proc.stdin is not None
-    proc.stdin.write("go time 300\n")
+    proc.stdin.write("go nodes 1000000\n")
     proc.stdin.flush()
     time.sleep(1.0)
     closed = time.perf_counter()
     proc.stdin.close()
     assert proc.wait(timeout=20) == 0
     assert time.perf_counter() - closed < 10.0
+
+
+@pytest.mark.parametrize("spec", ["alphabeta", "alphabeta-py"])
+def test_stop_ends_an_alphabeta_search_at_once_with_its_last_completed_depth(spec: str) -> None:
+    # The C search (alphabeta) and the Python one (alphabeta-py) both read the player's stop.
+    game = Game.from_moves("5R@d2 1G@d3")
+    player = make_player(spec)
+    timer = threading.Timer(0.5, player.stop)  # type: ignore[attr-defined]
+    timer.start()
+    t0 = time.perf_counter()
+    move = player.choose_move(game, Limit(time=120, seed=3))
+    took = time.perf_counter() - t0
+    timer.join()
+    assert took < 3.0 and game.is_legal(move)
+    depth = player.last_depth  # type: ignore[attr-defined]
+    assert depth >= 1 and not player.stopping  # type: ignore[attr-defined]
+    # The answer is the move of the last completed depth: a fresh search to that depth agrees.
+    assert make_player(f"{spec}:depth={depth}").choose_move(game, Limit(seed=3)) == move
+    # A stop that finds no search running cuts the next one at once, unless reset_stop withdraws it.
+    player.stop()  # type: ignore[attr-defined]
+    assert game.is_legal(player.choose_move(game, Limit(nodes=3000, seed=3)))
+    assert player.last_nodes <= 64 and not player.stopping  # type: ignore[attr-defined]
+    player.stop()  # type: ignore[attr-defined]
+    player.reset_stop()  # type: ignore[attr-defined]
+    player.choose_move(game, Limit(nodes=3000, seed=3))
+    assert player.last_nodes > 2000  # type: ignore[attr-defined]
+
+
+def test_jep_stop_reaches_alphabeta_and_a_late_stop_does_not_cut_the_next_search() -> None:
+    session = EngineSession(make_player("alphabeta", seed=1), spec="alphabeta")
+    send, answers, thread = _serve_in_thread(session)
+    send.write("position start moves 5R@d2\ngo time 60\n")
+    assert answers.readline() == "ok\n"
+    time.sleep(0.5)
+    asked = time.perf_counter()
+    send.write("stop\n")
+    info = answers.readline()
+    best = answers.readline().split()
+    assert time.perf_counter() - asked < 1.5  # at once, not after the 60 s asked for
+    assert info.startswith("info time ") and float(info.split()[2]) < 5.0
+    assert best[0] == "bestmove" and Game.from_moves("5R@d2").is_legal(best[1])
+    assert answers.readline() == "ok\n"  # the stop's own answer
+    send.write("quit\n")
+    assert answers.readline() == "bye\n"
+    thread.join(timeout=10)
+    # A stop that arrives after the search answered is not left pending for the next one.
+    session.handle("position start moves 5R@d2")
+    search = session.search(["nodes", "4000", "seed", "2"])
+    search.run()
+    search.stop()
+    assert not session.player.stopping  # type: ignore[attr-defined]
+    again = session.search(["nodes", "4000", "seed", "2"])
+    again.run()
+    assert again.move == search.move and session.player.last_nodes > 1000  # type: ignore[attr-defined]

@@ -39,7 +39,7 @@ try:
 except ImportError as exc:
     raise missing_extra("datasets", "rl", exc) from exc
 
-from jericho_game import __version__
+from jericho_game import __version__, kernel
 from jericho_game.envs.encoding import default_encoding
 from jericho_game.game import Game
 from jericho_game.players._util import Deadline
@@ -58,88 +58,121 @@ COLUMNS: dict[str, str] = {
     "visit_offsets": "int64 (N + 1,): ply i's visits are entries visit_offsets[i]:visit_offsets[i + 1]",
     "visit_actions": "int16 (V,): actions searched at the root",
     "visit_counts": "int32 (V,): their visit counts (sum = the simulations; none for a forced move)",
+    "search_value": "float32 (N,): the root's mean simulation result for the side to move "
+    "(win 1, draw 0.5, loss 0); NaN for a forced move",
     "value": "int8 (N,): the game's result for the side to move: 1 win, -1 loss, 0 draw",
     "game_outcome": "int8 (G,): 0 South won, 1 North won, 2 draw",
     "game_seed": "int64 (G,): the seed of each game",
+    "game_seconds": "float32 (G,): seconds the game took to play, wall clock (one process)",
+    "game_cpu_seconds": "float32 (G,): CPU seconds the game took (its process's time)",
 }
+
+#: The search's parameters (the ``mcts`` player's defaults: docs/ai.md).
+C_UCT, WIDEN, GUIDED_K = 0.7, 2.0, 3
+
+
+def _root_visits(state: Any, sims: int, rng: random.Random) -> list[tuple[int, int, float]]:
+    """One search from ``state``: the root's children as ``(code, visits, wins)``.
+
+    On the C kernel this is one ``_kernel.mcts`` call (the ``mcts`` player's search without
+    its shortcuts: a certain win is found by the search, not played unsearched); on the
+    Python core, :meth:`MCTSPlayer.search`.  Both are seeded by ``rng``.
+    """
+    if kernel.C is not None and isinstance(state, kernel.C.State):
+        _done, _secs, _nodes, children = kernel.C.mcts(
+            state, rng.getrandbits(64), sims=sims, seconds=0.0, c=C_UCT, widen=WIDEN, k=GUIDED_K
+        )
+        return [(int(c), int(n), float(w)) for c, n, w in children]
+    player = MCTSPlayer(sims=sims, playout="guided", c=C_UCT, widen=WIDEN, k=GUIDED_K, seed=rng.getrandbits(32))
+    root = Node(-1, 1 - state.turn)
+    player.search(state, root, sims, Deadline(None))
+    return [(ch.code, ch.n, ch.w) for ch in root.children]
 
 
 def play_game(seed: int, sims: int, opening_plies: int = 6) -> tuple[Game, dict[str, Any]]:
-    """One self-play game and its per-ply data (lists; see :data:`COLUMNS`)."""
-    player = MCTSPlayer(sims=sims, playout="guided", seed=seed)
-    rng = random.Random(seed ^ 0x5EED)
+    """One self-play game and its per-ply data (lists; see :data:`COLUMNS`).
+
+    Every ply with a choice is searched with ``sims`` simulations; the first ``opening_plies``
+    plies are drawn in proportion to the visit counts, later ones play the most visited move
+    (ties: more wins, then the lower code).
+    """
+    rng = random.Random(seed)
+    pick = random.Random(seed ^ 0x5EED)
     game = Game()
     enc = default_encoding()
-    rows: dict[str, list[Any]] = {k: [] for k in ("turn", "action", "mask_bits", "visit_actions", "visit_counts")}
+    rows: dict[str, list[Any]] = {
+        k: [] for k in ("turn", "action", "mask_bits", "visit_actions", "visit_counts", "search_value")
+    }
     while not game.is_over():
         state = game.state.copy()
         codes = state.legal_codes()
         mask = np.zeros(enc.n_actions, dtype=np.uint8)
         mask[codes] = 1
         if len(codes) == 1:
-            move, visits = codes[0], []
+            move, visits, value = codes[0], [], float("nan")
         else:
-            root = Node(-1, 1 - state.turn)
-            player.search(state, root, sims, Deadline(None))
-            visits = [(ch.code, ch.n) for ch in root.children]
+            visits = _root_visits(state, sims, rng)
+            total = sum(n for _, n, _ in visits)
+            value = sum(w for _, _, w in visits) / total if total else float("nan")
             if len(game.history) < opening_plies:
-                move = rng.choices([c for c, _ in visits], weights=[n for _, n in visits])[0]
+                move = pick.choices([c for c, _, _ in visits], weights=[n for _, n, _ in visits])[0]
             else:
-                move = max(root.children, key=lambda ch: (ch.n, ch.w)).code
+                move = max(visits, key=lambda ch: (ch[1], ch[2], -ch[0]))[0]
         rows["turn"].append(state.turn)
         rows["action"].append(move)
         rows["mask_bits"].append(np.packbits(mask))
-        rows["visit_actions"].append([c for c, _ in visits])
-        rows["visit_counts"].append([n for _, n in visits])
+        rows["visit_actions"].append([c for c, _, _ in visits])
+        rows["visit_counts"].append([n for _, n, _ in visits])
+        rows["search_value"].append(value)
         game.play(game.tables.move_objects[move])
     return game, rows
 
 
-def _play(args: tuple[int, int, int, int]) -> tuple[int, int, str, dict[str, Any], float]:
+#: What :func:`_play` returns: index, seed, record, per-ply rows, wall and CPU seconds.
+Played = tuple[int, int, str, dict[str, Any], float, float]
+
+
+def _play(args: tuple[int, int, int, int]) -> Played:
     index, seed, sims, opening = args
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     game, rows = play_game(seed, sims, opening)
-    return index, seed, write_record(game, {}), rows, time.perf_counter() - start
+    return index, seed, write_record(game, {}), rows, time.perf_counter() - start, time.process_time() - cpu
 
 
-def make_dataset(
-    out: str | Path, games: int, sims: int = 200, jobs: int = 1, seed: int = 0, opening_plies: int = 6
-) -> dict[str, Any]:
-    """Play and write the dataset (see the module docstring); returns the datasheet's facts."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(games, dtype=np.uint32)]
-    tasks = [(i, seeds[i], sims, opening_plies) for i in range(games)]
-    start = time.perf_counter()
-    if jobs > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(_play, tasks, chunksize=max(1, games // (8 * jobs))))
-    else:
-        results = [_play(t) for t in tasks]
-    wall = time.perf_counter() - start
-    results.sort(key=lambda r: r[0])
+def _player_spec(sims: int) -> str:
+    return f"mcts:sims={sims},playout=guided"
+
+
+def _columns(results: list[Played], sims: int) -> tuple[list[str], dict[str, Any]]:
+    """The records and arrays of some played games (a shard; visit offsets start at 0)."""
     records = []
-    cols: dict[str, list[Any]] = {k: [] for k in ("game", "ply", "turn", "action", "mask_bits", "value")}
+    cols: dict[str, list[Any]] = {
+        k: [] for k in ("game", "ply", "turn", "action", "mask_bits", "value", "search_value")
+    }
     visit_actions: list[int] = []
     visit_counts: list[int] = []
     offsets = [0]
-    outcomes = []
-    player_spec = f"mcts:sims={sims},playout=guided"
-    for index, game_seed, text, rows, _ in results:
+    outcomes, seeds, seconds, cpus = [], [], [], []
+    spec = _player_spec(sims)
+    for index, game_seed, text, rows, secs, cpu in results:
         game = read_records(text)[0].game
         outcome = {"south": 0, "north": 1, "draw": 2}[str(game.outcome())]
         outcomes.append(outcome)
-        tags = {"Event": "jericho-game self-play dataset", "South": player_spec, "North": player_spec}
-        tags.update({"Round": str(index), "Seed": str(game_seed), "Player": player_spec})
+        seeds.append(game_seed)
+        seconds.append(secs)
+        cpus.append(cpu)
+        tags = {"Event": "jericho-game self-play dataset", "South": spec, "North": spec}
+        tags.update({"Round": str(index), "Seed": str(game_seed), "Player": spec})
         tags["Result"] = result_token(str(game.outcome()))
         records.append(write_record(game, tags))
-        for ply, (turn, action, bits, va, vc) in enumerate(
+        for ply, (turn, action, bits, va, vc, sv) in enumerate(
             zip(
                 rows["turn"],
                 rows["action"],
                 rows["mask_bits"],
                 rows["visit_actions"],
                 rows["visit_counts"],
+                rows["search_value"],
                 strict=True,
             )
         ):
@@ -148,38 +181,114 @@ def make_dataset(
             cols["turn"].append(turn)
             cols["action"].append(action)
             cols["mask_bits"].append(bits)
+            cols["search_value"].append(sv)
             cols["value"].append(0 if outcome == 2 else (1 if outcome == turn else -1))
             visit_actions += va
             visit_counts += vc
             offsets.append(len(visit_actions))
-    (out / "games.jgn").write_text("\n".join(records), encoding="utf-8")
-    np.savez_compressed(
-        out / "plies.npz",
-        game=np.array(cols["game"], dtype=np.int32),
-        ply=np.array(cols["ply"], dtype=np.int16),
-        turn=np.array(cols["turn"], dtype=np.int8),
-        action=np.array(cols["action"], dtype=np.int16),
-        mask_bits=np.stack(cols["mask_bits"]).astype(np.uint8),
-        visit_offsets=np.array(offsets, dtype=np.int64),
-        visit_actions=np.array(visit_actions, dtype=np.int16),
-        visit_counts=np.array(visit_counts, dtype=np.int32),
-        value=np.array(cols["value"], dtype=np.int8),
-        game_outcome=np.array(outcomes, dtype=np.int8),
-        game_seed=np.array(seeds, dtype=np.int64),
-    )
-    cpu = sum(r[4] for r in results)
+    arrays = {
+        "game": np.array(cols["game"], dtype=np.int32),
+        "ply": np.array(cols["ply"], dtype=np.int16),
+        "turn": np.array(cols["turn"], dtype=np.int8),
+        "action": np.array(cols["action"], dtype=np.int16),
+        "mask_bits": np.stack(cols["mask_bits"]).astype(np.uint8),
+        "visit_offsets": np.array(offsets, dtype=np.int64),
+        "visit_actions": np.array(visit_actions, dtype=np.int16),
+        "visit_counts": np.array(visit_counts, dtype=np.int32),
+        "search_value": np.array(cols["search_value"], dtype=np.float32),
+        "value": np.array(cols["value"], dtype=np.int8),
+        "game_outcome": np.array(outcomes, dtype=np.int8),
+        "game_seed": np.array(seeds, dtype=np.int64),
+        "game_seconds": np.array(seconds, dtype=np.float32),
+        "game_cpu_seconds": np.array(cpus, dtype=np.float32),
+    }
+    return records, arrays
+
+
+def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Shards' arrays joined into one set (visit offsets shifted)."""
+    out = {k: np.concatenate([p[k] for p in parts]) for k in COLUMNS if k != "visit_offsets"}
+    offsets = [np.zeros(1, dtype=np.int64)]
+    base = 0
+    for p in parts:
+        offsets.append(p["visit_offsets"][1:] + base)
+        base += int(p["visit_offsets"][-1])
+    out["visit_offsets"] = np.concatenate(offsets)
+    return out
+
+
+def make_dataset(
+    out: str | Path,
+    games: int,
+    sims: int = 200,
+    jobs: int = 1,
+    seed: int = 0,
+    opening_plies: int = 6,
+    shard: int = 500,
+    merge_only: bool = False,
+) -> dict[str, Any]:
+    """Play and write the dataset (see the module docstring); returns the datasheet's facts.
+
+    Games are played in shards of ``shard`` games, each written to ``out/shards/`` when done;
+    a shard already there is kept (an interrupted run resumes), and ``merge_only`` writes the
+    set from the finished shards alone (a partial set, said so in the datasheet).
+    """
+    out = Path(out)
+    shard_dir = out / "shards"
+    shard_dir.mkdir(parents=True, exist_ok=True)
+    seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(games, dtype=np.uint32)]
+    start = time.perf_counter()
+    n_shards = (games + shard - 1) // shard
+    pool = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 and not merge_only else None
+    try:
+        for s in range(n_shards):
+            path = shard_dir / f"shard-{s:05d}.npz"
+            if path.exists() or merge_only:
+                continue
+            tasks = [(i, seeds[i], sims, opening_plies) for i in range(s * shard, min(games, (s + 1) * shard))]
+            if pool is not None:
+                results = list(pool.map(_play, tasks, chunksize=max(1, len(tasks) // (4 * jobs))))
+            else:
+                results = [_play(t) for t in tasks]
+            records, arrays = _columns(results, sims)
+            (shard_dir / f"shard-{s:05d}.jgn").write_text("\n".join(records), encoding="utf-8")
+            tmp = shard_dir / f"shard-{s:05d}.tmp.npz"
+            np.savez_compressed(tmp, **arrays)
+            tmp.replace(path)  # a shard file is there whole or not at all
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    wall = time.perf_counter() - start
+    done = [s for s in range(n_shards) if (shard_dir / f"shard-{s:05d}.npz").exists()]
+    parts = []
+    for s in done:
+        with np.load(shard_dir / f"shard-{s:05d}.npz") as data:
+            parts.append({k: data[k] for k in data.files})
+    arrays = _concat(parts)
+    texts = [(shard_dir / f"shard-{s:05d}.jgn").read_text(encoding="utf-8") for s in done]
+    (out / "games.jgn").write_text("\n".join(texts), encoding="utf-8")
+    np.savez_compressed(out / "plies.npz", **arrays)
+    outcomes = arrays["game_outcome"].tolist()
+    wall_games = float(arrays["game_seconds"].sum())
+    cpu = float(arrays["game_cpu_seconds"].sum())
+    n_games = len(outcomes)
     facts: dict[str, Any] = {
-        "games": games,
-        "plies": len(cols["game"]),
-        "player": player_spec,
+        "games": n_games,
+        "games_planned": games,
+        "plies": int(len(arrays["game"])),
+        "player": _player_spec(sims),
         "sims": sims,
         "opening_plies": opening_plies,
         "seed": seed,
         "jobs": jobs,
-        "wall_seconds": round(wall, 1),
-        "game_seconds_total": round(cpu, 1),
-        "seconds_per_game": round(cpu / max(games, 1), 2),
+        "wall_seconds_this_run": round(wall, 1),
+        "game_seconds_total": round(wall_games, 1),
+        "seconds_per_game": round(wall_games / max(n_games, 1), 3),
+        "cpu_seconds_total": round(cpu, 1),
+        "cpu_seconds_per_game": round(cpu / max(n_games, 1), 3),
         "results": {"south": outcomes.count(0), "north": outcomes.count(1), "draw": outcomes.count(2)},
+        "distinct_openings_6_plies": _distinct_openings(arrays, 6),
+        "kernel": "C" if kernel.C is not None else "pure Python",
         "jericho_game": __version__,
         "numpy": np.__version__,
         "python": platform.python_version(),
@@ -190,37 +299,55 @@ def make_dataset(
     return facts
 
 
+def _distinct_openings(arrays: dict[str, np.ndarray], plies: int) -> int:
+    """How many different sequences of the first ``plies`` moves the games start with."""
+    seqs: dict[int, list[int]] = {}
+    for g, p, a in zip(arrays["game"].tolist(), arrays["ply"].tolist(), arrays["action"].tolist(), strict=True):
+        if p < plies:
+            seqs.setdefault(g, []).append(a)
+    return len({tuple(v) for v in seqs.values()})
+
+
 def _datasheet(f: dict[str, Any]) -> str:
     r = f["results"]
     cols = "\n".join(f"| `{k}` | {v} |" for k, v in COLUMNS.items())
+    partial = ""
+    if f["games"] < f["games_planned"]:
+        partial = f"\n**PARTIAL**: {f['games']} of the {f['games_planned']} planned games (the finished shards).\n"
     return f"""# Jericho self-play dataset — datasheet
-
+{partial}
 **What**: {f["games"]} games ({f["plies"]} plies) of self-play by the project's MCTS,
-`{f["player"]}` on both sides (a fresh search per move, seeded per game). Results:
-South {r["south"]}, North {r["north"]}, draws {r["draw"]}.
+`{f["player"]}` on both sides ({f["kernel"]} kernel; a fresh search per move, seeded per
+game). Results: South {r["south"]}, North {r["north"]}, draws {r["draw"]}.
+{f["distinct_openings_6_plies"]} distinct 6-ply openings.
 
-**How made**: `python examples/make_dataset.py --games {f["games"]} --sims {f["sims"]} \\
---opening-plies {f["opening_plies"]} --seed {f["seed"]} --jobs {f["jobs"]}`. Openings vary:
-the first {f["opening_plies"]} plies are drawn in proportion to the root's visit counts,
-later plies play the most visited move. Game seeds come from
-`numpy.random.SeedSequence({f["seed"]})` (column `game_seed`, tag `Seed`).
+**How made**: `python examples/make_dataset.py --games {f["games_planned"]} --sims {f["sims"]} \\
+--opening-plies {f["opening_plies"]} --seed {f["seed"]} --jobs {f["jobs"]}`. Every ply with a
+choice is searched with {f["sims"]} simulations (UCT c = {C_UCT}, progressive widening
+{WIDEN}, guided playouts k = {GUIDED_K}: the `mcts` player's search, without its shortcut
+that plays a certain win unsearched). Openings vary: the first {f["opening_plies"]} plies are
+drawn in proportion to the root's visit counts, later plies play the most visited move.
+Game seeds come from `numpy.random.SeedSequence({f["seed"]})` (column `game_seed`, tag `Seed`);
+the same seed makes the same games whatever `--jobs`.
 
-**Cost**: {f["wall_seconds"]} s wall with {f["jobs"]} job(s); {f["seconds_per_game"]} s per
-game on one core ({f["game_seconds_total"]} s of games in all).
+**Cost**: {f["cpu_seconds_per_game"]} CPU seconds per game ({f["cpu_seconds_total"]} s in all,
+{f["cpu_seconds_total"] / 3600:.2f} core-hours); wall clock {f["seconds_per_game"]} s per game in one
+process ({f["game_seconds_total"]} s of games; the last run {f["wall_seconds_this_run"]} s with
+{f["jobs"]} job(s)), which depends on what else the machine runs.
 
 **Versions**: jericho-game {f["jericho_game"]}, numpy {f["numpy"]}, Python {f["python"]},
 {f["machine"]}.
 
 **Files**: `games.jgn` (records; tags `Round` = game number, `Seed`, `Player`),
-`plies.npz` (columns below), `facts.json` (these facts).
+`plies.npz` (columns below), `facts.json` (these facts), `shards/` (the same, by shard).
 
 | column | meaning |
 |---|---|
 {cols}
 
-**Limits**: the players are the project's MCTS at this budget, not perfect play; the
-values are game results, not search values; observations are rebuilt from the records
-(`jericho_game.envs.dataset.observations`).
+**Limits**: the players are the project's MCTS at this budget, not perfect play; `value` is
+the game's result, `search_value` the search's estimate; observations are rebuilt from the
+records (`jericho_game.envs.dataset.observations`).
 """
 
 

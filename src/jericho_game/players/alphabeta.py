@@ -39,6 +39,13 @@ Evaluation (from the side to move's view, in centi-monoliths)
       threat of 7), −40 when the opponent does;
     * tempo: +30 for the side to move (it will usually take a monolith first).
 
+Stopping
+    :meth:`AlphaBetaPlayer.stop` (from another thread, e.g. the engine protocol's ``stop``)
+    ends a running search within about a millisecond with the move of the last completed
+    depth, as if its budget had run out: the Python search checks the request every 64
+    nodes, the C search reads a byte the player shares with it (``_kernel.alphabeta``'s
+    ``stop``) at the same rate, with the GIL released.
+
 Symmetries (``symmetry=1``)
     Colours are interchangeable except through stacking and the asymmetry rule, and the
     board is mirror symmetric left–right.  With ``symmetry=1`` the root move list is
@@ -206,6 +213,10 @@ class AlphaBetaPlayer:
         self._count = 0
         self._max_nodes: int | None = None
         self._deadline = Deadline(None)
+        #: Byte 0 set by :meth:`stop`: the search (Python or C) ends at once.  Only
+        #: :meth:`reset_stop` and the end of a search clear it, so a stop that arrives just
+        #: before the search starts still ends it.
+        self._stop_flag = bytearray(1)
         #: Statistics of the last search.
         self.last_nodes = 0
         self.last_depth = 0
@@ -217,8 +228,32 @@ class AlphaBetaPlayer:
         """Nodes per second of the last search."""
         return self.last_nodes / self.last_seconds if self.last_seconds > 0 else 0.0
 
+    def stop(self) -> None:
+        """End a running :meth:`choose_move` at once (safe from any thread).
+
+        The search answers with the best move of its last completed depth (the best move by
+        immediate gain if none completed).  A stop that finds no search running makes the
+        next search answer at once, unless :meth:`reset_stop` withdraws it.
+        """
+        self._stop_flag[0] = 1  # one byte store: atomic, so no lock (and the player still pickles)
+
+    def reset_stop(self) -> None:
+        """Withdraw a :meth:`stop` that came after the search it was meant for."""
+        self._stop_flag[0] = 0
+
+    @property
+    def stopping(self) -> bool:
+        """Whether a :meth:`stop` is pending."""
+        return bool(self._stop_flag[0])
+
     def choose_move(self, game: Game, limit: Limit | None = None) -> Move:
         """Search with iterative deepening and return the best move found."""
+        try:
+            return self._choose_move(game, limit)
+        finally:
+            self.reset_stop()  # the stop was for this search
+
+    def _choose_move(self, game: Game, limit: Limit | None = None) -> Move:
         state = game_state(game)
         if self.python:
             state = kernel.python_state(state)
@@ -297,6 +332,7 @@ class AlphaBetaPlayer:
             width=self.width,
             tt_bits=tt_bits,
             table=self._ctable,
+            stop=self._stop_flag,
         )
         self.last_nodes = count
         self.last_depth = d
@@ -308,7 +344,7 @@ class AlphaBetaPlayer:
         self._count += 1
         if self._max_nodes is not None and self._count > self._max_nodes and self._count > 1:
             raise _OutOfBudget
-        if (self._count & 63) == 0 and self._deadline.expired():
+        if (self._count & 63) == 0 and (self._deadline.expired() or self._stop_flag[0]):
             raise _OutOfBudget
 
     def _root(self, state: State, moves: list[int], depth: int) -> tuple[int, int]:

@@ -65,6 +65,9 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     # Outside programs: an engine speaking docs/protocol.md, and OpenSpiel's Python MCTS bot.
     "external": ("jericho_game.protocol_client", "ExternalEnginePlayer"),
     "openspiel-mcts": ("jericho_game.envs.openspiel_bot", "OpenSpielMCTSPlayer"),
+    # The trained baseline (NumPy at play time): the policy's first choice, and PUCT guided by the net.
+    "net": ("jericho_game.players.net", "net"),
+    "net+mcts": ("jericho_game.players.net", "net_mcts"),
 }
 
 

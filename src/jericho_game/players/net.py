@@ -1,0 +1,327 @@
+"""The trained baseline: a small policy/value network, played with NumPy alone.
+
+``make_player("net")`` plays the legal move the network's policy ranks first;
+``make_player("net+mcts:sims=N")`` runs a PUCT search (AlphaZero's) guided by the network's
+prior and value.  Training needs PyTorch (``examples/train_net.py``, the ``train`` extra);
+playing needs only NumPy (the ``rl`` extra): the weights ship in ``net_weights.npz`` next to
+this module, with the architecture and a few reference inputs and outputs computed by
+PyTorch at export, which the tests check this module's forward pass against.
+
+Network (``arch`` in the weights file: ``width`` W, ``blocks`` B)
+    Input: the planar observation (:mod:`jericho_game.envs.planar`, 192 x 4 x 7) in the
+    canonical view (the side to move sees itself as South: North's positions are turned
+    by the half turn, and so are its actions).  A 1x1 convolution to W channels, ReLU;
+    B residual blocks (3x3 convolution, ReLU, 3x3 convolution, add, ReLU).
+
+    Policy: a 1x1 convolution to 32 channels, ReLU, a 1x1 convolution to 25 channels: the
+    logit of placing piece ``p`` (0-24) on the cell under each grid square, gathered into
+    the 650 placements (action ``p * 26 + cell``); the pass's logit comes from the value
+    head's hidden layer.  So the policy is as local as the board: one set of weights
+    scores every cell.
+
+    Value: a 1x1 convolution to 8 channels, ReLU, flattened (8 x 28), a linear layer to 64,
+    ReLU, a linear layer to 1, ``tanh``: the expected result for the side to move (+1 win,
+    -1 loss).
+
+Search (``net+mcts``)
+    PUCT: from the root, descend by ``Q + c_puct * P * sqrt(N) / (1 + n)`` (``Q`` the
+    child's mean value for the side choosing it, 0 before its first visit; ``P`` the
+    network's prior over the legal moves), expand the leaf with one network evaluation
+    (its value is backed up; a finished game backs up its result), repeat ``sims`` times,
+    play the most visited move.  Positions are handled by the engine's kernel state
+    (``push``/``pop``/``legal_codes``/``outcome``), the C kernel when built.  A pass
+    keeps the perspective right: each edge is scored for the side that moved.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jericho_game.extras import missing_extra
+
+try:
+    import numpy as np
+except ImportError as exc:
+    raise missing_extra("the net player", "rl", exc) from exc
+
+from jericho_game.core import DRAW, NO_OUTCOME, State
+from jericho_game.envs.encoding import Encoding, default_encoding
+from jericho_game.envs.planar import default_planar
+from jericho_game.game import Game
+from jericho_game.moves import Move
+from jericho_game.players._util import game_state, resolve_seed, to_move
+from jericho_game.players.base import Limit
+
+__all__ = ["WEIGHTS", "NetWeights", "load_weights", "forward", "NetPlayer", "NetMCTSPlayer", "net", "net_mcts"]
+
+#: The shipped weights.
+WEIGHTS = Path(__file__).with_name("net_weights.npz")
+
+#: Names of the arrays of a weights file, in layer order (``convs.K`` for the residual convolutions).
+HEAD_LAYERS = ("stem", "p1", "p2", "v1", "v2", "v3", "pas")
+
+
+class NetWeights:
+    """The arrays of a weights file, its architecture and metadata (see the module docstring)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+        self.arrays = {k: np.asarray(v, dtype=np.float32) for k, v in arrays.items()}
+        self.meta = meta
+        self.width = int(meta["arch"]["width"])
+        self.blocks = int(meta["arch"]["blocks"])
+        for name in (*HEAD_LAYERS, *(f"convs.{i}" for i in range(2 * self.blocks))):
+            for part in ("weight", "bias"):
+                if f"{name}.{part}" not in self.arrays:
+                    raise ValueError(f"weights file lacks {name}.{part}")
+        # 3x3 convolutions as one gather and one matrix product each (im2col): (C_out, C_in * 9).
+        self._mat = {
+            f"convs.{i}": self.arrays[f"convs.{i}.weight"].reshape(self.width, -1) for i in range(2 * self.blocks)
+        }
+
+    def conv1x1(self, name: str, x: np.ndarray) -> np.ndarray:
+        """A 1x1 convolution on ``(B, C, H*W)``."""
+        return self.arrays[f"{name}.weight"][:, :, 0, 0] @ x + self.arrays[f"{name}.bias"][:, None]
+
+    def conv3x3(self, name: str, x: np.ndarray, height: int, width: int) -> np.ndarray:
+        """A 3x3 convolution, zero padding 1, on ``(B, C, H*W)`` (the grid ``height`` x ``width``)."""
+        b, c, _ = x.shape
+        cols = x[:, :, _im2col(height, width)]  # (B, C, 9, H*W); index H*W is the zero padding
+        return self._mat[name] @ cols.reshape(b, c * 9, -1) + self.arrays[f"{name}.bias"][:, None]
+
+    def linear(self, name: str, x: np.ndarray) -> np.ndarray:
+        """A linear layer on ``(B, F)``."""
+        return x @ self.arrays[f"{name}.weight"].T + self.arrays[f"{name}.bias"]
+
+
+@cache
+def _im2col(height: int, width: int) -> np.ndarray:
+    """For each kernel offset (dy, dx) and each grid square: the square it reads, or ``H*W`` outside the grid."""
+    out = np.full((9, height * width), height * width, dtype=np.int64)
+    for dy in range(3):
+        for dx in range(3):
+            for y in range(height):
+                for x in range(width):
+                    yy, xx = y + dy - 1, x + dx - 1
+                    if 0 <= yy < height and 0 <= xx < width:
+                        out[dy * 3 + dx, y * width + x] = yy * width + xx
+    return out
+
+
+def load_weights(path: str | Path | None = None) -> NetWeights:
+    """A weights file (default: the shipped :data:`WEIGHTS`)."""
+    with np.load(Path(path) if path is not None else WEIGHTS) as data:
+        arrays = {k: data[k] for k in data.files if not k.startswith("_")}
+        meta = json.loads(bytes(data["_meta"]).decode("utf-8"))
+        for k in data.files:
+            if k.startswith("_ref_"):
+                meta.setdefault("reference", {})[k[len("_ref_") :]] = data[k]
+    return NetWeights(arrays, meta)
+
+
+@cache
+def _shipped() -> NetWeights:
+    return load_weights()
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0.0)
+
+
+@cache
+def _action_gather(encoding: Encoding) -> np.ndarray:
+    """For actions 0-649 (``piece * n_cells + cell``): the index into ``(25, H * W)`` flattened."""
+    planar = default_planar()
+    pos = planar.cell_pos
+    n_cells = len(pos)
+    hw = planar.height * planar.width
+    pieces = np.arange(encoding.n_actions - 1) // n_cells
+    cells = np.arange(encoding.n_actions - 1) % n_cells
+    return pieces * hw + pos[cells]
+
+
+def forward(weights: NetWeights, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Logits ``(B, 651)`` (canonical actions; the last is the pass) and values ``(B,)`` in [-1, 1]."""
+    x = np.asarray(planes, dtype=np.float32)
+    b, _, height, width = x.shape
+    x = x.reshape(b, -1, height * width)
+    h = _relu(weights.conv1x1("stem", x))
+    for i in range(0, 2 * weights.blocks, 2):
+        # A zero column after the grid: the padding the 3x3 convolutions read outside it.
+        hp = np.concatenate([h, np.zeros((b, h.shape[1], 1), dtype=np.float32)], axis=2)
+        mid = _relu(weights.conv3x3(f"convs.{i}", hp, height, width))
+        mp = np.concatenate([mid, np.zeros((b, mid.shape[1], 1), dtype=np.float32)], axis=2)
+        h = _relu(h + weights.conv3x3(f"convs.{i + 1}", mp, height, width))
+    p = weights.conv1x1("p2", _relu(weights.conv1x1("p1", h)))
+    v = _relu(weights.linear("v2", _relu(weights.conv1x1("v1", h)).reshape(b, -1)))
+    place = p.reshape(b, -1)[:, _action_gather(default_encoding())]
+    logits = np.concatenate([place, weights.linear("pas", v)], axis=1)
+    value = np.tanh(weights.linear("v3", v))[:, 0]
+    return logits, value
+
+
+class _Evaluator:
+    """Observation, mask and forward pass of one position for the side to move (canonical view)."""
+
+    def __init__(self, weights: NetWeights) -> None:
+        self.weights = weights
+        self.enc = default_encoding()
+        self.planar = default_planar()
+        self.half_turn = self.enc.symmetry("half-turn")
+        #: Network evaluations so far.
+        self.evaluations = 0
+
+    def priors(self, state: State, codes: list[int]) -> tuple[np.ndarray, float]:
+        """The policy over ``codes`` (legal move codes = real actions), summing to 1, and the value."""
+        flat = self.enc.observe(state, state.turn)
+        north = state.turn == 1
+        if north:
+            flat = self.half_turn.observations(flat)
+        logits, value = forward(self.weights, self.planar.from_flat(flat)[None])
+        self.evaluations += 1
+        real = np.asarray(codes, dtype=np.int64)
+        canon = self.half_turn.actions(real) if north else real
+        z = logits[0, canon].astype(np.float64)
+        z = np.exp(z - z.max())
+        return z / z.sum(), float(value[0])
+
+
+class NetPlayer:
+    """``net``: the legal move the network's policy ranks first (no search; deterministic)."""
+
+    def __init__(self, weights: str | None = None, seed: int | None = None) -> None:
+        self.name = "net"
+        self.seed = seed  # accepted for the common interface; the player is deterministic
+        self._eval = _Evaluator(load_weights(weights) if weights else _shipped())
+        #: The network's value of the last position it moved from (side to move's view).
+        self.last_value = 0.0
+
+    def choose_move(self, game: Game, limit: Limit | None = None) -> Move:
+        """The policy's favourite legal move (ties: the lower action)."""
+        state = game_state(game)
+        codes = state.legal_codes()
+        if len(codes) == 1:
+            return to_move(game, codes[0])
+        probs, self.last_value = self._eval.priors(state, codes)
+        return to_move(game, codes[int(np.argmax(probs))])
+
+
+class _PNode:
+    """A PUCT node: the position after ``code``; its children's statistics as arrays."""
+
+    __slots__ = ("codes", "prior", "n", "w", "children", "mover")
+
+    def __init__(self, mover: int) -> None:
+        #: The side that chose the move leading here (statistics of this node are its).
+        self.mover = mover
+        self.codes: list[int] | None = None  # None: not expanded yet
+        self.prior = np.zeros(0)
+        self.n = np.zeros(0)
+        self.w = np.zeros(0)
+        self.children: dict[int, _PNode] = {}
+
+
+class NetMCTSPlayer:
+    """``net+mcts``: PUCT search guided by the network (see the module docstring)."""
+
+    def __init__(
+        self, sims: int = 200, c_puct: float = 1.5, weights: str | None = None, seed: int | None = None
+    ) -> None:
+        if sims < 1:
+            raise ValueError(f"sims must be at least 1, got {sims}")
+        if c_puct < 0:
+            raise ValueError(f"c_puct must be >= 0, got {c_puct}")
+        self.name = "net+mcts"
+        self.sims = int(sims)
+        self.c_puct = float(c_puct)
+        self.seed = seed
+        self._eval = _Evaluator(load_weights(weights) if weights else _shipped())
+        #: Simulations and evaluations of the last search, the root's visits ``(code, n)``.
+        self.last_sims = 0
+        self.last_children: list[tuple[int, int]] = []
+
+    def choose_move(self, game: Game, limit: Limit | None = None) -> Move:
+        """Search ``sims`` simulations (``Limit.nodes`` overrides) and play the most visited move."""
+        state = game_state(game)
+        resolve_seed(None, limit)  # the search is deterministic: a seed changes nothing
+        codes = state.legal_codes()
+        if len(codes) == 1:
+            return to_move(game, codes[0])
+        sims = limit.nodes if limit is not None and limit.nodes is not None else self.sims
+        if sims < 1:
+            raise ValueError(f"the simulation budget (limit nodes) must be at least 1, got {sims}")
+        root = _PNode(1 - state.turn)
+        self._expand(root, state)
+        for _ in range(sims):
+            self._simulate(root, state)
+        self.last_sims = sims
+        assert root.codes is not None
+        self.last_children = [(c, int(n)) for c, n in zip(root.codes, root.n, strict=True)]
+        best = max(range(len(root.codes)), key=lambda i: (root.n[i], root.prior[i]))
+        return to_move(game, root.codes[best])
+
+    def _expand(self, node: _PNode, state: State) -> float:
+        """Give ``node`` its moves and priors; return the network's value for the side to move."""
+        codes = state.legal_codes()
+        prior, value = self._eval.priors(state, codes)
+        node.codes = codes
+        node.prior = prior
+        node.n = np.zeros(len(codes))
+        node.w = np.zeros(len(codes))
+        return value
+
+    def _simulate(self, root: _PNode, state: State) -> None:
+        path: list[tuple[_PNode, int]] = []
+        node = root
+        pushed = 0
+        try:
+            while True:
+                if state.outcome != NO_OUTCOME:
+                    leaf_side, value = 0, _result(state.outcome, 0)
+                    break
+                if node.codes is None:
+                    leaf_side, value = state.turn, self._expand(node, state)
+                    break
+                total = node.n.sum()
+                q = np.divide(node.w, node.n, out=np.zeros_like(node.w), where=node.n > 0)
+                u = q + self.c_puct * node.prior * math.sqrt(total + 1) / (1 + node.n)
+                i = int(np.argmax(u))
+                code = node.codes[i]
+                mover = state.turn
+                path.append((node, i))
+                state.push(code)
+                pushed += 1
+                child = node.children.get(code)
+                if child is None:
+                    child = node.children[code] = _PNode(mover)
+                node = child
+            # Back up: each edge is scored for the side that chose it.
+            for parent, i in path:
+                chooser = parent.children[parent.codes[i]].mover  # type: ignore[index]
+                parent.n[i] += 1
+                parent.w[i] += value if chooser == leaf_side else -value
+        finally:
+            for _ in range(pushed):
+                state.pop()
+
+
+def _result(outcome: int, side: int) -> float:
+    """A finished game's result for ``side``: +1 win, 0 draw, -1 loss."""
+    if outcome == DRAW:
+        return 0.0
+    return 1.0 if outcome == side else -1.0
+
+
+def net(weights: str | None = None, seed: int | None = None) -> NetPlayer:
+    """The ``net`` player."""
+    return NetPlayer(weights=weights, seed=seed)
+
+
+def net_mcts(
+    sims: int = 200, c_puct: float = 1.5, weights: str | None = None, seed: int | None = None
+) -> NetMCTSPlayer:
+    """The ``net+mcts`` player."""
+    return NetMCTSPlayer(sims=sims, c_puct=c_puct, weights=weights, seed=seed)
