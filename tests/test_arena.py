@@ -327,7 +327,15 @@ def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> No
     cmd = [sys.executable, "-m", "jericho_game", "arena", "random", "mcts-py:sims=40", "--games", "200", "--jobs", "2"]
     cmd += ["--seed", "1", "--out", str(out), "--json", str(summary), "--quiet"]
     proc = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        # as in a terminal: a test run started in the background (nohup, `&`) ignores SIGINT, and an
+        # ignored signal stays ignored across exec, so the arena would never see the Ctrl-C
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         while proc.poll() is None and (not out.is_dir() or len(list(out.iterdir())) < 2):

@@ -139,7 +139,7 @@ def test_a_wrong_password_is_refused_with_a_message_and_never_shown(server: str,
         page.fill("#username", "nobody-here")
         page.fill("#password", "a wrong password")
         page.click("#account-submit")
-        expect(page.locator("#account-error")).to_contain_text("wrong username or password")
+        expect(page.locator("#account-error")).to_contain_text("wrong username or password", timeout=20000)
         expect(page.locator("#password")).to_have_value("")
         assert "a wrong password" not in page.content()
         shot(page, "accounts-login-refused.png")

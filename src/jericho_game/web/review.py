@@ -492,6 +492,7 @@ class ReviewService:
         return {
             "game": game_id,
             "status": rec.status,
+            "requested": rec.created_at,  # orders views that cross: a request again starts a newer review
             "done": len(rec.positions),
             "total": rec.total,
             "ahead": self.store.ahead(game_id, rec.created_at) if rec.status == "queued" else 0,

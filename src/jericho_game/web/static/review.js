@@ -6,6 +6,8 @@
 const SVG = "http://www.w3.org/2000/svg";
 const SIDE_NAME = { south: "South", north: "North" };
 const MARK_NAME = { inaccuracy: "Inaccuracy", mistake: "Mistake", blunder: "Blunder" };
+// how far one request of a review has got: a view never moves back down this order
+const STATUS_RANK = { queued: 0, running: 1, done: 2, failed: 2 };
 // the chart's drawing box (viewBox units; the SVG scales to the panel's width)
 const W = 300, H = 110, PAD = 4;
 
@@ -81,9 +83,17 @@ export class ReviewPanel {
   /** A review view from the server (HTTP answer or ``review`` message). */
   update(view) {
     if (!view || view.game !== this.id) return;
-    // messages may cross: never go back to fewer evaluated positions of the same review
+    // messages may cross (the POST's "queued" answer can arrive after the pushed "failed" or
+    // "running"): never go back to an older request, an earlier status or fewer evaluated positions
     const old = this.view;
-    if (old && old.status === view.status && (old.done || 0) > (view.done || 0)) return;
+    if (old && old.status !== "none" && view.status !== "none") {
+      const rank = (v) => STATUS_RANK[v.status] ?? 0;
+      if ((old.requested || 0) > (view.requested || 0)) return;
+      if ((old.requested || 0) === (view.requested || 0)) {
+        if (rank(old) > rank(view)) return;
+        if (old.status === view.status && (old.done || 0) > (view.done || 0)) return;
+      }
+    }
     this.view = view;
     this.byPly = new Map((view.moves || []).map((m) => [m.ply, m]));
     this.onChange();
