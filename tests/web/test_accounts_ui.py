@@ -5,13 +5,10 @@ both ratings change on the leaderboard and their profiles.  Screenshots go to ar
 from __future__ import annotations
 
 import functools
-import socket
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from argon2 import PasswordHasher
 from playwright.sync_api import Browser, Page, Route, expect
 
@@ -26,20 +23,7 @@ browser = test_browser.browser
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     db = tmp_path_factory.mktemp("accounts") / "games.sqlite3"
     app = create_app(str(db), password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not srv.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("the uvicorn server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    yield from test_browser.serve_in_thread(app)
 
 
 def shot(page: Page, name: str) -> None:

@@ -33,16 +33,13 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    db = tmp_path_factory.mktemp("web") / "games.sqlite3"
-    # the default limits, except the message rate: one test sets up a position by sending moves fast
-    app = create_app(str(db), limits=Limits(rate=1000.0, burst=1000))
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """Run ``app`` under uvicorn on a free loopback port in a daemon thread; yield its URL (the
+    browser tests' servers: one process, so a test may monkeypatch what the server calls)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    srv = uvicorn.Server(config)
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 15
@@ -53,6 +50,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     srv.should_exit = True
     thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("web") / "games.sqlite3"
+    # the default limits, except the message rate: one test sets up a position by sending moves fast
+    app = create_app(str(db), limits=Limits(rate=1000.0, burst=1000))
+    yield from serve_in_thread(app)
 
 
 @pytest.fixture(scope="module")

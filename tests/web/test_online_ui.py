@@ -6,14 +6,10 @@ show as text everywhere.  Screenshots go to artifacts/."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, Page, expect
 
 from jericho_game.web.server import Limits, create_app
@@ -150,19 +146,7 @@ def quick_claims(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A server where an absent opponent may be claimed against after 3 seconds."""
     db = tmp_path_factory.mktemp("claims") / "games.sqlite3"
     app = create_app(str(db), limits=Limits(claim_after=3.0))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not srv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the uvicorn server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    yield from test_browser.serve_in_thread(app)
 
 
 def _seek_and_join(a: Page, b: Page, url: str) -> str:

@@ -6,13 +6,10 @@ of 30 simulations per position keeps it to seconds.  Screenshots: artifacts/revi
 from __future__ import annotations
 
 import random
-import socket
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, Page, Route, expect
 
 from jericho_game import Game
@@ -29,20 +26,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     db = tmp_path_factory.mktemp("review") / "games.sqlite3"
     # AI work in threads of this process, and a tiny review budget: seconds, not a minute
     app = create_app(str(db), limits=Limits(rate=1000.0, burst=1000), ai_processes=0, review_sims=30)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not srv.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("the uvicorn server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    yield from test_browser.serve_in_thread(app)
 
 
 def _short_game() -> list[str]:
