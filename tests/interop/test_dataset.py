@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -109,6 +110,38 @@ def test_shards_resume_and_a_partial_set_says_so(tmp_path: Path) -> None:
     _check(out)
 
 
+def test_defended_playouts_are_recorded_and_a_resume_must_match(tmp_path: Path) -> None:
+    import pytest
+
+    from jericho_game import kernel
+    from jericho_game.envs.dataset import make_dataset
+
+    out = tmp_path / "ds"
+    if kernel.C is None:
+        with pytest.raises(ValueError, match="C kernel"):
+            make_dataset(out, games=2, sims=10, seed=5, k=10, defend=True)
+        return
+    facts = make_dataset(out, games=2, sims=10, seed=5, shard=1, k=10, defend=True)
+    spec = "mcts:sims=10,playout=guided,k=10,defend=1"
+    assert facts["player"] == spec and facts["k"] == 10 and facts["defend"] is True
+    records = read_records((out / "games.jgn").read_text(encoding="utf-8"))
+    assert {r.tags["Player"] for r in records} == {spec}
+    sheet = (out / "datasheet.md").read_text()
+    assert "--k 10 --defend" in sheet and "defended" in sheet
+    _check(out)
+    # Resuming with another search would mix two players under one datasheet: refused, and
+    # the finished shards stay as they were.
+    before = sorted((p.name, p.stat().st_size) for p in (out / "shards").iterdir())
+    with pytest.raises(ValueError, match=r"k 10 -> 3, defend True -> False"):
+        make_dataset(out, games=4, sims=10, seed=5, shard=1)
+    assert sorted((p.name, p.stat().st_size) for p in (out / "shards").iterdir()) == before
+    # The same search with more games extends the set: the first games are unchanged.
+    more = make_dataset(out, games=3, sims=10, seed=5, shard=1, k=10, defend=True)
+    assert more["games"] == 3
+    again = read_records((out / "games.jgn").read_text(encoding="utf-8"))
+    assert [r.moves for r in again[:2]] == [r.moves for r in records]
+
+
 def test_the_shipped_sample_is_consistent_and_rebuilds_observations() -> None:
     data = _check(SAMPLE)
     assert len(data["game_outcome"]) >= 20
@@ -118,4 +151,8 @@ def test_the_shipped_sample_is_consistent_and_rebuilds_observations() -> None:
     assert np.array_equal(default_planar().to_flat(planes), obs)
     # The sample is the first games of the full set (same seed): its README says how both were made.
     readme = (SAMPLE / "README.md").read_text()
-    assert "--seed 13" in readme and "--games 10000" in readme
+    facts = json.loads((SAMPLE / "facts.json").read_text())
+    full = f"--games 10000 --sims {facts['sims']} --k {facts['k']} --defend --seed {facts['seed']}"
+    assert full in readme and facts["defend"] is True
+    seeds = np.random.SeedSequence(facts["seed"]).generate_state(10_000, dtype=np.uint32)
+    assert data["game_seed"].tolist() == seeds[: len(data["game_seed"])].tolist()

@@ -71,28 +71,36 @@ COLUMNS: dict[str, str] = {
 C_UCT, WIDEN, GUIDED_K = 0.7, 2.0, 3
 
 
-def _root_visits(state: Any, sims: int, rng: random.Random) -> list[tuple[int, int, float]]:
+def _root_visits(
+    state: Any, sims: int, rng: random.Random, k: int = GUIDED_K, defend: bool = False
+) -> list[tuple[int, int, float]]:
     """One search from ``state``: the root's children as ``(code, visits, wins)``.
 
     On the C kernel this is one ``_kernel.mcts`` call (the ``mcts`` player's search without
     its shortcuts: a certain win is found by the search, not played unsearched); on the
-    Python core, :meth:`MCTSPlayer.search`.  Both are seeded by ``rng``.
+    Python core, :meth:`MCTSPlayer.search` (which has no defended playouts).  Both are
+    seeded by ``rng``.
     """
     if kernel.C is not None and isinstance(state, kernel.C.State):
         _done, _secs, _nodes, children = kernel.C.mcts(
-            state, rng.getrandbits(64), sims=sims, seconds=0.0, c=C_UCT, widen=WIDEN, k=GUIDED_K
+            state, rng.getrandbits(64), sims=sims, seconds=0.0, c=C_UCT, widen=WIDEN, k=k, defend=int(defend)
         )
         return [(int(c), int(n), float(w)) for c, n, w in children]
-    player = MCTSPlayer(sims=sims, playout="guided", c=C_UCT, widen=WIDEN, k=GUIDED_K, seed=rng.getrandbits(32))
+    if defend:
+        raise ValueError("defended playouts (defend) need the C kernel; the Python search has none")
+    player = MCTSPlayer(sims=sims, playout="guided", c=C_UCT, widen=WIDEN, k=k, seed=rng.getrandbits(32))
     root = Node(-1, 1 - state.turn)
     player.search(state, root, sims, Deadline(None))
     return [(ch.code, ch.n, ch.w) for ch in root.children]
 
 
-def play_game(seed: int, sims: int, opening_plies: int = 6) -> tuple[Game, dict[str, Any]]:
+def play_game(
+    seed: int, sims: int, opening_plies: int = 6, k: int = GUIDED_K, defend: bool = False
+) -> tuple[Game, dict[str, Any]]:
     """One self-play game and its per-ply data (lists; see :data:`COLUMNS`).
 
-    Every ply with a choice is searched with ``sims`` simulations; the first ``opening_plies``
+    Every ply with a choice is searched with ``sims`` simulations (guided playouts best of
+    ``k``, defended when ``defend``: docs/ai.md); the first ``opening_plies``
     plies are drawn in proportion to the visit counts, later ones play the most visited move
     (ties: more wins, then the lower code).
     """
@@ -111,7 +119,7 @@ def play_game(seed: int, sims: int, opening_plies: int = 6) -> tuple[Game, dict[
         if len(codes) == 1:
             move, visits, value = codes[0], [], float("nan")
         else:
-            visits = _root_visits(state, sims, rng)
+            visits = _root_visits(state, sims, rng, k, defend)
             total = sum(n for _, n, _ in visits)
             value = sum(w for _, _, w in visits) / total if total else float("nan")
             if len(game.history) < opening_plies:
@@ -132,18 +140,22 @@ def play_game(seed: int, sims: int, opening_plies: int = 6) -> tuple[Game, dict[
 Played = tuple[int, int, str, dict[str, Any], float, float]
 
 
-def _play(args: tuple[int, int, int, int]) -> Played:
-    index, seed, sims, opening = args
+def _play(args: tuple[int, int, int, int, int, bool]) -> Played:
+    index, seed, sims, opening, k, defend = args
     start, cpu = time.perf_counter(), time.process_time()
-    game, rows = play_game(seed, sims, opening)
+    game, rows = play_game(seed, sims, opening, k, defend)
     return index, seed, write_record(game, {}), rows, time.perf_counter() - start, time.process_time() - cpu
 
 
-def _player_spec(sims: int) -> str:
-    return f"mcts:sims={sims},playout=guided"
+def _player_spec(sims: int, k: int = GUIDED_K, defend: bool = False) -> str:
+    """The arena spec of the dataset's player (``make_player`` plays the same search)."""
+    spec = f"mcts:sims={sims},playout=guided"
+    if k != GUIDED_K:
+        spec += f",k={k}"
+    return spec + (",defend=1" if defend else "")
 
 
-def _columns(results: list[Played], sims: int) -> tuple[list[str], dict[str, Any]]:
+def _columns(results: list[Played], spec: str) -> tuple[list[str], dict[str, Any]]:
     """The records and arrays of some played games (a shard; visit offsets start at 0)."""
     records = []
     cols: dict[str, list[Any]] = {
@@ -153,7 +165,6 @@ def _columns(results: list[Played], sims: int) -> tuple[list[str], dict[str, Any
     visit_counts: list[int] = []
     offsets = [0]
     outcomes, seeds, seconds, cpus = [], [], [], []
-    spec = _player_spec(sims)
     for index, game_seed, text, rows, secs, cpu in results:
         game = read_records(text)[0].game
         outcome = {"south": 0, "north": 1, "draw": 2}[str(game.outcome())]
@@ -226,16 +237,38 @@ def make_dataset(
     opening_plies: int = 6,
     shard: int = 500,
     merge_only: bool = False,
+    k: int = GUIDED_K,
+    defend: bool = False,
 ) -> dict[str, Any]:
     """Play and write the dataset (see the module docstring); returns the datasheet's facts.
 
     Games are played in shards of ``shard`` games, each written to ``out/shards/`` when done;
     a shard already there is kept (an interrupted run resumes), and ``merge_only`` writes the
-    set from the finished shards alone (a partial set, said so in the datasheet).
+    set from the finished shards alone (a partial set, said so in the datasheet).  ``k`` and
+    ``defend`` choose the playouts (``k=10, defend=True``: the expert's and master's).
     """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, not {k}")
+    defend = bool(defend)
+    if defend and kernel.C is None:
+        raise ValueError("defended playouts (defend) need the C kernel; the Python search has none")
     out = Path(out)
+    spec = _player_spec(sims, k, defend)
     shard_dir = out / "shards"
     shard_dir.mkdir(parents=True, exist_ok=True)
+    # Shards are resumed by number alone, so a rerun must play the same search the finished
+    # shards did: a set of mixed budgets would be mislabelled by its datasheet.
+    params = {"sims": sims, "seed": seed, "opening_plies": opening_plies, "shard": shard, "k": k, "defend": defend}
+    made = shard_dir / "params.json"
+    if made.exists():
+        before = json.loads(made.read_text(encoding="utf-8"))
+        if before != params:
+            changed = ", ".join(
+                f"{key} {before.get(key)} -> {params[key]}" for key in params if before.get(key) != params[key]
+            )
+            raise ValueError(f"{shard_dir} holds shards of another set ({changed}); use a new --out")
+    else:
+        made.write_text(json.dumps(params), encoding="utf-8")
     seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(games, dtype=np.uint32)]
     start = time.perf_counter()
     n_shards = (games + shard - 1) // shard
@@ -245,12 +278,14 @@ def make_dataset(
             path = shard_dir / f"shard-{s:05d}.npz"
             if path.exists() or merge_only:
                 continue
-            tasks = [(i, seeds[i], sims, opening_plies) for i in range(s * shard, min(games, (s + 1) * shard))]
+            tasks = [
+                (i, seeds[i], sims, opening_plies, k, defend) for i in range(s * shard, min(games, (s + 1) * shard))
+            ]
             if pool is not None:
                 results = list(pool.map(_play, tasks, chunksize=max(1, len(tasks) // (4 * jobs))))
             else:
                 results = [_play(t) for t in tasks]
-            records, arrays = _columns(results, sims)
+            records, arrays = _columns(results, spec)
             (shard_dir / f"shard-{s:05d}.jgn").write_text("\n".join(records), encoding="utf-8")
             tmp = shard_dir / f"shard-{s:05d}.tmp.npz"
             np.savez_compressed(tmp, **arrays)
@@ -276,8 +311,10 @@ def make_dataset(
         "games": n_games,
         "games_planned": games,
         "plies": int(len(arrays["game"])),
-        "player": _player_spec(sims),
+        "player": spec,
         "sims": sims,
+        "k": k,
+        "defend": defend,
         "opening_plies": opening_plies,
         "seed": seed,
         "jobs": jobs,
@@ -314,6 +351,11 @@ def _datasheet(f: dict[str, Any]) -> str:
     partial = ""
     if f["games"] < f["games_planned"]:
         partial = f"\n**PARTIAL**: {f['games']} of the {f['games_planned']} planned games (the finished shards).\n"
+    defended = (
+        " and defended (a side facing the opponent's seven breaks it when it can, as in the expert's playouts)"
+        if f.get("defend")
+        else ""
+    )
     return f"""# Jericho self-play dataset — datasheet
 {partial}
 **What**: {f["games"]} games ({f["plies"]} plies) of self-play by the project's MCTS,
@@ -322,9 +364,10 @@ game). Results: South {r["south"]}, North {r["north"]}, draws {r["draw"]}.
 {f["distinct_openings_6_plies"]} distinct 6-ply openings.
 
 **How made**: `python examples/make_dataset.py --games {f["games_planned"]} --sims {f["sims"]} \\
---opening-plies {f["opening_plies"]} --seed {f["seed"]} --jobs {f["jobs"]}`. Every ply with a
+--k {f.get("k", GUIDED_K)}{" --defend" if f.get("defend") else ""} --opening-plies {f["opening_plies"]} \\
+--seed {f["seed"]} --jobs {f["jobs"]}`. Every ply with a
 choice is searched with {f["sims"]} simulations (UCT c = {C_UCT}, progressive widening
-{WIDEN}, guided playouts k = {GUIDED_K}: the `mcts` player's search, without its shortcut
+{WIDEN}, guided playouts best of k = {f.get("k", GUIDED_K)}{defended}: the `mcts` player's search, without its shortcut
 that plays a certain win unsearched). Openings vary: the first {f["opening_plies"]} plies are
 drawn in proportion to the root's visit counts, later plies play the most visited move.
 Game seeds come from `numpy.random.SeedSequence({f["seed"]})` (column `game_seed`, tag `Seed`);
