@@ -503,52 +503,6 @@ def test_defending_playouts_reach_the_c_search() -> None:
     assert runs[1] == runs[2] and runs[0] != runs[1]
 
 
-@needs_c
-def test_threads_search_trees_at_once_and_sum_their_visits() -> None:
-    """``threads=N``: N seeded trees share the simulations; reproducible, and really parallel."""
-    import threading
-
-    game = Game.from_moves("5R@d2 1G@d3 2Y@d3")
-    runs = []
-    for _ in range(2):
-        p = make_player("mcts:sims=3001,k=10,defend=1,threads=3", seed=5)
-        move = p.choose_move(game, Limit(seed=2))
-        assert game.is_legal(move)
-        assert p.last_sims == 3001 and sum(n for _, n, _ in p.last_children) == 3001  # type: ignore[attr-defined]
-        runs.append((move, sorted(p.last_children)))  # type: ignore[attr-defined]
-    assert runs[0] == runs[1]
-    # The sum of three trees, not one tree's counts: differs from a single-threaded search.
-    one = make_player("mcts:sims=3001,k=10,defend=1", seed=5)
-    one.choose_move(game, Limit(seed=2))
-    assert sorted(one.last_children) != runs[0][1]  # type: ignore[attr-defined]
-    # The C search gives the GIL up: another Python thread runs while it searches.
-    p = make_player("mcts:time=0.4,threads=2", seed=1)
-    ticks = []
-    stop = threading.Event()
-
-    def tick() -> None:
-        while not stop.is_set():
-            ticks.append(1)
-            stop.wait(0.01)
-
-    t = threading.Thread(target=tick)
-    t.start()
-    p.choose_move(game)
-    stop.set()
-    t.join()
-    assert len(ticks) >= 10 and p.last_sims > 100  # type: ignore[attr-defined]
-    # Players travel to the arena's worker processes by pickle: a copy searches afresh.
-    import pickle
-
-    copy = pickle.loads(pickle.dumps(make_player("mcts:sims=400,threads=2", seed=3)))
-    assert game.is_legal(copy.choose_move(game)) and copy.last_sims == 400  # type: ignore[attr-defined]
-    from jericho_game.players import PlayerSpecError
-
-    for spec in ("mcts:threads=0", "mcts:threads=65", "mcts:threads=1.5", "mcts:sims=2,threads=3"):
-        with pytest.raises((ValueError, PlayerSpecError), match="threads"):
-            make_player(spec)
-
-
 def test_expert_and_master_play_the_stronger_playouts() -> None:
     from jericho_game.players import levels
 
@@ -560,8 +514,6 @@ def test_expert_and_master_play_the_stronger_playouts() -> None:
     if kernel.C is None:
         with pytest.raises(ValueError, match="C kernel"):
             make_player("mcts:defend=1")
-        with pytest.raises(ValueError, match="C kernel"):
-            make_player("mcts:threads=2")
 
 
 def test_master_is_allowed_more_than_expert() -> None:

@@ -46,7 +46,6 @@ from __future__ import annotations
 import math
 import random
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from jericho_game import kernel
 from jericho_game.core import DRAW, NO_OUTCOME, SEVEN, State, random_playout
@@ -63,9 +62,6 @@ from jericho_game.players._util import (
 )
 from jericho_game.players.base import Limit
 from jericho_game.players.playout import guided_playout
-
-#: The most threads one search may use (``threads=N``).
-MAX_THREADS = 64
 
 __all__ = ["MCTSPlayer", "KernelMCTSPlayer", "Node", "mcts"]
 
@@ -330,17 +326,12 @@ class KernelMCTSPlayer:
         seed: int | None = None,
         reuse: int = 1,
         defend: int = 0,
-        threads: int = 1,
     ) -> None:
         if kernel.C is None:
             raise RuntimeError("KernelMCTSPlayer needs the C kernel (not built, or JERICHO_KERNEL=python)")
         _check_budget(sims, time, playout, k)
         if c < 0 or widen <= 0:
             raise ValueError(f"c must be >= 0 and widen > 0, got c={c}, widen={widen}")
-        if not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
-            raise ValueError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
-        if sims is not None and sims < threads:
-            raise ValueError(f"sims ({sims}) must be at least threads ({threads}): each thread searches its share")
         self.name = "mcts"
         self.sims = sims
         self.time = time
@@ -355,15 +346,9 @@ class KernelMCTSPlayer:
         #: (so a search cut in slices, as the engine protocol does for ``stop``, plays the move
         #: of one uncut search).  A new position, or a seed in the ``Limit``, starts a new tree.
         self.reuse = bool(reuse)
-        #: Root-parallel search: ``threads`` independent trees searched at once (the C search
-        #: releases the GIL), the simulation budget split between them, their root visit
-        #: counts summed.  Each thread is seeded from the player's generator, so a seeded
-        #: player with a simulation budget stays reproducible.
-        self.threads = threads
         self._rng = random.Random(seed)
-        self._trees = [kernel.C.Tree() for _ in range(threads)] if self.reuse else [None] * threads
+        self._tree = kernel.C.Tree() if self.reuse else None
         self._tree_key: tuple[str | None, tuple[int, ...]] | None = None
-        self._pool: ThreadPoolExecutor | None = None
         #: Simulations, seconds and tree nodes of the last search, and the simulations it inherited.
         self.last_sims = 0
         self.last_seconds = 0.0
@@ -401,63 +386,39 @@ class KernelMCTSPlayer:
         seconds = 0.0
         if deadline.stop is not None:
             seconds = max(0.001, deadline.stop - time.perf_counter())
+        tree = self._tree
         key = (game.start_position, tuple(game.state.history_codes()))
-        if seed is not None or key != self._tree_key:
-            for tree in self._trees:
-                if tree is not None:
-                    tree.clear()
+        if tree is not None and (seed is not None or key != self._tree_key):
+            tree.clear()
         self._tree_key = key
-        self.last_reused = sum(tree.simulations for tree in self._trees if tree is not None)
-        n = self.threads
-        shares = [0] * n if not sims else [sims // n + (i < sims % n) for i in range(n)]
-        seeds = [self._rng.getrandbits(64) for _ in range(n)]
-
-        def one(i: int) -> tuple[int, float, int, list[tuple[int, int, float]]]:
-            return kernel.C.mcts(
-                state,
-                seeds[i],
-                sims=shares[i],
-                seconds=seconds,
-                c=self.c,
-                widen=self.widen,
-                k=self.k,
-                tree=self._trees[i],
-                defend=self.defend,
-            )
-
-        if n == 1:
-            results = [one(0)]
-        else:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="mcts")
-            results = list(self._pool.map(one, range(n)))
-        visits: dict[int, list[float]] = {}
-        for _done, _elapsed, _nodes, children in results:
-            for code, nv, w in children:
-                entry = visits.setdefault(code, [0, 0.0])
-                entry[0] += nv
-                entry[1] += w
-        merged = [(code, int(nv), w) for code, (nv, w) in visits.items()]
-        self.last_sims = sum(r[0] for r in results)
-        self.last_seconds = max(r[1] for r in results)
-        self.last_nodes = sum(r[2] for r in results)
-        self.last_children = merged
-        best = max(merged, key=lambda ch: (ch[1], ch[2], -ch[0]))
+        self.last_reused = tree.simulations if tree is not None else 0
+        done, elapsed, nodes, children = kernel.C.mcts(
+            state,
+            self._rng.getrandbits(64),
+            sims=sims or 0,
+            seconds=seconds,
+            c=self.c,
+            widen=self.widen,
+            k=self.k,
+            tree=tree,
+            defend=self.defend,
+        )
+        self.last_sims, self.last_seconds, self.last_nodes = done, elapsed, nodes
+        self.last_children = children
+        best = max(children, key=lambda ch: (ch[1], ch[2], -ch[0]))
         return to_move(game, best[0])
 
     def __getstate__(self) -> dict[str, object]:
-        # The C trees and the thread pool do not pickle (players are sent to worker processes):
-        # a copy starts afresh.
+        # The C tree does not pickle (players are sent to worker processes): a copy starts afresh.
         state = dict(self.__dict__)
-        state["_trees"] = None
+        state["_tree"] = None
         state["_tree_key"] = None
-        state["_pool"] = None
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
-        n = self.threads
-        self._trees = [kernel.C.Tree() for _ in range(n)] if self.reuse else [None] * n
+        if self.reuse:
+            self._tree = kernel.C.Tree()
 
 
 def mcts(
@@ -470,33 +431,19 @@ def mcts(
     seed: int | None = None,
     reuse: int = 1,
     defend: int = 0,
-    threads: int = 1,
 ) -> KernelMCTSPlayer | MCTSPlayer:
     """The ``mcts`` player: :class:`KernelMCTSPlayer` on the C kernel, else :class:`MCTSPlayer`.
 
     ``reuse``: the Python search keeps its tree between moves; the C search keeps it while the
     position stays the same (a later call continues the search).  ``defend=1`` (C kernel only):
     in the playouts a side facing the opponent's seven monoliths breaks them when it can.
-    ``threads=N`` (C kernel only): N trees searched at once on N cores, the simulations split
-    between them (root parallelism; docs/ai.md measures it).
     """
     if kernel.C is not None:
         return KernelMCTSPlayer(
-            sims=sims,
-            time=time,
-            c=c,
-            widen=widen,
-            playout=playout,
-            k=k,
-            seed=seed,
-            reuse=reuse,
-            defend=defend,
-            threads=threads,
+            sims=sims, time=time, c=c, widen=widen, playout=playout, k=k, seed=seed, reuse=reuse, defend=defend
         )
     if defend:
         raise ValueError("defend=1 needs the C kernel (the pure-Python playouts have no such rule)")
-    if threads != 1:
-        raise ValueError("threads needs the C kernel (the pure-Python search holds the GIL)")
     player = MCTSPlayer(sims=sims, time=time, c=c, widen=widen, reuse=reuse, playout=playout, k=k, seed=seed)
     player.name = "mcts"
     return player
