@@ -20,9 +20,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jericho_game.game import Game
+from jericho_game.game import Confrontation, Game
 
-__all__ = ["MAX_FRAGMENTS", "towers_json", "reserves_json", "leaders_json", "confrontations_json"]
+__all__ = [
+    "MAX_FRAGMENTS",
+    "towers_json",
+    "reserves_json",
+    "leaders_json",
+    "confrontation_body",
+    "confrontations_json",
+]
 
 MAX_FRAGMENTS = 200_000
 
@@ -92,6 +99,18 @@ def leaders_json(game: Game) -> str:
     return frag
 
 
+def confrontation_body(c: Confrontation) -> dict[str, Any]:
+    """One alignment's champions, their towers, leader and the deciding comparison in words."""
+    return {
+        "south": c.south,
+        "north": c.north,
+        "south_tower": [str(p) for p in c.south_tower],
+        "north_tower": [str(p) for p in c.north_tower],
+        "leader": c.leader.value if c.leader else None,
+        "reason": c.reason,
+    }
+
+
 def confrontations_json(game: Game, code: list[int] | None = None) -> str:
     """``{"alignment": {"south", "north", "south_tower", "north_tower", "leader", "reason"}, ...}``."""
     t = game.tables
@@ -103,15 +122,6 @@ def confrontations_json(game: Game, code: list[int] | None = None) -> str:
         frag = _memo.get(key)
         if frag is None:
             name = t.align_names[a]
-            c = game.confrontation(name)
-            body = {
-                "south": c.south,
-                "north": c.north,
-                "south_tower": [str(p) for p in c.south_tower],
-                "north_tower": [str(p) for p in c.north_tower],
-                "leader": c.leader.value if c.leader else None,
-                "reason": c.reason,
-            }
-            frag = _remember(key, _dumps(name) + ":" + _dumps(body))
+            frag = _remember(key, _dumps(name) + ":" + _dumps(confrontation_body(game.confrontation(name))))
         parts.append(frag)
     return "{" + ",".join(parts) + "}"

@@ -138,18 +138,7 @@ def legal_by_piece(moves: list[Move]) -> dict[str, list[str]]:
 
 def confrontations(game: Game) -> dict[str, dict[str, Any]]:
     """Each alignment's champions, leader and the deciding comparison in words, for the page."""
-    out = {}
-    for a in game.topology.alignments:
-        c = game.confrontation(a.name)
-        out[a.name] = {
-            "south": c.south,
-            "north": c.north,
-            "south_tower": [_p(p) for p in c.south_tower],
-            "north_tower": [_p(p) for p in c.north_tower],
-            "leader": c.leader.value if c.leader else None,
-            "reason": c.reason,
-        }
-    return out
+    return {a.name: render.confrontation_body(game.confrontation(a.name)) for a in game.topology.alignments}
 
 
 class GameService:
