@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+
+from jericho_game.game import Game
 from jericho_game.pieces import PIECES
 
 
@@ -59,4 +62,19 @@ def spread_all_pieces(cells: list[str]) -> dict[str, str]:
         for chunk in (g[:4], g[4:]):
             out[cells[i]] = "".join(chunk)
             i += 1
+    return out
+
+
+def random_games(n: int, seed: int = 0, max_plies: int = 60) -> list[Game]:
+    """``n`` games of random legal moves, each stopped after a random number of plies below ``max_plies``."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        g = Game()
+        for _ in range(rng.randrange(0, max_plies)):
+            moves = g.legal_moves()
+            if not moves:
+                break
+            g.play(rng.choice(moves))
+        out.append(g)
     return out

@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 
 from jericho_game import PASS, Game, Move, parse_move
 from jericho_game.envs import encoding as E
-
-
-def random_games(n: int, seed: int = 0) -> list[Game]:
-    rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        g = Game()
-        for _ in range(rng.randrange(0, 60)):
-            moves = g.legal_moves()
-            if not moves:
-                break
-            g.play(rng.choice(moves))
-        out.append(g)
-    return out
+from tests.helpers import random_games
 
 
 def test_sizes() -> None:

@@ -14,7 +14,8 @@ from jericho_game.envs import encoding as E
 from jericho_game.envs.augment import SYMMETRIES, augment
 from jericho_game.envs.gym_env import JerichoEnv
 from jericho_game.envs.planar import default_planar
-from tests.interop.test_encoding import _rotate_position, random_games
+from tests.helpers import random_games
+from tests.interop.test_encoding import _rotate_position
 
 ENC = E.default_encoding()
 P = default_planar()

@@ -18,7 +18,7 @@ from jericho_game.envs.encoding import default_encoding
 from jericho_game.envs.planar import default_planar
 from jericho_game.envs.vector import JerichoVectorEnv, KernelBatchEngine, PythonBatchEngine, batch_engine
 from tests import kernel_compare
-from tests.interop.test_encoding import random_games
+from tests.helpers import random_games
 
 ENC = default_encoding()
 

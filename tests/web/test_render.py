@@ -3,33 +3,18 @@
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
-from jericho_game.game import Game
 from jericho_game.web import render
 from jericho_game.web.rooms import GameService, Room, confrontations
 from jericho_game.web.storage import GameRecord
-
-
-def _games(n: int, seed: int) -> list[Game]:
-    rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        g = Game()
-        for _ in range(rng.randrange(0, 80)):
-            moves = g.legal_moves()
-            if not moves:
-                break
-            g.play(rng.choice(moves))
-        out.append(g)
-    return out
+from tests.helpers import random_games
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_fragments_equal_the_plain_rendering_on_random_games(seed: int) -> None:
-    games = _games(60, seed)
+    games = random_games(60, seed, max_plies=80)
     assert any(g.is_over() for g in games) and any(len(g.history) > 20 for g in games)
     for _ in range(2):  # the first pass renders and remembers, the second reads the memo
         for g in games:
@@ -46,7 +31,7 @@ def test_fragments_equal_the_plain_rendering_on_random_games(seed: int) -> None:
 def test_the_public_state_carries_the_position_and_the_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(render, "MAX_FRAGMENTS", 50)
     service = GameService.__new__(GameService)  # rendering needs no database
-    for g in _games(20, 3):
+    for g in random_games(20, 3, max_plies=80):
         rec = GameRecord(id="g", mode="hotseat", moves=[str(m) for m in g.history])
         state = json.loads("{" + service._board(Room(rec, g)) + "}")
         assert state["towers"] == {c: [str(p) for p in t] for c, t in g.towers().items() if t}
