@@ -64,6 +64,10 @@ def snapshot(state: core.State) -> dict[str, object]:
     out["score"] = list(state.score)
     out["hash"] = state.hash_key()
     out["legal"] = state.legal_codes()
+    moves = state.legal_moves()  # the C kernel's lazy sequence: iterated and indexed both ways
+    n = len(moves)
+    out["moves"] = [str(m) for m in moves]
+    out["moves_indexed"] = [str(moves[i]) for i in {0, n // 3, n // 2, n - 1, -1, -n} if -n <= i < n]
     out["placement"] = state.has_placement()
     out["forbidden"] = state.forbidden_copy_cells()
     out["deltas"] = state.margin_deltas(out["legal"])  # type: ignore[arg-type]

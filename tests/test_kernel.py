@@ -6,21 +6,25 @@ tests/test_kernel_build.py, which needs no compiler).
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 import random
 import subprocess
 import sys
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jericho_game import Game, core, kernel
+from jericho_game import Game, Move, core, kernel
 from jericho_game.board import standard_topology
 from jericho_game.players import Limit
 from jericho_game.position import parse_position
 from tests import kernel_compare
 from tests.conftest import load_conformance
+from tests.helpers import position_with, spread_all_pieces
 
 pytestmark = pytest.mark.skipif(kernel.C is None, reason="the C kernel is not built here")
 
@@ -356,3 +360,81 @@ def test_the_mcts_player_keeps_its_tree_only_for_the_same_position() -> None:
     assert p.last_reused == 0
     p.choose_move(game, Limit(seed=3))  # a seed asks for a fresh, reproducible search
     assert p.last_reused == 0
+
+
+# -- the lazy legal-move sequence ---------------------------------------------------------------
+
+
+def _random_c_games(count: int, seed: int) -> list[Game]:
+    rng = random.Random(seed)
+    games = []
+    for _ in range(count):
+        g = Game()
+        for _ in range(rng.randrange(70)):
+            if g.is_over():
+                break
+            moves = g.legal_moves()
+            g.play(moves[rng.randrange(len(moves))])
+        games.append(g)
+    return games
+
+
+def test_legal_moves_sequence_indexes_like_the_list_of_the_python_core() -> None:
+    """Every index, negative indices and slices give the Python core's moves, in its order."""
+    for g in _random_c_games(60, 5):
+        view = g.legal_moves()
+        py = kernel.python_state(g.state).legal_moves()
+        assert isinstance(view, kernel.C.LegalMoves)
+        assert len(view) == len(py) and bool(view) == bool(py)
+        assert [view[i] for i in range(len(view))] == py
+        assert [view[i] for i in range(-len(view), 0)] == py
+        assert list(view) == py and view.to_list() == py and view == py and py == view
+        assert view[1:7] == py[1:7] and view[::-3] == py[::-3]
+        for m in py[:: max(1, len(py) // 5)]:
+            assert m in view and view.index(m) == py.index(m) and view.count(m) == 1
+        assert all(a is b for a, b in zip(view, py, strict=True))  # the same interned Move objects
+
+
+def test_legal_moves_sequence_is_a_snapshot_and_read_only() -> None:
+    g = Game()
+    before = g.legal_moves()
+    as_list = list(before)
+    g.play(before[0])
+    assert before == as_list and before != g.legal_moves()
+    assert isinstance(before, Sequence)
+    with pytest.raises(TypeError):
+        before[0] = before[1]  # type: ignore[index]
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(before)
+    assert copy.copy(before) == as_list and pickle.loads(pickle.dumps(before)) == as_list
+    assert repr(before).startswith("LegalMoves([") and str(as_list[0]) in repr(before)
+
+
+def test_legal_moves_sequence_rejects_bad_indices() -> None:
+    view = Game().legal_moves()
+    for bad in (len(view), -len(view) - 1):
+        with pytest.raises(IndexError, match="out of range"):
+            view[bad]
+    for huge in (10**30, -(10**30)):  # as with a list: too big for an index at all
+        with pytest.raises(IndexError, match="index-sized integer"):
+            view[huge]
+    with pytest.raises(TypeError, match="integers or slices, not str"):
+        view["5R@a4"]  # type: ignore[call-overload]
+    with pytest.raises(ValueError):
+        view.index(Move(None, None))  # passing is not legal at the start
+    assert view != "not a sequence" and view != list(view)[1:] and Move(None, None) not in view
+
+
+def test_legal_moves_sequence_of_a_forced_pass_and_of_a_finished_game() -> None:
+    towers = spread_all_pieces([f"{c}{r}" for r in (3, 4) for c in "abcdefg" if f"{c}{r}" != "d4"])
+    forced = Game.from_position(position_with(towers, turn="north", taken_first_from="north"))
+    view = forced.legal_moves()
+    assert view == [Move(None, None)] and len(view) == 1 and view[0] is view[-1] and view[0].is_pass
+    assert list(view) == kernel.python_state(forced.state).legal_moves()
+    over = [g for g in _random_c_games(300, 9) if g.is_over()]
+    assert over
+    for g in over:
+        view = g.legal_moves()
+        assert view == [] and len(view) == 0 and not view and list(view) == []
+        with pytest.raises(IndexError):
+            view[0]

@@ -791,19 +791,242 @@ static PyObject *State_legal_codes(PyObject *self, PyObject *Py_UNUSED(ignored))
     return codes_to_list(codes, gen_legal(BRD(self), &ST(self)->pos, codes));
 }
 
-static PyObject *State_legal_moves(PyObject *self, PyObject *Py_UNUSED(ignored))
+/* ------------------------------------------------------------------------------------ */
+/* LegalMoves: the legal moves of one position as an immutable, lazy sequence.           */
+/*
+ * Why not a list: a list of ~400 interned Move objects costs ~1.5 us to build and free
+ * (one refcount write per element, scattered over memory), more than generating the moves
+ * and playing one.  The moves of a position are a few (piece, cell mask) groups, so this
+ * snapshot stores those and finds the i-th move on demand: building it is O(pieces), len()
+ * is O(1), indexing O(pieces + cells).  Anything list-like (iteration, slicing, `in`,
+ * equality with a list) materialises the interned Move objects once.
+ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *moves;             /* the board's tuple of interned Move objects (by code) */
+    int n, n_groups;
+    int base[N_PIECES];          /* code of cell 0 for the group's piece (or the pass code) */
+    uint32_t cells[N_PIECES];    /* cells of the group, in code order */
+    int start[N_PIECES];         /* index of the group's first move */
+} LegalMovesObject;
+
+static PyTypeObject LegalMovesType;
+
+static PyObject *legal_moves_of(BoardObject *board, const Pos *P)
 {
-    int codes[MAXCODES];
-    int n = gen_legal(BRD(self), &ST(self)->pos, codes);
-    PyObject *moves = ST(self)->board->moves;
-    PyObject *out = PyList_New(n);
+    const Board *B = &board->b;
+    LegalMovesObject *o = PyObject_New(LegalMovesObject, &LegalMovesType);
+    if (!o) return NULL;
+    Py_INCREF(board->moves);
+    o->moves = board->moves;
+    o->n = o->n_groups = 0;
+    if (P->outcome != NO_OUTCOME) return (PyObject *)o;
+    uint32_t r = P->reserve[(int)P->turn];
+    while (r) {
+        int p = __builtin_ctz(r);
+        r &= r - 1;
+        uint32_t cells = piece_cells(B, P, p);
+        if (!cells) continue;
+        int g = o->n_groups++;
+        o->base[g] = p * B->n_cells;
+        o->cells[g] = cells;
+        o->start[g] = o->n;
+        o->n += __builtin_popcount(cells);
+    }
+    if (!o->n) { /* passing is forced: one group of one "cell" at the pass code */
+        o->n_groups = 1;
+        o->base[0] = B->pass_code;
+        o->cells[0] = 1;
+        o->start[0] = 0;
+        o->n = 1;
+    }
+    return (PyObject *)o;
+}
+
+static void LegalMoves_dealloc(LegalMovesObject *self)
+{
+    Py_XDECREF(self->moves);
+    PyObject_Free(self);
+}
+
+static Py_ssize_t LegalMoves_len(LegalMovesObject *self) { return self->n; }
+
+/* The code of move i, 0 <= i < n. */
+static int lm_code(const LegalMovesObject *self, int i)
+{
+    int g = self->n_groups - 1;
+    while (self->start[g] > i) g--;
+    uint32_t m = self->cells[g];
+    for (int k = i - self->start[g]; k > 0; k--) m &= m - 1;
+    return self->base[g] + __builtin_ctz(m);
+}
+
+static PyObject *LegalMoves_item(LegalMovesObject *self, Py_ssize_t i)
+{
+    if (i < 0 || i >= self->n) {
+        PyErr_SetString(PyExc_IndexError, "legal move index out of range");
+        return NULL;
+    }
+    PyObject *m = PyTuple_GET_ITEM(self->moves, lm_code(self, (int)i));
+    Py_INCREF(m);
+    return m;
+}
+
+/* The moves as a fresh list of the interned Move objects. */
+static PyObject *LegalMoves_list(LegalMovesObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *out = PyList_New(self->n);
     if (!out) return NULL;
-    for (int i = 0; i < n; i++) {
-        PyObject *m = PyTuple_GET_ITEM(moves, codes[i]);
-        Py_INCREF(m);
-        PyList_SET_ITEM(out, i, m);
+    Py_ssize_t k = 0;
+    for (int g = 0; g < self->n_groups; g++) {
+        uint32_t m = self->cells[g];
+        while (m) {
+            PyObject *mv = PyTuple_GET_ITEM(self->moves, self->base[g] + __builtin_ctz(m));
+            m &= m - 1;
+            Py_INCREF(mv);
+            PyList_SET_ITEM(out, k++, mv);
+        }
     }
     return out;
+}
+
+static PyObject *LegalMoves_subscript(LegalMovesObject *self, PyObject *key)
+{
+    if (PyIndex_Check(key)) {
+        Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+        if (i == -1 && PyErr_Occurred()) return NULL;
+        if (i < 0) i += self->n;
+        return LegalMoves_item(self, i);
+    }
+    if (PySlice_Check(key)) {
+        PyObject *all = LegalMoves_list(self, NULL);
+        if (!all) return NULL;
+        PyObject *out = PyObject_GetItem(all, key);
+        Py_DECREF(all);
+        return out;
+    }
+    PyErr_Format(PyExc_TypeError, "legal move indices must be integers or slices, not %.80s",
+                 Py_TYPE(key)->tp_name);
+    return NULL;
+}
+
+static PyObject *LegalMoves_iter(LegalMovesObject *self)
+{
+    PyObject *all = LegalMoves_list(self, NULL);
+    if (!all) return NULL;
+    PyObject *it = PyObject_GetIter(all);
+    Py_DECREF(all);
+    return it;
+}
+
+/* Delegate to the materialised list (contains, index, count, repr, comparison). */
+static PyObject *lm_as_list(PyObject *obj)
+{
+    if (Py_TYPE(obj) == &LegalMovesType) return LegalMoves_list((LegalMovesObject *)obj, NULL);
+    return PySequence_List(obj);
+}
+
+static int LegalMoves_contains(LegalMovesObject *self, PyObject *x)
+{
+    PyObject *all = LegalMoves_list(self, NULL);
+    if (!all) return -1;
+    int r = PySequence_Contains(all, x);
+    Py_DECREF(all);
+    return r;
+}
+
+static PyObject *lm_delegate(LegalMovesObject *self, const char *method, PyObject *args)
+{
+    PyObject *all = LegalMoves_list(self, NULL);
+    if (!all) return NULL;
+    PyObject *fn = PyObject_GetAttrString(all, method);
+    PyObject *out = fn ? PyObject_Call(fn, args, NULL) : NULL;
+    Py_XDECREF(fn);
+    Py_DECREF(all);
+    return out;
+}
+
+static PyObject *LegalMoves_index(LegalMovesObject *self, PyObject *args)
+{
+    return lm_delegate(self, "index", args);
+}
+
+static PyObject *LegalMoves_count(LegalMovesObject *self, PyObject *args)
+{
+    return lm_delegate(self, "count", args);
+}
+
+/* Equal to a list, tuple or LegalMoves holding the same moves in the same order, so that
+   `game.legal_moves() == [PASS]` reads as it always did. */
+static PyObject *LegalMoves_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) ||
+        !(PyList_Check(b) || PyTuple_Check(b) || Py_TYPE(b) == &LegalMovesType) ||
+        !(PyList_Check(a) || PyTuple_Check(a) || Py_TYPE(a) == &LegalMovesType))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *la = lm_as_list(a), *lb = la ? lm_as_list(b) : NULL;
+    PyObject *out = lb ? PyObject_RichCompare(la, lb, op) : NULL;
+    Py_XDECREF(la);
+    Py_XDECREF(lb);
+    return out;
+}
+
+static PyObject *LegalMoves_repr(LegalMovesObject *self)
+{
+    PyObject *all = LegalMoves_list(self, NULL);
+    if (!all) return NULL;
+    PyObject *out = PyUnicode_FromFormat("LegalMoves(%R)", all);
+    Py_DECREF(all);
+    return out;
+}
+
+/* Pickles (and copies) as a plain list: the snapshot has no position to come back to. */
+static PyObject *LegalMoves_reduce(LegalMovesObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *all = LegalMoves_list(self, NULL);
+    if (!all) return NULL;
+    return Py_BuildValue("(O(N))", (PyObject *)&PyList_Type, all);
+}
+
+static PySequenceMethods LegalMoves_as_sequence = {
+    .sq_length = (lenfunc)LegalMoves_len,
+    .sq_item = (ssizeargfunc)LegalMoves_item,
+    .sq_contains = (objobjproc)LegalMoves_contains,
+};
+
+static PyMappingMethods LegalMoves_as_mapping = {
+    .mp_length = (lenfunc)LegalMoves_len,
+    .mp_subscript = (binaryfunc)LegalMoves_subscript,
+};
+
+static PyMethodDef LegalMoves_methods[] = {
+    {"index", (PyCFunction)LegalMoves_index, METH_VARARGS, "index(move[, start[, stop]]): as list.index."},
+    {"count", (PyCFunction)LegalMoves_count, METH_VARARGS, "count(move): as list.count."},
+    {"to_list", (PyCFunction)LegalMoves_list, METH_NOARGS, "The moves as a new list."},
+    {"__reduce__", (PyCFunction)LegalMoves_reduce, METH_NOARGS, "Pickled as a plain list."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject LegalMovesType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "jericho_game._kernel.LegalMoves",
+    .tp_basicsize = sizeof(LegalMovesObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_SEQUENCE,
+    .tp_doc = "The legal moves of one position: an immutable sequence of interned Move objects "
+              "(a snapshot; equal to a list of the same moves).",
+    .tp_dealloc = (destructor)LegalMoves_dealloc,
+    .tp_as_sequence = &LegalMoves_as_sequence,
+    .tp_as_mapping = &LegalMoves_as_mapping,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_richcompare = LegalMoves_richcompare,
+    .tp_iter = (getiterfunc)LegalMoves_iter,
+    .tp_repr = (reprfunc)LegalMoves_repr,
+    .tp_methods = LegalMoves_methods,
+};
+
+static PyObject *State_legal_moves(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return legal_moves_of(ST(self)->board, &ST(self)->pos);
 }
 
 static PyObject *State_is_legal(PyObject *self, PyObject *arg)
@@ -998,7 +1221,7 @@ static PyMethodDef State_methods[] = {
     {"copy", (PyCFunction)(void (*)(void))State_copy, METH_VARARGS | METH_KEYWORDS,
      "An independent copy; the undo history only with with_history=True."},
     {"legal_codes", State_legal_codes, METH_NOARGS, "Legal move codes ([pass] when forced, [] when over)."},
-    {"legal_moves", State_legal_moves, METH_NOARGS, "Legal moves as interned Move objects."},
+    {"legal_moves", State_legal_moves, METH_NOARGS, "Legal moves: a LegalMoves sequence of interned Move objects."},
     {"is_legal", State_is_legal, METH_O, "Whether a move code is legal here."},
     {"has_placement", State_has_placement, METH_NOARGS, "Whether the side to move can place a piece."},
     {"fits", State_fits, METH_O, "Cells where a piece may stack (reserve and asymmetry aside)."},
@@ -2396,6 +2619,7 @@ static struct PyModuleDef kernel_module = {
 PyMODINIT_FUNC PyInit__kernel(void)
 {
     if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&StateType) < 0 || PyType_Ready(&TreeType) < 0 ||
+        PyType_Ready(&LegalMovesType) < 0 ||
         PyType_Ready(&BatchType) < 0)
         return NULL;
     recip_init();
@@ -2405,10 +2629,12 @@ PyMODINIT_FUNC PyInit__kernel(void)
     Py_INCREF(&StateType);
     Py_INCREF(&TreeType);
     Py_INCREF(&BatchType);
+    Py_INCREF(&LegalMovesType);
     if (PyModule_AddObject(m, "Board", (PyObject *)&BoardType) < 0 ||
         PyModule_AddObject(m, "Tree", (PyObject *)&TreeType) < 0 ||
         PyModule_AddObject(m, "State", (PyObject *)&StateType) < 0 ||
         PyModule_AddObject(m, "BatchEngine", (PyObject *)&BatchType) < 0 ||
+        PyModule_AddObject(m, "LegalMoves", (PyObject *)&LegalMovesType) < 0 ||
         PyModule_AddIntConstant(m, "MAX_CELLS", MAXC) < 0 ||
         PyModule_AddIntConstant(m, "TT_ENTRY_SIZE", (int)sizeof(TTEntry)) < 0) {
         Py_DECREF(m);

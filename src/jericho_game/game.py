@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from jericho_game.board import Topology, standard_topology
@@ -143,8 +143,13 @@ class Game:
         """The most recent move, or ``None`` before the first."""
         return self._history[-1] if self._history else None
 
-    def legal_moves(self) -> list[Move]:
-        """Every legal move: exactly ``[PASS]`` when passing is forced, ``[]`` once the game is over."""
+    def legal_moves(self) -> Sequence[Move]:
+        """Every legal move: exactly ``[PASS]`` when passing is forced, ``[]`` once the game is over.
+
+        A read-only snapshot of this position's moves (it does not change when the game
+        does), equal to the list of the same moves; ``list(...)`` gives a list to edit.  With
+        the C kernel it is a lazy sequence, so that ``len`` and indexing cost no list.
+        """
         return self._state.legal_moves()
 
     def is_legal(self, move: Move | str) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import random as _random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -37,6 +37,8 @@ def _load() -> ModuleType | None:
     except ImportError:
         return None
     mod: ModuleType = _kernel
+    # Its legal-move snapshot is a read-only sequence; say so to isinstance() checks.
+    Sequence.register(mod.LegalMoves)
     return mod
 
 
