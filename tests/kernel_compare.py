@@ -64,6 +64,7 @@ def snapshot(state: core.State) -> dict[str, object]:
     out["score"] = list(state.score)
     out["hash"] = state.hash_key()
     out["legal"] = state.legal_codes()
+    out["groups"] = state.legal_groups()
     moves = state.legal_moves()  # the C kernel's lazy sequence: iterated and indexed both ways
     n = len(moves)
     out["moves"] = [str(m) for m in moves]

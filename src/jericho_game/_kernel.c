@@ -1029,6 +1029,30 @@ static PyObject *State_legal_moves(PyObject *self, PyObject *Py_UNUSED(ignored))
     return legal_moves_of(ST(self)->board, &ST(self)->pos);
 }
 
+/* [(piece, cell mask), ...] of the pieces with a legal placement (core.State.legal_groups). */
+static PyObject *State_legal_groups(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    const Board *B = BRD(self);
+    const Pos *P = &ST(self)->pos;
+    PyObject *out = PyList_New(0);
+    if (!out || P->outcome != NO_OUTCOME) return out;
+    uint32_t r = P->reserve[(int)P->turn];
+    while (r) {
+        int p = __builtin_ctz(r);
+        r &= r - 1;
+        uint32_t cells = piece_cells(B, P, p);
+        if (!cells) continue;
+        PyObject *pair = Py_BuildValue("(ik)", p, (unsigned long)cells);
+        if (!pair || PyList_Append(out, pair) < 0) {
+            Py_XDECREF(pair);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(pair);
+    }
+    return out;
+}
+
 static PyObject *State_is_legal(PyObject *self, PyObject *arg)
 {
     if (!PyLong_Check(arg)) {
@@ -1221,6 +1245,7 @@ static PyMethodDef State_methods[] = {
     {"copy", (PyCFunction)(void (*)(void))State_copy, METH_VARARGS | METH_KEYWORDS,
      "An independent copy; the undo history only with with_history=True."},
     {"legal_codes", State_legal_codes, METH_NOARGS, "Legal move codes ([pass] when forced, [] when over)."},
+    {"legal_groups", State_legal_groups, METH_NOARGS, "[(piece, cell mask), ...] of the legal placements."},
     {"legal_moves", State_legal_moves, METH_NOARGS, "Legal moves: a LegalMoves sequence of interned Move objects."},
     {"is_legal", State_is_legal, METH_O, "Whether a move code is legal here."},
     {"has_placement", State_has_placement, METH_NOARGS, "Whether the side to move can place a piece."},

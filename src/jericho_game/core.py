@@ -321,6 +321,19 @@ class State(metaclass=_StateType):
             out.append(self.tables.move_objects[self.tables.pass_code])
         return out
 
+    def legal_groups(self) -> list[tuple[int, int]]:
+        """Legal placements grouped by piece: ``(piece, mask of its legal cells)`` in piece order.
+
+        The same moves as :meth:`legal_codes` without the pass (``[]`` when passing is forced or
+        the game is over), for a caller that wants cells per piece without a move per cell."""
+        groups: dict[int, int] = {}
+        n = self.tables.n_cells
+        for code in self.legal_codes():
+            if code != self.tables.pass_code:
+                piece, cell = divmod(code, n)
+                groups[piece] = groups.get(piece, 0) | 1 << cell
+        return list(groups.items())
+
     def _generate(self, objects: bool) -> list[object]:
         out: list[object] = []
         if self.outcome != NO_OUTCOME:

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from jericho_game import Move
 from jericho_game.web import render
-from jericho_game.web.rooms import GameService, Room, confrontations
+from jericho_game.web.rooms import GameService, Room, confrontations, legal_by_piece
 from jericho_game.web.storage import GameRecord
 from tests.helpers import random_games
 
@@ -26,6 +27,8 @@ def test_fragments_equal_the_plain_rendering_on_random_games(seed: int) -> None:
             assert json.loads(render.reserves_json(g)) == reserves
             leaders = {k: (str(v) if v is not None else None) for k, v in g.leaders().items()}
             assert json.loads(render.leaders_json(g)) == leaders
+            legal = render.legal_json(g)
+            assert legal == json.dumps(legal_by_piece(g.legal_moves()), separators=(",", ":"))  # order too
 
 
 def test_the_public_state_carries_the_position_and_the_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -37,4 +40,7 @@ def test_the_public_state_carries_the_position_and_the_memo_stays_bounded(monkey
         assert state["towers"] == {c: [str(p) for p in t] for c, t in g.towers().items() if t}
         assert state["confrontations"] == confrontations(g)
         assert state["ply"] == len(g.history) and state["moves"] == rec.moves
+        if state["status"] == "playing":
+            assert state["legal"] == legal_by_piece(g.legal_moves())
+            assert state["pass_only"] == (g.legal_moves() == [Move(None, None)])
         assert len(render._memo) <= 50

@@ -3,6 +3,7 @@ clocks, and every kind of hostile input (which must get a clear error and change
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 import time
@@ -1007,3 +1008,13 @@ def test_a_database_written_before_versions_is_migrated_and_its_clock_still_runs
             st = ws.until("state", lambda m: m["game"]["status"] == "over")["game"]  # North's 0.6 s run out
             assert st["reason"] == "time" and st["result"] == "south"
     assert stored_moves(db, "oldgame1") == ["5R@d2"]
+
+
+def test_the_start_up_heap_is_frozen_while_the_app_runs(db: str) -> None:
+    """A full garbage collection scanned the start-up heap under load (60-90 ms stalls): the app
+    freezes it for its lifetime, and gives it back when it stops."""
+    gc.unfreeze()
+    with TestClient(create_app(db, ai_processes=0)) as c:
+        assert c.get("/healthz").status_code == 200
+        assert gc.get_freeze_count() > 10_000
+    assert gc.get_freeze_count() == 0

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_FRAGMENTS",
     "towers_json",
     "reserves_json",
+    "legal_json",
     "leaders_json",
     "confrontation_body",
     "confrontations_json",
@@ -34,7 +35,20 @@ __all__ = [
 MAX_FRAGMENTS = 200_000
 
 _memo: dict[Any, str] = {}
+_boards: dict[Any, int] = {}  # Tables -> small int (see _board_id); boards in use: one or two
 _orders: dict[Any, tuple[int, ...]] = {}  # per board (Tables): its cells in the topology's order
+# per board: each piece's '"5R":[' and the cell names of each camp's half of a legal-cells mask
+_legal_tables: dict[Any, tuple[list[str], dict[int, str], dict[int, str]]] = {}
+
+
+def _board_id(t: Any) -> int:
+    # A small int standing for a board (its Tables) in memo keys: a key made of ints and strings
+    # only is a tuple the garbage collector stops tracking, so 200,000 memoized fragments add
+    # nothing to a full collection (keys holding the Tables object made each one ~60-90 ms).
+    board = _boards.get(t)
+    if board is None:
+        board = _boards[t] = len(_boards)
+    return board
 
 
 def _dumps(value: Any) -> str:
@@ -51,6 +65,7 @@ def _remember(key: Any, text: str) -> str:
 def towers_json(game: Game, code: list[int] | None = None) -> str:
     """``{"cell": ["5R", ...], ...}`` for every non-empty cell, bottom to top, in board order."""
     t = game.tables
+    board = _board_id(t)
     code = game.state.code if code is None else code
     names = t.cell_names
     parts = []
@@ -58,7 +73,7 @@ def towers_json(game: Game, code: list[int] | None = None) -> str:
         x = code[c]
         if not x:
             continue
-        key = (t, "t", c, x)
+        key = (board, "t", c, x)
         frag = _memo.get(key)
         if frag is None:
             name = names[c]
@@ -89,10 +104,45 @@ def reserves_json(game: Game) -> str:
     return "{" + ",".join(parts) + "}"
 
 
+def legal_json(game: Game) -> str:
+    """``{"piece": ["cell", ...], ...}``: the legal placements, by piece (``{}`` when passing is forced).
+
+    Built from the engine's ``(piece, mask of its legal cells)`` groups
+    (:meth:`core.State.legal_groups`): each piece's part is its memoized prefix and the quoted
+    names of its cells in each camp, memoized per camp's half of the mask (at most 2 x 2^13
+    texts on the standard board; whole masks recur too seldom to memoize).  Naming ~400 moves
+    one by one and encoding them cost ~80 us a state, this ~10-20."""
+    t = game.tables
+    tables = _legal_tables.get(t)
+    if tables is None:
+        if len(_legal_tables) >= 16:  # boards in use: one or two
+            _legal_tables.clear()
+        prefixes = [f'"{t.move_objects[p * t.n_cells].piece}":[' for p in range(t.pass_code // t.n_cells)]
+        tables = _legal_tables[t] = (prefixes, {}, {})
+    prefixes, south_of, north_of = tables
+    k = t.camp_size
+    low = (1 << k) - 1
+    parts = []
+    for piece, mask in game.state.legal_groups():
+        south = south_of.get(mask & low)
+        if south is None:
+            south = south_of[mask & low] = _names(t, 0, mask & low)
+        north = north_of.get(mask >> k)
+        if north is None:
+            north = north_of[mask >> k] = _names(t, k, mask >> k)
+        parts.append(prefixes[piece] + (south + "," + north if south and north else south or north) + "]")
+    return "{" + ",".join(parts) + "}"
+
+
+def _names(t: Any, first: int, bits: int) -> str:
+    # the quoted names of one camp's cells in ``bits`` (cell ``first + i`` for bit i), comma-separated
+    return ",".join(_dumps(t.cell_names[first + i]) for i in range(bits.bit_length()) if bits >> i & 1)
+
+
 def leaders_json(game: Game) -> str:
     """``{"alignment": "south" | "north" | null, ...}``."""
     t = game.tables
-    key = (t, "l", tuple(game.state.leader))
+    key = (_board_id(t), "l", *game.state.leader)
     frag = _memo.get(key)
     if frag is None:
         frag = _remember(key, _dumps({k: (str(v) if v is not None else None) for k, v in game.leaders().items()}))
@@ -114,11 +164,12 @@ def confrontation_body(c: Confrontation) -> dict[str, Any]:
 def confrontations_json(game: Game, code: list[int] | None = None) -> str:
     """``{"alignment": {"south", "north", "south_tower", "north_tower", "leader", "reason"}, ...}``."""
     t = game.tables
+    board = _board_id(t)
     code = game.state.code if code is None else code
     leader = game.state.leader
     parts = []
     for a, cells in enumerate(t.align_cells):
-        key = (t, "c", a, leader[a], *[code[c] for c in cells])
+        key = (board, "c", a, leader[a], *[code[c] for c in cells])
         frag = _memo.get(key)
         if frag is None:
             name = t.align_names[a]

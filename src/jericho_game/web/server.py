@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import logging
 import os
@@ -1020,7 +1021,14 @@ def create_app(
         sys.setswitchinterval(min(switch, SWITCH_INTERVAL))
         await transport.start()
         rating_task = asyncio.get_running_loop().create_task(ratings.run())
+        # A full collection stopped every thread for 60-90 ms under load, scanning the start-up
+        # heap (the imported libraries: ~100,000 objects that live as long as the process), and
+        # such a stall is what the slowest acknowledgements waited for (docs/web.md,
+        # "Performance"); frozen, those objects are left out of every collection.
+        gc.collect()
+        gc.freeze()
         yield
+        gc.unfreeze()
         rating_task.cancel()
         await transport.stop()
         sys.setswitchinterval(switch)
