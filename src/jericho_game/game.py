@@ -226,9 +226,10 @@ class Game:
             raise KeyError(f"unknown alignment {alignment!r}") from None
         champs: list[str | None] = []
         towers: list[tuple[Piece, ...]] = []
+        keys = self._state.key  # one read: the C state's list attributes are fresh copies
         for cells in (t.align_south[a], t.align_north[a]):
-            best = max(cells, key=lambda c: self._state.key[c])
-            if self._state.key[best]:
+            best = max(cells, key=keys.__getitem__)
+            if keys[best]:
                 champs.append(t.cell_names[best])
                 towers.append(tuple(self.tower(t.cell_names[best])))
             else:

@@ -18,9 +18,11 @@ checks that on random games).
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 from typing import Any
 
 from jericho_game.game import Confrontation, Game
+from jericho_game.pieces import PIECES
 
 __all__ = [
     "MAX_FRAGMENTS",
@@ -36,6 +38,7 @@ MAX_FRAGMENTS = 200_000
 
 _memo: dict[Any, str] = {}
 _boards: dict[Any, int] = {}  # Tables -> small int (see _board_id); boards in use: one or two
+_align_getters: dict[Any, list[tuple[int, Any]]] = {}  # per board: each alignment's tower codes, read in C
 _orders: dict[Any, tuple[int, ...]] = {}  # per board (Tables): its cells in the topology's order
 # per board: each piece's '"5R":[' and the cell names of each camp's half of a legal-cells mask
 _legal_tables: dict[Any, tuple[list[str], dict[int, str], dict[int, str]]] = {}
@@ -92,16 +95,27 @@ def _board_order(game: Game) -> tuple[int, ...]:
 
 
 def reserves_json(game: Game) -> str:
-    """``{"south": [...], "north": [...]}``: each side's pieces not placed yet."""
+    """``{"south": [...], "north": [...]}``: each side's pieces not placed yet.
+
+    A reserve changes with nearly every move and its masks seldom recur, so the text is joined
+    from the pieces' names memoized per half of the 25-bit mask (2^13 + 2^12 texts at most)."""
     masks = game.state.reserve
     parts = []
     for i, side in enumerate(("south", "north")):
-        key = ("r", masks[i])
-        frag = _memo.get(key)
-        if frag is None:
-            frag = _remember(key, _dumps([str(p) for p in game.reserve(side)]))
-        parts.append(f'"{side}":{frag}')
+        mask = masks[i]
+        low = _memo.get(("r", 0, mask & 0x1FFF))
+        if low is None:
+            low = _remember(("r", 0, mask & 0x1FFF), _piece_names(0, mask & 0x1FFF))
+        high = _memo.get(("r", 13, mask >> 13))
+        if high is None:
+            high = _remember(("r", 13, mask >> 13), _piece_names(13, mask >> 13))
+        parts.append(f'"{side}":[' + (low + "," + high if low and high else low or high) + "]")
     return "{" + ",".join(parts) + "}"
+
+
+def _piece_names(first: int, bits: int) -> str:
+    # the quoted names of pieces ``first + i`` for each bit i of ``bits``, comma-separated
+    return ",".join(_dumps(str(PIECES[first + i])) for i in range(bits.bit_length()) if bits >> i & 1)
 
 
 def legal_json(game: Game) -> str:
@@ -165,11 +179,14 @@ def confrontations_json(game: Game, code: list[int] | None = None) -> str:
     """``{"alignment": {"south", "north", "south_tower", "north_tower", "leader", "reason"}, ...}``."""
     t = game.tables
     board = _board_id(t)
+    getters = _align_getters.get(t)
+    if getters is None:
+        getters = _align_getters[t] = [(a, itemgetter(*cells)) for a, cells in enumerate(t.align_cells)]
     code = game.state.code if code is None else code
     leader = game.state.leader
     parts = []
-    for a, cells in enumerate(t.align_cells):
-        key = (board, "c", a, leader[a], *[code[c] for c in cells])
+    for a, towers_of in getters:
+        key = (board, "c", a, leader[a], towers_of(code))
         frag = _memo.get(key)
         if frag is None:
             name = t.align_names[a]

@@ -399,12 +399,11 @@ class GameService:
         rec, game = room.rec, room.game
         result, reason = self.outcome(room)
         status = self.status(room)
-        legal: dict[str, list[str]] = {}
+        legal = "{}"  # the legal placements by piece, as JSON text (render.legal_json)
         pass_only = False
         if status == "playing":
-            moves = game.legal_moves()
-            pass_only = moves == [PASS]
-            legal = legal_by_piece(moves)
+            legal = render.legal_json(game)
+            pass_only = legal == "{}"  # playing, yet no placement: passing is forced
         threat = game.seven_threat()
         board = {
             "id": rec.id,
@@ -415,7 +414,6 @@ class GameService:
             "moves": list(rec.moves),
             "turn": game.turn.value,
             "score": list(game.score()),
-            "legal": legal,
             "pass_only": pass_only,
             "last": rec.moves[-1] if rec.moves else None,
             "threat": threat.value if threat and status != "over" else None,
@@ -437,6 +435,8 @@ class GameService:
         code = game.state.code
         room.board_json = (
             json.dumps(board, separators=(",", ":"))[1:-1]
+            + ',"legal":'
+            + legal
             + ',"leaders":'
             + render.leaders_json(game)
             + ',"towers":'
