@@ -328,11 +328,14 @@ class Tx:
         """Store ``moves`` as plies ``first_ply``, ``first_ply + 1``, ..."""
         self.wrote = True
         now = time.time()
-        self._run(
-            "insert_move",
-            [{"game_id": self.game_id, "ply": first_ply + i, "move": m, "played_at": now} for i, m in enumerate(moves)],
-            many=True,
-        )
+        gid = self.game_id
+        rows = [{"game_id": gid, "ply": first_ply + i, "move": m, "played_at": now} for i, m in enumerate(moves)]
+        # one move (nearly always) as a plain statement: psycopg's executemany enters pipeline
+        # mode: 125-130 us of CPU for one row against 52-54 for execute (psycopg 3.3.9, timed)
+        if len(rows) == 1:
+            self._run("insert_move", rows[0])
+        else:
+            self._run("insert_move", rows, many=True)
 
     def truncate(self, plies: int) -> None:
         """Take back moves so that ``plies`` remain (undo)."""
