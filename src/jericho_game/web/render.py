@@ -18,6 +18,7 @@ checks that on random games).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -105,17 +106,20 @@ def reserves_json(game: Game) -> str:
         mask = masks[i]
         low = _memo.get(("r", 0, mask & 0x1FFF))
         if low is None:
-            low = _remember(("r", 0, mask & 0x1FFF), _piece_names(0, mask & 0x1FFF))
+            low = _remember(("r", 0, mask & 0x1FFF), _quoted(_PIECE_NAMES, 0, mask & 0x1FFF))
         high = _memo.get(("r", 13, mask >> 13))
         if high is None:
-            high = _remember(("r", 13, mask >> 13), _piece_names(13, mask >> 13))
+            high = _remember(("r", 13, mask >> 13), _quoted(_PIECE_NAMES, 13, mask >> 13))
         parts.append(f'"{side}":[' + (low + "," + high if low and high else low or high) + "]")
     return "{" + ",".join(parts) + "}"
 
 
-def _piece_names(first: int, bits: int) -> str:
-    # the quoted names of pieces ``first + i`` for each bit i of ``bits``, comma-separated
-    return ",".join(_dumps(str(PIECES[first + i])) for i in range(bits.bit_length()) if bits >> i & 1)
+_PIECE_NAMES = [str(p) for p in PIECES]
+
+
+def _quoted(names: Sequence[str], first: int, bits: int) -> str:
+    # the quoted names ``names[first + i]`` for each bit i of ``bits``, comma-separated
+    return ",".join(_dumps(names[first + i]) for i in range(bits.bit_length()) if bits >> i & 1)
 
 
 def legal_json(game: Game) -> str:
@@ -140,17 +144,12 @@ def legal_json(game: Game) -> str:
     for piece, mask in game.state.legal_groups():
         south = south_of.get(mask & low)
         if south is None:
-            south = south_of[mask & low] = _names(t, 0, mask & low)
+            south = south_of[mask & low] = _quoted(t.cell_names, 0, mask & low)
         north = north_of.get(mask >> k)
         if north is None:
-            north = north_of[mask >> k] = _names(t, k, mask >> k)
+            north = north_of[mask >> k] = _quoted(t.cell_names, k, mask >> k)
         parts.append(prefixes[piece] + (south + "," + north if south and north else south or north) + "]")
     return "{" + ",".join(parts) + "}"
-
-
-def _names(t: Any, first: int, bits: int) -> str:
-    # the quoted names of one camp's cells in ``bits`` (cell ``first + i`` for bit i), comma-separated
-    return ",".join(_dumps(t.cell_names[first + i]) for i in range(bits.bit_length()) if bits >> i & 1)
 
 
 def leaders_json(game: Game) -> str:
