@@ -965,6 +965,10 @@ static PyObject *LegalMoves_richcompare(PyObject *a, PyObject *b, int op)
         !(PyList_Check(b) || PyTuple_Check(b) || Py_TYPE(b) == &LegalMovesType) ||
         !(PyList_Check(a) || PyTuple_Check(a) || Py_TYPE(a) == &LegalMovesType))
         Py_RETURN_NOTIMPLEMENTED;
+    /* Different lengths decide at once: `moves == [PASS]` must not build a list of 400 moves. */
+    Py_ssize_t na = PyObject_Length(a), nb = PyObject_Length(b);
+    if (na < 0 || nb < 0) return NULL;
+    if (na != nb) return PyBool_FromLong(op == Py_NE);
     PyObject *la = lm_as_list(a), *lb = la ? lm_as_list(b) : NULL;
     PyObject *out = lb ? PyObject_RichCompare(la, lb, op) : NULL;
     Py_XDECREF(la);

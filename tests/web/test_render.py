@@ -57,3 +57,13 @@ def test_the_memo_adds_nothing_to_a_garbage_collection() -> None:
     gc.collect()
     gc.collect()  # a key's inner tuple is untracked by one collection, the key by the next
     assert render._memo and not [k for k in render._memo if gc.is_tracked(k)]
+
+
+def test_a_record_copy_is_equal_and_independent() -> None:
+    rec = GameRecord(id="g", mode="online", moves=["5R@a1", "pass"], meta={"names": {"south": "Ann"}}, version=7)
+    copy = rec.copy()
+    assert copy == rec and type(copy) is GameRecord and copy is not rec
+    copy.moves.append("1W@b2")
+    copy.meta["offer"] = {"what": "draw"}
+    copy.version = 8
+    assert rec.moves == ["5R@a1", "pass"] and rec.meta == {"names": {"south": "Ann"}} and rec.version == 7

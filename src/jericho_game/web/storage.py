@@ -25,7 +25,7 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -193,7 +193,13 @@ class GameRecord:
 
     def copy(self) -> GameRecord:
         """An independent copy (the moves list and meta are copied too)."""
-        return replace(self, moves=list(self.moves), meta=dict(self.meta))
+        # through __dict__: dataclasses.replace re-runs __init__ with every field looked up by
+        # name (10 us against 2.5, timeit), and every move of every game copies its record once
+        new = object.__new__(GameRecord)
+        new.__dict__.update(self.__dict__)
+        new.moves = list(self.moves)
+        new.meta = dict(self.meta)
+        return new
 
 
 @dataclass(frozen=True)
