@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from jericho_game import Move
+from jericho_game import Game, Move
 from jericho_game.web import render
 from jericho_game.web.rooms import GameService, Room, confrontations, legal_by_piece
 from jericho_game.web.storage import GameRecord
@@ -44,7 +44,7 @@ def test_the_public_state_carries_the_position_and_the_memo_stays_bounded(monkey
         if state["status"] == "playing":
             assert state["legal"] == legal_by_piece(g.legal_moves())
             assert state["pass_only"] == (g.legal_moves() == [Move(None, None)])
-        assert len(render._memo) <= 50
+        assert len(render._memo) + len(render._old) <= 50
 
 
 def test_the_memo_adds_nothing_to_a_garbage_collection() -> None:
@@ -67,3 +67,24 @@ def test_a_record_copy_is_equal_and_independent() -> None:
     copy.meta["offer"] = {"what": "draw"}
     copy.version = 8
     assert rec.moves == ["5R@a1", "pass"] and rec.meta == {"names": {"south": "Ann"}} and rec.version == 7
+
+
+def test_fragments_in_use_survive_the_memo_turnover(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bounded memo drops what is not used any more, not what is: a game rendered again and
+    again keeps its fragments while other games' push the memo past its bound many times."""
+    monkeypatch.setattr(render, "MAX_FRAGMENTS", 100)  # a generation holds more than one state
+    monkeypatch.setattr(render, "_memo", {})
+    monkeypatch.setattr(render, "_old", {})
+    game = random_games(1, 5, max_plies=30)[0]
+    first = render.confrontations_json(game)
+    rendered: list[str] = []
+    real = Game.confrontation
+    monkeypatch.setattr(Game, "confrontation", lambda self, name: rendered.append(name) or real(self, name))
+    turnovers = 0
+    for other in random_games(30, 6, max_plies=40):
+        young = render._memo
+        render.towers_json(other)
+        turnovers += render._memo is not young
+        assert render.confrontations_json(game) == first
+        assert len(render._memo) + len(render._old) <= 100
+    assert turnovers >= 5 and rendered == []  # never rendered again
