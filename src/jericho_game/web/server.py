@@ -1021,10 +1021,10 @@ def create_app(
         sys.setswitchinterval(min(switch, SWITCH_INTERVAL))
         await transport.start()
         rating_task = asyncio.get_running_loop().create_task(ratings.run())
-        # A full collection stopped every thread for 60-90 ms under load, scanning the start-up
-        # heap (the imported libraries: ~100,000 objects that live as long as the process), and
-        # such a stall is what the slowest acknowledgements waited for (docs/web.md,
-        # "Performance"); frozen, those objects are left out of every collection.
+        # A full collection stopped every thread for 60-90 ms under load, scanning among others
+        # the start-up heap (the imported libraries: tens of thousands of objects that live as
+        # long as the process), and such a stall is what the slowest acknowledgements waited for
+        # (docs/web.md, "Performance"); frozen, those objects are left out of every collection.
         gc.collect()
         gc.freeze()
         yield
