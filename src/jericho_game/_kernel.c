@@ -813,6 +813,26 @@ typedef struct {
 
 static PyTypeObject LegalMovesType;
 
+/* The pieces of the side to move that have a legal placement, each with the mask of its legal
+   cells, in piece order (code order); returns how many: 0 when passing is forced or the game is
+   over.  The one walk behind LegalMoves and State.legal_groups. */
+static int placement_groups(const Board *B, const Pos *P, int *piece, uint32_t *cells)
+{
+    int n = 0;
+    if (P->outcome != NO_OUTCOME) return 0;
+    uint32_t r = P->reserve[(int)P->turn];
+    while (r) {
+        int p = __builtin_ctz(r);
+        r &= r - 1;
+        uint32_t c = piece_cells(B, P, p);
+        if (c) {
+            piece[n] = p;
+            cells[n++] = c;
+        }
+    }
+    return n;
+}
+
 static PyObject *legal_moves_of(BoardObject *board, const Pos *P)
 {
     const Board *B = &board->b;
@@ -820,21 +840,15 @@ static PyObject *legal_moves_of(BoardObject *board, const Pos *P)
     if (!o) return NULL;
     Py_INCREF(board->moves);
     o->moves = board->moves;
-    o->n = o->n_groups = 0;
-    if (P->outcome != NO_OUTCOME) return (PyObject *)o;
-    uint32_t r = P->reserve[(int)P->turn];
-    while (r) {
-        int p = __builtin_ctz(r);
-        r &= r - 1;
-        uint32_t cells = piece_cells(B, P, p);
-        if (!cells) continue;
-        int g = o->n_groups++;
-        o->base[g] = p * B->n_cells;
-        o->cells[g] = cells;
+    int piece[N_PIECES];
+    o->n_groups = placement_groups(B, P, piece, o->cells);
+    o->n = 0;
+    for (int g = 0; g < o->n_groups; g++) {
+        o->base[g] = piece[g] * B->n_cells;
         o->start[g] = o->n;
-        o->n += __builtin_popcount(cells);
+        o->n += __builtin_popcount(o->cells[g]);
     }
-    if (!o->n) { /* passing is forced: one group of one "cell" at the pass code */
+    if (!o->n && P->outcome == NO_OUTCOME) { /* passing is forced: one "cell" at the pass code */
         o->n_groups = 1;
         o->base[0] = B->pass_code;
         o->cells[0] = 1;
@@ -1036,23 +1050,18 @@ static PyObject *State_legal_moves(PyObject *self, PyObject *Py_UNUSED(ignored))
 /* [(piece, cell mask), ...] of the pieces with a legal placement (core.State.legal_groups). */
 static PyObject *State_legal_groups(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
-    const Board *B = BRD(self);
-    const Pos *P = &ST(self)->pos;
-    PyObject *out = PyList_New(0);
-    if (!out || P->outcome != NO_OUTCOME) return out;
-    uint32_t r = P->reserve[(int)P->turn];
-    while (r) {
-        int p = __builtin_ctz(r);
-        r &= r - 1;
-        uint32_t cells = piece_cells(B, P, p);
-        if (!cells) continue;
-        PyObject *pair = Py_BuildValue("(ik)", p, (unsigned long)cells);
-        if (!pair || PyList_Append(out, pair) < 0) {
-            Py_XDECREF(pair);
+    int piece[N_PIECES];
+    uint32_t cells[N_PIECES];
+    int n = placement_groups(BRD(self), &ST(self)->pos, piece, cells);
+    PyObject *out = PyList_New(n);
+    if (!out) return NULL;
+    for (int g = 0; g < n; g++) {
+        PyObject *pair = Py_BuildValue("(ik)", piece[g], (unsigned long)cells[g]);
+        if (!pair) {
             Py_DECREF(out);
             return NULL;
         }
-        Py_DECREF(pair);
+        PyList_SET_ITEM(out, g, pair);
     }
     return out;
 }
