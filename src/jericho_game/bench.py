@@ -149,6 +149,12 @@ def run(args: argparse.Namespace) -> int:
             pass
         else:
             show(env_bench.figures(args.seconds))
+        try:  # the web server's rendering, when the web extra is installed
+            from jericho_game.web import bench as web_bench
+        except ImportError:
+            pass
+        else:
+            show(web_bench.figures(args.seconds))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(

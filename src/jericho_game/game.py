@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from jericho_game.board import Topology, standard_topology
 from jericho_game.core import DRAW, NO_OUTCOME, State, Tables, tables_for
@@ -18,6 +19,23 @@ __all__ = ["Game", "Confrontation", "Outcome"]
 Outcome = str  # "south", "north" or "draw"
 
 _SIDES = (Side.SOUTH, Side.NORTH)
+
+
+@lru_cache(maxsize=1 << 14)
+def _pieces(code: int) -> tuple[Piece, ...]:
+    # the pieces of a kernel tower code (5 bits a piece, the bottom one lowest), bottom to top;
+    # cached: a web server names the same towers over and over
+    out = []
+    while code:
+        out.append(PIECES[(code & 31) - 1])
+        code >>= 5
+    return tuple(out)
+
+
+@lru_cache(maxsize=1 << 14)
+def _verdict(south: int, north: int) -> str:
+    # compare_towers for two champions' tower codes, cached for the same reason
+    return compare_towers(_pieces(south), _pieces(north), "South", "North")
 
 
 @dataclass(frozen=True)
@@ -185,13 +203,7 @@ class Game:
 
         Like a mapping lookup, an unknown cell name raises ``KeyError`` naming it.
         """
-        c = self._cell(cell)
-        x = self._state.code[c]
-        out = []
-        while x:
-            out.append(PIECES[(x & 31) - 1])
-            x >>= 5
-        return out
+        return list(_pieces(self._state.code[self._cell(cell)]))
 
     def towers(self) -> dict[str, list[Piece]]:
         """Every cell name (board order) → its tower, bottom to top."""
@@ -225,17 +237,18 @@ class Game:
         except ValueError:
             raise KeyError(f"unknown alignment {alignment!r}") from None
         champs: list[str | None] = []
-        towers: list[tuple[Piece, ...]] = []
-        keys = self._state.key  # one read: the C state's list attributes are fresh copies
+        codes: list[int] = []  # the champions' tower codes (0: no champion)
+        st = self._state
+        keys, code = st.key, st.code  # one read each: the C state's list attributes are fresh copies
         for cells in (t.align_south[a], t.align_north[a]):
             best = max(cells, key=keys.__getitem__)
             if keys[best]:
                 champs.append(t.cell_names[best])
-                towers.append(tuple(self.tower(t.cell_names[best])))
+                codes.append(code[best])
             else:
                 champs.append(None)
-                towers.append(())
-        x = self._state.leader[a]
+                codes.append(0)
+        x = st.leader[a]
         leader = _SIDES[x] if x >= 0 else None
         if champs[0] is None and champs[1] is None:
             reason = "no tower on this alignment: nobody leads"
@@ -243,8 +256,8 @@ class Game:
             who = "South" if champs[0] is None else "North"
             reason = f"{who} has no tower on this alignment: nobody leads"
         else:
-            reason = compare_towers(list(towers[0]), list(towers[1]), "South", "North")
-        return Confrontation(alignment, champs[0], champs[1], towers[0], towers[1], leader, reason)
+            reason = _verdict(codes[0], codes[1])
+        return Confrontation(alignment, champs[0], champs[1], _pieces(codes[0]), _pieces(codes[1]), leader, reason)
 
     # -- playing -----------------------------------------------------------------------
     def play(self, move: Move | str) -> Move:

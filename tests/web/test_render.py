@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import random
 
 import pytest
 
@@ -21,6 +22,8 @@ def test_fragments_equal_the_plain_rendering_on_random_games(seed: int) -> None:
     for _ in range(2):  # the first pass renders and remembers, the second reads the memo
         for g in games:
             assert json.loads(render.confrontations_json(g)) == confrontations(g)
+            plain = [f"{json.dumps(a)}:{render._dumps(body)}" for a, body in confrontations(g).items()]
+            assert render.confrontations_json(g) == "{" + ",".join(plain) + "}"  # the very text
             towers = json.loads(render.towers_json(g))
             assert towers == {c: [str(p) for p in t] for c, t in g.towers().items() if t}
             assert list(towers) == [c for c, t in g.towers().items() if t]  # board order kept
@@ -88,3 +91,60 @@ def test_fragments_in_use_survive_the_memo_turnover(monkeypatch: pytest.MonkeyPa
         assert render.confrontations_json(game) == first
         assert len(render._memo) + len(render._old) <= 100
     assert turnovers >= 5 and rendered == []  # never rendered again
+
+
+def _whole(g: Game) -> str:
+    # the four position functions, as position_json joins them
+    return (
+        f'"leaders":{render.leaders_json(g)},"towers":{render.towers_json(g)},'
+        f'"reserves":{render.reserves_json(g)},"confrontations":{render.confrontations_json(g)}'
+    )
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_a_position_rendered_from_an_earlier_one_equals_one_rendered_whole(seed: int) -> None:
+    """``position_json`` re-renders only the cells and alignments that differ from ``prior``: from
+    the previous position (the server's case), from any earlier or later one of the game (undo,
+    a state skipped), from another game, or from nothing, the text is the same."""
+    rng = random.Random(seed)
+    games = random_games(25, seed, max_plies=90)
+    assert any(g.is_over() for g in games)
+    seen: list[render.Rendered] = []
+    for g in games:
+        replay, prior = Game(), render.position_json(Game())
+        assert prior.text == _whole(Game())
+        for move in g.history:
+            replay.play(move)
+            whole = _whole(replay)
+            step = render.position_json(replay, prior)
+            assert step.text == whole
+            assert render.position_json(replay).text == whole
+            assert render.position_json(replay, step).text == whole  # nothing changed (a pass)
+            if seen:
+                assert render.position_json(replay, rng.choice(seen)).text == whole
+            seen.append(step)
+            prior = step
+
+
+def test_the_service_renders_each_version_from_the_previous_one() -> None:
+    """A room made by a change keeps the rendered parts of the room it came from until it is
+    rendered itself; its state equals the one rendered from scratch."""
+    service = GameService.__new__(GameService)  # rendering needs no database
+    service.account_name = lambda account: None  # type: ignore[method-assign]
+    game, rec = Game(), GameRecord(id="g", mode="hotseat", moves=[])
+    room = Room(rec, game.copy())
+    service._board(room)
+    rng = random.Random(3)
+    for ply in range(40):
+        if game.is_over():
+            break
+        game.play(rng.choice(game.legal_moves()))
+        rec = GameRecord(id="g", mode="hotseat", moves=[str(m) for m in game.history], version=ply + 1)
+        new = Room(rec, game.copy())
+        new.prior = room.rendered
+        assert new.prior is not None
+        text = service._board(new)
+        assert new.prior is None and new.rendered is not None  # the prior is let go once used
+        assert text == service._board(Room(rec, game.copy()))
+        room = new
+    assert len(game.history) >= 20

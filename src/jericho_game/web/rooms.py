@@ -74,6 +74,10 @@ class Room:
     ai_place: int | None = None  # AI job: 0 thinking, k k-th in the queue, None none
     board_json: str | None = None  # the version-dependent part of the public state, serialized
     board_version: int = -1
+    # the position's rendered parts (render.position_json), and those of an earlier version of the
+    # game until this one is rendered: the next state re-renders only what a move changed
+    rendered: render.Rendered | None = None
+    prior: render.Rendered | None = None
     # who is connected, across processes (the transport reads it from the presence table):
     # "south"/"north" connected or not, "watchers" a count, "away" {side: since when (wall time)}
     present: dict[str, Any] = field(default_factory=lambda: {"south": 0, "north": 0, "watchers": 0, "away": {}})
@@ -278,6 +282,7 @@ class GameService:
         room = Room(rec, game)
         if old is not None:
             room.present = old.present
+            room.prior = old.rendered or old.prior
         return room
 
     def _install(self, rec: GameRecord) -> Room:
@@ -431,21 +436,11 @@ class GameService:
             "rated": rec.rated,
         }
         # the position's parts (towers, reserves, leaders, confrontations) come from fragments
-        # rendered once and memoized (web/render.py): they were most of a state's cost
-        code = game.state.code
-        room.board_json = (
-            json.dumps(board, separators=(",", ":"))[1:-1]
-            + ',"legal":'
-            + legal
-            + ',"leaders":'
-            + render.leaders_json(game)
-            + ',"towers":'
-            + render.towers_json(game, code)
-            + ',"reserves":'
-            + render.reserves_json(game)
-            + ',"confrontations":'
-            + render.confrontations_json(game, code)
-        )
+        # rendered once and memoized, and only the parts a move changed are looked up again
+        # (web/render.py): they were most of a state's cost
+        rendered = room.rendered = render.position_json(game, room.prior)
+        room.prior = None
+        room.board_json = json.dumps(board, separators=(",", ":"))[1:-1] + ',"legal":' + legal + "," + rendered.text
         room.board_version = room.version
         return room.board_json
 
@@ -563,6 +558,7 @@ class GameService:
         tx.save(rec)
         new = Room(rec, game)
         new.present = room.present
+        new.prior = room.rendered or room.prior
         return new
 
     def _publish(self, room: Room) -> Room:
