@@ -903,6 +903,46 @@ def test_moves_that_arrive_together_commit_together_and_a_refused_one_harms_none
     assert stored_moves(db, won_a.room.rec.id) == ["5R@d2"] and stored_moves(db, won_b.room.rec.id) == ["1G@d3"]
 
 
+def test_resignations_rematches_and_undos_commit_with_the_moves_around_them(db: str) -> None:
+    """They join the group commit (one transaction, one disk flush) instead of a transaction each: a
+    round of games ending together no longer holds everyone's moves up for a flush per game."""
+    import asyncio
+
+    from sqlalchemy import event
+
+    commits: list[int] = []
+
+    async def scenario() -> tuple[list[Any], list[Any]]:
+        t = _transport_on(db)
+        both = frozenset(["south", "north"])
+        a, b, c = (t.service.create({"mode": "hotseat"})[0] for _ in range(3))
+        await t.service.move(b.rec.id, both, "5R@d2", 0)
+        event.listen(t.service.storage.engine, "commit", lambda conn: commits.append(1))
+        first = await asyncio.gather(
+            t.service.grouped("resign", a.rec.id, both),
+            t.service.move(b.rec.id, both, "4G@e4", 1),
+            t.service.move(c.rec.id, both, "5R@d2", 0),
+        )
+        assert len(commits) == 1
+        second = await asyncio.gather(
+            t.service.grouped("rematch", a.rec.id, both),
+            t.service.grouped("undo", b.rec.id, both),
+            t.service.move(c.rec.id, both, "4G@e4", 1),
+            t.service.grouped("rematch", c.rec.id, both),  # refused: that game goes on
+            return_exceptions=True,
+        )
+        assert len(commits) == 2
+        t.service.storage.close()
+        return first, second
+
+    (resigned, _, _), (rematch, undone, moved, refused) = asyncio.run(scenario())
+    assert resigned.room.rec.result == "north" and resigned.room.rec.reason == "resign"
+    assert rematch.rematch_id and stored_moves(db, rematch.rematch_id) == []
+    assert undone.room.rec.moves == ["5R@d2"] and stored_moves(db, undone.room.rec.id) == ["5R@d2"]
+    assert stored_moves(db, moved.room.rec.id) == ["5R@d2", "4G@e4"]
+    assert getattr(refused, "code", None) == "not_over"
+
+
 def _transport_on(db: str) -> Any:
     from jericho_game.web.broker import LocalBroker
     from jericho_game.web.rooms import GameService

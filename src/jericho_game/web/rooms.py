@@ -991,8 +991,19 @@ class GameService:
 
         return await self._write_grouped(game_id, decide, on_commit)
 
+    async def grouped(self, action: str, game_id: str, seats: frozenset[str]) -> Change:
+        """``undo``, ``resign`` or ``rematch`` committed in the group of changes that arrive
+        meanwhile (see :meth:`_write_grouped`): their own transaction cost one disk flush each, a
+        burst of them (every game of a round ending at once) held up everyone's moves for as long."""
+        decides = {"undo": self._undo, "resign": self._resign, "rematch": self._rematch}
+        return await self._write_grouped(game_id, decides[action](seats))
+
     def undo(self, game_id: str, seats: frozenset[str]) -> Change:
         """Take back the last move of the person (and the AI's reply / forced passes after it)."""
+        return self._write(game_id, self._undo(seats))
+
+    def _undo(self, seats: frozenset[str]) -> Callable[[Tx, Room], Change]:
+        # the decision of undo (run by _write, or in a group commit by grouped)
 
         def decide(tx: Tx, room: Room) -> Change:
             rec = room.rec
@@ -1024,10 +1035,14 @@ class GameService:
             self._charge(new, room.game)
             return Change(self._commit(tx, room, new, game, plies=len(game.history)))
 
-        return self._write(game_id, decide)
+        return decide
 
     def resign(self, game_id: str, seats: frozenset[str]) -> Change:
         """The seat (hot-seat: the side to move) gives up."""
+        return self._write(game_id, self._resign(seats))
+
+    def _resign(self, seats: frozenset[str]) -> Callable[[Tx, Room], Change]:
+        # the decision of resign (run by _write, or in a group commit by grouped)
 
         def decide(tx: Tx, room: Room) -> Change:
             if not seats:
@@ -1043,10 +1058,14 @@ class GameService:
             rec.result, rec.reason, rec.turn_started = Side(side).other.value, "resign", None
             return Change(self._commit(tx, room, rec, room.game))
 
-        return self._write(game_id, decide)
+        return decide
 
     def rematch(self, game_id: str, seats: frozenset[str]) -> Change:
         """Create the rematch (seats swapped) once the game is over, or return the existing one."""
+        return self._write(game_id, self._rematch(seats))
+
+    def _rematch(self, seats: frozenset[str]) -> Callable[[Tx, Room], Change]:
+        # the decision of rematch (run by _write, or in a group commit by grouped)
 
         def decide(tx: Tx, room: Room) -> Change:
             if not seats:
@@ -1086,7 +1105,7 @@ class GameService:
             self._keep(Room(rec, game))
             return Change(changed, rematch_id=rec.id)
 
-        return self._write(game_id, decide)
+        return decide
 
     def flag(self, game_id: str) -> Change | None:
         """End the game on time if its running clock reached zero (timers and the sweeper call this;

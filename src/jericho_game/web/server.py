@@ -599,11 +599,11 @@ class Transport:
                 if change.error is not None:
                     raise change.error
             elif kind == "undo":
-                self._done(await self.service.off_loop(self.service.undo, game_id, seats), conn, ref)
+                self._done(await self.service.grouped("undo", game_id, seats), conn, ref)
             elif kind == "resign":
-                self._done(await self.service.off_loop(self.service.resign, game_id, seats), conn, ref)
+                self._done(await self.service.grouped("resign", game_id, seats), conn, ref)
             elif kind == "rematch":
-                change = await self.service.off_loop(self.service.rematch, game_id, seats)
+                change = await self.service.grouped("rematch", game_id, seats)
                 self.send(conn, {"type": "rematch", "id": change.rematch_id})
                 self._done(change, conn, ref)
             elif kind == "offer":  # fair endings (web/endings.py), off the event loop as undo and resign
