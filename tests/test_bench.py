@@ -16,6 +16,7 @@ def test_bench_prints_engine_figures(tmp_path: Path, capsys) -> None:  # type: i
     data = json.loads(out.read_text())
     labels = [f["label"] for f in data["figures"]]
     assert any("public API" in x for x in labels) and any("fast path" in x for x in labels)
+    assert any(x.startswith("web public state") for x in labels)  # the web extra is installed here
     assert all(f["value"] > 0 for f in data["figures"])
 
 

@@ -120,7 +120,7 @@ def machine() -> str:
 def add_arguments(parser: argparse.ArgumentParser, name: str = "bench") -> None:
     """Options of ``jericho bench``."""
     parser.add_argument("--seconds", type=float, default=3.0, help="time per engine figure (default 3)")
-    parser.add_argument("--engine-only", action="store_true", help="skip the AI figures")
+    parser.add_argument("--engine-only", action="store_true", help="skip the AI figures (and the research adapters')")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
 
 
@@ -136,6 +136,12 @@ def run(args: argparse.Namespace) -> int:
         figures.extend(batch)
 
     show(engine_figures(args.seconds))
+    try:  # the web server's rendering of a move's state, when the web extra is installed
+        from jericho_game.web import bench as web_bench
+    except ImportError:
+        pass
+    else:
+        show(web_bench.figures(args.seconds))
     if not args.engine_only:
         try:
             from jericho_game.players import bench as ai_bench
@@ -149,12 +155,6 @@ def run(args: argparse.Namespace) -> int:
             pass
         else:
             show(env_bench.figures(args.seconds))
-        try:  # the web server's rendering, when the web extra is installed
-            from jericho_game.web import bench as web_bench
-        except ImportError:
-            pass
-        else:
-            show(web_bench.figures(args.seconds))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(
