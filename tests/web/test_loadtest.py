@@ -76,6 +76,7 @@ def test_the_command_plays_games_against_a_server_it_starts_and_prints_its_figur
     assert out.returncode == 0, out.stdout + out.stderr
     moves = re.search(r"acknowledged moves: (\d+) in all", out.stdout)
     assert moves is not None and int(moves.group(1)) >= 8, out.stdout  # 4 games, ~5 moves/s each
+    assert "when all 4 games were playing" in out.stdout  # the steady state starts there
     assert "errors: 0" in out.stdout
     assert re.search(r"latency, move sent to state received: p50 [\d.]+ ms, p99 [\d.]+ ms", out.stdout)
     assert re.search(r"server CPU per acknowledged move: [\d.]+ ms", out.stdout), out.stdout

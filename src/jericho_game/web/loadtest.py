@@ -1,8 +1,12 @@
 """``jericho loadtest``: many hot-seat games played at once against web servers, and what it costs.
 
-Each game is one WebSocket client that plays a random legal move as soon as it sees the state,
-sending the ply it saw; a move's latency runs from sending it to receiving the state that holds
-it (the acknowledgement and the broadcast).  A finished game asks for a rematch and goes on.
+Each game is one WebSocket client that plays a random legal move as soon as it sees the state
+(at most ``--pace`` a second), sending the ply it saw; a move's latency runs from sending it to
+receiving the state that holds it (the acknowledgement and the broadcast).  A finished game asks
+for a rematch and goes on.  The figures cover the steady state: from the moment every game has
+had a move acknowledged to the end.  The generator costs as little CPU as it can, since it shares
+the machine with the servers it measures: it reads a state without its position and draws its
+move from its own replay of the game on the engine.
 
 Without ``--url`` the command starts its own servers (``--servers N`` processes of ``jericho
 serve`` on one database, SQLite in a temporary folder unless ``--db`` names one) and reports
@@ -130,6 +134,7 @@ async def _one_game(
     sent_times: dict[tuple[str, int], float] | None = None,
     wlat: list[tuple[float, float]] | None = None,
     http: Any = None,
+    playing: list[float] | None = None,
 ) -> None:
     from websockets.asyncio.client import connect
 
@@ -141,6 +146,7 @@ async def _one_game(
     game_id, token = g["id"], g["token"]
     ws_base = base.replace("http", "ws", 1)
     watcher = None
+    first_done = False
     if watch is not None and sent_times is not None and wlat is not None:
         watcher = asyncio.create_task(_watch(watch.replace("http", "ws", 1), game_id, deadline, sent_times, wlat))
     while time.monotonic() < deadline:
@@ -176,6 +182,9 @@ async def _one_game(
                 if sent_at is not None and st["ply"] > sent_ply:
                     lat.append((received, received - sent_at))
                     counts[0] += 1
+                    if playing is not None and not first_done:  # this game's first acknowledged move
+                        playing.append(received)
+                        first_done = True
                     sent_at = None
                 if sent_at is not None:
                     continue
@@ -331,6 +340,7 @@ async def _play_games(
     ai_level: str,
 ) -> dict[str, Any]:
     lat: list[tuple[float, float]] = []
+    playing: list[float] = []  # when each game's first move was acknowledged
     wlat: list[tuple[float, float]] = []
     sent_times: dict[tuple[str, int], float] = {}
     errors: list[str] = []
@@ -355,6 +365,7 @@ async def _play_games(
                     sent_times,
                     wlat,
                     http,
+                    playing,
                 )
             )
         )
@@ -371,6 +382,7 @@ async def _play_games(
     return {
         "moves": counts[0],
         "latencies": lat,
+        "all_playing": max(playing) if len(playing) == games else None,
         "watch_latencies": wlat,
         "ai_moves": counts[1],
         "errors": errors,
@@ -481,9 +493,11 @@ def run(args: argparse.Namespace) -> int:
             parts = [q.get(timeout=seconds + 120) for _ in procs]
             for p in procs:
                 p.join(timeout=10)
+            ramps = [x["all_playing"] or 0.0 for x in parts]
             res = {
                 "moves": sum(x["moves"] for x in parts),
                 "latencies": [v for x in parts for v in x["latencies"]],
+                "all_playing": None if any(x["all_playing"] is None for x in parts) else max(ramps),
                 "watch_latencies": [v for x in parts for v in x["watch_latencies"]],
                 "ai_moves": sum(x["ai_moves"] for x in parts),
                 "client_cpu": sum(x["client_cpu"] for x in parts),
@@ -504,10 +518,12 @@ def run(args: argparse.Namespace) -> int:
                 proc.kill()
         if tmp is not None:
             tmp.cleanup()
-    # the figures cover the steady state: from one second after the first acknowledged move (all
-    # games created and connected by then, or nearly) to the end
+    # the figures cover the steady state: from the moment every game has had a move acknowledged
+    # (before it, games are still being created and connected, each creation a transaction of its
+    # own) to the end; one second after the first acknowledged move if some game never played
     stamps = sorted(t for t, _ in res["latencies"])
-    start = (stamps[0] + 1.0) if stamps else 0.0
+    ramp = res["all_playing"]
+    start = ramp if ramp is not None else (stamps[0] + 1.0) if stamps else 0.0
     window = [d for t, d in res["latencies"] if t >= start]
     elapsed = max((stamps[-1] - start) if stamps else 0.0, 1e-9)
     lat = sorted(window)
@@ -517,6 +533,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"acknowledged moves: {res['moves']} in all; steady state: {len(lat)} in {elapsed:.1f} s "
         f"= {len(lat) / elapsed:.0f} moves/s"
+        + (f" (from {start - stamps[0]:.1f} s after the first, when all {games} games were playing)" if ramp else "")
     )
     print(
         "latency, move sent to state received: "
