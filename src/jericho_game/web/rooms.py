@@ -996,6 +996,8 @@ class GameService:
         meanwhile (see :meth:`_write_grouped`): their own transaction cost one disk flush each, a
         burst of them (every game of a round ending at once) held up everyone's moves for as long."""
         decides = {"undo": self._undo, "resign": self._resign, "rematch": self._rematch}
+        if action not in decides:
+            raise ValueError(f"grouped: {action!r} is not undo, resign or rematch")
         return await self._write_grouped(game_id, decides[action](seats))
 
     def undo(self, game_id: str, seats: frozenset[str]) -> Change:
