@@ -11,9 +11,8 @@ looked up by those integers, read from the engine's kernel state.
 
 A game's next state re-renders only what its move changed (:func:`position_json`, from the
 previous state's :class:`Rendered` parts): one tower, the 2-4 alignments through its cell, the
-mover's reserve.  Looking all 26 cells and 13 alignments up again cost 41 us of a position's
-parts against 26 us this way (4,000 warm positions of 200 interleaved random games, best of 5,
-2-core development container, /tmp-free replay of ``render.position_json``).
+mover's reserve.  ``jericho bench`` prints what a state costs (its ``web public state`` line;
+docs/web.md quotes it before and after).
 
 The memo is bounded (:data:`MAX_FRAGMENTS` in two generations: when the young one is full it
 becomes the old one and the previous old one is dropped; a fragment found in the old generation
@@ -263,9 +262,8 @@ def _tower_list(game: Game, cell: str, code: int) -> str:
 class Rendered:
     """One position's rendered parts, kept so that the next position of the game re-renders only
     what the move changed: a placement changes one cell, so one tower and the 2-4 alignments
-    through that cell (a forced pass changes none).  Looking every fragment up in the memo again
-    (26 cells, 13 alignments, each a tuple key hashed into a dict of ~10^5 entries) was most of
-    a state's cost on a busy server.
+    through that cell (a forced pass changes none), instead of looking all 26 cells and 13
+    alignments up in the memo again (each a tuple key hashed into a dict of ~10^5 entries).
 
     ``text`` is ``"leaders":{...},"towers":{...},"reserves":{...},"confrontations":{...}``."""
 
