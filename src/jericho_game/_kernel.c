@@ -143,8 +143,10 @@ static inline uint32_t piece_cells(const Board *B, const Pos *P, int p)
     return cells;
 }
 
-/* Legal placements in code order (piece, then cell); no pass.  Returns the count. */
-static int gen_placements(const Board *B, const Pos *P, int *out)
+/* The pieces of the side to move that have a legal placement, each with the mask of its legal
+   cells, in piece order (code order); returns how many: 0 when passing is forced or the game is
+   over.  The one walk behind LegalMoves, State.legal_groups and gen_placements. */
+static int placement_groups(const Board *B, const Pos *P, int *piece, uint32_t *cells)
 {
     int n = 0;
     if (P->outcome != NO_OUTCOME) return 0;
@@ -152,11 +154,27 @@ static int gen_placements(const Board *B, const Pos *P, int *out)
     while (r) {
         int p = __builtin_ctz(r);
         r &= r - 1;
-        uint32_t cells = piece_cells(B, P, p);
-        while (cells) {
-            int c = __builtin_ctz(cells);
-            cells &= cells - 1;
-            out[n++] = p * B->n_cells + c;
+        uint32_t c = piece_cells(B, P, p);
+        if (c) {
+            piece[n] = p;
+            cells[n++] = c;
+        }
+    }
+    return n;
+}
+
+/* Legal placements in code order (piece, then cell); no pass.  Returns the count. */
+static int gen_placements(const Board *B, const Pos *P, int *out)
+{
+    int piece[N_PIECES];
+    uint32_t cells[N_PIECES];
+    int groups = placement_groups(B, P, piece, cells), n = 0;
+    for (int i = 0; i < groups; i++) {
+        uint32_t m = cells[i];
+        while (m) {
+            int c = __builtin_ctz(m);
+            m &= m - 1;
+            out[n++] = piece[i] * B->n_cells + c;
         }
     }
     return n;
@@ -813,25 +831,6 @@ typedef struct {
 
 static PyTypeObject LegalMovesType;
 
-/* The pieces of the side to move that have a legal placement, each with the mask of its legal
-   cells, in piece order (code order); returns how many: 0 when passing is forced or the game is
-   over.  The one walk behind LegalMoves and State.legal_groups. */
-static int placement_groups(const Board *B, const Pos *P, int *piece, uint32_t *cells)
-{
-    int n = 0;
-    if (P->outcome != NO_OUTCOME) return 0;
-    uint32_t r = P->reserve[(int)P->turn];
-    while (r) {
-        int p = __builtin_ctz(r);
-        r &= r - 1;
-        uint32_t c = piece_cells(B, P, p);
-        if (c) {
-            piece[n] = p;
-            cells[n++] = c;
-        }
-    }
-    return n;
-}
 
 static PyObject *legal_moves_of(BoardObject *board, const Pos *P)
 {
