@@ -99,8 +99,7 @@ def _tower(game: Game, board: int, names: Sequence[str], c: int, x: int) -> str:
     key = (board, "t", c, x)
     frag = _memo.get(key) or _recall(key)
     if frag is None:
-        name = names[c]
-        frag = _remember(key, _dumps(name) + ":" + _dumps([str(p) for p in game.tower(name)]))
+        frag = _remember(key, _dumps(names[c]) + ":" + _tower_list(game, names[c], x))
     return frag
 
 
