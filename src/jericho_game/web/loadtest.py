@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from jericho_game.game import Game
+
 __all__ = ["add_arguments", "run", "play_games"]
 
 
@@ -231,16 +233,13 @@ class _Mirror:
     drawn without reading the state's legal moves (see :func:`_read`)."""
 
     def __init__(self) -> None:
-        from jericho_game import Game
-
-        self.new_game = Game
         self.game = Game()
         self.moves: list[str] = []
 
     def choose(self, moves: list[str], rng: random.Random) -> str:
         """A random legal move (notation; ``pass`` when forced) after ``moves``."""
         if moves[: len(self.moves)] != self.moves:  # taken back or another game: start again
-            self.game, self.moves = self.new_game(), []
+            self.game, self.moves = Game(), []
         for move in moves[len(self.moves) :]:
             self.game.play(move)
             self.moves.append(move)
@@ -493,11 +492,11 @@ def run(args: argparse.Namespace) -> int:
             parts = [q.get(timeout=seconds + 120) for _ in procs]
             for p in procs:
                 p.join(timeout=10)
-            ramps = [x["all_playing"] or 0.0 for x in parts]
+            ramps = [x["all_playing"] for x in parts]
             res = {
                 "moves": sum(x["moves"] for x in parts),
                 "latencies": [v for x in parts for v in x["latencies"]],
-                "all_playing": None if any(x["all_playing"] is None for x in parts) else max(ramps),
+                "all_playing": None if None in ramps else max(ramps),
                 "watch_latencies": [v for x in parts for v in x["watch_latencies"]],
                 "ai_moves": sum(x["ai_moves"] for x in parts),
                 "client_cpu": sum(x["client_cpu"] for x in parts),
