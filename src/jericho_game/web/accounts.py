@@ -42,7 +42,7 @@ try:
     from sqlalchemy.engine import Connection
     from sqlalchemy.exc import IntegrityError
     from starlette.requests import HTTPConnection, Request
-    from starlette.responses import FileResponse, JSONResponse, Response
+    from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 except ImportError as exc:
     raise missing_extra("accounts", "web", exc) from exc
@@ -556,7 +556,7 @@ def _set_session_cookie(request: Request, response: Response, token: str) -> Non
 
 
 def account_routes(accounts: AccountService, static: Any) -> list[Route]:
-    """The account endpoints (``/api/account/...``) and pages (``/login``, ``/signup``)."""
+    """The account endpoints (``/api/account/...``); their pages are in :mod:`jericho_game.web.pages`."""
 
     async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
@@ -644,15 +644,7 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         await blocking(accounts.set_disabled, name, disabled)
         return JSONResponse({"ok": True, "username": name, "disabled": disabled})
 
-    def page(name: str) -> Callable[[Request], Response]:
-        def serve(request: Request) -> Response:
-            return FileResponse(static / name, headers={"Cache-Control": "no-cache"})
-
-        return serve
-
     return [
-        Route("/login", page("account.html")),
-        Route("/signup", page("account.html")),
         Route("/api/account", me),
         Route("/api/account/signup", signup, methods=["POST"]),
         Route("/api/account/login", login, methods=["POST"]),

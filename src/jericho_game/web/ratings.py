@@ -26,7 +26,7 @@ from typing import Any
 from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, text
 from sqlalchemy.engine import Connection
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from jericho_game.web.accounts import AccountService
@@ -237,7 +237,7 @@ class Ratings:
 
 
 def rating_routes(ratings: Ratings, static: Path) -> list[Route]:
-    """``/api/leaderboard``, ``/api/players/{name}`` and their pages."""
+    """``/api/leaderboard`` and ``/api/players/{name}`` (their pages: :mod:`jericho_game.web.pages`)."""
 
     async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
@@ -248,15 +248,7 @@ def rating_routes(ratings: Ratings, static: Path) -> list[Route]:
     async def player(request: Request) -> Response:
         return JSONResponse(await blocking(ratings.profile, request.path_params["name"]))
 
-    def page(name: str) -> Callable[[Request], Response]:
-        def serve(request: Request) -> Response:
-            return FileResponse(static / name, headers={"Cache-Control": "no-cache"})
-
-        return serve
-
     return [
-        Route("/leaderboard", page("leaderboard.html")),
-        Route("/players/{name}", page("profile.html")),
         Route("/api/leaderboard", leaderboard),
         Route("/api/players/{name}", player),
     ]

@@ -38,8 +38,9 @@ from jericho_game.extras import missing_extra
 try:
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
+    from starlette.middleware.gzip import GZipMiddleware
     from starlette.requests import Request
-    from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+    from starlette.responses import JSONResponse, PlainTextResponse, Response
     from starlette.routing import Mount, Route, WebSocketRoute
     from starlette.staticfiles import StaticFiles
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -50,7 +51,7 @@ except ImportError as exc:
 
 from jericho_game.game import Game
 from jericho_game.players.base import Limit
-from jericho_game.web import endings, mygames, tutorial
+from jericho_game.web import endings, i18n, mygames, pages, tutorial
 from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
@@ -916,12 +917,6 @@ def create_app(
     )
     transport.reviews = reviews
 
-    def page(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
-
-    def rules_page(request: Request) -> Response:
-        return FileResponse(STATIC / "rules.html", headers={"Cache-Control": "no-cache"})
-
     async def rules_md(request: Request) -> Response:
         return PlainTextResponse(_rules_text(), media_type="text/markdown; charset=utf-8")
 
@@ -993,15 +988,14 @@ def create_app(
         text = await asyncio.get_running_loop().run_in_executor(None, mygames.records, service, held, write_game_record)
         return PlainTextResponse(text, headers={"Content-Disposition": 'attachment; filename="jericho-my-games.jgn"'})
 
-    def games_page(request: Request) -> Response:
-        return FileResponse(STATIC / "games.html", headers={"Cache-Control": "no-cache"})
-
     async def client_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ClientError)
-        return _error(exc.code, exc.message, exc.status)
+        return _error(exc.code, i18n.error_text(exc.code, exc.message, i18n.request_language(request)), exc.status)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
+        if (html := pages.html_error(request, exc.status_code)) is not None:
+            return html  # a page: the site's own 404 (jericho_game.web.pages)
         if exc.status_code == 404:
             return _error("not_found", f"no such page: {request.url.path[:100]}", 404)
         if exc.status_code == 405:
@@ -1036,9 +1030,7 @@ def create_app(
         storage.close()
 
     routes = [
-        Route("/", page),
-        Route("/g/{id}", page),
-        Route("/rules", rules_page),
+        *pages.routes(),  # the site's pages, one layout, in English or French (jericho_game.web.pages)
         Route("/healthz", healthz),
         Route("/api/rules.md", rules_md),
         Route("/api/topology", topology),
@@ -1048,7 +1040,6 @@ def create_app(
         Route("/api/games/{id}/join", join, methods=["POST"]),
         Route("/api/games/{id}/record", record),
         Route("/api/games/{id}/replay", replay_),
-        Route("/games", games_page),
         Route("/api/lobby", lobby_now),
         Route("/api/mygames", my_games, methods=["POST"]),
         Route("/api/mygames/record", my_records, methods=["POST"]),
@@ -1066,6 +1057,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(GZipMiddleware, minimum_size=1000)  # pages, scripts, JSON (not WebSockets)
     app.state.service = service
     app.state.transport = transport
     app.state.accounts = accounts

@@ -17,11 +17,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from jericho_game.errors import JerichoError
@@ -29,7 +28,6 @@ from jericho_game.game import Game
 from jericho_game.moves import Move
 from jericho_game.web.rooms import confrontations, legal_by_piece
 
-STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 4096
 MAX_MOVES = 120
 SIDE_NAME = {"south": "South", "north": "North"}
@@ -360,12 +358,7 @@ async def lesson_try(request: Request) -> Response:
     return JSONResponse({"legal": True, "done": done, "feedback": feedback, "moves": moves, "game": view(game)})
 
 
-def learn_page(request: Request) -> Response:
-    return FileResponse(STATIC / "learn.html", headers={"Cache-Control": "no-cache"})
-
-
 routes = [
-    Route("/learn", learn_page),
     Route("/api/preview", preview, methods=["POST"]),
     Route("/api/tutorial", lessons),
     Route("/api/tutorial/{lesson}", lesson_start),

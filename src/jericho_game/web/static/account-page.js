@@ -1,5 +1,6 @@
 // The log-in and sign-up page (/login, /signup): one form, two endpoints.
 import { postJSON, whoami } from "./account.js";
+import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const signup = location.pathname === "/signup";
@@ -9,17 +10,17 @@ const target = next && next.startsWith("/") && !next.startsWith("//") ? next : "
 
 async function init() {
   const me = await whoami();
-  $("account-title").textContent = signup ? "Sign up" : "Log in";
-  $("account-submit").textContent = signup ? "Create account" : "Log in";
-  document.title = `Jericho · ${signup ? "Sign up" : "Log in"}`;
+  $("account-title").textContent = signup ? t("Sign up") : t("Log in");
+  $("account-submit").textContent = signup ? t("Create account") : t("Log in");
+  document.title = `Jericho · ${signup ? t("Sign up") : t("Log in")}`;
   $("password").autocomplete = signup ? "new-password" : "current-password";
   const sw = $("account-switch");
   const a = document.createElement("a");
   a.href = `${signup ? "/login" : "/signup"}${next ? `?next=${encodeURIComponent(next)}` : ""}`;
-  a.textContent = signup ? "I have an account: log in" : "No account yet? Sign up";
+  a.textContent = signup ? t("I have an account: log in") : t("No account yet? Sign up");
   if (signup || me.signup) sw.replaceChildren(a);
   if (signup && !me.signup) {
-    $("account-error").textContent = "Sign-up is closed on this server: ask its admin for an account.";
+    $("account-error").textContent = t("Sign-up is closed on this server: ask its admin for an account.");
     $("account-submit").disabled = true;
   }
   $("account-form").addEventListener("submit", async (e) => {
@@ -31,14 +32,15 @@ async function init() {
     try {
       res = await postJSON(signup ? "/api/account/signup" : "/api/account/login", body);
     } catch {
-      res = { ok: false, data: { message: "the server is unreachable" } };
+      res = { ok: false, data: { message: t("the server is unreachable") } };
     }
     if (res.ok) {
       location.href = target;
       return;
     }
     $("password").value = "";
-    $("account-error").textContent = `${signup ? "Could not sign up" : "Could not log in"}: ${res.data.message || "error"}.`;
+    $("account-error").textContent = (signup ? t("Could not sign up: {why}.", { why: res.data.message || t("error") }) :
+      t("Could not log in: {why}.", { why: res.data.message || t("error") }));
     $("account-submit").disabled = false;
     if (res.data.error === "csrf") whoami(true);
   });

@@ -1,5 +1,7 @@
 // Accounts in the page: who is logged in, the CSRF token, and the header's account links.
 // Optional for players: every page works without an account.  Text goes in by textContent only.
+import { t } from "./i18n.js";
+
 const $ = (id) => document.getElementById(id);
 
 let current = null; // the promise of GET /api/account: {account, csrf, signup}
@@ -48,24 +50,24 @@ export async function renderNav() {
     const a = me.account;
     nav.replaceChildren(a ?
       link(`/players/${encodeURIComponent(a.username)}`, `${a.username} (${a.rating})`, "nav-me") :
-      link(`/login${next}`, "Log in", "nav-login"));
+      link(`/login${next}`, t("Log in"), "nav-login"));
   }
   const home = $("account-home");
   if (home) {
-    const parts = [link("/leaderboard", "Leaderboard", "nav-leaderboard")];
+    const parts = [link("/leaderboard", t("Leaderboard"), "nav-leaderboard")];
     if (me.account) {
       const out = document.createElement("button");
       out.type = "button";
       out.id = "nav-logout";
-      out.textContent = "Log out";
+      out.textContent = t("Log out");
       out.addEventListener("click", async () => {
         await postJSON("/api/account/logout");
         location.href = "/";
       });
       parts.push(out);
     } else if (me.signup) {
-      parts.push(link(`/signup${next}`, "Sign up", "nav-signup"));
-      parts.push(document.createTextNode(" to play rated games (optional)"));
+      parts.push(link(`/signup${next}`, t("Sign up"), "nav-signup"));
+      parts.push(document.createTextNode(t(" to play rated games (optional)")));
     }
     home.replaceChildren(...parts);
   }

@@ -1,13 +1,14 @@
 // "My games": the games whose seat tokens this browser keeps (localStorage jericho:seat:ID),
 // listed by the server (POST /api/mygames) and downloadable as one .jgn file.  Names are text only.
 import { initContrast } from "./contrast.js";
+import { t } from "./i18n.js";
 
 initContrast();
 const $ = (id) => document.getElementById(id);
-const SIDE = { south: "South", north: "North", both: "Both (hot-seat)" };
+const SIDE = { south: t("South"), north: t("North"), both: t("Both (hot-seat)") };
 const REASON = {
-  seven: "seven monoliths", exhaustion: "both passed", resign: "resignation", time: "on time",
-  agreed: "by agreement", claim: "opponent left", aborted: "aborted", expired: "nobody joined",
+  seven: t("seven monoliths"), exhaustion: t("both passed"), resign: t("resignation"), time: t("on time"),
+  agreed: t("by agreement"), claim: t("opponent left"), aborted: t("aborted"), expired: t("nobody joined"),
 };
 
 function held() {
@@ -23,19 +24,19 @@ function held() {
 }
 
 function resultText(g) {
-  if (g.status === "waiting") return "Waiting for an opponent";
-  if (g.status === "playing") return "In progress";
+  if (g.status === "waiting") return t("Waiting for an opponent");
+  if (g.status === "playing") return t("In progress");
   const why = REASON[g.reason] ? ` (${REASON[g.reason]})` : "";
-  const head = { won: "Won", lost: "Lost", draw: "Draw", none: "No result" }[g.outcome] || g.outcome || "Over";
+  const head = { won: t("Won"), lost: t("Lost"), draw: t("Draw"), none: t("No result") }[g.outcome] || g.outcome || t("Over");
   return head + why;
 }
 
 function opponentText(g) {
   const o = g.opponent;
-  if (o.kind === "hotseat") return "Hot-seat";
-  if (o.kind === "open") return "(nobody yet)";
+  if (o.kind === "hotseat") return t("Hot-seat");
+  if (o.kind === "open") return t("(nobody yet)");
   if (o.kind === "ai") return o.name;
-  return o.name || "Anonymous";
+  return o.name || t("Anonymous");
 }
 
 async function post(path, games) {
@@ -53,7 +54,7 @@ async function main() {
     if (!r.ok) throw new Error(data.message || r.statusText);
     rows = data.games;
   } catch (err) {
-    $("games-error").textContent = `Could not load your games: ${err.message}`;
+    $("games-error").textContent = t("Could not load your games: {why}", { why: err.message });
   }
   for (const g of rows) {
     const tr = document.createElement("tr");
@@ -69,7 +70,7 @@ async function main() {
     const a = document.createElement("a");
     a.className = "button open";
     a.href = `/g/${encodeURIComponent(g.id)}`;
-    a.textContent = g.status === "over" ? "Replay" : "Resume";
+    a.textContent = g.status === "over" ? t("Replay") : t("Resume");
     td.appendChild(a);
     tr.appendChild(td);
     body.appendChild(tr);
@@ -91,7 +92,7 @@ async function main() {
       a.remove();
       setTimeout(() => URL.revokeObjectURL(url), 10000);
     } catch (err) {
-      $("games-error").textContent = `Could not download: ${err.message}`;
+      $("games-error").textContent = t("Could not download: {why}", { why: err.message });
     } finally {
       dl.disabled = false;
     }

@@ -1,5 +1,6 @@
 // The leaderboard (/leaderboard): accounts with rated games, best Glicko-2 rating first.
 import "./account.js";
+import { t } from "./i18n.js";
 
 const el = (tag, text, cls) => {
   const e = document.createElement(tag);
@@ -10,24 +11,24 @@ const el = (tag, text, cls) => {
 
 async function init() {
   const main = document.getElementById("leaderboard");
-  main.append(el("h1", "Leaderboard"));
-  main.append(el("p", "Glicko-2 ratings from rated online games between accounts. ± is the rating deviation: " +
-    "how sure the rating is (it narrows with every game).", "note"));
+  main.append(el("h1", t("Leaderboard")));
+  main.append(el("p", t("Glicko-2 ratings from rated online games between accounts. ± is the rating deviation: " +
+    "how sure the rating is (it narrows with every game)."), "note"));
   let players = [];
   try {
     players = (await (await fetch("/api/leaderboard")).json()).players;
   } catch {
-    main.append(el("p", "Could not reach the server.", "error"));
+    main.append(el("p", t("Could not reach the server."), "error"));
     return;
   }
   if (!players.length) {
-    main.append(el("p", "No rated games yet. Log in, start an online game and tick “Rated”.", "empty"));
+    main.append(el("p", t("No rated games yet. Log in, start an online game and tick “Rated”."), "empty"));
     return;
   }
   const table = el("table");
   table.id = "leaderboard-table";
   const head = el("tr");
-  for (const [h, cls] of [["#", "num"], ["Player"], ["Rating", "num"], ["±", "num"], ["Games", "num"]]) {
+  for (const [h, cls] of [["#", "num"], [t("Player")], [t("Rating"), "num"], ["±", "num"], [t("Games"), "num"]]) {
     head.append(el("th", h, cls));
   }
   table.append(el("thead"));

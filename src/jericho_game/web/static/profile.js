@@ -1,5 +1,6 @@
 // A player's page (/players/NAME): rating, rating history as an inline SVG chart, recent games.
 import { postJSON, whoami } from "./account.js";
+import { formatDate, t } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const el = (tag, text, cls) => {
@@ -14,6 +15,12 @@ const svg = (tag, attrs = {}) => {
   return e;
 };
 
+// why a game ended: the server's codes, shown as they are in English
+const REASON = {
+  seven: t("seven"), exhaustion: t("exhaustion"), resign: t("resign"), time: t("time"),
+  agreed: t("agreed"), claim: t("claim"), aborted: t("aborted"), expired: t("expired"),
+};
+
 /** The rating after each rated game (and its deviation band), starting from 1500 before the first. */
 export function ratingChart(history) {
   const W = 640, H = 220, L = 48, R = 12, T = 12, B = 28;
@@ -25,14 +32,14 @@ export function ratingChart(history) {
   const y = (r) => T + ((y1 - r) * (H - T - B)) / (y1 - y0);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "rating-chart", id: "rating-chart", role: "img" });
   const title = svg("title");
-  title.textContent = `Rating after each of ${history.length} rated games: ` +
-    points.map((p) => Math.round(p.rating)).join(", ");
+  title.textContent = t("Rating after each of {n} rated games: {list}",
+    { n: history.length, list: points.map((p) => Math.round(p.rating)).join(", ") });
   root.append(title);
   for (const r of [y0, (y0 + y1) / 2, y1]) {
     root.append(svg("line", { x1: L, x2: W - R, y1: y(r), y2: y(r), class: "axis" }));
-    const t = svg("text", { x: L - 6, y: y(r) + 4, "text-anchor": "end" });
-    t.textContent = String(Math.round(r));
-    root.append(t);
+    const tick = svg("text", { x: L - 6, y: y(r) + 4, "text-anchor": "end" });
+    tick.textContent = String(Math.round(r));
+    root.append(tick);
   }
   // a band of a quarter of the deviation either side: how sure the rating is
   const upper = points.map((p, i) => `${x(i)},${y(p.rating + p.rd / 4)}`);
@@ -41,7 +48,7 @@ export function ratingChart(history) {
   root.append(svg("polyline", { points: points.map((p, i) => `${x(i)},${y(p.rating)}`).join(" "), class: "line" }));
   points.forEach((p, i) => root.append(svg("circle", { cx: x(i), cy: y(p.rating), r: 3.5 })));
   const label = svg("text", { x: W - R, y: H - 8, "text-anchor": "end" });
-  label.textContent = "rated games →";
+  label.textContent = t("rated games →");
   root.append(label);
   return root;
 }
@@ -52,7 +59,7 @@ async function init() {
   const r = await fetch(`/api/players/${encodeURIComponent(name)}`);
   const p = await r.json();
   if (!r.ok) {
-    main.append(el("h1", "No such player"), el("p", p.message || "", "error"));
+    main.append(el("h1", t("No such player")), el("p", p.message || "", "error"));
     return;
   }
   document.title = `Jericho · ${p.username}`;
@@ -60,18 +67,18 @@ async function init() {
   const head = el("div", undefined, "profile-head");
   const rating = el("span", p.rating, "big");
   rating.id = "profile-rating";
-  head.append(rating, el("span", `± ${p.rd}`), el("span", `${p.rated_games} rated game${p.rated_games === 1 ? "" : "s"}`));
-  if (p.admin) head.append(el("span", "admin"));
+  head.append(rating, el("span", `± ${p.rd}`), el("span", p.rated_games === 1 ? t("1 rated game") : t("{n} rated games", { n: p.rated_games })));
+  if (p.admin) head.append(el("span", t("admin")));
   main.append(head);
-  main.append(el("h2", "Rating history"));
-  main.append(p.history.length ? ratingChart(p.history) : el("p", "No rated games yet.", "empty"));
-  main.append(el("h2", "Recent games"));
-  if (!p.games.length) main.append(el("p", "No games yet.", "empty"));
+  main.append(el("h2", t("Rating history")));
+  main.append(p.history.length ? ratingChart(p.history) : el("p", t("No rated games yet."), "empty"));
+  main.append(el("h2", t("Recent games")));
+  if (!p.games.length) main.append(el("p", t("No games yet."), "empty"));
   else {
     const table = el("table");
     table.id = "recent-games";
     const head2 = el("tr");
-    for (const h of ["Date", "Game", "Opponent", "Side", "Result", ""]) head2.append(el("th", h));
+    for (const h of [t("Date"), t("Game"), t("Opponent"), t("Side"), t("Result"), ""]) head2.append(el("th", h));
     table.append(el("thead"));
     table.tHead.append(head2);
     const body = el("tbody");
@@ -81,10 +88,11 @@ async function init() {
       link.href = `/g/${encodeURIComponent(g.id)}`;
       const cell = el("td");
       cell.append(link);
-      const result = g.result ? `${g.result}${g.reason ? ` (${g.reason})` : ""}` : "playing";
-      const opponent = g.opponent ?? (g.mode === "ai" ? "AI" : g.mode === "hotseat" ? "hot-seat" : "anonymous");
-      tr.append(el("td", new Date(g.date * 1000).toLocaleDateString()), cell, el("td", opponent),
-        el("td", g.side), el("td", result), el("td", g.rated ? "rated" : ""));
+      const outcome = { won: t("won"), lost: t("lost"), draw: t("draw") }[g.result] ?? g.result;
+      const result = g.result ? `${outcome}${g.reason ? ` (${REASON[g.reason] ?? g.reason})` : ""}` : t("playing");
+      const opponent = g.opponent ?? (g.mode === "ai" ? t("AI") : g.mode === "hotseat" ? t("hot-seat") : t("anonymous"));
+      tr.append(el("td", formatDate(g.date * 1000, true)), cell, el("td", opponent),
+        el("td", { south: t("South"), north: t("North") }[g.side] ?? g.side), el("td", result), el("td", g.rated ? t("rated") : ""));
       body.append(tr);
     }
     table.append(body);
@@ -92,14 +100,14 @@ async function init() {
   }
   const me = await whoami();
   if (me.account && me.account.username === p.username) {
-    const everywhere = el("button", "Log out everywhere");
+    const everywhere = el("button", t("Log out everywhere"));
     everywhere.id = "logout-all";
     everywhere.type = "button";
     everywhere.addEventListener("click", async () => {
       await postJSON("/api/account/logout-all");
       location.href = "/";
     });
-    const out = el("button", "Log out");
+    const out = el("button", t("Log out"));
     out.id = "logout";
     out.type = "button";
     out.addEventListener("click", async () => {
@@ -108,7 +116,7 @@ async function init() {
     });
     const row = el("p", undefined, "account-home");
     row.append(out, everywhere);
-    main.append(el("h2", "Sessions"), row);
+    main.append(el("h2", t("Sessions")), row);
   }
 }
 

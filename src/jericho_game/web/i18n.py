@@ -1,0 +1,170 @@
+"""Languages of the web app: English and French, from gettext catalogs (docs/web.md, "Translations").
+
+The catalogs are ``locale/{en,fr}/LC_MESSAGES/messages.po`` beside this module, read with Babel
+when first needed and compiled in memory (no ``.mo`` file to build or to forget to rebuild).  The
+same catalogs serve the templates (:mod:`jericho_game.web.pages`), the page scripts (the messages
+whose source is a ``.js`` file go into each page as a JSON blob, read by ``static/i18n.js``'s
+``t()``) and the server's error messages (:func:`error_text`).
+
+The language of a request: the ``lang`` query parameter (a link can force it), then the
+``jericho_lang`` cookie (the header's switch sets it), then ``Accept-Language``, then English.
+"""
+
+from __future__ import annotations
+
+import gettext
+import io
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jericho_game.extras import missing_extra
+
+try:
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+except ImportError as exc:  # pragma: no cover - the web extra brings Babel
+    raise missing_extra("the web app's translations", "web", exc) from exc
+
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+LANGUAGES = ("en", "fr")
+DEFAULT = "en"
+COOKIE = "jericho_lang"
+# The name of each language in itself: what the switch offers.
+NATIVE = {"en": "English", "fr": "Français"}
+
+
+def N_(message: str) -> str:
+    """Mark a string for extraction without translating it now (it is translated where shown)."""
+    return message
+
+
+@cache
+def _catalog(lang: str) -> Any:
+    with (LOCALE_DIR / lang / "LC_MESSAGES" / "messages.po").open("rb") as f:
+        return read_po(f, locale=lang)
+
+
+@cache
+def translations(lang: str) -> gettext.NullTranslations:
+    """The compiled translations of ``lang`` (English: the catalog's empty strings mean "as written")."""
+    if lang not in LANGUAGES:
+        lang = DEFAULT
+    buf = io.BytesIO()
+    write_mo(buf, _catalog(lang))
+    buf.seek(0)
+    return gettext.GNUTranslations(buf)
+
+
+@cache
+def js_catalog(lang: str) -> dict[str, str]:
+    """The translated messages that the page scripts use (those found in a ``.js`` file)."""
+    if lang == DEFAULT:
+        return {}  # the scripts are written in English: t() falls back to the message itself
+    out: dict[str, str] = {}
+    for msg in _catalog(lang):
+        if msg.id and msg.string and not msg.fuzzy and any(loc.endswith(".js") for loc, _ in msg.locations):
+            out[str(msg.id)] = str(msg.string)
+    return out
+
+
+_RANGE = re.compile(r"\s*([A-Za-z]{1,8})(?:-[A-Za-z0-9]{1,8})*\s*(?:;\s*q\s*=\s*([0-9.]{1,5}))?\s*")
+
+
+def from_accept_language(header: str | None) -> str | None:
+    """The best of :data:`LANGUAGES` for an ``Accept-Language`` header (by q value, then order), or None."""
+    best: tuple[float, int, str] | None = None
+    for i, part in enumerate((header or "")[:500].split(",")):
+        m = _RANGE.fullmatch(part)
+        if not m:
+            continue
+        try:
+            q = float(m.group(2)) if m.group(2) else 1.0
+        except ValueError:
+            continue
+        lang = m.group(1).lower()
+        if lang in LANGUAGES and q > 0 and (best is None or (q, -i) > (best[0], best[1])):
+            best = (q, -i, lang)
+    return best[2] if best else None
+
+
+def choose(query: str | None, cookie: str | None, accept: str | None) -> str:
+    """The language of a request: query parameter, cookie, ``Accept-Language``, then English."""
+    for wanted in (query, cookie):
+        if wanted in LANGUAGES:
+            return str(wanted)
+    return from_accept_language(accept) or DEFAULT
+
+
+def request_language(request: Any) -> str:
+    """:func:`choose` for a Starlette request or WebSocket."""
+    return choose(request.query_params.get("lang"), request.cookies.get(COOKIE), request.headers.get("accept-language"))
+
+
+# The human text of each error code, for the languages other than English.  English keeps the
+# server's own message (more precise: it names the value that was wrong); these say the same in
+# general words, and the code stays the same in every language.
+ERRORS = {
+    "bad_request": N_("This request is not valid."),
+    "bad_json": N_("The request is not valid JSON."),
+    "bad_message": N_("This message is not understood."),
+    "too_large": N_("The request is too large."),
+    "too_many": N_("Too many requests: wait a moment and try again."),
+    "rate_limited": N_("Too many requests: wait a moment and try again."),
+    "busy": N_("The server is busy: try again in a moment."),
+    "game_over": N_("The game is over."),
+    "not_over": N_("The game is not over yet."),
+    "not_a_player": N_("You are not playing in this game."),
+    "not_your_turn": N_("It is not your turn."),
+    "illegal": N_("This move is not allowed."),
+    "waiting": N_("The game is waiting for an opponent."),
+    "nothing_to_undo": N_("There is no move to take back."),
+    "no_undo": N_("Taking back moves is not allowed in this game."),
+    "unknown_game": N_("There is no game at this address."),
+    "corrupt_game": N_("This game's record cannot be read."),
+    "seat_taken": N_("This seat is already taken."),
+    "bad_level": N_("This computer level is not available."),
+    "moved_on": N_("The game moved on meanwhile: nothing was played."),
+    "not_your_seat": N_("This seat belongs to another account: log in as its player to play it."),
+    "no_offer": N_("There is no offer to answer."),
+    "too_early": N_("Too early: wait a little longer."),
+    "bad_username": N_("A username is 3 to 24 letters, digits, '_' or '-', starting with a letter or a digit."),
+    "bad_invite": N_("This invitation is not valid, or it has already been used."),
+    "bad_token": N_("This seat's key is not valid."),
+    "name_required": N_("Choose a name first."),
+    "timed_game": N_("Not possible in a game with a clock."),
+    "not_online": N_("Only in an online game."),
+    "opponent_here": N_("Your opponent is still here."),
+    "own_offer": N_("You cannot answer your own offer."),
+    "offer_pending": N_("An offer is already waiting for an answer."),
+    "offer_again": N_("You made this offer a moment ago: wait before making it again."),
+    "cannot_abort": N_("This game can no longer be cancelled."),
+    "review_not_done": N_("The review is not finished yet."),
+    "login_required": N_("Log in first."),
+    "not_logged_in": N_("You are not logged in."),
+    "bad_login": N_("Wrong username or password."),
+    "bad_password": N_("This password is not accepted: at least 8 characters."),
+    "username_taken": N_("This username is already taken."),
+    "unknown_account": N_("There is no such player."),
+    "signup_closed": N_("Sign-up is closed on this server."),
+    "same_account": N_("You cannot play against yourself in a rated game."),
+    "not_admin": N_("Only an administrator can do this."),
+    "not_found": N_("There is no page at this address."),
+    "bad_method": N_("This method is not allowed here."),
+    "internal": N_("Server error: the game is safe, try again."),
+    "csrf": N_("The page is out of date: reload it and try again."),
+}
+
+
+def error_text(code: str, message: str, lang: str) -> str:
+    """The human text of an error for ``lang``: English keeps ``message``; another language gets
+    ``message`` translated when the catalog has it word for word, else the code's general text."""
+    if lang == DEFAULT or lang not in LANGUAGES:
+        return message
+    tr = translations(lang)
+    translated = tr.gettext(message)
+    if translated != message:
+        return translated
+    general = ERRORS.get(code)
+    return tr.gettext(general) if general else message

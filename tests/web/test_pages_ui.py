@@ -1,0 +1,189 @@
+"""The site's shared layout in a real browser (Playwright driving Debian's chromium): the
+language switch is remembered, dark mode follows the system and the switch, high contrast works
+on every page, the service worker installs, and the rules and an offline page read offline.
+Screenshots go to artifacts/ (git-ignored)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+from tests.web import test_browser
+from tests.web.test_browser import ARTIFACTS, watch_errors
+
+server = test_browser.server
+browser = test_browser.browser
+
+PAGES = ["/", "/rules", "/learn", "/games", "/login", "/signup", "/leaderboard", "/players/nobody"]
+
+
+def real(errors: list[str]) -> list[str]:
+    """The console errors but the expected one: /players/nobody's profile is a 404 by design."""
+    return [e for e in errors if "status of 404" not in e]
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
+    yield ctx
+    ctx.close()
+
+
+def luminance(page: Page, selector: str, prop: str = "backgroundColor") -> float:
+    """The relative luminance (0 black .. 1 white) of an element's computed colour."""
+    rgb = page.eval_on_selector(
+        selector, f"(e) => getComputedStyle(e).{prop}.match(/[0-9.]+/g).slice(0, 3).map(Number)"
+    )
+    lin = [(c / 255) / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def test_the_language_switch_is_remembered(server: str, context: BrowserContext) -> None:
+    page = context.new_page()
+    errors = watch_errors(page)
+    page.goto(server + "/")
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    expect(page.locator("#new-game h2")).to_have_text("New game")
+    expect(page.locator("#nav-login")).to_have_text("Log in")  # a script's text, in English
+    page.click("#btn-lang")
+    expect(page.locator("html")).to_have_attribute("lang", "fr")
+    expect(page.locator("#new-game h2")).to_have_text("Nouvelle partie")
+    expect(page.locator("#nav-login")).to_have_text("Se connecter")  # the script's text from the catalog
+    expect(page.locator("#btn-lang")).to_have_attribute("lang", "en")  # now it offers English
+    # every page afterwards, and a new visit, in French
+    page.goto(server + "/games")
+    expect(page.locator("h1")).to_have_text("Mes parties")
+    page.goto(server + "/leaderboard")
+    expect(page.locator("#leaderboard h1")).to_have_text("Classement")
+    # the cookie gone, the browser's memory brings the choice back
+    context.clear_cookies()
+    page.goto(server + "/learn")
+    expect(page.locator("html")).to_have_attribute("lang", "fr")
+    expect(page.locator("#btn-hint")).to_have_text("Indice")
+    page.screenshot(path=str(ARTIFACTS / "learn-fr-1280x800.png"))
+    # and back to English
+    page.click("#btn-lang")
+    expect(page.locator("#btn-hint")).to_have_text("Hint")
+    assert not real(errors), errors
+
+
+def test_a_french_browser_gets_french_without_asking(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(locale="fr-FR")
+    page = ctx.new_page()
+    page.goto(server + "/")
+    expect(page.locator("html")).to_have_attribute("lang", "fr")
+    expect(page.locator("#new-game h2")).to_have_text("Nouvelle partie")
+    page.goto(server + "/players/nobody")
+    expect(page.locator("#profile h1")).to_have_text("Joueur inconnu")
+    ctx.close()
+
+
+def test_dark_mode_follows_the_system_and_the_switch(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, color_scheme="dark")
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+    page.goto(g["links"]["play"])
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+    expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+    expect(page.locator("#btn-theme")).to_have_attribute("aria-pressed", "true")
+    assert luminance(page, "html") < 0.05
+    assert luminance(page, "html", "color") > 0.6  # light ink on the dark page
+    assert luminance(page, "#board .cell .cell-bg", "fill") < 0.05  # the board's cells too
+    assert luminance(page, "#tray-mine .slot") < 0.05  # and the reserve
+    page.screenshot(path=str(ARTIFACTS / "game-dark-1280x800.png"))
+    # every page is dark
+    for path in PAGES:
+        page.goto(server + path)
+        expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+        assert luminance(page, "html") < 0.05, path
+        assert luminance(page, "header.top a.brand", "color") > 0.6, path
+    # the switch wins over the system, and is remembered
+    page.click("#btn-theme")
+    expect(page.locator("html")).to_have_attribute("data-theme", "light")
+    page.reload()
+    expect(page.locator("html")).to_have_attribute("data-theme", "light")
+    assert luminance(page, "html") > 0.6
+    assert not real(errors), errors
+    ctx.close()
+
+
+def test_high_contrast_on_every_page(server: str, context: BrowserContext) -> None:
+    page = context.new_page()
+    errors = watch_errors(page)
+    for path in PAGES:
+        page.goto(server + path)
+        expect(page.locator("#btn-contrast")).to_be_visible()
+    page.goto(server + "/login")
+    page.click("#btn-contrast")
+    expect(page.locator("html")).to_have_attribute("data-contrast", "high")
+    expect(page.locator("#btn-contrast")).to_have_attribute("aria-pressed", "true")
+    assert luminance(page, "html") > 0.99 and luminance(page, "html", "color") < 0.01  # black on white
+    for path in PAGES:  # remembered on every page
+        page.goto(server + path)
+        expect(page.locator("html")).to_have_attribute("data-contrast", "high")
+        assert luminance(page, "html") > 0.99, path
+    # high contrast stays black on white in dark mode too
+    page.click("#btn-theme")
+    assert luminance(page, "html") > 0.99
+    page.click("#btn-contrast")  # one click turns it off (the layout and the page do not both toggle)
+    expect(page.locator("html")).to_have_attribute("data-contrast", "normal")
+    assert not real(errors), errors
+
+
+def test_the_service_worker_installs_and_the_rules_read_offline(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    page.goto(server + "/")
+    scope = page.evaluate("navigator.serviceWorker.ready.then((r) => r.scope)")
+    assert scope == server + "/"
+    names = page.evaluate("caches.keys()")
+    assert len(names) == 1 and names[0].startswith("jericho-")
+    cached = page.evaluate(f"caches.open({names[0]!r}).then((c) => c.keys()).then((ks) => ks.map((r) => r.url))")
+    for url in ("/static/app.js", "/static/style.css", "/rules", "/api/rules.md", "/offline"):
+        assert server + url in cached, url
+    manifest = page.request.get(server + "/manifest.webmanifest").json()
+    assert manifest["start_url"] == "/" and {i["sizes"] for i in manifest["icons"]} >= {"192x192", "512x512"}
+    for icon in manifest["icons"]:
+        assert page.request.get(server + icon["src"]).ok, icon
+    ctx.set_offline(True)
+    page.goto(server + "/rules")
+    expect(page.locator("#rules h1")).to_have_text("How to play Jericho")
+    expect(page.locator("#rules svg").first).to_be_visible()  # the diagrams are drawn too
+    page.goto(server + "/games")  # a page that needs the server: the offline page says so
+    expect(page.locator("#offline h1")).to_have_text("You are offline")
+    page.screenshot(path=str(ARTIFACTS / "offline-1280x800.png"))
+    ctx.set_offline(False)
+    page.goto(server + "/games")
+    expect(page.locator(".my-games h1")).to_have_text("My games")
+    assert not [e for e in errors if "ERR_INTERNET_DISCONNECTED" not in e], errors
+    ctx.close()
+
+
+def test_a_new_version_replaces_the_cache(server: str, browser: Browser, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new release (another version in /sw.js) is installed on the next load and the old cache dropped."""
+    from jericho_game.web import pages
+
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(server + "/")
+    page.evaluate("navigator.serviceWorker.ready")
+    old = page.evaluate("caches.keys()")
+    source = pages._worker_source()
+    version = source.split('const VERSION = "', 1)[1].split('"', 1)[0]
+    monkeypatch.setattr(pages, "_worker_source", lambda: source.replace(version, "0" * 16))
+    page.evaluate("navigator.serviceWorker.getRegistration().then((r) => r.update())")
+    new = ["jericho-" + "0" * 16]
+    deadline = time.monotonic() + 30
+    while page.evaluate("caches.keys()") != new:  # installed, activated, the old cache dropped
+        assert time.monotonic() < deadline, page.evaluate("caches.keys()")
+        time.sleep(0.1)
+    assert old != new and len(old) == 1
+    page.reload()
+    expect(page.locator("#new-game h2")).to_have_text("New game")
+    assert page.evaluate("navigator.serviceWorker.controller.scriptURL") == server + "/sw.js"
+    ctx.close()
