@@ -86,7 +86,8 @@ def test_every_page_has_the_one_layout(client: TestClient, path: str) -> None:
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
     page = parse(r.text)
     # the same header everywhere: navigation, account link, the three switches, the manifest
-    for id_ in ("nav-new", "nav-learn", "nav-rules", "nav-games", "nav-board", "account-nav"):
+    links = ("nav-new", "nav-learn", "nav-rules", "account-nav")
+    for id_ in links + (("nav-games", "nav-board") if not path.startswith("/g/") else ()):
         assert id_ in page.ids, (path, id_)
     for id_ in ("btn-contrast", "btn-theme", "btn-lang"):
         assert page.ids[id_].get("aria-pressed") is not None or id_ == "btn-lang", (path, id_)
@@ -177,7 +178,7 @@ def test_accept_language_parsing() -> None:
 def test_no_english_is_left_on_a_french_page(client: TestClient, path: str) -> None:
     """Rendered with every message translated to nothing, a page shows no words at all: each
     text of the templates goes through the catalog (a word written outside _() would be left)."""
-    empty = {"gettext": lambda s: "", "ngettext": lambda s, p, n: "", "_": lambda s: ""}
+    empty = {"gettext": lambda s: "", "ngettext": lambda s, p, n: "", "pgettext": lambda c, s: "", "_": lambda s: ""}
     original = pages.context
 
     def blank(*args: object, **kwargs: object) -> dict[str, object]:
@@ -188,7 +189,7 @@ def test_no_english_is_left_on_a_french_page(client: TestClient, path: str) -> N
         html = client.get(path).text
     finally:
         pages.context = original  # type: ignore[assignment]
-    allowed = {"Jericho", "◐", "☾", "FR", "Français", "English", "EN", "0", "0 / 0", "Jericho ·"}
+    allowed = {"Jericho", "◐", "☾", "⚙", "FR", "Français", "English", "EN", "0", "0 / 0", "Jericho ·"}
     left = [c for c in parse(html).chunks if c not in allowed and re.search(r"[A-Za-z]{2,}", c)]
     assert left == [], f"{path}: text outside the catalog: {left}"
 
@@ -198,7 +199,7 @@ def test_french_pages_are_in_french(client: TestClient) -> None:
     for words in ("Nouvelle partie", "monolithes", "alignements", "Votre réserve", "Passer", "Salon"):
         assert words in text
     assert "Apprendre à jouer" in client.get("/learn", headers=FR).text
-    assert "Se connecter" in client.get("/login", headers=FR).text
+    assert "Connexion" in client.get("/login", headers=FR).text
     assert "Créer un compte" in client.get("/signup", headers=FR).text
 
 
@@ -206,7 +207,7 @@ def test_the_page_scripts_get_the_same_catalog(client: TestClient) -> None:
     fr = parse(client.get("/games", headers=FR).text)
     html = client.get("/games", headers=FR).text
     blob = json.loads(html.split('id="i18n-catalog">', 1)[1].split("</script>", 1)[0])
-    assert blob["Resume"] == "Reprendre" and blob["Log in"] == "Se connecter"
+    assert blob["Resume"] == "Reprendre" and blob["Log in"] == "Connexion"
     assert blob == client.get("/i18n/fr.json").json()
     assert client.get("/i18n/en.json").json() == {}  # the scripts are written in English
     assert client.get("/i18n/xx.json").status_code == 404
@@ -235,43 +236,45 @@ def test_every_error_code_has_a_text() -> None:
 # -- the catalogs ------------------------------------------------------------------------------
 
 
-def extracted() -> dict[str, list[str]]:
-    """Every user-facing message in the sources, extracted with Babel as docs/web.md says."""
+def extracted() -> dict[tuple[str | None, str], list[str]]:
+    """Every user-facing message in the sources, by (context, message), extracted with Babel as
+    docs/web.md says."""
     with (ROOT / "babel.cfg").open(encoding="utf-8") as f:
         method_map, options_map = parse_mapping_cfg(f)
     keywords = {**DEFAULT_KEYWORDS, "t": None, "N_": None}
-    out: dict[str, list[str]] = {}
-    for filename, _line, message, _comments, _context in extract_from_dir(
+    out: dict[tuple[str | None, str], list[str]] = {}
+    for filename, _line, message, _comments, context in extract_from_dir(
         str(ROOT), method_map, options_map, keywords=keywords
     ):
         if isinstance(message, tuple):
             message = message[0]
-        out.setdefault(message, []).append(filename)
+        out.setdefault((context, message), []).append(filename)
     return out
 
 
-def catalog(lang: str) -> dict[str, str]:
+def catalog(lang: str) -> dict[tuple[str | None, str], str]:
     with (i18n.LOCALE_DIR / lang / "LC_MESSAGES" / "messages.po").open("rb") as f:
-        return {str(m.id): ("" if m.fuzzy else str(m.string)) for m in read_po(f) if m.id}
+        return {(m.context, str(m.id)): ("" if m.fuzzy else str(m.string)) for m in read_po(f) if m.id}
 
 
 def test_every_message_is_in_the_french_catalog() -> None:
     found = extracted()
-    assert len(found) > 150 and "New game" in found and "Resume" in found  # templates, scripts, errors
+    assert len(found) > 150 and (None, "New game") in found and (None, "Resume") in found  # templates, scripts
+    assert ("nav", "New game") in found and (None, "The game is over.") in found  # contexts, errors
     fr = catalog("fr")
-    missing = sorted(m for m in found if not fr.get(m))
+    missing = sorted((str(c), m) for c, m in found if not fr.get((c, m)))
     assert missing == [], f"messages without a French translation (docs/web.md, translations): {missing}"
-    assert sorted(set(found) - set(catalog("en"))) == []  # the English catalog lists them too
+    assert sorted((str(c), m) for c, m in set(found) - set(catalog("en"))) == []  # the English catalog too
 
 
 def test_french_keeps_the_placeholders() -> None:
-    for msgid, msgstr in catalog("fr").items():
+    for (_, msgid), msgstr in catalog("fr").items():
         assert set(re.findall(r"\{\w+\}", msgid)) == set(re.findall(r"\{\w+\}", msgstr)), msgid
         assert set(re.findall(r"<[^>]+>", msgid)) == set(re.findall(r"<[^>]+>", msgstr)), msgid
 
 
 def test_french_uses_the_games_words() -> None:
-    fr = catalog("fr")
+    fr = {m: s for (c, m), s in catalog("fr").items() if c is None}
     assert fr["New game"] == "Nouvelle partie"
     assert fr["Pass"] == "Passer" and fr["Tower"] == "Tour" and "réserve" in fr["Your pieces"].lower()
     assert "monolithes" in fr["South's monoliths"].lower()

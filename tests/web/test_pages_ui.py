@@ -51,7 +51,7 @@ def test_the_language_switch_is_remembered(server: str, context: BrowserContext)
     page.click("#btn-lang")
     expect(page.locator("html")).to_have_attribute("lang", "fr")
     expect(page.locator("#new-game h2")).to_have_text("Nouvelle partie")
-    expect(page.locator("#nav-login")).to_have_text("Se connecter")  # the script's text from the catalog
+    expect(page.locator("#nav-login")).to_have_text("Connexion")  # the script's text from the catalog
     expect(page.locator("#btn-lang")).to_have_attribute("lang", "en")  # now it offers English
     # every page afterwards, and a new visit, in French
     page.goto(server + "/games")

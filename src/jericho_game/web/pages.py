@@ -75,6 +75,7 @@ def context(request: Request, nav: str, lang: str | None = None) -> dict[str, An
         # the i18n extension's {% trans %} looks these up in the context first
         "gettext": tr.gettext,
         "ngettext": tr.ngettext,
+        "pgettext": tr.pgettext,  # a message in a context: the header's short labels ("nav")
         "_": tr.gettext,
         "js_catalog": i18n.js_catalog(lang),
     }

@@ -7,6 +7,42 @@ import { initTheme } from "./theme.js";
 initContrast();
 initTheme();
 
+// The switches are a toolbar: one Tab stop, the arrow keys (and Home / End) move within it.
+const tools = [...document.querySelectorAll(".switches button")];
+tools.forEach((b, i) => {
+  b.tabIndex = i === 0 ? 0 : -1;
+  b.addEventListener("keydown", (e) => {
+    const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+    const to = e.key === "Home" ? 0 : e.key === "End" ? tools.length - 1 :
+      step === undefined ? null : (i + step + tools.length) % tools.length;
+    if (to === null) return;
+    e.preventDefault();
+    b.tabIndex = -1;
+    tools[to].tabIndex = 0;
+    tools[to].focus();
+  });
+});
+
+// On a phone the switches open from one button (style.css); Escape or a tap elsewhere closes them.
+const display = document.getElementById("display");
+const displayButton = document.getElementById("btn-display");
+const openDisplay = (open) => {
+  display?.classList.toggle("open", open);
+  displayButton?.setAttribute("aria-expanded", String(open));
+};
+displayButton?.addEventListener("click", () => {
+  const open = !display.classList.contains("open");
+  openDisplay(open);
+  if (open) tools.find((b) => b.tabIndex === 0)?.focus();
+});
+display?.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && display.classList.contains("open")) {
+    openDisplay(false);
+    displayButton.focus();
+  }
+});
+document.addEventListener("click", (e) => { if (display && !display.contains(e.target)) openDisplay(false); });
+
 const COOKIE = "jericho_lang";
 const KEY = "jericho:lang";
 
