@@ -187,3 +187,40 @@ def test_a_new_version_replaces_the_cache(server: str, browser: Browser, monkeyp
     expect(page.locator("#new-game h2")).to_have_text("New game")
     assert page.evaluate("navigator.serviceWorker.controller.scriptURL") == server + "/sw.js"
     ctx.close()
+
+
+def test_the_switches_are_one_tab_stop_and_open_from_one_button_on_a_phone(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    page.goto(server + "/rules")
+    expect(page.locator("#btn-display")).to_be_hidden()  # a desktop shows the switches themselves
+    page.focus("#btn-contrast")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#btn-theme")).to_be_focused()
+    page.keyboard.press("End")
+    expect(page.locator("#btn-lang")).to_be_focused()
+    page.keyboard.press("ArrowRight")  # wraps round
+    expect(page.locator("#btn-contrast")).to_be_focused()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Shift+Tab")  # one Tab stop for the three: back out to the links
+    assert page.evaluate("document.activeElement.closest('.switches') === null")
+    ctx.close()
+
+    ctx = browser.new_context(viewport={"width": 360, "height": 740})
+    page = ctx.new_page()
+    page.goto(server + "/")
+    expect(page.locator("#btn-contrast")).to_be_hidden()
+    page.click("#btn-display")
+    expect(page.locator("#btn-display")).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("#btn-contrast")).to_be_visible()
+    for b in ("#btn-contrast", "#btn-theme", "#btn-lang"):  # inside the screen, 44 px targets
+        box = page.locator(b).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360 and box["height"] >= 44, (b, box)
+    page.keyboard.press("Escape")
+    expect(page.locator("#btn-contrast")).to_be_hidden()
+    expect(page.locator("#btn-display")).to_be_focused()
+    expect(page.locator("#btn-display")).to_have_attribute("aria-expanded", "false")
+    page.click("#btn-display")
+    page.click("h2#lobby-title, #new-game h2 >> nth=0")  # a tap elsewhere closes them
+    expect(page.locator("#btn-contrast")).to_be_hidden()
+    ctx.close()

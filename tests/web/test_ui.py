@@ -63,6 +63,13 @@ def inside(b: dict[str, float], w: int, h: int) -> bool:
     return b["x"] >= -0.5 and b["y"] >= -0.5 and b["x"] + b["width"] <= w + 0.5 and b["y"] + b["height"] <= h + 0.5
 
 
+def switch_contrast(page: Page) -> None:
+    """Click ◐ (on a phone the display switches open from the header's ⚙ first)."""
+    if page.locator("#btn-display").is_visible():
+        page.click("#btn-display")
+    page.click("#btn-contrast")
+
+
 def still_shot(page: Page, name: str) -> None:
     page.wait_for_function("() => document.fonts.status === 'loaded'")
     page.screenshot(path=str(ARTIFACTS / name), animations="disabled")
@@ -116,7 +123,7 @@ def test_board_tray_turn_and_score_fit_the_screen(server: str, browser: Browser,
     assert label_h >= 11 and tray_h >= 11, (label_h, tray_h)
     kind = "phone" if (w, h) == PHONE else f"desktop-{w}x{h}"
     still_shot(page, f"board-{kind}-light.png")
-    page.click("#btn-contrast")
+    switch_contrast(page)
     expect(page.locator("html")).to_have_attribute("data-contrast", "high")
     still_shot(page, f"board-{kind}-high-contrast.png")
     assert not errors, errors
@@ -201,7 +208,7 @@ def test_every_piece_letter_is_readable_even_on_tall_towers(server: str, browser
     smallest = min(x["px"] for x in board)
     print(f"{kind}: smallest letter on the board {smallest:.1f} CSS px, in the trays {min(x['px'] for x in trays):.1f}")
     still_shot(page, f"tall-towers-{kind}-light.png")
-    page.click("#btn-contrast")
+    switch_contrast(page)
     still_shot(page, f"tall-towers-{kind}-high-contrast.png")
     ctx.close()
 
