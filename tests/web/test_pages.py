@@ -279,3 +279,17 @@ def test_french_uses_the_games_words() -> None:
     assert fr["Pass"] == "Passer" and fr["Tower"] == "Tour" and "réserve" in fr["Your pieces"].lower()
     assert "monolithes" in fr["South's monoliths"].lower()
     assert "alignement" in fr["Hover an alignment to see its confrontation; pick a piece, then a cell."]
+
+
+def test_the_tutorial_speaks_french(client: TestClient) -> None:
+    en = client.get("/api/tutorial").json()["lessons"]
+    fr = client.get("/api/tutorial", headers=FR).json()["lessons"]
+    assert [x["id"] for x in en] == [x["id"] for x in fr]
+    assert en[0]["title"] == "1. Placing a piece" and fr[0]["title"] == "1. Poser une pièce"
+    assert all(f["text"] != e["text"] and f["goal"] != e["goal"] for e, f in zip(en, fr, strict=True))
+    placed = client.post("/api/tutorial/placing", json={"moves": [], "try": "5R@d2"}, headers=FR).json()
+    assert placed["done"] and placed["feedback"].startswith("Vous avez posé 5R en d2.")
+    refused = client.post("/api/tutorial/clashes", json={"moves": [], "try": "3R@c2"}, headers=FR).json()
+    assert not refused["legal"] and refused["feedback"].startswith("Refusé : ")
+    english = client.post("/api/tutorial/placing", json={"moves": [], "try": "5R@d2"}).json()
+    assert english["feedback"].startswith("You placed 5R on d2.")  # a French request changed nothing for others

@@ -9,13 +9,17 @@ the moves (from the standard start, or from a lesson's position) and the engine 
 * ``GET /api/tutorial`` → the lessons; ``GET /api/tutorial/{lesson}`` → a lesson's start;
   ``POST /api/tutorial/{lesson}`` ``{"moves": [...], "try": "5R@d2"}`` → the engine's verdict
   on the learner's move, the scripted reply, the lesson's feedback and the new position.
-* ``GET /learn`` → the tutorial page.
+
+The lessons' texts and the tutor's feedback are in the request's language
+(:mod:`jericho_game.web.i18n`); the engine's own reasons (why a move is refused, why a tower
+wins) stay in English.  The page itself is :mod:`jericho_game.web.pages`'s ``/learn``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +30,8 @@ from starlette.routing import Route
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move
+from jericho_game.web import i18n
+from jericho_game.web.i18n import N_
 from jericho_game.web.rooms import confrontations, legal_by_piece
 
 MAX_BODY = 4096
@@ -110,133 +116,168 @@ class Lesson:
         return game
 
 
+# The feedback's language: set by the request handler, read by the lesson checks below (which
+# keep the simple signature of a Check).
+_lang: ContextVar[str] = ContextVar("tutorial_lang", default=i18n.DEFAULT)
+
+
+def _(message: str, **args: object) -> str:
+    """``message`` in the request's language, its {placeholders} filled in."""
+    return i18n.translations(_lang.get()).gettext(message).format(**args)
+
+
 def _placed(before: Game, after: Game, move: Move) -> tuple[bool, str]:
-    return True, (
-        f"You placed {move.piece} on {move.cell}. It starts a tower; the tower belongs to the camp it "
-        "stands in (South: rows 1–2, North: rows 3–4), whoever put the pieces there."
+    return True, _(
+        "You placed {piece} on {cell}. It starts a tower; the tower belongs to the camp it "
+        "stands in (South: rows 1–2, North: rows 3–4), whoever put the pieces there.",
+        piece=move.piece,
+        cell=move.cell,
     )
 
 
 def _stacked_on_c2(before: Game, after: Game, move: Move) -> tuple[bool, str]:
     if move.cell == "c2":
         tower = " / ".join(str(p) for p in after.tower("c2"))
-        return True, f"Yes: c2 is now {tower}, bottom to top, every size and every colour different."
-    return False, "That went elsewhere: the lesson asks you to stack on c2."
+        return True, _("Yes: c2 is now {tower}, bottom to top, every size and every colour different.", tower=tower)
+    return False, _("That went elsewhere: the lesson asks you to stack on c2.")
 
 
 def _won_d(before: Game, after: Game, move: Move) -> tuple[bool, str]:
     c = after.confrontation("d")
     if after.leaders()["d"] == "south":
-        return True, f"South leads d again. {c.reason[0].upper()}{c.reason[1:]}."
-    return False, f"Not yet: {c.reason}. Compare from the top down."
+        return True, _("South leads d again. {reason}.", reason=f"{c.reason[0].upper()}{c.reason[1:]}")
+    return False, _("Not yet: {reason}. Compare from the top down.", reason=c.reason)
 
 
 def _two_at_once(before: Game, after: Game, move: Move) -> tuple[bool, str]:
     gained = after.score()[0] - before.score()[0]
     if gained >= 2:
-        return True, f"Two monoliths with one piece: {move} wins b and the diagonal a1-g4 at once."
-    return False, (
-        f"That won {gained} monolith{'s' if gained != 1 else ''}. Find the cell on both lines, and a piece "
-        "larger than both North towers."
-    )
+        return True, _("Two monoliths with one piece: {move} wins b and the diagonal a1-g4 at once.", move=move)
+    won = _("That won 1 monolith.") if gained == 1 else _("That won {n} monoliths.", n=gained)
+    return False, won + " " + _("Find the cell on both lines, and a piece larger than both North towers.")
 
 
 def _asymmetry(before: Game, after: Game, move: Move) -> tuple[bool, str]:
     if str(move.piece) == "3B":
-        return True, f"Right: {move} is allowed, because {move.cell} shares no alignment with c3."
-    return False, "A legal move, but the lesson is about your 3B: place 3B where the rule allows it."
+        return True, _(
+            "Right: {move} is allowed, because {cell} shares no alignment with c3.", move=move, cell=move.cell
+        )
+    return False, _("A legal move, but the lesson is about your 3B: place 3B where the rule allows it.")
 
 
 def _seven(before: Game, after: Game, move: Move) -> tuple[bool, str]:
     if after.outcome() == "south":
-        return True, "North could not bring you below 7: you held 7 monoliths through North's turn and win."
+        return True, _("North could not bring you below 7: you held 7 monoliths through North's turn and win.")
     s = after.score()[0]
-    return False, f"North's reply left you {s} monolith{'s' if s != 1 else ''}: 7 must survive the reply."
+    if s == 1:
+        return False, _("North's reply left you 1 monolith: 7 must survive the reply.")
+    return False, _("North's reply left you {n} monoliths: 7 must survive the reply.", n=s)
 
 
 def _passes(before: Game, after: Game, move: Move) -> tuple[bool, str]:
     s, n = after.score()
     if after.outcome() == "south":
-        return True, f"Both players passed and the game ended: you hold more monoliths ({s} to {n}) and win."
-    word = "a draw" if after.outcome() == "draw" else "a loss"
-    return False, f"Both players passed and the game ended {s} to {n}: {word}. Look for the cell that gains."
+        return True, _(
+            "Both players passed and the game ended: you hold more monoliths ({s} to {n}) and win.", s=s, n=n
+        )
+    if after.outcome() == "draw":
+        return False, _(
+            "Both players passed and the game ended {s} to {n}: a draw. Look for the cell that gains.", s=s, n=n
+        )
+    return False, _(
+        "Both players passed and the game ended {s} to {n}: a loss. Look for the cell that gains.", s=s, n=n
+    )
 
 
 LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "placing",
-        "1. Placing a piece",
-        "Each turn you take one piece from your tray and put it on any cell, in either camp. Pieces never move.",
-        "Pick a piece from your tray, then a cell.",
+        N_("1. Placing a piece"),
+        N_("Each turn you take one piece from your tray and put it on any cell, in either camp. Pieces never move."),
+        N_("Pick a piece from your tray, then a cell."),
         _placed,
     ),
     Lesson(
         "clashes",
-        "2. Size and colour clashes",
-        "You may stack on a tower of 1 to 3 pieces, but only a piece whose size and colour are both new to "
-        "that tower. c2 holds 3G (size 3, green).",
-        "Stack a piece on c2. Try 3R or 5G first to see the refusal.",
+        N_("2. Size and colour clashes"),
+        N_(
+            "You may stack on a tower of 1 to 3 pieces, but only a piece whose size and colour are both new to "
+            "that tower. c2 holds 3G (size 3, green)."
+        ),
+        N_("Stack a piece on c2. Try 3R or 5G first to see the refusal."),
         _stacked_on_c2,
         moves=("3G@c2", "2R@c3"),
     ),
     Lesson(
         "stronger",
-        "3. Which tower is stronger",
-        "Towers compare from the top down: two or more pieces beat one piece; then the larger top piece "
-        "wins, then the piece below. North's 1G/2Y on d3 beats your single 5R on d2.",
-        "Win the column d back.",
+        N_("3. Which tower is stronger"),
+        N_(
+            "Towers compare from the top down: two or more pieces beat one piece; then the larger top piece "
+            "wins, then the piece below. North's 1G/2Y on d3 beats your single 5R on d2."
+        ),
+        N_("Win the column d back."),
         _won_d,
         moves=("5R@d2", "1G@d3", "2Y@d3", "1B@a4"),
-        hint="Stack on your own tower d2: it then has two pieces too, and the top decides.",
+        hint=N_("Stack on your own tower d2: it then has two pieces too, and the top decides."),
     ),
     Lesson(
         "monoliths",
-        "4. Confrontations and monoliths",
-        "On each of the 13 lines, your best tower in your camp confronts North's best tower in theirs; the "
-        "stronger one wins that line's monolith. A cell lies on up to two lines. The badge on a cell shows "
-        "what a move would change: +2 means two monoliths more for you.",
-        "Win two monoliths with one piece.",
+        N_("4. Confrontations and monoliths"),
+        N_(
+            "On each of the 13 lines, your best tower in your camp confronts North's best tower in theirs; the "
+            "stronger one wins that line's monolith. A cell lies on up to two lines. The badge on a cell shows "
+            "what a move would change: +2 means two monoliths more for you."
+        ),
+        N_("Win two monoliths with one piece."),
         _two_at_once,
         moves=("1Y@e1", "2W@b3", "1B@c1", "3R@f3"),
-        hint="b2 lies on the column b and on the diagonal a1-g4.",
+        hint=N_("b2 lies on the column b and on the diagonal a1-g4."),
     ),
     Lesson(
         "asymmetry",
-        "5. The asymmetry rule",
-        "You may not copy North's last placement: the same piece, building the same tower, on a cell that "
-        "shares a line with North's cell. North has just put 3B on c3.",
-        "Try 3B on c2 (refused), then place your 3B where the rule allows it.",
+        N_("5. The asymmetry rule"),
+        N_(
+            "You may not copy North's last placement: the same piece, building the same tower, on a cell that "
+            "shares a line with North's cell. North has just put 3B on c3."
+        ),
+        N_("Try 3B on c2 (refused), then place your 3B where the rule allows it."),
         _asymmetry,
         moves=("5R@d2", "3B@c3"),
     ),
     Lesson(
         "seven",
-        "6. Seven monoliths win",
-        "Hold 7 of the 13 monoliths, and still hold 7 after your opponent's reply, and you win. The tutor "
-        "answers for North with the reply that hurts you most. You hold 6.",
-        "Reach 7 or more so that North's best reply cannot bring you below 7.",
+        N_("6. Seven monoliths win"),
+        N_(
+            "Hold 7 of the 13 monoliths, and still hold 7 after your opponent's reply, and you win. The tutor "
+            "answers for North with the reply that hurts you most. You hold 6."
+        ),
+        N_("Reach 7 or more so that North's best reply cannot bring you below 7."),
         _seven,
         position=(
             "e1:3B,g1:4Y5G,a2:4W,b2:3W,c2:3G1R5B4W,f2:1Y,c3:4G,g3:5Y3R,b4:2Y,f4:3W,g4:2W "
             "1YGBW2RGB3RYGB4RYB5RYW 1RGBW2RYGBW3Y4RGB5RGBW south 1Y@f2 0 *"
         ),
-        hint="Win two monoliths at once, to reach 8: one reply can then take only one back. A small piece on "
-        "a4 gives North a weak tower that loses both of its lines.",
+        hint=N_(
+            "Win two monoliths at once, to reach 8: one reply can then take only one back. A small piece on "
+            "a4 gives North a weak tower that loses both of its lines."
+        ),
         reply=True,
     ),
     Lesson(
         "passes",
-        "7. The end by passes",
-        "A player who cannot place passes. When both pass one after the other, the game ends and the player "
-        "holding more monoliths wins. North has nothing left to place; this is your last piece.",
-        "Place your last piece so that you finish ahead.",
+        N_("7. The end by passes"),
+        N_(
+            "A player who cannot place passes. When both pass one after the other, the game ends and the player "
+            "holding more monoliths wins. North has nothing left to place; this is your last piece."
+        ),
+        N_("Place your last piece so that you finish ahead."),
         _passes,
         position=(
             "a1:1R2W4Y,b1:5R,c1:2R1G,e1:2Y4B5G,f1:4W5B,g1:2B4Y3R,a2:1G2W3B,b2:3Y,c2:2G5W1Y,d2:5Y2B,e2:5W4B3G,"
             "f2:3R4G1Y,a3:2R4G3W,b3:3G,c3:5G2Y,d3:3W5R,f3:3Y,a4:5B1W,b4:1B4W,c4:2G1W,e4:1B4R5Y,g4:3B4R "
             "1R - south - 0 *"
         ),
-        hint="It is 5 to 5. Look for a badge +1: putting your 1R on top of a North tower can make it weaker.",
+        hint=N_("It is 5 to 5. Look for a badge +1: putting your 1R on top of a North tower can make it weaker."),
         reply=True,
     ),
 )
@@ -325,8 +366,20 @@ async def preview(request: Request) -> Response:
 
 @_guard
 async def lessons(request: Request) -> Response:
+    tr = i18n.translations(i18n.request_language(request)).gettext
     return JSONResponse(
-        {"lessons": [{"id": x.id, "title": x.title, "text": x.text, "goal": x.goal, "hint": x.hint} for x in LESSONS]}
+        {
+            "lessons": [
+                {
+                    "id": x.id,
+                    "title": tr(x.title),
+                    "text": tr(x.text),
+                    "goal": tr(x.goal),
+                    "hint": tr(x.hint) if x.hint else "",
+                }
+                for x in LESSONS
+            ]
+        }
     )
 
 
@@ -339,6 +392,7 @@ async def lesson_start(request: Request) -> Response:
 @_guard
 async def lesson_try(request: Request) -> Response:
     lesson = _lesson(request)
+    _lang.set(i18n.request_language(request))  # the feedback's language (this request's task only)
     data = await _body(request)
     game = _replay(lesson.start(), data.get("moves", []))
     attempt = data.get("try")
@@ -347,7 +401,8 @@ async def lesson_try(request: Request) -> Response:
     reason = game.why_illegal(attempt)
     if reason is not None:
         sides = reason.replace("south", "South").replace("north", "North")
-        return JSONResponse({"legal": False, "done": False, "feedback": f"Refused: {sides}.", "game": view(game)})
+        refused = _("Refused: {reason}.", reason=sides)
+        return JSONResponse({"legal": False, "done": False, "feedback": refused, "game": view(game)})
     before = game.copy()
     played = game.play(attempt)
     after_move = game.copy()

@@ -2,10 +2,11 @@
 // (jericho_game.web.tutorial answers every move: legal or not, the tutor's reply, feedback).
 import { Board, COLOUR_NAME, describePreview, describeTower, drawPiece } from "./board.js";
 import { initContrast } from "./contrast.js";
+import { t } from "./i18n.js";
 
 initContrast();
 const $ = (id) => document.getElementById(id);
-const SIDE_NAME = { south: "South", north: "North" };
+const SIDE_NAME = { south: t("South"), north: t("North") };
 const T = { lessons: [], index: 0, moves: [], game: null, selected: null, previewCell: null, done: new Set(), busy: false };
 let board = null;
 let topo = null;
@@ -99,7 +100,7 @@ function render() {
         T.previewCell = null;
         const n = T.selected ? (g.legal[p] || []).length : 0;
         $("info").textContent = T.selected ? `${p}: ${n} cell${n === 1 ? "" : "s"} highlighted; the badges show how each move changes your lead in monoliths.` : "";
-        if (T.selected && !n) feedback(`${p} fits nowhere here: every tower holds its size or its colour.`, "bad");
+        if (T.selected && !n) feedback(t("{piece} fits nowhere here: every tower holds its size or its colour.", { piece: p }), "bad");
         render();
         // on a phone the tray lies under the board: picking a piece brings the board back in sight
         if (T.selected) board.bringIntoView();
@@ -131,19 +132,19 @@ async function tryMove(cell) {
       T.moves = data.moves;
       if (data.done) {
         T.done.add(lesson.id);
-        feedback(`Well done! ${data.feedback}`, "good");
+        feedback(t("Well done! {feedback}", { feedback: data.feedback }), "good");
         const last = T.index === T.lessons.length - 1;
         $("btn-next").hidden = last;
         $("btn-hint").hidden = true;
         $("btn-play").hidden = !last;
-        if (last) feedback(`Well done! ${data.feedback} You know the whole game now.`, "good");
+        if (last) feedback(t("Well done! {feedback} You know the whole game now.", { feedback: data.feedback }), "good");
         ($(last ? "btn-play" : "btn-next")).focus();
       } else {
-        feedback(`${data.feedback} Press “Try again” to replay the lesson.`, "bad");
+        feedback(t("{feedback} Press “Try again” to replay the lesson.", { feedback: data.feedback }), "bad");
       }
     }
   } catch (err) {
-    feedback(`The tutor could not answer: ${err.message}`, "bad");
+    feedback(t("The tutor could not answer: {why}", { why: err.message }), "bad");
   } finally {
     T.busy = false;
     render();
@@ -174,4 +175,4 @@ async function main() {
   await open(wanted >= 0 ? wanted : 0);
 }
 
-main().catch((err) => feedback(`Could not load the tutorial: ${err.message}`, "bad"));
+main().catch((err) => feedback(t("Could not load the tutorial: {why}", { why: err.message }), "bad"));
