@@ -293,3 +293,17 @@ def test_the_tutorial_speaks_french(client: TestClient) -> None:
     assert not refused["legal"] and refused["feedback"].startswith("Refusé : ")
     english = client.post("/api/tutorial/placing", json={"moves": [], "try": "5R@d2"}).json()
     assert english["feedback"].startswith("You placed 5R on d2.")  # a French request changed nothing for others
+
+
+def test_the_rules_page_speaks_french(client: TestClient) -> None:
+    en = client.get("/api/rules.md").text
+    fr = client.get("/api/rules.md", headers=FR).text
+    assert en.startswith("# How to play Jericho") and fr.startswith("# Comment jouer à Jericho")
+    # the same diagrams (positions) and the same sections: a translation, not a summary
+    assert re.findall(r"^towers: .*$", en, re.M) == re.findall(r"^towers: .*$", fr, re.M)
+    assert len(re.findall(r"^## ", en, re.M)) == len(re.findall(r"^## ", fr, re.M))
+    assert en.count("|") == fr.count("|")
+    assert "accept-language" in client.get("/api/rules.md").headers["vary"].lower()
+    # the package ships a copy (installed packages have no docs/)
+    shipped = ROOT / "src" / "jericho_game" / "web" / "static" / "rules.fr.md"
+    assert shipped.read_text(encoding="utf-8") == (ROOT / "docs" / "rules.fr.md").read_text(encoding="utf-8")

@@ -78,6 +78,14 @@ def test_a_french_browser_gets_french_without_asking(server: str, browser: Brows
     expect(page.locator("#new-game h2")).to_have_text("Nouvelle partie")
     page.goto(server + "/players/nobody")
     expect(page.locator("#profile h1")).to_have_text("Joueur inconnu")
+    page.goto(server + "/rules")
+    expect(page.locator("#rules h1")).to_have_text("Comment jouer à Jericho")
+    expect(page.locator("#rules figure.diagram svg .cell").first).to_be_attached()  # the diagrams drawn
+    page.goto(server + "/learn")
+    expect(page.locator("#lesson-title")).to_have_text("1. Poser une pièce")
+    page.locator("#tray-mine .slot").first.click()
+    page.locator("#board .cell.legal").first.click()
+    expect(page.locator("#feedback")).to_contain_text("Bravo ! Vous avez posé")
     ctx.close()
 
 

@@ -797,9 +797,10 @@ def _links(request: Request, game_id: str, token: str | None = None, invite: str
     return links
 
 
-def _rules_text() -> str:
+def _rules_text(lang: str = "en") -> str:
     here = Path(__file__).resolve()
-    for candidate in (here.parents[3] / "docs" / "rules.md", STATIC / "rules.md"):
+    name = "rules.md" if lang == "en" else f"rules.{lang}.md"  # docs/rules.fr.md: the French rules
+    for candidate in (here.parents[3] / "docs" / name, STATIC / name, here.parents[3] / "docs" / "rules.md"):
         if candidate.is_file():
             return candidate.read_text(encoding="utf-8")
     return "# Rules\n\nThe rules document is not installed."
@@ -918,7 +919,11 @@ def create_app(
     transport.reviews = reviews
 
     async def rules_md(request: Request) -> Response:
-        return PlainTextResponse(_rules_text(), media_type="text/markdown; charset=utf-8")
+        return PlainTextResponse(
+            _rules_text(i18n.request_language(request)),
+            media_type="text/markdown; charset=utf-8",
+            headers={"Vary": "Accept-Language, Cookie"},
+        )
 
     async def topology(request: Request) -> Response:
         return JSONResponse(Game().topology.to_dict())

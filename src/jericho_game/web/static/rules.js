@@ -6,6 +6,7 @@
 //   caption: words under the drawing
 import { Board } from "./board.js";
 import { initContrast } from "./contrast.js";
+import { t } from "./i18n.js";
 
 initContrast();
 const esc = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -91,5 +92,5 @@ async function drawDiagrams() {
 const main = document.getElementById("rules");
 fetch("/api/rules.md")
   .then((r) => r.text())
-  .then((t) => { main.innerHTML = markdown(t); return drawDiagrams(); })
-  .catch(() => { main.textContent = "Could not load the rules."; });
+  .then((text) => { main.innerHTML = markdown(text); return drawDiagrams(); })
+  .catch(() => { main.textContent = t("Could not load the rules."); });
