@@ -1,9 +1,10 @@
 // Fair endings of online games on the game page: draw offers, takeback requests, abort, and the
 // claim against an opponent who left an untimed game.  The server decides; this shows what the
 // state says and sends the player's intentions ({type: "offer"|"accept"|"decline"|"claim"|"abort"}).
+import { t } from "./i18n.js";
+
 const $ = (id) => document.getElementById(id);
-const SIDE = { south: "South", north: "North" };
-const NOUN = { draw: "a draw", takeback: "a takeback" };
+const SIDE = { south: t("South"), north: t("North") };
 
 let view = null;  // {g, me, send, at}: the last state drawn, for the ticking away time
 
@@ -45,23 +46,25 @@ export function renderEndings(g, me, send, name) {
   row.className = "ending-buttons";
   if (g.status === "playing") {
     if (offer && offer.by === opp) {
-      bar.textContent = `${name(opp)} ${offer.what === "draw" ? "offers a draw" : "asks to take back their last move"}.`;
+      bar.textContent = offer.what === "draw" ? t("{name} offers a draw.", { name: name(opp) }) :
+        t("{name} asks to take back their last move.", { name: name(opp) });
       row.append(
-        button("btn-accept", "Accept", () => send({ type: "accept", what: offer.what }), "primary"),
-        button("btn-decline", "Decline", () => send({ type: "decline", what: offer.what })),
+        button("btn-accept", t("Accept"), () => send({ type: "accept", what: offer.what }), "primary"),
+        button("btn-decline", t("Decline"), () => send({ type: "decline", what: offer.what })),
       );
     } else if (offer && offer.by === me) {
-      bar.textContent = `You asked for ${NOUN[offer.what]}: waiting for ${name(opp)}'s answer.`;
-      row.append(button("btn-withdraw", "Withdraw", () => send({ type: "decline", what: offer.what })));
+      bar.textContent = offer.what === "draw" ? t("You asked for a draw: waiting for {name}'s answer.", { name: name(opp) }) :
+        t("You asked for a takeback: waiting for {name}'s answer.", { name: name(opp) });
+      row.append(button("btn-withdraw", t("Withdraw"), () => send({ type: "decline", what: offer.what })));
     } else {
       row.append(
-        button("btn-draw", "Offer draw", () => send({ type: "offer", what: "draw" })),
-        button("btn-takeback", "Ask takeback", () => send({ type: "offer", what: "takeback" })),
+        button("btn-draw", t("Offer draw"), () => send({ type: "offer", what: "draw" })),
+        button("btn-takeback", t("Ask takeback"), () => send({ type: "offer", what: "takeback" })),
       );
     }
   }
   if (g.can_abort) {
-    row.append(button("btn-abort", g.status === "waiting" ? "Cancel game" : "Abort", () => send({ type: "abort" })));
+    row.append(button("btn-abort", g.status === "waiting" ? t("Cancel game") : t("Abort"), () => send({ type: "abort" })));
   }
   const claim = document.createElement("div");
   claim.id = "claim";
@@ -71,8 +74,8 @@ export function renderEndings(g, me, send, name) {
   claimText.id = "claim-text";
   claim.append(
     claimText,
-    button("btn-claim-win", "Claim the win", () => send({ type: "claim", what: "win" }), "primary"),
-    button("btn-claim-draw", "Claim a draw", () => send({ type: "claim", what: "draw" })),
+    button("btn-claim-win", t("Claim the win"), () => send({ type: "claim", what: "win" }), "primary"),
+    button("btn-claim-draw", t("Claim a draw"), () => send({ type: "claim", what: "draw" })),
   );
   box.append(bar, row, claim);
   bar.hidden = !bar.textContent;
@@ -94,8 +97,9 @@ export function tick() {
   claim.hidden = false;
   const ready = away >= g.claim_after;
   $("claim-text").textContent = ready ?
-    `${view.name(opp)} left ${fmt(away)} ago: you may claim the game. ` :
-    `${view.name(opp)} left ${fmt(away)} ago; you may claim in ${fmt(g.claim_after - away)}. `;
+    t("{name} left {away} ago: you may claim the game.", { name: view.name(opp), away: fmt(away) }) + " " :
+    t("{name} left {away} ago; you may claim in {wait}.",
+      { name: view.name(opp), away: fmt(away), wait: fmt(g.claim_after - away) }) + " ";
   $("btn-claim-win").disabled = !ready;
   $("btn-claim-draw").disabled = !ready;
 }

@@ -1,12 +1,13 @@
 // The lobby on the home page: open public seeks (join in one click) and public games being
 // played (watch), kept live over /lobby/ws.  Everything a player typed is shown as text only.
 import { changeHeaders } from "./account.js";
+import { t } from "./i18n.js";
 import { storedName } from "./names.js";
 
 const $ = (id) => document.getElementById(id);
-const SIDE = { south: "South", north: "North" };
+const SIDE = { south: t("South"), north: t("North") };
 
-function clockText(min) { return min ? `${min} min each` : "No clock"; }
+function clockText(min) { return min ? t("{n} min each", { n: min }) : t("No clock"); }
 
 function cell(tr, text, cls) {
   const td = document.createElement("td");
@@ -19,7 +20,7 @@ function cell(tr, text, cls) {
 async function joinSeek(id, button, say) {
   const name = storedName();
   if (!name) {
-    say("Choose your name first (above): your opponent sees it.");
+    say(t("Choose your name first (above): your opponent sees it."));
     $("name-input").focus();
     return;
   }
@@ -33,7 +34,7 @@ async function joinSeek(id, button, say) {
     try { localStorage.setItem(`jericho:seat:${id}`, data.token); } catch { /* private mode */ }
     location.href = `/g/${id}`;
   } catch (err) {
-    say(`Could not join: ${err.message}.`);
+    say(t("Could not join: {why}.", { why: err.message }));
     button.disabled = false;
   }
 }
@@ -48,7 +49,7 @@ function render(data, say) {
     cell(tr, s.rated ? `${Math.round(s.rating ?? 0)}` : "unrated", "rating");
     cell(tr, clockText(s.clock));
     const other = s.side === "south" ? "north" : "south";
-    cell(tr, `You play ${SIDE[other]}`);
+    cell(tr, t("You play {side}", { side: SIDE[other] }));
     const td = cell(tr, "");
     let mine = null;
     try { mine = localStorage.getItem(`jericho:seat:${s.id}`); } catch { /* no storage */ }
@@ -56,14 +57,15 @@ function render(data, say) {
       const a = document.createElement("a");
       a.className = "button mine";
       a.href = `/g/${encodeURIComponent(s.id)}`;
-      a.textContent = "Your game";
+      a.textContent = t("Your game");
       td.appendChild(a);
     } else {
       const b = document.createElement("button");
       b.type = "button";
       b.className = "join";
-      b.textContent = "Join";
-      b.setAttribute("aria-label", `Join ${s.name || "this player"}'s game as ${SIDE[other]}`);
+      b.textContent = t("Join");
+      b.setAttribute("aria-label", s.name ? t("Join {name}'s game as {side}", { name: s.name, side: SIDE[other] }) :
+        t("Join this player's game as {side}", { side: SIDE[other] }));
       b.onclick = () => joinSeek(s.id, b, say);
       td.appendChild(b);
     }
@@ -74,20 +76,23 @@ function render(data, say) {
   for (const p of data.playing) {
     const tr = document.createElement("tr");
     tr.dataset.id = p.id;
-    cell(tr, p.names.south || "South", "who south");
-    cell(tr, p.names.north || "North", "who north");
+    cell(tr, p.names.south || SIDE.south, "who south");
+    cell(tr, p.names.north || SIDE.north, "who north");
     cell(tr, clockText(p.clock));
     const td = cell(tr, "");
     const a = document.createElement("a");
     a.className = "button watch";
     a.href = `/g/${encodeURIComponent(p.id)}`;
-    a.textContent = "Watch";
+    a.textContent = t("Watch");
     td.appendChild(a);
     playing.appendChild(tr);
   }
   $("lobby-playing-empty").hidden = data.playing.length > 0;
   const mins = Math.round(data.expiry.idle / 60);
-  $("lobby-policy").textContent = `A game waiting for an opponent is withdrawn when its creator has left for ${mins} minute${mins === 1 ? "" : "s"}, or after ${Math.round(data.expiry.max_age / 60)} minutes.`;
+  $("lobby-policy").textContent = t(mins === 1 ?
+    "A game waiting for an opponent is withdrawn when its creator has left for 1 minute, or after {max} minutes." :
+    "A game waiting for an opponent is withdrawn when its creator has left for {n} minutes, or after {max} minutes.",
+  { n: mins, max: Math.round(data.expiry.max_age / 60) });
 }
 
 /** Show the lobby and keep it live (reconnects with back-off). */

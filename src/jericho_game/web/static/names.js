@@ -1,6 +1,8 @@
 // The player's display name: chosen once, kept in this browser (localStorage), sent with new
 // games, joins and hello.  The server checks it again (web/names.py); this check only spares a
 // round trip.  Names are only ever shown with textContent, never as HTML.
+import { t } from "./i18n.js";
+
 const KEY = "jericho:name";
 const MAX = 24;
 // control, format (bidi, zero-width), separators, private use, surrogates, unassigned
@@ -16,11 +18,11 @@ export function checkName(raw) {
   const bad = text.match(BANNED);
   if (bad) {
     const code = bad[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
-    return { error: `A name cannot hold control or invisible characters (U+${code}).` };
+    return { error: t("A name cannot hold control or invisible characters (U+{code}).", { code }) };
   }
   const name = text.replace(/\p{Zs}+/gu, " ").trim();
-  if (!name) return { error: "A name needs at least one visible character." };
-  if ([...name].length > MAX) return { error: `A name is at most ${MAX} characters.` };
+  if (!name) return { error: t("A name needs at least one visible character.") };
+  if ([...name].length > MAX) return { error: t("A name is at most {n} characters.", { n: MAX }) };
   return { name };
 }
 
@@ -36,7 +38,7 @@ export function nameForm(form, input, out, onSaved) {
   const save = (e) => {
     if (e) e.preventDefault();
     const r = saveName(input.value);
-    out.textContent = r.error || (r.name ? `Saved: other players see you as “${r.name}”.` : "");
+    out.textContent = r.error || (r.name ? t("Saved: other players see you as “{name}”.", { name: r.name }) : "");
     out.className = r.error ? "error" : "note";
     if (r.name) { input.value = r.name; if (onSaved) onSaved(r.name); }
     return r;
