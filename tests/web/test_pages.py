@@ -307,3 +307,19 @@ def test_the_rules_page_speaks_french(client: TestClient) -> None:
     # the package ships a copy (installed packages have no docs/)
     shipped = ROOT / "src" / "jericho_game" / "web" / "static" / "rules.fr.md"
     assert shipped.read_text(encoding="utf-8") == (ROOT / "docs" / "rules.fr.md").read_text(encoding="utf-8")
+
+
+def test_websocket_errors_are_translated_and_keep_their_code(client: TestClient) -> None:
+    g = client.post("/api/games", json={"mode": "hotseat"}).json()
+    replies = {}
+    for lang, headers in (("en", {}), ("fr", FR)):
+        with client.websocket_connect(f"/ws/{g['id']}", headers=headers) as ws:
+            while json.loads(ws.receive_text())["type"] != "state":
+                pass
+            ws.send_text(json.dumps({"type": "move", "move": "5R@d2"}))  # a spectator may not move
+            while (msg := json.loads(ws.receive_text()))["type"] != "error":
+                pass
+            replies[lang] = msg
+    assert replies["en"]["code"] == replies["fr"]["code"] == "not_a_player"
+    assert replies["fr"]["message"] == "Vous ne jouez pas dans cette partie."
+    assert replies["en"]["message"] != replies["fr"]["message"]

@@ -102,6 +102,14 @@ def request_language(request: Any) -> str:
     return choose(request.query_params.get("lang"), request.cookies.get(COOKIE), request.headers.get("accept-language"))
 
 
+def connection_language(conn: Any) -> str:
+    """:func:`request_language` of a WebSocket, or English for anything that is not a connection."""
+    try:
+        return request_language(conn)
+    except (AttributeError, KeyError, TypeError):
+        return DEFAULT
+
+
 # The human text of each error code, for the languages other than English.  English keeps the
 # server's own message (more precise: it names the value that was wrong); these say the same in
 # general words, and the code stays the same in every language.
@@ -153,6 +161,7 @@ ERRORS = {
     "not_found": N_("There is no page at this address."),
     "bad_method": N_("This method is not allowed here."),
     "internal": N_("Server error: the game is safe, try again."),
+    "full": N_("Too many connections: try again later."),
     "csrf": N_("The page is out of date: reload it and try again."),
 }
 

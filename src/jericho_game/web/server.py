@@ -628,7 +628,7 @@ class Transport:
             err: dict[str, Any] = {
                 "type": "error",
                 "code": exc.code,
-                "message": _capitalise_sides(exc.message),
+                "message": i18n.error_text(exc.code, _capitalise_sides(exc.message), i18n.connection_language(conn.ws)),
                 "ref": ref,
             }
             if exc.game is not None:
