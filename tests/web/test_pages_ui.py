@@ -232,3 +232,42 @@ def test_the_switches_are_one_tab_stop_and_open_from_one_button_on_a_phone(serve
     page.click("h2#lobby-title, #new-game h2 >> nth=0")  # a tap elsewhere closes them
     expect(page.locator("#btn-contrast")).to_be_hidden()
     ctx.close()
+
+
+SHOT_PAGES = ["/", "/game", "/rules", "/learn", "/games", "/login", "/leaderboard", "/offline"]
+LOOKS = {  # name: (locale, colour scheme, high contrast)
+    "light": ("en-US", "light", False),
+    "dark": ("en-US", "dark", False),
+    "contrast": ("en-US", "light", True),
+    "fr": ("fr-FR", "light", False),
+}
+
+
+def test_screenshots_of_every_page(server: str, browser: Browser) -> None:
+    """Every page in light, dark, high contrast and French, at 1280x800 and on a phone, saved to
+    artifacts/pages/ to be looked at (issue 24, point 7); each must draw without a script error."""
+    out = ARTIFACTS / "pages"
+    out.mkdir(parents=True, exist_ok=True)
+    g = None
+    for look, (locale, scheme, contrast) in LOOKS.items():
+        for size, viewport in (("1280x800", {"width": 1280, "height": 800}), ("phone", {"width": 390, "height": 844})):
+            ctx = browser.new_context(viewport=viewport, locale=locale, color_scheme=scheme)  # type: ignore[arg-type]
+            if contrast:
+                ctx.add_init_script("localStorage.setItem('jericho:contrast', 'high')")
+            page = ctx.new_page()
+            errors = watch_errors(page)
+            for path in SHOT_PAGES:
+                if path == "/game":
+                    g = g or page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+                    page.goto(g["links"]["play"])
+                    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+                else:
+                    page.goto(server + path)
+                expect(page.locator("html")).to_have_attribute("lang", locale[:2])
+                expect(page.locator("html")).to_have_attribute("data-contrast", "high" if contrast else "normal")
+                page.wait_for_function("() => document.fonts.status === 'loaded'")
+                name = path.strip("/") or "home"
+                page.screenshot(path=str(out / f"{name}-{look}-{size}.png"), animations="disabled")
+            assert not real(errors), (look, size, errors)
+            ctx.close()
+    assert len(list(out.glob("*.png"))) >= len(SHOT_PAGES) * len(LOOKS) * 2

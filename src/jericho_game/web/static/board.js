@@ -1,6 +1,8 @@
 // The Jericho board as SVG, drawn from the topology data served at /api/topology.
 // No game logic lives here: the server sends towers, leaders and legal cells.
 
+import { t } from "./i18n.js";
+
 const NS = "http://www.w3.org/2000/svg";
 export const UNIT = 100; // SVG units per board unit
 // Chosen so that every pair stays at least 21 CIEDE2000 apart for normal vision and under
@@ -8,7 +10,8 @@ export const UNIT = 100; // SVG units per board unit
 export const PIECE_FILL = { R: "#ea320f", Y: "#ffc801", G: "#3a9776", B: "#003ccc", W: "#f8f6ef" };
 export const PIECE_INK = { R: "#fff", Y: "#2b2414", G: "#fff", B: "#fff", W: "#2b2414" };
 export const SIDE_FILL = { south: "#6a1b7a", north: "#3fb0a2" };
-export const COLOUR_NAME = { R: "red", Y: "yellow", G: "green", B: "blue", W: "white" };
+export const COLOUR_NAME = { R: t("red"), Y: t("yellow"), G: t("green"), B: t("blue"), W: t("white") };
+const CAMP = { south: t("south"), north: t("north") };
 
 // Beyond the cells' outer edge (3.5 board units from the centre) lies the rim: the octagon's
 // border, its 26 triangles and the coordinates.  Drawn true to scale the board is 10 cell pitches
@@ -35,13 +38,14 @@ function el(name, attrs = {}, parent = null) {
 }
 
 export function pieceName(p) {
-  return `size ${p[0]} ${COLOUR_NAME[p[1]]}`;
+  return t("size {size} {colour}", { size: p[0], colour: COLOUR_NAME[p[1]] });
 }
 
 export function describeTower(cell, tower, camp) {
-  if (!tower || tower.length === 0) return `${cell} (${camp} camp): empty`;
+  if (!tower || tower.length === 0) return t("{cell} ({camp} camp): empty", { cell, camp: CAMP[camp] ?? camp });
   const top = tower[tower.length - 1];
-  return `${cell} (${camp} camp): ${tower.join(" / ")} bottom to top, top piece ${top}`;
+  return t("{cell} ({camp} camp): {tower} bottom to top, top piece {top}",
+    { cell, camp: CAMP[camp] ?? camp, tower: tower.join(" / "), top });
 }
 
 /**
@@ -55,12 +59,13 @@ export function describePreview(changes, mover, names) {
   for (const [a, old, now] of changes) {
     mine += (now === mover) - (old === mover);
     theirs += (now === other) - (old === other);
-    if (now === mover) words.push(`wins ${a}${old ? ` from ${names[old]}` : ""}`);
-    else if (old === mover) words.push(now ? `loses ${a} to ${names[now]}` : `loses ${a} (nobody would lead it)`);
-    else if (now === null) words.push(`takes ${a} from ${names[old]} (nobody would lead it)`);
-    else words.push(`gives ${a} to ${names[now]}`);
+    if (now === mover) words.push(old ? t("wins {a} from {side}", { a, side: names[old] }) : t("wins {a}", { a }));
+    else if (old === mover) {
+      words.push(now ? t("loses {a} to {side}", { a, side: names[now] }) : t("loses {a} (nobody would lead it)", { a }));
+    } else if (now === null) words.push(t("takes {a} from {side} (nobody would lead it)", { a, side: names[old] }));
+    else words.push(t("gives {a} to {side}", { a, side: names[now] }));
   }
-  return { mine, theirs, changes: changes.length, words: words.length ? words.join("; ") : "no monolith changes hands" };
+  return { mine, theirs, changes: changes.length, words: words.length ? words.join("; ") : t("no monolith changes hands") };
 }
 
 /** A large drawing of one tower, bottom to top, for the zoom. */
@@ -136,7 +141,7 @@ export class Board {
     svg.setAttribute("viewBox", `${-(r + pad)} ${-(r + 42)} ${2 * (r + pad)} ${2 * r + 76}`);
     svg.classList.toggle("compact", this.rim !== 1);
     svg.setAttribute("role", "group");
-    svg.setAttribute("aria-label", "Jericho board");
+    svg.setAttribute("aria-label", t("Jericho board"));
     const defs = el("defs", {}, svg);
     defs.innerHTML = `
       <radialGradient id="wood" cx="50%" cy="45%" r="70%">
@@ -159,7 +164,7 @@ export class Board {
       const [lx, ly] = this.P(0, camp === "south" ? -1.25 : 1.25);
       const label = el("text", { x: lx + 12, y: ly, class: "camp-label", "text-anchor": "middle",
         "dominant-baseline": "central" }, svg);
-      label.textContent = camp === "south" ? "SOUTH" : "NORTH";
+      label.textContent = camp === "south" ? t("SOUTH") : t("NORTH");
     }
     // coordinates, as on a chess board: column letters and row numbers in the margin (above the
     // lines that run through or past them, below the cells)
@@ -184,7 +189,7 @@ export class Board {
     }
     const [, cy] = this.P(0, 0);
     const river = el("text", { x: 0, y: cy + 10, class: "centre-label", "text-anchor": "middle" }, svg);
-    river.textContent = "· centre ·";
+    river.textContent = t("· centre ·");
     // alignments
     this.lineLayer = el("g", { class: "alignments" }, svg);
     this.triLayer = el("g", { class: "triangles" }, svg);
@@ -347,7 +352,7 @@ export class Board {
       g.classList.toggle("dim", !!opts.selected && !legal.has(name));
       const camp = this.cells[name].camp;
       let label = describeTower(name, tower, camp);
-      if (legal.has(name)) label += `; ${opts.selected} may go here`;
+      if (legal.has(name)) label += t("; {piece} may go here", { piece: opts.selected });
       // the move's effect before it is made: how much it moves the mover's lead in monoliths
       const effect = opts.preview && legal.has(name) ? opts.preview[name] : null;
       const badge = g.querySelector(".badge");
