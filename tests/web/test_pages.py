@@ -323,3 +323,17 @@ def test_websocket_errors_are_translated_and_keep_their_code(client: TestClient)
     assert replies["en"]["code"] == replies["fr"]["code"] == "not_a_player"
     assert replies["fr"]["message"] == "Vous ne jouez pas dans cette partie."
     assert replies["en"]["message"] != replies["fr"]["message"]
+
+
+def test_every_t_call_of_the_scripts_is_extracted() -> None:
+    """Babel's extractor misses some calls (a t() nested in another's arguments): each t("...")
+    literal of the page scripts must be among the extracted messages, hence in the catalogs."""
+    found = {m for _, m in extracted()}
+    literal = re.compile(r'\bt\(\s*"((?:[^"\\]|\\.)*)"(?!\s*\+)')
+    missed = []
+    for f in sorted((ROOT / "src" / "jericho_game" / "web" / "static").glob("*.js")):
+        for m in literal.finditer(f.read_text(encoding="utf-8")):
+            text = json.loads(f'"{m.group(1)}"')
+            if text not in found:
+                missed.append(f"{f.name}: {text}")
+    assert missed == []

@@ -39,8 +39,8 @@ async function init() {
       return;
     }
     $("password").value = "";
-    $("account-error").textContent = (signup ? t("Could not sign up: {why}.", { why: res.data.message || t("error") }) :
-      t("Could not log in: {why}.", { why: res.data.message || t("error") }));
+    const why = res.data.message || t("error");
+    $("account-error").textContent = signup ? t("Could not sign up: {why}.", { why }) : t("Could not log in: {why}.", { why });
     $("account-submit").disabled = false;
     if (res.data.error === "csrf") whoami(true);
   });

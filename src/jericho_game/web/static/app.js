@@ -3,6 +3,7 @@
 import { Board, COLOUR_NAME, drawPiece, describeTower, describePreview, drawZoom } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { changeHeaders, whoami } from "./account.js";
+import { t } from "./i18n.js";
 import { renderEndings } from "./endings.js";
 import { startLobby } from "./lobby.js";
 import { nameForm, storedName } from "./names.js";
@@ -11,7 +12,8 @@ import { ReviewPanel } from "./review.js";
 initContrast();
 
 const $ = (id) => document.getElementById(id);
-const SIDE_NAME = { south: "South", north: "North" };
+const SIDE_NAME = { south: t("South"), north: t("North") };
+const KIND = { column: t("column"), diagonal: t("diagonal") };
 const COLOURS = ["R", "Y", "G", "B", "W"];
 
 const S = {
@@ -22,19 +24,19 @@ const S = {
 
 // What each AI level is like: one line each (strength from docs/ai.md's arena, think time measured there).
 const LEVELS = {
-  easy: "New to the game: grabs the most monoliths it can right now. Answers at once.",
-  medium: "A fair opponent that looks a few moves ahead. Answers at once.",
-  hard: "Strong: reads further ahead. About 0.01 s a move.",
-  expert: "Very strong: about 0.7 s a move, never more than 1 s.",
-  master: "The strongest: thinks longest, about 2.5 s a move, never more than 3 s.",
+  easy: t("New to the game: grabs the most monoliths it can right now. Answers at once."),
+  medium: t("A fair opponent that looks a few moves ahead. Answers at once."),
+  hard: t("Strong: reads further ahead. About 0.01 s a move."),
+  expert: t("Very strong: about 0.7 s a move, never more than 1 s."),
+  master: t("The strongest: thinks longest, about 2.5 s a move, never more than 3 s."),
 };
 const RESEARCH = {
-  random: "Random legal moves (a baseline for testing).",
-  greedy: "Greedy: best immediate monolith count (what easy plays).",
-  mcts: "Monte Carlo tree search with its default budget.",
-  alphabeta: "Alpha-beta search with its default depth.",
-  "mcts-py": "The pure-Python Monte Carlo search (the expert of the pure-Python era).",
-  "alphabeta-py": "The pure-Python alpha-beta search.",
+  random: t("Random legal moves (a baseline for testing)."),
+  greedy: t("Greedy: best immediate monolith count (what easy plays)."),
+  mcts: t("Monte Carlo tree search with its default budget."),
+  alphabeta: t("Alpha-beta search with its default depth."),
+  "mcts-py": t("The pure-Python Monte Carlo search (the expert of the pure-Python era)."),
+  "alphabeta-py": t("The pure-Python alpha-beta search."),
 };
 
 const store = {
@@ -83,12 +85,12 @@ async function startHome() {
       const b = document.createElement("b");
       b.textContent = name[0].toUpperCase() + name.slice(1);
       const small = document.createElement("small");
-      small.textContent = LEVELS[name] || RESEARCH[name] || "A research player.";
+      small.textContent = LEVELS[name] || RESEARCH[name] || t("A research player.");
       label.append(input, b, small);
       $(main ? "levels-main" : "levels-research").appendChild(label);
     }
   } catch {
-    $("home-error").textContent = "Could not reach the server.";
+    $("home-error").textContent = t("Could not reach the server.");
   }
   const sync = () => {
     const mode = form.elements.mode.value;
@@ -109,7 +111,7 @@ async function startHome() {
       body.public = true;
       const r = saveName();
       if (!r.name) {
-        $("home-error").textContent = `Choose your name first: the lobby shows it. ${r.error || ""}`;
+        $("home-error").textContent = `${t("Choose your name first: the lobby shows it.")} ${r.error || ""}`;
         $("name-input").focus();
         $("start").disabled = false;
         return;
@@ -127,7 +129,7 @@ async function startHome() {
       if (data.invite) store.set(`jericho:invite:${data.id}`, data.invite);
       location.href = `/g/${data.id}`;
     } catch (err) {
-      $("home-error").textContent = `Could not start the game: ${err.message}`;
+      $("home-error").textContent = t("Could not start the game: {why}", { why: err.message });
       $("start").disabled = false;
     }
   });
@@ -151,7 +153,7 @@ async function startGame(id) {
       if (r.ok) store.set(`jericho:seat:${id}`, data.token);
       else say(`${data.message}.`, "note");
     } catch {
-      say("Could not join: the server is unreachable.");
+      say(t("Could not join: the server is unreachable."));
     }
   }
   if (location.hash) history.replaceState(null, "", `/g/${id}`);
@@ -160,7 +162,7 @@ async function startGame(id) {
   try {
     S.topo = await (await fetch("/api/topology")).json();
   } catch {
-    say("Could not load the board from the server.");
+    say(t("Could not load the board from the server."));
     return;
   }
   S.board = new Board($("board"), S.topo, {
@@ -191,7 +193,7 @@ function showMissing() {
   $("play").hidden = true;
   $("missing").hidden = false;
   $("skip").hidden = true;
-  document.title = "Jericho · no game here";
+  document.title = `Jericho · ${t("no game here")}`;
 }
 
 function connect() {
@@ -252,14 +254,14 @@ function connect() {
     if (S.closed) return;
     const wait = Math.min(5000, 400 * 2 ** S.retry++);
     $("conn").hidden = false;
-    $("conn").textContent = "Connection lost: reconnecting…";
+    $("conn").textContent = t("Connection lost: reconnecting…");
     setTimeout(connect, wait);
   };
 }
 
 function send(msg) {
   if (!S.ws || S.ws.readyState !== WebSocket.OPEN) {
-    say("Not connected to the server yet: try again in a moment.");
+    say(t("Not connected to the server yet: try again in a moment."));
     return;
   }
   S.ws.send(JSON.stringify(msg));
@@ -285,7 +287,7 @@ function clickCell(cell, event) {
   if (!S.selected || S.replay) {
     showCellInfo(cell, true);
     if (view && (view.towers[cell] || []).length) openZoom(cell);
-    else if (myTurn()) say("Pick a piece from your tray first, then a highlighted cell.", "note");
+    else if (myTurn()) say(t("Pick a piece from your tray first, then a highlighted cell."), "note");
     return;
   }
   // one move per position: a double click (or a second tap while the first is on its way)
@@ -299,21 +301,24 @@ function openZoom(cell) {
   const view = currentView();
   const tower = view.towers[cell] || [];
   const c = S.topo.cells.find((x) => x.name === cell);
-  $("zoom-title").textContent = `${cell}: ${tower.length} piece${tower.length === 1 ? "" : "s"}, ${SIDE_NAME[c.camp]}'s camp`;
+  $("zoom-title").textContent = tower.length === 1 ?
+    t("{cell}: 1 piece, {side}'s camp", { cell, side: SIDE_NAME[c.camp] }) :
+    t("{cell}: {n} pieces, {side}'s camp", { cell, n: tower.length, side: SIDE_NAME[c.camp] });
   drawZoom($("zoom-svg"), tower);
   const list = $("zoom-list");
   list.replaceChildren();
   tower.forEach((p, i) => {
     const li = document.createElement("li");
-    const where = i === 0 ? "bottom: " : i === tower.length - 1 ? "top: " : "";
-    li.textContent = `${where}size ${p[0]}, ${COLOUR_NAME[p[1]]} (${p})`;
+    const where = i === 0 ? t("bottom: ") : i === tower.length - 1 ? t("top: ") : "";
+    li.textContent = `${where}${pieceWords(p)} (${p})`;
     list.appendChild(li);
   });
   const aligns = S.topo.alignments.filter((a) => a.cells.includes(cell)).map((a) => {
     const who = view.leaders[a.name];
-    return `${a.name} (${who ? `${SIDE_NAME[who]} leads` : "nobody leads"})`;
+    return `${a.name} (${who ? t("{side} leads", { side: SIDE_NAME[who] }) : t("nobody leads")})`;
   });
-  $("zoom-extra").textContent = `Pieces listed bottom to top. On ${aligns.join(" and ")}.`;
+  const and = t(" and ");
+  $("zoom-extra").textContent = t("Pieces listed bottom to top. On {alignments}.", { alignments: aligns.join(and) });
   if (!$("zoom").open) $("zoom").showModal();
 }
 
@@ -324,15 +329,16 @@ function closeZoom() {
 /** Why the player cannot pick ``piece`` now, or "" when they can (a refused choice is explained). */
 function whyNotPiece(piece) {
   const g = S.game;
-  if (!g) return "The game is still loading.";
-  if (S.replay) return "This is a replay: press Back to game to play.";
-  if (!mySides().length) return "You are watching this game: only its players can move.";
-  if (g.status === "over") return "The game is over.";
-  if (g.status === "waiting") return "Your opponent has not joined yet: send them the invite link.";
-  if (!myTurn()) return `It is ${SIDE_NAME[g.turn]}'s turn, not yours.`;
+  if (!g) return t("The game is still loading.");
+  if (S.replay) return t("This is a replay: press Back to game to play.");
+  if (!mySides().length) return t("You are watching this game: only its players can move.");
+  if (g.status === "over") return t("The game is over.");
+  if (g.status === "waiting") return t("Your opponent has not joined yet: send them the invite link.");
+  if (!myTurn()) return t("It is {side}'s turn, not yours.", { side: SIDE_NAME[g.turn] });
   if (!(g.legal[piece] || []).length) {
-    return `${piece} (${pieceWords(piece)}) fits nowhere this turn: every tower it could join already holds ` +
-      "a piece of its size or colour, or is full, or the asymmetry rule forbids the copy. Choose another piece.";
+    return t("{piece} ({words}) fits nowhere this turn: every tower it could join already holds " +
+      "a piece of its size or colour, or is full, or the asymmetry rule forbids the copy. Choose another piece.",
+    { piece, words: pieceWords(piece) });
   }
   return "";
 }
@@ -351,13 +357,14 @@ function selectPiece(piece, byKeyboard = false) {
     const n = (S.game.legal[piece] || []).length;
     if (byKeyboard && n) S.board.focusCell(S.game.legal[piece][0]);
     else S.board.bringIntoView();  // scrolled down to the tray (a phone): the board back in sight
-    $("info").textContent = `${piece} (${pieceWords(piece)}): ${n} cell${n === 1 ? "" : "s"} highlighted. ` +
-      "A badge on a cell shows how the move changes your lead in monoliths (+1: one more for you).";
+    $("info").textContent = (n === 1 ? t("{piece} ({words}): 1 cell highlighted.", { piece, words: pieceWords(piece) }) :
+      t("{piece} ({words}): {n} cells highlighted.", { piece, words: pieceWords(piece), n })) + " " +
+      t("A badge on a cell shows how the move changes your lead in monoliths (+1: one more for you).");
   }
 }
 
 function pieceWords(p) {
-  return `size ${p[0]}, ${COLOUR_NAME[p[1]]}`;
+  return t("size {size}, {colour}", { size: p[0], colour: COLOUR_NAME[p[1]] });
 }
 
 function showCellInfo(cell, sticky = false) {
@@ -391,13 +398,13 @@ function wireControls() {
     if (S.resignArmed) {
       clearTimeout(S.resignArmed);
       S.resignArmed = null;
-      b.textContent = "Resign";
+      b.textContent = t("Resign");
       send({ type: "resign" });
       return;
     }
-    b.textContent = "Really resign?";
+    b.textContent = t("Really resign?");
     b.classList.add("armed");
-    S.resignArmed = setTimeout(() => { S.resignArmed = null; b.textContent = "Resign"; b.classList.remove("armed"); }, 4000);
+    S.resignArmed = setTimeout(() => { S.resignArmed = null; b.textContent = t("Resign"); b.classList.remove("armed"); }, 4000);
   };
   $("skip").onclick = (e) => {
     e.preventDefault();
@@ -434,7 +441,7 @@ async function enterReplay(ply) {
     S.selected = null;
     render();
   } catch {
-    say("Could not load the replay.");
+    say(t("Could not load the replay."));
   }
 }
 
@@ -458,12 +465,12 @@ function currentView() {
 function seatLabel(side) {
   const g = S.game;
   const seat = g.seats[side];
-  if (seat.kind === "ai") return `AI · ${seat.level}`;
+  if (seat.kind === "ai") return `${t("AI")} · ${seat.level}`;
   const account = g.accounts && g.accounts[side];
   const name = account || (g.names && g.names[side]);  // an account's username, else the chosen name
-  if (mySides().includes(side) && S.role !== "both") return name ? `You (${name})` : "You";
+  if (mySides().includes(side) && S.role !== "both") return name ? t("You ({name})", { name }) : t("You");
   if (account) return account;
-  if (seat.kind === "open") return "open seat";
+  if (seat.kind === "open") return t("open seat");
   return name || SIDE_NAME[side];
 }
 
@@ -475,26 +482,29 @@ function sideName(side) {
 
 function resultText(g) {
   const [s, n] = g.score;
-  if (g.reason === "aborted") return "Game aborted: no result.";
-  if (g.reason === "expired") return "Nobody joined in time: the game was withdrawn (no result).";
-  if (g.result === "draw" && g.reason === "agreed") return "Draw agreed.";
-  if (g.result === "draw" && g.reason === "claim") return "Draw claimed: the opponent left the game.";
-  if (g.result === "draw") return `Draw: both players passed with ${s} monoliths each.`;
+  if (g.reason === "aborted") return t("Game aborted: no result.");
+  if (g.reason === "expired") return t("Nobody joined in time: the game was withdrawn (no result).");
+  if (g.result === "draw" && g.reason === "agreed") return t("Draw agreed.");
+  if (g.result === "draw" && g.reason === "claim") return t("Draw claimed: the opponent left the game.");
+  if (g.result === "draw") return t("Draw: both players passed with {n} monoliths each.", { n: s });
   // a player reads about themselves; spectators and hot-seat players read side names
   const me = S.role === "south" || S.role === "north" ? S.role : null;
   const loser = g.result === "south" ? "north" : "south";
-  const w = g.result === me ? "you" : SIDE_NAME[g.result];
-  const l = loser === me ? "you" : SIDE_NAME[loser];
-  const held = `${Math.max(s, n)} to ${Math.min(s, n)}`;
+  // whole sentences for "you" and for a side: the grammar differs (and in French too)
+  const won = g.result === me, lost = loser === me;
+  const w = SIDE_NAME[g.result], l = SIDE_NAME[loser];
+  const held = t("{a} to {b}", { a: Math.max(s, n), b: Math.min(s, n) });
   const why = {
-    seven: `${w} held 7 monoliths through a full turn`,
-    exhaustion: `both players passed; ${w} ${w === "you" ? "hold" : "holds"} more monoliths (${held})`,
-    resign: `${l} resigned`,
-    time: `${l} ran out of time`,
-    claim: `${l} left the game and ${w} claimed the win`,
+    seven: won ? t("you held 7 monoliths through a full turn") : t("{w} held 7 monoliths through a full turn", { w }),
+    exhaustion: won ? t("both players passed; you hold more monoliths ({held})", { held }) :
+      t("both players passed; {w} holds more monoliths ({held})", { w, held }),
+    resign: lost ? t("you resigned") : t("{l} resigned", { l }),
+    time: lost ? t("you ran out of time") : t("{l} ran out of time", { l }),
+    claim: lost ? t("you left the game and {w} claimed the win", { w }) :
+      won ? t("{l} left the game and you claimed the win", { l }) : t("{l} left the game and {w} claimed the win", { l, w }),
   }[g.reason] || "";
-  const head = !me ? `${sideName(g.result)} wins` : me === g.result ? "You won" : "You lost";
-  const text = `${head}${why ? ": " + why : ""}.`;
+  const head = !me ? t("{side} wins", { side: sideName(g.result) }) : won ? t("You won") : t("You lost");
+  const text = why ? t("{head}: {why}.", { head, why }) : `${head}.`;
   return text.replace(": you ", ": You ");
 }
 
@@ -547,34 +557,36 @@ function render() {
     $(`${side}-panel`).classList.toggle("away", g.seats[side].kind === "human" && !g.seats[side].present);
   }
   let turn;
-  if (S.replay) turn = `Replay · move ${S.replay.i} of ${S.replay.frames.length - 1}`;
-  else if (g.status === "over") turn = "Game over";
-  else if (g.status === "waiting") turn = "Waiting for opponent";
-  else if (g.ai && g.ai.status === "queued" && g.seats[g.turn].kind === "ai") turn = `AI is waiting for a free worker (place ${g.ai.position} in the queue)…`;
-  else if (g.ai_thinking && g.seats[g.turn].kind === "ai") turn = "AI is thinking…";
-  else if (myTurn()) turn = S.role === "both" ? `${SIDE_NAME[g.turn]} to move` : "Your move";
-  else turn = `${SIDE_NAME[g.turn]} to move`;
+  if (S.replay) turn = t("Replay · move {i} of {n}", { i: S.replay.i, n: S.replay.frames.length - 1 });
+  else if (g.status === "over") turn = t("Game over");
+  else if (g.status === "waiting") turn = t("Waiting for opponent");
+  else if (g.ai && g.ai.status === "queued" && g.seats[g.turn].kind === "ai") {
+    turn = t("AI is waiting for a free worker (place {n} in the queue)…", { n: g.ai.position });
+  }
+  else if (g.ai_thinking && g.seats[g.turn].kind === "ai") turn = t("AI is thinking…");
+  else if (myTurn()) turn = S.role === "both" ? t("{side} to move", { side: SIDE_NAME[g.turn] }) : t("Your move");
+  else turn = t("{side} to move", { side: SIDE_NAME[g.turn] });
   $("turn").textContent = turn;
   const off = 13 - view.score[0] - view.score[1];
   const small = document.createElement("small");
-  small.textContent = `${off} monolith${off === 1 ? "" : "s"} off the board` +
-    (mySides().length ? "" : " · you are watching") + (g.watchers ? ` · ${g.watchers} watching` : "");
+  small.textContent = (off === 1 ? t("1 monolith off the board") : t("{n} monoliths off the board", { n: off })) +
+    (mySides().length ? "" : ` · ${t("you are watching")}`) + (g.watchers ? ` · ${t("{n} watching", { n: g.watchers })}` : "");
   $("turn").appendChild(small);
   document.title = `${myTurn() ? "● " : ""}Jericho · ${turn}`;
   // banner
   const banner = $("banner");
   let text = "", cls = "banner";
   if (g.status === "over") {
-    text = resultText(g) + (g.rematch_id && !S.replay ? " A rematch has started." : "");
+    text = resultText(g) + (g.rematch_id && !S.replay ? ` ${t("A rematch has started.")}` : "");
     cls += " over";
   } else if (g.threat) {
     const other = g.threat === "south" ? "north" : "south";
-    text = `${SIDE_NAME[g.threat]} holds ${g.score[g.threat === "south" ? 0 : 1]} monoliths! ` +
-      `${SIDE_NAME[other]} must bring them below 7 with this move, or ${SIDE_NAME[g.threat]} wins.`;
+    text = t("{side} holds {n} monoliths!", { side: SIDE_NAME[g.threat], n: g.score[g.threat === "south" ? 0 : 1] }) + " " +
+      t("{other} must bring them below 7 with this move, or {side} wins.", { other: SIDE_NAME[other], side: SIDE_NAME[g.threat] });
     cls += " threat";
   } else if (g.status === "waiting") {
-    text = mySides().length ? "Waiting for your opponent: send them the invite link below." :
-      "Waiting for the invited player to join.";
+    text = mySides().length ? t("Waiting for your opponent: send them the invite link below.") :
+      t("Waiting for the invited player to join.");
     cls += " waiting";
   }
   banner.hidden = !text;
@@ -597,20 +609,21 @@ function render() {
   if (conf) {
     const a = S.topo.alignments.find((x) => x.name === S.hoverAlign);
     const champ = (side) => conf[side] ?
-      `${SIDE_NAME[side]}'s champion is ${conf[side]} (${conf[`${side}_tower`].join("/")}, bottom to top)` :
-      `${SIDE_NAME[side]} has no tower on it`;
+      t("{side}'s champion is {cell} ({tower}, bottom to top)",
+        { side: SIDE_NAME[side], cell: conf[side], tower: conf[`${side}_tower`].join("/") }) :
+      t("{side} has no tower on it", { side: SIDE_NAME[side] });
     const reason = conf.reason.charAt(0).toUpperCase() + conf.reason.slice(1);
     $("info").innerHTML = "";
     const b = document.createElement("b");
-    b.textContent = `Alignment ${a.name} (${a.kind}): `;
+    b.textContent = t("Alignment {name} ({kind}): ", { name: a.name, kind: KIND[a.kind] ?? a.kind });
     $("info").append(b, `${champ("south")}; ${champ("north")}. ${reason}.`);
   } else if (S.selected && S.previewCell && pv.cells && pv.cells[S.previewCell]) {
     $("info").textContent = `${S.selected}@${S.previewCell}: ${pv.cells[S.previewCell].words}.`;
   } else if (!S.selected) {
-    $("info").textContent = S.replay ? "Replay: use ◀ ▶ or the arrow keys." :
+    $("info").textContent = S.replay ? t("Replay: use ◀ ▶ or the arrow keys.") :
       g.status === "over" ? resultText(g) :
-        myTurn() ? "Your move: pick a piece from your tray, then a highlighted cell." :
-          "Hover or tap an alignment (its line or a triangle) to see who leads it and why; tap a tower to zoom in.";
+        myTurn() ? t("Your move: pick a piece from your tray, then a highlighted cell.") :
+          t("Hover or tap an alignment (its line or a triangle) to see who leads it and why; tap a tower to zoom in.");
   }
   renderTrays();
   if (S.backToTray && myTurn()) {
@@ -629,7 +642,7 @@ function render() {
   $("btn-resign").hidden = !seated || g.status === "over";
   $("btn-pass").hidden = !(myTurn() && g.pass_only);
   $("btn-rematch").hidden = !(g.status === "over" && (seated || g.rematch_id));
-  $("btn-rematch").textContent = !seated ? "Watch the rematch" : g.rematch_id ? "Go to rematch" : "Rematch";
+  $("btn-rematch").textContent = !seated ? t("Watch the rematch") : g.rematch_id ? t("Go to rematch") : t("Rematch");
   $("btn-replay").hidden = !!S.replay || g.moves.length === 0;
   $("replay").hidden = !S.replay;
   $("typed").hidden = !seated || g.status !== "playing";
@@ -649,9 +662,10 @@ function renderTrays() {
   else mine = S.board.flip ? "north" : "south";
   other = mine === "south" ? "north" : "south";
   const interactive = sides.includes(mine);
-  $("tray-mine-title").textContent = interactive ? (S.role === "both" ? `${SIDE_NAME[mine]}'s pieces (to move)` :
-    "Your pieces") : `${SIDE_NAME[mine]}'s pieces`;
-  $("tray-other-title").textContent = `${SIDE_NAME[other]}'s pieces`;
+  $("tray-mine-title").textContent = interactive ?
+    (S.role === "both" ? t("{side}'s pieces (to move)", { side: SIDE_NAME[mine] }) : t("Your pieces")) :
+    t("{side}'s pieces", { side: SIDE_NAME[mine] });
+  $("tray-other-title").textContent = t("{side}'s pieces", { side: SIDE_NAME[other] });
   drawTray($("tray-mine"), mine, interactive);
   drawTray($("tray-other"), other, false);
 }
@@ -686,7 +700,7 @@ function drawTray(node, side, interactive) {
         b.firstChild.setAttribute("viewBox", "-45 -2 90 34");
         b.onclick = (e) => {
           if (node.dataset.interactive === "1") selectPiece(p, e.detail === 0);
-          else if (b.dataset.has === "true") say(whyNotPiece(p) || `These are ${SIDE_NAME[node.dataset.side]}'s pieces.`, "note");
+          else if (b.dataset.has === "true") say(whyNotPiece(p) || t("These are {side}'s pieces.", { side: SIDE_NAME[node.dataset.side] }), "note");
         };
         node.appendChild(b);
       }
@@ -707,7 +721,7 @@ function drawTray(node, side, interactive) {
     const chosen = interactive && S.selected === p;  // never outline the opponent's copy of the piece
     b.classList.toggle("selected", chosen);
     b.setAttribute("aria-pressed", chosen ? "true" : "false");
-    b.setAttribute("aria-label", `${p}, ${pieceWords(p)}${has ? "" : ", already placed"}`);
+    b.setAttribute("aria-label", `${p}, ${pieceWords(p)}${has ? "" : t(", already placed")}`);
     b.title = `${p}: ${pieceWords(p)}${has ? "" : " (placed)"}`;
     if (b.dataset.has !== String(has)) {
       b.dataset.has = String(has);
@@ -759,11 +773,11 @@ function renderLinks() {
   const base = `${location.origin}/g/${g.id}`;
   const invite = store.get(`jericho:invite:${g.id}`);
   if (g.mode === "online" && g.status === "waiting" && invite && mySides().length) {
-    rows.push(["Invite link (send it to your opponent)", `${base}#invite=${invite}`, "invite-link"]);
+    rows.push([t("Invite link (send it to your opponent)"), `${base}#invite=${invite}`, "invite-link"]);
   }
-  if (g.mode === "online" || g.watchers > 0) rows.push(["Watch link (for spectators)", base, "watch-link"]);
+  if (g.mode === "online" || g.watchers > 0) rows.push([t("Watch link (for spectators)"), base, "watch-link"]);
   if (g.mode === "online" && S.token && mySides().length) {
-    rows.push(["Your private seat link (keep it secret)", `${base}#seat=${S.token}`, "seat-link"]);
+    rows.push([t("Your private seat link (keep it secret)"), `${base}#seat=${S.token}`, "seat-link"]);
   }
   box.hidden = rows.length === 0;
   const key = JSON.stringify(rows);
@@ -782,9 +796,9 @@ function renderLinks() {
     l.htmlFor = id;
     const copy = document.createElement("button");
     copy.type = "button";
-    copy.textContent = "Copy";
+    copy.textContent = t("Copy");
     copy.onclick = async () => {
-      try { await navigator.clipboard.writeText(url); copy.textContent = "Copied"; } catch { input.select(); }
+      try { await navigator.clipboard.writeText(url); copy.textContent = t("Copied"); } catch { input.select(); }
     };
     row.append(l, input, copy);
     box.appendChild(row);
