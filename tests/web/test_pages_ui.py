@@ -5,6 +5,7 @@ Screenshots go to artifacts/ (git-ignored)."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 
@@ -76,6 +77,13 @@ def test_a_french_browser_gets_french_without_asking(server: str, browser: Brows
     page.goto(server + "/")
     expect(page.locator("html")).to_have_attribute("lang", "fr")
     expect(page.locator("#new-game h2")).to_have_text("Nouvelle partie")
+    g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+    page.goto(g["links"]["play"])
+    expect(page.locator("#turn")).to_contain_text("À Sud de jouer")  # the game page's script, in French
+    expect(page.locator("#turn small")).to_have_text("13 monolithes hors du plateau")
+    expect(page.locator("#tray-mine-title")).to_have_text("Réserve de Sud (au trait)")
+    d2 = page.locator('#board .cell[data-cell="d2"]')
+    expect(d2).to_have_attribute("aria-label", re.compile(r"^d2 \(camp sud\) : vide"))
     page.goto(server + "/players/nobody")
     expect(page.locator("#profile h1")).to_have_text("Joueur inconnu")
     page.goto(server + "/rules")
