@@ -74,6 +74,10 @@ try {
   }
 } catch { /* private mode */ }
 
+// registered once the page has loaded: its install (fetching every static file) never competes
+// with the page's own first requests
 if ("serviceWorker" in navigator && window.isSecureContext) {
-  navigator.serviceWorker.register("/sw.js").catch(() => { /* the site works without it */ });
+  const register = () => navigator.serviceWorker.register("/sw.js").catch(() => { /* the site works without it */ });
+  if (document.readyState === "complete") register();
+  else window.addEventListener("load", register, { once: true });
 }
