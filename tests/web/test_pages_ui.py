@@ -84,6 +84,12 @@ def test_a_french_browser_gets_french_without_asking(server: str, browser: Brows
     expect(page.locator("#tray-mine-title")).to_have_text("Réserve de Sud (au trait)")
     d2 = page.locator('#board .cell[data-cell="d2"]')
     expect(d2).to_have_attribute("aria-label", re.compile(r"^d2 \(camp sud\) : vide"))
+    # numbers and dates in the page's language (static/i18n.js, for the scripts)
+    fmt = (
+        "import('/static/i18n.js').then((m) => [m.formatDate(Date.UTC(2026, 11, 2, 12), true), m.formatNumber(1234.5)])"
+    )
+    date, number = page.evaluate(fmt)
+    assert date == "2 déc. 2026" and number.replace("\u202f", " ") == "1 234,5", (date, number)
     page.goto(server + "/players/nobody")
     expect(page.locator("#profile h1")).to_have_text("Joueur inconnu")
     page.goto(server + "/rules")
