@@ -285,3 +285,19 @@ def test_screenshots_of_every_page(server: str, browser: Browser) -> None:
             assert not real(errors), (look, size, errors)
             ctx.close()
     assert len(list(out.glob("*.png"))) >= len(SHOT_PAGES) * len(LOOKS) * 2
+
+
+def test_the_boards_drawn_labels_are_not_read_out(server: str, context: BrowserContext) -> None:
+    """A screen reader read "SOUTH NORTH · centre ·" and "a a b b c c ... 1 1 2 2" before the cells
+    (issue 24): each cell's name already gives its camp and coordinates."""
+    page = context.new_page()
+    g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+    page.goto(g["links"]["play"])
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+    tree = page.locator("#board").aria_snapshot()
+    assert "- text:" not in tree, tree[:400]
+    assert 'button "d2 (south camp): empty"' in tree and 'button "alignment a1-g4"' in tree
+    page.goto(server + "/rules")  # the rules' diagrams too
+    expect(page.locator("#rules figure.diagram svg .cell").first).to_be_attached()
+    for diagram in page.locator("#rules figure.diagram svg").all():
+        assert "a a b b" not in (diagram.aria_snapshot() or "")

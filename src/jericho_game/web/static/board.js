@@ -162,13 +162,15 @@ export class Board {
       el("rect", { x: Math.min(x1, x2), y: Math.min(y1, y2), width: Math.abs(x2 - x1), height: Math.abs(y2 - y1),
         rx: 26, class: `camp camp-${camp}` }, svg);
       const [lx, ly] = this.P(0, camp === "south" ? -1.25 : 1.25);
+      // the camps, coordinates and centre are drawn for the eye: every cell's name already says
+      // its camp and coordinates to a screen reader, which otherwise read "a a b b ... 1 1 2 2"
       const label = el("text", { x: lx + 12, y: ly, class: "camp-label", "text-anchor": "middle",
-        "dominant-baseline": "central" }, svg);
+        "dominant-baseline": "central", "aria-hidden": "true" }, svg);
       label.textContent = camp === "south" ? t("SOUTH") : t("NORTH");
     }
     // coordinates, as on a chess board: column letters and row numbers in the margin (above the
     // lines that run through or past them, below the cells)
-    const coords = el("g", { class: "coords" }, svg);
+    const coords = el("g", { class: "coords", "aria-hidden": "true" }, svg);
     const cols = [...new Set(this.topo.cells.map((c) => c.name[0]))];
     for (const col of cols) {
       const c = this.topo.cells.find((x) => x.name[0] === col);
@@ -188,7 +190,7 @@ export class Board {
       }
     }
     const [, cy] = this.P(0, 0);
-    const river = el("text", { x: 0, y: cy + 10, class: "centre-label", "text-anchor": "middle" }, svg);
+    const river = el("text", { x: 0, y: cy + 10, class: "centre-label", "text-anchor": "middle", "aria-hidden": "true" }, svg);
     river.textContent = t("· centre ·");
     // alignments
     this.lineLayer = el("g", { class: "alignments" }, svg);
