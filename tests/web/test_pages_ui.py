@@ -296,8 +296,23 @@ def test_the_boards_drawn_labels_are_not_read_out(server: str, context: BrowserC
     expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
     tree = page.locator("#board").aria_snapshot()
     assert "- text:" not in tree, tree[:400]
-    assert 'button "d2 (south camp): empty"' in tree and 'button "alignment a1-g4"' in tree
+    assert 'button "d2 (south camp): empty"' in tree and 'button "alignment a1-g4, nobody holds it"' in tree
     page.goto(server + "/rules")  # the rules' diagrams too
     expect(page.locator("#rules figure.diagram svg .cell").first).to_be_attached()
     for diagram in page.locator("#rules figure.diagram svg").all():
         assert "a a b b" not in (diagram.aria_snapshot() or "")
+
+
+def test_an_alignment_is_named_with_its_holder(server: str, context: BrowserContext) -> None:
+    """The alignment buttons were named "alignment d" whoever held it (issue 24)."""
+    page = context.new_page()
+    g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+    page.goto(g["links"]["play"])
+    expect(page.get_by_role("button", name="alignment d, nobody holds it", exact=True)).to_have_count(1)
+    page.click('#tray-mine .slot[data-piece="5R"]')
+    page.click('#board .cell[data-cell="d2"]')  # South's single tower on d: nobody yet (North has none)
+    expect(page.locator("#moves .mv")).to_have_count(1)
+    page.click('#tray-mine .slot[data-piece="1G"]')
+    page.click('#board .cell[data-cell="d3"]')  # North's 1 against South's 5: South holds d
+    expect(page.get_by_role("button", name="alignment d, held by South", exact=True)).to_have_count(1)
+    expect(page.get_by_role("button", name="alignment a, nobody holds it", exact=True)).to_have_count(1)

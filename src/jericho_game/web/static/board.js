@@ -12,6 +12,7 @@ export const PIECE_INK = { R: "#fff", Y: "#2b2414", G: "#fff", B: "#fff", W: "#2
 export const SIDE_FILL = { south: "#6a1b7a", north: "#3fb0a2" };
 export const COLOUR_NAME = { R: t("red"), Y: t("yellow"), G: t("green"), B: t("blue"), W: t("white") };
 const CAMP = { south: t("south"), north: t("north") };
+const SIDE = { south: t("South"), north: t("North") };
 
 // Beyond the cells' outer edge (3.5 board units from the centre) lies the rim: the octagon's
 // border, its 26 triangles and the coordinates.  Drawn true to scale the board is 10 cell pitches
@@ -399,6 +400,10 @@ export class Board {
       const leader = view.leaders[name];
       g.classList.toggle("led-south", leader === "south");
       g.classList.toggle("led-north", leader === "north");
+      // its name says who holds its monolith: a screen reader hears it without opening the line
+      const held = leader ? t("alignment {name}, held by {side}", { name, side: SIDE[leader] }) :
+        t("alignment {name}, nobody holds it", { name });
+      if (g.getAttribute("aria-label") !== held) g.setAttribute("aria-label", held);
       g.classList.toggle("hover", opts.hoverAlignment === name);
       const change = opts.previewLines ? opts.previewLines[name] : undefined;
       g.classList.toggle("preview", change !== undefined);
