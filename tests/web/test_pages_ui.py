@@ -316,3 +316,36 @@ def test_an_alignment_is_named_with_its_holder(server: str, context: BrowserCont
     page.click('#board .cell[data-cell="d3"]')  # North's 1 against South's 5: South holds d
     expect(page.get_by_role("button", name="alignment d, held by South", exact=True)).to_have_count(1)
     expect(page.get_by_role("button", name="alignment a, nobody holds it", exact=True)).to_have_count(1)
+
+
+def test_the_tutorial_keeps_the_keyboard_focus_and_follows_back(server: str, context: BrowserContext) -> None:
+    """Enter on a piece dropped the focus to <body> (a cell was 40 Tabs away), so did "Next
+    lesson"; the address's #lesson and Back did not switch lessons (issue 24)."""
+    page = context.new_page()
+    errors = watch_errors(page)
+    page.goto(server + "/learn")
+    expect(page.locator("#lesson-title")).to_have_text("1. Placing a piece")
+    page.focus('#tray-mine .slot[data-piece="5R"]')
+    page.keyboard.press("Enter")
+    # as in a game: the focus is on the first cell the piece may go to
+    expect(page.locator("#board .cell.legal:focus")).to_have_count(1)
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#board .cell.legal:focus")).to_have_count(1)
+    page.keyboard.press("Enter")
+    expect(page.locator("#btn-next")).to_be_focused()  # the lesson is done
+    page.keyboard.press("Enter")
+    expect(page.locator("#lesson-title")).to_have_text("2. Size and colour clashes")
+    expect(page.locator("#lesson-title")).to_be_focused()  # not <body>
+    assert page.url.endswith("#clashes")
+    # a piece picked with Space keeps the focus on the board too, and Escape-free re-renders keep it
+    page.focus('#tray-mine .slot[data-piece="4B"]')
+    page.keyboard.press("Space")
+    expect(page.locator("#board .cell.legal:focus")).to_have_count(1)
+    # Back returns to the lesson before; Forward to the next; a typed #lesson opens it
+    page.go_back()
+    expect(page.locator("#lesson-title")).to_have_text("1. Placing a piece")
+    page.go_forward()
+    expect(page.locator("#lesson-title")).to_have_text("2. Size and colour clashes")
+    page.evaluate("location.hash = '#seven'")
+    expect(page.locator("#lesson-title")).to_have_text("6. Seven monoliths win")
+    assert not errors, errors

@@ -24,7 +24,9 @@ async function json(url, body) {
   return data;
 }
 
-async function open(index) {
+/** Open lesson ``index``; ``how``: "load" (the address already says it), "user" (a new
+ * history entry, so Back returns to the lesson before) or "history" (Back / Forward). */
+async function open(index, how = "load") {
   T.index = index;
   const lesson = T.lessons[index];
   const data = await json(`/api/tutorial/${lesson.id}`);
@@ -34,13 +36,16 @@ async function open(index) {
   T.previewCell = null;
   $("lesson-title").textContent = lesson.title;
   $("lesson-text").textContent = lesson.text;
-  $("lesson-goal").textContent = `Your turn: ${lesson.goal}`;
+  $("lesson-goal").textContent = t("Your turn: {goal}", { goal: lesson.goal });
   $("btn-next").hidden = true;
   $("btn-play").hidden = true;
   $("btn-hint").hidden = !lesson.hint;
   feedback("");
-  history.replaceState(null, "", `#${lesson.id}`);
+  if (how === "user" && location.hash !== `#${lesson.id}`) history.pushState(null, "", `#${lesson.id}`);
+  else history.replaceState(null, "", `#${lesson.id}`);
   render();
+  // the focus was on a button that the new lesson hides or redraws: it goes to the lesson's title
+  if (how !== "load") $("lesson-title").focus();
 }
 
 function render() {
@@ -52,10 +57,10 @@ function render() {
     b.type = "button";
     b.textContent = String(i + 1);
     b.title = l.title;
-    b.setAttribute("aria-label", `${l.title}${T.done.has(l.id) ? " (done)" : ""}`);
+    b.setAttribute("aria-label", T.done.has(l.id) ? t("{title} (done)", { title: l.title }) : l.title);
     if (i === T.index) b.setAttribute("aria-current", "step");
     b.classList.toggle("done", T.done.has(l.id));
-    b.onclick = () => open(i);
+    b.onclick = () => open(i, "user");
     nav.appendChild(b);
   });
   const playing = !g.outcome && g.turn === "south" && !T.busy;
@@ -74,6 +79,8 @@ function render() {
   board.render({ towers: g.towers, leaders: g.leaders, last: g.last },
     { legalCells: legal, selected: T.selected, preview: cells, previewLines: lines });
   const tray = $("tray-mine");
+  // the tray is drawn anew: a piece that had the focus gets it back (else it fell to <body>)
+  const focused = tray.contains(document.activeElement) ? document.activeElement.dataset.piece : null;
   tray.replaceChildren();
   const reserve = new Set(g.reserves.south);
   for (const size of [5, 4, 3, 2, 1]) {
@@ -89,25 +96,32 @@ function render() {
       b.classList.toggle("playable", has && playing);
       b.classList.toggle("selected", T.selected === p);
       b.setAttribute("aria-pressed", String(T.selected === p));
-      b.setAttribute("aria-label", `${p}, size ${size}, ${COLOUR_NAME[c]}${has ? "" : ", already placed"}`);
+      const words = t("size {size}, {colour}", { size, colour: COLOUR_NAME[c] });
+      b.setAttribute("aria-label", `${p}, ${words}${has ? "" : t(", already placed")}`);
       const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
       svg.setAttribute("viewBox", "-45 -2 90 34");
       if (has) drawPiece(svg, p, 0, 0, 30);
       b.appendChild(svg);
-      b.onclick = () => {
+      b.onclick = (e) => {
         if (!playing) return;
         T.selected = T.selected === p ? null : p;
         T.previewCell = null;
         const n = T.selected ? (g.legal[p] || []).length : 0;
-        $("info").textContent = T.selected ? `${p}: ${n} cell${n === 1 ? "" : "s"} highlighted; the badges show how each move changes your lead in monoliths.` : "";
+        const badges = t("the badges show how each move changes your lead in monoliths.");
+        $("info").textContent = !T.selected ? "" : n === 1 ? t("{piece}: 1 cell highlighted; {badges}", { piece: p, badges }) :
+          t("{piece}: {n} cells highlighted; {badges}", { piece: p, n, badges });
         if (T.selected && !n) feedback(t("{piece} fits nowhere here: every tower holds its size or its colour.", { piece: p }), "bad");
         render();
+        // with the keyboard (Enter or Space: no pointer, detail 0) the focus goes to the first
+        // cell the piece may go to, as in a game; the arrow keys move between cells
+        if (T.selected && n && e.detail === 0) board.focusCell(g.legal[p][0]);
         // on a phone the tray lies under the board: picking a piece brings the board back in sight
-        if (T.selected) board.bringIntoView();
+        else if (T.selected) board.bringIntoView();
       };
       tray.appendChild(b);
     }
   }
+  if (focused && document.activeElement === document.body) tray.querySelector(`[data-piece="${focused}"]`)?.focus();
 }
 
 async function tryMove(cell) {
@@ -158,7 +172,7 @@ async function main() {
     onAlignment: (name) => {
       if (!name || !T.game) return;
       const c = T.game.confrontations[name];
-      $("info").textContent = `Alignment ${name}: ${c.reason}.`;
+      $("info").textContent = t("Alignment {name}: {reason}.", { name, reason: c.reason });
     },
     onCellInfo: (cell) => {
       if (!T.selected) return;
@@ -168,10 +182,14 @@ async function main() {
   });
   board.build();
   T.lessons = (await json("/api/tutorial")).lessons;
-  $("btn-reset").onclick = () => open(T.index);
-  $("btn-next").onclick = () => open(Math.min(T.index + 1, T.lessons.length - 1));
-  $("btn-hint").onclick = () => feedback(`Hint: ${T.lessons[T.index].hint}`);
-  const wanted = T.lessons.findIndex((l) => `#${l.id}` === location.hash);
+  $("btn-reset").onclick = () => open(T.index);  // the focus stays on "Try again"
+  $("btn-next").onclick = () => open(Math.min(T.index + 1, T.lessons.length - 1), "user");
+  $("btn-hint").onclick = () => feedback(t("Hint: {hint}", { hint: T.lessons[T.index].hint }));
+  const fromHash = () => T.lessons.findIndex((l) => `#${l.id}` === location.hash);
+  // Back and Forward (and a typed #lesson) switch lessons
+  window.addEventListener("popstate", () => { const i = fromHash(); if (i >= 0 && i !== T.index) open(i, "history"); });
+  window.addEventListener("hashchange", () => { const i = fromHash(); if (i >= 0 && i !== T.index) open(i, "history"); });
+  const wanted = fromHash();
   await open(wanted >= 0 ? wanted : 0);
 }
 
