@@ -349,3 +349,22 @@ def test_the_tutorial_keeps_the_keyboard_focus_and_follows_back(server: str, con
     page.evaluate("location.hash = '#seven'")
     expect(page.locator("#lesson-title")).to_have_text("6. Seven monoliths win")
     assert not errors, errors
+
+
+def test_my_games_on_a_phone_shows_every_column(server: str, browser: Browser) -> None:
+    """On a phone the 734 px table hid Result, Moves and Resume in a 390 px card (issue 24)."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 844})
+    page = ctx.new_page()
+    page.goto(server + "/")
+    for _ in range(2):
+        g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+        page.evaluate(f"localStorage.setItem('jericho:seat:{g['id']}', {g['token']!r})")
+    page.goto(server + "/games")
+    expect(page.locator("#games tr")).to_have_count(2)
+    for sel in ("td.date", "td.who", "td.result", "td.num", "a.open"):
+        for item in page.locator(f"#games {sel}").all():
+            b = item.bounding_box()
+            assert b is not None and b["x"] >= 0 and b["x"] + b["width"] <= 390, (sel, b)
+    expect(page.locator("#games td.result").first).to_have_attribute("data-label", "Result")
+    page.screenshot(path=str(ARTIFACTS / "my-games-phone.png"))
+    ctx.close()

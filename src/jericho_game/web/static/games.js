@@ -56,6 +56,8 @@ async function main() {
   } catch (err) {
     $("games-error").textContent = t("Could not load your games: {why}", { why: err.message });
   }
+  // each cell carries its column's name: on a phone the rows are drawn as cards (style.css)
+  const heads = [...document.querySelectorAll(".games-table thead th")].map((th) => th.textContent);
   for (const g of rows) {
     const tr = document.createElement("tr");
     tr.dataset.id = g.id;
@@ -63,6 +65,7 @@ async function main() {
       [resultText(g), "result"], [String(g.plies), "num"]]) {
       const td = document.createElement("td");
       td.textContent = text;
+      td.dataset.label = heads[tr.children.length] || "";
       if (cls) td.className = cls;
       tr.appendChild(td);
     }
