@@ -62,6 +62,8 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "hard": ("jericho_game.players.levels", "hard"),
     "expert": ("jericho_game.players.levels", "expert"),
     "master": ("jericho_game.players.levels", "master"),
+    "expert-v1": ("jericho_game.players.levels", "expert_v1"),  # frozen, to measure against
+    "master-v1": ("jericho_game.players.levels", "master_v1"),
     # Outside programs: an engine speaking docs/protocol.md, and OpenSpiel's Python MCTS bot.
     "external": ("jericho_game.protocol_client", "ExternalEnginePlayer"),
     "openspiel-mcts": ("jericho_game.envs.openspiel_bot", "OpenSpielMCTSPlayer"),

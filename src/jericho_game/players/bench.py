@@ -27,7 +27,15 @@ from jericho_game.game import Game
 from jericho_game.players.alphabeta import AlphaBetaPlayer
 from jericho_game.players.base import Limit
 from jericho_game.players.greedy import GreedyPlayer
-from jericho_game.players.levels import EXPERT_TIME, MASTER_TIME, STRONG_K, expert, master
+from jericho_game.players.levels import (
+    EXPERT_TIME,
+    MASTER_TIME,
+    STRONG_C,
+    STRONG_K,
+    STRONG_WIDEN,
+    expert,
+    master,
+)
 from jericho_game.players.mcts import MCTSPlayer, mcts
 
 __all__ = ["figures", "midgame", "awkward_positions", "expert_times", "symmetry_table", "main"]
@@ -35,14 +43,24 @@ __all__ = ["figures", "midgame", "awkward_positions", "expert_times", "symmetry_
 Figure = tuple[str, float, str]
 
 
-def mcts_rate(game: Game, seconds: float, playout: str = "guided", python: bool = False, strong: bool = False) -> float:
+def mcts_rate(
+    game: Game,
+    seconds: float,
+    playout: str = "guided",
+    python: bool = False,
+    strong: bool = False,
+    strongest: bool = False,
+) -> float:
     """MCTS simulations per second searching ``game`` for ``seconds``.
 
-    ``python``: the ``mcts-py`` search; ``strong``: the expert's playouts (best of
-    ``levels.STRONG_K``, sevens defended).
+    ``python``: the ``mcts-py`` search; ``strong``: the v1 expert's playouts (best of
+    ``levels.STRONG_K``, sevens defended); ``strongest``: the expert's and master's search
+    (greedy playouts, the solver).
     """
     if python:
         p: MCTSPlayer | object = MCTSPlayer(time=seconds / 0.85, reuse=0, playout=playout, seed=1)
+    elif strongest:
+        p = mcts(time=seconds / 0.85, seed=1, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1)
     elif strong:
         p = mcts(time=seconds / 0.85, playout=playout, seed=1, k=STRONG_K, defend=1)
     else:
@@ -118,8 +136,10 @@ def figures(seconds: float = 2.0, expert_positions: int = 6, short: float = 1.0)
         ("MCTS simulations/s, mid-game (random playouts)", mcts_rate(mid, seconds, "random"), "sims/s"),
     ]
     if kernel.C is not None:
-        label = "MCTS simulations/s, mid-game (expert's playouts)"
+        label = "MCTS simulations/s, mid-game (v1 expert's playouts)"
         out.append((label, mcts_rate(mid, seconds, strong=True), "sims/s"))
+        label = "MCTS simulations/s, mid-game (strongest: expert/master, greedy + solver)"
+        out.append((label, mcts_rate(mid, seconds, strongest=True), "sims/s"))
     out += [
         ("mcts-py simulations/s, mid-game (guided, pure Python)", mcts_rate(mid, seconds, python=True), "sims/s"),
         ("alpha-beta nodes/s, mid-game (16 plies)", rate, "nodes/s"),

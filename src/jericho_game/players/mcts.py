@@ -326,6 +326,8 @@ class KernelMCTSPlayer:
         seed: int | None = None,
         reuse: int = 1,
         defend: int = 0,
+        solver: int = 0,
+        greedy: int = 0,
     ) -> None:
         if kernel.C is None:
             raise RuntimeError("KernelMCTSPlayer needs the C kernel (not built, or JERICHO_KERNEL=python)")
@@ -341,6 +343,10 @@ class KernelMCTSPlayer:
         self.k = int(k) if playout == "guided" else 1
         #: Playouts in which a side facing the opponent's seven breaks it when it can.
         self.defend = bool(defend)
+        #: MCTS-solver: proven wins and losses propagate up the tree and are never searched again.
+        self.solver = bool(solver)
+        #: Greedy playouts: each move the best of *all* placements by immediate margin.
+        self.greedy = bool(greedy)
         self.seed = seed
         #: Keep the tree while the position stays the same: a later call continues the search
         #: (so a search cut in slices, as the engine protocol does for ``stop``, plays the move
@@ -356,6 +362,8 @@ class KernelMCTSPlayer:
         self.last_reused = 0
         #: The root's children after the last search: ``(code, visits, wins)``.
         self.last_children: list[tuple[int, int, float]] = []
+        #: The root's proven children after the last search: code -> 1 won, 0 lost, 2 drawn.
+        self.last_proofs: dict[int, int] = {}
 
     @property
     def sims_per_second(self) -> float:
@@ -402,10 +410,15 @@ class KernelMCTSPlayer:
             k=self.k,
             tree=tree,
             defend=self.defend,
+            solver=self.solver,
+            greedy=self.greedy,
+            proofs=True,
         )
         self.last_sims, self.last_seconds, self.last_nodes = done, elapsed, nodes
-        self.last_children = children
-        best = max(children, key=lambda ch: (ch[1], ch[2], -ch[0]))
+        self.last_children = [(code, n, w) for code, n, w, _proof in children]
+        self.last_proofs = {code: proof for code, _n, _w, proof in children if proof >= 0}
+        # A proven win is played at once; a proven loss only when every move loses.
+        best = max(children, key=lambda ch: (ch[3] == 1, ch[3] != 0, ch[1], ch[2], -ch[0]))
         return to_move(game, best[0])
 
     def __getstate__(self) -> dict[str, object]:
@@ -431,6 +444,8 @@ def mcts(
     seed: int | None = None,
     reuse: int = 1,
     defend: int = 0,
+    solver: int = 0,
+    greedy: int = 0,
 ) -> KernelMCTSPlayer | MCTSPlayer:
     """The ``mcts`` player: :class:`KernelMCTSPlayer` on the C kernel, else :class:`MCTSPlayer`.
 
@@ -440,10 +455,21 @@ def mcts(
     """
     if kernel.C is not None:
         return KernelMCTSPlayer(
-            sims=sims, time=time, c=c, widen=widen, playout=playout, k=k, seed=seed, reuse=reuse, defend=defend
+            sims=sims,
+            time=time,
+            c=c,
+            widen=widen,
+            playout=playout,
+            k=k,
+            seed=seed,
+            reuse=reuse,
+            defend=defend,
+            solver=solver,
+            greedy=greedy,
         )
-    if defend:
-        raise ValueError("defend=1 needs the C kernel (the pure-Python playouts have no such rule)")
+    for name, value in (("defend", defend), ("solver", solver), ("greedy", greedy)):
+        if value:
+            raise ValueError(f"{name}=1 needs the C kernel (the pure-Python search has no such option)")
     player = MCTSPlayer(sims=sims, time=time, c=c, widen=widen, reuse=reuse, playout=playout, k=k, seed=seed)
     player.name = "mcts"
     return player
