@@ -459,25 +459,47 @@ static int defend_choice(const Board *B, Pos *P, const int8_t *mine, int np, int
     return mine[bi];
 }
 
+/* Greedy playouts' memo of placement effects: ds[0] and ds[1] of stacking a piece of each size
+   on each cell.  A placement on cell c changes only the effects on c and on the cells sharing an
+   alignment with c (B->aligned[c]), so about a third of the table is recomputed each ply. */
+typedef struct {
+    int8_t ds[5][MAXC][2];
+    uint32_t valid[5];
+} Effects;
+
+static inline void effects_forget(const Board *B, Effects *E, int c)
+{
+    uint32_t keep = ~(B->aligned[c] | (1u << c));
+    for (int sz = 0; sz < 5; sz++) E->valid[sz] &= keep;
+}
+
 /* The best placement over every legal (size, cell) pair by immediate margin, ties at random
    (`guided` = 0, "greedy" playouts).  A placement's effect depends only on the piece's size, so
-   at most 5 x 26 effects are computed instead of one per legal move (~400).  Facing the
+   at most 5 x 26 effects are looked at instead of one per legal move (~400).  Facing the
    opponent's seven the placements that break it come first (when one exists): the others lose
    at once.  Sampling k moves (guided_choice) misses most of the few moves that gain anything;
    taking them all makes both sides of a playout play like the greedy level. */
-static int greedy_choice(const Board *B, Pos *P, const int8_t *mine, int np, uint64_t *rng, int *pi, int *pc)
+static int greedy_choice(const Board *B, Pos *P, Effects *E, const int8_t *mine, int np, uint64_t *rng, int *pi,
+                         int *pc)
 {
     int me = P->turn, opp = 1 - me, facing = P->score[opp] >= SEVEN;
     uint32_t by_size[5] = {0, 0, 0, 0, 0};
     for (int i = 0; i < np; i++) by_size[piece_size(mine[i])] |= piece_cells(B, P, mine[i]);
     int best = -999, bs = -1, bc = -1;
     uint32_t ties = 0;
-    for (int sz = 0; sz < 5; sz++)
-        for (uint32_t m = by_size[sz]; m; m &= m - 1) {
+    for (int sz = 0; sz < 5; sz++) {
+        for (uint32_t m = by_size[sz] & ~E->valid[sz]; m; m &= m - 1) {
             int c = __builtin_ctz(m), ds[2];
             effect(B, P, sz, c, ds);
-            int d = ds[me] - ds[opp];
-            if (facing && P->score[opp] + ds[opp] < SEVEN) d += 100;
+            E->ds[sz][c][0] = (int8_t)ds[0];
+            E->ds[sz][c][1] = (int8_t)ds[1];
+        }
+        E->valid[sz] |= by_size[sz];
+        for (uint32_t m = by_size[sz]; m; m &= m - 1) {
+            int c = __builtin_ctz(m);
+            int dme = E->ds[sz][c][me], dopp = E->ds[sz][c][opp];
+            int d = dme - dopp;
+            if (facing && P->score[opp] + dopp < SEVEN) d += 100;
             if (d > best) {
                 best = d;
                 bs = sz;
@@ -488,6 +510,7 @@ static int greedy_choice(const Board *B, Pos *P, const int8_t *mine, int np, uin
                 bc = c;
             }
         }
+    }
     if (bs < 0) return -1;
     int bi = -1;
     ties = 0; /* a piece of that size that fits the cell, at random */
@@ -508,13 +531,15 @@ static int playout(const Board *B, Pos *P, uint64_t *rng, int guided, int defend
     if (P->outcome != NO_OUTCOME) return P->outcome;
     Hands H;
     hands_init(P, &H);
+    Effects E;
+    memset(E.valid, 0, sizeof(E.valid));
     for (;;) {
         int turn = P->turn, other = 1 - turn;
         int before = P->score[other];
         int8_t *mine = H.pieces[turn];
         int np = H.n[turn], p = -1, i = -1, c = -1;
         if (np && guided == 0) {
-            p = greedy_choice(B, P, mine, np, rng, &i, &c);
+            p = greedy_choice(B, P, &E, mine, np, rng, &i, &c);
         } else if (np && defend && before >= SEVEN) {
             p = defend_choice(B, P, mine, np, guided, rng, &i, &c);
         }
@@ -541,6 +566,7 @@ static int playout(const Board *B, Pos *P, uint64_t *rng, int guided, int defend
             if (rec && *nrec < 128) rec[(*nrec)++] = p * B->n_cells + c;
             place(B, P, p, c);
             P->passes = 0;
+            if (guided == 0) effects_forget(B, &E, c);
         }
         P->turn = (int8_t)other;
         /* Seven-monolith rule: the opponent wins if it held 7 before this turn and still does. */
