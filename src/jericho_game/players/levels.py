@@ -46,7 +46,7 @@ HARD_SIMS = 800
 EXPERT_C = (15_000, 1.0)
 MASTER_C = (50_000, 3.0)
 #: The strong search's exploration constant and widening (the tuning run in docs/ai.md).
-STRONG_C = 0.7
+STRONG_C = 0.3
 STRONG_WIDEN = 2.0
 #: The v1 levels (frozen): budgets, and their playouts: each move the best of 10 sampled moves
 #: by margin (3 for the other levels), a side facing the opponent's seven breaking it (``defend``).
