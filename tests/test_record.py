@@ -328,3 +328,25 @@ def test_notation_doc_examples() -> None:
     assert Game.from_moves("5R@d2 1G@d3 2Y@d3").position() in text
     for token, meaning in (("1-0", "South won"), ("0-1", "North won"), ("1/2-1/2", "draw"), ("*", "unfinished")):
         assert f"| `{token}` | {meaning} |" in text
+
+
+def test_move_labels_number_moves_as_the_move_text_does() -> None:
+    """One numbering everywhere (issue 21): ``move_label`` gives each ply the number the record writes."""
+    from jericho_game.record import move_label, move_number
+
+    game = Game()
+    rng = random.Random(7)
+    while not game.is_over():
+        game.play(rng.choice(game.legal_moves()))
+    body = write_record(game).split("\n\n", 1)[1].split()
+    numbers = [tok for tok in body if re.fullmatch(r"\d+\.", tok)]
+    n = len(game.history)
+    assert numbers == [move_label(k) for k in range(1, n + 1, 2)]
+    assert [move_label(k) for k in (1, 2, 31, 32)] == ["1.", "1...", "16.", "16..."]
+    assert move_number(47) == (24, "south")  # 47 plies are 24 numbered moves
+    # from a position with North to move: 1... then 2.
+    assert [move_label(k, "north") for k in (1, 2, 3)] == ["1...", "2.", "2..."]
+    with pytest.raises(ValueError):
+        move_number(0)
+    with pytest.raises(ValueError):
+        move_number(1, "east")

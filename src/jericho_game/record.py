@@ -44,6 +44,8 @@ from jericho_game.pieces import Side
 __all__ = [
     "RESULTS",
     "decode_text",
+    "move_label",
+    "move_number",
     "Record",
     "read_record",
     "read_records",
@@ -166,6 +168,28 @@ def _normal_position(text: str) -> str | None:
         return Game.from_position(text).start_position
     except PositionError:
         return None
+
+
+def move_number(ply: int, first: str = "south") -> tuple[int, str]:
+    """The number and the mover of the ``ply``-th move of a game (1 = its first move) whose first
+    move is ``first``'s: the numbering of the move text, where one numbered move is a South move
+    and the North move after it (a game starting with North to move begins ``1...``).
+
+    >>> move_number(31), move_number(32), move_number(1, "north"), move_number(2, "north")
+    ((16, 'south'), (16, 'north'), (1, 'north'), (2, 'south'))"""
+    if ply < 1:
+        raise ValueError(f"ply must be at least 1, got {ply}")
+    if first not in ("south", "north"):
+        raise ValueError(f"first must be 'south' or 'north', got {first!r}")
+    k = ply if first == "south" else ply + 1  # as if a South move came before a North start
+    return (k + 1) // 2, "south" if k % 2 else "north"
+
+
+def move_label(ply: int, first: str = "south") -> str:
+    """The ``ply``-th move's number as the move text writes it before a South move: ``"16."``
+    for South, ``"16..."`` for North (every page of the web app labels moves so)."""
+    number, side = move_number(ply, first)
+    return f"{number}." if side == "south" else f"{number}..."
 
 
 def _movetext_tokens(game: Game, result: str) -> list[str]:
