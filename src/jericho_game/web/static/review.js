@@ -139,7 +139,7 @@ export class ReviewPanel {
       this.live.dataset.status = v.status;
       this.live.textContent = v.status === "running" ? "Reviewing the game." : text;
     }
-    const key = `${this.key}|${ply}|${g.moves.length}`;
+    const key = `${this.key}|${ply}|${g.moves.length}|${this.line ? `${this.line.ply}:${this.line.i}` : "-"}`;
     if (key === this.drawnKey) return;
     this.drawnKey = key;
     this.ply = ply;
@@ -265,7 +265,12 @@ export class ReviewPanel {
         `${pct(m.before)} to ${pct(m.after)}${m.decided ? ", and the game was decided" : ""}. ` +
         `The AI preferred ${(m.line && m.line.length ? m.line : [m.best]).join(" ")}.`);
     }
-    if (p.best && ply < g.moves.length) {
+    const L = this.line;
+    if (L) {  // the board shows the AI's line, not this position
+      const next = L.line[L.i];
+      parts.push(next ? `On the board, the AI's line: next ${L.labels[L.i]} ${next}` +
+        `${next.includes("@") ? " (its cell is outlined in dashes)" : ""}.` : "On the board, the end of the AI's line.");
+    } else if (p.best && ply < g.moves.length) {
       parts.push(`Here the AI would play ${p.best}${p.best.includes("@") ? " (its cell is outlined in dashes)" : ""}.`);
     }
     this.now.textContent = parts.join(" ");
