@@ -406,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sims", type=int, default=20_000, help="simulations per position (default 20000)")
     parser.add_argument("--seconds", type=float, default=1.0, help="at most this long per position (default 1)")
     args = parser.parse_args(argv)
+    from jericho_game.record import move_label
+
     if args.record:
         from jericho_game.record import read_record
 
@@ -422,6 +424,14 @@ def main(argv: list[str] | None = None) -> int:
         j = judged.get(ev.ply)
         played = f"{j.move:>7} {j.side:5} loss {j.loss:.2f} {j.mark or '':10}" if j else " " * 37
         print(f"{ev.ply:3}  {played} South {ev.south:.3f}{' exact' if ev.exact else '      '}  AI prefers {ev.best}")
+    judgements = list(judged.values())
+    acc = accuracy(judgements, evals)
+    first = evals[0].turn if evals else "south"
+    for side, points in turning_points(judgements).items():
+        steps = ", ".join(
+            f"{move_label(t.ply, first)} {t.move} -{round(t.loss * 100)} ({round(t.share * 100)}%)" for t in points
+        )
+        print(f"{side}: accuracy {acc[side]}; turning points: {steps or 'none'}")
     n = len(evals)
     print(
         f"{len(moves)} moves, {n} positions, {args.sims} simulations per position (at most {args.seconds:g} s): "
