@@ -22,6 +22,7 @@ const A = {
   game: null,  // the server's view of the current position
   selected: null,
   engine: false,
+  seq: 0,  // bumped on every step asked for: an older answer is dropped
   token: 0,  // bumped on every position change: a running evaluation's answer is then dropped
 };
 A.cur = A.root;
@@ -59,12 +60,15 @@ function error(text) {
 /** Show node ``n``: ask the server for its position, draw it, and evaluate it if the engine is on. */
 async function go(n) {
   const moves = pathOf(n);
+  const seq = ++A.seq;
   try {
     const data = await json("/api/analysis/view", { start: A.start, moves });
+    if (seq !== A.seq) return;  // a later step was asked for meanwhile: its answer counts
     A.cur = n;
     A.game = data.game;
     A.first = data.first;
     A.selected = null;
+    $("info").textContent = "";
     error("");
   } catch (err) {
     error(`That position cannot be shown: ${err.message}`);
@@ -202,6 +206,7 @@ function shareHash() {
 async function evaluateNow() {
   const token = ++A.token;
   const out = $("an-eval");
+  out.dataset.budget = "";
   if (!A.engine) { out.textContent = ""; return; }
   const moves = pathOf(A.cur);
   for (const sims of BUDGETS) {
@@ -222,6 +227,7 @@ async function evaluateNow() {
       (data.best ? ` · best ${data.best} · line: ${line}` : "") +
       (data.exact ? "" : ` · ${data.sims.toLocaleString("en")} simulations${sims < BUDGETS[BUDGETS.length - 1] ? ", thinking…" : ""}`);
     out.dataset.sims = String(data.sims);
+    out.dataset.budget = String(sims);  // the budget asked for (a search may stop earlier: 1 s at most)
     if (data.exact) return;
   }
 }

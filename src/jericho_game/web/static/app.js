@@ -665,6 +665,7 @@ function render() {
     // one numbering everywhere: "16..." is North's move of move 16 (notation.js)
     const i = S.replay.i, last = S.replay.frames.length - 1;
     $("rp-pos").textContent = i ? moveLabel(i) : "Start";
+    $("rp-analyse").href = `/analysis#game=${encodeURIComponent(g.id)}&ply=${i}`;  // the analysis board, from here
     $("rp-pos").setAttribute("aria-label", i ? `after ${replayWhere()}, ply ${i} of ${last}` : `the start, ply 0 of ${last}`);
   }
   // reviewing or replaying: the board stays in view (sticky beside the panel, pinned on a phone)
