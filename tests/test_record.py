@@ -350,3 +350,72 @@ def test_move_labels_number_moves_as_the_move_text_does() -> None:
         move_number(0)
     with pytest.raises(ValueError):
         move_number(1, "east")
+
+
+# -- variations (issue 21: the analysis board's export) ---------------------------------------------
+
+VARIED = "1. 5R@d2 1G@d3 (1... 4B@c3 (1... 2W@c3) 2. 3W@e2) 2. 2Y@d3 {main} *"
+
+
+def test_variations_are_read_beside_the_main_line() -> None:
+    from jericho_game.record import Variation
+
+    rec = read_record(VARIED)
+    assert [str(m) for m in rec.moves] == ["5R@d2", "1G@d3", "2Y@d3"]  # the game is the main line
+    (v,) = rec.variations
+    assert v.ply == 2 and [str(m) for m in v.moves] == ["4B@c3", "3W@e2"]
+    (w,) = v.variations
+    assert w.ply == 2 and [str(m) for m in w.moves] == ["2W@c3"] and w.variations == []
+    assert isinstance(v, Variation)
+    # written back with the variations, it reads back the same; numbers are optional when reading
+    text = rec.to_text()
+    assert "1. 5R@d2 1G@d3 (1... 4B@c3 (1... 2W@c3) 2. 3W@e2) 2. 2Y@d3 *" in text
+    again = read_record(text)
+    assert again.variations == rec.variations and again.moves == rec.moves
+    plain = read_record("5R@d2 1G@d3 (4B@c3 3W@e2) 2Y@d3 *")
+    assert plain.variations[0].moves == v.moves
+    # a record without variations is written exactly as before
+    assert "(" not in read_record("1. 5R@d2 1G@d3 *").to_text()
+
+
+def test_a_variation_after_a_north_move_and_from_a_position() -> None:
+    rec = read_record("1. 5R@d2 1G@d3 2. 2Y@d3 (2. 4W@e2 3B@e3) 2... 3R@c2 *")
+    assert rec.variations[0].ply == 3 and [str(m) for m in rec.variations[0].moves] == ["4W@e2", "3B@e3"]
+    start = Game.from_moves(["5R@d2"]).position()
+    text = f'[Position "{start}"]\n\n1... 1G@d3 (1... 4B@c3 2. 3W@e2) 2. 2Y@d3 *'
+    rec = read_record(text)
+    assert rec.variations[0].ply == 1 and read_record(rec.to_text()).variations == rec.variations
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "col"),
+    [
+        ("( 5R@d2 ) *", "must follow the move it replaces", 1),
+        ("1. 5R@d2 (1. 4B@c3 *", "before the ')' of the variation opened at line 1, column 10", 20),
+        ("1. 5R@d2 (1. 4B@c3", "variation opened at line 1, column 10 has no ')'", 19),
+        ("1. 5R@d2 ) *", "')' closes no variation", 10),
+        ("1. 5R@d2 () *", "an empty variation", 11),
+        ("1. 5R@d2 (1. 4B@c3 2. 1G@d3) *", "bad move number 2.: north's move here is numbered 1...", 20),
+        ("1. 5R@d2 (1. 4B@c3 4B@c3) *", "illegal move 1... 4B@c3", 20),
+        ("1. 5R@d2 (1.) *", "move number 1. is followed by ')'", 13),
+    ],
+)
+def test_bad_variations_are_refused_with_line_and_column(text: str, words: str, col: int) -> None:
+    with pytest.raises(RecordError) as exc:
+        read_record(text)
+    assert words in str(exc.value) and exc.value.column == col, str(exc.value)
+
+
+def test_writing_a_variation_checks_its_moves() -> None:
+    from jericho_game.moves import parse_move
+    from jericho_game.record import Variation
+
+    game = Game.from_moves(["5R@d2", "1G@d3"])
+    ok = write_record(game, {}, [Variation(2, [parse_move("4B@c3")])])
+    assert read_record(ok).variations[0].moves == [parse_move("4B@c3")]
+    with pytest.raises(RecordError, match="illegal move 1... 5R@d2"):  # a second size 5 on d2
+        write_record(game, {}, [Variation(2, [parse_move("5R@d2")])])
+    with pytest.raises(RecordError, match="outside its line"):
+        write_record(game, {}, [Variation(3, [parse_move("4B@c3")])])
+    with pytest.raises(RecordError, match="empty variation"):
+        write_record(game, {}, [Variation(2, [])])
