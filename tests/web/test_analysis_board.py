@@ -72,7 +72,10 @@ def test_an_analysis_starts_from_a_position_a_record_or_a_game(client: TestClien
     from jericho_game.record import write_record
 
     rec = write_record(game)
-    assert post(client, "load", {"record": rec}).json() == {"start": None, "moves": OPENING}
+    chain = {"move": "2Y@d3", "children": []}
+    for mv in ("1G@d3", "5R@d2"):
+        chain = {"move": mv, "children": [chain]}
+    assert post(client, "load", {"record": rec}).json() == {"start": None, "moves": OPENING, "tree": [chain]}
     g = create(client, mode="hotseat")
     with connect(client, g["id"]) as raw:
         ws = seat(raw, g["token"], "both")
@@ -131,3 +134,34 @@ def test_the_line_downloads_as_a_record_that_reads_back(client: TestClient) -> N
     r = post(client, "record", {"start": start, "moves": ["1G@d3"]})
     rec = read_record(r.text)
     assert rec.tags["Position"] == start and [str(m) for m in rec.moves] == ["1G@d3"]
+
+
+def test_a_tree_of_variations_is_exported_and_loaded_back(client: TestClient) -> None:
+    tree = [
+        {
+            "move": "5R@d2",
+            "children": [
+                {"move": "1G@d3", "children": [{"move": "2Y@d3", "children": []}]},
+                {
+                    "move": "4B@c3",
+                    "children": [
+                        {"move": "3W@e2", "children": []},
+                        {"move": "2W@c3", "children": []},
+                    ],
+                },
+            ],
+        },
+    ]
+    r = post(client, "record", {"tree": tree})
+    assert r.status_code == 200, r.text
+    assert "1. 5R@d2 1G@d3 (1... 4B@c3 2. 3W@e2 (2. 2W@c3)) 2. 2Y@d3 *" in r.text
+    rec = read_record(r.text)
+    assert [str(m) for m in rec.moves] == ["5R@d2", "1G@d3", "2Y@d3"] and rec.variations[0].ply == 2
+    loaded = post(client, "load", {"record": r.text}).json()
+    assert loaded["tree"] == tree and loaded["moves"] == ["5R@d2", "1G@d3", "2Y@d3"]
+    bad = [{"move": "5R@d2", "children": [{"move": "1G@d3", "children": []}, {"move": "5R@d2", "children": []}]}]
+    r = post(client, "record", {"tree": bad})
+    assert r.status_code == 400 and r.json()["error"] == "illegal_move" and "1... 5R@d2" in r.json()["message"]
+    for body in ({"tree": "5R@d2"}, {"tree": [{"move": 5}]}, {"tree": [{"move": "5R@d2"}] * 601}):
+        r = post(client, "record", body)
+        assert r.status_code == 400 and r.json()["error"] == "bad_request", (body, r.text)

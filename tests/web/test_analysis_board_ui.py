@@ -73,12 +73,18 @@ def test_moves_variations_engine_and_a_shared_link(server: str, browser: Browser
         assert page.locator(sel).inner_text().strip() == "" and page.locator(sel).get_attribute("aria-label")
     # the link reopens the same position in another browser
     page.click("#an-share")
+    expect(page.locator("#an-link")).to_have_value(re.compile(r"/analysis#record="))
     link = page.locator("#an-link").input_value()
-    assert "/analysis#" in link and "moves=5R%40d2+1G%40d3" in link
+    assert "/analysis#record=" in link and "at=5R%40d2+1G%40d3" in link  # the whole tree, and where
     other = ctx.new_page()
     other.goto(link)
-    expect(other.locator("#an-moves .an-mv")).to_have_text(["1. 5R@d2", "1G@d3"])
+    expect(other.locator("#an-moves .an-mv")).to_have_text(["1. 5R@d2", "1G@d3", "1... 4B@c3"])
+    expect(other.locator("#an-moves .an-var")).to_have_count(1)
     expect(other.locator("#board .cell.last")).to_have_attribute("data-cell", "d3")
+    with other.expect_download() as info:  # the tree as a record, variations in parentheses
+        other.click("#an-export")
+    text = open(info.value.path(), encoding="utf-8").read()
+    assert "1. 5R@d2 1G@d3 (1... 4B@c3) *" in text
     box = other.locator("#board").bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= w + 0.5
     # a bad position text is refused with a message, and the board stays as it was
@@ -86,7 +92,7 @@ def test_moves_variations_engine_and_a_shared_link(server: str, browser: Browser
     other.fill("#an-text", "d2:5R nonsense")
     other.click("#an-load")
     expect(other.locator("#an-error")).to_contain_text("Could not load it")
-    expect(other.locator("#an-moves .an-mv")).to_have_count(2)
+    expect(other.locator("#an-moves .an-mv")).to_have_count(3)
     assert not errors, errors
     ctx.close()
 

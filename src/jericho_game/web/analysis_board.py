@@ -17,7 +17,11 @@ start and the path to the position it shows; nothing is stored.
   shows each answer as it arrives, so the figure updates while the engine thinks; it cancels by
   not asking again (one search is at most :data:`MAX_SECONDS`).  One evaluation at a time per
   client address (``busy``, 429) and :data:`MAX_RUNNING` per server process (``busy``, 503).
-- ``POST /api/analysis/record`` — ``{"start", "moves"}`` → the line as a ``.jgn`` record.
+- ``POST /api/analysis/record`` — ``{"start", "moves"}`` → the line as a ``.jgn`` record, or
+  ``{"start", "tree"}`` → the whole tree: its main line (first children) with the other moves as
+  variations in parentheses (docs/notation.md §3.2).  ``load`` of a record with variations gives
+  its ``tree`` too.  A tree is a list of nodes ``{"move", "children": [nodes]}``, the first child
+  of each node being the main line; at most :data:`MAX_NODES` nodes.
 """
 
 from __future__ import annotations
@@ -35,14 +39,16 @@ from starlette.routing import Route
 from jericho_game.analysis import evaluate
 from jericho_game.errors import IllegalMoveError, JerichoError, PositionError, RecordError
 from jericho_game.game import Game
-from jericho_game.record import move_label, read_record, write_record
+from jericho_game.moves import parse_move
+from jericho_game.record import Variation, move_label, read_record, write_record
 from jericho_game.web.tutorial import view
 
 __all__ = ["MAX_RUNNING", "MAX_SECONDS", "MAX_SIMS", "AnalysisBoard", "BadRequest"]
 
 STATIC = Path(__file__).resolve().parent / "static"
-MAX_BODY = 16_384  # a pasted record of a long game fits
+MAX_BODY = 32_768  # a pasted record of a long game, or a tree of variations, fits
 MAX_MOVES = 200
+MAX_NODES = 600  # moves in a whole tree of variations
 #: The largest simulation budget one request may ask for, and the time cap of one search.
 MAX_SIMS = 16_000
 MAX_SECONDS = 1.0
@@ -101,6 +107,47 @@ def _replay(data: dict[str, Any]) -> tuple[Game, list[str]]:
     return game, [str(m) for m in game.history[len(game.history) - len(moves) :]]
 
 
+def _to_tree(moves: list[str], variations: list[Variation], first_ply: int) -> list[dict[str, Any]]:
+    """A line and its variations as tree nodes (the line's moves first among their siblings)."""
+    top: list[dict[str, Any]] = []
+    siblings = top
+    for k, mv in enumerate(moves):
+        node: dict[str, Any] = {"move": mv, "children": []}
+        siblings.append(node)
+        for v in variations:
+            if v.ply == first_ply + k:
+                siblings.extend(_to_tree([str(m) for m in v.moves], v.variations, v.ply))
+        siblings = node["children"]
+    return top
+
+
+def _from_tree(nodes: Any, first_ply: int, budget: list[int]) -> tuple[list[str], list[Variation]]:
+    """The main line (first children) of tree ``nodes`` and the other moves as variations."""
+    moves: list[str] = []
+    variations: list[Variation] = []
+    ply = first_ply
+    while nodes:
+        if not isinstance(nodes, list) or not all(isinstance(n, dict) for n in nodes):
+            raise BadRequest("bad_request", 'a tree is a list of nodes {"move", "children"}')
+        budget[0] -= len(nodes)
+        if budget[0] < 0:
+            raise BadRequest("bad_request", f"the tree holds more than {MAX_NODES} moves")
+        main, *others = nodes
+        for node in nodes:
+            if not isinstance(node.get("move"), str) or len(node["move"]) > 16:
+                raise BadRequest("bad_request", "each node's 'move' must be a move in notation")
+        moves.append(main["move"])
+        for other in others:
+            alt, deeper = _from_tree([other], ply, budget)
+            try:
+                variations.append(Variation(ply, [parse_move(m) for m in alt], deeper))
+            except IllegalMoveError as exc:
+                raise BadRequest("illegal_move", f"a variation's move cannot be read: {exc}") from None
+        nodes = main.get("children") or []
+        ply += 1
+    return moves, variations
+
+
 class AnalysisBoard:
     """The routes; ``games`` looks a game up by id (``start_position``, ``moves``) for ``load``."""
 
@@ -129,7 +176,9 @@ class AnalysisBoard:
                 rec = read_record(value)
             except RecordError as exc:
                 raise BadRequest("bad_record", f"not a game record: {exc}") from None
-            return {"start": rec.tags.get("Position"), "moves": [str(m) for m in rec.moves]}
+            moves = [str(m) for m in rec.moves]
+            tree = _to_tree(moves, rec.variations, 1)
+            return {"start": rec.tags.get("Position"), "moves": moves, "tree": tree}
         start, moves = self.find_game(value)
         return {"start": start, "moves": moves}
 
@@ -175,9 +224,17 @@ class AnalysisBoard:
         }
 
     def record(self, data: dict[str, Any]) -> str:
-        """The path as a ``.jgn`` record."""
-        game, _ = _replay(data)
-        return write_record(game, {"Event": "Jericho analysis", "Site": "jericho serve"})
+        """The path, or the whole tree with its variations, as a ``.jgn`` record."""
+        tags = {"Event": "Jericho analysis", "Site": "jericho serve"}
+        if "tree" not in data:
+            game, _ = _replay(data)
+            return write_record(game, tags)
+        moves, variations = _from_tree(data["tree"], 1, [MAX_NODES])
+        game, _ = _replay({"start": data.get("start"), "moves": moves})
+        try:
+            return write_record(game, tags, variations)
+        except RecordError as exc:
+            raise BadRequest("illegal_move", f"a variation cannot be played: {exc}") from None
 
     def routes(self) -> list[Route]:
         """``/analysis`` and its API (see the module)."""

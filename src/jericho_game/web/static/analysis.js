@@ -194,6 +194,11 @@ function drawMoves() {
   if (!A.root.children.length) box.textContent = "No moves yet.";
 }
 
+/** The tree as the server reads it: nodes {move, children}, the first child the main line. */
+function treeOf(n) {
+  return n.children.map((c) => ({ move: c.move, children: treeOf(c) }));
+}
+
 function shareHash() {
   const p = new URLSearchParams();
   if (A.start) p.set("start", A.start);
@@ -235,7 +240,8 @@ async function evaluateNow() {
 async function load(body) {
   try {
     const data = await json("/api/analysis/load", body);
-    start(data.start, data.moves, body.ply ?? null);
+    if (data.tree) startTree(data.start, data.tree, body.at ?? null);
+    else start(data.start, data.moves, body.ply ?? null);
   } catch (err) {
     error(`Could not load it: ${err.message}`);
   }
@@ -254,6 +260,32 @@ function start(startText, moves, ply = null) {
     if (ply !== null && i + 1 === ply) at = c;
   });
   go(ply === null ? n : at);
+}
+
+/** A new tree from a loaded record's ``tree`` (variations included); shows the path ``at`` if it
+ * leads somewhere in it, else the end of the main line. */
+function startTree(startText, tree, at) {
+  A.start = startText || null;
+  A.root = node(null, null);
+  const build = (parent, nodes) => {
+    for (const t of nodes) {
+      const c = node(t.move, parent);
+      parent.children.push(c);
+      build(c, t.children || []);
+    }
+  };
+  build(A.root, tree);
+  let n = A.root;
+  if (at !== null) {
+    for (const mv of at.split(" ").filter(Boolean)) {
+      const c = n.children.find((x) => x.move === mv);
+      if (!c) break;
+      n = c;
+    }
+  } else {
+    while (n.children.length) n = n.children[0];
+  }
+  go(n);
 }
 
 function wire() {
@@ -279,7 +311,16 @@ function wire() {
     evaluateNow();
   };
   $("an-share").onclick = async () => {
-    const url = `${location.origin}/analysis#${shareHash()}`;
+    // the whole tree as a record (variations included), and the path to the position shown
+    let url = `${location.origin}/analysis#${shareHash()}`;
+    try {
+      const r = await fetch("/api/analysis/record", { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ start: A.start, tree: treeOf(A.root) }) });
+      if (r.ok) {
+        const p = new URLSearchParams({ record: await r.text(), at: pathOf(A.cur).join(" ") });
+        url = `${location.origin}/analysis#${p.toString()}`;
+      }
+    } catch { /* the link to the line alone */ }
     const input = $("an-link");
     input.hidden = false;
     input.value = url;
@@ -288,7 +329,7 @@ function wire() {
   $("an-export").onclick = async () => {
     try {
       const r = await fetch("/api/analysis/record", { method: "POST", headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ start: A.start, moves: pathOf(A.cur) }) });
+        body: JSON.stringify({ start: A.start, tree: treeOf(A.root) }) });
       if (!r.ok) throw new Error((await r.json()).message);
       const url = URL.createObjectURL(await r.blob());
       const a = document.createElement("a");
@@ -338,7 +379,9 @@ async function main() {
   // ?position=TEXT (a link from elsewhere, e.g. a puzzle), else the standard start
   const hash = new URLSearchParams(location.hash.slice(1));
   const query = new URLSearchParams(location.search);
-  if (hash.get("game")) {
+  if (hash.get("record")) {  // a shared tree: the record, and the path to the position shown
+    await load({ record: hash.get("record"), at: hash.get("at") || "" });
+  } else if (hash.get("game")) {
     const ply = Number(hash.get("ply"));
     await load({ game: hash.get("game"), ply: Number.isInteger(ply) && ply >= 0 ? ply : null });
   } else if (hash.get("start") || hash.get("moves")) {
