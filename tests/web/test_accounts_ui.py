@@ -12,6 +12,7 @@ import pytest
 from argon2 import PasswordHasher
 from playwright.sync_api import Browser, Page, Route, expect
 
+from jericho_game.web.glicko2 import Rating, update
 from jericho_game.web.server import create_app
 from tests.web import test_browser
 from tests.web.test_browser import ARTIFACTS, watch_errors
@@ -76,7 +77,27 @@ def test_two_accounts_play_a_rated_game_and_both_ratings_change(server: str, bro
         a.click("#btn-resign")
         expect(a.locator("#banner")).to_contain_text("lost")
         expect(b.locator("#banner")).to_contain_text("won")
+        # the end screen shows both players' rating change (issue 21), to the players and to anyone watching
+        lost, won = update(Rating(), [(Rating(), 0.0)]), update(Rating(), [(Rating(), 1.0)])
+        alice_row = f"alice 1500 → {round(lost.rating)} (−{1500 - round(lost.rating)})"
+        bob_row = f"bob 1500 → {round(won.rating)} (+{round(won.rating) - 1500})"
+        for page in (a, b):
+            change = page.locator("#rating-change")
+            expect(change).to_be_visible(timeout=15000)
+            expect(change.locator(".rating-row")).to_have_text([alice_row, bob_row])
+            expect(change).to_have_attribute("role", "status")
         shot(b, "accounts-rated-game-over.png")
+        ctx_phone = browser.new_context(viewport={"width": 390, "height": 844})
+        try:
+            watcher = ctx_phone.new_page()
+            errors += watch_errors(watcher)
+            watcher.goto(a.url)
+            expect(watcher.locator("#rating-change .rating-row")).to_have_text([alice_row, bob_row], timeout=15000)
+            box = watcher.locator("#rating-change").bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390.5
+            shot(watcher, "accounts-rated-game-over-phone.png")
+        finally:
+            ctx_phone.close()
 
         # both ratings changed: the leaderboard, then each profile
         for _ in range(50):

@@ -31,6 +31,7 @@ from starlette.routing import Route
 
 from jericho_game.web.accounts import AccountService
 from jericho_game.web.glicko2 import DEFAULT_TAU, Rating, update
+from jericho_game.web.mygames import moves_of
 from jericho_game.web.rooms import ClientError
 from jericho_game.web.storage import GameRecord, Storage, Tx
 
@@ -162,6 +163,37 @@ class Ratings:
             await asyncio.sleep(every)
 
     # -- reading ---------------------------------------------------------------------------------------
+    def game_change(self, game_id: str) -> dict[str, Any]:
+        """What a game did to its players' ratings (the end screen shows it): ``status`` "unrated",
+        "pending" (the update is not applied yet: ask again), "none" (a rated game that ended without
+        a result, or is not over) or "done" with, per player in side order, the username, the rating
+        before and after (rounded, as shown) and the change."""
+        with self.storage.reader.connect() as conn:
+            game = conn.execute(
+                text("SELECT rated, south_account, north_account, result FROM games WHERE id = :g"), {"g": game_id}
+            ).first()
+            if game is None:
+                raise ClientError("unknown_game", f"no game has the id {game_id[:40]!r}", 404)
+            rows = conn.execute(
+                text(
+                    "SELECT h.account_id, a.username, h.rating_before, h.rating FROM rating_history h "
+                    "JOIN accounts a ON a.id = h.account_id WHERE h.game_id = :g"
+                ),
+                {"g": game_id},
+            ).all()
+        if not game[0]:
+            return {"game": game_id, "status": "unrated", "players": []}
+        if not rows:
+            status = "pending" if game[3] in ("south", "north", "draw") else "none"
+            return {"game": game_id, "status": status, "players": []}
+        players = []
+        for side, account in (("south", game[1]), ("north", game[2])):
+            for acc, name, before, after in rows:
+                if acc == account:
+                    b, a = round(before), round(after)
+                    players.append({"side": side, "username": name, "before": b, "after": a, "change": a - b})
+        return {"game": game_id, "status": "done", "players": players}
+
     def leaderboard(self, limit: int = 100) -> list[dict[str, Any]]:
         """Accounts with at least one rated game, best rating first."""
         with self.storage.reader.connect() as conn:
@@ -193,7 +225,8 @@ class Ratings:
             ).all()
             games = conn.execute(
                 text(
-                    "SELECT id, created_at, mode, south_account, north_account, result, reason, rated FROM games "
+                    "SELECT id, created_at, mode, south_account, north_account, result, reason, rated, "
+                    "start_position, (SELECT count(*) FROM moves m WHERE m.game_id = games.id) FROM games "
                     "WHERE south_account = :id OR north_account = :id ORDER BY created_at DESC LIMIT 20"
                 ),
                 {"id": acc.id},
@@ -216,6 +249,7 @@ class Ratings:
                     "result": outcome,
                     "reason": g[6],
                     "rated": bool(g[7]),
+                    "moves": moves_of(g[8], int(g[9])),  # numbered moves, as the record counts them
                 }
             )
         return {
@@ -237,7 +271,8 @@ class Ratings:
 
 
 def rating_routes(ratings: Ratings, static: Path) -> list[Route]:
-    """``/api/leaderboard``, ``/api/players/{name}`` and their pages."""
+    """``/api/leaderboard``, ``/api/players/{name}`` and their pages; ``/api/games/{id}/ratings``: what a
+    rated game did to both players' ratings (:meth:`Ratings.game_change`)."""
 
     async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
@@ -247,6 +282,9 @@ def rating_routes(ratings: Ratings, static: Path) -> list[Route]:
 
     async def player(request: Request) -> Response:
         return JSONResponse(await blocking(ratings.profile, request.path_params["name"]))
+
+    async def game(request: Request) -> Response:
+        return JSONResponse(await blocking(ratings.game_change, request.path_params["id"]))
 
     def page(name: str) -> Callable[[Request], Response]:
         def serve(request: Request) -> Response:
@@ -259,4 +297,5 @@ def rating_routes(ratings: Ratings, static: Path) -> list[Route]:
         Route("/players/{name}", page("profile.html")),
         Route("/api/leaderboard", leaderboard),
         Route("/api/players/{name}", player),
+        Route("/api/games/{id}/ratings", game),
     ]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 import unicodedata
 from dataclasses import dataclass
@@ -33,7 +34,18 @@ from typing import Any
 from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, text
 from sqlalchemy.engine import Connection
 
-from jericho_game.analysis import THRESHOLDS, PositionEval, evaluate_ply, judge
+from jericho_game.analysis import (
+    DECIDED,
+    DECIDING_LOSS,
+    THRESHOLDS,
+    PositionEval,
+    accuracy,
+    evaluate_ply,
+    judge,
+    replay,
+    turning_points,
+)
+from jericho_game.record import move_label
 from jericho_game.web.broker import Broker
 from jericho_game.web.rooms import ClientError, GameService
 from jericho_game.web.storage import GAMES_CHANNEL, JOBS_CHANNEL, Storage
@@ -95,6 +107,7 @@ positions_table = Table(
     Column("best", String(16), nullable=True),
     Column("exact", Integer, nullable=False),
     Column("sims", Integer, nullable=False),
+    Column("line", Text, nullable=True),  # the preferred move and the best play after it, space-separated
 )
 
 _UNFINISHED = "status IN ('queued', 'running')"
@@ -129,6 +142,7 @@ class ReviewRecord:
     error: str | None
     created_at: float
     positions: list[PositionEval]
+    start_position: str | None = None
 
 
 class ReviewStore:
@@ -142,6 +156,24 @@ class ReviewStore:
         except Exception:  # noqa: BLE001 - another process created them at the same moment: look again
             time.sleep(0.2)
             _metadata.create_all(storage.engine)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add the ``line`` column to a ``review_positions`` table made before it existed (issue 21)."""
+        from sqlalchemy import inspect
+
+        for attempt in range(2):
+            columns = {c["name"] for c in inspect(self.storage.engine).get_columns("review_positions")}
+            if "line" in columns:
+                return
+            try:
+                with self.storage.engine.begin() as conn:
+                    conn.exec_driver_sql("ALTER TABLE review_positions ADD COLUMN line TEXT")
+                return
+            except Exception:  # noqa: BLE001 - another process added it at the same moment: look again
+                if attempt:
+                    raise
+                time.sleep(0.2)
 
     def _notify(self, conn: Connection, channel: str, payload: str) -> None:
         if self.postgres:
@@ -220,7 +252,7 @@ class ReviewStore:
         with self.storage.reader.connect() as conn:
             row = conn.execute(
                 text(
-                    "SELECT status, sims, seconds, moves, total, next_ply, error, created_at "
+                    "SELECT status, sims, seconds, moves, total, next_ply, error, created_at, start_position "
                     "FROM reviews WHERE game_id = :id"
                 ),
                 {"id": game_id},
@@ -229,11 +261,15 @@ class ReviewStore:
                 return None
             rows = conn.execute(
                 text(
-                    "SELECT ply, south, turn, best, exact, sims FROM review_positions WHERE game_id = :id ORDER BY ply"
+                    "SELECT ply, south, turn, best, exact, sims, line FROM review_positions "
+                    "WHERE game_id = :id ORDER BY ply"
                 ),
                 {"id": game_id},
             )
-            positions = [PositionEval(int(p), float(s), t, b, bool(e), int(n)) for p, s, t, b, e, n in rows]
+            positions = [
+                PositionEval(int(p), float(s), t, b, bool(e), int(n), tuple(line.split()) if line else ())
+                for p, s, t, b, e, n, line in rows
+            ]
         return ReviewRecord(
             game_id,
             row[0],
@@ -245,6 +281,7 @@ class ReviewStore:
             row[6],
             float(row[7]),
             positions,
+            row[8],
         )
 
     def ahead(self, game_id: str, created_at: float) -> int:
@@ -334,8 +371,8 @@ class ReviewStore:
                 return None
             conn.execute(
                 text(
-                    "INSERT INTO review_positions (game_id, ply, south, turn, best, exact, sims) "
-                    "VALUES (:id, :ply, :south, :turn, :best, :exact, :sims)"
+                    "INSERT INTO review_positions (game_id, ply, south, turn, best, exact, sims, line) "
+                    "VALUES (:id, :ply, :south, :turn, :best, :exact, :sims, :line)"
                 ),
                 {
                     "id": job.game_id,
@@ -345,6 +382,7 @@ class ReviewStore:
                     "best": ev.best,
                     "exact": int(ev.exact),
                     "sims": ev.sims,
+                    "line": " ".join(ev.line) or None,
                 },
             )
             return self._changed(conn, [job.game_id, *(self._queued_ids(conn) if done else [])])
@@ -486,9 +524,21 @@ class ReviewService:
         """What the page shows of a game's review (``status`` "none" when nobody asked for one)."""
         rec = self.store.load(game_id)
         marks = {name: {"loss": least, "sign": sign} for name, least, sign in THRESHOLDS}
+        rule = {"chance": DECIDED, "least_loss": DECIDING_LOSS}
         if rec is None:
-            return {"game": game_id, "status": "none", "thresholds": marks}
+            return {"game": game_id, "status": "none", "thresholds": marks, "decided": rule}
         moves = judge(rec.moves, rec.positions) if rec.positions else []
+        first = rec.positions[0].turn if rec.positions else "south"  # the side of the game's first move
+        label = {m.ply: move_label(m.ply, first) for m in moves}
+        judged = []
+        for m in moves:
+            # the number as every page writes it ("16..."), and the line the AI preferred there
+            judged.append({**m.to_dict(), "label": label[m.ply], "line": list(rec.positions[m.ply - 1].line)})
+        turning = {
+            side: [{**t.to_dict(), "label": label[t.ply]} for t in points]
+            for side, points in turning_points(moves).items()
+        }
+        slide = {side: round(sum(m.loss for m in moves if m.side == side), 4) for side in ("south", "north")}
         return {
             "game": game_id,
             "status": rec.status,
@@ -498,9 +548,40 @@ class ReviewService:
             "ahead": self.store.ahead(game_id, rec.created_at) if rec.status == "queued" else 0,
             "budget": {"sims": rec.sims, "seconds": rec.seconds},
             "positions": [{k: v for k, v in p.to_dict().items()} for p in rec.positions],
-            "moves": [m.to_dict() for m in moves],
+            "moves": judged,
+            "first": first,
+            # what explains the result (jericho_game.analysis): accuracy, and the costliest moves
+            "accuracy": accuracy(moves, rec.positions),
+            "slide": slide,  # each side's winning chance lost by its own moves, summed (0-1)
+            "turning": turning,
             "error": rec.error,
             "thresholds": marks,
+            "decided": rule,
+        }
+
+    def line(self, game_id: str, ply: int) -> dict[str, Any]:
+        """The AI's line in position ``ply`` of a reviewed game, as frames to show on the board: the
+        position, then the position after each move of the line.  ``no_line`` (404) when that position
+        has no evaluated line (not reviewed yet, or the game is over there)."""
+        room = self.games.room(game_id)  # unknown_game
+        rec = self.store.load(room.rec.id)
+        positions = rec.positions if rec else []
+        if not 0 <= ply < len(positions) or not positions[ply].line:
+            raise ClientError("no_line", f"position {ply} of this game has no reviewed line", 404)
+        line = list(positions[ply].line)
+        assert rec is not None
+        game = replay(rec.start_position, rec.moves[:ply])
+        frames = [_frame(game, None)]
+        for mv in line:
+            game.play(mv)
+            frames.append(_frame(game, mv))
+        first = positions[0].turn
+        return {
+            "game": room.rec.id,
+            "ply": ply,
+            "labels": [move_label(ply + 1 + i, first) for i in range(len(line))],
+            "line": line,
+            "frames": frames,
         }
 
     def message(self, game_id: str) -> str | None:
@@ -509,6 +590,18 @@ class ReviewService:
         if view["status"] == "none":
             return None
         return json.dumps({"type": "review", "review": view}, separators=(",", ":"))
+
+
+def _frame(game: Any, move: str | None) -> dict[str, Any]:
+    """A position as the replay's frames show it (``GameService.replay_frames``)."""
+    return {
+        "ply": len(game.history),
+        "move": move,
+        "towers": {c: [str(p) for p in t] for c, t in game.towers().items() if t},
+        "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
+        "score": list(game.score()),
+        "turn": game.turn.value,
+    }
 
 
 def annotate(record: str, view: dict[str, Any]) -> str:
@@ -525,8 +618,10 @@ def annotate(record: str, view: dict[str, Any]) -> str:
             sign = view["thresholds"][m["mark"]]["sign"]
             side = m["side"].capitalize()
             note += (
-                f"; {sign} {m['mark']}: {side} {round(m['before'] * 100)}% to {round(m['after'] * 100)}%,"
-                f" the AI preferred {m['best']}"
+                f"; {sign} {m['mark']}: {side} {round(m['before'] * 100)}% to {round(m['after'] * 100)}%"
+                + (" (decided)" if m.get("decided") else "")
+                + f", the AI preferred {m['best']}"
+                + (f" ({' '.join(m['line'])})" if len(m.get("line") or []) > 1 else "")
             )
         notes[m["ply"]] = "{" + note + "}"
     tokens = body.split()
@@ -554,7 +649,8 @@ def annotate(record: str, view: dict[str, Any]) -> str:
 
 def routes(reviews: ReviewService) -> list[Any]:
     """``GET`` / ``POST /api/games/{id}/review``: read a game's review, or ask for it;
-    ``GET /api/games/{id}/review/record``: the game record annotated with it."""
+    ``GET /api/games/{id}/review/record``: the game record annotated with it;
+    ``GET /api/games/{id}/review/line/{ply}``: the AI's line in position ``ply``, as board frames."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse, PlainTextResponse, Response
     from starlette.routing import Route
@@ -585,7 +681,14 @@ def routes(reviews: ReviewService) -> list[Any]:
         name = f"jericho-{room.rec.id}-review.jgn"
         return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
+    async def line(request: Request) -> Response:
+        raw = request.path_params["ply"]
+        if not re.fullmatch(r"[0-9]{1,6}", raw):
+            raise ClientError("bad_request", f"ply must be a position number (0, 1, 2, ...), not {raw[:12]!r}")
+        return JSONResponse(reviews.line(request.path_params["id"], int(raw)))
+
     return [
         Route("/api/games/{id}/review", review, methods=["GET", "POST"]),
         Route("/api/games/{id}/review/record", record),
+        Route("/api/games/{id}/review/line/{ply}", line),
     ]

@@ -824,6 +824,17 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+def analysis_routes(service: GameService) -> list[Any]:
+    """The analysis board's routes (web/analysis_board.py), looking games up in ``service``."""
+    from jericho_game.web.analysis_board import AnalysisBoard
+
+    def find(game_id: str) -> tuple[str | None, list[str]]:
+        rec = service.room(game_id).rec  # unknown_game (404)
+        return rec.start_position, list(rec.moves)
+
+    return AnalysisBoard(find).routes()
+
+
 def create_app(
     db_url: str | None = None,
     *,
@@ -1054,6 +1065,7 @@ def create_app(
         Route("/api/mygames/record", my_records, methods=["POST"]),
         WebSocketRoute("/lobby/ws", lobby_ws),
         *review_routes(reviews),  # game review: GET / POST /api/games/{id}/review (jericho_game.web.review)
+        *analysis_routes(service),  # the free analysis board, /analysis (jericho_game.web.analysis_board)
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
         *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
         *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)

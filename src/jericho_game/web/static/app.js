@@ -7,6 +7,8 @@ import { renderEndings } from "./endings.js";
 import { startLobby } from "./lobby.js";
 import { nameForm, storedName } from "./names.js";
 import { ReviewPanel } from "./review.js";
+import { moveLabel } from "./notation.js";
+import { RatingChange } from "./ratingchange.js";
 
 initContrast();
 
@@ -179,7 +181,10 @@ async function startGame(id) {
     onStep: (ply) => (S.replay ? (S.replay.i = ply, render()) : enterReplay(ply)),
     say,
     onChange: () => render(),
+    // the AI's line of a key moment, on the board until closed (review.js steps through it)
+    onLine: (frame) => { S.lineFrame = frame; render(); },
   });
+  S.ratings = new RatingChange(id, $("rating-change"));
   connect();
   setInterval(tickClocks, 250);
 }
@@ -221,6 +226,7 @@ function connect() {
         closeZoom();
       }
       if (msg.game.status === "over" && S.review) S.review.gameOver();
+      if (msg.game.status === "over" && msg.game.rated && S.ratings) S.ratings.gameOver();
       render();
       loadPreview();
     } else if (msg.type === "welcome") {
@@ -410,7 +416,7 @@ function wireControls() {
   $("rp-prev").onclick = () => stepReplay(-1);
   $("rp-next").onclick = () => stepReplay(1);
   $("rp-last").onclick = () => stepReplay(Infinity);
-  $("rp-exit").onclick = () => { S.replay = null; render(); };
+  $("rp-exit").onclick = () => { closeLine(); S.replay = null; render(); };
   $("typed").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("typed-move").value.trim();
@@ -421,6 +427,10 @@ function wireControls() {
   document.addEventListener("keydown", (e) => {
     if (e.target && e.target.tagName === "INPUT") return;
     if (e.key === "Escape") { S.selected = null; S.stickyAlign = null; S.previewCell = null; render(); }
+    if (S.lineFrame && S.review && S.review.line && (e.key === "ArrowLeft" || e.key === "ArrowRight")) {
+      S.review.stepLine(S.review.line.i + (e.key === "ArrowLeft" ? -1 : 1));  // stepping through the AI's line
+      return;
+    }
     if (S.replay && e.key === "ArrowLeft") stepReplay(-1);
     if (S.replay && e.key === "ArrowRight") stepReplay(1);
   });
@@ -438,8 +448,15 @@ async function enterReplay(ply) {
   }
 }
 
+/** Back from the AI's line to the game's position. */
+function closeLine() {
+  if (S.review) S.review.closeLine();
+  S.lineFrame = null;
+}
+
 function stepReplay(d) {
   if (!S.replay) return;
+  closeLine();
   const last = S.replay.frames.length - 1;
   S.replay.i = Math.max(0, Math.min(last, S.replay.i + d));
   render();
@@ -447,12 +464,22 @@ function stepReplay(d) {
 
 // ---------------------------------------------------------------- rendering
 function currentView() {
+  if (S.lineFrame) {  // a frame of the AI's line (review.js)
+    const f = S.lineFrame;
+    return { towers: f.towers, leaders: f.leaders, last: f.move, score: f.score };
+  }
   if (S.replay) {
     const f = S.replay.frames[S.replay.i];
     return { towers: f.towers, leaders: f.leaders, last: f.move, score: f.score };
   }
   if (!S.game) return null;
   return { towers: S.game.towers, leaders: S.game.leaders, last: S.game.last, score: S.game.score };
+}
+
+/** The replay's position in words: "16... 5Y@c3" (the move just played), or "start". */
+function replayWhere() {
+  const i = S.replay.i;
+  return i ? `${moveLabel(i)} ${S.replay.frames[i].move}` : "start";
 }
 
 function seatLabel(side) {
@@ -547,7 +574,8 @@ function render() {
     $(`${side}-panel`).classList.toggle("away", g.seats[side].kind === "human" && !g.seats[side].present);
   }
   let turn;
-  if (S.replay) turn = `Replay · move ${S.replay.i} of ${S.replay.frames.length - 1}`;
+  if (S.lineFrame) turn = "The AI's line";
+  else if (S.replay) turn = `Replay · ${replayWhere()}`;
   else if (g.status === "over") turn = "Game over";
   else if (g.status === "waiting") turn = "Waiting for opponent";
   else if (g.ai && g.ai.status === "queued" && g.seats[g.turn].kind === "ai") turn = `AI is waiting for a free worker (place ${g.ai.position} in the queue)…`;
@@ -633,7 +661,15 @@ function render() {
   $("btn-replay").hidden = !!S.replay || g.moves.length === 0;
   $("replay").hidden = !S.replay;
   $("typed").hidden = !seated || g.status !== "playing";
-  if (S.replay) $("rp-pos").textContent = `${S.replay.i} / ${S.replay.frames.length - 1}`;
+  if (S.replay) {
+    // one numbering everywhere: "16..." is North's move of move 16 (notation.js)
+    const i = S.replay.i, last = S.replay.frames.length - 1;
+    $("rp-pos").textContent = i ? moveLabel(i) : "Start";
+    $("rp-analyse").href = `/analysis#game=${encodeURIComponent(g.id)}&ply=${i}`;  // the analysis board, from here
+    $("rp-pos").setAttribute("aria-label", i ? `after ${replayWhere()}, ply ${i} of ${last}` : `the start, ply 0 of ${last}`);
+  }
+  // reviewing or replaying: the board stays in view (sticky beside the panel, pinned on a phone)
+  $("play").classList.toggle("studying", !!S.replay || g.status === "over");
   if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
   renderLinks();
   const sides = mySides();
@@ -736,7 +772,7 @@ function renderMoves() {
       b.textContent = moves[k];
       b.dataset.ply = k + 1;
       if (k + 1 === current) b.classList.add("current");
-      b.onclick = () => (S.replay ? (S.replay.i = k + 1, render()) : enterReplay(k + 1));
+      b.onclick = () => { closeLine(); if (S.replay) { S.replay.i = k + 1; render(); } else enterReplay(k + 1); };
       if (S.review) S.review.decorate(b, k + 1);
       li.appendChild(b);
     }

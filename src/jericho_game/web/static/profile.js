@@ -71,7 +71,7 @@ async function init() {
     const table = el("table");
     table.id = "recent-games";
     const head2 = el("tr");
-    for (const h of ["Date", "Game", "Opponent", "Side", "Result", ""]) head2.append(el("th", h));
+    for (const h of ["Date", "Game", "Opponent", "Side", "Result", "Moves", ""]) head2.append(el("th", h));
     table.append(el("thead"));
     table.tHead.append(head2);
     const body = el("tbody");
@@ -84,7 +84,7 @@ async function init() {
       const result = g.result ? `${g.result}${g.reason ? ` (${g.reason})` : ""}` : "playing";
       const opponent = g.opponent ?? (g.mode === "ai" ? "AI" : g.mode === "hotseat" ? "hot-seat" : "anonymous");
       tr.append(el("td", new Date(g.date * 1000).toLocaleDateString()), cell, el("td", opponent),
-        el("td", g.side), el("td", result), el("td", g.rated ? "rated" : ""));
+        el("td", g.side), el("td", result), el("td", String(g.moves ?? "")), el("td", g.rated ? "rated" : ""));
       body.append(tr);
     }
     table.append(body);

@@ -1,7 +1,10 @@
 // Game review on the game page: asks for the review of a finished game, shows its progress, draws
 // South's winning chances by ply (inline SVG), marks the moves that lost the most (in the chart and
-// in the move list) and follows the replay's current ply.  The server computes everything
-// (web/review.py); this module only shows it.  All text goes in through textContent.
+// in the move list), explains the result (each side's accuracy and slide, the turning points) and
+// shows the AI's line for a move on the board on demand; it follows the replay's current ply.  The
+// server computes everything (web/review.py); this module only shows it.  All text goes in through
+// textContent.  Moves are labelled as the record numbers them ("16... 5Y@c3", notation.js).
+import { moveCount, moveLabel } from "./notation.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const SIDE_NAME = { south: "South", north: "North" };
@@ -23,12 +26,15 @@ function el(tag, attrs = {}, text = null) {
 
 export class ReviewPanel {
   /** ``root``: the panel's elements by id; ``onStep(ply)``: show position ``ply``; ``say(text, kind)``:
-   * the page's toast; ``onChange()``: the marks changed (the move list is redrawn). */
-  constructor(gameId, { onStep, say, onChange }) {
+   * the page's toast; ``onChange()``: the marks changed (the move list is redrawn); ``onLine(frame)``:
+   * show a frame of the AI's line on the board instead of the game's position (null: the game's). */
+  constructor(gameId, { onStep, say, onChange, onLine }) {
     this.id = gameId;
     this.onStep = onStep;
     this.say = say;
     this.onChange = onChange;
+    this.onLine = onLine || (() => {});
+    this.line = null;  // the AI's line being shown: {ply, line, labels, frames, i, played}
     this.view = null;  // the server's review view, or null before it was fetched
     this.loading = false;
     this.ply = null;
@@ -41,6 +47,9 @@ export class ReviewPanel {
     this.chart = $("review-chart");
     this.now = $("review-now");
     this.keys = $("review-keys");
+    this.keysTitle = $("review-keys-title");
+    this.summary = $("review-summary");
+    this.lineBox = $("review-line");
     this.legend = $("review-legend");
     this.record = $("review-record");
     this.record.href = `/api/games/${encodeURIComponent(gameId)}/review/record`;
@@ -108,9 +117,9 @@ export class ReviewPanel {
     b.dataset.mark = m.mark;
     b.appendChild(el("span", { class: "mark-sign", "aria-hidden": "true" }, sign));
     const words = `${MARK_NAME[m.mark]}: ${SIDE_NAME[m.side]}'s winning chance fell by ${points(m.loss)}` +
-      (m.best ? `; the AI preferred ${m.best}` : "");
+      (m.decided ? " and the game was decided" : "") + (m.best ? `; the AI preferred ${m.best}` : "");
     b.title = words;
-    b.setAttribute("aria-label", `${m.move}, ${words}`);
+    b.setAttribute("aria-label", `${m.label} ${m.move}, ${words}`);
   }
 
   /** Show the panel for the game ``g`` with position ``ply`` (moves played) current. */
@@ -130,7 +139,7 @@ export class ReviewPanel {
       this.live.dataset.status = v.status;
       this.live.textContent = v.status === "running" ? "Reviewing the game." : text;
     }
-    const key = `${this.key}|${ply}|${g.moves.length}`;
+    const key = `${this.key}|${ply}|${g.moves.length}|${this.line ? `${this.line.ply}:${this.line.i}` : "-"}`;
     if (key === this.drawnKey) return;
     this.drawnKey = key;
     this.ply = ply;
@@ -139,12 +148,21 @@ export class ReviewPanel {
     this.now.hidden = !v.positions.length;
     this.drawChart(v, g.moves.length, ply);
     this.drawNow(v, g, ply);
+    this.drawSummary(v);
     this.drawKeys(v);
-    this.legend.textContent = "Each point is South's winning chance after that many moves, by the strongest AI " +
+    this.drawLine();
+    const dec = v.decided || { chance: 0.05, least_loss: 0.05 };
+    this.legend.textContent = "Each point is South's winning chance after that move, by the strongest AI " +
       "(master's search; draws count half). Marks, by how much the move lowered its player's winning chance: " +
       `?! inaccuracy (${points(v.thresholds.inaccuracy.loss)} or more), ?  mistake ` +
       `(${points(v.thresholds.mistake.loss)} or more), ?? blunder (${points(v.thresholds.blunder.loss)} or more). ` +
-      "A move the AI would have played itself is never marked.";
+      `A game is decided when a side's chance is ${pct(dec.chance)} or less (or proven); a move that turns an ` +
+      `undecided game into one decided against its player is a blunder whatever its size (from ` +
+      `${points(dec.least_loss)}). A move the AI would have played itself is never marked. Accuracy (0–100%) ` +
+      "is lichess's: each move scores 103.17·e^(−0.0435·points lost) − 2.17, and the moves' scores are " +
+      "averaged, weighted by how sharp the game was around each, together with their harmonic mean. " +
+      "Turning points: each side's costliest moves, marked or not, with their share of all the winning " +
+      "chance that side gave away.";
   }
 
   /** Outline the cell of the AI's preferred move in the position shown (the board redraws its own
@@ -152,8 +170,11 @@ export class ReviewPanel {
   hintBoard(v, g, ply) {
     for (const c of document.querySelectorAll("#board .cell.rv-best")) c.classList.remove("rv-best");
     const p = v && ply < g.moves.length ? v.positions[ply] : null;
-    if (!p || !p.best || !p.best.includes("@")) return;
-    const cell = document.querySelector(`#board .cell[data-cell="${p.best.split("@")[1]}"]`);
+    // showing a line: the line's next move; else the AI's preferred move in the position shown
+    const L = this.line;
+    const best = L ? (L.i < L.line.length ? L.line[L.i] : null) : p && p.best;
+    if (!v || !best || !best.includes("@")) return;
+    const cell = document.querySelector(`#board .cell[data-cell="${best.split("@")[1]}"]`);
     if (cell) cell.classList.add("rv-best");
   }
 
@@ -171,7 +192,10 @@ export class ReviewPanel {
     const sideText = (side) => `${SIDE_NAME[side]}: ${count(side, "inaccuracy", "inaccuracy", "inaccuracies")}, ` +
       `${count(side, "mistake", "mistake", "mistakes")}, ${count(side, "blunder", "blunder", "blunders")}`;
     const budget = v.budget.sims.toLocaleString("en");
-    return `Review done (${budget} simulations per position). ${sideText("south")}. ${sideText("north")}.`;
+    const acc = (side) => (v.accuracy && v.accuracy[side] !== null && v.accuracy[side] !== undefined ?
+      `, accuracy ${Math.round(v.accuracy[side])}%` : "");
+    return `Review done (${budget} simulations per position). ${sideText("south")}${acc("south")}. ` +
+      `${sideText("north")}${acc("north")}.`;
   }
 
   drawChart(v, moves, ply) {
@@ -201,17 +225,27 @@ export class ReviewPanel {
       const p = pos[m.ply];
       const dot = el("svg:circle", { class: `rv-mark mark-${m.mark}`, cx: x(m.ply), cy: y(p.south), r: 4.2,
         "data-ply": m.ply });
-      dot.appendChild(el("svg:title", {}, `Move ${m.ply}, ${SIDE_NAME[m.side]} ${m.move}: ${MARK_NAME[m.mark]}`));
+      dot.appendChild(el("svg:title", {}, `${m.label} ${m.move} (${SIDE_NAME[m.side]}): ${MARK_NAME[m.mark]}`));
       svg.appendChild(dot);
+    }
+    const marked = new Set(v.moves.filter((m) => m.mark).map((m) => m.ply));
+    for (const side of ["south", "north"]) {
+      for (const t of (v.turning && v.turning[side]) || []) {
+        if (marked.has(t.ply) || !pos[t.ply]) continue;
+        const ring = el("svg:circle", { class: "rv-turning", cx: x(t.ply), cy: y(pos[t.ply].south), r: 3.6,
+          "data-ply": t.ply });
+        ring.appendChild(el("svg:title", {}, `${moveLabel(t.ply, v.first || "south")} ${t.move}: turning point`));
+        svg.appendChild(ring);
+      }
     }
     if (ply !== null && ply <= last) {
       svg.appendChild(el("svg:line", { class: "rv-now", x1: x(ply), x2: x(ply), y1: 0, y2: H, "data-ply": ply }));
       if (pos[ply]) svg.appendChild(el("svg:circle", { class: "rv-now-dot", cx: x(ply), cy: y(pos[ply].south), r: 3.2 }));
     }
-    const marked = v.moves.filter((m) => m.mark).length;
-    svg.setAttribute("aria-label", `Chart of South's winning chances over ${moves} moves` +
+    const count = marked.size;
+    svg.setAttribute("aria-label", `Chart of South's winning chances over ${moveCount(moves, v.first || "south")} moves` +
       (pos.length ? `, from ${pct(pos[0].south)} to ${pct(pos[pos.length - 1].south)}` : "") +
-      `; ${marked} marked move${marked === 1 ? "" : "s"}.`);
+      `; ${count} marked move${count === 1 ? "" : "s"}.`);
   }
 
   drawNow(v, g, ply) {
@@ -223,36 +257,148 @@ export class ReviewPanel {
     }
     const m = this.byPly.get(ply);
     const before = v.positions[ply - 1];
-    const mover = before ? `${SIDE_NAME[before.turn]} ` : "";
-    const head = ply === 0 ? "Start" : `After move ${ply} (${mover}${g.moves[ply - 1]})`;
+    const mover = before ? ` (${SIDE_NAME[before.turn]})` : "";
+    const head = ply === 0 ? "Start" : `After ${moveLabel(ply, v.first || "south")} ${g.moves[ply - 1]}${mover}`;
     parts.push(`${head}: South's winning chance ${pct(p.south)}${p.exact ? " (decided)" : ""}.`);
     if (m && m.mark) {
       parts.push(`${MARK_NAME[m.mark]} ${v.thresholds[m.mark].sign}: ${SIDE_NAME[m.side]}'s chance fell from ` +
-        `${pct(m.before)} to ${pct(m.after)}. The AI preferred ${m.best}.`);
+        `${pct(m.before)} to ${pct(m.after)}${m.decided ? ", and the game was decided" : ""}. ` +
+        `The AI preferred ${(m.line && m.line.length ? m.line : [m.best]).join(" ")}.`);
     }
-    if (p.best && ply < g.moves.length) {
+    const L = this.line;
+    if (L) {  // the board shows the AI's line, not this position
+      const next = L.line[L.i];
+      parts.push(next ? `On the board, the AI's line: next ${L.labels[L.i]} ${next}` +
+        `${next.includes("@") ? " (its cell is outlined in dashes)" : ""}.` : "On the board, the end of the AI's line.");
+    } else if (p.best && ply < g.moves.length) {
       parts.push(`Here the AI would play ${p.best}${p.best.includes("@") ? " (its cell is outlined in dashes)" : ""}.`);
     }
     this.now.textContent = parts.join(" ");
   }
 
+  /** Each side's accuracy, what it gave away and its marks, as a small table. */
+  drawSummary(v) {
+    const t = this.summary;
+    t.replaceChildren();
+    t.hidden = v.status !== "done" || !v.accuracy;
+    if (t.hidden) return;
+    const head = el("tr");
+    for (const h of ["", "Accuracy", "Lost", "?!", "?", "??"]) head.appendChild(el("th", { scope: "col" }, h));
+    head.children[2].title = "winning chance given away by the side's own moves, in points";
+    head.children[3].setAttribute("aria-label", "inaccuracies");
+    head.children[4].setAttribute("aria-label", "mistakes");
+    head.children[5].setAttribute("aria-label", "blunders");
+    t.appendChild(el("thead")).appendChild(head);
+    const body = t.appendChild(el("tbody"));
+    for (const side of ["south", "north"]) {
+      const tr = el("tr", { class: side, "data-side": side });
+      tr.appendChild(el("th", { scope: "row" }, SIDE_NAME[side]));
+      const a = v.accuracy[side];
+      tr.appendChild(el("td", { class: "acc" }, a === null || a === undefined ? "–" : `${Math.round(a)}%`));
+      tr.appendChild(el("td", {}, `${Math.round((v.slide ? v.slide[side] : 0) * 100)}`));
+      for (const mark of ["inaccuracy", "mistake", "blunder"]) {
+        tr.appendChild(el("td", {}, String(v.moves.filter((m) => m.side === side && m.mark === mark).length)));
+      }
+      body.appendChild(tr);
+    }
+  }
+
+  /** The key moments: every marked move and every turning point, in the order played. */
   drawKeys(v) {
     this.keys.replaceChildren();
-    for (const m of v.moves) {
-      if (!m.mark) continue;
-      const li = el("li");
-      const b = el("button", { type: "button", class: `rv-key mark-${m.mark}`, "data-ply": m.ply },
-        `${m.ply}. ${SIDE_NAME[m.side]} ${m.move}${v.thresholds[m.mark].sign} — ${MARK_NAME[m.mark].toLowerCase()}, ` +
-        `−${points(m.loss)}; the AI preferred ${m.best}`);
-      b.onclick = () => this.onStep(m.ply);
+    const turning = new Map();
+    for (const side of ["south", "north"]) for (const t of (v.turning && v.turning[side]) || []) turning.set(t.ply, t);
+    const keys = v.moves.filter((m) => m.mark || turning.has(m.ply));
+    this.keysTitle.hidden = !keys.length;
+    for (const m of keys) {
+      const t = turning.get(m.ply);
+      const li = el("li", { class: `rv-item${m.mark ? ` mark-${m.mark}` : ""}` });
+      const what = m.mark ? `${MARK_NAME[m.mark].toLowerCase()}${m.decided ? " (decided the game)" : ""}` :
+        "turning point";
+      const share = t ? `, ${Math.round(t.share * 100)}% of ${SIDE_NAME[m.side]}'s slide` : "";
+      const sign = m.mark ? v.thresholds[m.mark].sign : "";
+      const b = el("button", { type: "button", class: `rv-key${m.mark ? ` mark-${m.mark}` : " rv-turn"}`,
+        "data-ply": m.ply },
+      `${m.label} ${m.move}${sign} — ${what}, −${points(m.loss)}${share}; the AI preferred ${m.best}`);
+      b.onclick = () => { this.closeLine(); this.onStep(m.ply); };
       li.appendChild(b);
+      if (m.line && m.line.length) {
+        const show = el("button", { type: "button", class: "rv-show-line", "data-ply": m.ply,
+          "aria-label": `Show the AI's line instead of ${m.label} ${m.move} on the board` }, "Show line");
+        show.onclick = () => this.showLine(m);
+        li.appendChild(show);
+      }
       this.keys.appendChild(li);
     }
+  }
+
+  /** Show the AI's line in the position before move ``m`` on the board (fetched from the server). */
+  async showLine(m) {
+    try {
+      const r = await fetch(`/api/games/${encodeURIComponent(this.id)}/review/line/${m.ply - 1}`);
+      const data = await r.json();
+      if (!r.ok) { this.say(data.message || "This line cannot be shown."); return; }
+      this.line = { ...data, i: 1, played: m };
+      this.drawLine();
+      this.onLine(this.line.frames[1]);
+      const first = this.lineBox.querySelector("button.rv-line-move.current");
+      if (first) first.focus();
+    } catch {
+      this.say("Could not reach the server: try again.");
+    }
+  }
+
+  /** Step through the line being shown (``i``: 0 = the position before the move). */
+  stepLine(i) {
+    const L = this.line;
+    if (!L) return;
+    L.i = Math.max(0, Math.min(L.frames.length - 1, i));
+    this.drawLine();
+    this.onLine(L.frames[L.i]);
+  }
+
+  closeLine() {
+    if (!this.line) return;
+    this.line = null;
+    this.drawLine();
+    this.onLine(null);
+  }
+
+  drawLine() {
+    const box = this.lineBox;
+    const L = this.line;
+    box.hidden = !L;
+    box.replaceChildren();
+    if (!L) return;
+    const m = L.played;
+    box.appendChild(el("p", { class: "rv-line-head" },
+      `The AI's line instead of ${m.label} ${m.move} (shown on the board):`));
+    const moves = el("p", { class: "rv-line-moves" });
+    L.line.forEach((mv, k) => {
+      const b = el("button", { type: "button", class: `rv-line-move${k + 1 === L.i ? " current" : ""}`,
+        "aria-current": k + 1 === L.i ? "step" : "false" }, `${L.labels[k]} ${mv}`);
+      b.onclick = () => this.stepLine(k + 1);
+      moves.appendChild(b);
+    });
+    box.appendChild(moves);
+    const bar = el("p", { class: "rv-line-bar" });
+    const prev = el("button", { type: "button", "aria-label": "previous move of the line" }, "◀");
+    prev.disabled = L.i === 0;
+    prev.onclick = () => this.stepLine(L.i - 1);
+    const next = el("button", { type: "button", "aria-label": "next move of the line" }, "▶");
+    next.disabled = L.i === L.frames.length - 1;
+    next.onclick = () => this.stepLine(L.i + 1);
+    const close = el("button", { type: "button", class: "rv-line-close" }, "Back to the game");
+    close.onclick = () => this.closeLine();
+    const where = L.i === 0 ? `before ${m.label}` : `after ${L.labels[L.i - 1]} ${L.line[L.i - 1]}`;
+    bar.append(prev, next, close, el("span", { class: "rv-line-where", role: "status" }, `Board: ${where}`));
+    box.appendChild(bar);
   }
 
   clickChart(e) {
     const v = this.view;
     if (!v || !v.total) return;
+    this.closeLine();
     const box = this.chart.getBoundingClientRect();
     const fx = ((e.clientX - box.left) / box.width) * W;
     const last = Math.max(1, v.total - 1);
