@@ -94,3 +94,14 @@ def test_facing_an_unbreakable_seven_every_move_is_proven_lost() -> None:
         assert done < 100_000
         return
     pytest.fail("no position facing an unbreakable seven in 400 random games")
+
+
+def test_the_review_calls_a_proven_position_exact() -> None:
+    from jericho_game.analysis import evaluate
+
+    game = Game()
+    for code in DEEP_WIN:
+        game.play(to_move(game, code))
+    found = evaluate(game, len(DEEP_WIN), sims=20_000, seed=1)
+    assert found.exact and found.chance(found.turn) == 1.0
+    assert found.best is not None

@@ -14,6 +14,8 @@ Where the figures come from (:func:`evaluate`):
 * a finished position is exact: 1 if South won, 0 if North won, ½ for a draw;
 * a position where the side to move completes seven monoliths that no reply can break is
   exact too (1 for the mover), with that move preferred;
+* a position the search's solver proves (C kernel: a move proven won, or every move proven
+  lost) is exact too;
 * a forced move (one legal move, e.g. a forced pass) takes the value of the position after it;
 * otherwise the ``master`` level's search (MCTS, :mod:`jericho_game.players.levels`) runs with
   ``sims`` simulations, never more than ``seconds``, and the figure is the search's **root
@@ -218,10 +220,10 @@ def evaluate(game: Game, ply: int, *, sims: int, seconds: float | None = None, s
     won = _winning_seven(game)
     if won is not None:  # seven monoliths that no reply breaks: won, no search needed
         return PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,))
-    move, mover_value, done = _search(game, sims, seconds, seed)
+    move, mover_value, done, proven = _search(game, sims, seconds, seed)
     south = mover_value if turn == "south" else 1.0 - mover_value
     line = _line(game, str(move), sims, seconds, seed)
-    return PositionEval(ply, south, turn, str(move), False, done, line)
+    return PositionEval(ply, south, turn, str(move), proven, done, line)
 
 
 def _winning_seven(game: Game) -> str | None:
@@ -251,8 +253,10 @@ def _line(game: Game, first: str, sims: int, seconds: float | None, seed: int) -
     return tuple(line)
 
 
-def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Move, float, int]:
-    """The master level's search: (its move, the root value for the side to move, simulations run)."""
+def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Move, float, int, bool]:
+    """The master level's search: (its move, the root value for the side to move, simulations run,
+    whether that value is proven).  On the C kernel the search's solver proves positions: a move
+    proven won makes the position won (value 1), every legal move proven lost makes it lost (0)."""
     from jericho_game.players.levels import MASTER_TIME, master
     from jericho_game.players.mcts import KernelMCTSPlayer, MCTSPlayer, Node
 
@@ -261,6 +265,11 @@ def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Mo
     if isinstance(player, KernelMCTSPlayer):
         move = player.choose_move(game, Limit(nodes=sims, time=cap, seed=seed))
         children = [(visits, wins) for _, visits, wins in player.last_children]
+        proofs = player.last_proofs
+        if 1 in proofs.values():
+            return move, 1.0, sum(n for n, _ in children), True
+        if len(proofs) == len(game.legal_moves()) and all(p == 0 for p in proofs.values()):
+            return move, 0.0, sum(n for n, _ in children), True
     else:  # the pure-Python search (no C kernel): the same algorithm, run on a root we keep
         assert isinstance(player, MCTSPlayer)
         state = kernel.python_state(game_state(game))
@@ -271,7 +280,7 @@ def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Mo
         children = [(ch.n, ch.w) for ch in root.children]
     visits = sum(n for n, _ in children)
     value = sum(w for _, w in children) / visits if visits else 0.5
-    return move, min(1.0, max(0.0, value)), visits
+    return move, min(1.0, max(0.0, value)), visits, False
 
 
 def evaluate_game(
