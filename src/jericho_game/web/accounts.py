@@ -47,6 +47,7 @@ try:
 except ImportError as exc:
     raise missing_extra("accounts", "web", exc) from exc
 
+from jericho_game.web import jsonin
 from jericho_game.web.rooms import ClientError
 from jericho_game.web.storage import Storage
 
@@ -527,16 +528,14 @@ def _address(request: Request) -> str:
 
 
 async def _body(request: Request, limit: int = 4096) -> dict[str, Any]:
-    import json
-
     body = b""
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
             raise ClientError("too_large", f"request body too large: the limit is {limit} bytes", 413)
     try:
-        data = json.loads(body or b"{}")
-    except (ValueError, RecursionError):
+        data = jsonin.loads(body or b"{}")
+    except jsonin.JSON_ERRORS:
         raise ClientError("bad_json", "request body is not valid JSON") from None
     if not isinstance(data, dict):
         raise ClientError("bad_request", "request body must be a JSON object")

@@ -50,10 +50,12 @@ except ImportError as exc:
 
 from jericho_game.game import Game
 from jericho_game.players.base import Limit
-from jericho_game.web import endings, mygames, tutorial
+from jericho_game.web import endings, jsonin, mygames, tutorial
 from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
+from jericho_game.web.errors import InternalErrors
+from jericho_game.web.httpguard import uvicorn_options
 from jericho_game.web.lobby import Lobby
 from jericho_game.web.ratings import Ratings, rating_routes
 from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
@@ -579,8 +581,8 @@ class Transport:
             if len(text.encode("utf-8", "replace")) > self.limits.max_message:
                 raise ClientError("too_large", f"message too large: the limit is {self.limits.max_message} bytes")
             try:
-                msg = json.loads(text)
-            except (json.JSONDecodeError, RecursionError):
+                msg = jsonin.loads(text)
+            except jsonin.JSON_ERRORS:
                 raise ClientError("bad_json", "message is not valid JSON") from None
             if not isinstance(msg, dict):
                 raise ClientError("bad_message", "message must be a JSON object with a 'type'")
@@ -778,9 +780,9 @@ async def _json_body(request: Request, limits: Limits, max_size: int | None = No
     if not body.strip():
         return {}
     try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        raise ClientError("bad_json", "request body is not valid JSON") from None
+        data = jsonin.loads(body)
+    except jsonin.JSON_ERRORS as exc:
+        raise ClientError("bad_json", f"request body is not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):
         raise ClientError("bad_request", "request body must be a JSON object")
     return data
@@ -1008,10 +1010,6 @@ def create_app(
             return _error("bad_method", f"{request.method} is not allowed on {request.url.path[:100]}", 405)
         return _error("http_error", str(exc.detail), exc.status_code)
 
-    async def server_error(request: Request, exc: Exception) -> Response:
-        log.exception("internal error on %s", request.url.path)
-        return _error("internal", "internal server error: the game is safe, try again", 500)
-
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # The database thread gives up the GIL at every round trip and fsync; with the default
@@ -1062,10 +1060,11 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
-        exception_handlers={ClientError: client_error, HTTPException: http_error, Exception: server_error},
+        exception_handlers={ClientError: client_error, HTTPException: http_error},
         lifespan=lifespan,
     )
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(InternalErrors)  # an unexpected error: a 500, one log line (web/errors.py)...
+    app.add_middleware(SecurityHeaders)  # ... which, like every answer, gets these headers
     app.state.service = service
     app.state.transport = transport
     app.state.accounts = accounts
@@ -1103,7 +1102,13 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
     parser.add_argument(
         "--forwarded-allow-ips",
         default="",
-        help="comma-separated proxy addresses whose X-Forwarded-For/-Proto are trusted ('*': any); default: none",
+        help="comma-separated proxy addresses whose X-Forwarded-For/-Proto are trusted; default: none. "
+        "'*' (any) is refused unless --trust-any-forwarder: any client could then choose its own address",
+    )
+    parser.add_argument(
+        "--trust-any-forwarder",
+        action="store_true",
+        help="accept --forwarded-allow-ips '*' (only when nothing but the proxy can reach this server)",
     )
     parser.add_argument(
         "--max-creates-per-minute",
@@ -1197,10 +1202,25 @@ def run(args: argparse.Namespace) -> int:
     if ai_processes is None:
         ai_processes = min(2, os.cpu_count() or 1) if args.workers == 1 else 1
     forwarded = [a.strip() for a in args.forwarded_allow_ips.split(",") if a.strip()]
+    if any(a in ("*", "0.0.0.0/0", "::/0") for a in forwarded):
+        why = (
+            "--forwarded-allow-ips '*' trusts X-Forwarded-For from every client, so any client may choose the "
+            "address that the log-in throttle and the per-address limits count"
+        )
+        if not getattr(args, "trust_any_forwarder", False):
+            print(
+                f"jericho serve: {why}; name your proxy's address instead (e.g. 127.0.0.1), or add "
+                "--trust-any-forwarder if nothing but the proxy can reach this server",
+                file=sys.stderr,
+                flush=True,
+            )
+            return 2
+        print(f"jericho serve: WARNING: {why} (--trust-any-forwarder)", file=sys.stderr, flush=True)
     proxy = {"proxy_headers": bool(forwarded), "forwarded_allow_ips": forwarded or None}
     host = args.host
     shown = f"[{host}]" if ":" in host else host
-    common = dict(host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024, **proxy)
+    # request-head size limit and timeout, keep-alive timeout (web/httpguard.py)
+    common = dict(host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024, **proxy, **uvicorn_options())
     try:
         first = Storage(url)  # a clear message now rather than a traceback from each worker
         ReviewStore(first)  # the tables exist before several processes start at once

