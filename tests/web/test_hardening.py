@@ -10,6 +10,7 @@ site; log-ins are limited and hashed on their own small pool; common passwords a
 
 from __future__ import annotations
 
+import io
 import logging
 import socket
 import threading
@@ -27,7 +28,7 @@ with warnings.catch_warnings():
 
 from jericho_game.web import httpguard  # noqa: E402
 from jericho_game.web.server import SECURITY_HEADERS, create_app  # noqa: E402
-from tests.web.test_accounts import CHEAP, csrf  # noqa: E402
+from tests.web.test_accounts import CHEAP, csrf, login, me, other, signup  # noqa: E402
 from tests.web.test_server import WS  # noqa: E402
 
 BIG = b"1" * 5000  # more digits than CPython converts to an int: a plain ValueError in json.loads
@@ -177,3 +178,38 @@ def test_serve_sets_the_head_limits_and_refuses_any_forwarder(
     rc, kw = _serve_kwargs(monkeypatch, ["--db", db, "--ai-processes", "0", "--forwarded-allow-ips", "127.0.0.1"])
     assert rc == 0 and kw["forwarded_allow_ips"] == ["127.0.0.1"]
 
+
+# -- 3. `jericho user add NAME --admin` on an existing name ----------------------------------------------
+
+
+def test_user_add_admin_never_promotes_a_squatter(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from jericho_game.cli import main
+
+    db = str(tmp_path / "g.sqlite3")
+    app = create_app(db, ai_processes=0, password_hasher=CHEAP)
+    with TestClient(app, client=("10.9.9.9", 1)) as squatter:
+        signup(squatter, "admin", "the squatter's password")
+        assert me(squatter)["admin"] is False  # type: ignore[index]
+        # the operator, not knowing the name is taken, runs the documented command
+        stdin = io.StringIO("the operator's password\n")
+        monkeypatch.setattr("sys.stdin", stdin)
+        assert main(["user", "add", "admin", "--admin", "--db", db]) == 2
+        err = capsys.readouterr().err
+        assert "already exists" in err and "nothing was changed" in err and "jericho user promote admin" in err
+        assert stdin.read() == "the operator's password\n", "no password was read"
+        assert me(squatter)["admin"] is False, "the squatter did not become an admin"  # type: ignore[index]
+        r = squatter.post("/api/admin/disable", json={"username": "admin"}, headers={"x-csrf-token": csrf(squatter)})
+        assert r.status_code == 403
+        # without --admin too
+        monkeypatch.setattr("sys.stdin", io.StringIO("another password here\n"))
+        assert main(["user", "add", "ADMIN", "--db", db]) == 2
+        assert login(other(app), "admin", "the squatter's password").status_code == 200, "nothing was changed"
+        # promotion is an explicit, separate command, and it says what it did
+        capsys.readouterr()
+        assert main(["user", "promote", "admin", "--db", db]) == 0
+        assert "existing account admin" in capsys.readouterr().out and me(squatter)["admin"] is True  # type: ignore[index]
+        assert main(["user", "demote", "admin", "--db", db]) == 0
+        assert me(squatter)["admin"] is False  # type: ignore[index]
+        assert main(["user", "promote", "nobody", "--db", db]) == 2
