@@ -28,7 +28,7 @@ with warnings.catch_warnings():
 
 from jericho_game.web import httpguard  # noqa: E402
 from jericho_game.web.server import SECURITY_HEADERS, create_app  # noqa: E402
-from tests.web.test_accounts import CHEAP, csrf, login, me, other, signup  # noqa: E402
+from tests.web.test_accounts import CHEAP, create, csrf, join, login, me, other, signup  # noqa: E402
 from tests.web.test_server import WS  # noqa: E402
 
 BIG = b"1" * 5000  # more digits than CPython converts to an int: a plain ValueError in json.loads
@@ -213,3 +213,29 @@ def test_user_add_admin_never_promotes_a_squatter(
         assert main(["user", "demote", "admin", "--db", db]) == 0
         assert me(squatter)["admin"] is False  # type: ignore[index]
         assert main(["user", "promote", "nobody", "--db", db]) == 2
+
+
+# -- 4. private games on public profiles ---------------------------------------------------------------
+
+
+def test_profiles_list_private_games_to_their_owner_only(app: Any) -> None:
+    with TestClient(app, client=("10.0.0.1", 1)) as alice:
+        signup(alice, "alice", "alice's long password")
+        bob = other(app)
+        signup(bob, "bob", "bob's long password")
+        private = {
+            create(alice, mode="online")["id"],  # invite-only
+            create(alice, mode="ai", level="random")["id"],
+            create(alice, mode="hotseat")["id"],
+        }
+        public = create(alice, mode="online", public=True, name="alice")["id"]
+        rated = create(alice, mode="online", rated=True)
+        assert join(bob, rated).status_code == 200
+        shown = {public, rated["id"]}
+        mine = alice.get("/api/players/alice").json()
+        assert {g["id"] for g in mine["games"]} == private | shown and mine["all_games"] is True
+        for viewer in (bob, other(app, "10.0.0.3")):  # another account, and nobody logged in
+            theirs = viewer.get("/api/players/alice")
+            assert {g["id"] for g in theirs.json()["games"]} == shown and theirs.json()["all_games"] is False
+            assert "no-store" in theirs.headers["cache-control"]
+            assert not any(gid in theirs.text for gid in private)

@@ -177,8 +177,12 @@ class Ratings:
             for i, r in enumerate(rows)
         ]
 
-    def profile(self, username: str) -> dict[str, Any]:
-        """An account's public page: rating, rating history, recent games."""
+    def profile(self, username: str, viewer: int | None = None) -> dict[str, Any]:
+        """An account's page: rating, rating history, recent games.
+
+        ``viewer`` is the account looking (None: anonymous).  Only the owner sees all their games;
+        anybody else sees the public (lobby) and rated ones, never an invite-only, AI or hot-seat
+        game, whose id alone would let a stranger watch it and download its record."""
         acc = self.accounts.find(username)
         if acc is None:
             raise ClientError("unknown_account", f"no player is named {username[:24]!r}", 404)
@@ -191,10 +195,12 @@ class Ratings:
                 ),
                 {"id": acc.id},
             ).all()
+            owner = viewer is not None and viewer == acc.id
+            shown = "" if owner else " AND (public = 1 OR rated = 1)"
             games = conn.execute(
                 text(
                     "SELECT id, created_at, mode, south_account, north_account, result, reason, rated FROM games "
-                    "WHERE south_account = :id OR north_account = :id ORDER BY created_at DESC LIMIT 20"
+                    f"WHERE (south_account = :id OR north_account = :id){shown} ORDER BY created_at DESC LIMIT 20"
                 ),
                 {"id": acc.id},
             ).all()
@@ -233,6 +239,7 @@ class Ratings:
                 for h in history
             ],
             "games": recent,
+            "all_games": owner,  # False: only the public and rated games are listed
         }
 
 
@@ -245,8 +252,13 @@ def rating_routes(ratings: Ratings, static: Path) -> list[Route]:
     async def leaderboard(request: Request) -> Response:
         return JSONResponse({"players": await blocking(ratings.leaderboard)})
 
+    def profile_for(request: Request) -> dict[str, Any]:
+        sess = ratings.accounts.session_of(request)
+        return ratings.profile(request.path_params["name"], None if sess is None else sess.account.id)
+
     async def player(request: Request) -> Response:
-        return JSONResponse(await blocking(ratings.profile, request.path_params["name"]))
+        # private to the owner: no shared cache may keep one viewer's answer for another
+        return JSONResponse(await blocking(profile_for, request), headers={"Cache-Control": "private, no-store"})
 
     def page(name: str) -> Callable[[Request], Response]:
         def serve(request: Request) -> Response:

@@ -66,6 +66,8 @@ async function init() {
   main.append(el("h2", "Rating history"));
   main.append(p.history.length ? ratingChart(p.history) : el("p", "No rated games yet.", "empty"));
   main.append(el("h2", "Recent games"));
+  // others see only public (lobby) and rated games: an invite-only game's id would let them watch it
+  if (!p.all_games) main.append(el("p", "Public and rated games only.", "hint"));
   if (!p.games.length) main.append(el("p", "No games yet.", "empty"));
   else {
     const table = el("table");
