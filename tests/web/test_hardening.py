@@ -239,3 +239,50 @@ def test_profiles_list_private_games_to_their_owner_only(app: Any) -> None:
             assert {g["id"] for g in theirs.json()["games"]} == shown and theirs.json()["all_games"] is False
             assert "no-store" in theirs.headers["cache-control"]
             assert not any(gid in theirs.text for gid in private)
+
+
+# -- 6. the open redirect after log-in -------------------------------------------------------------------
+
+# the audit's payloads (Chromium went to another site with the first two), and more
+BAD_NEXT = [
+    "/\\evil.example/x",
+    "/\t/evil.example/x",
+    "//evil.example",
+    "/\\evil.example",
+    "\\\\evil.example",
+    "https://evil.example",
+    "http:/evil.example",
+    "/%2F%2Fevil.example",
+    "/%5Cevil.example",
+    "/%09/evil.example",
+    "/\n/evil.example",
+    "/\r\n/evil.example",
+    " //evil.example",
+    "javascript:alert(1)",
+    "JaVaScRiPt:alert(1)",
+    "data:text/html,x",
+    "evil.example",
+    "/\u3000/evil.example",
+    "/%",
+    "/%FF",
+    "",
+]
+GOOD_NEXT = ["/", "/g/abc123", "/players/alice?tab=games#recent", "/leaderboard", "/%252F%252Fstays-here"]
+
+
+def test_next_is_a_same_origin_path_on_the_server(app: Any) -> None:
+    from jericho_game.web.accounts import safe_next
+
+    for bad in BAD_NEXT:
+        assert safe_next(bad) == "/", bad
+    for good in GOOD_NEXT:
+        assert safe_next(good) == good
+    with TestClient(app, follow_redirects=False) as c:
+        for page in ("/login", "/signup"):
+            for bad in BAD_NEXT:
+                if bad in ("", "/"):
+                    continue
+                r = c.get(page, params={"next": bad})
+                assert r.status_code == 303 and r.headers["location"] == page, (page, bad)
+            assert c.get(page, params={"next": "/g/abc123"}).status_code == 200
+            assert c.get(page).status_code == 200

@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from jericho_game.extras import missing_extra
 
@@ -42,7 +42,7 @@ try:
     from sqlalchemy.engine import Connection
     from sqlalchemy.exc import IntegrityError
     from starlette.requests import HTTPConnection, Request
-    from starlette.responses import FileResponse, JSONResponse, Response
+    from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
     from starlette.routing import Route
 except ImportError as exc:
     raise missing_extra("accounts", "web", exc) from exc
@@ -63,6 +63,7 @@ __all__ = [
     "account_routes",
     "check_username",
     "check_password",
+    "safe_next",
 ]
 
 SESSION_COOKIE = "jericho_session"
@@ -129,6 +130,28 @@ def check_password(password: Any) -> str:
     if any(unicodedata.category(c) == "Cc" for c in password):
         raise ClientError("bad_password", "a password cannot contain control characters")
     return password
+
+
+# "/" then anything but a second "/" or a backslash (browsers read both "//host" and "/\\host" as
+# another site), with no backslash, whitespace or control character anywhere: Chromium drops tabs
+# and newlines from a URL, so "/\t/host" went to "//host" (the audit's payloads)
+_SAFE_PATH = re.compile(r"/(?![/\\])[^\\\s\x00-\x1f\x7f]*")
+
+
+def safe_next(value: Any) -> str:
+    """``value`` when it is a same-origin path to go to after logging in, else ``"/"``: never an
+    open redirect (the log-in page's script applies the same rule, ``safeNext`` in account.js)."""
+    if not isinstance(value, str) or len(value) > 2000 or not _SAFE_PATH.fullmatch(value):
+        return "/"
+    if re.search(r"%(?![0-9A-Fa-f]{2})", value):
+        return "/"  # a broken escape, which the page's decodeURIComponent refuses too
+    try:
+        decoded = unquote(value, errors="strict")  # "/%2F%2Fhost" or "/%5Chost" must not become another site
+    except UnicodeDecodeError:
+        return "/"
+    if not _SAFE_PATH.fullmatch(decoded) or urlsplit(value).netloc or urlsplit(decoded).netloc:
+        return "/"
+    return value
 
 
 def _hash_token(token: str) -> str:
@@ -645,6 +668,10 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
 
     def page(name: str) -> Callable[[Request], Response]:
         def serve(request: Request) -> Response:
+            asked = request.query_params.get("next")
+            if asked is not None and safe_next(asked) != asked:
+                # a `next` that would leave the site: the same page without it (the script checks too)
+                return RedirectResponse(request.url.path, status_code=303)
             return FileResponse(static / name, headers={"Cache-Control": "no-cache"})
 
         return serve

@@ -1,11 +1,12 @@
 // The log-in and sign-up page (/login, /signup): one form, two endpoints.
-import { postJSON, whoami } from "./account.js";
+import { postJSON, safeNext, whoami } from "./account.js";
 
 const $ = (id) => document.getElementById(id);
 const signup = location.pathname === "/signup";
-const next = new URLSearchParams(location.search).get("next");
-// only a path on this site: never an open redirect
-const target = next && next.startsWith("/") && !next.startsWith("//") ? next : "/";
+// only a path on this site: never an open redirect (the server has already dropped a bad one)
+const asked = new URLSearchParams(location.search).get("next");
+const target = safeNext(asked);
+const next = target === "/" ? null : target;
 
 async function init() {
   const me = await whoami();
