@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 import uvicorn
+from argon2 import PasswordHasher
+from sqlalchemy import text
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -286,3 +288,261 @@ def test_next_is_a_same_origin_path_on_the_server(app: Any) -> None:
                 assert r.status_code == 303 and r.headers["location"] == page, (page, bad)
             assert c.get(page, params={"next": "/g/abc123"}).status_code == 200
             assert c.get(page).status_code == 200
+
+
+# -- 8. passwords -----------------------------------------------------------------------------------------
+
+
+def test_new_passwords_need_ten_characters_and_not_a_common_one(
+    app: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from jericho_game.cli import main
+    from jericho_game.web.accounts import AccountService
+    from jericho_game.web.storage import Storage, resolve_db_url
+
+    refused = {
+        "12345678": "10 to 256 characters",  # the audit's
+        " " * 8: "10 to 256 characters",  # the audit's
+        "123456789": "10 to 256 characters",
+        "1234567890": "most common passwords",
+        "qwertyuiop": "most common passwords",
+        "Password12": "most common passwords",
+        "iloveyou12": "most common passwords",
+        "pass word 12": "most common passwords",
+        " " * 12: "repeats one or two characters",
+        "abababababab": "repeats one or two characters",
+        "alice-alice-alice": "mostly your username",
+        "Alice 1234567": "mostly your username",
+    }
+    with TestClient(app, client=("10.0.0.1", 1)) as c:
+        for pw, why in refused.items():
+            r = c.post(
+                "/api/account/signup", json={"username": "alice", "password": pw}, headers={"x-csrf-token": csrf(c)}
+            )
+            assert r.status_code == 400 and r.json()["error"] == "bad_password", (pw, r.text)
+            assert why in r.json()["message"], (pw, r.json()["message"])
+            assert pw.strip() == "" or pw not in r.text, "never quoted back"
+        assert me(c) is None
+        from jericho_game.web.passwords import password_problem
+
+        assert password_problem("alice plays jericho", "alice") is None
+        signup(c, "alice", "ten chars!")  # ten characters, not common: fine
+    # an account whose password predates the rule (8 characters) still logs in
+    db = str(tmp_path / "games.sqlite3")
+    storage = Storage(resolve_db_url(db))
+    try:
+        accounts = AccountService(storage, hasher=CHEAP)
+        short = accounts.hasher.hash("old8char")
+        with storage.engine.begin() as conn:
+            from sqlalchemy import text
+
+            conn.execute(text("UPDATE accounts SET password_hash = :h WHERE username_key = 'alice'"), {"h": short})
+    finally:
+        storage.close()
+    assert login(other(app), "alice", "old8char").status_code == 200
+    # jericho user add / passwd apply the same rule and say why
+    monkeypatch.setattr("sys.stdin", io.StringIO("password12\n"))
+    assert main(["user", "add", "bob", "--db", db]) == 2
+    assert "most common passwords" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
+    assert main(["user", "passwd", "alice", "--db", db]) == 2
+    assert "10 to 256 characters" in capsys.readouterr().err
+    assert login(other(app), "alice", "old8char").status_code == 200, "a refused change changes nothing"
+
+
+# -- 5. rating farming -----------------------------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = time.time()
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_sock_puppets_cannot_farm_a_rating(db: str) -> None:
+    """The audit: five sock puppets resigning rated games at once took a farmer from 1500 to 2035
+    in 17 s.  Now games without a move change nothing, each pair counts 3 games a day, and the
+    farmer's rating stays provisional."""
+    from jericho_game.web.accounts import AccountService
+    from jericho_game.web.glicko2 import Rating, update
+    from jericho_game.web.ratings import Ratings
+    from jericho_game.web.rooms import GameService
+    from jericho_game.web.storage import Storage, resolve_db_url
+    from tests.web.test_accounts import both_move
+
+    clock = FakeClock()
+    storage = Storage(resolve_db_url(db))
+    try:
+        accounts = AccountService(storage, hasher=CHEAP, clock=clock)
+        svc = GameService(storage, clock=clock, creates_per_minute=10**6)
+        ratings = Ratings(storage, accounts)
+        svc.on_finish.append(ratings.queue)
+        svc.account_name = accounts.name_of
+        farmer = accounts.create_account("farmer", "the farmer's password")
+        puppets = [accounts.create_account(f"puppet{i}", "a puppet's password") for i in range(5)]
+
+        def play(puppet: Any, move: bool) -> str:
+            room, reply = svc.create({"mode": "online", "rated": True, "side": "south"}, account=farmer.id)
+            svc.join(room.rec.id, reply["invite"], account=puppet.id)
+            if move:
+                both_move(svc, room.rec.id)
+            assert svc.resign(room.rec.id, frozenset({"north"})).committed
+            clock.t += 1
+            return room.rec.id
+
+        # the audit's attack: 10 games per puppet, resigned before any move
+        unmoved = [play(p, move=False) for p in puppets for _ in range(10)]
+        ratings.process_all()
+        prof = ratings.profile("farmer", viewer=farmer.id)
+        assert prof["rating"] == 1500 and prof["rated_games"] == 0
+        assert {g["id"] for g in prof["games"]} <= set(unmoved)
+        assert all(g["rated"] is False and g["unrated"] == "a side never made a move" for g in prof["games"])
+        # the same with one placement each: 3 games per pair count in 24 hours, the others do not
+        for _ in range(10):
+            for p in puppets:
+                play(p, move=True)
+        ratings.process_all()
+        prof = ratings.profile("farmer")
+        assert prof["rated_games"] == 15, "5 puppets x 3 games"
+        expect, puppet_ratings = Rating(), [Rating()] * 5
+        for _ in range(3):
+            for i in range(5):
+                expect, puppet_ratings[i] = (
+                    update(expect, [(puppet_ratings[i], 1.0)]),
+                    update(puppet_ratings[i], [(expect, 0.0)]),
+                )
+        assert prof["rating"] == round(expect.rating) < 2035
+        assert prof["provisional"] is True and prof["rd"] > 110
+        [top] = [p for p in ratings.leaderboard() if p["username"] == "farmer"]
+        assert top["provisional"] is True
+        skipped = [g for g in prof["games"] if "unrated" in g]
+        assert skipped and all("3 rated games between the same two players" in g["unrated"] for g in skipped)
+        # a day later (every counted game a day and a second older) the pair counts again
+        with storage.engine.begin() as conn:
+            conn.execute(text("UPDATE rating_history SET at = at - 86401"))
+        play(puppets[0], move=True)
+        ratings.process_all()
+        assert ratings.profile("farmer")["rated_games"] == 16
+    finally:
+        storage.close()
+
+
+# -- 7. log-ins: limited, hashed on their own pool, sessions capped ----------------------------------------
+
+
+def test_successful_log_ins_are_limited_and_sessions_capped(tmp_path: Any) -> None:
+    from tests.web.test_accounts import Clock
+
+    clock = Clock()
+    app = create_app(str(tmp_path / "g.sqlite3"), ai_processes=0, clock=clock, password_hasher=CHEAP)
+    policy = app.state.accounts.policy
+    with TestClient(app, client=("10.0.0.1", 1)):
+        signup(other(app, "10.0.0.99"), "alice", "alice's long password")
+        # the audit: 200 log-ins with the right password from one address (each a new browser)
+        codes: dict[int, int] = {}
+        browsers = []
+        for _ in range(200):
+            b = other(app, "10.0.0.1")
+            r = login(b, "alice", "alice's long password")
+            codes[r.status_code] = codes.get(r.status_code, 0) + 1
+            if r.status_code == 429:
+                assert "too many log-ins" in r.json()["message"]
+            else:
+                assert r.json()["session_cap"] == policy.sessions_per_account
+                browsers.append(b)
+        assert codes == {200: policy.account_logins, 429: 200 - policy.account_logins}, codes
+        live = app.state.accounts.storage.engine.connect()
+        try:
+            n = live.execute(text("SELECT count(*) FROM sessions")).scalar_one()
+        finally:
+            live.close()
+        assert n == policy.sessions_per_account, "the oldest sessions were ended"
+        assert me(browsers[-1])["username"] == "alice"  # type: ignore[index]  # the newest one lives
+        assert me(browsers[0]) is None
+        # per address, successful or not, on any accounts
+        clock.t += policy.login_window + 1
+        d = other(app, "10.0.0.7")
+        codes = {}
+        for i in range(policy.address_logins + 5):
+            r = login(d, f"name{i}", "some password")
+            codes[r.status_code] = codes.get(r.status_code, 0) + 1
+        assert codes == {401: policy.address_logins, 429: 5}, codes
+        assert login(d, "alice", "alice's long password").status_code == 429, "the address is limited"
+        assert login(other(app, "10.0.0.8"), "alice", "alice's long password").status_code == 200
+        clock.t += policy.login_window + 1
+        assert login(d, "alice", "alice's long password").status_code == 200, "for one window only"
+
+
+class SlowHasher(PasswordHasher):
+    """Argon2 that waits for the test before each check: log-ins that stay in flight."""
+
+    gate = threading.Event()
+
+    def verify(self, hash: Any, password: Any) -> bool:  # noqa: A002 - argon2's own parameter name
+        assert self.gate.wait(60), "the test never opened the gate"
+        return bool(super().verify(hash, password))
+
+
+def test_a_burst_of_log_ins_never_holds_up_the_rest_of_the_server(tmp_path: Any) -> None:
+    """The audit: 48 log-ins at once made /healthz p99 7.3 s (they shared its thread pool).  Here
+    the checks never finish until the test says so: /healthz must still answer at once."""
+    import httpx
+
+    db = str(tmp_path / "g.sqlite3")
+    hasher = SlowHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    SlowHasher.gate.clear()
+    app = create_app(db, ai_processes=0, password_hasher=hasher)
+    app.state.accounts.create_account("alice", "alice's long password")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="on"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while not srv.started:
+            assert time.monotonic() < deadline and thread.is_alive()
+            time.sleep(0.05)
+        results: list[int] = []
+
+        def one_login() -> None:
+            with httpx.Client(base_url=url, timeout=120) as c:
+                token = c.get("/api/account").json()["csrf"]
+                r = c.post(
+                    "/api/account/login",
+                    json={"username": "alice", "password": "alice's long password"},
+                    headers={"x-csrf-token": token},
+                )
+                results.append(r.status_code)
+
+        burst = [threading.Thread(target=one_login) for _ in range(24)]
+        for t in burst:
+            t.start()
+        pool = app.state.accounts.hash_pool
+        deadline = time.monotonic() + 60
+        while len(results) < 24 - pool.capacity:  # the ones beyond the pool's line are told at once
+            assert time.monotonic() < deadline, f"only {len(results)} answers: {results}"
+            time.sleep(0.05)
+        assert pool.in_flight == pool.capacity
+        assert sorted(set(results)) == [503]
+        # the rest of the server is not held up by the checks in flight
+        waits = []
+        with httpx.Client(base_url=url, timeout=30) as c:
+            for _ in range(10):
+                start = time.monotonic()
+                assert c.get("/healthz").status_code == 200
+                assert c.get("/api/leaderboard").status_code == 200
+                waits.append(time.monotonic() - start)
+        assert max(waits) < 5.0, f"/healthz waited {max(waits):.1f} s behind the password checks"
+        SlowHasher.gate.set()
+        for t in burst:
+            t.join(timeout=60)
+        assert sorted(results).count(200) == pool.capacity and len(results) == 24
+    finally:
+        SlowHasher.gate.set()
+        srv.should_exit = True
+        thread.join(timeout=10)

@@ -57,7 +57,7 @@ from jericho_game.web.broker import Broker, make_broker
 from jericho_game.web.errors import InternalErrors
 from jericho_game.web.httpguard import uvicorn_options
 from jericho_game.web.lobby import Lobby
-from jericho_game.web.ratings import Ratings, rating_routes
+from jericho_game.web.ratings import RatingPolicy, Ratings, rating_routes
 from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
 from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
@@ -839,6 +839,7 @@ def create_app(
     password_hasher: Any = None,
     review_sims: int = REVIEW_SIMS,
     review_seconds: float | None = REVIEW_SECONDS,
+    rating_policy: RatingPolicy | None = None,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
@@ -848,7 +849,8 @@ def create_app(
     ``clock`` is the wall clock used for game clocks and the log-in throttle (tests pass a fake one);
     ``signup``: whether anyone may create an account (``--no-signup``: only ``jericho user add``);
     ``password_hasher``: an ``argon2.PasswordHasher`` (tests pass a cheap one); ``review_sims`` and
-    ``review_seconds``: the budget per position of a game review (web/review.py).
+    ``review_seconds``: the budget per position of a game review (web/review.py);
+    ``rating_policy``: which rated games count, and when a rating is provisional (web/ratings.py).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -882,7 +884,7 @@ def create_app(
     )
     # accounts and ratings (optional for players: web/accounts.py, web/ratings.py)
     accounts = AccountService(storage, hasher=password_hasher, clock=clock, signup=signup)
-    ratings = Ratings(storage, accounts)
+    ratings = Ratings(storage, accounts, policy=rating_policy)
     service.on_finish.append(ratings.queue)
     service.account_name = accounts.name_of
 
@@ -1143,6 +1145,13 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
     )
 
     parser.add_argument(
+        "--rated-games-per-pair",
+        type=int,
+        default=RatingPolicy.pair_games_per_day,
+        help="rated games between the same two accounts that count in 24 hours; later ones change no rating "
+        f"(default {RatingPolicy.pair_games_per_day})",
+    )
+    parser.add_argument(
         "--review-sims",
         type=int,
         default=REVIEW_SIMS,
@@ -1175,6 +1184,7 @@ def app_from_env() -> Starlette:
         ),
         review_sims=cfg.get("review_sims", REVIEW_SIMS),
         review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
+        rating_policy=RatingPolicy(pair_games_per_day=cfg.get("pair_games", RatingPolicy.pair_games_per_day)),
     )
 
 
@@ -1187,6 +1197,9 @@ def run(args: argparse.Namespace) -> int:
     url = resolve_db_url(args.db)
     if args.workers < 1:
         print("jericho serve: --workers must be 1 or more", flush=True)
+        return 2
+    if args.rated_games_per_pair < 1:
+        print("jericho serve: --rated-games-per-pair must be 1 or more", flush=True)
         return 2
     if args.review_sims < 1 or args.review_seconds <= 0:
         print("jericho serve: --review-sims must be 1 or more and --review-seconds positive", flush=True)
@@ -1239,6 +1252,7 @@ def run(args: argparse.Namespace) -> int:
                 ),
                 review_sims=args.review_sims,
                 review_seconds=args.review_seconds,
+                rating_policy=RatingPolicy(pair_games_per_day=args.rated_games_per_pair),
             )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
@@ -1261,6 +1275,7 @@ def run(args: argparse.Namespace) -> int:
                 "signup": not args.no_signup,
                 "review_sims": args.review_sims,
                 "review_seconds": args.review_seconds,
+                "pair_games": args.rated_games_per_pair,
             }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]
