@@ -28,7 +28,6 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from starlette.testclient import TestClient
 
-from jericho_game.web import httpguard  # noqa: E402
 from jericho_game.web.server import SECURITY_HEADERS, create_app  # noqa: E402
 from tests.web.test_accounts import CHEAP, create, csrf, join, login, me, other, signup  # noqa: E402
 from tests.web.test_server import WS  # noqa: E402
@@ -85,17 +84,22 @@ def test_a_500_carries_the_security_headers_and_logs_one_line_and_few_tracebacks
     assert all("RuntimeError: a bug" in rec.getMessage() for rec in lines)
 
 
-class ShortHead(httpguard.GuardedHttpToolsProtocol):  # type: ignore[misc,name-defined]
-    head_timeout = 1.0
-
-
 @pytest.fixture()
 def guarded(app: Any) -> Iterator[tuple[str, int]]:
     """The app under uvicorn with ``jericho serve``'s HTTP options (a 1 s head timeout)."""
+    try:
+        from jericho_game.web import httpguard
+    except ImportError:  # (the code before issue 22: uvicorn's defaults, so that the test shows them fail)
+        opts: dict[str, Any] = {}
+    else:
+
+        class ShortHead(httpguard.GuardedHttpToolsProtocol):  # type: ignore[misc,name-defined]
+            head_timeout = 1.0
+
+        opts = {**httpguard.uvicorn_options(), "http": ShortHead}
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    opts = {**httpguard.uvicorn_options(), "http": ShortHead}
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="on", **opts))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
@@ -164,15 +168,15 @@ def test_serve_sets_the_head_limits_and_refuses_any_forwarder(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(tmp_path / "g.sqlite3")
-    rc, kw = _serve_kwargs(monkeypatch, ["--db", db, "--ai-processes", "0"])
-    assert rc == 0
-    assert kw["timeout_keep_alive"] == httpguard.KEEP_ALIVE
-    assert kw["h11_max_incomplete_event_size"] == httpguard.MAX_HEAD_BYTES
-    assert kw["http"] is httpguard.GuardedHttpToolsProtocol
-    capsys.readouterr()
     rc, kw = _serve_kwargs(monkeypatch, ["--db", db, "--ai-processes", "0", "--forwarded-allow-ips", "*"])
     assert rc == 2 and kw == {}
     assert "any client may choose" in capsys.readouterr().err
+    rc, kw = _serve_kwargs(monkeypatch, ["--db", db, "--ai-processes", "0"])
+    assert rc == 0
+    assert kw.get("timeout_keep_alive") == 5 and kw.get("h11_max_incomplete_event_size") == 16 * 1024
+    from jericho_game.web import httpguard
+
+    assert kw["http"] is httpguard.GuardedHttpToolsProtocol
     argv = ["--db", db, "--ai-processes", "0", "--forwarded-allow-ips", "*", "--trust-any-forwarder"]
     rc, kw = _serve_kwargs(monkeypatch, argv)
     assert rc == 0 and kw["forwarded_allow_ips"] == ["*"]
@@ -234,13 +238,13 @@ def test_profiles_list_private_games_to_their_owner_only(app: Any) -> None:
         rated = create(alice, mode="online", rated=True)
         assert join(bob, rated).status_code == 200
         shown = {public, rated["id"]}
-        mine = alice.get("/api/players/alice").json()
-        assert {g["id"] for g in mine["games"]} == private | shown and mine["all_games"] is True
         for viewer in (bob, other(app, "10.0.0.3")):  # another account, and nobody logged in
             theirs = viewer.get("/api/players/alice")
+            assert not any(gid in theirs.text for gid in private)
             assert {g["id"] for g in theirs.json()["games"]} == shown and theirs.json()["all_games"] is False
             assert "no-store" in theirs.headers["cache-control"]
-            assert not any(gid in theirs.text for gid in private)
+        mine = alice.get("/api/players/alice").json()
+        assert {g["id"] for g in mine["games"]} == private | shown and mine["all_games"] is True
 
 
 # -- 6. the open redirect after log-in -------------------------------------------------------------------
@@ -273,12 +277,6 @@ GOOD_NEXT = ["/", "/g/abc123", "/players/alice?tab=games#recent", "/leaderboard"
 
 
 def test_next_is_a_same_origin_path_on_the_server(app: Any) -> None:
-    from jericho_game.web.accounts import safe_next
-
-    for bad in BAD_NEXT:
-        assert safe_next(bad) == "/", bad
-    for good in GOOD_NEXT:
-        assert safe_next(good) == good
     with TestClient(app, follow_redirects=False) as c:
         for page in ("/login", "/signup"):
             for bad in BAD_NEXT:
@@ -288,6 +286,12 @@ def test_next_is_a_same_origin_path_on_the_server(app: Any) -> None:
                 assert r.status_code == 303 and r.headers["location"] == page, (page, bad)
             assert c.get(page, params={"next": "/g/abc123"}).status_code == 200
             assert c.get(page).status_code == 200
+    from jericho_game.web.accounts import safe_next
+
+    for bad in BAD_NEXT:
+        assert safe_next(bad) == "/", bad
+    for good in GOOD_NEXT:
+        assert safe_next(good) == good
 
 
 # -- 8. passwords -----------------------------------------------------------------------------------------
@@ -395,7 +399,7 @@ def test_sock_puppets_cannot_farm_a_rating(db: str) -> None:
         # the audit's attack: 10 games per puppet, resigned before any move
         unmoved = [play(p, move=False) for p in puppets for _ in range(10)]
         ratings.process_all()
-        prof = ratings.profile("farmer", viewer=farmer.id)
+        prof = ratings.profile("farmer")
         assert prof["rating"] == 1500 and prof["rated_games"] == 0
         assert {g["id"] for g in prof["games"]} <= set(unmoved)
         assert all(g["rated"] is False and g["unrated"] == "a side never made a move" for g in prof["games"])
@@ -437,7 +441,8 @@ def test_successful_log_ins_are_limited_and_sessions_capped(tmp_path: Any) -> No
 
     clock = Clock()
     app = create_app(str(tmp_path / "g.sqlite3"), ai_processes=0, clock=clock, password_hasher=CHEAP)
-    policy = app.state.accounts.policy
+    # the documented defaults (docs/web.md, "Limits and quotas")
+    address_logins, account_logins, sessions, window = 30, 20, 10, 600.0
     with TestClient(app, client=("10.0.0.1", 1)):
         signup(other(app, "10.0.0.99"), "alice", "alice's long password")
         # the audit: 200 log-ins with the right password from one address (each a new browser)
@@ -450,28 +455,28 @@ def test_successful_log_ins_are_limited_and_sessions_capped(tmp_path: Any) -> No
             if r.status_code == 429:
                 assert "too many log-ins" in r.json()["message"]
             else:
-                assert r.json()["session_cap"] == policy.sessions_per_account
                 browsers.append(b)
-        assert codes == {200: policy.account_logins, 429: 200 - policy.account_logins}, codes
+        assert codes == {200: account_logins, 429: 200 - account_logins}, codes
+        assert r.json().get("session_cap", 0) == sessions or r.status_code == 429
         live = app.state.accounts.storage.engine.connect()
         try:
             n = live.execute(text("SELECT count(*) FROM sessions")).scalar_one()
         finally:
             live.close()
-        assert n == policy.sessions_per_account, "the oldest sessions were ended"
-        assert me(browsers[-1])["username"] == "alice"  # type: ignore[index]  # the newest one lives
-        assert me(browsers[0]) is None
+        assert n == sessions, "the oldest sessions were ended"
+        # the newest live on, the oldest were ended
+        assert [me(b) is not None for b in browsers] == [False] * (len(browsers) - sessions) + [True] * sessions
         # per address, successful or not, on any accounts
-        clock.t += policy.login_window + 1
+        clock.t += window + 1
         d = other(app, "10.0.0.7")
         codes = {}
-        for i in range(policy.address_logins + 5):
+        for i in range(address_logins + 5):
             r = login(d, f"name{i}", "some password")
             codes[r.status_code] = codes.get(r.status_code, 0) + 1
-        assert codes == {401: policy.address_logins, 429: 5}, codes
+        assert codes == {401: address_logins, 429: 5}, codes
         assert login(d, "alice", "alice's long password").status_code == 429, "the address is limited"
         assert login(other(app, "10.0.0.8"), "alice", "alice's long password").status_code == 200
-        clock.t += policy.login_window + 1
+        clock.t += window + 1
         assert login(d, "alice", "alice's long password").status_code == 200, "for one window only"
 
 
@@ -522,22 +527,23 @@ def test_a_burst_of_log_ins_never_holds_up_the_rest_of_the_server(tmp_path: Any)
         burst = [threading.Thread(target=one_login) for _ in range(24)]
         for t in burst:
             t.start()
-        pool = app.state.accounts.hash_pool
-        deadline = time.monotonic() + 60
-        while len(results) < 24 - pool.capacity:  # the ones beyond the pool's line are told at once
-            assert time.monotonic() < deadline, f"only {len(results)} answers: {results}"
+        deadline = time.monotonic() + 30
+        while len(results) < 24 - 10 and time.monotonic() < deadline:  # those beyond the line: told at once
             time.sleep(0.05)
-        assert pool.in_flight == pool.capacity
-        assert sorted(set(results)) == [503]
         # the rest of the server is not held up by the checks in flight
         waits = []
-        with httpx.Client(base_url=url, timeout=30) as c:
+        with httpx.Client(base_url=url, timeout=10) as c:
             for _ in range(10):
                 start = time.monotonic()
-                assert c.get("/healthz").status_code == 200
-                assert c.get("/api/leaderboard").status_code == 200
+                try:
+                    assert c.get("/healthz").status_code == 200
+                    assert c.get("/api/leaderboard").status_code == 200
+                except httpx.TimeoutException:
+                    pass
                 waits.append(time.monotonic() - start)
         assert max(waits) < 5.0, f"/healthz waited {max(waits):.1f} s behind the password checks"
+        pool = app.state.accounts.hash_pool
+        assert pool.in_flight == pool.capacity == 10 and sorted(results) == [503] * (24 - pool.capacity)
         SlowHasher.gate.set()
         for t in burst:
             t.join(timeout=60)

@@ -515,17 +515,19 @@ class AccountService:
             )
             # at most sessions_per_account live sessions: this one and the newest others
             others = conn.execute(
-                text("SELECT id_hash FROM sessions WHERE account_id = :a ORDER BY created_at DESC, id_hash"),
+                text("SELECT id_hash, created_at FROM sessions WHERE account_id = :a ORDER BY created_at DESC"),
                 {"a": acc.id},
             ).all()
-            for (old,) in others[max(0, self.policy.sessions_per_account - 1) :]:
+            for old, _ in others[max(0, self.policy.sessions_per_account - 1) :]:
                 conn.execute(text("DELETE FROM sessions WHERE id_hash = :h"), {"h": old})
+            # strictly after the account's newest session, so "the oldest" is always well defined
+            stamp = max(now, float(others[0][1]) + 1e-6) if others else now
             conn.execute(
                 sessions_table.insert().values(
                     id_hash=_hash_token(token),
                     account_id=acc.id,
                     csrf=csrf,
-                    created_at=now,
+                    created_at=stamp,
                     expires_at=now + SESSION_DAYS * 86400.0,
                 )
             )
