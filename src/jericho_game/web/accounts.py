@@ -15,8 +15,11 @@ the header.  A plain cross-site form post can set neither header, so it is alway
 
 The throttle (counters in the database, shared by every process; see :class:`ThrottlePolicy`
 and docs/web.md, "Accounts") slows password guessing per account *and* address, per address and
-per account, without ever locking the owner out for longer than one window.  Passwords are never
-logged, stored in clear or echoed in any answer.
+per account, without ever locking the owner out for longer than one window; it also bounds every
+log-in, successful or not, per address and per account, and an account's live sessions.  Password
+checks run on a small bounded pool of their own (web/hashpool.py), new passwords follow
+web/passwords.py, and ``next`` after logging in is a same-origin path (:func:`safe_next`).
+Passwords are never logged, stored in clear or echoed in any answer.
 """
 
 from __future__ import annotations
