@@ -27,6 +27,7 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from jericho_game.web import jsonin
 from jericho_game.web.endings import expire_seek
 from jericho_game.web.rooms import SIDES, Change, GameService
 from jericho_game.web.storage import LOBBY_ID, GameRecord, Presence
@@ -202,8 +203,8 @@ class Lobby:
                 if message["type"] == "websocket.disconnect":
                     break
                 try:
-                    msg = json.loads(message.get("text") or "")
-                except (json.JSONDecodeError, RecursionError, TypeError):
+                    msg = jsonin.loads(message.get("text") or "")
+                except jsonin.JSON_ERRORS:
                     msg = None
                 if isinstance(msg, dict) and msg.get("type") == "ping":
                     ref = msg.get("ref") if isinstance(msg.get("ref"), str | int) else None

@@ -50,12 +50,14 @@ except ImportError as exc:
 
 from jericho_game.game import Game
 from jericho_game.players.base import Limit
-from jericho_game.web import endings, mygames, tutorial
+from jericho_game.web import endings, jsonin, mygames, tutorial
 from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
+from jericho_game.web.errors import InternalErrors
+from jericho_game.web.httpguard import uvicorn_options
 from jericho_game.web.lobby import Lobby
-from jericho_game.web.ratings import Ratings, rating_routes
+from jericho_game.web.ratings import RatingPolicy, Ratings, rating_routes
 from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
 from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
@@ -579,8 +581,8 @@ class Transport:
             if len(text.encode("utf-8", "replace")) > self.limits.max_message:
                 raise ClientError("too_large", f"message too large: the limit is {self.limits.max_message} bytes")
             try:
-                msg = json.loads(text)
-            except (json.JSONDecodeError, RecursionError):
+                msg = jsonin.loads(text)
+            except jsonin.JSON_ERRORS:
                 raise ClientError("bad_json", "message is not valid JSON") from None
             if not isinstance(msg, dict):
                 raise ClientError("bad_message", "message must be a JSON object with a 'type'")
@@ -778,9 +780,9 @@ async def _json_body(request: Request, limits: Limits, max_size: int | None = No
     if not body.strip():
         return {}
     try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        raise ClientError("bad_json", "request body is not valid JSON") from None
+        data = jsonin.loads(body)
+    except jsonin.JSON_ERRORS as exc:
+        raise ClientError("bad_json", f"request body is not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):
         raise ClientError("bad_request", "request body must be a JSON object")
     return data
@@ -848,6 +850,7 @@ def create_app(
     password_hasher: Any = None,
     review_sims: int = REVIEW_SIMS,
     review_seconds: float | None = REVIEW_SECONDS,
+    rating_policy: RatingPolicy | None = None,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
@@ -857,7 +860,8 @@ def create_app(
     ``clock`` is the wall clock used for game clocks and the log-in throttle (tests pass a fake one);
     ``signup``: whether anyone may create an account (``--no-signup``: only ``jericho user add``);
     ``password_hasher``: an ``argon2.PasswordHasher`` (tests pass a cheap one); ``review_sims`` and
-    ``review_seconds``: the budget per position of a game review (web/review.py).
+    ``review_seconds``: the budget per position of a game review (web/review.py);
+    ``rating_policy``: which rated games count, and when a rating is provisional (web/ratings.py).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -891,7 +895,7 @@ def create_app(
     )
     # accounts and ratings (optional for players: web/accounts.py, web/ratings.py)
     accounts = AccountService(storage, hasher=password_hasher, clock=clock, signup=signup)
-    ratings = Ratings(storage, accounts)
+    ratings = Ratings(storage, accounts, policy=rating_policy)
     service.on_finish.append(ratings.queue)
     service.account_name = accounts.name_of
 
@@ -1019,10 +1023,6 @@ def create_app(
             return _error("bad_method", f"{request.method} is not allowed on {request.url.path[:100]}", 405)
         return _error("http_error", str(exc.detail), exc.status_code)
 
-    async def server_error(request: Request, exc: Exception) -> Response:
-        log.exception("internal error on %s", request.url.path)
-        return _error("internal", "internal server error: the game is safe, try again", 500)
-
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # The database thread gives up the GIL at every round trip and fsync; with the default
@@ -1074,10 +1074,11 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
-        exception_handlers={ClientError: client_error, HTTPException: http_error, Exception: server_error},
+        exception_handlers={ClientError: client_error, HTTPException: http_error},
         lifespan=lifespan,
     )
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(InternalErrors)  # an unexpected error: a 500, one log line (web/errors.py)...
+    app.add_middleware(SecurityHeaders)  # ... which, like every answer, gets these headers
     app.state.service = service
     app.state.transport = transport
     app.state.accounts = accounts
@@ -1115,7 +1116,13 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
     parser.add_argument(
         "--forwarded-allow-ips",
         default="",
-        help="comma-separated proxy addresses whose X-Forwarded-For/-Proto are trusted ('*': any); default: none",
+        help="comma-separated proxy addresses whose X-Forwarded-For/-Proto are trusted; default: none. "
+        "'*' (any) is refused unless --trust-any-forwarder: any client could then choose its own address",
+    )
+    parser.add_argument(
+        "--trust-any-forwarder",
+        action="store_true",
+        help="accept --forwarded-allow-ips '*' (only when nothing but the proxy can reach this server)",
     )
     parser.add_argument(
         "--max-creates-per-minute",
@@ -1150,6 +1157,13 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
     )
 
     parser.add_argument(
+        "--rated-games-per-pair",
+        type=int,
+        default=RatingPolicy.pair_games_per_day,
+        help="rated games between the same two accounts that count in 24 hours; later ones change no rating "
+        f"(default {RatingPolicy.pair_games_per_day})",
+    )
+    parser.add_argument(
         "--review-sims",
         type=int,
         default=REVIEW_SIMS,
@@ -1182,6 +1196,7 @@ def app_from_env() -> Starlette:
         ),
         review_sims=cfg.get("review_sims", REVIEW_SIMS),
         review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
+        rating_policy=RatingPolicy(pair_games_per_day=cfg.get("pair_games", RatingPolicy.pair_games_per_day)),
     )
 
 
@@ -1194,6 +1209,9 @@ def run(args: argparse.Namespace) -> int:
     url = resolve_db_url(args.db)
     if args.workers < 1:
         print("jericho serve: --workers must be 1 or more", flush=True)
+        return 2
+    if args.rated_games_per_pair < 1:
+        print("jericho serve: --rated-games-per-pair must be 1 or more", flush=True)
         return 2
     if args.review_sims < 1 or args.review_seconds <= 0:
         print("jericho serve: --review-sims must be 1 or more and --review-seconds positive", flush=True)
@@ -1209,10 +1227,25 @@ def run(args: argparse.Namespace) -> int:
     if ai_processes is None:
         ai_processes = min(2, os.cpu_count() or 1) if args.workers == 1 else 1
     forwarded = [a.strip() for a in args.forwarded_allow_ips.split(",") if a.strip()]
+    if any(a in ("*", "0.0.0.0/0", "::/0") for a in forwarded):
+        why = (
+            "--forwarded-allow-ips '*' trusts X-Forwarded-For from every client, so any client may choose the "
+            "address that the log-in throttle and the per-address limits count"
+        )
+        if not getattr(args, "trust_any_forwarder", False):
+            print(
+                f"jericho serve: {why}; name your proxy's address instead (e.g. 127.0.0.1), or add "
+                "--trust-any-forwarder if nothing but the proxy can reach this server",
+                file=sys.stderr,
+                flush=True,
+            )
+            return 2
+        print(f"jericho serve: WARNING: {why} (--trust-any-forwarder)", file=sys.stderr, flush=True)
     proxy = {"proxy_headers": bool(forwarded), "forwarded_allow_ips": forwarded or None}
     host = args.host
     shown = f"[{host}]" if ":" in host else host
-    common = dict(host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024, **proxy)
+    # request-head size limit and timeout, keep-alive timeout (web/httpguard.py)
+    common = dict(host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024, **proxy, **uvicorn_options())
     try:
         first = Storage(url)  # a clear message now rather than a traceback from each worker
         ReviewStore(first)  # the tables exist before several processes start at once
@@ -1231,6 +1264,7 @@ def run(args: argparse.Namespace) -> int:
                 ),
                 review_sims=args.review_sims,
                 review_seconds=args.review_seconds,
+                rating_policy=RatingPolicy(pair_games_per_day=args.rated_games_per_pair),
             )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
@@ -1253,6 +1287,7 @@ def run(args: argparse.Namespace) -> int:
                 "signup": not args.no_signup,
                 "review_sims": args.review_sims,
                 "review_seconds": args.review_seconds,
+                "pair_games": args.rated_games_per_pair,
             }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]

@@ -14,7 +14,6 @@ the moves (from the standard start, or from a lesson's position) and the engine 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from starlette.routing import Route
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move
+from jericho_game.web import jsonin
 from jericho_game.web.rooms import confrontations, legal_by_piece
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -300,8 +300,8 @@ async def _body(request: Request) -> dict[str, Any]:
         if len(body) > MAX_BODY:
             raise BadRequest("too_large", f"request body too large: the limit is {MAX_BODY} bytes", 413)
     try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        data = jsonin.loads(body or b"{}")
+    except jsonin.JSON_ERRORS:
         raise BadRequest("bad_json", "request body is not valid JSON") from None
     if not isinstance(data, dict):
         raise BadRequest("bad_request", "request body must be a JSON object")

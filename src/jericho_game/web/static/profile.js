@@ -58,14 +58,17 @@ async function init() {
   document.title = `Jericho · ${p.username}`;
   main.append(el("h1", p.username));
   const head = el("div", undefined, "profile-head");
-  const rating = el("span", p.rating, "big");
+  const rating = el("span", `${p.rating}${p.provisional ? "?" : ""}`, "big");
   rating.id = "profile-rating";
+  if (p.provisional) rating.title = "provisional: too few rated games to trust it yet (deviation above 110)";
   head.append(rating, el("span", `± ${p.rd}`), el("span", `${p.rated_games} rated game${p.rated_games === 1 ? "" : "s"}`));
   if (p.admin) head.append(el("span", "admin"));
   main.append(head);
   main.append(el("h2", "Rating history"));
   main.append(p.history.length ? ratingChart(p.history) : el("p", "No rated games yet.", "empty"));
   main.append(el("h2", "Recent games"));
+  // others see only public (lobby) and rated games: an invite-only game's id would let them watch it
+  if (!p.all_games) main.append(el("p", "Public and rated games only.", "hint"));
   if (!p.games.length) main.append(el("p", "No games yet.", "empty"));
   else {
     const table = el("table");
@@ -83,8 +86,10 @@ async function init() {
       cell.append(link);
       const result = g.result ? `${g.result}${g.reason ? ` (${g.reason})` : ""}` : "playing";
       const opponent = g.opponent ?? (g.mode === "ai" ? "AI" : g.mode === "hotseat" ? "hot-seat" : "anonymous");
+      const rated = el("td", g.rated ? "rated" : g.unrated ? "not rated" : "");
+      if (g.unrated) rated.title = g.unrated; // why a rated game changed no rating
       tr.append(el("td", new Date(g.date * 1000).toLocaleDateString()), cell, el("td", opponent),
-        el("td", g.side), el("td", result), el("td", String(g.moves ?? "")), el("td", g.rated ? "rated" : ""));
+        el("td", g.side), el("td", result), el("td", String(g.moves ?? "")), rated);
       body.append(tr);
     }
     table.append(body);
