@@ -406,7 +406,7 @@ def test_a_rated_game_updates_both_ratings_once_and_shows_on_the_leaderboard(cli
         "result": "lost",
         "reason": "resign",
         "rated": True,
-        "moves": 0,
+        "moves": 1,  # one placement each (a game where a side never moved is not rated): move 1
     }
     board = client.get("/api/leaderboard").json()["players"]
     assert [(p["rank"], p["username"]) for p in board] == [(1, "bob"), (2, "alice")]
