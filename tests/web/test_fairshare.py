@@ -27,8 +27,9 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from jericho_game.web.fairshare import SocketCaps  # noqa: E402
+from jericho_game.web.review import ReviewStore  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
-from jericho_game.web.storage import GameRecord, Storage, resolve_db_url  # noqa: E402
+from jericho_game.web.storage import GameRecord, QuotaFull, Storage, resolve_db_url  # noqa: E402
 from tests.web import test_multiprocess  # noqa: E402
 from tests.web.test_multiprocess import Server  # noqa: E402
 from tests.web.test_server import connect, create, seat, stored_moves  # noqa: E402
@@ -332,3 +333,46 @@ def test_a_burst_of_one_client_does_not_delay_another_clients_ai_reply(tmp_path:
     assert refused and set(refused) <= {429}  # the attacker was told it is over its quota
     calm_p99, attacked_p99 = max(calm), max(attacked)
     assert attacked_p99 <= 2 * calm_p99, (calm, attacked, statistics.median(attacked))
+
+
+def test_quotas_count_an_account_from_any_address(db: str) -> None:
+    """An account's AI games and seeks count together wherever it plays from (sock puppets of one
+    account on several addresses, or one account behind several proxies)."""
+    s = Storage(resolve_db_url(db))
+    try:
+        for i, addr in enumerate(("10.0.0.1", "10.0.0.2")):
+            rec = GameRecord(id=f"ai{i}", mode="ai", ai_side="north", ai_level="random", south_account=7, address=addr)
+            s.create(rec, job_level="random", max_client_jobs=2)
+        third = GameRecord(id="ai2", mode="ai", ai_side="north", ai_level="random", south_account=7, address="10.0.0.3")
+        with pytest.raises(QuotaFull) as exc:
+            s.create(third, job_level="random", max_client_jobs=2)
+        assert exc.value.what == "ai" and s.load("ai2") is None  # nothing stored
+        anonymous = GameRecord(id="ai3", mode="ai", ai_side="north", ai_level="random", address="10.0.0.3")
+        s.create(anonymous, job_level="random", max_client_jobs=2)  # the address itself is under quota
+        for i in range(2):
+            seek = GameRecord(
+                id=f"s{i}", mode="online", public=True, south_token="t", south_account=7, address=f"10.1.0.{i}"
+            )
+            s.create(seek, max_client_seeks=2)
+        with pytest.raises(QuotaFull):
+            s.create(
+                GameRecord(id="s2", mode="online", public=True, south_token="t", south_account=7), max_client_seeks=2
+            )
+    finally:
+        s.close()
+
+
+def test_review_claims_take_turns_between_addresses(db: str) -> None:
+    s = Storage(resolve_db_url(db))
+    store = ReviewStore(s)
+    try:
+        for i in range(3):
+            store.insert(f"a{i}", None, ["5R@d2"], 10, 1.0, 16, "10.0.0.1", None, 5)
+            time.sleep(0.01)
+        store.insert("b0", None, ["5R@d2"], 10, 1.0, 16, "10.0.0.2", None, 5)
+        claimed = store.claim("w", 30.0)
+        assert claimed is not None and claimed.game_id == "a0"
+        claimed = store.claim("w", 30.0)  # A has one running, B none: B's although it is the newest
+        assert claimed is not None and claimed.game_id == "b0"
+    finally:
+        s.close()

@@ -112,9 +112,12 @@ def add_arguments(parser: Any, defaults: Any) -> None:
 
 def settings(values: Any) -> dict[str, Any]:
     """The fair-share :class:`Limits` fields from parsed arguments (or a dict of them)."""
-    get = values.get if isinstance(values, dict) else lambda k, d=None: getattr(values, k, d)
-    out = {name: get(name) for _, name, _, _ in FLAGS if get(name) is not None}
-    for name, value in out.items():
-        if value <= 0:
-            raise ValueError(f"{name.replace('_', '-')} must be positive, not {value}")
+    out: dict[str, Any] = {}
+    for flag, name, kind, _ in FLAGS:
+        value = values.get(name) if isinstance(values, dict) else getattr(values, name, None)
+        if value is None:
+            continue
+        if not kind(value) > 0:
+            raise ValueError(f"{flag} must be positive, not {value}")
+        out[name] = kind(value)
     return out
