@@ -282,9 +282,9 @@ def test_claims_take_turns_between_addresses(db: str) -> None:
 
 def test_a_burst_of_one_client_does_not_delay_another_clients_ai_reply(tmp_path: Any, servers: Any) -> None:
     """The audit's attack: one client keeps the AI busy with expensive games while a victim plays.
-    The victim's AI replies (random level, 0.5 s floor) stay within 2x of their calm latency.
+    The victim's AI replies (random level, 1 s floor) stay within 2x of their calm latency.
     Before: one queue for all, the victim waited behind every job of the attacker."""
-    server = servers(str(tmp_path / "g.sqlite3"), "--ai-processes", "2", "--ai-delay", "0.5")
+    server = servers(str(tmp_path / "g.sqlite3"), "--ai-processes", "2", "--ai-delay", "1.0")
 
     def victim_latencies(n: int) -> list[float]:
         with http("127.0.0.2") as victim:
@@ -308,7 +308,7 @@ def test_a_burst_of_one_client_does_not_delay_another_clients_ai_reply(tmp_path:
             if st["game"]["status"] == "over":
                 break
         ws.close()
-        return took
+        return took[1:]  # the first reply may wait for the AI processes to start: not a queue's doing
 
     calm = victim_latencies(6)
     stop = threading.Event()
