@@ -250,7 +250,7 @@ class _FakeStorage:
         self.moves = moves
         self.claims = claims
 
-    def claim_job(self, worker: str, lease: float) -> Any:
+    def claim_job(self, worker: str, lease: float, idle_clients_only: bool = False) -> Any:
         if self.moves == 0:
             return None
         self.moves -= 1

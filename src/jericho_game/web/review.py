@@ -48,7 +48,7 @@ from jericho_game.analysis import (
 from jericho_game.record import move_label
 from jericho_game.web.broker import Broker
 from jericho_game.web.rooms import ClientError, GameService
-from jericho_game.web.storage import GAMES_CHANNEL, JOBS_CHANNEL, Storage
+from jericho_game.web.storage import GAMES_CHANNEL, JOBS_CHANNEL, QuotaFull, Storage
 
 __all__ = [
     "DEFAULT_SECONDS",
@@ -93,6 +93,10 @@ reviews_table = Table(
     Column("updated_at", Float, nullable=False),
     Column("claimed_by", String(64), nullable=True),
     Column("lease_until", Float, nullable=True),
+    # fair share (issue 22): who asked (client address, account): the per-client quota counts by them
+    # and the claims take turns between addresses
+    Column("address", String(64), nullable=True),
+    Column("account", Integer, nullable=True),
 )
 
 Index("reviews_waiting", reviews_table.c.status, reviews_table.c.created_at)
@@ -159,18 +163,26 @@ class ReviewStore:
         self._migrate()
 
     def _migrate(self) -> None:
-        """Add the ``line`` column to a ``review_positions`` table made before it existed (issue 21)."""
+        """Add the columns newer versions need to tables written by an older version: the
+        ``line`` of ``review_positions`` (issue 21) and the fair-share ``address``/``account`` of
+        ``reviews`` (issue 22).  Another process may add them at the same moment: look again."""
+        self._add_columns("review_positions", {"line": "TEXT"})
+        self._add_columns("reviews", {"address": "VARCHAR(64)", "account": "INTEGER"})
+
+    def _add_columns(self, table: str, wanted: dict[str, str]) -> None:
         from sqlalchemy import inspect
 
         for attempt in range(2):
-            columns = {c["name"] for c in inspect(self.storage.engine).get_columns("review_positions")}
-            if "line" in columns:
+            have = {c["name"] for c in inspect(self.storage.engine).get_columns(table)}
+            missing = [name for name in wanted if name not in have]
+            if not missing:
                 return
             try:
                 with self.storage.engine.begin() as conn:
-                    conn.exec_driver_sql("ALTER TABLE review_positions ADD COLUMN line TEXT")
+                    for name in missing:
+                        conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {name} {wanted[name]}")
                 return
-            except Exception:  # noqa: BLE001 - another process added it at the same moment: look again
+            except Exception:  # noqa: BLE001 - another process added them at the same moment: look again
                 if attempt:
                     raise
                 time.sleep(0.2)
@@ -198,20 +210,33 @@ class ReviewStore:
         sims: int,
         seconds: float | None,
         max_queue: int,
+        address: str | None = None,
+        account: int | None = None,
+        per_client: int | None = None,
     ) -> tuple[bool, list[str]]:
         """Queue the review of a finished game unless it has one: (queued now, games whose view changed).
 
         A failed review is queued again.  Raises :class:`ReviewQueueFull` (nothing stored) when
-        ``max_queue`` reviews wait or run."""
+        ``max_queue`` reviews wait or run, and :class:`QuotaFull` when the requester (``address``,
+        ``account``) already has ``per_client`` reviews waiting or running."""
         now = time.time()
         with self.storage.engine.begin() as conn:
             row = conn.execute(text("SELECT status FROM reviews WHERE game_id = :id"), {"id": game_id}).first()
             if row is not None and row[0] != "failed":
                 return False, []
+            if per_client is not None and (address is not None or account is not None):
+                mine = conn.execute(
+                    text(f"SELECT count(*) FROM reviews WHERE {_UNFINISHED} AND (address = :a OR account = :acc)"),
+                    {"a": address, "acc": account},
+                ).scalar_one()
+                if int(mine) >= per_client:
+                    raise QuotaFull("reviews", int(mine), per_client)
             waiting = conn.execute(text(f"SELECT count(*) FROM reviews WHERE {_UNFINISHED}")).scalar_one()
             if int(waiting) >= max_queue:
                 raise ReviewQueueFull(max_queue)
             values = {
+                "address": address,
+                "account": account,
                 "id": game_id,
                 "sims": sims,
                 "seconds": seconds,
@@ -225,7 +250,8 @@ class ReviewStore:
                     text(
                         "UPDATE reviews SET status = 'queued', sims = :sims, seconds = :seconds, next_ply = 0, "
                         "attempts = 0, error = NULL, created_at = :now, updated_at = :now, claimed_by = NULL, "
-                        "lease_until = NULL WHERE game_id = :id AND status = 'failed'"
+                        "lease_until = NULL, address = :address, account = :account "
+                        "WHERE game_id = :id AND status = 'failed'"
                     ),
                     values,
                 ).rowcount
@@ -236,8 +262,9 @@ class ReviewStore:
                 n = conn.execute(
                     text(
                         "INSERT INTO reviews (game_id, status, sims, seconds, start_position, moves, total, next_ply, "
-                        "attempts, error, created_at, updated_at, claimed_by, lease_until) VALUES (:id, 'queued', "
-                        ":sims, :seconds, :start, :moves, :total, 0, 0, NULL, :now, :now, NULL, NULL) "
+                        "attempts, error, created_at, updated_at, claimed_by, lease_until, address, account) "
+                        "VALUES (:id, 'queued', :sims, :seconds, :start, :moves, :total, 0, 0, NULL, :now, :now, "
+                        "NULL, NULL, :address, :account) "
                         "ON CONFLICT (game_id) DO NOTHING"
                     ),
                     values,
@@ -298,16 +325,18 @@ class ReviewStore:
 
     # -- the job queue ---------------------------------------------------------------------------
     def claim(self, worker: str, lease: float) -> ReviewJob | None:
-        """Claim the next position of the oldest unfinished review nobody holds (``job.changed``: the
-        games whose view the claim changed)."""
+        """Claim the next position of an unfinished review nobody holds (``job.changed``: the games
+        whose view the claim changed): the oldest of the requesters' addresses with the fewest
+        positions being evaluated now (fair share: the addresses take turns)."""
         now = time.time()
-        lock = " FOR UPDATE SKIP LOCKED" if self.postgres else ""
+        lock = " FOR UPDATE OF r SKIP LOCKED" if self.postgres else ""
+        running = "SELECT count(*) FROM reviews k WHERE k.lease_until >= :now AND k.address = r.address"
         with self.storage.engine.begin() as conn:
             row = conn.execute(
                 text(
-                    "SELECT game_id, status, next_ply, total, start_position, moves, sims, seconds FROM reviews "
-                    f"WHERE {_UNFINISHED} AND (lease_until IS NULL OR lease_until < :now) "
-                    "ORDER BY created_at, game_id LIMIT 1" + lock
+                    "SELECT r.game_id, r.status, r.next_ply, r.total, r.start_position, r.moves, r.sims, r.seconds "
+                    f"FROM reviews r WHERE r.{_UNFINISHED} AND (r.lease_until IS NULL OR r.lease_until < :now) "
+                    f"ORDER BY ({running}), r.created_at, r.game_id LIMIT 1" + lock
                 ),
                 {"now": now},
             ).first()
@@ -487,6 +516,7 @@ class ReviewService:
         sims: int = DEFAULT_SIMS,
         seconds: float | None = DEFAULT_SECONDS,
         max_queue: int = DEFAULT_QUEUE,
+        per_client: int | None = None,
     ) -> None:
         if sims < 1:
             raise ValueError(f"review sims must be at least 1, got {sims}")
@@ -498,11 +528,16 @@ class ReviewService:
         self.sims = sims
         self.seconds = seconds
         self.max_queue = max_queue
+        self.per_client = per_client  # fair share: reviews one address or account may have waiting
+        self.account_of: Any = lambda request: None  # the requester's account (create_app: its session)
 
-    def request(self, game_id: str) -> tuple[bool, dict[str, Any]]:
-        """Ask for the review of a finished game: (queued by this request, the review's view).
+    def request(
+        self, game_id: str, address: str | None = None, account: int | None = None
+    ) -> tuple[bool, dict[str, Any]]:
+        """Ask for the review of a finished game: (queued by this request, the review's view);
+        ``address``, ``account``: the requester, whose quota it counts in.
 
-        Refused with ``unknown_game`` (404), ``not_over`` (409) or ``busy`` (503)."""
+        Refused with ``unknown_game`` (404), ``not_over`` (409), ``review_quota`` (429) or ``busy`` (503)."""
         room = self.games.room(game_id)  # unknown_game
         status = self.games.status(room)
         if status != "over":
@@ -511,8 +546,20 @@ class ReviewService:
         rec = room.rec
         try:
             queued, changed = self.store.insert(
-                rec.id, rec.start_position, list(rec.moves), self.sims, self.seconds, self.max_queue
+                rec.id,
+                rec.start_position,
+                list(rec.moves),
+                self.sims,
+                self.seconds,
+                self.max_queue,
+                address,
+                account,
+                self.per_client,
             )
+        except QuotaFull as exc:
+            from jericho_game.web.rooms import quota_error
+
+            raise quota_error(exc) from None
         except ReviewQueueFull as exc:
             raise ClientError("busy", f"the server is busy: {exc}; try again in a minute", 503) from None
         self.jobs.publish(changed)
@@ -660,7 +707,9 @@ def routes(reviews: ReviewService) -> list[Any]:
         if request.method == "GET":
             reviews.games.room(game_id)  # unknown_game (404) for an id that names no game
             return JSONResponse(reviews.view(game_id))
-        queued, view = reviews.request(game_id)
+        from jericho_game.web.fairshare import address_of
+
+        queued, view = reviews.request(game_id, address_of(request), reviews.account_of(request))
         if queued:
             return JSONResponse({"queued": True, "review": view}, status_code=202)
         message = f"this game's review was already asked for: it is {view['status']}"

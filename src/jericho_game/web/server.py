@@ -50,11 +50,12 @@ except ImportError as exc:
 
 from jericho_game.game import Game
 from jericho_game.players.base import Limit
-from jericho_game.web import endings, jsonin, mygames, tutorial
+from jericho_game.web import endings, fairshare, jsonin, mygames, tutorial
 from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
 from jericho_game.web.errors import InternalErrors
+from jericho_game.web.fairshare import SocketCaps, address_of, too_many
 from jericho_game.web.httpguard import uvicorn_options
 from jericho_game.web.lobby import Lobby
 from jericho_game.web.ratings import RatingPolicy, Ratings, rating_routes
@@ -94,7 +95,7 @@ class Limits:
     rate: float = 10.0  # messages per second a connection may send on average
     burst: int = 30  # messages a connection may send at once
     flood_close: int = 200  # refused messages in a row before the connection is closed
-    max_connections_per_game: int = 64
+    max_connections_per_game: int = 64  # watchers (connections holding no seat) per game; seats never count
     creates_per_minute: int = 60  # new games per client address per minute
     max_rooms_in_memory: int = 2000
     send_timeout: float = 10.0  # seconds one message may take to go out before the client is closed
@@ -110,6 +111,13 @@ class Limits:
     max_lobby_connections: int = 1000  # lobby WebSocket clients per process
     max_my_games: int = 500  # games one "my games" request may ask about
     review_queue: int = 16  # game reviews waiting or running before new ones are refused (busy)
+    # issue 22, fair share (web/fairshare.py): per client, i.e. per address and per account
+    ws_per_address: int = 16  # game WebSocket connections holding no seat, per address (and account), per process
+    lobby_per_address: int = 8  # lobby WebSocket connections per address (and account), per process
+    seat_grace: float = 5.0  # seconds a socket held on probation (watchers full) has to say hello with a seat
+    ai_per_client: int = 2  # games waiting for the AI's reply at once, per address (and account), all processes
+    reviews_per_client: int = 2  # game reviews waiting or running, per address (and account), all processes
+    seeks_per_client: int = 3  # open seeks in the lobby, per address (and account), all processes
 
 
 @dataclass(eq=False)
@@ -129,6 +137,9 @@ class Conn:
     task: asyncio.Task[Any] | None = None  # the connection's handler (cancelled when dropped)
     on_drop: Callable[[Conn, str], None] | None = None
     account: int | None = None  # the logged-in account of the WebSocket's session cookie (web/accounts.py)
+    address: str = "?"  # the client's address (fair share, web/fairshare.py)
+    capped: bool = False  # counted in the transport's per-address caps (it holds no seat)
+    probation: bool = False  # the game's watchers were full: it must say hello with a seat (seat_grace)
 
     @property
     def role(self) -> str:
@@ -261,6 +272,8 @@ class Transport:
         self.written: dict[str, dict[str, int]] = {}
         self._presence_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-presence")
         self.lobby = Lobby(service, limits, self.after)
+        # fair share: this process's game sockets that hold no seat, per address and account
+        self.caps = SocketCaps(limits.ws_per_address, limits.ws_per_address)
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -665,6 +678,9 @@ class Transport:
                 self.send(conn, {"type": "welcome", "role": "spectator"})
                 raise ClientError("bad_token", "this token does not hold a seat in this game: you are watching")
         conn.seats = seats
+        if seats and conn.capped:  # a seat holder counts in no per-address cap (fair share)
+            conn.capped = False
+            self.caps.give(conn.address, conn.account)
         self.send(conn, {"type": "welcome", "role": conn.role})
         self.presence(game_id)
         if self.service.may_arrive(room, seats):
@@ -695,27 +711,27 @@ class Transport:
             await websocket.send_text(json.dumps({"type": "error", "code": "internal", "message": why}))
             await websocket.close(code=1011)
             return
-        conns = self.conns.setdefault(game_id, set())
-        if len(conns) >= self.limits.max_connections_per_game:
-            await websocket.send_text(
-                json.dumps({"type": "error", "code": "full", "message": "too many connections to this game"})
-            )
-            await websocket.close(code=1013)
-            return
         try:
             account = self.session_account(websocket)
         except Exception:  # noqa: BLE001 - the database is away: this connection is anonymous
             log.exception("could not read the session of a WebSocket client")
             account = None
-        conn = Conn(websocket, tokens=float(self.limits.burst), account=account)
+        conn = Conn(websocket, tokens=float(self.limits.burst), account=account, address=address_of(websocket))
+        if not await self._admit(game_id, room, conn):
+            return
         conn.task = asyncio.current_task()
         conn.on_drop = lambda c, why: self._forget(game_id, c)
-        conns.add(conn)
         pump = asyncio.get_running_loop().create_task(conn.pump(self.limits))
         try:
-            self.presence(game_id)
-            self.send(conn, {"type": "welcome", "role": "spectator"})
-            self.broadcast(room)
+            if conn.probation:
+                text = await self._probation(game_id, conn)
+                if text is None:
+                    return
+                await self.handle(game_id, conn, text)  # its hello, as any connection's
+            else:
+                self.presence(game_id)
+                self.send(conn, {"type": "welcome", "role": "spectator"})
+                self.broadcast(room)
             while not conn.dropped:
                 message = await websocket.receive()
                 if message["type"] == "websocket.disconnect":
@@ -741,9 +757,68 @@ class Transport:
         finally:
             pump.cancel()
             self._forget(game_id, conn)
+            if conn.capped:
+                conn.capped = False
+                self.caps.give(conn.address, conn.account)
             room2 = self.service.cached(game_id)
             if room2 is not None and self.conns.get(game_id):
                 self.broadcast(room2)  # one fewer player or watcher
+
+    async def _admit(self, game_id: str, room: Room, conn: Conn) -> bool:
+        """Fair share (web/fairshare.py): count a new connection in, or refuse it.  A connection whose
+        session holds a seat is always let in; one that holds none counts in its address's (and
+        account's) cap, and once the game's watchers are full it is held on probation."""
+        seated = False
+        if conn.account is not None:
+            try:
+                seated = bool(self.service.seats_of(room, None, conn.account))
+            except ClientError:
+                seated = False
+        if not seated:
+            if not self.caps.take(conn.address, conn.account):
+                await conn.ws.send_text(too_many("game", self.limits.ws_per_address))
+                await conn.ws.close(code=1013)
+                return False
+            conn.capped = True
+            watchers = sum(1 for c in self.conns.get(game_id, ()) if not c.seats)
+            conn.probation = watchers >= self.limits.max_connections_per_game
+        if not conn.probation:
+            self.conns.setdefault(game_id, set()).add(conn)
+        return True
+
+    async def _probation(self, game_id: str, conn: Conn) -> str | None:
+        """A connection held while the game's watchers are full: its first message, a ``hello``
+        with a seat's token, within ``seat_grace`` seconds, lets it in (the text, for the usual
+        handling); anything else closes it with ``full``."""
+        text: str | None = None
+        try:
+            message = await asyncio.wait_for(conn.ws.receive(), self.limits.seat_grace)
+            text = message.get("text") if message["type"] == "websocket.receive" else None
+        except TimeoutError:
+            pass
+        seats: frozenset[str] = frozenset()
+        if text is not None:
+            try:
+                msg = json.loads(text)
+                token = msg.get("token") if isinstance(msg, dict) and msg.get("type") == "hello" else None
+                if token is not None:
+                    room = await self.service.off_loop_read(self.service.room, game_id)
+                    seats = self.service.seats_of(room, token, conn.account)
+            except (ValueError, RecursionError, ClientError):
+                seats = frozenset()
+        if not seats:
+            why = "this game has as many watchers as it may have; its players always get in"
+            try:
+                await conn.ws.send_text(json.dumps({"type": "error", "code": "full", "message": why}))
+                await conn.ws.close(code=1013)
+            except Exception:  # noqa: BLE001 - it is gone already
+                pass
+            return None
+        conn.probation = False
+        conn.capped = False
+        self.caps.give(conn.address, conn.account)  # a seat holder counts in no cap
+        self.conns.setdefault(game_id, set()).add(conn)
+        return text
 
     def _forget(self, game_id: str, conn: Conn) -> None:
         conns = self.conns.get(game_id)
@@ -879,6 +954,8 @@ def create_app(
         presence_ttl=3 * limits.presence_beat,
         seek_idle=limits.seek_idle,
         seek_max_age=limits.seek_max_age,
+        ai_per_client=limits.ai_per_client,
+        seeks_per_client=limits.seeks_per_client,
     )
     if ai_processes is None:
         ai_processes = min(2, os.cpu_count() or 1)
@@ -927,8 +1004,20 @@ def create_app(
         return None if sess is None else sess.account.id
 
     reviews = ReviewService(
-        service, review_jobs.store, review_jobs, sims=review_sims, seconds=review_seconds, max_queue=limits.review_queue
+        service,
+        review_jobs.store,
+        review_jobs,
+        sims=review_sims,
+        seconds=review_seconds,
+        max_queue=limits.review_queue,
+        per_client=limits.reviews_per_client,
     )
+
+    def review_account(request: Request) -> int | None:
+        sess = accounts.session_of(request)
+        return None if sess is None else sess.account.id
+
+    reviews.account_of = review_account
     transport.reviews = reviews
 
     def page(request: Request) -> Response:
@@ -996,7 +1085,14 @@ def create_app(
         return JSONResponse(await asyncio.get_running_loop().run_in_executor(None, snapshot, service))
 
     async def lobby_ws(websocket: WebSocket) -> None:
-        await transport.lobby.serve_ws(websocket, lambda ws: Conn(ws, tokens=float(limits.burst)))
+        def make_conn(ws: WebSocket) -> Conn:
+            try:
+                account = transport.session_account(ws)
+            except Exception:  # noqa: BLE001 - the database is away: counted by its address alone
+                account = None
+            return Conn(ws, tokens=float(limits.burst), account=account, address=address_of(ws))
+
+        await transport.lobby.serve_ws(websocket, make_conn)
 
     async def my_games(request: Request) -> Response:
         held = mygames.held(await _json_body(request, limits, 64 * 1024), limits.max_my_games)
@@ -1156,6 +1252,7 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         help=f"seconds a client may take to accept one message before it is closed (default {Limits.send_timeout:g})",
     )
 
+    fairshare.add_arguments(parser, Limits)  # fair share (issue 22): per-client caps and quotas
     parser.add_argument(
         "--rated-games-per-pair",
         type=int,
@@ -1193,6 +1290,7 @@ def app_from_env() -> Starlette:
             creates_per_minute=cfg["creates"],
             min_clock=cfg["min_clock"],
             claim_after=cfg.get("claim_after", Limits.claim_after),
+            **fairshare.settings(cfg.get("fair", {})),
         ),
         review_sims=cfg.get("review_sims", REVIEW_SIMS),
         review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
@@ -1222,6 +1320,11 @@ def run(args: argparse.Namespace) -> int:
             "single-process store; several processes on one SQLite file are not supported",
             flush=True,
         )
+        return 2
+    try:
+        fair = fairshare.settings(args)
+    except ValueError as exc:
+        print(f"jericho serve: {exc}", flush=True)
         return 2
     ai_processes = args.ai_processes
     if ai_processes is None:
@@ -1261,6 +1364,7 @@ def run(args: argparse.Namespace) -> int:
                     creates_per_minute=args.max_creates_per_minute,
                     min_clock=args.min_clock,
                     claim_after=args.claim_after,
+                    **fair,
                 ),
                 review_sims=args.review_sims,
                 review_seconds=args.review_seconds,
@@ -1288,6 +1392,7 @@ def run(args: argparse.Namespace) -> int:
                 "review_sims": args.review_sims,
                 "review_seconds": args.review_seconds,
                 "pair_games": args.rated_games_per_pair,
+                "fair": fair,
             }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]

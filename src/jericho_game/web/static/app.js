@@ -236,6 +236,8 @@ function connect() {
     } else if (msg.type === "error") {
       S.pending = null;
       if (msg.code === "unknown_game") { showMissing(); return; }
+      // refused for room (fair share): retry slowly rather than at once, the socket closes next
+      if (msg.code === "full" || msg.code === "too_many_connections") S.retry = Math.max(S.retry, 4);
       if (msg.game) {  // moved_on: the game changed meanwhile; show it as it is now
         S.game = msg.game;
         S.clockAt = performance.now();
