@@ -440,20 +440,27 @@ def summarise(
             }
         )
     pairings = []
+    times: list[dict[str, Any]] = []
     warnings = []
     for key, row in pairs.items():
         g = row["wins"] + row["draws"] + row["losses"]
         row["games"] = g
         row["score_a"] = round((row["wins"] + 0.5 * row["draws"]) / g, 4) if g else 0.0
+        pairings.append(row)
+        # Times apart from the results: the results reproduce with a seed, times never do.
         pt = pair_times[key]
-        row["mean_time_a"] = pt[0] / pt[1] if pt[1] else 0.0
-        row["max_time_a"] = pt[2]
-        row["mean_time_b"] = pt[3] / pt[4] if pt[4] else 0.0
-        row["max_time_b"] = pt[5]
-        warning = time_warning(row["a"], row["mean_time_a"], row["b"], row["mean_time_b"])
+        tr = {
+            "a": row["a"],
+            "b": row["b"],
+            "mean_time_a": pt[0] / pt[1] if pt[1] else 0.0,
+            "max_time_a": pt[2],
+            "mean_time_b": pt[3] / pt[4] if pt[4] else 0.0,
+            "max_time_b": pt[5],
+        }
+        times.append(tr)
+        warning = time_warning(tr["a"], tr["mean_time_a"], tr["b"], tr["mean_time_b"])
         if warning is not None:
             warnings.append(warning)
-        pairings.append(row)
     return {
         "seed": seed,
         "players": players,
@@ -462,6 +469,7 @@ def summarise(
         "planned_games": planned,
         "finished_games": len(finished),
         "forfeits": sum(1 for r in finished if r.error is not None),
+        "pairing_times": times,
         "time_warnings": warnings,
         "interrupted": interrupted,
         "seconds": round(seconds, 2),
@@ -493,10 +501,11 @@ def format_table(summary: dict[str, Any]) -> str:
     w = max([len(p["a"]) for p in summary["pairings"]] + [len(p["b"]) for p in summary["pairings"]] + [6])
     head = f"{'player A':<{w}}  {'player B':<{w}}  {'W':>4} {'D':>4} {'L':>4}  {'A score':>7}"
     lines.append(f"{head}  {'A s/move (max)':>16}  {'B s/move (max)':>16}")
-    for p in summary["pairings"]:
+    times = summary.get("pairing_times") or [{}] * len(summary["pairings"])
+    for p, t in zip(summary["pairings"], times, strict=True):
         wdl = f"{p['wins']:>4} {p['draws']:>4} {p['losses']:>4}"
-        ta = f"{p.get('mean_time_a', 0.0):.3f} ({p.get('max_time_a', 0.0):.3f})"
-        tb = f"{p.get('mean_time_b', 0.0):.3f} ({p.get('max_time_b', 0.0):.3f})"
+        ta = f"{t.get('mean_time_a', 0.0):.3f} ({t.get('max_time_a', 0.0):.3f})"
+        tb = f"{t.get('mean_time_b', 0.0):.3f} ({t.get('max_time_b', 0.0):.3f})"
         lines.append(f"{p['a']:<{w}}  {p['b']:<{w}}  {wdl}  {100 * p['score_a']:>6.1f}%  {ta:>16}  {tb:>16}")
     lines.append("")
     lines.append(f"{'player':<{w}}  {'Elo':>7}  {'95% CI':>17}  {'s/move':>8}  {'max s':>8}  {'moves':>6}")

@@ -39,6 +39,7 @@ import argparse
 import io
 import os
 import queue
+import re
 import signal
 import sys
 import threading
@@ -344,8 +345,14 @@ def _capped(reply: str, command: str) -> str:
     The safety net behind :func:`_echo`: a message built elsewhere (a move parser's, a
     player factory's) may quote what it was given in full.
     """
-    for word in sorted({w for w in command.split() if len(w) > _ECHO}, key=len, reverse=True):
-        for form in {word, repr(word)[1:-1]}:
+    if len(reply) <= _ECHO:
+        return reply
+    # Whole words, and their parts between the spec and option separators (a message may
+    # quote just an option's value).
+    texts = {w for w in command.split() if len(w) > _ECHO}
+    texts |= {part for w in texts for part in re.split(r"[=:,;'\"]+", w) if len(part) > _ECHO}
+    for text in sorted(texts, key=len, reverse=True):
+        for form in {text, repr(text)[1:-1]}:
             reply = reply.replace(form, form[:_ECHO] + "...")
     return reply
 

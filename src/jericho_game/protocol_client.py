@@ -118,7 +118,7 @@ class EngineClient:
     ``cmd`` is the program (string split like a shell would, or a list).  ``timeout`` is
     the default number of seconds to wait for each answer (``go`` adds its time limit);
     ``startup`` bounds the start: the program must answer the first ``identify`` within
-    that many seconds (default :data:`STARTUP_TIMEOUT`), else it is stopped and
+    that many seconds (default :data:`STARTUP_TIMEOUT`, never more than ``timeout``), else it is stopped and
     :class:`EngineTimeout` says so.  Use it as a context manager, or call :meth:`close`.
     """
 
@@ -132,9 +132,10 @@ class EngineClient:
     ) -> None:
         self.args = resolve_command(cmd)
         self.timeout = float(timeout)
-        self.startup = STARTUP_TIMEOUT if startup is None else float(startup)
-        if not self.startup > 0:
+        if startup is not None and not startup > 0:
             raise ValueError(f"startup must be a positive number of seconds, got {startup}")
+        # The start waits at most the start-up limit, and never longer than any answer may.
+        self.startup = min(STARTUP_TIMEOUT if startup is None else float(startup), self.timeout)
         self._stderr: deque[str] = deque(maxlen=40)
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._broken: str | None = None
