@@ -660,7 +660,9 @@ class _Server:
                 waiting.append(item)
                 if word == "stop":
                     search.stop()
-                elif word == "quit" and len(item.split()) == 1:  # ("quit now" is refused in its turn)
+                elif (
+                    word == "quit" and isinstance(item, str) and len(item.split()) == 1
+                ):  # ("quit now" is refused in its turn)
                     search.stop()
                     # Commands after quit are never read; a search that cannot be stopped is left behind.
                     if not _wait_for(self.inbox, _DONE, _EXIT_GRACE):
@@ -699,7 +701,7 @@ def run(args: argparse.Namespace) -> int:
     # is the "Fatal Python error: _enter_buffered_busy" abort).  Undecodable bytes become
     # U+FFFD (and then a clear error), never a crash.
     raw = io.FileIO(sys.stdin.fileno(), "r", closefd=False)
-    stdin = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)  # type: ignore[type-var]
+    stdin = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
     status = 0
     try:
         status = serve(session, stdin, sys.stdout)
