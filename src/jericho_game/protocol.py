@@ -27,10 +27,13 @@ Commands (keywords in any case; moves in the notation of RULES.md §7)::
     quit                      -> bye                     (end of input also ends the engine)
 
 Served by :func:`serve`, a ``go`` searches in a thread while stdin is still read:
-``stop`` (or ``quit``, or the end of input) ends the search at once with the best move
-found so far; other commands wait for the search and are answered in order.  Budgets are
-capped (:data:`MAX_TIME`, :data:`MAX_NODES`) and lines longer than :data:`MAX_LINE`
-characters are refused unread.
+``stop`` (or ``quit``, or Ctrl-C) ends the search at once with the best move found so
+far; at the end of input the search runs its whole budget, is answered, and the engine
+exits; other commands wait for the search and are answered in order.  ``quit``, the end
+of input and Ctrl-C end the engine with status 0.  ``go time/nodes`` replace the
+player's own budget.  Budgets are capped (:data:`MAX_TIME`, :data:`MAX_NODES`), lines
+longer than :data:`MAX_LINE` characters are refused unread, and no reply echoes more
+than 40 characters of a word the client sent.
 """
 
 from __future__ import annotations
@@ -429,20 +432,23 @@ class Search:
     How ``stop`` reaches the player, without the player knowing about the protocol:
 
     * a *resumable* player (the MCTS players, see :func:`_resumable`) searches in slices
-      of :data:`SLICE_NODES` simulations, one ``choose_move`` each, on one tree; the
-      first slice gets the seed, the budget (``go``'s, else the player's own ``sims`` and
-      ``time``) is counted across slices, so an uninterrupted search plays exactly the
-      move of one unsliced search.  ``stop`` ends it after the current slice with the move
-      the whole search prefers so far;
+      of at most :data:`SLICE_NODES` simulations and :data:`SLICE_SECONDS` seconds, one
+      ``choose_move`` each, on one tree; the first slice gets the seed, the budget
+      (``go``'s, else the player's own ``sims`` and ``time``, by the players' own rule
+      :func:`~jericho_game.players._util.search_budget`) is counted across slices, so an
+      uninterrupted search plays exactly the move of one unsliced search and spends the
+      same time.  ``stop`` ends it after the current slice with the move the whole
+      search prefers so far;
     * a player offering ``stop()`` (``alphabeta``, which ends its search within about a
-      millisecond with the move of its last completed depth; the ``external`` player,
-      which forwards ``stop`` to its program) is told to stop and answers with its best
-      move; a stop that comes after the search has answered is withdrawn
-      (``reset_stop()``, where the player has one) so it cannot cut the next search;
-    * any other player (``random``, ``greedy`` and ``easy`` answer at once;
-      ``openspiel-mcts``, and an MCTS player given no budget at all) runs in one piece:
-      ``stop`` waits for its answer, which its budget — capped by :data:`MAX_TIME` and
-      :data:`MAX_NODES` when given in ``go`` — bounds.
+      millisecond with the move of its last completed depth; ``net+mcts``, after its
+      current simulation; the ``external`` player, which forwards ``stop`` to its
+      program) is told to stop and answers with its best move; a stop that comes after
+      the search has answered is withdrawn (``reset_stop()``, where the player has one)
+      so it cannot cut the next search;
+    * any other player (``random``, ``greedy``, ``easy`` and ``net`` answer at once;
+      ``openspiel-mcts``) runs in one piece: ``stop`` waits for its answer, which its
+      budget — capped by :data:`MAX_TIME` and :data:`MAX_NODES` when given in ``go`` —
+      bounds.
     """
 
     def __init__(self, player: Player, game: Game, limit: Limit) -> None:
