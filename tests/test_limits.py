@@ -261,3 +261,26 @@ def test_jep_go_time_is_spent_within_5_percent_and_stop_ends_it_within_0_2_s(spe
     latency = time.perf_counter() - asked
     assert not thread.is_alive() and search.move is not None and g.is_legal(search.move)
     assert latency < 0.2, latency
+
+
+def test_external_spends_the_limit_and_stops_within_0_2_s() -> None:
+    player = make_player("external:cmd=jericho engine --player expert")
+    try:
+        player.start()  # type: ignore[attr-defined]  # the program's start-up is not the move's time
+        g = game()
+        t0 = time.perf_counter()
+        assert g.is_legal(player.choose_move(g, Limit(time=0.6, seed=1)))  # the expert's own cap is 1 s
+        took = time.perf_counter() - t0
+        assert 0.6 * 0.95 <= took <= 0.6 * 1.05 + LOAD_SLACK, took
+        search = Search(player, g, Limit(time=60, seed=1))
+        thread = threading.Thread(target=search.run)
+        thread.start()
+        time.sleep(0.5)
+        asked = time.perf_counter()
+        search.stop()
+        thread.join(timeout=30)
+        latency = time.perf_counter() - asked
+        assert search.move is not None and g.is_legal(search.move)
+        assert latency < 0.2, latency
+    finally:
+        player.close()  # type: ignore[attr-defined]
