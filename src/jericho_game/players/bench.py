@@ -24,7 +24,6 @@ import time
 from jericho_game import kernel
 from jericho_game.bench import midgame
 from jericho_game.game import Game
-from jericho_game.players._util import TIME_SAFETY
 from jericho_game.players.alphabeta import AlphaBetaPlayer
 from jericho_game.players.base import Limit
 from jericho_game.players.greedy import GreedyPlayer
@@ -43,18 +42,18 @@ def mcts_rate(game: Game, seconds: float, playout: str = "guided", python: bool 
     ``levels.STRONG_K``, sevens defended).
     """
     if python:
-        p: MCTSPlayer | object = MCTSPlayer(time=seconds / TIME_SAFETY, reuse=0, playout=playout, seed=1)
+        p: MCTSPlayer | object = MCTSPlayer(time=seconds / 0.85, reuse=0, playout=playout, seed=1)
     elif strong:
-        p = mcts(time=seconds / TIME_SAFETY, playout=playout, seed=1, k=STRONG_K, defend=1)
+        p = mcts(time=seconds / 0.85, playout=playout, seed=1, k=STRONG_K, defend=1)
     else:
-        p = mcts(time=seconds / TIME_SAFETY, playout=playout, seed=1)
+        p = mcts(time=seconds / 0.85, playout=playout, seed=1)
     p.choose_move(game)  # type: ignore[attr-defined]
     return float(p.sims_per_second)  # type: ignore[attr-defined]
 
 
 def alphabeta_rate(game: Game, seconds: float, python: bool = False) -> tuple[float, int]:
     """Alpha-beta nodes per second searching ``game`` for ``seconds``, and the depth completed."""
-    p = AlphaBetaPlayer(time=seconds / TIME_SAFETY, seed=1, python=int(python))
+    p = AlphaBetaPlayer(time=seconds / 0.85, seed=1, python=int(python))
     p.choose_move(game)
     return p.nodes_per_second, p.last_depth
 

@@ -11,10 +11,7 @@
 
 Budgets are simulation counts, so a level plays the same on any machine (only slower or
 faster) and arena results reproduce; the time caps keep the promises (expert 1 s, master
-3 s) on slow machines.  Both are defaults only: an explicit ``Limit`` passed to ``choose_move``
-(``jericho arena --time/--nodes``, the engine protocol's ``go time/nodes``) replaces them, so
-``Limit(time=4)`` searches 4 s with no simulation cap and ``Limit(nodes=100_000)`` runs exactly
-100,000 simulations with no time cap (see :func:`jericho_game.players._util.search_budget`).
+3 s) on slow machines.  A ``Limit`` passed to ``choose_move`` replaces them.
 ``mcts-py:sims=4000`` is the expert of the pure-Python era, kept to measure against.
 """
 
