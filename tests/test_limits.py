@@ -21,6 +21,7 @@ import pytest
 from jericho_game import Game, kernel
 from jericho_game.players import Limit, make_player
 from jericho_game.players._util import TIME_SAFETY, search_budget
+from jericho_game.players.levels import EXPERT_SIMS, EXPERT_TIME, MASTER_SIMS, MASTER_TIME
 from jericho_game.protocol import SLICE_SECONDS, Search
 
 C = pytest.mark.skipif(kernel.C is None, reason="needs the C kernel")
@@ -67,8 +68,8 @@ class Recorder:
 @pytest.mark.parametrize(
     "spec, limit, sims, seconds",
     [
-        ("expert", None, 30_000, 1.0),  # the level's defaults when no limit is given
-        ("master", None, 100_000, 3.0),
+        ("expert", None, EXPERT_SIMS, EXPERT_TIME),  # the level's defaults when no limit is given
+        ("master", None, MASTER_SIMS, MASTER_TIME),
         ("expert", Limit(time=4.0), 0, 4.0),  # audit: answered in 1.04 s
         ("expert", Limit(nodes=100_000), 100_000, 0.0),  # audit: stopped after 24,513 simulations
         ("master", Limit(time=0.5, nodes=700), 700, 0.5),
