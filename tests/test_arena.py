@@ -387,4 +387,5 @@ def test_arena_time_gives_both_sides_the_same_time_per_move() -> None:
     for p in s["players"]:
         # Forced moves and certain wins answer at once, so the mean may be a little lower.
         assert 0.8 * limit <= p["mean_time_per_move"] <= 1.05 * limit + 0.05, p
-        assert p["max_time_per_move"] <= 1.05 * limit + 0.25, p
+        # The longest move: loose, a busy machine can deschedule the search past its deadline.
+        assert p["max_time_per_move"] <= 1.05 * limit + 0.6, p
