@@ -470,7 +470,10 @@ class Search:
             stop = getattr(self.player, "stop", None)
             with self._lock:  # never tell the player once its answer is in (see run)
                 if callable(stop) and not self._finished:
-                    stop()
+                    try:
+                        stop()
+                    except Exception:  # noqa: BLE001 - e.g. an external program already gone (Ctrl-C reaches
+                        pass  # it too): its search then fails and is answered with the reason
 
     @property
     def stopped(self) -> bool:

@@ -244,3 +244,26 @@ def test_an_external_program_that_never_answers_is_refused_within_the_start_up_l
     reply = session.handle("setoption player external:cmd=cat,startup=0.5")
     assert "start-up limit of 0.5 s" in reply[0]
     assert session.spec == "random"
+
+
+def test_ctrl_c_in_a_terminal_ends_an_engine_playing_through_an_external_one_with_status_0() -> None:
+    # Ctrl-C in a terminal reaches the whole process group: the inner engine ends too.
+    env = dict(os.environ)
+    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jericho_game", "engine", "--player", "external:cmd=jericho engine --player mcts"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    ask(proc, "isready")
+    assert answer(proc) == "ready\n"
+    ask(proc, "go time 30")
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)
+    status, _, err = finish(proc)
+    assert status == 0, err[-500:]
+    assert "Traceback" not in err and "Fatal Python error" not in err
