@@ -36,8 +36,10 @@ win; and a side facing the opponent's 7 only considers the moves that break it.
 
 The move played is the most visited child.  The tree is kept between moves: when the
 next position is reached from the last root by moves already in the tree, that subtree
-becomes the new root.  Budgets: ``Limit.nodes`` (simulations) and/or ``Limit.time``;
-simulation-bounded searches are reproducible for a given seed.
+becomes the new root.  Budgets: the player's ``sims`` and/or ``time``, replaced as a whole by
+an explicit ``Limit.nodes`` (simulations) and/or ``Limit.time``
+(:func:`jericho_game.players._util.search_budget`); simulation-bounded searches are
+reproducible for a given seed.
 :attr:`MCTSPlayer.sims_per_second` reports the speed of the last search.
 """
 
@@ -52,26 +54,32 @@ from jericho_game.core import DRAW, NO_OUTCOME, SEVEN, State, random_playout
 from jericho_game.game import Game
 from jericho_game.moves import Move
 from jericho_game.players._util import (
+    MAX_SECONDS,
+    MAX_SIMS,
     Deadline,
     breaks_possible,
     game_state,
     move_deltas,
     resolve_seed,
+    search_budget,
     to_move,
     winning_sevens,
 )
 from jericho_game.players.base import Limit
 from jericho_game.players.playout import guided_playout
 
-__all__ = ["MCTSPlayer", "KernelMCTSPlayer", "Node", "mcts"]
+__all__ = ["MCTSPlayer", "KernelMCTSPlayer", "Node", "mcts", "DEFAULT_SIMS"]
+
+#: Simulations of an MCTS player given no budget at all (no ``sims``, ``time`` nor limit).
+DEFAULT_SIMS = 2000
 
 
 def _check_budget(sims: int | None, time: float | None, playout: str, k: int) -> None:
     """The options both MCTS players share, refused with the offending value."""
-    if sims is not None and sims < 1:
-        raise ValueError(f"sims must be at least 1, got {sims}")
-    if time is not None and time <= 0:
-        raise ValueError(f"time must be positive, got {time}")
+    if sims is not None and (isinstance(sims, bool) or not isinstance(sims, int) or not 1 <= sims <= MAX_SIMS):
+        raise ValueError(f"sims must be a whole number from 1 to {MAX_SIMS:_}, got {sims!r}")
+    if time is not None and not 0 < time <= MAX_SECONDS:
+        raise ValueError(f"time must be a positive number of seconds, at most {MAX_SECONDS:g}, got {time!r}")
     if playout not in ("random", "guided"):
         raise ValueError(f"playout must be 'random' or 'guided', got {playout!r}")
     if k < 1:
@@ -132,15 +140,7 @@ class MCTSPlayer:
         return self.last_sims / self.last_seconds if self.last_seconds > 0 else 0.0
 
     def _budget(self, limit: Limit | None) -> tuple[int | None, float | None]:
-        if limit is not None and limit.nodes is not None and limit.nodes < 1:
-            raise ValueError(f"the simulation budget (limit nodes) must be at least 1, got {limit.nodes}")
-        sims = limit.nodes if limit is not None and limit.nodes is not None else self.sims
-        secs = limit.time if limit is not None and limit.time is not None else self.time
-        if limit is not None and limit.time is not None and self.time is not None:
-            secs = min(limit.time, self.time)
-        if sims is None and secs is None:
-            sims = 2000
-        return sims, secs
+        return search_budget(limit, self.sims, self.time, DEFAULT_SIMS)
 
     def _find_root(self, game: Game, state: State) -> Node:
         hist = tuple(game.state.history_codes())
@@ -311,8 +311,8 @@ class KernelMCTSPlayer:
 
     Python handles what needs no search (a forced move, a certain win by seven monoliths),
     then one ``_kernel.mcts`` call runs the simulations and returns the root's visit counts;
-    the most visited move is played.  ``sims`` and ``time`` are the budgets (``Limit``
-    tightens them); with ``sims`` only, a seeded player is reproducible.
+    the most visited move is played.  ``sims`` and ``time`` are the default budgets (an
+    explicit ``Limit`` replaces them); with ``sims`` only, a seeded player is reproducible.
     """
 
     def __init__(
@@ -379,14 +379,7 @@ class KernelMCTSPlayer:
             self._rng.seed(seed)
         if len(codes) == 1:
             return to_move(game, codes[0])
-        if limit is not None and limit.nodes is not None and limit.nodes < 1:
-            raise ValueError(f"the simulation budget (limit nodes) must be at least 1, got {limit.nodes}")
-        sims = limit.nodes if limit is not None and limit.nodes is not None else self.sims
-        secs = limit.time if limit is not None and limit.time is not None else self.time
-        if limit is not None and limit.time is not None and self.time is not None:
-            secs = min(limit.time, self.time)
-        if sims is None and secs is None:
-            sims = 2000
+        sims, secs = search_budget(limit, self.sims, self.time, DEFAULT_SIMS)
         deadline = Deadline(secs)
         wins = winning_sevens(state, codes)
         if wins:  # a certain win needs no search
