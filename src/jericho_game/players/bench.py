@@ -4,8 +4,9 @@
 
 * MCTS simulations per second from the start position and from a mid-game position,
   with the default guided playouts and with the engine's random playouts (``mcts``: the
-  search in the C kernel when it runs), with the expert's stronger playouts (C kernel), and
-  of the pure-Python search ``mcts-py``;
+  search in the C kernel when it runs), with the v1 expert's playouts and with the strongest
+  search (the expert's and master's: greedy playouts and the solver; C kernel), and of the
+  pure-Python search ``mcts-py``;
 * alpha-beta nodes per second and the depth it completes (iterative deepening from a
   mid-game position) in the benchmark's time and in 1 s;
 * the ``expert`` level's mean and maximum time per move over six positions, three of them
@@ -58,20 +59,20 @@ def mcts_rate(
     (greedy playouts, the solver).
     """
     if python:
-        p: MCTSPlayer | object = MCTSPlayer(time=seconds / 0.85, reuse=0, playout=playout, seed=1)
+        p: MCTSPlayer | object = MCTSPlayer(time=seconds, reuse=0, playout=playout, seed=1)
     elif strongest:
-        p = mcts(time=seconds / 0.85, seed=1, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1)
+        p = mcts(time=seconds, seed=1, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1)
     elif strong:
-        p = mcts(time=seconds / 0.85, playout=playout, seed=1, k=STRONG_K, defend=1)
+        p = mcts(time=seconds, playout=playout, seed=1, k=STRONG_K, defend=1)
     else:
-        p = mcts(time=seconds / 0.85, playout=playout, seed=1)
+        p = mcts(time=seconds, playout=playout, seed=1)
     p.choose_move(game)  # type: ignore[attr-defined]
     return float(p.sims_per_second)  # type: ignore[attr-defined]
 
 
 def alphabeta_rate(game: Game, seconds: float, python: bool = False) -> tuple[float, int]:
     """Alpha-beta nodes per second searching ``game`` for ``seconds``, and the depth completed."""
-    p = AlphaBetaPlayer(time=seconds / 0.85, seed=1, python=int(python))
+    p = AlphaBetaPlayer(time=seconds, seed=1, python=int(python))
     p.choose_move(game)
     return p.nodes_per_second, p.last_depth
 
