@@ -55,6 +55,7 @@ from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
 from jericho_game.web.lobby import Lobby
+from jericho_game.web.puzzles import PuzzleService, puzzle_routes
 from jericho_game.web.ratings import Ratings, rating_routes
 from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
 from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
@@ -1057,6 +1058,7 @@ def create_app(
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
         *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
         *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)
+        *puzzle_routes(PuzzleService(storage), accounts, STATIC),  # /puzzles (jericho_game.web.puzzles)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
