@@ -248,7 +248,7 @@ def test_make_finds_proves_and_resumes(tmp_path: Path) -> None:
     assert made, first.stdout
     assert any(p.position == ONE_WIN and p.solution == ("4Y@a3",) for p in made)
     assert all(verify(p) == [] for p in made)
-    assert (tmp_path / "p.jsonl.done").read_text().split() == ["games.jgn#0", "games.jgn#1", "extra.jgn#0"]
+    assert (tmp_path / "p.jsonl.done").read_text().split() == [f"{games}#0", f"{games}#1", f"{extra}#0"]
     again = _cli("make", str(games), str(extra), "--out", str(out))
     assert again.returncode == 0 and "0 new puzzles from 0 games" in again.stdout
     assert load_puzzles(out.read_text(encoding="utf-8")) == made

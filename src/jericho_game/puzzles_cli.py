@@ -48,13 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "puzzles") -> Non
 
 
 def games_from_records(paths: list[Path]) -> Iterator[tuple[str, Game, list[str]]]:
-    """``(key, start, moves)`` for every game of the record files (key: ``file.jgn#index``)."""
+    """``(key, start, moves)`` for every game of the record files (key: ``path/file.jgn#index``, the
+    path as given, so that two folders' ``game-1.jgn`` stay apart)."""
     for path in paths:
         text = path.read_text(encoding="utf-8")
         for i, rec in enumerate(iter_records(text)):
             start_text = rec.tags.get("Position")
             start = Game.from_position(start_text) if start_text else Game()
-            yield f"{path.name}#{i}", start, [str(m) for m in rec.moves]
+            yield f"{path}#{i}", start, [str(m) for m in rec.moves]
 
 
 def _solver_passes(p: Puzzle) -> bool:

@@ -38,7 +38,7 @@ from starlette.routing import Route
 
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
-from jericho_game.puzzles import THEME_NAMES, Budget, Puzzle, refutation, shipped_puzzles
+from jericho_game.puzzles import THEME_NAMES, Budget, Puzzle, SearchLimit, refutation, shipped_puzzles
 from jericho_game.web.accounts import AccountService, _body
 from jericho_game.web.glicko2 import Rating, update
 from jericho_game.web.rooms import ClientError
@@ -57,8 +57,8 @@ NEAREST = 8
 PUZZLE_RD = 200.0
 #: Hints at or past this many (1: the theme, 2: the cell, 3: the piece) make the attempt a failure.
 COSTLY_HINTS = 2
-#: The search budget of one refutation shown after a wrong move.
-REFUTE_BUDGET = Budget(nodes=400_000, seconds=2.0)
+#: The search budget of one refutation shown after a wrong move (pushes, seconds).
+REFUTE_NODES, REFUTE_SECONDS = 400_000, 2.0
 
 puzzles_metadata = MetaData()
 
@@ -131,14 +131,14 @@ class PuzzleService:
         row = conn.execute(q.with_for_update() if lock else q).first()
         return Rating() if row is None else Rating(row[0], row[1], row[2])
 
-    def _puzzle_rating(self, conn: Any, p: Puzzle, lock: bool = False) -> tuple[Rating, bool]:
+    def _puzzle_rating(self, conn: Any, p: Puzzle, lock: bool = False) -> Rating:
         q = select(puzzle_ratings.c.rating, puzzle_ratings.c.rd, puzzle_ratings.c.volatility).where(
             puzzle_ratings.c.puzzle_id == p.id
         )
         row = conn.execute(q.with_for_update() if lock else q).first()
         if row is None:
-            return Rating(p.rating, PUZZLE_RD, 0.06), False
-        return Rating(row[0], row[1], row[2]), True
+            return Rating(p.rating, PUZZLE_RD, 0.06)
+        return Rating(row[0], row[1], row[2])
 
     def player_view(self, key: str | None) -> dict[str, Any] | None:
         """A solver's rating and counts, as the page shows them (``None`` without a solver)."""
@@ -185,7 +185,7 @@ class PuzzleService:
     def describe(self, p: Puzzle) -> dict[str, Any]:
         """The API's form of a puzzle (docs/web.md, "Puzzles")."""
         with self.storage.reader.connect() as conn:
-            rating, _ = self._puzzle_rating(conn, p)
+            rating = self._puzzle_rating(conn, p)
             plays = conn.execute(
                 select(puzzle_ratings.c.plays, puzzle_ratings.c.wins).where(puzzle_ratings.c.puzzle_id == p.id)
             ).first()
@@ -222,7 +222,10 @@ class PuzzleService:
             return {"legal": False, "correct": False, "message": f"Not allowed: {sides}.", "game": view(game)}
         played = str(game.play(attempt))
         if played != p.solution[step]:
-            reply = refutation(game, p.theme, REFUTE_BUDGET.start()) if p.theme else None
+            try:
+                reply = refutation(game, p.theme, Budget(REFUTE_NODES, REFUTE_SECONDS).start())
+            except SearchLimit:
+                reply = None  # the words then say so without naming a move
             return {
                 "legal": True, "correct": False, "played": played, "reply": reply,
                 "message": _wrong_words(p, played, reply), "game": view(game),
@@ -248,34 +251,38 @@ class PuzzleService:
         now = time.time()
         try:
             with self.storage.engine.begin() as conn:
+                # both rows exist before they are locked (a first attempt creates them; racing
+                # creators meet on the primary key and do nothing), then are locked in one order,
+                # solver before puzzle, so that concurrent attempts never deadlock
+                conn.execute(_NEW_PLAYER, {"p": key, "now": now})
+                conn.execute(_NEW_PUZZLE, {"id": p.id, "r": p.rating, "rd": PUZZLE_RD})
                 me = self._player(conn, key, lock=True)
-                pr, exists = self._puzzle_rating(conn, p, lock=True)
+                pr = self._puzzle_rating(conn, p, lock=True)
                 score = 1.0 if solved else 0.0
                 new_me = update(me, [(pr, score)])
                 new_p = update(pr, [(me, 1.0 - score)])
-                # the attempt row first: a second attempt (any process) fails here and changes nothing
+                # a second attempt (any process) fails here on the primary key and changes nothing
                 conn.execute(
                     puzzle_attempts.insert().values(
                         player=key, puzzle_id=p.id, at=now, solved=int(solved),
                         rating_before=me.rating, rating=new_me.rating,
                     )
                 )  # fmt: skip
-                self._put_player(conn, key, new_me, solved, now)
-                if exists:
-                    conn.execute(
-                        text(
-                            "UPDATE puzzle_ratings SET rating = :r, rd = :rd, volatility = :v, plays = plays + 1, "
-                            "wins = wins + :w WHERE puzzle_id = :id"
-                        ),
-                        {"r": new_p.rating, "rd": new_p.rd, "v": new_p.volatility, "w": int(solved), "id": p.id},
-                    )
-                else:
-                    conn.execute(
-                        puzzle_ratings.insert().values(
-                            puzzle_id=p.id, rating=new_p.rating, rd=new_p.rd, volatility=new_p.volatility,
-                            plays=1, wins=int(solved),
-                        )
-                    )  # fmt: skip
+                conn.execute(
+                    text(
+                        "UPDATE puzzle_players SET rating = :r, rd = :rd, volatility = :v, solved = solved + :s, "
+                        "failed = failed + :f, updated_at = :now WHERE player = :p"
+                    ),
+                    {"r": new_me.rating, "rd": new_me.rd, "v": new_me.volatility, "s": int(solved),
+                     "f": int(not solved), "now": now, "p": key},
+                )  # fmt: skip
+                conn.execute(
+                    text(
+                        "UPDATE puzzle_ratings SET rating = :r, rd = :rd, volatility = :v, plays = plays + 1, "
+                        "wins = wins + :w WHERE puzzle_id = :id"
+                    ),
+                    {"r": new_p.rating, "rd": new_p.rd, "v": new_p.volatility, "w": int(solved), "id": p.id},
+                )
         except IntegrityError:
             # tried before (or a racing first try of another process won): report that attempt
             with self.storage.reader.connect() as conn:
@@ -291,29 +298,16 @@ class PuzzleService:
         out.update(rated=True, before=round(me.rating), after=round(new_me.rating), player=self.player_view(key))
         return out
 
-    def _put_player(self, conn: Any, key: str, r: Rating, solved: bool, now: float) -> None:
-        done = conn.execute(
-            text(
-                "UPDATE puzzle_players SET rating = :r, rd = :rd, volatility = :v, solved = solved + :s, "
-                "failed = failed + :f, updated_at = :now WHERE player = :p"
-            ),
-            {
-                "r": r.rating,
-                "rd": r.rd,
-                "v": r.volatility,
-                "s": int(solved),
-                "f": int(not solved),
-                "now": now,
-                "p": key,
-            },
-        )
-        if done.rowcount == 0:
-            conn.execute(
-                puzzle_players.insert().values(
-                    player=key, rating=r.rating, rd=r.rd, volatility=r.volatility,
-                    solved=int(solved), failed=int(not solved), updated_at=now,
-                )
-            )  # fmt: skip
+
+# "INSERT ... ON CONFLICT DO NOTHING" reads the same on SQLite (3.24+) and PostgreSQL
+_NEW_PLAYER = text(
+    "INSERT INTO puzzle_players (player, rating, rd, volatility, solved, failed, updated_at) "
+    "VALUES (:p, 1500.0, 350.0, 0.06, 0, 0, :now) ON CONFLICT (player) DO NOTHING"
+)
+_NEW_PUZZLE = text(
+    "INSERT INTO puzzle_ratings (puzzle_id, rating, rd, volatility, plays, wins) "
+    "VALUES (:id, :r, :rd, 0.06, 0, 0) ON CONFLICT (puzzle_id) DO NOTHING"
+)
 
 
 def _wrong_words(p: Puzzle, played: str, reply: str | None) -> str:

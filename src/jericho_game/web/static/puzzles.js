@@ -99,39 +99,33 @@ function render() {
   board.render({ towers: g.towers, leaders: g.leaders, last: g.last },
     { legalCells: hint || legal, selected: S.selected });
   const [s0, s1] = g.score;
-  $("info").dataset.score = `${s0}-${s1}`;
   const tray = $("tray-mine");
   tray.replaceChildren();
-  const reserve = new Set(g.reserves[me]);
-  for (const size of [5, 4, 3, 2, 1]) {
-    for (const c of ["R", "Y", "G", "B", "W"]) {
-      const p = `${size}${c}`;
-      const b = document.createElement("button");
-      b.type = "button";
-      b.className = "slot";
-      b.dataset.piece = p;
-      const has = reserve.has(p);
-      b.disabled = !has;
-      b.classList.toggle("used", !has);
-      b.classList.toggle("playable", has && playing);
-      b.classList.toggle("selected", S.selected === p);
-      b.setAttribute("aria-pressed", String(S.selected === p));
-      b.setAttribute("aria-label", `${p}, size ${size}, ${COLOUR_NAME[c]}${has ? "" : ", not in your reserve"}`);
-      const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-      svg.setAttribute("viewBox", "-45 -2 90 34");
-      svg.setAttribute("aria-hidden", "true");
-      if (has) drawPiece(svg, p, 0, 0, 30);
-      b.appendChild(svg);
-      b.onclick = () => pick(p);
-      tray.appendChild(b);
-    }
+  // only the pieces still in the reserve: a puzzle comes late in a game, when few are left
+  for (const p of g.reserves[me]) {
+    const [size, c] = [p[0], p[1]];
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "slot";
+    b.dataset.piece = p;
+    b.classList.toggle("playable", playing);
+    b.classList.toggle("selected", S.selected === p);
+    b.setAttribute("aria-pressed", String(S.selected === p));
+    b.setAttribute("aria-label", `${p}, size ${size}, ${COLOUR_NAME[c]}`);
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("viewBox", "-45 -2 90 34");
+    svg.setAttribute("aria-hidden", "true");
+    drawPiece(svg, p, 0, 0, 30);
+    b.appendChild(svg);
+    b.onclick = () => pick(p);
+    tray.appendChild(b);
   }
+  if (!g.reserves[me].length) tray.textContent = "none left";
   const theirs = g.reserves[other(me)];
   $("tray-theirs").textContent = theirs.length ? theirs.join(" ") : "none left";
   $("tray-theirs-title").firstChild.textContent = `${SIDE_NAME[other(me)]}'s pieces: `;
-  const score = `Monoliths: South ${s0}, North ${s1}.`;
-  $("puzzle-meta").dataset.score = score;
-  $("info").textContent = S.selected ? $("info").textContent : `${score} Pick a piece, then a cell (Tab to the board, arrow keys between cells, Enter to place).`;
+  $("puzzle-monoliths").textContent = `Monoliths: South ${s0}, North ${s1}` +
+    (g.outcome ? ` · ${SIDE_NAME[g.outcome] || "nobody"} has won` : "");
   renderLine();
 }
 
