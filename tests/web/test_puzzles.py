@@ -291,3 +291,27 @@ def test_a_typed_wrong_move_is_refuted_then_hints_and_solution(server: str, brow
     expect(page.locator("#puzzle-score")).to_contain_text("solved 0, failed 1")
     assert errors == []
     ctx.close()
+
+
+# -- puzzles from the server's own games -------------------------------------------------------------
+
+
+def test_make_reads_the_finished_games_of_a_server_database(db: str, tmp_path: Any) -> None:
+    from jericho_game.puzzles import Budget, load_puzzles
+    from jericho_game.puzzles_cli import make
+    from jericho_game.record import read_records
+    from jericho_game.web.puzzles import games_from_db
+    from jericho_game.web.storage import GameRecord
+    from tests.test_puzzles import SAMPLE
+
+    records = read_records(SAMPLE.read_text(encoding="utf-8"))
+    store = Storage(resolve_db_url(db))
+    store.create(GameRecord(id="done1", mode="hotseat", moves=[str(m) for m in records[3].moves], result="north"))
+    store.create(GameRecord(id="going", mode="hotseat", moves=[str(m) for m in records[4].moves[:30]]))
+    store.close()
+    out = tmp_path / "p.jsonl"
+    new, games = make(games_from_db(db), out, Budget(seconds=20.0), log=False)
+    assert games == 1 and new >= 1  # the finished game only; game 3 of the sample holds a puzzle
+    assert (tmp_path / "p.jsonl.done").read_text().split() == ["db:done1"]
+    made = load_puzzles(out.read_text(encoding="utf-8"))
+    assert all(p.source.startswith("db:done1 ply ") and verify(p) == [] for p in made)

@@ -22,6 +22,7 @@ the solution, makes it a failure).
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import random
 import re
@@ -57,8 +58,10 @@ NEAREST = 8
 PUZZLE_RD = 200.0
 #: Hints at or past this many (1: the theme, 2: the cell, 3: the piece) make the attempt a failure.
 COSTLY_HINTS = 2
-#: The search budget of one refutation shown after a wrong move (pushes, seconds).
-REFUTE_NODES, REFUTE_SECONDS = 400_000, 2.0
+#: The search budget of one refutation shown after a wrong move (pushes, seconds): a request can
+#: cost at most this much CPU, and the answers are cached per position (they never change).
+REFUTE_NODES, REFUTE_SECONDS = 150_000, 1.0
+REFUTE_CACHE = 4096
 
 puzzles_metadata = MetaData()
 
@@ -222,10 +225,7 @@ class PuzzleService:
             return {"legal": False, "correct": False, "message": f"Not allowed: {sides}.", "game": view(game)}
         played = str(game.play(attempt))
         if played != p.solution[step]:
-            try:
-                reply = refutation(game, p.theme, Budget(REFUTE_NODES, REFUTE_SECONDS).start())
-            except SearchLimit:
-                reply = None  # the words then say so without naming a move
+            reply = _refute(game.position(), p.theme)
             return {
                 "legal": True, "correct": False, "played": played, "reply": reply,
                 "message": _wrong_words(p, played, reply), "game": view(game),
@@ -308,6 +308,15 @@ _NEW_PUZZLE = text(
     "INSERT INTO puzzle_ratings (puzzle_id, rating, rd, volatility, plays, wins) "
     "VALUES (:id, :r, :rd, 0.06, 0, 0) ON CONFLICT (puzzle_id) DO NOTHING"
 )
+
+
+@functools.lru_cache(maxsize=REFUTE_CACHE)
+def _refute(position: str, theme: str) -> str | None:
+    """The reply that refutes a wrong move (the position after it), or None (none found in budget)."""
+    try:
+        return refutation(Game.from_position(position), theme, Budget(REFUTE_NODES, REFUTE_SECONDS).start())
+    except SearchLimit:
+        return None  # the words then say so without naming a move
 
 
 def _wrong_words(p: Puzzle, played: str, reply: str | None) -> str:
