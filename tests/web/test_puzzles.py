@@ -230,6 +230,11 @@ def test_a_puzzle_is_solved_with_the_keyboard_and_rated(server: str, browser: Br
     slot.focus()
     page.keyboard.press("Enter")
     expect(slot).to_have_attribute("aria-pressed", "true")
+    # the focus went to a cell where the piece may go; the arrow keys move between cells
+    focused = page.locator("[data-cell]:focus")
+    expect(focused).to_have_attribute("aria-label", re.compile(f"{piece} may go here"))
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("[data-cell]:focus")).to_have_count(1)
     expect(page.locator(f'[data-cell="{cell}"]')).to_have_attribute("aria-label", re.compile(f"{piece} may go here"))
     page.locator(f'[data-cell="{cell}"]').focus()
     page.keyboard.press("Enter")

@@ -117,7 +117,7 @@ function render() {
     svg.setAttribute("aria-hidden", "true");
     drawPiece(svg, p, 0, 0, 30);
     b.appendChild(svg);
-    b.onclick = () => pick(p);
+    b.onclick = (e) => pick(p, e.detail === 0);  // detail 0: Enter or Space, not a pointer
     tray.appendChild(b);
   }
   if (!g.reserves[me].length) tray.textContent = "none left";
@@ -129,19 +129,22 @@ function render() {
   renderLine();
 }
 
-function pick(p) {
+/** Pick (or put back) a piece.  ``keyboard``: chosen with Enter or Space, so the focus follows the
+ * move: to the piece's first legal cell, or back to the piece when it was put back. */
+function pick(p, keyboard = false) {
   const g = S.game;
   if (S.over || S.busy || g.turn !== sideOf()) return;
   S.selected = S.selected === p ? null : p;
-  const n = S.selected ? (g.legal[p] || []).length : 0;
+  const cells = S.selected ? g.legal[p] || [] : [];
   render();
-  $("info").textContent = S.selected ? `${p}: ${n} cell${n === 1 ? "" : "s"} highlighted. Choose one on the board.` :
-    $("info").textContent;
-  if (S.selected && !n) feedback(`${p} fits nowhere here: every tower holds its size or its colour.`, "bad");
   if (S.selected) {
+    $("info").textContent = `${p}: ${cells.length} cell${cells.length === 1 ? "" : "s"} highlighted. Choose one on the board.`;
+    if (!cells.length) feedback(`${p} fits nowhere here: every tower holds its size or its colour.`, "bad");
     board.bringIntoView();
-    const first = (g.legal[p] || [])[0];
-    if (first && document.activeElement && document.activeElement.closest("#tray-mine")) board.focusCell(first);
+    if (keyboard && cells.length) board.focusCell(cells[0]);
+  } else if (keyboard) {
+    const b = document.querySelector(`#tray-mine .slot[data-piece="${p}"]`);
+    if (b) b.focus();
   }
 }
 
@@ -200,12 +203,18 @@ async function play(move) {
       finish("solved");
     } else {
       feedback(`Right: ${data.played}. ${SIDE_NAME[other(sideOf())]} answers ${data.reply}. Find the next move.`, "good");
+      S.refocus = true;  // the tray is drawn again below: the keyboard goes on from its first piece
     }
   } catch (err) {
     feedback(`The server could not answer: ${err.message}`, "bad");
   } finally {
     S.busy = false;
     render();
+    if (S.refocus) {
+      S.refocus = false;
+      const first = document.querySelector("#tray-mine .slot");
+      if (first) first.focus();
+    }
   }
 }
 
