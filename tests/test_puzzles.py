@@ -281,3 +281,14 @@ def test_verify_command_samples_the_shipped_set() -> None:
     done = _cli("verify", "--sample", "20", "--seed", str(random.randrange(1000)))
     assert done.returncode == 0, done.stdout
     assert "20/20 puzzles proved" in done.stdout
+
+
+def test_make_and_verify_name_what_is_wrong(tmp_path: Path) -> None:
+    missing = _cli("make", str(tmp_path / "nope.jgn"), "--out", str(tmp_path / "p.jsonl"))
+    assert missing.returncode == 2 and "no such game record file" in missing.stderr
+    nothing = _cli("make", "--out", str(tmp_path / "p.jsonl"))
+    assert nothing.returncode == 2 and "give game records, --db, or both" in nothing.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x"}\n', encoding="utf-8")
+    broken = _cli("verify", str(bad))
+    assert broken.returncode == 2 and "bad.jsonl:1: puzzle field 'position'" in broken.stderr
