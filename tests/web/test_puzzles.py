@@ -86,6 +86,7 @@ def test_moves_are_checked_and_the_reply_is_played(client: TestClient) -> None:
     assert last["correct"] and last["done"] and last["reply"] is None
     wrong = client.post(url, json={"moves": [], "try": wrong_move(TWO)}).json()
     assert wrong["legal"] and not wrong["correct"] and "does not force the win" in wrong["message"]
+    assert wrong["reply"] and wrong["game"]["last"] == wrong["reply"] and wrong["reply"] in wrong["message"]
     save = client.post(f"/api/puzzles/{SAVE.id}/try", json={"moves": [], "try": wrong_move(SAVE)}).json()
     assert not save["correct"] and "does not save the game" in save["message"]
     illegal = client.post(url, json={"moves": [], "try": "9Q@z9"}).json()

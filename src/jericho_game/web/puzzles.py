@@ -226,6 +226,8 @@ class PuzzleService:
         played = str(game.play(attempt))
         if played != p.solution[step]:
             reply = _refute(game.position(), p.theme)
+            if reply is not None:
+                game.play(reply)  # the board shows the refutation played
             return {
                 "legal": True, "correct": False, "played": played, "reply": reply,
                 "message": _wrong_words(p, played, reply), "game": view(game),
