@@ -213,8 +213,8 @@ def test_the_shipped_set_has_500_distinct_puzzles_of_every_theme() -> None:
 
 
 def test_every_shipped_puzzle_is_proved_again() -> None:
-    """The whole proof (unique working move, line, theme) for every shipped puzzle: about 15 s
-    on the 2-core development machine with the C kernel."""
+    """The whole proof (unique working move, line, theme) for every shipped puzzle, no sampling:
+    543 puzzles in 3-5 s on the 2-core development machine with the C kernel (loaded)."""
     puzzles = shipped_puzzles()
     t0 = time.perf_counter()
     bad = {p.id: verify(p) for p in puzzles}
