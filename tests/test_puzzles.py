@@ -292,3 +292,18 @@ def test_make_and_verify_name_what_is_wrong(tmp_path: Path) -> None:
     bad.write_text('{"id": "x"}\n', encoding="utf-8")
     broken = _cli("verify", str(bad))
     assert broken.returncode == 2 and "bad.jsonl:1: puzzle field 'position'" in broken.stderr
+
+
+def test_the_pure_python_core_proves_shipped_puzzles_too() -> None:
+    import os
+
+    env = dict(os.environ, JERICHO_KERNEL="python")
+    done = subprocess.run(
+        [sys.executable, "-m", "jericho_game", "puzzles", "verify", "--sample", "8", "--seed", "3"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "8/8 puzzles proved" in done.stdout
