@@ -58,6 +58,7 @@ from jericho_game.web.errors import InternalErrors
 from jericho_game.web.fairshare import SocketCaps, address_of, too_many
 from jericho_game.web.httpguard import uvicorn_options
 from jericho_game.web.lobby import Lobby
+from jericho_game.web.puzzles import PuzzleService, puzzle_routes
 from jericho_game.web.ratings import RatingPolicy, Ratings, rating_routes
 from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
 from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
@@ -1165,6 +1166,7 @@ def create_app(
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
         *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
         *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)
+        *puzzle_routes(PuzzleService(storage), accounts, STATIC),  # /puzzles (jericho_game.web.puzzles)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
