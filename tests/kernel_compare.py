@@ -132,7 +132,9 @@ def compare_playouts(seed: int, n: int, guided: int, defend: bool = False) -> in
     """C playouts replayed move by move on the Python core reach the same outcome.
 
     With ``defend``, also: a side facing the opponent's seven monoliths that has a move
-    breaking them plays one.  Returns how many such positions were checked.
+    breaking them plays one.  Returns how many such positions were checked.  With ``guided``
+    0 (greedy playouts), also: every move is one of the best of all legal moves by immediate
+    margin, a move breaking the opponent's seven first (those positions are counted too).
     """
     t = core.tables_for(standard_topology())
     rng = random.Random(seed)
@@ -151,7 +153,13 @@ def compare_playouts(seed: int, n: int, guided: int, defend: bool = False) -> in
             if not replay.is_legal(code):
                 raise AssertionError(f"playout {seed}/{i}: illegal code {code}")
             opp = 1 - replay.turn
-            if defend and replay.score[opp] >= core.SEVEN:
+            if guided == 0:
+                if replay.score[opp] >= core.SEVEN and _breaks(replay, code, opp):
+                    defended += 1
+                best = max(_greedy_value(replay, other) for other in replay.legal_codes())
+                if _greedy_value(replay, code) != best:
+                    raise AssertionError(f"playout {seed}/{i}: greedy {code} is not among the best ({best})")
+            elif defend and replay.score[opp] >= core.SEVEN:
                 if _breaks(replay, code, opp):
                     defended += 1
                 elif any(_breaks(replay, other, opp) for other in replay.legal_codes()):
@@ -160,6 +168,19 @@ def compare_playouts(seed: int, n: int, guided: int, defend: bool = False) -> in
         if replay.outcome != outcome:
             raise AssertionError(f"playout {seed}/{i}: outcome {outcome}, replay {replay.outcome}")
     return defended
+
+
+def _greedy_value(state: core.State, code: int) -> int:
+    """What greedy playouts maximise: the mover's margin gain, +100 for breaking the opponent's seven."""
+    me, opp = state.turn, 1 - state.turn
+    before = list(state.score)
+    state.push(code)
+    after = list(state.score)
+    state.pop()
+    value = (after[me] - before[me]) - (after[opp] - before[opp])
+    if before[opp] >= core.SEVEN and after[opp] < core.SEVEN:
+        value += 100
+    return value
 
 
 def _breaks(state: core.State, code: int, holder: int) -> bool:
@@ -296,10 +317,12 @@ def main(argv: list[str]) -> int:
     compare_playouts(1, games, 1)
     compare_playouts(2, games, 3)
     defended = compare_playouts(3, games, 10, defend=True)
+    compare_playouts(4, max(1, games // 5), 0)  # greedy playouts (each ply checks every legal move)
     malformed()
     state = kernel.new_state(core.tables_for(standard_topology()), "c")
     sims, _, nodes, children = kernel.C.mcts(state, 7, sims=3000)
     kernel.C.mcts(state, 7, sims=500, k=10, defend=True)  # the expert's playouts, under the sanitizer too
+    kernel.C.mcts(state, 7, sims=500, greedy=True, solver=True, proofs=True)  # the master's search
     if sims != 3000 or sum(n for _, n, _ in children) != sims or nodes != sims + 1:
         raise AssertionError(f"mcts: {sims} simulations, {nodes} nodes, root visits {children}")
     # The C alpha-beta and the batch playouts, so that the sanitizer run covers them too.

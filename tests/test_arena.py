@@ -352,3 +352,41 @@ def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> No
     assert data["interrupted"] and 2 <= data["finished_games"] < 200
     records = {p.name for p in out.iterdir()}
     assert all(Path(g["record"]).name in records for g in data["games"])
+
+
+def test_the_table_shows_mean_and_max_time_per_move_and_warns_on_unequal_time() -> None:
+    from jericho_game.arena import GameResult, time_warning
+
+    # The audit's match: 0.51 s against 0.79 s per move, silently unequal.
+    games = [
+        GameResult(0, 0, "expert", "other", "north", [], 0, (0, 7), 5.1, 7.9, 10, 10, max_south=0.9, max_north=0.8),
+        GameResult(0, 1, "other", "expert", "south", [], 0, (7, 0), 7.9, 5.1, 10, 10, max_south=0.8, max_north=0.95),
+    ]
+    s = summarise(["expert", "other"], games, 0, False, 1.0, 2)
+    (times,) = s["pairing_times"]
+    assert times["mean_time_a"] == pytest.approx(0.51) and times["max_time_a"] == pytest.approx(0.95)
+    assert times["mean_time_b"] == pytest.approx(0.79) and times["max_time_b"] == pytest.approx(0.8)
+    expert = next(p for p in s["players"] if p["player"] == "expert")
+    assert expert["max_time_per_move"] == pytest.approx(0.95)
+    table = format_table(s)
+    assert "max s" in table and "0.510 (0.950)" in table and "0.790 (0.800)" in table
+    (warning,) = s["time_warnings"]
+    assert warning in table and "unequal time" in warning and "expert 0.510" in warning
+    # Within 10%: no warning; instant players are never warned about.
+    assert time_warning("a", 1.0, "b", 1.09) is None
+    assert time_warning("a", 1.0, "b", 1.11) is not None
+    assert time_warning("a", 0.0001, "b", 0.003) is None
+
+
+def test_arena_time_gives_both_sides_the_same_time_per_move() -> None:
+    # Audit: mcts:sims=N ignored --time (and the expert spent 0.51 s a move under --time 1, its
+    # own cap less a 15% margin: tests/test_limits.py checks the levels); now every side spends
+    # the limit.  (Players that prove wins, like the solver levels, answer those moves at once.)
+    limit = 0.08
+    s = run_arena(["mcts:sims=30", "hard"], games=2, seed=3, time_limit=limit)
+    assert s["time_warnings"] == [] and s["forfeits"] == 0
+    for p in s["players"]:
+        # Forced moves and certain wins answer at once, so the mean may be a little lower.
+        assert 0.8 * limit <= p["mean_time_per_move"] <= 1.05 * limit + 0.05, p
+        # The longest move: loose, a busy machine can deschedule the search past its deadline.
+        assert p["max_time_per_move"] <= 1.05 * limit + 0.6, p

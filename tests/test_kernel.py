@@ -49,6 +49,11 @@ def test_defending_playouts_follow_the_rules_and_break_every_breakable_seven(gui
     assert defended > 50  # the rule was exercised, not just never triggered
 
 
+def test_greedy_playouts_play_a_best_move_by_margin_and_break_sevens() -> None:
+    defended = kernel_compare.compare_playouts(60, 40, 0)
+    assert defended > 5  # the seven-breaking priority was exercised
+
+
 def test_defending_playouts_run_to_exhaustion_more_often() -> None:
     """Guided playouts end by a careless seven almost always; defended ones much less often."""
     start = kernel.new_state(TABLES, "c")

@@ -380,7 +380,7 @@ def test_bench_figures_shape() -> None:
     from jericho_game.players.bench import figures, midgame
 
     out = figures(seconds=0.05, expert_positions=0, short=0.05)
-    rates = 6 if kernel.C is not None else 5  # the expert's playouts are measured on the C kernel only
+    rates = 7 if kernel.C is not None else 5  # the v1 and the strongest playouts are measured on the C kernel only
     assert [unit for _, _, unit in out] == ["sims/s"] * rates + ["nodes/s", "plies", "plies", "nodes/s"]
     assert all(value > 0 for _, value, _ in out)
     assert not midgame().is_over() and len(midgame().history) == 16
@@ -503,17 +503,25 @@ def test_defending_playouts_reach_the_c_search() -> None:
     assert runs[1] == runs[2] and runs[0] != runs[1]
 
 
-def test_expert_and_master_play_the_stronger_playouts() -> None:
+def test_expert_and_master_play_the_strong_search_and_v1_stays_frozen() -> None:
     from jericho_game.players import levels
 
     for level in (levels.expert(seed=1), levels.master(seed=1)):
         if kernel.C is not None:
-            assert level.k == levels.STRONG_K and level.defend  # type: ignore[attr-defined]
+            assert level.greedy and level.solver  # type: ignore[attr-defined]
+            assert (level.c, level.widen) == (levels.STRONG_C, levels.STRONG_WIDEN)  # type: ignore[attr-defined]
         else:  # the pure-Python fallback keeps the pre-kernel expert's search
             assert level.k == 3  # type: ignore[attr-defined]
+    for spec, budget in (("expert-v1", levels.EXPERT_V1_C), ("master-v1", levels.MASTER_V1_C)):
+        v1 = make_player(spec, seed=1)
+        assert v1.name == spec
+        if kernel.C is not None:
+            assert (v1.sims, v1.time) == budget  # type: ignore[attr-defined]
+            assert v1.k == levels.STRONG_K and v1.defend and not v1.greedy and not v1.solver  # type: ignore[attr-defined]
     if kernel.C is None:
-        with pytest.raises(ValueError, match="C kernel"):
-            make_player("mcts:defend=1")
+        for option in ("defend", "solver", "greedy"):
+            with pytest.raises(ValueError, match="C kernel"):
+                make_player(f"mcts:{option}=1")
 
 
 def test_master_is_allowed_more_than_expert() -> None:

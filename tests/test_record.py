@@ -328,3 +328,94 @@ def test_notation_doc_examples() -> None:
     assert Game.from_moves("5R@d2 1G@d3 2Y@d3").position() in text
     for token, meaning in (("1-0", "South won"), ("0-1", "North won"), ("1/2-1/2", "draw"), ("*", "unfinished")):
         assert f"| `{token}` | {meaning} |" in text
+
+
+def test_move_labels_number_moves_as_the_move_text_does() -> None:
+    """One numbering everywhere (issue 21): ``move_label`` gives each ply the number the record writes."""
+    from jericho_game.record import move_label, move_number
+
+    game = Game()
+    rng = random.Random(7)
+    while not game.is_over():
+        game.play(rng.choice(game.legal_moves()))
+    body = write_record(game).split("\n\n", 1)[1].split()
+    numbers = [tok for tok in body if re.fullmatch(r"\d+\.", tok)]
+    n = len(game.history)
+    assert numbers == [move_label(k) for k in range(1, n + 1, 2)]
+    assert [move_label(k) for k in (1, 2, 31, 32)] == ["1.", "1...", "16.", "16..."]
+    assert move_number(47) == (24, "south")  # 47 plies are 24 numbered moves
+    # from a position with North to move: 1... then 2.
+    assert [move_label(k, "north") for k in (1, 2, 3)] == ["1...", "2.", "2..."]
+    with pytest.raises(ValueError):
+        move_number(0)
+    with pytest.raises(ValueError):
+        move_number(1, "east")
+
+
+# -- variations (issue 21: the analysis board's export) ---------------------------------------------
+
+VARIED = "1. 5R@d2 1G@d3 (1... 4B@c3 (1... 2W@c3) 2. 3W@e2) 2. 2Y@d3 {main} *"
+
+
+def test_variations_are_read_beside_the_main_line() -> None:
+    from jericho_game.record import Variation
+
+    rec = read_record(VARIED)
+    assert [str(m) for m in rec.moves] == ["5R@d2", "1G@d3", "2Y@d3"]  # the game is the main line
+    (v,) = rec.variations
+    assert v.ply == 2 and [str(m) for m in v.moves] == ["4B@c3", "3W@e2"]
+    (w,) = v.variations
+    assert w.ply == 2 and [str(m) for m in w.moves] == ["2W@c3"] and w.variations == []
+    assert isinstance(v, Variation)
+    # written back with the variations, it reads back the same; numbers are optional when reading
+    text = rec.to_text()
+    assert "1. 5R@d2 1G@d3 (1... 4B@c3 (1... 2W@c3) 2. 3W@e2) 2. 2Y@d3 *" in text
+    again = read_record(text)
+    assert again.variations == rec.variations and again.moves == rec.moves
+    plain = read_record("5R@d2 1G@d3 (4B@c3 3W@e2) 2Y@d3 *")
+    assert plain.variations[0].moves == v.moves
+    # a record without variations is written exactly as before
+    assert "(" not in read_record("1. 5R@d2 1G@d3 *").to_text()
+
+
+def test_a_variation_after_a_north_move_and_from_a_position() -> None:
+    rec = read_record("1. 5R@d2 1G@d3 2. 2Y@d3 (2. 4W@e2 3B@e3) 2... 3R@c2 *")
+    assert rec.variations[0].ply == 3 and [str(m) for m in rec.variations[0].moves] == ["4W@e2", "3B@e3"]
+    start = Game.from_moves(["5R@d2"]).position()
+    text = f'[Position "{start}"]\n\n1... 1G@d3 (1... 4B@c3 2. 3W@e2) 2. 2Y@d3 *'
+    rec = read_record(text)
+    assert rec.variations[0].ply == 1 and read_record(rec.to_text()).variations == rec.variations
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "col"),
+    [
+        ("( 5R@d2 ) *", "must follow the move it replaces", 1),
+        ("1. 5R@d2 (1. 4B@c3 *", "before the ')' of the variation opened at line 1, column 10", 20),
+        ("1. 5R@d2 (1. 4B@c3", "variation opened at line 1, column 10 has no ')'", 19),
+        ("1. 5R@d2 ) *", "')' closes no variation", 10),
+        ("1. 5R@d2 () *", "an empty variation", 11),
+        ("1. 5R@d2 (1. 4B@c3 2. 1G@d3) *", "bad move number 2.: north's move here is numbered 1...", 20),
+        ("1. 5R@d2 (1. 4B@c3 4B@c3) *", "illegal move 1... 4B@c3", 20),
+        ("1. 5R@d2 (1.) *", "move number 1. is followed by ')'", 13),
+    ],
+)
+def test_bad_variations_are_refused_with_line_and_column(text: str, words: str, col: int) -> None:
+    with pytest.raises(RecordError) as exc:
+        read_record(text)
+    assert words in str(exc.value) and exc.value.column == col, str(exc.value)
+
+
+def test_writing_a_variation_checks_its_moves() -> None:
+    from jericho_game.moves import parse_move
+    from jericho_game.record import Variation
+
+    game = Game.from_moves(["5R@d2", "1G@d3"])
+    ok = write_record(game, {}, [Variation(2, [parse_move("4B@c3")])])
+    assert read_record(ok).variations[0].moves == [parse_move("4B@c3")]
+    with pytest.raises(RecordError, match="illegal move 1... 5R@d2"):  # a second size 5 on d2
+        write_record(game, {}, [Variation(2, [parse_move("5R@d2")])])
+    with pytest.raises(RecordError, match="outside its line"):
+        write_record(game, {}, [Variation(3, [parse_move("4B@c3")])])
+    with pytest.raises(RecordError, match="empty variation"):
+        write_record(game, {}, [Variation(2, [])])

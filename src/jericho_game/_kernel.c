@@ -459,19 +459,90 @@ static int defend_choice(const Board *B, Pos *P, const int8_t *mine, int np, int
     return mine[bi];
 }
 
+/* Greedy playouts' memo of placement effects: ds[0] and ds[1] of stacking a piece of each size
+   on each cell.  A placement on cell c changes only the effects on c and on the cells sharing an
+   alignment with c (B->aligned[c]), so about a third of the table is recomputed each ply. */
+typedef struct {
+    int8_t ds[5][MAXC][2];
+    uint32_t valid[5];
+} Effects;
+
+static inline void effects_forget(const Board *B, Effects *E, int c)
+{
+    uint32_t keep = ~(B->aligned[c] | (1u << c));
+    for (int sz = 0; sz < 5; sz++) E->valid[sz] &= keep;
+}
+
+/* The best placement over every legal (size, cell) pair by immediate margin, ties at random
+   (`guided` = 0, "greedy" playouts).  A placement's effect depends only on the piece's size, so
+   at most 5 x 26 effects are looked at instead of one per legal move (~400).  Facing the
+   opponent's seven the placements that break it come first (when one exists): the others lose
+   at once.  Sampling k moves (guided_choice) misses most of the few moves that gain anything;
+   taking them all makes both sides of a playout play like the greedy level. */
+static int greedy_choice(const Board *B, Pos *P, Effects *E, const int8_t *mine, int np, uint64_t *rng, int *pi,
+                         int *pc)
+{
+    int me = P->turn, opp = 1 - me, facing = P->score[opp] >= SEVEN;
+    uint32_t by_size[5] = {0, 0, 0, 0, 0};
+    for (int i = 0; i < np; i++) by_size[piece_size(mine[i])] |= piece_cells(B, P, mine[i]);
+    int best = -999, bs = -1, bc = -1;
+    uint32_t ties = 0;
+    for (int sz = 0; sz < 5; sz++) {
+        for (uint32_t m = by_size[sz] & ~E->valid[sz]; m; m &= m - 1) {
+            int c = __builtin_ctz(m), ds[2];
+            effect(B, P, sz, c, ds);
+            E->ds[sz][c][0] = (int8_t)ds[0];
+            E->ds[sz][c][1] = (int8_t)ds[1];
+        }
+        E->valid[sz] |= by_size[sz];
+        for (uint32_t m = by_size[sz]; m; m &= m - 1) {
+            int c = __builtin_ctz(m);
+            int dme = E->ds[sz][c][me], dopp = E->ds[sz][c][opp];
+            int d = dme - dopp;
+            if (facing && P->score[opp] + dopp < SEVEN) d += 100;
+            if (d > best) {
+                best = d;
+                bs = sz;
+                bc = c;
+                ties = 1;
+            } else if (d == best && !below_n((uint32_t)(rnext(rng) >> 32), ++ties)) {
+                bs = sz;
+                bc = c;
+            }
+        }
+    }
+    if (bs < 0) return -1;
+    int bi = -1;
+    ties = 0; /* a piece of that size that fits the cell, at random */
+    for (int i = 0; i < np; i++)
+        if (piece_size(mine[i]) == bs && (piece_cells(B, P, mine[i]) >> bc & 1) &&
+            !below_n((uint32_t)(rnext(rng) >> 32), ++ties))
+            bi = i;
+    *pi = bi;
+    *pc = bc;
+    return mine[bi];
+}
+
 /* Play P to the end (P is modified).  Records codes into rec (if not NULL, room for 128).
+   `guided`: 1 uniform moves, k > 1 the best of k samples, 0 the best of all (greedy_choice).
    `defend`: a side facing the opponent's seven breaks it when it can (defend_choice). */
 static int playout(const Board *B, Pos *P, uint64_t *rng, int guided, int defend, int *rec, int *nrec)
 {
     if (P->outcome != NO_OUTCOME) return P->outcome;
     Hands H;
     hands_init(P, &H);
+    Effects E;
+    memset(E.valid, 0, sizeof(E.valid));
     for (;;) {
         int turn = P->turn, other = 1 - turn;
         int before = P->score[other];
         int8_t *mine = H.pieces[turn];
         int np = H.n[turn], p = -1, i = -1, c = -1;
-        if (np && defend && before >= SEVEN) p = defend_choice(B, P, mine, np, guided, rng, &i, &c);
+        if (np && guided == 0) {
+            p = greedy_choice(B, P, &E, mine, np, rng, &i, &c);
+        } else if (np && defend && before >= SEVEN) {
+            p = defend_choice(B, P, mine, np, guided, rng, &i, &c);
+        }
         if (p >= 0) {
             /* chosen above */
         } else if (np && guided > 1) {
@@ -495,6 +566,7 @@ static int playout(const Board *B, Pos *P, uint64_t *rng, int guided, int defend
             if (rec && *nrec < 128) rec[(*nrec)++] = p * B->n_cells + c;
             place(B, P, p, c);
             P->passes = 0;
+            if (guided == 0) effects_forget(B, &E, c);
         }
         P->turn = (int8_t)other;
         /* Seven-monolith rule: the opponent wins if it held 7 before this turn and still does. */
@@ -1389,8 +1461,8 @@ static PyObject *k_playout(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *k
         return NULL;
     uint64_t rng;
     if (seed_arg(seedobj, &rng)) return NULL;
-    if (guided < 1 || guided > 1000) {
-        PyErr_Format(PyExc_ValueError, "guided must be in [1, 1000], got %d", guided);
+    if (guided < 0 || guided > 1000) {
+        PyErr_Format(PyExc_ValueError, "guided must be in [0, 1000] (0: greedy over all placements), got %d", guided);
         return NULL;
     }
     if (moves != Py_None && !PyList_Check(moves)) {
@@ -1422,8 +1494,8 @@ static PyObject *k_playouts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *
         return NULL;
     uint64_t rng;
     if (seed_arg(seedobj, &rng)) return NULL;
-    if (n < 0 || guided < 1 || guided > 1000) {
-        PyErr_SetString(PyExc_ValueError, "playouts: n must be >= 0 and guided in [1, 1000]");
+    if (n < 0 || guided < 0 || guided > 1000) {
+        PyErr_SetString(PyExc_ValueError, "playouts: n must be >= 0 and guided in [0, 1000]");
         return NULL;
     }
     long counts[3] = {0, 0, 0};
@@ -1469,7 +1541,7 @@ typedef struct {
     size_t n_pool, cap_pool;
     uint64_t rng;
     double c, widen;
-    int k, defend;
+    int k, defend, solver;
 } Tree;
 
 /* Reserve `count` consecutive node slots; returns the first index, -1 on no memory. */
@@ -1646,6 +1718,36 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Whether node x has no move left to expand (every legal move is a child). */
+static inline int fully_expanded(const Node *x)
+{
+    return x->untried >= 0 && x->next_untried == x->n_untried && !x->truncated;
+}
+
+/* MCTS-solver (Winands, Bjornsson and Saito 2008): proofs travel up the path just searched.  A
+   node's `terminal` is its proven winner.  A node where the side to move has a child proven won
+   for it is won for that side; a fully expanded node whose children are all proven won for the
+   other side is lost.  Proven nodes are never searched again (the selection stops at them and
+   skips proven losses), and a proven root ends the search. */
+static void solve_path(Tree *T, const int *path, int depth)
+{
+    for (int i = depth - 1; i > 0; i--) {
+        const Node *y = &T->nodes[path[i]];
+        Node *x = &T->nodes[path[i - 1]];
+        int tomove = 1 - x->mover;
+        if (y->terminal == NO_OUTCOME || x->terminal != NO_OUTCOME) return;
+        if (y->terminal == tomove) {
+            x->terminal = (int8_t)tomove;
+            continue;
+        }
+        if (y->terminal != x->mover || !fully_expanded(x)) return;
+        const Node *kids = &T->nodes[x->child_base];
+        for (int ch = 0; ch < x->n_children; ch++)
+            if (kids[ch].terminal != x->mover) return;
+        x->terminal = x->mover;
+    }
+}
+
 /* Run simulations from root position R; returns the number done, -1 on no memory. */
 static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double deadline)
 {
@@ -1653,10 +1755,13 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
     long done = 0;
     for (;;) {
         if (sims > 0 && done >= sims) break;
-        if (deadline > 0 && (done & 15) == 0 && T->nodes[0].n_children && now_seconds() >= deadline) break;
+        /* The clock every simulation: a greedy playout costs ~50-800 us, and reading the clock
+           (a vDSO call, tens of ns) every 16 of them could overrun a 0.2 s limit by 5%. */
+        if (deadline > 0 && T->nodes[0].n_children && now_seconds() >= deadline) break;
         Pos P = *R;
         int ni = 0, depth = 0;
         path[depth++] = 0;
+        int force = 0; /* expand although widening says no: every child is a proven loss */
         while (T->nodes[ni].terminal == NO_OUTCOME) {
             Node *x = &T->nodes[ni];
             if (x->untried < 0) {
@@ -1664,7 +1769,8 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                 if (build_untried(T, B, &P, ni, 0)) return -1;
                 x = &T->nodes[ni];
             }
-            int limit = 1 + (int)(T->widen * sqrt((double)x->n + 1.0));
+            int limit = force ? x->n_children + 1 : 1 + (int)(T->widen * sqrt((double)x->n + 1.0));
+            force = 0;
             if (x->next_untried == x->n_untried && x->truncated && x->n_children < limit) {
                 if (build_untried(T, B, &P, ni, 1)) return -1;
                 x = &T->nodes[ni];
@@ -1682,14 +1788,17 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                 path[depth++] = ni;
                 break;
             }
-            /* UCB1 among the existing children. */
+            /* UCB1 among the existing children (with the solver, never a proven loss for the mover
+               while another child is open: every simulation through it would be wasted). */
             double cs = T->c * sqrt(log((double)x->n + 1.0)), best_v = -1.0;
-            int best = -1;
+            int best = -1, lost = T->solver ? x->mover : -2;
             const Node *kids = &T->nodes[x->child_base];
             for (int ch = 0; ch < x->n_children; ch++) {
                 const Node *y = &kids[ch];
                 double v;
-                if (!y->n)
+                if (y->terminal == lost)
+                    v = -0.5;
+                else if (!y->n)
                     v = 1e9;
                 else if (y->n < RECIP_N)
                     v = y->w * recip[y->n] + cs * rsqrt[y->n];
@@ -1701,12 +1810,17 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                 }
             }
             if (best < 0) break; /* cannot happen: a live node has a move */
+            if (best_v < 0 && (x->next_untried < x->n_untried || x->truncated)) {
+                force = 1; /* only proven losses so far: try another move of this node */
+                continue;
+            }
             apply(B, &P, T->nodes[best].code);
             ni = best;
             if (depth < 255) path[depth++] = ni;
         }
         int result = T->nodes[ni].terminal != NO_OUTCOME ? T->nodes[ni].terminal
                                                          : playout(B, &P, &T->rng, T->k, T->defend, NULL, NULL);
+        if (T->solver) solve_path(T, path, depth);
         for (int i = 0; i < depth; i++) {
             Node *x = &T->nodes[path[i]];
             x->n++;
@@ -1716,6 +1830,7 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                 x->w += 1.0;
         }
         done++;
+        if (T->solver && T->nodes[0].terminal != NO_OUTCOME) break; /* the root is proven */
     }
     return done;
 }
@@ -1800,10 +1915,11 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     PyObject *state, *seedobj, *treeobj = Py_None;
     long sims = 0;
     double seconds = 0.0, c = 0.7, widen = 2.0;
-    int k = 3, defend = 0;
-    static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", "defend", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOp:mcts", kwlist, &StateType, &state, &seedobj, &sims,
-                                     &seconds, &c, &widen, &k, &treeobj, &defend))
+    int k = 3, defend = 0, solver = 0, greedy = 0, proofs = 0;
+    static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", "defend",
+                             "solver", "greedy", "proofs", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOpppp:mcts", kwlist, &StateType, &state, &seedobj, &sims,
+                                     &seconds, &c, &widen, &k, &treeobj, &defend, &solver, &greedy, &proofs))
         return NULL;
     uint64_t seed;
     if (seed_arg(seedobj, &seed)) return NULL;
@@ -1841,8 +1957,9 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     }
     T->c = c;
     T->widen = widen;
-    T->k = k;
+    T->k = greedy ? 0 : k;
     T->defend = defend;
+    T->solver = solver;
     long done = -1;
     double t0 = now_seconds(), elapsed;
     if (!fresh || tree_alloc(T, 1) == 0) {
@@ -1870,7 +1987,11 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     children = PyList_New(0);
     for (int i = 0; children && i < T->nodes[0].n_children; i++) {
         const Node *y = &T->nodes[T->nodes[0].child_base + i];
-        PyObject *t = Py_BuildValue("(ikd)", (int)y->code, (unsigned long)y->n, y->w);
+        /* With `proofs`, a fourth item: 1 proven won for the side that plays it, 0 proven lost,
+           2 proven drawn, -1 open. */
+        int proof = y->terminal == NO_OUTCOME ? -1 : y->terminal == DRAW ? 2 : y->terminal == y->mover;
+        PyObject *t = proofs ? Py_BuildValue("(ikdi)", (int)y->code, (unsigned long)y->n, y->w, proof)
+                             : Py_BuildValue("(ikd)", (int)y->code, (unsigned long)y->n, y->w);
         if (!t || PyList_Append(children, t)) Py_CLEAR(children);
         Py_XDECREF(t);
     }
@@ -2640,8 +2761,10 @@ static PyMethodDef module_methods[] = {
     {"playouts", (PyCFunction)(void (*)(void))k_playouts, METH_VARARGS | METH_KEYWORDS,
      "playouts(state, n, seed, guided=1, defend=False) -> (south wins, north wins, draws) of n playouts."},
     {"mcts", (PyCFunction)(void (*)(void))k_mcts, METH_VARARGS | METH_KEYWORDS,
-     "mcts(state, seed, sims=0, seconds=0, c=0.7, widen=2.0, k=3, tree=None, defend=False) -> "
-     "(sims, seconds, nodes, [(code, n, w)]); a Tree of the same position is continued."},
+     "mcts(state, seed, sims=0, seconds=0, c=0.7, widen=2.0, k=3, tree=None, defend=False, solver=False, "
+     "greedy=False, proofs=False) -> (sims, seconds, nodes, [(code, n, w[, proof])]); a Tree of the same position "
+     "is continued.  greedy: playouts take the best of all placements; solver: proofs propagate (MCTS-solver); "
+     "proofs: each child also says 1 proven won, 0 proven lost, 2 proven drawn, -1 open."},
     {"alphabeta", (PyCFunction)(void (*)(void))k_alphabeta, METH_VARARGS | METH_KEYWORDS,
      "alphabeta(state, moves, depth=64, nodes=0, seconds=0, width=16, tt_bits=20, table=None) -> "
      "(best code, value, depth completed, nodes, seconds)."},

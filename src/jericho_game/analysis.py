@@ -14,6 +14,8 @@ Where the figures come from (:func:`evaluate`):
 * a finished position is exact: 1 if South won, 0 if North won, ½ for a draw;
 * a position where the side to move completes seven monoliths that no reply can break is
   exact too (1 for the mover), with that move preferred;
+* a position the search's solver proves (C kernel: a move proven won, or every move proven
+  lost) is exact too;
 * a forced move (one legal move, e.g. a forced pass) takes the value of the position after it;
 * otherwise the ``master`` level's search (MCTS, :mod:`jericho_game.players.levels`) runs with
   ``sims`` simulations, never more than ``seconds``, and the figure is the search's **root
@@ -35,11 +37,43 @@ A move that is the AI's preferred move, or the only legal move, is never marked 
 thresholds are on a 0–1 scale of winning chances (lichess's 0.1/0.2/0.3 are on a −1…1 scale,
 i.e. half these); MCTS root values at a review's budget are noisier than an engine's
 centipawns, so the marks need a wider margin.
+
+**Decided positions.**  A position is *decided* when it is exact (finished, or seven monoliths
+that no reply breaks) or when a side's winning chance is at most :data:`DECIDED` (5 %) — the
+other's at least 95 %.  A move that turns an undecided position into one decided against its
+mover is a **blunder whatever its size** (``MoveJudgement.decided``), provided it lost at least
+:data:`DECIDING_LOSS` (5 points: a smaller drop across the line is the search's noise).  So a
+move from 28 % to a lost 0 % is a blunder, not a "mistake".
+
+**Accuracy** (:func:`accuracy`), per side, 0–100, as lichess computes it
+(``lila/modules/analyse/src/main/AccuracyPercent.scala``), on winning chances in percent:
+
+* each move: ``103.1668 · exp(−0.04354 · drop) − 3.1669 + 1``, clamped to 0…100, where ``drop``
+  is the mover's loss in points (0 for the AI's preferred move or a forced move, as for the
+  marks; lichess's ``+ 1`` is its allowance for imperfect analysis);
+* the game: the mean of (a) the moves' accuracies weighted by the *volatility* around each move
+  — the standard deviation of South's winning chance over a window of ``clamp(moves / 10, 2, 8)``
+  positions, clamped to 0.5…12 — and (b) their harmonic mean (each move's accuracy at least 1
+  in it).  The weighting counts a move in a sharp phase more than one in a quiet phase; the
+  harmonic mean lets a few bad moves pull the figure down.
+
+Adapted in one point: lichess turns centipawns into a winning chance first; here the search gives
+the chance directly.
+
+**Turning points** (:func:`turning_points`): per side, the :data:`TURNING` moves that lost the
+most, marked or not, each with its **share of the slide** — its loss divided by the sum of all
+that side's losses in the game — so a game lost by many small steps still names its steps.
+
+**The line** (``PositionEval.line``): the preferred move and the best play after it, a few plies
+(:data:`LINE_PLIES`), found by following the preferred move with shorter searches (the C search
+returns only the root's children, so its tree cannot be walked down).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from jericho_game import kernel
@@ -52,15 +86,24 @@ __all__ = [
     "INACCURACY",
     "MISTAKE",
     "BLUNDER",
+    "DECIDED",
+    "DECIDING_LOSS",
+    "LINE_PLIES",
     "THRESHOLDS",
+    "TURNING",
     "MoveJudgement",
     "PositionEval",
+    "TurningPoint",
+    "accuracy",
     "classify",
+    "decided",
+    "move_accuracy",
     "evaluate",
     "evaluate_game",
     "evaluate_ply",
     "judge",
     "replay",
+    "turning_points",
 ]
 
 #: Losses of winning chance (0–1 scale) from which a move is marked.
@@ -74,6 +117,17 @@ THRESHOLDS: tuple[tuple[str, float, str], ...] = (
     ("inaccuracy", INACCURACY, "?!"),
 )
 
+#: A side whose winning chance is at most this (the other's at least 1 − this) has a decided game.
+DECIDED = 0.05
+#: The least loss for which crossing into a decided position makes a move a blunder (search noise).
+DECIDING_LOSS = 0.05
+#: The turning points shown per side (at least).
+TURNING = 3
+#: Plies of a position's line: the preferred move and the best play after it.
+LINE_PLIES = 5
+#: Each later ply of the line is searched with this share of the position's budget (1/8).
+_LINE_SHARE = 8
+
 _RESULT_VALUE = {"south": 1.0, "north": 0.0, "draw": 0.5}
 
 
@@ -81,7 +135,9 @@ _RESULT_VALUE = {"south": 1.0, "north": 0.0, "draw": 0.5}
 class PositionEval:
     """The position after ``ply`` moves: South's winning chance ``south`` (0–1), the side to move
     ``turn`` ("south"/"north"), the AI's preferred move ``best`` in notation (``None`` when the game
-    is over there), ``exact`` (decided, not estimated) and the search's simulations ``sims``."""
+    is over there), ``exact`` (decided, not estimated), the search's simulations ``sims`` and the
+    ``line``: ``best`` and the best play after it (up to :data:`LINE_PLIES` moves, empty when the
+    game is over there)."""
 
     ply: int
     south: float
@@ -89,6 +145,7 @@ class PositionEval:
     best: str | None
     exact: bool
     sims: int
+    line: tuple[str, ...] = field(default=())
 
     def chance(self, side: str) -> float:
         """``side``'s winning chance in this position."""
@@ -103,8 +160,9 @@ class PositionEval:
 class MoveJudgement:
     """Move number ``ply`` (1 = the first move), ``move`` in notation, played by ``side``: the mover's
     winning chance ``before`` and ``after`` it, the ``loss`` (0 when not marked-worthy by rule, see the
-    module), ``mark`` (``None``, "inaccuracy", "mistake" or "blunder") and the AI's preferred move
-    ``best`` in the position before."""
+    module), ``mark`` (``None``, "inaccuracy", "mistake" or "blunder"), the AI's preferred move
+    ``best`` in the position before, and ``decided``: the move turned an undecided position into
+    one decided against its mover (a blunder whatever its size)."""
 
     ply: int
     move: str
@@ -114,6 +172,7 @@ class MoveJudgement:
     loss: float
     mark: str | None
     best: str | None
+    decided: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -126,6 +185,11 @@ def classify(loss: float) -> str | None:
         if loss >= least - 1e-9:
             return name
     return None
+
+
+def decided(chance: float, exact: bool = False) -> bool:
+    """Whether a position where a side's winning chance is ``chance`` is decided (see the module)."""
+    return exact or chance <= DECIDED + 1e-9 or chance >= 1.0 - DECIDED - 1e-9
 
 
 def replay(start_position: str | None, moves: list[str]) -> Game:
@@ -151,19 +215,48 @@ def evaluate(game: Game, ply: int, *, sims: int, seconds: float | None = None, s
         after = game.copy()
         after.play(legal[0])
         nxt = evaluate(after, ply, sims=sims, seconds=seconds, seed=seed)
-        return PositionEval(ply, nxt.south, turn, str(legal[0]), nxt.exact, nxt.sims)
+        line = (str(legal[0]), *nxt.line)[:LINE_PLIES]
+        return PositionEval(ply, nxt.south, turn, str(legal[0]), nxt.exact, nxt.sims, line)
+    won = _winning_seven(game)
+    if won is not None:  # seven monoliths that no reply breaks: won, no search needed
+        return PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,))
+    move, mover_value, done, proven = _search(game, sims, seconds, seed)
+    south = mover_value if turn == "south" else 1.0 - mover_value
+    line = _line(game, str(move), sims, seconds, seed)
+    return PositionEval(ply, south, turn, str(move), proven, done, line)
+
+
+def _winning_seven(game: Game) -> str | None:
+    """A move completing seven monoliths that no reply breaks (the first in notation order), if any."""
     state = game_state(game)
     wins = winning_sevens(state, state.legal_codes())
-    if wins:  # seven monoliths that no reply breaks: won, no search needed
-        best = min(str(to_move(game, c)) for c in wins)
-        return PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, best, True, 0)
-    move, mover_value, done = _search(game, sims, seconds, seed)
-    south = mover_value if turn == "south" else 1.0 - mover_value
-    return PositionEval(ply, south, turn, str(move), False, done)
+    return min(str(to_move(game, c)) for c in wins) if wins else None
 
 
-def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Move, float, int]:
-    """The master level's search: (its move, the root value for the side to move, simulations run)."""
+def _line(game: Game, first: str, sims: int, seconds: float | None, seed: int) -> tuple[str, ...]:
+    """``first`` and the best play after it, up to :data:`LINE_PLIES` moves: forced and winning
+    moves as :func:`evaluate` finds them, otherwise the move of a search with 1/8 of the budget."""
+    sub_sims = max(1, sims // _LINE_SHARE)
+    sub_seconds = None if seconds is None else seconds / _LINE_SHARE
+    after = game.copy()
+    after.play(first)
+    line = [first]
+    while len(line) < LINE_PLIES and not after.is_over():
+        legal = after.legal_moves()
+        if len(legal) == 1:
+            move = str(legal[0])
+        else:
+            won = _winning_seven(after)
+            move = won if won is not None else str(_search(after, sub_sims, sub_seconds, seed + len(line))[0])
+        line.append(move)
+        after.play(move)
+    return tuple(line)
+
+
+def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Move, float, int, bool]:
+    """The master level's search: (its move, the root value for the side to move, simulations run,
+    whether that value is proven).  On the C kernel the search's solver proves positions: a move
+    proven won makes the position won (value 1), every legal move proven lost makes it lost (0)."""
     from jericho_game.players.levels import MASTER_TIME, master
     from jericho_game.players.mcts import KernelMCTSPlayer, MCTSPlayer, Node
 
@@ -172,6 +265,11 @@ def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Mo
     if isinstance(player, KernelMCTSPlayer):
         move = player.choose_move(game, Limit(nodes=sims, time=cap, seed=seed))
         children = [(visits, wins) for _, visits, wins in player.last_children]
+        proofs = player.last_proofs
+        if 1 in proofs.values():
+            return move, 1.0, sum(n for n, _ in children), True
+        if len(proofs) == len(game.legal_moves()) and all(p == 0 for p in proofs.values()):
+            return move, 0.0, sum(n for n, _ in children), True
     else:  # the pure-Python search (no C kernel): the same algorithm, run on a root we keep
         assert isinstance(player, MCTSPlayer)
         state = kernel.python_state(game_state(game))
@@ -182,7 +280,7 @@ def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Mo
         children = [(ch.n, ch.w) for ch in root.children]
     visits = sum(n for n, _ in children)
     value = sum(w for _, w in children) / visits if visits else 0.5
-    return move, min(1.0, max(0.0, value)), visits
+    return move, min(1.0, max(0.0, value)), visits, False
 
 
 def evaluate_game(
@@ -212,7 +310,75 @@ def judge(moves: list[str], evals: list[PositionEval]) -> list[MoveJudgement]:
         move = moves[k - 1]
         b, a = before.chance(side), after.chance(side)
         loss = 0.0 if move == before.best else max(0.0, b - a)  # a forced move is the preferred one
-        out.append(MoveJudgement(k, move, side, b, a, round(loss, 4), classify(loss), before.best))
+        mark = classify(loss)
+        # an undecided game made lost: a blunder whatever the size of the drop
+        lost_it = not decided(b, before.exact) and a <= DECIDED + 1e-9 and loss >= DECIDING_LOSS - 1e-9
+        if lost_it:
+            mark = "blunder"
+        out.append(MoveJudgement(k, move, side, b, a, round(loss, 4), mark, before.best, lost_it))
+    return out
+
+
+def move_accuracy(loss: float) -> float:
+    """A move's accuracy, 0–100, from its mover's ``loss`` of winning chance (0–1 scale), by lichess's
+    curve on points: ``103.1668 · exp(−0.04354 · points) − 3.1669 + 1``, clamped to 0…100."""
+    if loss <= 0:
+        return 100.0
+    raw = 103.1668100711649 * math.exp(-0.04354415386753951 * loss * 100.0) - 3.166924740191411 + 1.0
+    return min(100.0, max(0.0, raw))
+
+
+def accuracy(judgements: list[MoveJudgement], evals: list[PositionEval]) -> dict[str, float | None]:
+    """Each side's accuracy (0–100, ``None`` for a side without a judged move), as the module
+    describes: the mean of the volatility-weighted mean and the harmonic mean of its moves'
+    accuracies.  ``evals`` as for :func:`judge` (the positions around every judged move)."""
+    n = len(judgements)
+    if n == 0:
+        return {"south": None, "north": None}
+    chances = [e.south * 100.0 for e in evals[: n + 1]]
+    size = min(8, max(2, n // 10))
+    # one window per move: the first ones repeat the opening window (as lichess does)
+    first = chances[:size]
+    windows = [first] * (min(size, len(chances)) - 2)
+    windows += [chances[i : i + size] for i in range(max(1, len(chances) - size + 1))]
+    weights = [min(12.0, max(0.5, statistics.pstdev(w))) for w in windows[:n]]
+    out: dict[str, float | None] = {}
+    for side in ("south", "north"):
+        mine = [(move_accuracy(j.loss), weights[j.ply - 1]) for j in judgements if j.side == side]
+        if not mine:
+            out[side] = None
+            continue
+        weighted = sum(a * w for a, w in mine) / sum(w for _, w in mine)
+        harmonic = len(mine) / sum(1.0 / max(1.0, a) for a, _ in mine)
+        out[side] = round((weighted + harmonic) / 2.0, 1)
+    return out
+
+
+@dataclass(frozen=True)
+class TurningPoint:
+    """One of the moves that lost its side the most: move number ``ply``, its ``loss`` and its
+    ``share`` of everything that side lost in the game (0–1)."""
+
+    ply: int
+    side: str
+    move: str
+    loss: float
+    share: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+def turning_points(judgements: list[MoveJudgement], count: int = TURNING) -> dict[str, list[TurningPoint]]:
+    """Per side, its ``count`` costliest moves (loss above 0, marked or not), costliest first (the
+    earlier of equal ones first), with their share of the side's total loss (its *slide*)."""
+    out: dict[str, list[TurningPoint]] = {}
+    for side in ("south", "north"):
+        mine = [j for j in judgements if j.side == side and j.loss > 0]
+        total = sum(j.loss for j in mine)
+        top = sorted(mine, key=lambda j: (-j.loss, j.ply))[:count]
+        out[side] = [TurningPoint(j.ply, side, j.move, j.loss, round(j.loss / total, 4)) for j in top]
     return out
 
 
@@ -249,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sims", type=int, default=20_000, help="simulations per position (default 20000)")
     parser.add_argument("--seconds", type=float, default=1.0, help="at most this long per position (default 1)")
     args = parser.parse_args(argv)
+    from jericho_game.record import move_label
+
     if args.record:
         from jericho_game.record import read_record
 
@@ -265,6 +433,14 @@ def main(argv: list[str] | None = None) -> int:
         j = judged.get(ev.ply)
         played = f"{j.move:>7} {j.side:5} loss {j.loss:.2f} {j.mark or '':10}" if j else " " * 37
         print(f"{ev.ply:3}  {played} South {ev.south:.3f}{' exact' if ev.exact else '      '}  AI prefers {ev.best}")
+    judgements = list(judged.values())
+    acc = accuracy(judgements, evals)
+    first = evals[0].turn if evals else "south"
+    for side, points in turning_points(judgements).items():
+        steps = ", ".join(
+            f"{move_label(t.ply, first)} {t.move} -{round(t.loss * 100)} ({round(t.share * 100)}%)" for t in points
+        )
+        print(f"{side}: accuracy {acc[side]}; turning points: {steps or 'none'}")
     n = len(evals)
     print(
         f"{len(moves)} moves, {n} positions, {args.sims} simulations per position (at most {args.seconds:g} s): "

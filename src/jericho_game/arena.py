@@ -7,8 +7,10 @@ openings, each played twice with the sides swapped.  An opening is ``--opening``
 uniformly random moves from the start, drawn from the seed and the opening's number,
 so every pairing meets the same openings.  Games run in ``--jobs`` processes; each
 finished game is written at once as a record in ``--out`` (as ``game-PAIRING-INDEX.jgn``, so Ctrl-C keeps them), then
-the table is printed: wins/draws/losses per pairing, an Elo rating per player with a
-95% confidence interval, and the mean time per move.  A player that raises or answers an
+the table is printed: wins/draws/losses per pairing with each side's mean and longest
+time per move, an Elo rating per player with a 95% confidence interval, and its mean and
+longest time per move; a warning names every pairing whose two sides' mean times per move
+differ by more than 10% (:func:`time_warning`: such a match was not at equal time).  A player that raises or answers an
 illegal move loses that game by forfeit (the game's ``error`` says why) and the round
 robin goes on.
 
@@ -52,6 +54,7 @@ __all__ = [
     "opening",
     "bradley_terry",
     "elo_table",
+    "time_warning",
 ]
 
 
@@ -85,6 +88,8 @@ class GameResult:
     time_north: float = 0.0
     moves_south: int = 0
     moves_north: int = 0
+    max_south: float = 0.0
+    max_north: float = 0.0
     record: str | None = None
     error: str | None = field(default=None)
 
@@ -112,6 +117,7 @@ def play_game(task: Task) -> GameResult:
         make_player(task.north, seed=task.seed * 2 + 2),
     ]
     spent = [0.0, 0.0]
+    longest = [0.0, 0.0]
     count = [0, 0]
     move_no = 0
     error: str | None = None
@@ -126,7 +132,9 @@ def play_game(task: Task) -> GameResult:
                 move = players[side].choose_move(game, limit)
             except Exception as exc:  # a crashed or hung engine, a player bug: it loses this game
                 error = f"{who} failed: {type(exc).__name__}: {exc}"
-            spent[side] += time.perf_counter() - t0
+            took = time.perf_counter() - t0
+            spent[side] += took
+            longest[side] = max(longest[side], took)
             count[side] += 1
             if error is None and not game.is_legal(move):
                 error = f"{who} played an illegal move {move}: {game.why_illegal(move)}"
@@ -158,6 +166,8 @@ def play_game(task: Task) -> GameResult:
         time_north=spent[1],
         moves_south=count[0],
         moves_north=count[1],
+        max_south=longest[0],
+        max_north=longest[1],
         error=error,
     )
 
@@ -380,6 +390,9 @@ def summarise(
     scored: list[tuple[int, int, int, float]] = []
     time_spent = [0.0] * len(specs)
     moves_made = [0] * len(specs)
+    longest = [0.0] * len(specs)
+    # Per pairing (a, b): [time of a, moves of a, max of a, time of b, moves of b, max of b].
+    pair_times: dict[tuple[int, int], list[float]] = {}
     for r in finished:
         i, j = index[r.south], index[r.north]
         a, b = min(i, j), max(i, j)
@@ -399,6 +412,17 @@ def summarise(
         moves_made[i] += r.moves_south
         time_spent[j] += r.time_north
         moves_made[j] += r.moves_north
+        longest[i] = max(longest[i], r.max_south)
+        longest[j] = max(longest[j], r.max_north)
+        pt = pair_times.setdefault((a, b), [0.0] * 6)
+        for who, spent, count, most in (
+            (i, r.time_south, r.moves_south, r.max_south),
+            (j, r.time_north, r.moves_north, r.max_north),
+        ):
+            off = 0 if who == a else 3
+            pt[off] += spent
+            pt[off + 1] += count
+            pt[off + 2] = max(pt[off + 2], most)
     ratings = elo_table(len(specs), scored, seed=seed) if scored else [(math.nan, math.nan, math.nan)] * len(specs)
     players = []
     for k, spec in enumerate(specs):
@@ -411,15 +435,32 @@ def summarise(
                 "elo_low": round(lo, 1) if played else None,
                 "elo_high": round(hi, 1) if played else None,
                 "mean_time_per_move": time_spent[k] / moves_made[k] if moves_made[k] else 0.0,
+                "max_time_per_move": longest[k],
                 "moves": moves_made[k],
             }
         )
     pairings = []
-    for row in pairs.values():
+    times: list[dict[str, Any]] = []
+    warnings = []
+    for key, row in pairs.items():
         g = row["wins"] + row["draws"] + row["losses"]
         row["games"] = g
         row["score_a"] = round((row["wins"] + 0.5 * row["draws"]) / g, 4) if g else 0.0
         pairings.append(row)
+        # Times apart from the results: the results reproduce with a seed, times never do.
+        pt = pair_times[key]
+        tr = {
+            "a": row["a"],
+            "b": row["b"],
+            "mean_time_a": pt[0] / pt[1] if pt[1] else 0.0,
+            "max_time_a": pt[2],
+            "mean_time_b": pt[3] / pt[4] if pt[4] else 0.0,
+            "max_time_b": pt[5],
+        }
+        times.append(tr)
+        warning = time_warning(tr["a"], tr["mean_time_a"], tr["b"], tr["mean_time_b"])
+        if warning is not None:
+            warnings.append(warning)
     return {
         "seed": seed,
         "players": players,
@@ -428,30 +469,57 @@ def summarise(
         "planned_games": planned,
         "finished_games": len(finished),
         "forfeits": sum(1 for r in finished if r.error is not None),
+        "pairing_times": times,
+        "time_warnings": warnings,
         "interrupted": interrupted,
         "seconds": round(seconds, 2),
         "machine": f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}",
     }
 
 
+#: The arena warns when the two sides of a pairing spent mean times per move whose ratio is above this.
+TIME_RATIO_WARNING = 1.10
+#: ... unless both means are below this many seconds (instant players differ by noise alone).
+TIME_WARNING_FLOOR = 0.01
+
+
+def time_warning(a: str, mean_a: float, b: str, mean_b: float) -> str | None:
+    """A warning when ``a`` and ``b`` did not play at equal time (mean s/move more than 10% apart)."""
+    low, high = sorted((mean_a, mean_b))
+    if high < TIME_WARNING_FLOOR or (low > 0 and high / low <= TIME_RATIO_WARNING):
+        return None
+    ratio = f"{100 * (high / low - 1):.0f}% more" if low > 0 else "all the time"
+    return (
+        f"warning: unequal time: {a} {mean_a:.3f} s/move vs {b} {mean_b:.3f} s/move "
+        f"({ratio} for the slower side; the limit is 10%)"
+    )
+
+
 def format_table(summary: dict[str, Any]) -> str:
     """The printed table: pairings, then ratings."""
     lines = []
     w = max([len(p["a"]) for p in summary["pairings"]] + [len(p["b"]) for p in summary["pairings"]] + [6])
-    lines.append(f"{'player A':<{w}}  {'player B':<{w}}  {'W':>4} {'D':>4} {'L':>4}  {'A score':>7}")
-    for p in summary["pairings"]:
+    head = f"{'player A':<{w}}  {'player B':<{w}}  {'W':>4} {'D':>4} {'L':>4}  {'A score':>7}"
+    lines.append(f"{head}  {'A s/move (max)':>16}  {'B s/move (max)':>16}")
+    times = summary.get("pairing_times") or [{}] * len(summary["pairings"])
+    for p, t in zip(summary["pairings"], times, strict=True):
         wdl = f"{p['wins']:>4} {p['draws']:>4} {p['losses']:>4}"
-        lines.append(f"{p['a']:<{w}}  {p['b']:<{w}}  {wdl}  {100 * p['score_a']:>6.1f}%")
+        ta = f"{t.get('mean_time_a', 0.0):.3f} ({t.get('max_time_a', 0.0):.3f})"
+        tb = f"{t.get('mean_time_b', 0.0):.3f} ({t.get('max_time_b', 0.0):.3f})"
+        lines.append(f"{p['a']:<{w}}  {p['b']:<{w}}  {wdl}  {100 * p['score_a']:>6.1f}%  {ta:>16}  {tb:>16}")
     lines.append("")
-    lines.append(f"{'player':<{w}}  {'Elo':>7}  {'95% CI':>17}  {'s/move':>8}  {'moves':>6}")
+    lines.append(f"{'player':<{w}}  {'Elo':>7}  {'95% CI':>17}  {'s/move':>8}  {'max s':>8}  {'moves':>6}")
     for p in sorted(summary["players"], key=lambda x: -(x["elo"] if x["elo"] is not None else -1e9)):
         if p["elo"] is None:
-            lines.append(f"{p['player']:<{w}}  {'-':>7}  {'(no game)':>17}  {'-':>8}  {0:>6}")
+            lines.append(f"{p['player']:<{w}}  {'-':>7}  {'(no game)':>17}  {'-':>8}  {'-':>8}  {0:>6}")
             continue
         ci = f"[{p['elo_low']:.0f}, {p['elo_high']:.0f}]"
-        lines.append(
-            f"{p['player']:<{w}}  {p['elo']:>7.0f}  {ci:>17}  {p['mean_time_per_move']:>8.3f}  {p['moves']:>6}"
-        )
+        mean, most = p["mean_time_per_move"], p.get("max_time_per_move", 0.0)
+        lines.append(f"{p['player']:<{w}}  {p['elo']:>7.0f}  {ci:>17}  {mean:>8.3f}  {most:>8.3f}  {p['moves']:>6}")
+    warnings = summary.get("time_warnings") or []
+    if warnings:
+        lines.append("")
+        lines.extend(warnings)
     status = " (interrupted)" if summary["interrupted"] else ""
     if summary.get("forfeits"):
         status += f", {summary['forfeits']} lost by a failing player (see 'error' in the JSON)"

@@ -27,17 +27,23 @@ Commands (keywords in any case; moves in the notation of RULES.md §7)::
     quit                      -> bye                     (end of input also ends the engine)
 
 Served by :func:`serve`, a ``go`` searches in a thread while stdin is still read:
-``stop`` (or ``quit``, or the end of input) ends the search at once with the best move
-found so far; other commands wait for the search and are answered in order.  Budgets are
-capped (:data:`MAX_TIME`, :data:`MAX_NODES`) and lines longer than :data:`MAX_LINE`
-characters are refused unread.
+``stop`` (or ``quit``, or Ctrl-C) ends the search at once with the best move found so
+far; at the end of input the search runs its whole budget, is answered, and the engine
+exits; other commands wait for the search and are answered in order.  ``quit``, the end
+of input and Ctrl-C end the engine with status 0.  ``go time/nodes`` replace the
+player's own budget.  Budgets are capped (:data:`MAX_TIME`, :data:`MAX_NODES`), lines
+longer than :data:`MAX_LINE` characters are refused unread, and no reply echoes more
+than 40 characters of a word the client sent.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import os
 import queue
+import re
+import signal
 import sys
 import threading
 import time
@@ -49,7 +55,9 @@ from jericho_game import __version__
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move
+from jericho_game.players._util import TIME_SAFETY, search_budget
 from jericho_game.players.base import Limit, Player, PlayerSpecError, make_player
+from jericho_game.players.mcts import DEFAULT_SIMS
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -76,11 +84,18 @@ MAX_TIME = 600.0
 MAX_NODES = 1_000_000
 #: The largest ``go seed``.
 MAX_SEED = 2**63 - 1
-#: Simulations per slice of a resumable search (see :class:`Search`): ``stop`` waits at
-#: most one slice (well under 0.1 s with the MCTS players on the development machine).
-SLICE_NODES = 256
+#: Most simulations per slice of a resumable search (see :class:`Search`); a slice also
+#: ends after :data:`SLICE_SECONDS`, so ``stop`` waits at most one short slice.
+SLICE_NODES = 1024
 #: Longest echo of a client's word inside an error message.
 _ECHO = 40
+#: The longest name ``setoption name`` accepts.
+MAX_NAME = 100
+#: Longest slice of a resumable search in seconds: ``stop`` (and ``quit``, Ctrl-C) is
+#: answered within about this long (the issue's bound is 0.2 s).
+SLICE_SECONDS = 0.05
+#: Seconds ``quit`` or Ctrl-C waits for a search that cannot be stopped before the engine exits anyway.
+_EXIT_GRACE = 2.0
 
 _HELP = [
     "identify                       name, version, protocol and player, then ready",
@@ -101,12 +116,6 @@ _HELP = [
 ]
 
 
-def _player_spec(spec: str) -> str:
-    # Inside "external:cmd=..." specs, commas separate the outer options, so an inner
-    # player's options may be written with ";" instead.
-    return spec.replace(";", ",")
-
-
 class EngineSession:
     """The protocol's state machine: feed it lines with :meth:`handle`, write what it returns.
 
@@ -124,7 +133,8 @@ class EngineSession:
         self.player = player
         self.spec = spec or getattr(player, "name", "?")
         self.name = name or f"jericho {self.spec}"
-        self.player_factory = player_factory or (lambda s: make_player(_player_spec(s)))
+        # The same spec grammar as everywhere else (make_player: "," or ";" between options).
+        self.player_factory = player_factory or make_player
         self.game = Game()
         self.done = False
 
@@ -145,10 +155,10 @@ class EngineSession:
         try:
             out: list[str] = handler(words[1:])
         except (_CommandError, JerichoError) as exc:
-            return [f"error {_one_line(str(exc))}"]
+            return [_capped(f"error {_one_line(str(exc))}", text)]
         # Texts from outside (a player's name or error, an option value) must not break
         # the grammar: every reply is exactly one line.
-        return [_one_line(line) for line in out]
+        return [_capped(_one_line(line), text) if line.startswith("error") else _one_line(line) for line in out]
 
     # -- commands -----------------------------------------------------------------------------
     def _cmd_identify(self, args: list[str]) -> list[str]:
@@ -191,10 +201,10 @@ class EngineSession:
                 raise _CommandError(f"bad position: {exc}") from None
             rest = rest[_POSITION_FIELDS:]
         else:
-            raise _CommandError(f"position {args[0]!r}: expected 'start' or 'text'")
+            raise _CommandError(f"position {_echo(args[0])}: expected 'start' or 'text'")
         if rest:
             if rest[0].lower() != "moves":
-                raise _CommandError(f"unexpected {rest[0]!r} after the position: expected 'moves M...'")
+                raise _CommandError(f"unexpected {_echo(rest[0])} after the position: expected 'moves M...'")
             _play_all(game, rest[1:])
         self.game = game
         return ["ok"]
@@ -233,7 +243,7 @@ class EngineSession:
             try:
                 return self.search(words[1:])
             except (_CommandError, JerichoError) as exc:
-                return [f"error {_one_line(str(exc))}"]
+                return [_capped(f"error {_one_line(str(exc))}", line)]
         return self.handle(line)
 
     def search(self, args: list[str]) -> Search:
@@ -301,15 +311,19 @@ class EngineSession:
             if old is not player:
                 _close(old)
         elif key == "name":
+            if len(value) > MAX_NAME:
+                raise _CommandError(f"the name {_echo(value)} is too long: at most {MAX_NAME} characters")
             self.name = value
         else:
-            raise _CommandError(f"unknown option {args[0]!r}: options are player, name")
+            raise _CommandError(f"unknown option {_echo(args[0])}: options are player, name")
         return ["ok"]
 
     def _cmd_help(self, args: list[str]) -> list[str]:
+        _no_args("help", args)
         return [f"info {line}" for line in _HELP] + ["ok"]
 
     def _cmd_quit(self, args: list[str]) -> list[str]:
+        _no_args("quit", args)  # "quit now" is a typo, not a quit: the session goes on
         self.done = True
         return ["bye"]
 
@@ -326,6 +340,24 @@ def _one_line(text: str) -> str:
 def _echo(text: str) -> str:
     """``text`` quoted for an error message, cut to a few words: a reply never echoes a flood."""
     return repr(text if len(text) <= _ECHO else text[:_ECHO] + "...")
+
+
+def _capped(reply: str, command: str) -> str:
+    """``reply`` with every word of the client's ``command`` longer than the echo cap cut to it.
+
+    The safety net behind :func:`_echo`: a message built elsewhere (a move parser's, a
+    player factory's) may quote what it was given in full.
+    """
+    if len(reply) <= _ECHO:
+        return reply
+    # Whole words, and their parts between the spec and option separators (a message may
+    # quote just an option's value).
+    texts = {w for w in command.split() if len(w) > _ECHO}
+    texts |= {part for w in texts for part in re.split(r"[=:,;'\"]+", w) if len(part) > _ECHO}
+    for text in sorted(texts, key=len, reverse=True):
+        for form in {text, repr(text)[1:-1]}:
+            reply = reply.replace(form, form[:_ECHO] + "...")
+    return reply
 
 
 def _no_args(command: str, args: list[str]) -> None:
@@ -382,7 +414,7 @@ def _play_all(game: Game, moves: Iterable[str]) -> None:
         try:
             game.play(text)
         except JerichoError as exc:
-            raise _CommandError(f"illegal move {i} {text!r}: {exc}") from None
+            raise _CommandError(f"illegal move {i} {_echo(text)}: {exc}") from None
 
 
 def _resumable(player: Player) -> bool:
@@ -400,20 +432,23 @@ class Search:
     How ``stop`` reaches the player, without the player knowing about the protocol:
 
     * a *resumable* player (the MCTS players, see :func:`_resumable`) searches in slices
-      of :data:`SLICE_NODES` simulations, one ``choose_move`` each, on one tree; the
-      first slice gets the seed, the budget (``go``'s, else the player's own ``sims`` and
-      ``time``) is counted across slices, so an uninterrupted search plays exactly the
-      move of one unsliced search.  ``stop`` ends it after the current slice with the move
-      the whole search prefers so far;
+      of at most :data:`SLICE_NODES` simulations and :data:`SLICE_SECONDS` seconds, one
+      ``choose_move`` each, on one tree; the first slice gets the seed, the budget
+      (``go``'s, else the player's own ``sims`` and ``time``, by the players' own rule
+      :func:`~jericho_game.players._util.search_budget`) is counted across slices, so an
+      uninterrupted search plays exactly the move of one unsliced search and spends the
+      same time.  ``stop`` ends it after the current slice with the move the whole
+      search prefers so far;
     * a player offering ``stop()`` (``alphabeta``, which ends its search within about a
-      millisecond with the move of its last completed depth; the ``external`` player,
-      which forwards ``stop`` to its program) is told to stop and answers with its best
-      move; a stop that comes after the search has answered is withdrawn
-      (``reset_stop()``, where the player has one) so it cannot cut the next search;
-    * any other player (``random``, ``greedy`` and ``easy`` answer at once;
-      ``openspiel-mcts``, and an MCTS player given no budget at all) runs in one piece:
-      ``stop`` waits for its answer, which its budget — capped by :data:`MAX_TIME` and
-      :data:`MAX_NODES` when given in ``go`` — bounds.
+      millisecond with the move of its last completed depth; ``net+mcts``, after its
+      current simulation; the ``external`` player, which forwards ``stop`` to its
+      program) is told to stop and answers with its best move; a stop that comes after
+      the search has answered is withdrawn (``reset_stop()``, where the player has one)
+      so it cannot cut the next search;
+    * any other player (``random``, ``greedy``, ``easy`` and ``net`` answer at once;
+      ``openspiel-mcts``) runs in one piece: ``stop`` waits for its answer, which its
+      budget — capped by :data:`MAX_TIME` and :data:`MAX_NODES` when given in ``go`` —
+      bounds.
     """
 
     def __init__(self, player: Player, game: Game, limit: Limit) -> None:
@@ -435,7 +470,10 @@ class Search:
             stop = getattr(self.player, "stop", None)
             with self._lock:  # never tell the player once its answer is in (see run)
                 if callable(stop) and not self._finished:
-                    stop()
+                    try:
+                        stop()
+                    except Exception:  # noqa: BLE001 - e.g. an external program already gone (Ctrl-C reaches
+                        pass  # it too): its search then fails and is answered with the reason
 
     @property
     def stopped(self) -> bool:
@@ -467,22 +505,25 @@ class Search:
 
     def _sliced(self) -> Move:
         player = self.player
-        own_sims = getattr(player, "sims", None)
-        own_time = getattr(player, "time", None)
-        nodes = self.limit.nodes if self.limit.nodes is not None else own_sims
-        secs = self.limit.time if self.limit.time is not None else own_time
-        if self.limit.time is not None and own_time is not None:
-            secs = min(self.limit.time, own_time)
-        if nodes is None and secs is None:
-            return self._whole()  # the player's own default budget, in one piece
+        # The same budget the player would spend in one call (an explicit limit replaces
+        # its own), cut into slices short enough for stop to be answered at once.
+        nodes, secs = search_budget(
+            self.limit, getattr(player, "sims", None), getattr(player, "time", None), DEFAULT_SIMS
+        )
         start = time.perf_counter()
+        end = None if secs is None else start + secs * TIME_SAFETY
         done = 0
         move: Move | None = None
         while True:
             left_nodes = SLICE_NODES if nodes is None else min(SLICE_NODES, nodes - done)
-            left_time = None if secs is None else secs - (time.perf_counter() - start)
+            slice_time = SLICE_SECONDS
+            if end is not None:
+                slice_time = min(slice_time, end - time.perf_counter())
+                if move is not None and slice_time < 0.002:
+                    break  # the time is spent
+                slice_time = max(slice_time, 0.002)
             before = (getattr(player, "last_sims", None), getattr(player, "last_seconds", None))
-            limit = Limit(time=left_time, nodes=left_nodes, seed=self.limit.seed if move is None else None)
+            limit = Limit(time=slice_time, nodes=left_nodes, seed=self.limit.seed if move is None else None)
             move = player.choose_move(self.game.copy(), limit)
             self.slices += 1
             after = (getattr(player, "last_sims", None), getattr(player, "last_seconds", None))
@@ -491,8 +532,6 @@ class Search:
             done += int(getattr(player, "last_sims", left_nodes))
             if self._stop.is_set() or (nodes is not None and done >= nodes):
                 break
-            if secs is not None and time.perf_counter() - start >= secs * _TIME_FRACTION:
-                break
         return move
 
     def answer(self) -> list[str]:
@@ -500,11 +539,6 @@ class Search:
         if self.error is not None:
             return [f"error {_one_line(self.error)}"]
         return [f"info time {self.elapsed:.3f}", f"bestmove {self.move}"]
-
-
-#: A sliced search with a time budget ends once this fraction of it is spent (the players
-#: keep the same margin for their own overheads).
-_TIME_FRACTION = 0.85
 
 
 class _TooLong:
@@ -533,10 +567,6 @@ def _read_lines(stdin: TextIO, put: Callable[[object], None]) -> None:
     put(_EOF)
 
 
-#: Seconds a search stopped by the end of input may take to answer before the engine exits anyway.
-_EOF_GRACE = 2.0
-
-
 def _wait_for(inbox: queue.Queue[object], wanted: object, seconds: float) -> bool:
     """Whether ``wanted`` arrives in ``inbox`` within ``seconds`` (other items are dropped)."""
     end = time.monotonic() + seconds
@@ -550,71 +580,109 @@ def _wait_for(inbox: queue.Queue[object], wanted: object, seconds: float) -> boo
 
 
 def serve(session: EngineSession, stdin: TextIO, stdout: TextIO) -> int:
-    """Answer commands from ``stdin`` until ``quit`` or end of input; returns the exit status.
+    """Answer commands from ``stdin`` until ``quit``, end of input or Ctrl-C; returns 0.
 
     ``go`` searches in a thread while input is still read: ``stop`` ends the search
-    (the ``go`` answers, then the ``stop`` answers ``ok``), ``quit`` and the end of input
-    end it and the engine (at the end of input, a search that cannot be stopped is left
-    behind after :data:`_EOF_GRACE` seconds); any other command waits for the search, in order.
+    (the ``go`` answers, then the ``stop`` answers ``ok``); ``quit`` ends it and the
+    engine (a search that cannot be stopped is left behind after :data:`_EXIT_GRACE`
+    seconds); any other command waits for the search, in order.  The end of input is
+    the end of the commands, not of the work: a running search finishes its budget, its
+    ``go`` and the commands before the end are answered, then the engine exits.  Ctrl-C
+    (``KeyboardInterrupt`` in the thread running this) acts like ``quit``.
     """
-    inbox: queue.Queue[object] = queue.Queue()
-    threading.Thread(target=_read_lines, args=(stdin, inbox.put), daemon=True).start()
-    backlog: deque[object] = deque()
+    server = _Server(session, stdin, stdout)
+    try:
+        return server.loop()
+    except KeyboardInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the way out
+        server.interrupted()
+        return 0
 
-    def write(lines: list[str]) -> None:
+
+class _Server:
+    """The reading loop of :func:`serve` (its state is kept here for Ctrl-C's way out)."""
+
+    def __init__(self, session: EngineSession, stdin: TextIO, stdout: TextIO) -> None:
+        self.session = session
+        self.stdout = stdout
+        self.inbox: queue.Queue[object] = queue.Queue()
+        self.backlog: deque[object] = deque()
+        self.search: Search | None = None  # the running search
+        threading.Thread(target=_read_lines, args=(stdin, self.inbox.put), daemon=True).start()
+
+    def write(self, lines: list[str]) -> None:
         try:
             for reply in lines:
-                stdout.write(reply + "\n")
-            stdout.flush()
+                self.stdout.write(reply + "\n")
+            self.stdout.flush()
         except (OSError, ValueError):  # the client has gone: nothing more to tell it
             pass
 
-    def next_item() -> object:
-        return backlog.popleft() if backlog else inbox.get()
+    def next_item(self) -> object:
+        return self.backlog.popleft() if self.backlog else self.inbox.get()
 
-    while True:
-        item = next_item()
-        if item is _EOF:
-            return 0
-        if isinstance(item, _TooLong):
-            write([f"error line too long: more than {MAX_LINE} characters (not read)"])
-            continue
-        assert isinstance(item, str)
-        begun = session.begin(item)
-        if isinstance(begun, list):
-            write(begun)
-            if session.done:
-                return 0
-            continue
-        search = begun
+    def interrupted(self) -> None:
+        """Ctrl-C: stop a running search, give it a moment to answer, then leave."""
+        search = self.search
+        if search is not None:
+            search.stop()
+            if _wait_for(self.inbox, _DONE, _EXIT_GRACE):
+                self.write(search.answer())
 
-        def run_and_signal(search: Search = search) -> None:
-            search.run()
-            inbox.put(_DONE)
-
-        threading.Thread(target=run_and_signal, daemon=True).start()
-        # Commands sent during the search are answered after it, in order (a stop is
-        # acted on at once, and its own "ok" then comes in its turn).
-        waiting: list[object] = []
+    def loop(self) -> int:
+        session = self.session
         while True:
-            item = next_item()
-            if item is _DONE:
-                break
+            item = self.next_item()
             if item is _EOF:
-                # No more commands will come: stop the search and give it a moment to
-                # answer; one that cannot be stopped is left behind and the engine exits.
-                search.stop()
-                if not _wait_for(inbox, _DONE, _EOF_GRACE):
+                return 0
+            if isinstance(item, _TooLong):
+                self.write([f"error line too long: more than {MAX_LINE} characters (not read)"])
+                continue
+            assert isinstance(item, str)
+            begun = session.begin(item)
+            if isinstance(begun, list):
+                self.write(begun)
+                if session.done:
                     return 0
-                waiting.append(item)  # the commands sent before the end are still answered
-                break
-            word = item.split(maxsplit=1)[0].lower() if isinstance(item, str) and item.strip() else ""
-            if word in ("quit", "stop"):
-                search.stop()
-            waiting.append(item)
-        write(search.answer())
-        # What came during the search goes first, in order, before reading more.
-        backlog.extendleft(reversed(waiting))
+                continue
+            search = self.search = begun
+
+            def run_and_signal(search: Search = search) -> None:
+                search.run()
+                self.inbox.put(_DONE)
+
+            threading.Thread(target=run_and_signal, daemon=True).start()
+            if any(isinstance(x, str) and x.split() == ["quit"] for x in self.backlog):
+                search.stop()  # a quit is already waiting: no search before it runs its course
+            # Commands sent during the search are answered after it, in order (a stop is
+            # acted on at once, and its own "ok" then comes in its turn).
+            waiting: list[object] = []
+            while True:
+                item = self.next_item()
+                if item is _DONE:
+                    break
+                if item is _EOF:
+                    waiting.append(item)  # no more commands: the search goes on to its end
+                    continue
+                word = item.split(maxsplit=1)[0].lower() if isinstance(item, str) and item.strip() else ""
+                waiting.append(item)
+                if word == "stop":
+                    search.stop()
+                elif (
+                    word == "quit" and isinstance(item, str) and len(item.split()) == 1
+                ):  # ("quit now" is refused in its turn)
+                    search.stop()
+                    # Commands after quit are never read; a search that cannot be stopped is left behind.
+                    if not _wait_for(self.inbox, _DONE, _EXIT_GRACE):
+                        self.search = None
+                        self.write(["bye"])
+                        return 0
+                    break
+            self.search = None
+            self.write(search.answer())
+            # What came during the search goes first, in order, before reading more.
+            self.backlog.extendleft(reversed(waiting))
 
 
 def add_arguments(parser: argparse.ArgumentParser, name: str = "engine") -> None:
@@ -629,17 +697,35 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "engine") -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the engine on stdin/stdout."""
+    """Run the engine on stdin/stdout; ends the process with status 0 on quit, end of input and Ctrl-C."""
     spec = str(args.player)
     try:
-        player = _checked_player(lambda s: make_player(_player_spec(s)), spec)
+        player = _checked_player(make_player, spec)
     except _CommandError as exc:
         print(f"jericho engine: {exc}".replace("bad player", "bad --player", 1), file=sys.stderr)
         return 2
     session = EngineSession(player, spec=spec, name=getattr(args, "name", None))
-    # Undecodable bytes become U+FFFD (and then a clear error), never a crash.
-    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline=None)
+    # stdin is read by a daemon thread through an unbuffered file of its own: the
+    # interpreter's sys.stdin buffer is never locked by it (a locked buffer at shutdown
+    # is the "Fatal Python error: _enter_buffered_busy" abort).  Undecodable bytes become
+    # U+FFFD (and then a clear error), never a crash.
+    raw = io.FileIO(sys.stdin.fileno(), "r", closefd=False)
+    stdin = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
+    status = 0
     try:
-        return serve(session, stdin, sys.stdout)
+        status = serve(session, stdin, sys.stdout)
+    except KeyboardInterrupt:  # Ctrl-C outside the serving loop (e.g. at its very start)
+        status = 0
     finally:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         _close(session.player)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+    # Leave at once: the stdin reader (and a search that could not be stopped) are daemon
+    # threads still inside blocking calls; they must not take part in the interpreter's
+    # shutdown, where they made the process abort after "bye".
+    os._exit(status)

@@ -32,6 +32,7 @@ from typing import Any, NoReturn
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move, parse_move
+from jericho_game.players._util import search_budget
 from jericho_game.players.base import Limit
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "EngineError",
     "EngineProtocolError",
     "EngineTimeout",
+    "STARTUP_TIMEOUT",
     "ExternalEnginePlayer",
     "Reply",
     "resolve_command",
@@ -48,6 +50,8 @@ __all__ = [
 
 FINAL_WORDS = ("ok", "error", "bestmove", "ready", "bye")
 _MAX_DATA_LINES = 10_000
+#: Seconds an engine program has to start and answer its first ``identify``.
+STARTUP_TIMEOUT = 5.0
 
 
 class EngineError(JerichoError):
@@ -112,8 +116,10 @@ class EngineClient:
     """A running engine program and the protocol's commands as methods.
 
     ``cmd`` is the program (string split like a shell would, or a list).  ``timeout`` is
-    the default number of seconds to wait for each answer (``go`` adds its time limit).
-    Use it as a context manager, or call :meth:`close`.
+    the default number of seconds to wait for each answer (``go`` adds its time limit);
+    ``startup`` bounds the start: the program must answer the first ``identify`` within
+    that many seconds (default :data:`STARTUP_TIMEOUT`, never more than ``timeout``), else it is stopped and
+    :class:`EngineTimeout` says so.  Use it as a context manager, or call :meth:`close`.
     """
 
     def __init__(
@@ -122,9 +128,14 @@ class EngineClient:
         timeout: float = 10.0,
         cwd: str | os.PathLike[str] | None = None,
         env: dict[str, str] | None = None,
+        startup: float | None = None,
     ) -> None:
         self.args = resolve_command(cmd)
         self.timeout = float(timeout)
+        if startup is not None and not startup > 0:
+            raise ValueError(f"startup must be a positive number of seconds, got {startup}")
+        # The start waits at most the start-up limit, and never longer than any answer may.
+        self.startup = min(STARTUP_TIMEOUT if startup is None else float(startup), self.timeout)
         self._stderr: deque[str] = deque(maxlen=40)
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._broken: str | None = None
@@ -160,7 +171,7 @@ class EngineClient:
         self._stderr_reader.start()
         self.info: dict[str, str] = {}
         try:
-            self.info = self.identify()
+            self.info = self.identify(timeout=self.startup, starting=True)
         except EngineError:
             self.close()
             raise
@@ -266,9 +277,17 @@ class EngineClient:
                 pass
 
     # -- commands --------------------------------------------------------------------------------
-    def identify(self) -> dict[str, str]:
+    def identify(self, timeout: float | None = None, starting: bool = False) -> dict[str, str]:
         """``identify``: the ``id`` fields (``name``, ``version``, ``protocol``, ...)."""
-        reply = self._expect(self.send("identify"), "ready", "identify")
+        try:
+            reply = self._expect(self.send("identify", timeout=timeout), "ready", "identify")
+        except EngineTimeout as exc:
+            if not starting:
+                raise
+            raise EngineTimeout(
+                f"the engine did not start: no answer to 'identify' within the start-up limit of "
+                f"{self.startup:g} s ({exc})"
+            ) from None
         info = {}
         for line in reply.lines:
             parts = line.split(maxsplit=2)
@@ -410,8 +429,10 @@ class ExternalEnginePlayer:
 
     The program starts on the first move and is reused (call :meth:`close` when done;
     it is also stopped when the player is garbage-collected).  Each move sends the
-    game's start position and moves, then ``go`` with the limit.  ``timeout`` bounds the
-    wait beyond the limit's time; ``seed`` is sent when the limit has none.
+    game's start position and moves, then ``go`` with the limit (an explicit ``Limit``
+    replaces ``time``/``nodes``).  ``timeout`` bounds the wait beyond the limit's time;
+    ``startup`` the program's start (its first ``identify``); ``seed`` is sent when the
+    limit has none.
     """
 
     def __init__(
@@ -422,10 +443,16 @@ class ExternalEnginePlayer:
         name: str | None = None,
         time: float | None = None,
         nodes: int | None = None,
+        startup: float = STARTUP_TIMEOUT,
     ) -> None:
         self.cmd = str(cmd)
         resolve_command(self.cmd)  # fail early on an empty command
+        if not 0 < timeout <= 3600:
+            raise ValueError(f"timeout must be a positive number of seconds, at most 3600, got {timeout}")
+        if not 0 < startup <= 600:
+            raise ValueError(f"startup must be a positive number of seconds, at most 600, got {startup}")
         self.timeout = float(timeout)
+        self.startup = float(startup)
         self.seed = seed
         self.default_limit = Limit(time=time, nodes=nodes)
         self.name = name or f"external:{self.cmd}"
@@ -435,7 +462,7 @@ class ExternalEnginePlayer:
     def client(self) -> EngineClient:
         """The running engine (started on first use, restarted if it died)."""
         if self._client is None or not self._client.alive:
-            self._client = EngineClient(self.cmd, timeout=self.timeout)
+            self._client = EngineClient(self.cmd, timeout=self.timeout, startup=self.startup)
         return self._client
 
     def start(self) -> ExternalEnginePlayer:
@@ -453,10 +480,9 @@ class ExternalEnginePlayer:
         """The engine's move; raises :class:`EngineError` if it fails or answers an illegal move."""
         if game.is_over():
             raise ValueError("the game is over: there is no move to choose")
-        limit = limit or self.default_limit
-        t = limit.time if limit.time is not None else self.default_limit.time
-        nodes = limit.nodes if limit.nodes is not None else self.default_limit.nodes
-        seed = limit.seed if limit.seed is not None else self.seed
+        # An explicit limit replaces the player's own time/nodes (it is sent as "go time/nodes").
+        nodes, t = search_budget(limit, self.default_limit.nodes, self.default_limit.time)
+        seed = limit.seed if limit is not None and limit.seed is not None else self.seed
         client = self.client
         client.set_game(game)
         move = client.go(time=t, nodes=nodes, seed=seed)

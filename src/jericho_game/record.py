@@ -19,6 +19,9 @@ A record is a block of tag pairs followed by numbered move text and a result tok
   starts with North to move).  Move numbers are optional when reading but must be right
   when present.  Passes are written ``pass``.  ``{comments}`` and ``;`` comments to the
   end of the line are skipped.
+* Variations: ``( ... )`` after a move holds moves played instead of it, from the position
+  before it (nested variations allowed), as in PGN: ``1. 5R@d2 1G@d3 (1... 4B@c3 2. 3W@e2)
+  2. 2Y@d3 *``.  They are read into :attr:`Record.variations`; the main line is the game.
 * The result token is ``1-0`` (South won), ``0-1`` (North won), ``1/2-1/2`` (draw) or
   ``*`` (unfinished).  It must equal the ``Result`` tag.  When the game ended by the
   rules it must be that outcome; when it did not, ``*`` means the game was left
@@ -44,7 +47,10 @@ from jericho_game.pieces import Side
 __all__ = [
     "RESULTS",
     "decode_text",
+    "move_label",
+    "move_number",
     "Record",
+    "Variation",
     "read_record",
     "read_records",
     "result_token",
@@ -72,17 +78,29 @@ def result_token(outcome: str | None) -> str:
 
 
 @dataclass
+class Variation:
+    """Moves played instead of the move numbered ``ply`` (1 = a game's first move) of the line it
+    branches from, from the position before that move; ``variations`` branch from its own moves."""
+
+    ply: int
+    moves: list[Move] = field(default_factory=list)
+    variations: list[Variation] = field(default_factory=list)
+
+
+@dataclass
 class Record:
     """One game read from (or ready to be written as) a record.
 
     ``tags`` holds every tag pair in file order (``Result`` and, for games that did not
     start from the standard start, ``Position`` included); ``game`` is the game after
-    all the moves; ``moves`` lists them.
+    all the moves; ``moves`` lists them; ``variations`` holds the variations of the main line
+    (``( ... )`` in the move text).
     """
 
     tags: dict[str, str]
     game: Game
     moves: list[Move] = field(default_factory=list)
+    variations: list[Variation] = field(default_factory=list)
 
     @property
     def result(self) -> str:
@@ -101,7 +119,7 @@ class Record:
 
     def to_text(self) -> str:
         """The record as text; reading it back gives an equal record."""
-        return write_record(self.game, self.tags)
+        return write_record(self.game, self.tags, self.variations)
 
 
 # -- writing ---------------------------------------------------------------------------
@@ -113,14 +131,16 @@ def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def write_record(game: Game, tags: Mapping[str, str] | None = None) -> str:
+def write_record(game: Game, tags: Mapping[str, str] | None = None, variations: list[Variation] | None = None) -> str:
     """Write ``game`` as record text.
 
     ``tags`` adds or overrides tag pairs.  Missing roster tags get defaults (``?`` and
     today's date).  ``Result`` is the game's outcome when it ended by the rules (a
     different ``Result`` raises :class:`RecordError`); for an unfinished game it defaults
     to ``*`` and may be set to a decisive result or a draw (resignation, agreement).
-    ``Position`` is the game's start position; a different one raises.
+    ``Position`` is the game's start position; a different one raises.  ``variations`` (of the
+    game's moves) are written in parentheses after the move each replaces; an illegal move in one
+    raises :class:`RecordError`.
     """
     given = dict(tags or {})
     for name in given:
@@ -157,7 +177,7 @@ def write_record(game: Game, tags: Mapping[str, str] | None = None) -> str:
             ordered[name] = value
     lines = [f"[{name} {_quote(str(value))}]" for name, value in ordered.items()]
     lines.append("")
-    lines.extend(_wrap(_movetext_tokens(game, result)))
+    lines.extend(_wrap(_movetext_tokens(game, result, variations or [])))
     return "\n".join(lines) + "\n"
 
 
@@ -168,26 +188,78 @@ def _normal_position(text: str) -> str | None:
         return None
 
 
-def _movetext_tokens(game: Game, result: str) -> list[str]:
+def move_number(ply: int, first: str = "south") -> tuple[int, str]:
+    """The number and the mover of the ``ply``-th move of a game (1 = its first move) whose first
+    move is ``first``'s: the numbering of the move text, where one numbered move is a South move
+    and the North move after it (a game starting with North to move begins ``1...``).
+
+    >>> move_number(31), move_number(32), move_number(1, "north"), move_number(2, "north")
+    ((16, 'south'), (16, 'north'), (1, 'north'), (2, 'south'))"""
+    if ply < 1:
+        raise ValueError(f"ply must be at least 1, got {ply}")
+    if first not in ("south", "north"):
+        raise ValueError(f"first must be 'south' or 'north', got {first!r}")
+    k = ply if first == "south" else ply + 1  # as if a South move came before a North start
+    return (k + 1) // 2, "south" if k % 2 else "north"
+
+
+def move_label(ply: int, first: str = "south") -> str:
+    """The ``ply``-th move's number as the move text writes it before a South move: ``"16."``
+    for South, ``"16..."`` for North (every page of the web app labels moves so)."""
+    number, side = move_number(ply, first)
+    return f"{number}." if side == "south" else f"{number}..."
+
+
+def _movetext_tokens(game: Game, result: str, variations: list[Variation]) -> list[str]:
     start = game.start_position
-    turn = Side.SOUTH if start is None else Game.from_position(start).turn
-    number = 1
-    out: list[str] = []
-    first = True
-    for move in game.history:
-        # a move number stays on the same line as its move
-        if turn is Side.SOUTH:
-            out.append(f"{number}. {move}")
-        elif first:
-            out.append(f"{number}... {move}")
-        else:
-            out.append(str(move))
-        if turn is Side.NORTH:
-            number += 1
-        turn = turn.other
-        first = False
+    origin = Game() if start is None else Game.from_position(start)
+    out = _line_tokens(origin, list(game.history), 1, variations)
     out.append(result)
     return out
+
+
+def _line_tokens(before: Game, moves: list[Move], first_ply: int, variations: list[Variation]) -> list[str]:
+    """The tokens of a line of ``moves`` played from ``before`` (whose next move is numbered
+    ``first_ply``), with its variations in parentheses after the moves they replace."""
+    out: list[str] = []
+    branches: dict[int, list[Variation]] = {}
+    for v in variations:
+        if not first_ply <= v.ply < first_ply + len(moves):
+            raise RecordError(f"a variation at move {v.ply} is outside its line (moves {first_ply}..)")
+        branches.setdefault(v.ply, []).append(v)
+    game = before.copy()
+    numbered = True  # the first move of a line, and a move after a variation, carry their number
+    for k, move in enumerate(moves):
+        ply = first_ply + k
+        label = _label_here(game, ply)
+        # a move number stays on the same line as its move
+        if game.turn is Side.SOUTH or numbered:
+            out.append(f"{label} {move}")
+        else:
+            out.append(str(move))
+        numbered = False
+        branch_from = game.copy() if ply in branches else None
+        try:
+            game.play(move)
+        except IllegalMoveError as exc:
+            raise RecordError(f"illegal move {label} {move}: {exc}") from None
+        for v in branches.get(ply, []):
+            assert branch_from is not None
+            inner = _line_tokens(branch_from, list(v.moves), ply, v.variations)
+            if not inner:
+                raise RecordError(f"an empty variation at move {ply}")
+            inner[0] = "(" + inner[0]
+            inner[-1] = inner[-1] + ")"
+            out.extend(inner)
+            numbered = True
+    return out
+
+
+def _label_here(game: Game, ply: int) -> str:
+    """The number of the ``ply``-th move of a game, which ``game`` (the position before it) is to play."""
+    # the side to move and the ply fix the number: plies of one side alternate with the other's
+    first = game.turn.value if ply % 2 else game.turn.other.value
+    return move_label(ply, first)
 
 
 def _wrap(tokens: list[str]) -> list[str]:
@@ -261,9 +333,9 @@ class _Scanner:
                 return
 
     def word(self) -> str:
-        """The run of characters up to whitespace, a comment or a bracket."""
+        """The run of characters up to whitespace, a comment, a bracket or a parenthesis."""
         start = self.pos
-        while not self.at_end() and not self.peek().isspace() and self.peek() not in "{};[]":
+        while not self.at_end() and not self.peek().isspace() and self.peek() not in "{};[]()":
             self.advance()
         return self.text[start : self.pos]
 
@@ -322,6 +394,18 @@ def _read_tag(sc: _Scanner, tags: dict[str, str], places: dict[str, tuple[int, i
     places[name] = value_at
 
 
+@dataclass
+class _Line:
+    """A line being read: the main line, or a variation (``opened``: where its '(' is)."""
+
+    start: Game  # the position before the line's first move
+    game: Game  # the position now
+    first_ply: int
+    moves: list[Move] = field(default_factory=list)
+    variations: list[Variation] = field(default_factory=list)
+    opened: tuple[int, int] = (0, 0)
+
+
 def _read_one(sc: _Scanner) -> Record:
     """Read one game starting at the scanner's position (after skipped space)."""
     tags: dict[str, str] = {}
@@ -343,11 +427,17 @@ def _read_one(sc: _Scanner) -> Record:
     else:
         game = Game()
 
-    number = 1
+    lines = [_Line(game.copy(), game, 1)]  # the main line, then the variations open in it
     expect_number: str | None = None  # the number token just read, if any
     while True:
+        line = lines[-1]
+        game = line.game
+        ply = line.first_ply + len(line.moves)  # the number of the next move, counted in plies
         sc.skip_space_and_comments()
         if sc.at_end():
+            if len(lines) > 1:
+                where = f"line {line.opened[0]}, column {line.opened[1]}"
+                raise sc.error(f"truncated record: the variation opened at {where} has no ')'")
             if not tags and not game.history and expect_number is None:
                 raise sc.error("empty record: no tags, no moves and no result token")
             raise sc.error("truncated record: the move text ends without a result token (1-0, 0-1, 1/2-1/2 or *)")
@@ -355,23 +445,43 @@ def _read_one(sc: _Scanner) -> Record:
         if sc.peek() in "[]}":
             what = "tag pair" if sc.peek() == "[" else repr(sc.peek())
             raise sc.error(f"unexpected {what} in the move text: the result token must end the moves first", at)
+        if sc.peek() in "()":
+            if expect_number is not None:
+                raise sc.error(f"move number {expect_number} is followed by {sc.peek()!r}, not a move", at)
+            if sc.advance() == "(":  # a variation: moves instead of the line's last move
+                if not line.moves:
+                    raise sc.error("a variation '(' must follow the move it replaces", at)
+                before = line.start.copy()
+                for mv in line.moves[:-1]:
+                    before.play(mv)
+                lines.append(_Line(before.copy(), before, ply - 1, opened=at))
+                continue
+            if len(lines) == 1:
+                raise sc.error("')' closes no variation: there is no '(' before it", at)
+            if not line.moves:
+                raise sc.error("an empty variation '()': it must hold at least one move", at)
+            lines.pop()
+            lines[-1].variations.append(Variation(line.first_ply, line.moves, line.variations))
+            continue
         tok = sc.word()
         if tok in RESULTS:
             if expect_number is not None:
                 raise sc.error(f"move number {expect_number} is followed by the result, not a move", at)
+            if len(lines) > 1:
+                where = f"line {line.opened[0]}, column {line.opened[1]}"
+                raise sc.error(f"the result token comes before the ')' of the variation opened at {where}", at)
             _check_result(sc, tok, at, tags, game)
             tags["Result"] = tok
-            return Record(tags, game, game.history)
+            return Record(tags, game, game.history, lines[0].variations)
         m = _MOVE_NUMBER.match(tok)
         if m is not None:
             if expect_number is not None:
                 raise sc.error(f"two move numbers in a row: {expect_number} then {m.group()}", at)
-            want_dots = "." if game.turn is Side.SOUTH else "..."
+            want = _label_here(game, ply)
             digits = m.group(1)
             # a number too long for int() (Python caps the digits) cannot be the right one
-            got = int(digits) if len(digits) <= 12 else -1
-            if got != number or m.group(2) != want_dots:
-                want = f"{number}{want_dots}"
+            got = f"{int(digits)}{m.group(2)}" if len(digits) <= 12 else ""
+            if got != want:
                 side = game.turn
                 raise sc.error(f"bad move number {m.group()}: {side}'s move here is numbered {want}", at)
             expect_number = m.group()
@@ -387,13 +497,12 @@ def _read_one(sc: _Scanner) -> Record:
         except IllegalMoveError as exc:
             raise sc.error(f"expected a move, a move number or a result token, found {tok!r} ({exc})", at) from None
         mover = game.turn
-        label = f"move {number}{'.' if mover is Side.SOUTH else '...'} {tok}"
+        label = f"move {_label_here(game, ply)} {tok}"
         try:
-            game.play(move)
+            played = game.play(move)
         except IllegalMoveError as exc:
             raise sc.error(f"illegal {label} by {mover}: {exc}", at) from None
-        if mover is Side.NORTH:
-            number += 1
+        line.moves.append(played)
 
 
 def _check_result(sc: _Scanner, tok: str, at: tuple[int, int], tags: dict[str, str], game: Game) -> None:

@@ -4,6 +4,7 @@ update (exactly once, also when processes race for it), and the ``jericho user``
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -97,6 +98,24 @@ def create(c: TestClient, **spec: Any) -> dict[str, Any]:
 
 def join(c: TestClient, g: dict[str, Any]) -> Any:
     return c.post(f"/api/games/{g['id']}/join", json={"invite": g["invite"]}, headers={CSRF_HEADER: csrf(c)})
+
+
+def both_move(svc: GameService, game_id: str, portal: Any = None) -> None:
+    """Each side makes one placement (a game in which a side never moved is not rated): on the
+    app's own event loop (a TestClient's ``portal``), else through a throwaway service on the same
+    database (another "process": ``svc`` stays bound to no loop of ours)."""
+    mover = svc if portal is not None else GameService(svc.storage)
+    try:
+        for side in ("south", "north"):
+            move = str(mover.room(game_id).game.legal_moves()[0])
+            if portal is not None:
+                change = portal.call(mover.move, game_id, frozenset({side}), move, None)
+            else:
+                change = asyncio.run(mover.move(game_id, frozenset({side}), move, None))
+            assert change.error is None, change.error
+    finally:
+        if mover is not svc:
+            mover.close()
 
 
 def wait_rated(c: TestClient, name: str, games: int = 1) -> dict[str, Any]:
@@ -363,6 +382,7 @@ def test_a_rated_game_updates_both_ratings_once_and_shows_on_the_leaderboard(cli
     signup(bob, "bob", PW_B)
     g = create(client, mode="online", side="south", rated=True)
     assert join(bob, g).status_code == 200
+    both_move(app.state.service, g["id"], client.portal)
     with client.websocket_connect(f"/ws/{g['id']}") as raw:
         ws = WS(raw)
         ws.until("state")
@@ -386,6 +406,7 @@ def test_a_rated_game_updates_both_ratings_once_and_shows_on_the_leaderboard(cli
         "result": "lost",
         "reason": "resign",
         "rated": True,
+        "moves": 1,  # one placement each (a game where a side never moved is not rated): move 1
     }
     board = client.get("/api/leaderboard").json()["players"]
     assert [(p["rank"], p["username"]) for p in board] == [(1, "bob"), (2, "alice")]
@@ -453,6 +474,7 @@ def test_the_rating_update_happens_exactly_once_under_a_race(db: str) -> None:
         room, reply = services[0].create({"mode": "online", "rated": True, "side": "south"}, account=a.id)
         gid = room.rec.id
         services[1].join(gid, reply["invite"], account=b.id)
+        both_move(services[0], gid)
         # both players resign at once through different processes: the game ends once
         outcomes: list[Any] = []
 

@@ -61,6 +61,12 @@ def test_a_rated_game_across_two_processes_is_rated_once(pg: str, servers: Calla
             ws_connect(f"ws://127.0.0.1:{a.port}/ws/{game['id']}", additional_headers={"Cookie": alice_cookie}),
             game["token"],
         )
+        # one placement each (a game in which a side never moved is not rated), then alice resigns
+        south.wait(lambda st: st["status"] == "playing", 10)
+        south.send(type="move", move="1R@a1", ply=0)
+        north.wait(lambda st: st["ply"] == 1, 10)
+        north.send(type="move", move="1R@b1", ply=1)
+        south.wait(lambda st: st["ply"] == 2, 10)
         south.send(type="resign")
         north.wait(lambda st: st["status"] == "over" and st["result"] == "north", 5)
         south.ws.close()

@@ -5,16 +5,20 @@ both ratings change on the leaderboard and their profiles.  Screenshots go to ar
 from __future__ import annotations
 
 import functools
+import re
 import time
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from argon2 import PasswordHasher
 from playwright.sync_api import Browser, Page, Route, expect
 
+from jericho_game.web.glicko2 import Rating, update
 from jericho_game.web.server import create_app
 from tests.web import test_browser
 from tests.web.test_browser import ARTIFACTS, watch_errors
+from tests.web.test_ui import _place
 
 browser = test_browser.browser
 
@@ -24,6 +28,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     db = tmp_path_factory.mktemp("accounts") / "games.sqlite3"
     app = create_app(str(db), password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
     yield from test_browser.serve_in_thread(app)
+
+
+def wait_ply(server: str, game_id: str, ply: int) -> None:
+    for _ in range(200):
+        if httpx.get(f"{server}/api/games/{game_id}").json()["ply"] >= ply:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the game did not reach ply {ply}")
 
 
 def shot(page: Page, name: str) -> None:
@@ -71,12 +83,37 @@ def test_two_accounts_play_a_rated_game_and_both_ratings_change(server: str, bro
         expect(a.locator("#north-name")).to_have_text("bob")
         expect(a.locator("#south-name")).to_have_text("You (alice)")
 
-        # a quick finish: Alice resigns (two clicks)
+        # one placement each (a game in which a side never moved is not rated), then Alice resigns
+        game_id = invite.split("/g/")[1].split("#")[0]
+        _place(a, "1R@a1")
+        wait_ply(server, game_id, 1)
+        _place(b, "1R@b1")
+        wait_ply(server, game_id, 2)
         a.click("#btn-resign")
         a.click("#btn-resign")
         expect(a.locator("#banner")).to_contain_text("lost")
         expect(b.locator("#banner")).to_contain_text("won")
+        # the end screen shows both players' rating change (issue 21), to the players and to anyone watching
+        lost, won = update(Rating(), [(Rating(), 0.0)]), update(Rating(), [(Rating(), 1.0)])
+        alice_row = f"alice 1500 → {round(lost.rating)} (−{1500 - round(lost.rating)})"
+        bob_row = f"bob 1500 → {round(won.rating)} (+{round(won.rating) - 1500})"
+        for page in (a, b):
+            change = page.locator("#rating-change")
+            expect(change).to_be_visible(timeout=15000)
+            expect(change.locator(".rating-row")).to_have_text([alice_row, bob_row])
+            expect(change).to_have_attribute("role", "status")
         shot(b, "accounts-rated-game-over.png")
+        ctx_phone = browser.new_context(viewport={"width": 390, "height": 844})
+        try:
+            watcher = ctx_phone.new_page()
+            errors += watch_errors(watcher)
+            watcher.goto(a.url)
+            expect(watcher.locator("#rating-change .rating-row")).to_have_text([alice_row, bob_row], timeout=15000)
+            box = watcher.locator("#rating-change").bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390.5
+            shot(watcher, "accounts-rated-game-over-phone.png")
+        finally:
+            ctx_phone.close()
 
         # both ratings changed: the leaderboard, then each profile
         for _ in range(50):
@@ -90,13 +127,15 @@ def test_two_accounts_play_a_rated_game_and_both_ratings_change(server: str, bro
         first, second = rows.nth(0).locator("td"), rows.nth(1).locator("td")
         expect(first.nth(1)).to_have_text("bob")
         expect(second.nth(1)).to_have_text("alice")
-        bob_rating, alice_rating = int(first.nth(2).inner_text()), int(second.nth(2).inner_text())
+        # after one game both ratings are provisional: a "?" says so
+        expect(first.nth(2)).to_have_text(re.compile(r"^\d+\?$"))
+        bob_rating, alice_rating = int(first.nth(2).inner_text()[:-1]), int(second.nth(2).inner_text()[:-1])
         assert alice_rating < 1500 < bob_rating
         expect(b.locator("#nav-me")).to_have_text(f"bob ({bob_rating})")
         shot(b, "accounts-leaderboard.png")
 
         a.goto(server + "/players/alice")
-        expect(a.locator("#profile-rating")).to_have_text(str(alice_rating))
+        expect(a.locator("#profile-rating")).to_have_text(f"{alice_rating}?")
         expect(a.locator("#rating-chart circle")).to_have_count(2)  # before and after the game
         games = a.locator("#recent-games tbody tr")
         expect(games).to_have_count(1)

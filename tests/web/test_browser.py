@@ -186,13 +186,15 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
     # replay the finished game move by move
     total = move_count(page)
     page.click("#btn-replay")
-    expect(page.locator("#rp-pos")).to_have_text(f"0 / {total}")
+    expect(page.locator("#rp-pos")).to_have_text("Start")  # one numbering: moves, not plies
     expect(page.locator("#board .piece")).to_have_count(0)
     page.click("#rp-next")
-    expect(page.locator("#rp-pos")).to_have_text(f"1 / {total}")
+    expect(page.locator("#rp-pos")).to_have_text("1.")
     expect(page.locator("#board .piece")).to_have_count(1)
     page.keyboard.press("ArrowRight")
-    expect(page.locator("#rp-pos")).to_have_text(f"2 / {total}")
+    expect(page.locator("#rp-pos")).to_have_text("1...")
+    page.click("#rp-last")  # the last position is labelled by the last move's number, not a ply count
+    expect(page.locator("#rp-pos")).to_have_text(f"{(total + 1) // 2}{'.' if total % 2 else '...'}")
     # the record downloads
     href = page.locator("#btn-record").get_attribute("href")
     assert href

@@ -25,7 +25,20 @@ from jericho_game.web import i18n, pages  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ["/", "/g/nosuchgame", "/rules", "/learn", "/games", "/login", "/signup", "/leaderboard", "/players/ada"]
+PAGES = [
+    "/",
+    "/g/nosuchgame",
+    "/rules",
+    "/learn",
+    "/games",
+    "/login",
+    "/signup",
+    "/leaderboard",
+    "/players/ada",
+    "/analysis",
+    "/puzzles",
+    "/puzzles/p1",
+]
 FR = {"Accept-Language": "fr-FR,fr;q=0.9,en;q=0.8"}
 
 

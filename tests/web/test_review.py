@@ -109,7 +109,7 @@ def test_a_review_is_queued_once_run_stored_and_delivered_to_players_and_spectat
             assert m["before"] == pytest.approx(mover(p0)) and m["after"] == pytest.approx(mover(p1))
             expected = 0.0 if m["move"] == p0["best"] else max(0.0, mover(p0) - mover(p1))
             assert m["loss"] == pytest.approx(expected, abs=1e-4) and m["best"] == p0["best"]
-            assert m["mark"] == classify(m["loss"])
+            assert m["mark"] == ("blunder" if m["decided"] else classify(m["loss"]))
         # stored: another client (or process) reads the same review from the database
         assert c.get(url).json() == done
         rec = reviews_of(db, g["id"])
@@ -250,7 +250,7 @@ class _FakeStorage:
         self.moves = moves
         self.claims = claims
 
-    def claim_job(self, worker: str, lease: float) -> Any:
+    def claim_job(self, worker: str, lease: float, idle_clients_only: bool = False) -> Any:
         if self.moves == 0:
             return None
         self.moves -= 1
@@ -361,3 +361,107 @@ def test_a_dead_workers_review_step_is_taken_over_and_its_late_result_is_refused
         assert rec.status == "running"
     finally:
         storage.close()
+
+
+# -- issue 21: a review that explains a slow slide ------------------------------------------------------
+
+
+def slide_game() -> list[str]:
+    """48 legal plies (24 numbered moves) of a seeded random game that is not over yet."""
+    import random
+
+    from jericho_game import Game
+
+    rng, game = random.Random(24), Game()
+    while len(game.history) < 48:
+        game.play(rng.choice(game.legal_moves()))
+    assert not game.is_over()
+    return [str(m) for m in game.history]
+
+
+def slide_evals(moves: list[str]) -> dict[int, Any]:
+    """The constructed slow slide of tests/test_analysis.py on a real game: South's chance goes from 40 %
+    to 0 % by small steps (8 % to a decided 3 % at 21. ...), each position's preferred move is a legal
+    move other than South's (North plays the preferred one), and each line is legal."""
+    from jericho_game.analysis import PositionEval, replay
+    from tests.test_analysis import slow_slide
+
+    out = {}
+    for ev in slow_slide()[1]:
+        if ev.ply == len(moves):
+            out[ev.ply] = ev
+            continue
+        game = replay(None, moves[: ev.ply])
+        played = moves[ev.ply]
+        best = played if ev.turn == "north" else next(str(m) for m in game.legal_moves() if str(m) != played)
+        after = game.copy()
+        after.play(best)
+        line = (best,) if after.is_over() else (best, str(after.legal_moves()[0]))
+        out[ev.ply] = PositionEval(ev.ply, ev.south, game.turn.value, best, False, 100, line)
+    return out
+
+
+def test_a_slow_slide_is_explained_accuracy_turning_points_lines_and_one_numbering(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    moves = slide_game()
+    table = slide_evals(moves)
+    monkeypatch.setattr(review_module, "evaluate_ply", lambda start, mv, ply, sims, seconds: table[ply])
+    with TestClient(create_app(db, ai_processes=0, review_sims=20, limits=FAST)) as c:
+        g = finished_online_game(c, moves)
+        url = f"/api/games/{g['id']}/review"
+        with connect(c, g["id"]) as raw:
+            ws = seat(raw, None, "spectator")
+            assert c.post(url).status_code == 202
+            done = ws.until("review", lambda m: m["review"]["status"] == "done")["review"]
+        judged = done["moves"]
+        # one numbering: a numbered move is a South ply and the North ply after it
+        assert [m["label"] for m in judged[:4]] == ["1.", "1...", "2.", "2..."]
+        assert judged[40]["label"] == "21." and judged[-1]["label"] == "24..."
+        # the per-move thresholds never trip on the slide; the move into a decided game is a blunder
+        assert [(m["label"], m["mark"], m["decided"]) for m in judged if m["mark"]] == [("21.", "blunder", True)]
+        assert done["decided"] == {"chance": 0.05, "least_loss": 0.05}
+        assert done["accuracy"]["north"] == 100.0 and 60.0 < done["accuracy"]["south"] < 95.0
+        assert done["slide"]["south"] == pytest.approx(0.40) and done["slide"]["north"] == 0.0
+        south = done["turning"]["south"]
+        assert [(t["label"], t["move"]) for t in south] == [("12.", moves[22]), ("5.", moves[8]), ("21.", moves[40])]
+        assert south[0]["share"] == pytest.approx(0.15) and done["turning"]["north"] == []
+        # each judged move carries the AI's line in the position before it
+        assert judged[40]["line"] == list(table[40].line) and judged[40]["best"] == table[40].line[0]
+        # the line, as board frames: the position, then after each move of the line
+        line = c.get(f"{url}/line/40").json()
+        assert line["line"] == list(table[40].line) and line["labels"] == ["21.", "21..."]
+        assert [f["ply"] for f in line["frames"]] == [40, 41, 42]
+        assert line["frames"][1]["move"] == table[40].line[0] and line["frames"][0]["move"] is None
+        replayed = c.get(f"/api/games/{g['id']}/replay").json()["frames"][40]
+        assert {k: line["frames"][0][k] for k in ("towers", "leaders", "score", "turn")} == {
+            k: replayed[k] for k in ("towers", "leaders", "score", "turn")
+        }
+        for bad, status, code in (("48", 404, "no_line"), ("999", 404, "no_line"), ("x1", 400, "bad_request")):
+            r = c.get(f"{url}/line/{bad}")
+            assert (r.status_code, r.json()["error"]) == (status, code), r.text
+        assert c.get("/api/games/nosuchgame/review/line/1").status_code == 404
+        text = c.get(url + "/record").text
+        assert "(decided), the AI preferred" in text and " ".join(table[40].line) in text
+
+
+def test_a_review_table_made_before_lines_existed_gets_its_line_column(tmp_path: Any) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as conn:  # the table as the first version of the review made it
+        conn.execute(
+            "CREATE TABLE review_positions (game_id VARCHAR(32) NOT NULL, ply INTEGER NOT NULL, south FLOAT NOT NULL,"
+            " turn VARCHAR(8) NOT NULL, best VARCHAR(16), exact INTEGER NOT NULL, sims INTEGER NOT NULL,"
+            " PRIMARY KEY (game_id, ply))"
+        )
+        conn.execute("INSERT INTO review_positions VALUES ('g1', 0, 0.5, 'south', '5R@d2', 0, 10)")
+    storage = Storage(resolve_db_url(str(path)))
+    try:
+        ReviewStore(storage)
+        ReviewStore(storage)  # a second process: nothing left to add
+    finally:
+        storage.close()
+    with sqlite3.connect(path) as conn:
+        assert "line" in [r[1] for r in conn.execute("PRAGMA table_info(review_positions)")]
+        assert conn.execute("SELECT best, line FROM review_positions").fetchall() == [("5R@d2", None)]

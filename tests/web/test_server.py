@@ -847,7 +847,8 @@ def test_a_client_that_does_not_read_is_closed_and_the_others_still_get_every_st
 
 def test_the_ai_queue_is_bounded_and_states_say_where_a_game_stands(db: str) -> None:
     """No AI runs here (ai_processes=-1): jobs wait; beyond the bound new ones are refused (busy)."""
-    with TestClient(create_app(db, limits=Limits(ai_queue=2), ai_processes=-1)) as c:
+    # the global bound; each client's own quota (2 by default, test_fairshare.py) is raised above it
+    with TestClient(create_app(db, limits=Limits(ai_queue=2, ai_per_client=10), ai_processes=-1)) as c:
         first = create(c, mode="ai", level="random", side="north")  # the AI (south) moves first
         second = create(c, mode="ai", level="random", side="north")
         assert first["game"]["ai"] == {"status": "queued", "position": 1} and first["game"]["ai_thinking"]

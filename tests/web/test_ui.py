@@ -616,7 +616,7 @@ def test_replay_buttons_show_drawn_icons(server: str, context: BrowserContext) -
         assert icon["width"] >= 10 and icon["height"] >= 10
         assert button.get_attribute("aria-label")
     page.click("#rp-first")
-    expect(page.locator("#rp-pos")).to_have_text("0 / 2")
+    expect(page.locator("#rp-pos")).to_have_text("Start")
 
 
 def test_keyboard_reaches_the_pieces_quickly(server: str, context: BrowserContext) -> None:

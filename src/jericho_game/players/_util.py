@@ -1,7 +1,8 @@
 """Helpers shared by the search players, built only on :mod:`jericho_game.core` (no engine changes).
 
-* :class:`Deadline` turns a :class:`~jericho_game.players.base.Limit` into a wall-clock stop time
-  with a safety margin;
+* :func:`search_budget` turns a player's own budget and a :class:`~jericho_game.players.base.Limit`
+  into the one budget a search spends (every search player uses it: an explicit limit is the law);
+* :class:`Deadline` turns a time budget into a wall-clock stop time with a small margin;
 * :func:`move_deltas` computes, without playing them, how every legal move changes the
   monolith counts (a move changes only the two alignments through its cell, and only the
   *size* of the piece matters for strength, so at most 26 × 5 effect classes exist);
@@ -17,12 +18,48 @@ from jericho_game.game import Game
 from jericho_game.moves import Move
 from jericho_game.players.base import Limit
 
-__all__ = ["Deadline", "move_deltas", "breaks_possible", "winning_sevens", "to_move", "game_state", "resolve_seed"]
+__all__ = [
+    "Deadline",
+    "search_budget",
+    "move_deltas",
+    "breaks_possible",
+    "winning_sevens",
+    "to_move",
+    "game_state",
+    "resolve_seed",
+]
 
-#: Fraction of a time budget a player allows itself (the rest is margin for overheads).
-TIME_SAFETY = 0.85
+#: Fraction of a time budget a search allows itself (the rest is margin for the work around it:
+#: copying the position, checking the certain wins, answering), so a move takes 97-100% of its budget.
+TIME_SAFETY = 0.98
 #: Absolute margin (seconds) kept below any time budget.
-TIME_MARGIN = 0.03
+TIME_MARGIN = 0.004
+#: The largest search time and simulation/node budget a player accepts (the engine protocol's caps).
+MAX_SECONDS = 600.0
+MAX_SIMS = 1_000_000
+
+
+def search_budget(
+    limit: Limit | None, sims: int | None, seconds: float | None, default_sims: int | None = None
+) -> tuple[int | None, float | None]:
+    """The ``(simulations or nodes, seconds)`` one search may spend; ``None``: no such bound.
+
+    An explicit limit (``limit.time`` and/or ``limit.nodes`` set) is the whole budget: it
+    replaces the player's own ``sims``/``seconds`` (a level's simulation count and time cap
+    are defaults only).  ``Limit(time=T)`` searches ``T`` seconds with no simulation cap,
+    ``Limit(nodes=N)`` exactly ``N`` simulations with no time cap, both: whichever ends
+    first.  Without one the player's own budget applies, and ``default_sims`` when it has
+    none.  Raises :class:`ValueError` naming a bad limit.
+    """
+    if limit is not None and (limit.time is not None or limit.nodes is not None):
+        if limit.nodes is not None and (isinstance(limit.nodes, bool) or not 1 <= limit.nodes):
+            raise ValueError(f"the simulation budget (limit nodes) must be at least 1, got {limit.nodes}")
+        if limit.time is not None and not limit.time > 0:
+            raise ValueError(f"the time limit must be a positive number of seconds, got {limit.time}")
+        return (int(limit.nodes) if limit.nodes is not None else None), limit.time
+    if sims is None and seconds is None:
+        return default_sims, None
+    return sims, seconds
 
 
 class Deadline:

@@ -39,6 +39,15 @@ Evaluation (from the side to move's view, in centi-monoliths)
       threat of 7), −40 when the opponent does;
     * tempo: +30 for the side to move (it will usually take a monolith first).
 
+Budgets
+    ``depth``, ``nodes`` and ``time`` are the player's own budget; an explicit ``Limit``
+    (``time`` and/or ``nodes``) replaces all three (the search deepens until the limit).
+    A node budget counts every node visited, quiescence nodes included (``last_nodes``),
+    the same count in the Python and the C search: the search stops when it is spent and
+    plays the move of its last completed depth, so ``Limit(nodes=N)`` is deterministic.
+    With ``Limit(time=T)`` the search deepens until 98% of ``T`` and stops mid-iteration,
+    so it spends the limit unless a depth proves a win or a loss first.
+
 Stopping
     :meth:`AlphaBetaPlayer.stop` (from another thread, e.g. the engine protocol's ``stop``)
     ends a running search within about a millisecond with the move of the last completed
@@ -62,7 +71,15 @@ from jericho_game import kernel
 from jericho_game.core import DRAW, NO_OUTCOME, SEVEN, State
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.players._util import Deadline, game_state, move_deltas, resolve_seed, to_move
+from jericho_game.players._util import (
+    MAX_SECONDS,
+    Deadline,
+    game_state,
+    move_deltas,
+    resolve_seed,
+    search_budget,
+    to_move,
+)
 from jericho_game.players.base import Limit
 
 __all__ = ["AlphaBetaPlayer", "evaluate", "symmetry_classes", "python_alphabeta"]
@@ -71,6 +88,8 @@ WIN = 100_000
 INF = 10 * WIN
 EXACT, LOWER, UPPER = 0, 1, 2
 QDEPTH = 4
+#: The largest node budget (``nodes=``) the player accepts: about two minutes of the C search.
+MAX_NODES = 100_000_000
 
 
 class _OutOfBudget(Exception):
@@ -191,8 +210,12 @@ class AlphaBetaPlayer:
         seed: int | None = None,
         python: int = 0,
     ) -> None:
-        if depth is not None and depth < 1:
-            raise ValueError(f"depth must be at least 1, got {depth}")
+        if depth is not None and not 1 <= depth <= 64:
+            raise ValueError(f"depth must be from 1 to 64, got {depth}")
+        if nodes is not None and not 1 <= nodes <= MAX_NODES:
+            raise ValueError(f"nodes must be from 1 to {MAX_NODES:_}, got {nodes}")
+        if time is not None and not 0 < time <= MAX_SECONDS:
+            raise ValueError(f"time must be a positive number of seconds, at most {MAX_SECONDS:g}, got {time}")
         if width < 1:
             raise ValueError(f"width must be at least 1, got {width}")
         self.name = "alphabeta-py" if python else "alphabeta"
@@ -263,11 +286,10 @@ class AlphaBetaPlayer:
         codes = state.legal_codes()
         if len(codes) == 1:
             return to_move(game, codes[0])
-        nodes = limit.nodes if limit is not None and limit.nodes is not None else self.nodes
-        secs = limit.time if limit is not None and limit.time is not None else self.time
-        if limit is not None and limit.time is not None and self.time is not None:
-            secs = min(limit.time, self.time)
-        depth = self.depth
+        # An explicit limit is the whole budget: it replaces the player's own depth, nodes and time.
+        explicit = limit is not None and (limit.time is not None or limit.nodes is not None)
+        nodes, secs = search_budget(limit, self.nodes, self.time)
+        depth = None if explicit else self.depth
         if depth is None and nodes is None and secs is None:
             depth = 2
         return to_move(game, self.search(state, depth, nodes, secs))

@@ -9,6 +9,7 @@ copy it), and always returns a legal move (``PASS`` when passing is forced).
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -16,7 +17,17 @@ from typing import Protocol, runtime_checkable
 from jericho_game.game import Game
 from jericho_game.moves import Move
 
-__all__ = ["Limit", "Player", "PlayerSpecError", "make_player", "register", "registered_names"]
+__all__ = [
+    "Limit",
+    "OPTION_RULES",
+    "Player",
+    "PlayerSpecError",
+    "check_option",
+    "make_player",
+    "register",
+    "registered_names",
+    "split_spec",
+]
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,8 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "hard": ("jericho_game.players.levels", "hard"),
     "expert": ("jericho_game.players.levels", "expert"),
     "master": ("jericho_game.players.levels", "master"),
+    "expert-v1": ("jericho_game.players.levels", "expert_v1"),  # frozen, to measure against
+    "master-v1": ("jericho_game.players.levels", "master_v1"),
     # Outside programs: an engine speaking docs/protocol.md, and OpenSpiel's Python MCTS bot.
     "external": ("jericho_game.protocol_client", "ExternalEnginePlayer"),
     "openspiel-mcts": ("jericho_game.envs.openspiel_bot", "OpenSpielMCTSPlayer"),
@@ -81,34 +94,171 @@ def registered_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def make_player(spec: str, seed: int | None = None) -> Player:
-    """Build a player from ``NAME`` or ``NAME:key=value,key=value`` (values int/float/str).
+#: How the options of player specs are read and checked, by option name (every player shares
+#: these meanings): ``(kind, low, high)`` with kind ``int``, ``float`` (``low`` excluded when
+#: it is 0 and the option is a positive quantity, see ``_POSITIVE``), ``choice`` (``low`` is
+#: the tuple of allowed words) or ``text``.  Options of a factory not named here keep the
+#: plain reading (a number when it parses as one, else text).
+OPTION_RULES: dict[str, tuple[str, object, object]] = {
+    "sims": ("int", 1, 1_000_000),
+    "nodes": ("int", 1, 100_000_000),
+    "time": ("float", 0.0, 600.0),
+    "depth": ("int", 1, 64),
+    "width": ("int", 1, 1000),
+    "k": ("int", 1, 1000),
+    "c": ("float", 0.0, 100.0),
+    "widen": ("float", 0.0, 100.0),
+    "c_puct": ("float", 0.0, 100.0),
+    "seed": ("int", 0, 2**63 - 1),
+    "reuse": ("int", 0, 1),
+    "defend": ("int", 0, 1),
+    "symmetry": ("int", 0, 1),
+    "python": ("int", 0, 1),
+    "tt_size": ("int", 1024, 1 << 26),
+    "timeout": ("float", 0.0, 3600.0),
+    "startup": ("float", 0.0, 600.0),
+    "playout": ("choice", ("guided", "random"), None),
+    "cmd": ("text", None, None),
+    "weights": ("text", None, None),
+    "name": ("text", None, None),
+}
+#: Float options that must be above their low bound (0 is not allowed).
+_POSITIVE = {"time", "widen", "timeout", "startup"}
+#: Longest echo of a spec's text inside an error message.
+_ECHO = 40
 
-    Raises :class:`PlayerSpecError` naming the unknown player or option.
+
+def _echo(text: str) -> str:
+    return repr(text if len(text) <= _ECHO else text[:_ECHO] + "...")
+
+
+def split_spec(spec: str) -> tuple[str, list[tuple[str, str]]]:
+    """``NAME[:key=value,...]`` split into the lower-cased name and its ``(key, value)`` texts.
+
+    The grammar (the same wherever a spec is given: ``make_player``, ``jericho engine
+    --player``, ``setoption player``, ``jericho arena``): options are separated by ``,``
+    or ``;`` — except the value of ``cmd`` (an outside program's command line, which may
+    hold a whole player spec written with ``;``), which runs to the next ``,``.  So
+    ``external:cmd=jericho engine --player mcts:sims=500;seed=1,timeout=60`` gives the
+    outer player ``cmd`` and ``timeout`` and the inner one ``sims`` and ``seed``.
+    Raises :class:`PlayerSpecError` for an item that is not ``key=value`` or a key given twice.
     """
     name, _, opts = spec.strip().partition(":")
-    name = name.lower()
+    name = name.strip().lower()
+    items: list[tuple[str, str]] = []
+    if not opts.strip():
+        return name, items
+    i, n = 0, len(opts)
+    while True:
+        key = opts[i:].split("=", 1)[0].strip().lower()
+        seps = "," if key == "cmd" else ",;"
+        j = i
+        while j < n and opts[j] not in seps:
+            j += 1
+        item = opts[i:j]
+        k, eq, value = item.partition("=")
+        if not eq or not k.strip():
+            raise PlayerSpecError(f"bad option {_echo(item)} in player {_echo(name)}: expected key=value")
+        k = k.strip().lower()
+        if any(k == seen for seen, _ in items):
+            raise PlayerSpecError(f"option {_echo(k)} given twice in player {_echo(name)}")
+        items.append((k, value.strip()))
+        if j >= n:
+            break
+        i = j + 1
+    return name, items
+
+
+def _number_range(low: object, high: object, positive: bool) -> str:
+    lo = f"above {low:g}" if positive and isinstance(low, float) else f"from {low:_}"
+    if positive:
+        return f"{lo}, at most {high:g}" if isinstance(high, float) else f"{lo}, at most {high:_}"
+    return f"{lo} to {high:_}" if isinstance(low, int) else f"from {low:g} to {high:g}"
+
+
+def check_option(player: str, key: str, text: str) -> object:
+    """The value of option ``key`` read from ``text``, checked against :data:`OPTION_RULES`.
+
+    Raises :class:`PlayerSpecError` naming the option, the text and the allowed values.
+    """
+    rule = OPTION_RULES.get(key)
+    if rule is None:
+        return _value(text)
+    kind, low, high = rule
+    where = f"option {key}={_echo(text)} of player {_echo(player)}"
+    if kind == "text":
+        if not text:
+            raise PlayerSpecError(f"{where}: expected a non-empty text")
+        return text
+    if kind == "choice":
+        assert isinstance(low, tuple)
+        word = text.lower()
+        if word not in low:
+            raise PlayerSpecError(f"{where}: expected one of {', '.join(low)}")
+        return word
+    positive = key in _POSITIVE
+    if kind == "int":
+        assert isinstance(low, int) and isinstance(high, int)
+        allowed = f"a whole number {_number_range(low, high, False)}"
+        try:
+            number: float = int(text) if len(text) <= 30 else int("x")
+        except ValueError:
+            raise PlayerSpecError(f"{where}: expected {allowed}") from None
+        if not low <= number <= high:
+            raise PlayerSpecError(f"{where}: expected {allowed}")
+        return number
+    assert isinstance(low, float) and isinstance(high, float)
+    allowed = f"a number {_number_range(low, high, positive)}"
+    try:
+        number = float(text) if len(text) <= 30 else float("x")
+    except ValueError:
+        raise PlayerSpecError(f"{where}: expected {allowed}") from None
+    if not (low < number if positive else low <= number) or not number <= high:  # NaN fails both
+        raise PlayerSpecError(f"{where}: expected {allowed}")
+    return number
+
+
+def make_player(spec: str, seed: int | None = None) -> Player:
+    """Build a player from ``NAME`` or ``NAME:key=value,key=value`` (see :func:`split_spec`).
+
+    Every option is checked now, by :data:`OPTION_RULES` and the factory's parameters.
+    Raises :class:`PlayerSpecError` naming the unknown player or the bad option and what
+    it allows.
+    """
+    name, items = split_spec(spec)
     if name not in _REGISTRY:
-        raise PlayerSpecError(f"unknown player {name!r}: choose from {', '.join(registered_names())}")
-    kwargs: dict[str, object] = {}
-    if opts:
-        for item in opts.split(","):
-            key, eq, value = item.partition("=")
-            if not eq or not key.strip():
-                raise PlayerSpecError(f"bad option {item!r} in {spec!r}: expected key=value")
-            kwargs[key.strip()] = _value(value.strip())
-    if seed is not None and "seed" not in kwargs:
-        kwargs["seed"] = seed
+        raise PlayerSpecError(f"unknown player {_echo(name)}: choose from {', '.join(registered_names())}")
     module, attribute = _REGISTRY[name]
     try:
         factory = getattr(importlib.import_module(module), attribute)
     except ImportError as exc:  # an extra is missing: the message says which to install
         raise PlayerSpecError(f"player {name!r} is not available: {exc}") from None
+    accepted = _parameters(factory)
+    kwargs: dict[str, object] = {}
+    for key, text in items:
+        if accepted is not None and key not in accepted:
+            options = ", ".join(sorted(accepted)) or "none"
+            raise PlayerSpecError(f"unknown option {_echo(key)} for player {name!r}: its options are {options}")
+        kwargs[key] = check_option(name, key, text)
+    if seed is not None and "seed" not in kwargs:
+        kwargs["seed"] = seed
     try:
         player: Player = factory(**kwargs)
-    except TypeError as exc:
-        raise PlayerSpecError(f"bad options for {name!r}: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise PlayerSpecError(f"bad options for player {name!r}: {exc}") from None
     return player
+
+
+def _parameters(factory: Callable[..., object]) -> set[str] | None:
+    """The keyword options ``factory`` takes (None when it takes any, or cannot be inspected)."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name for p in params if p.kind in named}
 
 
 def _value(text: str) -> object:

@@ -4,8 +4,9 @@
 
 * MCTS simulations per second from the start position and from a mid-game position,
   with the default guided playouts and with the engine's random playouts (``mcts``: the
-  search in the C kernel when it runs), with the expert's stronger playouts (C kernel), and
-  of the pure-Python search ``mcts-py``;
+  search in the C kernel when it runs), with the v1 expert's playouts and with the strongest
+  search (the expert's and master's: greedy playouts and the solver; C kernel), and of the
+  pure-Python search ``mcts-py``;
 * alpha-beta nodes per second and the depth it completes (iterative deepening from a
   mid-game position) in the benchmark's time and in 1 s;
 * the ``expert`` level's mean and maximum time per move over six positions, three of them
@@ -27,7 +28,15 @@ from jericho_game.game import Game
 from jericho_game.players.alphabeta import AlphaBetaPlayer
 from jericho_game.players.base import Limit
 from jericho_game.players.greedy import GreedyPlayer
-from jericho_game.players.levels import EXPERT_TIME, MASTER_TIME, STRONG_K, expert, master
+from jericho_game.players.levels import (
+    EXPERT_TIME,
+    MASTER_TIME,
+    STRONG_C,
+    STRONG_K,
+    STRONG_WIDEN,
+    expert,
+    master,
+)
 from jericho_game.players.mcts import MCTSPlayer, mcts
 
 __all__ = ["figures", "midgame", "awkward_positions", "expert_times", "symmetry_table", "main"]
@@ -35,25 +44,35 @@ __all__ = ["figures", "midgame", "awkward_positions", "expert_times", "symmetry_
 Figure = tuple[str, float, str]
 
 
-def mcts_rate(game: Game, seconds: float, playout: str = "guided", python: bool = False, strong: bool = False) -> float:
+def mcts_rate(
+    game: Game,
+    seconds: float,
+    playout: str = "guided",
+    python: bool = False,
+    strong: bool = False,
+    strongest: bool = False,
+) -> float:
     """MCTS simulations per second searching ``game`` for ``seconds``.
 
-    ``python``: the ``mcts-py`` search; ``strong``: the expert's playouts (best of
-    ``levels.STRONG_K``, sevens defended).
+    ``python``: the ``mcts-py`` search; ``strong``: the v1 expert's playouts (best of
+    ``levels.STRONG_K``, sevens defended); ``strongest``: the expert's and master's search
+    (greedy playouts, the solver).
     """
     if python:
-        p: MCTSPlayer | object = MCTSPlayer(time=seconds / 0.85, reuse=0, playout=playout, seed=1)
+        p: MCTSPlayer | object = MCTSPlayer(time=seconds, reuse=0, playout=playout, seed=1)
+    elif strongest:
+        p = mcts(time=seconds, seed=1, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1)
     elif strong:
-        p = mcts(time=seconds / 0.85, playout=playout, seed=1, k=STRONG_K, defend=1)
+        p = mcts(time=seconds, playout=playout, seed=1, k=STRONG_K, defend=1)
     else:
-        p = mcts(time=seconds / 0.85, playout=playout, seed=1)
+        p = mcts(time=seconds, playout=playout, seed=1)
     p.choose_move(game)  # type: ignore[attr-defined]
     return float(p.sims_per_second)  # type: ignore[attr-defined]
 
 
 def alphabeta_rate(game: Game, seconds: float, python: bool = False) -> tuple[float, int]:
     """Alpha-beta nodes per second searching ``game`` for ``seconds``, and the depth completed."""
-    p = AlphaBetaPlayer(time=seconds / 0.85, seed=1, python=int(python))
+    p = AlphaBetaPlayer(time=seconds, seed=1, python=int(python))
     p.choose_move(game)
     return p.nodes_per_second, p.last_depth
 
@@ -118,8 +137,10 @@ def figures(seconds: float = 2.0, expert_positions: int = 6, short: float = 1.0)
         ("MCTS simulations/s, mid-game (random playouts)", mcts_rate(mid, seconds, "random"), "sims/s"),
     ]
     if kernel.C is not None:
-        label = "MCTS simulations/s, mid-game (expert's playouts)"
+        label = "MCTS simulations/s, mid-game (v1 expert's playouts)"
         out.append((label, mcts_rate(mid, seconds, strong=True), "sims/s"))
+        label = "MCTS simulations/s, mid-game (strongest: expert/master, greedy + solver)"
+        out.append((label, mcts_rate(mid, seconds, strongest=True), "sims/s"))
     out += [
         ("mcts-py simulations/s, mid-game (guided, pure Python)", mcts_rate(mid, seconds, python=True), "sims/s"),
         ("alpha-beta nodes/s, mid-game (16 plies)", rate, "nodes/s"),

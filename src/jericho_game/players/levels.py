@@ -3,15 +3,19 @@
 * ``easy`` — ``greedy`` (one ply, random among equals); instant.
 * ``medium`` — ``mcts`` with guided playouts, 200 simulations; instant on the C kernel.
 * ``hard`` — ``mcts`` with guided playouts, 800 simulations.
-* ``expert`` — ``mcts`` on the C kernel with stronger playouts (best of 10 samples, sevens
-  defended): 30,000 simulations, never more than 1 s per move.
+* ``expert`` — the strong search on the C kernel: greedy playouts (each move the best of all
+  placements by immediate margin) and the MCTS-solver (proven wins and losses), ``EXPERT_SIMS``
+  simulations, never more than 1 s per move.
   Without the C kernel: the pure-Python search, 4,000 simulations, at most 2.5 s.
-* ``master`` — the expert's search with 100,000 simulations, never more than 3 s per move.
+* ``master`` — the expert's search with ``MASTER_SIMS`` simulations, never more than 3 s per move.
   Without the C kernel: the pure-Python search, 12,000 simulations, at most 3 s.
+* ``expert-v1`` and ``master-v1`` — the levels before the strong search (best-of-10 sampled
+  playouts, sevens defended, no solver; 30,000 and 100,000 simulations, 1 s and 3 s), frozen so
+  that every change is measured against them (docs/ai.md, "Tuning log").
 
 Budgets are simulation counts, so a level plays the same on any machine (only slower or
 faster) and arena results reproduce; the time caps keep the promises (expert 1 s, master
-3 s) on slow machines.  A ``Limit`` passed to ``choose_move`` can tighten the time further.
+3 s) on slow machines.  A ``Limit`` passed to ``choose_move`` replaces them.
 ``mcts-py:sims=4000`` is the expert of the pure-Python era, kept to measure against.
 """
 
@@ -22,16 +26,32 @@ from jericho_game.players.base import Player
 from jericho_game.players.greedy import GreedyPlayer
 from jericho_game.players.mcts import mcts
 
-__all__ = ["easy", "medium", "hard", "expert", "master", "LEVELS", "EXPERT_TIME", "MASTER_TIME"]
+__all__ = [
+    "easy",
+    "medium",
+    "hard",
+    "expert",
+    "master",
+    "expert_v1",
+    "master_v1",
+    "LEVELS",
+    "EXPERT_TIME",
+    "MASTER_TIME",
+]
 
 MEDIUM_SIMS = 200
 HARD_SIMS = 800
-#: Expert and master budgets on the C kernel: (simulations, seconds per move at most).
-EXPERT_C = (30_000, 1.0)
-MASTER_C = (100_000, 3.0)
-#: The expert's and master's playouts on the C kernel (docs/ai.md, "Strength ideas"): each move
-#: the best of 10 sampled moves by margin (3 for the other levels), and a side facing the
-#: opponent's seven monoliths breaks them when it can (``defend``).
+#: Expert and master budgets on the C kernel: (simulations, seconds per move at most).  Greedy
+#: playouts cost ~2x the v1 playouts, so the same time buys about half the simulations.
+EXPERT_C = (15_000, 1.0)
+MASTER_C = (50_000, 3.0)
+#: The strong search's exploration constant and widening (the tuning run in docs/ai.md).
+STRONG_C = 0.3
+STRONG_WIDEN = 2.0
+#: The v1 levels (frozen): budgets, and their playouts: each move the best of 10 sampled moves
+#: by margin (3 for the other levels), a side facing the opponent's seven breaking it (``defend``).
+EXPERT_V1_C = (30_000, 1.0)
+MASTER_V1_C = (100_000, 3.0)
 STRONG_K = 10
 #: The same levels on the pure-Python core (the expert is the pre-kernel expert).
 EXPERT_PY = (4_000, 2.5)
@@ -41,7 +61,15 @@ MASTER_SIMS, MASTER_TIME = MASTER_C if kernel.C is not None else MASTER_PY
 
 
 def _strong(sims: int, time: float, seed: int | None) -> Player:
-    """The expert's and master's search: stronger playouts on the C kernel, the pre-kernel ones in Python."""
+    """The expert's and master's search: greedy playouts and the solver on the C kernel, the
+    pre-kernel search in Python."""
+    if kernel.C is not None:
+        return mcts(sims=sims, time=time, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1, seed=seed)
+    return mcts(sims=sims, time=time, playout="guided", seed=seed)
+
+
+def _v1(sims: int, time: float, seed: int | None) -> Player:
+    """The v1 expert's and master's search: best-of-10 defended playouts on the C kernel."""
     if kernel.C is not None:
         return mcts(sims=sims, time=time, playout="guided", k=STRONG_K, defend=1, seed=seed)
     return mcts(sims=sims, time=time, playout="guided", seed=seed)
@@ -83,6 +111,18 @@ def master(seed: int | None = None, time: float = MASTER_TIME) -> Player:
     if time <= 0 or time > 3.0:
         raise ValueError(f"master time must be in (0, 3] seconds, got {time}")
     return _named(_strong(MASTER_SIMS, time, seed), "master")
+
+
+def expert_v1(seed: int | None = None) -> Player:
+    """The expert before the strong search (frozen to measure against): 30,000 simulations, <= 1 s."""
+    sims, time = EXPERT_V1_C if kernel.C is not None else EXPERT_PY
+    return _named(_v1(sims, time, seed), "expert-v1")
+
+
+def master_v1(seed: int | None = None) -> Player:
+    """The master before the strong search (frozen to measure against): 100,000 simulations, <= 3 s."""
+    sims, time = MASTER_V1_C if kernel.C is not None else MASTER_PY
+    return _named(_v1(sims, time, seed), "master-v1")
 
 
 LEVELS = {"easy": easy, "medium": medium, "hard": hard, "expert": expert, "master": master}

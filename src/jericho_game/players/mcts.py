@@ -36,8 +36,10 @@ win; and a side facing the opponent's 7 only considers the moves that break it.
 
 The move played is the most visited child.  The tree is kept between moves: when the
 next position is reached from the last root by moves already in the tree, that subtree
-becomes the new root.  Budgets: ``Limit.nodes`` (simulations) and/or ``Limit.time``;
-simulation-bounded searches are reproducible for a given seed.
+becomes the new root.  Budgets: the player's ``sims`` and/or ``time``, replaced as a whole by
+an explicit ``Limit.nodes`` (simulations) and/or ``Limit.time``
+(:func:`jericho_game.players._util.search_budget`); simulation-bounded searches are
+reproducible for a given seed.
 :attr:`MCTSPlayer.sims_per_second` reports the speed of the last search.
 """
 
@@ -52,26 +54,32 @@ from jericho_game.core import DRAW, NO_OUTCOME, SEVEN, State, random_playout
 from jericho_game.game import Game
 from jericho_game.moves import Move
 from jericho_game.players._util import (
+    MAX_SECONDS,
+    MAX_SIMS,
     Deadline,
     breaks_possible,
     game_state,
     move_deltas,
     resolve_seed,
+    search_budget,
     to_move,
     winning_sevens,
 )
 from jericho_game.players.base import Limit
 from jericho_game.players.playout import guided_playout
 
-__all__ = ["MCTSPlayer", "KernelMCTSPlayer", "Node", "mcts"]
+__all__ = ["MCTSPlayer", "KernelMCTSPlayer", "Node", "mcts", "DEFAULT_SIMS"]
+
+#: Simulations of an MCTS player given no budget at all (no ``sims``, ``time`` nor limit).
+DEFAULT_SIMS = 2000
 
 
 def _check_budget(sims: int | None, time: float | None, playout: str, k: int) -> None:
     """The options both MCTS players share, refused with the offending value."""
-    if sims is not None and sims < 1:
-        raise ValueError(f"sims must be at least 1, got {sims}")
-    if time is not None and time <= 0:
-        raise ValueError(f"time must be positive, got {time}")
+    if sims is not None and (isinstance(sims, bool) or not isinstance(sims, int) or not 1 <= sims <= MAX_SIMS):
+        raise ValueError(f"sims must be a whole number from 1 to {MAX_SIMS:_}, got {sims!r}")
+    if time is not None and not 0 < time <= MAX_SECONDS:
+        raise ValueError(f"time must be a positive number of seconds, at most {MAX_SECONDS:g}, got {time!r}")
     if playout not in ("random", "guided"):
         raise ValueError(f"playout must be 'random' or 'guided', got {playout!r}")
     if k < 1:
@@ -132,15 +140,7 @@ class MCTSPlayer:
         return self.last_sims / self.last_seconds if self.last_seconds > 0 else 0.0
 
     def _budget(self, limit: Limit | None) -> tuple[int | None, float | None]:
-        if limit is not None and limit.nodes is not None and limit.nodes < 1:
-            raise ValueError(f"the simulation budget (limit nodes) must be at least 1, got {limit.nodes}")
-        sims = limit.nodes if limit is not None and limit.nodes is not None else self.sims
-        secs = limit.time if limit is not None and limit.time is not None else self.time
-        if limit is not None and limit.time is not None and self.time is not None:
-            secs = min(limit.time, self.time)
-        if sims is None and secs is None:
-            sims = 2000
-        return sims, secs
+        return search_budget(limit, self.sims, self.time, DEFAULT_SIMS)
 
     def _find_root(self, game: Game, state: State) -> Node:
         hist = tuple(game.state.history_codes())
@@ -311,8 +311,8 @@ class KernelMCTSPlayer:
 
     Python handles what needs no search (a forced move, a certain win by seven monoliths),
     then one ``_kernel.mcts`` call runs the simulations and returns the root's visit counts;
-    the most visited move is played.  ``sims`` and ``time`` are the budgets (``Limit``
-    tightens them); with ``sims`` only, a seeded player is reproducible.
+    the most visited move is played.  ``sims`` and ``time`` are the default budgets (an
+    explicit ``Limit`` replaces them); with ``sims`` only, a seeded player is reproducible.
     """
 
     def __init__(
@@ -326,6 +326,8 @@ class KernelMCTSPlayer:
         seed: int | None = None,
         reuse: int = 1,
         defend: int = 0,
+        solver: int = 0,
+        greedy: int = 0,
     ) -> None:
         if kernel.C is None:
             raise RuntimeError("KernelMCTSPlayer needs the C kernel (not built, or JERICHO_KERNEL=python)")
@@ -341,6 +343,10 @@ class KernelMCTSPlayer:
         self.k = int(k) if playout == "guided" else 1
         #: Playouts in which a side facing the opponent's seven breaks it when it can.
         self.defend = bool(defend)
+        #: MCTS-solver: proven wins and losses propagate up the tree and are never searched again.
+        self.solver = bool(solver)
+        #: Greedy playouts: each move the best of *all* placements by immediate margin.
+        self.greedy = bool(greedy)
         self.seed = seed
         #: Keep the tree while the position stays the same: a later call continues the search
         #: (so a search cut in slices, as the engine protocol does for ``stop``, plays the move
@@ -356,6 +362,8 @@ class KernelMCTSPlayer:
         self.last_reused = 0
         #: The root's children after the last search: ``(code, visits, wins)``.
         self.last_children: list[tuple[int, int, float]] = []
+        #: The root's proven children after the last search: code -> 1 won, 0 lost, 2 drawn.
+        self.last_proofs: dict[int, int] = {}
 
     @property
     def sims_per_second(self) -> float:
@@ -371,14 +379,7 @@ class KernelMCTSPlayer:
             self._rng.seed(seed)
         if len(codes) == 1:
             return to_move(game, codes[0])
-        if limit is not None and limit.nodes is not None and limit.nodes < 1:
-            raise ValueError(f"the simulation budget (limit nodes) must be at least 1, got {limit.nodes}")
-        sims = limit.nodes if limit is not None and limit.nodes is not None else self.sims
-        secs = limit.time if limit is not None and limit.time is not None else self.time
-        if limit is not None and limit.time is not None and self.time is not None:
-            secs = min(limit.time, self.time)
-        if sims is None and secs is None:
-            sims = 2000
+        sims, secs = search_budget(limit, self.sims, self.time, DEFAULT_SIMS)
         deadline = Deadline(secs)
         wins = winning_sevens(state, codes)
         if wins:  # a certain win needs no search
@@ -402,10 +403,15 @@ class KernelMCTSPlayer:
             k=self.k,
             tree=tree,
             defend=self.defend,
+            solver=self.solver,
+            greedy=self.greedy,
+            proofs=True,
         )
         self.last_sims, self.last_seconds, self.last_nodes = done, elapsed, nodes
-        self.last_children = children
-        best = max(children, key=lambda ch: (ch[1], ch[2], -ch[0]))
+        self.last_children = [(code, n, w) for code, n, w, _proof in children]
+        self.last_proofs = {code: proof for code, _n, _w, proof in children if proof >= 0}
+        # A proven win is played at once; a proven loss only when every move loses.
+        best = max(children, key=lambda ch: (ch[3] == 1, ch[3] != 0, ch[1], ch[2], -ch[0]))
         return to_move(game, best[0])
 
     def __getstate__(self) -> dict[str, object]:
@@ -431,6 +437,8 @@ def mcts(
     seed: int | None = None,
     reuse: int = 1,
     defend: int = 0,
+    solver: int = 0,
+    greedy: int = 0,
 ) -> KernelMCTSPlayer | MCTSPlayer:
     """The ``mcts`` player: :class:`KernelMCTSPlayer` on the C kernel, else :class:`MCTSPlayer`.
 
@@ -440,10 +448,21 @@ def mcts(
     """
     if kernel.C is not None:
         return KernelMCTSPlayer(
-            sims=sims, time=time, c=c, widen=widen, playout=playout, k=k, seed=seed, reuse=reuse, defend=defend
+            sims=sims,
+            time=time,
+            c=c,
+            widen=widen,
+            playout=playout,
+            k=k,
+            seed=seed,
+            reuse=reuse,
+            defend=defend,
+            solver=solver,
+            greedy=greedy,
         )
-    if defend:
-        raise ValueError("defend=1 needs the C kernel (the pure-Python playouts have no such rule)")
+    for name, value in (("defend", defend), ("solver", solver), ("greedy", greedy)):
+        if value:
+            raise ValueError(f"{name}=1 needs the C kernel (the pure-Python search has no such option)")
     player = MCTSPlayer(sims=sims, time=time, c=c, widen=widen, reuse=reuse, playout=playout, k=k, seed=seed)
     player.name = "mcts"
     return player

@@ -2,7 +2,8 @@
 
 ``make_player("net")`` plays the legal move the network's policy ranks first;
 ``make_player("net+mcts:sims=N")`` runs a PUCT search (AlphaZero's) guided by the network's
-prior and value.  Training needs PyTorch (``examples/train_net.py``, the ``train`` extra);
+prior and value, within ``sims`` and/or ``time`` (or the ``Limit`` given), stoppable.
+Training needs PyTorch (``examples/train_net.py``, the ``train`` extra);
 playing needs only NumPy (the ``rl`` extra): the weights ship in ``net_weights.npz`` next to
 this module, with the architecture and a few reference inputs and outputs computed by
 PyTorch at export, which the tests check this module's forward pass against.
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import json
 import math
+import time as _time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -53,10 +55,13 @@ from jericho_game.envs.encoding import Encoding, default_encoding
 from jericho_game.envs.planar import default_planar
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.players._util import game_state, resolve_seed, to_move
+from jericho_game.players._util import MAX_SECONDS, MAX_SIMS, Deadline, game_state, resolve_seed, search_budget, to_move
 from jericho_game.players.base import Limit
 
 __all__ = ["WEIGHTS", "NetWeights", "load_weights", "forward", "NetPlayer", "NetMCTSPlayer", "net", "net_mcts"]
+
+#: Simulations of ``net+mcts`` given no budget.
+DEFAULT_NET_SIMS = 200
 
 #: The shipped weights.
 WEIGHTS = Path(__file__).with_name("net_weights.npz")
@@ -202,6 +207,7 @@ class NetPlayer:
     def choose_move(self, game: Game, limit: Limit | None = None) -> Move:
         """The policy's favourite legal move (ties: the lower action)."""
         state = game_state(game)
+        search_budget(limit, None, None)  # checked; one network evaluation fits any limit
         codes = state.legal_codes()
         if len(codes) == 1:
             return to_move(game, codes[0])
@@ -225,39 +231,81 @@ class _PNode:
 
 
 class NetMCTSPlayer:
-    """``net+mcts``: PUCT search guided by the network (see the module docstring)."""
+    """``net+mcts``: PUCT search guided by the network (see the module docstring).
+
+    Budget: ``sims`` simulations and/or ``time`` seconds (``sims=200`` when neither is
+    given); an explicit ``Limit`` replaces them (:func:`~jericho_game.players._util.search_budget`).
+    The clock is read after every simulation (one network evaluation, about a millisecond),
+    and :meth:`stop` ends a running search from another thread after the current one.
+    """
 
     def __init__(
-        self, sims: int = 200, c_puct: float = 1.5, weights: str | None = None, seed: int | None = None
+        self,
+        sims: int | None = None,
+        c_puct: float = 1.5,
+        weights: str | None = None,
+        seed: int | None = None,
+        time: float | None = None,
     ) -> None:
-        if sims < 1:
-            raise ValueError(f"sims must be at least 1, got {sims}")
+        if sims is not None and not 1 <= sims <= MAX_SIMS:
+            raise ValueError(f"sims must be from 1 to {MAX_SIMS:_}, got {sims}")
+        if time is not None and not 0 < time <= MAX_SECONDS:
+            raise ValueError(f"time must be a positive number of seconds, at most {MAX_SECONDS:g}, got {time}")
         if c_puct < 0:
             raise ValueError(f"c_puct must be >= 0, got {c_puct}")
         self.name = "net+mcts"
-        self.sims = int(sims)
+        self.sims = int(sims) if sims is not None else (DEFAULT_NET_SIMS if time is None else None)
+        self.time = time
         self.c_puct = float(c_puct)
         self.seed = seed
         self._eval = _Evaluator(load_weights(weights) if weights else _shipped())
-        #: Simulations and evaluations of the last search, the root's visits ``(code, n)``.
+        #: Byte 0 set by :meth:`stop` (one byte store: atomic, and the player still pickles).
+        self._stop_flag = bytearray(1)
+        #: Simulations and seconds of the last search, the root's visits ``(code, n)``.
         self.last_sims = 0
+        self.last_seconds = 0.0
         self.last_children: list[tuple[int, int]] = []
 
+    def stop(self) -> None:
+        """End a running :meth:`choose_move` after its current simulation (safe from any thread).
+
+        A stop that finds no search running makes the next search answer at once (by the
+        network's prior), unless :meth:`reset_stop` withdraws it.
+        """
+        self._stop_flag[0] = 1
+
+    def reset_stop(self) -> None:
+        """Withdraw a :meth:`stop` that came after the search it was meant for."""
+        self._stop_flag[0] = 0
+
     def choose_move(self, game: Game, limit: Limit | None = None) -> Move:
-        """Search ``sims`` simulations (``Limit.nodes`` overrides) and play the most visited move."""
+        """Search within the budget and play the most visited move (ties: the higher prior)."""
+        try:
+            return self._choose_move(game, limit)
+        finally:
+            self.reset_stop()  # the stop was for this search
+
+    def _choose_move(self, game: Game, limit: Limit | None) -> Move:
         state = game_state(game)
         resolve_seed(None, limit)  # the search is deterministic: a seed changes nothing
+        sims, secs = search_budget(limit, self.sims, self.time, DEFAULT_NET_SIMS)
         codes = state.legal_codes()
         if len(codes) == 1:
             return to_move(game, codes[0])
-        sims = limit.nodes if limit is not None and limit.nodes is not None else self.sims
-        if sims < 1:
-            raise ValueError(f"the simulation budget (limit nodes) must be at least 1, got {sims}")
+        deadline = Deadline(secs)
+        stop_at = deadline.stop
+        flag = self._stop_flag
         root = _PNode(1 - state.turn)
         self._expand(root, state)
-        for _ in range(sims):
+        done = 0
+        clock = _time.perf_counter
+        while (sims is None or done < sims) and not flag[0]:
+            if stop_at is not None and clock() >= stop_at:
+                break
             self._simulate(root, state)
-        self.last_sims = sims
+            done += 1
+        self.last_sims = done
+        self.last_seconds = deadline.elapsed()
         assert root.codes is not None
         self.last_children = [(c, int(n)) for c, n in zip(root.codes, root.n, strict=True)]
         best = max(range(len(root.codes)), key=lambda i: (root.n[i], root.prior[i]))
@@ -321,7 +369,11 @@ def net(weights: str | None = None, seed: int | None = None) -> NetPlayer:
 
 
 def net_mcts(
-    sims: int = 200, c_puct: float = 1.5, weights: str | None = None, seed: int | None = None
+    sims: int | None = None,
+    c_puct: float = 1.5,
+    weights: str | None = None,
+    seed: int | None = None,
+    time: float | None = None,
 ) -> NetMCTSPlayer:
-    """The ``net+mcts`` player."""
-    return NetMCTSPlayer(sims=sims, c_puct=c_puct, weights=weights, seed=seed)
+    """The ``net+mcts`` player (``sims=200`` when neither ``sims`` nor ``time`` is given)."""
+    return NetMCTSPlayer(sims=sims, c_puct=c_puct, weights=weights, seed=seed, time=time)

@@ -15,8 +15,11 @@ the header.  A plain cross-site form post can set neither header, so it is alway
 
 The throttle (counters in the database, shared by every process; see :class:`ThrottlePolicy`
 and docs/web.md, "Accounts") slows password guessing per account *and* address, per address and
-per account, without ever locking the owner out for longer than one window.  Passwords are never
-logged, stored in clear or echoed in any answer.
+per account, without ever locking the owner out for longer than one window; it also bounds every
+log-in, successful or not, per address and per account, and an account's live sessions.  Password
+checks run on a small bounded pool of their own (web/hashpool.py), new passwords follow
+web/passwords.py, and ``next`` after logging in is a same-origin path (:func:`safe_next`).
+Passwords are never logged, stored in clear or echoed in any answer.
 """
 
 from __future__ import annotations
@@ -27,11 +30,10 @@ import hmac
 import re
 import secrets
 import time
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from jericho_game.extras import missing_extra
 
@@ -47,6 +49,9 @@ try:
 except ImportError as exc:
     raise missing_extra("accounts", "web", exc) from exc
 
+from jericho_game.web import jsonin
+from jericho_game.web.hashpool import HashPool
+from jericho_game.web.passwords import password_problem
 from jericho_game.web.rooms import ClientError
 from jericho_game.web.storage import Storage
 
@@ -62,6 +67,7 @@ __all__ = [
     "account_routes",
     "check_username",
     "check_password",
+    "safe_next",
 ]
 
 SESSION_COOKIE = "jericho_session"
@@ -121,13 +127,36 @@ def check_username(name: Any) -> str:
     return name
 
 
-def check_password(password: Any) -> str:
-    """The password, or :class:`ClientError` (8 to 256 characters; never quoted back)."""
-    if not isinstance(password, str) or not 8 <= len(password) <= 256:
-        raise ClientError("bad_password", "a password is 8 to 256 characters")
-    if any(unicodedata.category(c) == "Cc" for c in password):
-        raise ClientError("bad_password", "a password cannot contain control characters")
+def check_password(password: Any, username: str | None = None) -> str:
+    """The new password, or :class:`ClientError` ``bad_password`` saying why (web/passwords.py:
+    10 to 256 characters, not a common password; never quoted back)."""
+    problem = password_problem(password, username)
+    if problem is not None:
+        raise ClientError("bad_password", problem)
+    assert isinstance(password, str)
     return password
+
+
+# "/" then anything but a second "/" or a backslash (browsers read both "//host" and "/\\host" as
+# another site), with no backslash, whitespace or control character anywhere: Chromium drops tabs
+# and newlines from a URL, so "/\t/host" went to "//host" (the audit's payloads)
+_SAFE_PATH = re.compile(r"/(?![/\\])[^\\\s\x00-\x1f\x7f]*")
+
+
+def safe_next(value: Any) -> str:
+    """``value`` when it is a same-origin path to go to after logging in, else ``"/"``: never an
+    open redirect (the log-in page's script applies the same rule, ``safeNext`` in account.js)."""
+    if not isinstance(value, str) or len(value) > 2000 or not _SAFE_PATH.fullmatch(value):
+        return "/"
+    if re.search(r"%(?![0-9A-Fa-f]{2})", value):
+        return "/"  # a broken escape, which the page's decodeURIComponent refuses too
+    try:
+        decoded = unquote(value, errors="strict")  # "/%2F%2Fhost" or "/%5Chost" must not become another site
+    except UnicodeDecodeError:
+        return "/"
+    if not _SAFE_PATH.fullmatch(decoded) or urlsplit(value).netloc or urlsplit(decoded).netloc:
+        return "/"
+    return value
 
 
 def _hash_token(token: str) -> str:
@@ -148,6 +177,10 @@ class ThrottlePolicy:
       logs in at once.  So nobody is ever locked out for longer than one window.
     - Sign-up: at most ``signups_per_address`` attempts per ``signup_window`` per address, and
       ``signups_per_name`` per name.
+    - Every log-in, successful or not: at most ``address_logins`` attempts per ``login_window``
+      per address, and ``account_logins`` successful log-ins per ``login_window`` per account (a
+      stranger without the password cannot use these up: only a success counts).  An account
+      keeps at most ``sessions_per_account`` live sessions: a new one ends the oldest.
 
     An attempt counts as a failure the moment it is admitted (before the slow password check), so
     parallel attempts cannot slip through together; a success takes it back.  A refused attempt
@@ -162,6 +195,12 @@ class ThrottlePolicy:
     signups_per_address: int = 10
     signups_per_name: int = 10
     signup_window: float = 3600.0
+    # every log-in, successful or not (issue 22: successful ones were unlimited, 200 of them left
+    # 201 live sessions and each cost a 64 MiB Argon2 check)
+    address_logins: int = 30  # log-in attempts per address per login_window
+    account_logins: int = 20  # successful log-ins per account per login_window
+    login_window: float = 600.0
+    sessions_per_account: int = 10  # live sessions of one account; a new one ends the oldest
 
 
 @dataclass(frozen=True)
@@ -231,6 +270,8 @@ class AccountService:
         self.policy = policy or ThrottlePolicy()
         self._names: dict[int, str] = {}  # usernames never change: safe to cache in any process
         self._dummy_hash: str | None = None
+        # log-in and sign-up hash on a small bounded pool of their own (web/hashpool.py)
+        self.hash_pool = HashPool(workers=2, queue=8)
         account_metadata.create_all(storage.engine)
 
     @property
@@ -281,6 +322,14 @@ class AccountService:
                 raise Throttled(
                     "this account is under attack and your address has failed on it", acct["start"] + p.window - now
                 )
+            tries = self._counter(conn, f"logins:{address}", now, p.login_window)
+            if tries["count"] >= p.address_logins:
+                raise Throttled("too many log-ins from your address", tries["start"] + p.login_window - now)
+            ok = self._counter(conn, f"ok:{key}", now, p.login_window)
+            if ok["count"] >= p.account_logins:
+                raise Throttled("too many log-ins to this account", ok["start"] + p.login_window - now)
+            tries["count"] += 1
+            self._put(conn, tries)
             pair["count"] += 1
             if pair["count"] > p.pair_free:
                 pair["blocked"] = now + min(2.0 ** (pair["count"] - p.pair_free), p.pair_max_lock)
@@ -316,7 +365,7 @@ class AccountService:
     def create_account(self, username: str, password: str, *, admin: bool = False) -> Account:
         """Store a new account (``jericho user add`` and sign-up); 409 ``username_taken``."""
         check_username(username)
-        check_password(password)
+        check_password(password, username)
         hashed = self.hasher.hash(password)
         try:
             with self.storage.engine.begin() as conn:
@@ -397,7 +446,7 @@ class AccountService:
         acc = self.find(username)
         if acc is None:
             raise ClientError("unknown_account", f"no account is named {username[:24]!r}", 404)
-        hashed = self.hasher.hash(check_password(password))
+        hashed = self.hasher.hash(check_password(password, acc.username))
         with self.storage.engine.begin() as conn:
             conn.execute(text("UPDATE accounts SET password_hash = :h WHERE id = :id"), {"h": hashed, "id": acc.id})
             conn.execute(text("DELETE FROM sessions WHERE account_id = :id"), {"id": acc.id})
@@ -414,7 +463,7 @@ class AccountService:
         if not self.signup_open:
             raise ClientError("signup_closed", "sign-up is disabled on this server: ask its admin for an account", 403)
         check_username(username)
-        check_password(password)
+        check_password(password, username)
         self._admit_signup(username.lower(), address)
         acc = self.create_account(username, password)
         return self._new_session(acc)
@@ -437,6 +486,13 @@ class AccountService:
         if not ok:
             raise ClientError("bad_login", "wrong username or password", 401)
         with self.storage.engine.begin() as conn:
+            # successful log-ins per account: checked again here, where parallel ones are serialised
+            p, now = self.policy, self.now()
+            ok = self._counter(conn, f"ok:{key}", now, p.login_window)
+            if ok["count"] >= p.account_logins:
+                raise Throttled("too many log-ins to this account", ok["start"] + p.login_window - now)
+            ok["count"] += 1
+            self._put(conn, ok)
             # the admitted attempt was counted as a failure: take it back
             conn.execute(text("DELETE FROM auth_throttle WHERE key = :k"), {"k": f"pair:{key}|{address}"})
             for k in (f"addr:{address}", f"acct:{key}"):
@@ -455,15 +511,26 @@ class AccountService:
         csrf = secrets.token_urlsafe(24)
         now = self.now()
         with self.storage.engine.begin() as conn:
+            if self.storage.postgres:  # one account's new sessions one at a time: the cap holds
+                conn.execute(text("SELECT id FROM accounts WHERE id = :a FOR UPDATE"), {"a": acc.id})
             conn.execute(
                 text("DELETE FROM sessions WHERE account_id = :a AND expires_at < :now"), {"a": acc.id, "now": now}
             )
+            # at most sessions_per_account live sessions: this one and the newest others
+            others = conn.execute(
+                text("SELECT id_hash, created_at FROM sessions WHERE account_id = :a ORDER BY created_at DESC"),
+                {"a": acc.id},
+            ).all()
+            for old, _ in others[max(0, self.policy.sessions_per_account - 1) :]:
+                conn.execute(text("DELETE FROM sessions WHERE id_hash = :h"), {"h": old})
+            # strictly after the account's newest session, so "the oldest" is always well defined
+            stamp = max(now, float(others[0][1]) + 1e-6) if others else now
             conn.execute(
                 sessions_table.insert().values(
                     id_hash=_hash_token(token),
                     account_id=acc.id,
                     csrf=csrf,
-                    created_at=now,
+                    created_at=stamp,
                     expires_at=now + SESSION_DAYS * 86400.0,
                 )
             )
@@ -527,16 +594,14 @@ def _address(request: Request) -> str:
 
 
 async def _body(request: Request, limit: int = 4096) -> dict[str, Any]:
-    import json
-
     body = b""
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
             raise ClientError("too_large", f"request body too large: the limit is {limit} bytes", 413)
     try:
-        data = json.loads(body or b"{}")
-    except (ValueError, RecursionError):
+        data = jsonin.loads(body or b"{}")
+    except jsonin.JSON_ERRORS:
         raise ClientError("bad_json", "request body is not valid JSON") from None
     if not isinstance(data, dict):
         raise ClientError("bad_request", "request body must be a JSON object")
@@ -574,7 +639,10 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
             )
 
     def answer(request: Request, sess: Session, token: str, status: int = 200) -> Response:
-        response = JSONResponse({"account": sess.account.public(), "csrf": sess.csrf}, status_code=status)
+        response = JSONResponse(
+            {"account": sess.account.public(), "csrf": sess.csrf, "session_cap": accounts.policy.sessions_per_account},
+            status_code=status,
+        )
         old = request.cookies.get(SESSION_COOKIE)
         if old:
             accounts.logout(old)  # a new session id at every log-in: a planted cookie is worth nothing
@@ -604,13 +672,19 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
     async def signup(request: Request) -> Response:
         pre_session_csrf(request)
         data = await _body(request)
-        sess, token = await blocking(accounts.signup, data.get("username"), data.get("password"), _address(request))
+        sess, token = await accounts.hash_pool.run(
+            accounts.signup, data.get("username"), data.get("password"), _address(request)
+        )
         return answer(request, sess, token, 201)
 
     async def login(request: Request) -> Response:
         pre_session_csrf(request)
         data = await _body(request)
-        sess, token = await blocking(accounts.login, data.get("username"), data.get("password"), _address(request))
+        # the password check on its own small pool: a burst of log-ins waits there (or is told
+        # `busy`) and never holds up /healthz or anybody else's request
+        sess, token = await accounts.hash_pool.run(
+            accounts.login, data.get("username"), data.get("password"), _address(request)
+        )
         return answer(request, sess, token)
 
     async def logout(request: Request) -> Response:

@@ -106,7 +106,9 @@ class AIRunner:
     """Claims jobs while it has free slots and plays their moves through the room service.
 
     AI moves come first; jobs of the other ``kinds`` (game reviews) are claimed only when no AI
-    move waits, and take at most all slots but one (one when there is only one)."""
+    move waits, and take at most all slots but one (one when there is only one).  Between clients
+    the claims take turns (:meth:`Storage.claim_job`), and the last free slot is kept for a
+    client with nothing being thought about (fair share, docs/web.md "Limits and quotas")."""
 
     def __init__(
         self,
@@ -147,8 +149,11 @@ class AIRunner:
         while True:
             self._wake.clear()
             while self.busy < self.slots:
+                # fair share (issue 22): the last free slot only takes a job of an address that has
+                # none being thought about, so one client's burst never holds every slot
+                last = self.slots > 1 and self.busy == self.slots - 1
                 try:
-                    job = await loop.run_in_executor(None, self.storage.claim_job, self.name, LEASE)
+                    job = await loop.run_in_executor(None, self.storage.claim_job, self.name, LEASE, last)
                 except Exception:  # noqa: BLE001 - the database is away: try again at the next poll
                     log.exception("could not claim an AI job")
                     job = None

@@ -422,6 +422,12 @@ def _start_servers(n: int, db: str) -> list[tuple[subprocess.Popen[str], str]]:
             "0",
             "--max-creates-per-minute",
             "100000",
+            # every simulated player comes from this one address: the per-client caps (fair share,
+            # issue 22) would otherwise refuse all but a few of them
+            "--ws-per-address",
+            "100000",
+            "--ai-per-client",
+            "100000",
         ]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert proc.stdout is not None

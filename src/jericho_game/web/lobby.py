@@ -27,7 +27,9 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from jericho_game.web import jsonin
 from jericho_game.web.endings import expire_seek
+from jericho_game.web.fairshare import SocketCaps, too_many
 from jericho_game.web.rooms import SIDES, Change, GameService
 from jericho_game.web.storage import LOBBY_ID, GameRecord, Presence
 
@@ -102,6 +104,7 @@ class Lobby:
         self.text: str | None = None
         self._scheduled = False
         self._refreshing = False
+        self.caps = SocketCaps(limits.lobby_per_address, limits.lobby_per_address)
 
     # -- keeping it fresh -------------------------------------------------------------------
     def on_change(self, game_id: str, version: int) -> None:
@@ -180,14 +183,25 @@ class Lobby:
     # -- clients ----------------------------------------------------------------------------
     async def serve_ws(self, websocket: Any, make_conn: Callable[[Any], Conn]) -> None:
         """The life of one lobby WebSocket: the list now, then every new one; pings answered."""
-        from starlette.websockets import WebSocketDisconnect
-
         await websocket.accept()
         if len(self.conns) >= self.limits.max_lobby_connections:
             await websocket.send_text(json.dumps({"type": "error", "code": "full", "message": "the lobby is full"}))
             await websocket.close(code=1013)
             return
         conn = make_conn(websocket)
+        # fair share (web/fairshare.py): one address (or account) cannot take the lobby's places
+        if not self.caps.take(conn.address, conn.account):
+            await websocket.send_text(too_many("lobby", self.limits.lobby_per_address))
+            await websocket.close(code=1013)
+            return
+        try:
+            await self._serve(websocket, conn)
+        finally:
+            self.caps.give(conn.address, conn.account)
+
+    async def _serve(self, websocket: Any, conn: Conn) -> None:
+        from starlette.websockets import WebSocketDisconnect
+
         conn.task = asyncio.current_task()
         conn.on_drop = lambda c, why: self.conns.discard(c)
         self.conns.add(conn)
@@ -202,8 +216,8 @@ class Lobby:
                 if message["type"] == "websocket.disconnect":
                     break
                 try:
-                    msg = json.loads(message.get("text") or "")
-                except (json.JSONDecodeError, RecursionError, TypeError):
+                    msg = jsonin.loads(message.get("text") or "")
+                except jsonin.JSON_ERRORS:
                     msg = None
                 if isinstance(msg, dict) and msg.get("type") == "ping":
                     ref = msg.get("ref") if isinstance(msg.get("ref"), str | int) else None

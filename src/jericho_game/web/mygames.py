@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from jericho_game.game import Game
+from jericho_game.record import move_number
 from jericho_game.web.rooms import _ID_RE, SIDES, ClientError, GameService, same_secret
 from jericho_game.web.storage import GameRecord
 
@@ -54,6 +56,15 @@ def _opponent(rec: GameRecord, mine: list[str]) -> dict[str, Any]:
     return {"kind": "human", "name": rec.meta.get("names", {}).get(other)}
 
 
+def moves_of(start_position: str | None, plies: int) -> int:
+    """How many numbered moves ``plies`` plies make (47 plies from the start: 24 moves), as the move
+    text, the move list and the review number them (:func:`jericho_game.record.move_number`)."""
+    if plies <= 0:
+        return 0
+    first = Game.from_position(start_position).turn.value if start_position else "south"
+    return move_number(plies, first)[0]
+
+
 def listing(svc: GameService, games: dict[str, str]) -> list[dict[str, Any]]:
     """The browser's games, newest first: side, opponent, status, result, reason, plies, dates."""
     out: list[dict[str, Any]] = []
@@ -81,6 +92,7 @@ def listing(svc: GameService, games: dict[str, str]) -> list[dict[str, Any]]:
                 "reason": reason,
                 "outcome": outcome,  # from this browser's side: won, lost, draw, none (no result)
                 "plies": plies,
+                "moves": moves_of(rec.start_position, plies),  # numbered moves, as the record counts them
                 "clock": rec.clock / 60.0 if rec.clock else None,
                 "created_at": rec.created_at,
                 "updated_at": rec.updated_at,

@@ -24,13 +24,14 @@ from jericho_game.extras import missing_extra
 try:
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     from starlette.requests import Request
-    from starlette.responses import HTMLResponse, JSONResponse, Response
+    from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
     from starlette.routing import Route
     from starlette.templating import Jinja2Templates
 except ImportError as exc:  # pragma: no cover - the web extra brings them
     raise missing_extra("the web app's pages", "web", exc) from exc
 
 from jericho_game.web import i18n
+from jericho_game.web.accounts import safe_next
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -58,6 +59,9 @@ PAGES: dict[str, tuple[str, str]] = {
     "/signup": ("account.html", "signup"),
     "/leaderboard": ("leaderboard.html", "leaderboard"),
     "/players/{name}": ("profile.html", "profile"),
+    "/analysis": ("analysis.html", "analysis"),
+    "/puzzles": ("puzzles.html", "puzzles"),
+    "/puzzles/{id}": ("puzzles.html", "puzzles"),
     "/offline": ("offline.html", "offline"),
 }
 
@@ -99,6 +103,11 @@ def render(request: Request, template: str, nav: str, status: int = 200) -> Resp
 def _page(template: str, nav: str) -> Callable[[Request], Coroutine[Any, Any, Response]]:
     # async: rendered on the event loop, never in a worker thread (the template is small)
     async def endpoint(request: Request) -> Response:
+        if template == "account.html":
+            asked = request.query_params.get("next")
+            if asked is not None and safe_next(asked) != asked:
+                # a `next` that would leave the site: the same page without it (the script checks too)
+                return RedirectResponse(request.url.path, status_code=303)
         return render(request, template, nav)
 
     return endpoint

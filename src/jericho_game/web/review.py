@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 import unicodedata
 from dataclasses import dataclass
@@ -33,10 +34,21 @@ from typing import Any
 from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, text
 from sqlalchemy.engine import Connection
 
-from jericho_game.analysis import THRESHOLDS, PositionEval, evaluate_ply, judge
+from jericho_game.analysis import (
+    DECIDED,
+    DECIDING_LOSS,
+    THRESHOLDS,
+    PositionEval,
+    accuracy,
+    evaluate_ply,
+    judge,
+    replay,
+    turning_points,
+)
+from jericho_game.record import move_label
 from jericho_game.web.broker import Broker
 from jericho_game.web.rooms import ClientError, GameService
-from jericho_game.web.storage import GAMES_CHANNEL, JOBS_CHANNEL, Storage
+from jericho_game.web.storage import GAMES_CHANNEL, JOBS_CHANNEL, QuotaFull, Storage
 
 __all__ = [
     "DEFAULT_SECONDS",
@@ -81,6 +93,10 @@ reviews_table = Table(
     Column("updated_at", Float, nullable=False),
     Column("claimed_by", String(64), nullable=True),
     Column("lease_until", Float, nullable=True),
+    # fair share (issue 22): who asked (client address, account): the per-client quota counts by them
+    # and the claims take turns between addresses
+    Column("address", String(64), nullable=True),
+    Column("account", Integer, nullable=True),
 )
 
 Index("reviews_waiting", reviews_table.c.status, reviews_table.c.created_at)
@@ -95,6 +111,7 @@ positions_table = Table(
     Column("best", String(16), nullable=True),
     Column("exact", Integer, nullable=False),
     Column("sims", Integer, nullable=False),
+    Column("line", Text, nullable=True),  # the preferred move and the best play after it, space-separated
 )
 
 _UNFINISHED = "status IN ('queued', 'running')"
@@ -129,6 +146,7 @@ class ReviewRecord:
     error: str | None
     created_at: float
     positions: list[PositionEval]
+    start_position: str | None = None
 
 
 class ReviewStore:
@@ -142,6 +160,32 @@ class ReviewStore:
         except Exception:  # noqa: BLE001 - another process created them at the same moment: look again
             time.sleep(0.2)
             _metadata.create_all(storage.engine)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add the columns newer versions need to tables written by an older version: the
+        ``line`` of ``review_positions`` (issue 21) and the fair-share ``address``/``account`` of
+        ``reviews`` (issue 22).  Another process may add them at the same moment: look again."""
+        self._add_columns("review_positions", {"line": "TEXT"})
+        self._add_columns("reviews", {"address": "VARCHAR(64)", "account": "INTEGER"})
+
+    def _add_columns(self, table: str, wanted: dict[str, str]) -> None:
+        from sqlalchemy import inspect
+
+        for attempt in range(2):
+            have = {c["name"] for c in inspect(self.storage.engine).get_columns(table)}
+            missing = [name for name in wanted if name not in have]
+            if not missing:
+                return
+            try:
+                with self.storage.engine.begin() as conn:
+                    for name in missing:
+                        conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {name} {wanted[name]}")
+                return
+            except Exception:  # noqa: BLE001 - another process added them at the same moment: look again
+                if attempt:
+                    raise
+                time.sleep(0.2)
 
     def _notify(self, conn: Connection, channel: str, payload: str) -> None:
         if self.postgres:
@@ -166,20 +210,33 @@ class ReviewStore:
         sims: int,
         seconds: float | None,
         max_queue: int,
+        address: str | None = None,
+        account: int | None = None,
+        per_client: int | None = None,
     ) -> tuple[bool, list[str]]:
         """Queue the review of a finished game unless it has one: (queued now, games whose view changed).
 
         A failed review is queued again.  Raises :class:`ReviewQueueFull` (nothing stored) when
-        ``max_queue`` reviews wait or run."""
+        ``max_queue`` reviews wait or run, and :class:`QuotaFull` when the requester (``address``,
+        ``account``) already has ``per_client`` reviews waiting or running."""
         now = time.time()
         with self.storage.engine.begin() as conn:
             row = conn.execute(text("SELECT status FROM reviews WHERE game_id = :id"), {"id": game_id}).first()
             if row is not None and row[0] != "failed":
                 return False, []
+            if per_client is not None and (address is not None or account is not None):
+                mine = conn.execute(
+                    text(f"SELECT count(*) FROM reviews WHERE {_UNFINISHED} AND (address = :a OR account = :acc)"),
+                    {"a": address, "acc": account},
+                ).scalar_one()
+                if int(mine) >= per_client:
+                    raise QuotaFull("reviews", int(mine), per_client)
             waiting = conn.execute(text(f"SELECT count(*) FROM reviews WHERE {_UNFINISHED}")).scalar_one()
             if int(waiting) >= max_queue:
                 raise ReviewQueueFull(max_queue)
             values = {
+                "address": address,
+                "account": account,
                 "id": game_id,
                 "sims": sims,
                 "seconds": seconds,
@@ -193,7 +250,8 @@ class ReviewStore:
                     text(
                         "UPDATE reviews SET status = 'queued', sims = :sims, seconds = :seconds, next_ply = 0, "
                         "attempts = 0, error = NULL, created_at = :now, updated_at = :now, claimed_by = NULL, "
-                        "lease_until = NULL WHERE game_id = :id AND status = 'failed'"
+                        "lease_until = NULL, address = :address, account = :account "
+                        "WHERE game_id = :id AND status = 'failed'"
                     ),
                     values,
                 ).rowcount
@@ -204,8 +262,9 @@ class ReviewStore:
                 n = conn.execute(
                     text(
                         "INSERT INTO reviews (game_id, status, sims, seconds, start_position, moves, total, next_ply, "
-                        "attempts, error, created_at, updated_at, claimed_by, lease_until) VALUES (:id, 'queued', "
-                        ":sims, :seconds, :start, :moves, :total, 0, 0, NULL, :now, :now, NULL, NULL) "
+                        "attempts, error, created_at, updated_at, claimed_by, lease_until, address, account) "
+                        "VALUES (:id, 'queued', :sims, :seconds, :start, :moves, :total, 0, 0, NULL, :now, :now, "
+                        "NULL, NULL, :address, :account) "
                         "ON CONFLICT (game_id) DO NOTHING"
                     ),
                     values,
@@ -220,7 +279,7 @@ class ReviewStore:
         with self.storage.reader.connect() as conn:
             row = conn.execute(
                 text(
-                    "SELECT status, sims, seconds, moves, total, next_ply, error, created_at "
+                    "SELECT status, sims, seconds, moves, total, next_ply, error, created_at, start_position "
                     "FROM reviews WHERE game_id = :id"
                 ),
                 {"id": game_id},
@@ -229,11 +288,15 @@ class ReviewStore:
                 return None
             rows = conn.execute(
                 text(
-                    "SELECT ply, south, turn, best, exact, sims FROM review_positions WHERE game_id = :id ORDER BY ply"
+                    "SELECT ply, south, turn, best, exact, sims, line FROM review_positions "
+                    "WHERE game_id = :id ORDER BY ply"
                 ),
                 {"id": game_id},
             )
-            positions = [PositionEval(int(p), float(s), t, b, bool(e), int(n)) for p, s, t, b, e, n in rows]
+            positions = [
+                PositionEval(int(p), float(s), t, b, bool(e), int(n), tuple(line.split()) if line else ())
+                for p, s, t, b, e, n, line in rows
+            ]
         return ReviewRecord(
             game_id,
             row[0],
@@ -245,6 +308,7 @@ class ReviewStore:
             row[6],
             float(row[7]),
             positions,
+            row[8],
         )
 
     def ahead(self, game_id: str, created_at: float) -> int:
@@ -261,16 +325,18 @@ class ReviewStore:
 
     # -- the job queue ---------------------------------------------------------------------------
     def claim(self, worker: str, lease: float) -> ReviewJob | None:
-        """Claim the next position of the oldest unfinished review nobody holds (``job.changed``: the
-        games whose view the claim changed)."""
+        """Claim the next position of an unfinished review nobody holds (``job.changed``: the games
+        whose view the claim changed): the oldest of the requesters' addresses with the fewest
+        positions being evaluated now (fair share: the addresses take turns)."""
         now = time.time()
-        lock = " FOR UPDATE SKIP LOCKED" if self.postgres else ""
+        lock = " FOR UPDATE OF r SKIP LOCKED" if self.postgres else ""
+        running = "SELECT count(*) FROM reviews k WHERE k.lease_until >= :now AND k.address = r.address"
         with self.storage.engine.begin() as conn:
             row = conn.execute(
                 text(
-                    "SELECT game_id, status, next_ply, total, start_position, moves, sims, seconds FROM reviews "
-                    f"WHERE {_UNFINISHED} AND (lease_until IS NULL OR lease_until < :now) "
-                    "ORDER BY created_at, game_id LIMIT 1" + lock
+                    "SELECT r.game_id, r.status, r.next_ply, r.total, r.start_position, r.moves, r.sims, r.seconds "
+                    f"FROM reviews r WHERE r.{_UNFINISHED} AND (r.lease_until IS NULL OR r.lease_until < :now) "
+                    f"ORDER BY ({running}), r.created_at, r.game_id LIMIT 1" + lock
                 ),
                 {"now": now},
             ).first()
@@ -334,8 +400,8 @@ class ReviewStore:
                 return None
             conn.execute(
                 text(
-                    "INSERT INTO review_positions (game_id, ply, south, turn, best, exact, sims) "
-                    "VALUES (:id, :ply, :south, :turn, :best, :exact, :sims)"
+                    "INSERT INTO review_positions (game_id, ply, south, turn, best, exact, sims, line) "
+                    "VALUES (:id, :ply, :south, :turn, :best, :exact, :sims, :line)"
                 ),
                 {
                     "id": job.game_id,
@@ -345,6 +411,7 @@ class ReviewStore:
                     "best": ev.best,
                     "exact": int(ev.exact),
                     "sims": ev.sims,
+                    "line": " ".join(ev.line) or None,
                 },
             )
             return self._changed(conn, [job.game_id, *(self._queued_ids(conn) if done else [])])
@@ -449,6 +516,7 @@ class ReviewService:
         sims: int = DEFAULT_SIMS,
         seconds: float | None = DEFAULT_SECONDS,
         max_queue: int = DEFAULT_QUEUE,
+        per_client: int | None = None,
     ) -> None:
         if sims < 1:
             raise ValueError(f"review sims must be at least 1, got {sims}")
@@ -460,11 +528,16 @@ class ReviewService:
         self.sims = sims
         self.seconds = seconds
         self.max_queue = max_queue
+        self.per_client = per_client  # fair share: reviews one address or account may have waiting
+        self.account_of: Any = lambda request: None  # the requester's account (create_app: its session)
 
-    def request(self, game_id: str) -> tuple[bool, dict[str, Any]]:
-        """Ask for the review of a finished game: (queued by this request, the review's view).
+    def request(
+        self, game_id: str, address: str | None = None, account: int | None = None
+    ) -> tuple[bool, dict[str, Any]]:
+        """Ask for the review of a finished game: (queued by this request, the review's view);
+        ``address``, ``account``: the requester, whose quota it counts in.
 
-        Refused with ``unknown_game`` (404), ``not_over`` (409) or ``busy`` (503)."""
+        Refused with ``unknown_game`` (404), ``not_over`` (409), ``review_quota`` (429) or ``busy`` (503)."""
         room = self.games.room(game_id)  # unknown_game
         status = self.games.status(room)
         if status != "over":
@@ -473,8 +546,20 @@ class ReviewService:
         rec = room.rec
         try:
             queued, changed = self.store.insert(
-                rec.id, rec.start_position, list(rec.moves), self.sims, self.seconds, self.max_queue
+                rec.id,
+                rec.start_position,
+                list(rec.moves),
+                self.sims,
+                self.seconds,
+                self.max_queue,
+                address,
+                account,
+                self.per_client,
             )
+        except QuotaFull as exc:
+            from jericho_game.web.rooms import quota_error
+
+            raise quota_error(exc) from None
         except ReviewQueueFull as exc:
             raise ClientError("busy", f"the server is busy: {exc}; try again in a minute", 503) from None
         self.jobs.publish(changed)
@@ -486,9 +571,21 @@ class ReviewService:
         """What the page shows of a game's review (``status`` "none" when nobody asked for one)."""
         rec = self.store.load(game_id)
         marks = {name: {"loss": least, "sign": sign} for name, least, sign in THRESHOLDS}
+        rule = {"chance": DECIDED, "least_loss": DECIDING_LOSS}
         if rec is None:
-            return {"game": game_id, "status": "none", "thresholds": marks}
+            return {"game": game_id, "status": "none", "thresholds": marks, "decided": rule}
         moves = judge(rec.moves, rec.positions) if rec.positions else []
+        first = rec.positions[0].turn if rec.positions else "south"  # the side of the game's first move
+        label = {m.ply: move_label(m.ply, first) for m in moves}
+        judged = []
+        for m in moves:
+            # the number as every page writes it ("16..."), and the line the AI preferred there
+            judged.append({**m.to_dict(), "label": label[m.ply], "line": list(rec.positions[m.ply - 1].line)})
+        turning = {
+            side: [{**t.to_dict(), "label": label[t.ply]} for t in points]
+            for side, points in turning_points(moves).items()
+        }
+        slide = {side: round(sum(m.loss for m in moves if m.side == side), 4) for side in ("south", "north")}
         return {
             "game": game_id,
             "status": rec.status,
@@ -498,9 +595,40 @@ class ReviewService:
             "ahead": self.store.ahead(game_id, rec.created_at) if rec.status == "queued" else 0,
             "budget": {"sims": rec.sims, "seconds": rec.seconds},
             "positions": [{k: v for k, v in p.to_dict().items()} for p in rec.positions],
-            "moves": [m.to_dict() for m in moves],
+            "moves": judged,
+            "first": first,
+            # what explains the result (jericho_game.analysis): accuracy, and the costliest moves
+            "accuracy": accuracy(moves, rec.positions),
+            "slide": slide,  # each side's winning chance lost by its own moves, summed (0-1)
+            "turning": turning,
             "error": rec.error,
             "thresholds": marks,
+            "decided": rule,
+        }
+
+    def line(self, game_id: str, ply: int) -> dict[str, Any]:
+        """The AI's line in position ``ply`` of a reviewed game, as frames to show on the board: the
+        position, then the position after each move of the line.  ``no_line`` (404) when that position
+        has no evaluated line (not reviewed yet, or the game is over there)."""
+        room = self.games.room(game_id)  # unknown_game
+        rec = self.store.load(room.rec.id)
+        positions = rec.positions if rec else []
+        if not 0 <= ply < len(positions) or not positions[ply].line:
+            raise ClientError("no_line", f"position {ply} of this game has no reviewed line", 404)
+        line = list(positions[ply].line)
+        assert rec is not None
+        game = replay(rec.start_position, rec.moves[:ply])
+        frames = [_frame(game, None)]
+        for mv in line:
+            game.play(mv)
+            frames.append(_frame(game, mv))
+        first = positions[0].turn
+        return {
+            "game": room.rec.id,
+            "ply": ply,
+            "labels": [move_label(ply + 1 + i, first) for i in range(len(line))],
+            "line": line,
+            "frames": frames,
         }
 
     def message(self, game_id: str) -> str | None:
@@ -509,6 +637,18 @@ class ReviewService:
         if view["status"] == "none":
             return None
         return json.dumps({"type": "review", "review": view}, separators=(",", ":"))
+
+
+def _frame(game: Any, move: str | None) -> dict[str, Any]:
+    """A position as the replay's frames show it (``GameService.replay_frames``)."""
+    return {
+        "ply": len(game.history),
+        "move": move,
+        "towers": {c: [str(p) for p in t] for c, t in game.towers().items() if t},
+        "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
+        "score": list(game.score()),
+        "turn": game.turn.value,
+    }
 
 
 def annotate(record: str, view: dict[str, Any]) -> str:
@@ -525,8 +665,10 @@ def annotate(record: str, view: dict[str, Any]) -> str:
             sign = view["thresholds"][m["mark"]]["sign"]
             side = m["side"].capitalize()
             note += (
-                f"; {sign} {m['mark']}: {side} {round(m['before'] * 100)}% to {round(m['after'] * 100)}%,"
-                f" the AI preferred {m['best']}"
+                f"; {sign} {m['mark']}: {side} {round(m['before'] * 100)}% to {round(m['after'] * 100)}%"
+                + (" (decided)" if m.get("decided") else "")
+                + f", the AI preferred {m['best']}"
+                + (f" ({' '.join(m['line'])})" if len(m.get("line") or []) > 1 else "")
             )
         notes[m["ply"]] = "{" + note + "}"
     tokens = body.split()
@@ -554,7 +696,8 @@ def annotate(record: str, view: dict[str, Any]) -> str:
 
 def routes(reviews: ReviewService) -> list[Any]:
     """``GET`` / ``POST /api/games/{id}/review``: read a game's review, or ask for it;
-    ``GET /api/games/{id}/review/record``: the game record annotated with it."""
+    ``GET /api/games/{id}/review/record``: the game record annotated with it;
+    ``GET /api/games/{id}/review/line/{ply}``: the AI's line in position ``ply``, as board frames."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse, PlainTextResponse, Response
     from starlette.routing import Route
@@ -564,7 +707,9 @@ def routes(reviews: ReviewService) -> list[Any]:
         if request.method == "GET":
             reviews.games.room(game_id)  # unknown_game (404) for an id that names no game
             return JSONResponse(reviews.view(game_id))
-        queued, view = reviews.request(game_id)
+        from jericho_game.web.fairshare import address_of
+
+        queued, view = reviews.request(game_id, address_of(request), reviews.account_of(request))
         if queued:
             return JSONResponse({"queued": True, "review": view}, status_code=202)
         message = f"this game's review was already asked for: it is {view['status']}"
@@ -585,7 +730,14 @@ def routes(reviews: ReviewService) -> list[Any]:
         name = f"jericho-{room.rec.id}-review.jgn"
         return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
+    async def line(request: Request) -> Response:
+        raw = request.path_params["ply"]
+        if not re.fullmatch(r"[0-9]{1,6}", raw):
+            raise ClientError("bad_request", f"ply must be a position number (0, 1, 2, ...), not {raw[:12]!r}")
+        return JSONResponse(reviews.line(request.path_params["id"], int(raw)))
+
     return [
         Route("/api/games/{id}/review", review, methods=["GET", "POST"]),
         Route("/api/games/{id}/review/record", record),
+        Route("/api/games/{id}/review/line/{ply}", line),
     ]

@@ -38,9 +38,9 @@ from jericho_game.players.base import make_player, registered_names
 from jericho_game.web import render
 from jericho_game.web.broker import Broker, LocalBroker
 from jericho_game.web.names import NameError_, check_name
-from jericho_game.web.storage import AIJob, Conflict, GameRecord, QueueFull, Storage, Tx
+from jericho_game.web.storage import AIJob, Conflict, GameRecord, QueueFull, QuotaFull, Storage, Tx
 
-__all__ = ["ClientError", "GameService", "Room", "Change", "SIDES", "MODES"]
+__all__ = ["ClientError", "GameService", "Room", "Change", "SIDES", "MODES", "quota_error"]
 
 log = logging.getLogger("jericho_game.web")
 
@@ -145,6 +145,30 @@ def confrontations(game: Game) -> dict[str, dict[str, Any]]:
     return {a.name: render.confrontation_body(game.confrontation(a.name)) for a in game.topology.alignments}
 
 
+def quota_error(exc: QuotaFull) -> ClientError:
+    """The coded error (429) of a client over one of its fair-share quotas (nothing was changed)."""
+    if exc.what == "ai":
+        return ClientError(
+            "ai_quota",
+            f"you already have {exc.have} games waiting for the AI's reply, the most one player or address may "
+            f"have at once ({exc.limit}): wait for a reply, then play; nothing was changed",
+            429,
+        )
+    if exc.what == "seeks":
+        return ClientError(
+            "seek_quota",
+            f"you already have {exc.have} open seeks in the lobby, the most one player or address may have "
+            f"({exc.limit}): wait for an opponent or cancel one; nothing was created",
+            429,
+        )
+    return ClientError(
+        "review_quota",
+        f"you already have {exc.have} game reviews waiting, the most one player or address may have at once "
+        f"({exc.limit}): wait for one to finish; nothing was queued",
+        429,
+    )
+
+
 class GameService:
     """Rooms, seats, clocks, AI requests and rematches over one :class:`Storage` and one :class:`Broker`."""
 
@@ -162,6 +186,8 @@ class GameService:
         presence_ttl: float = 30.0,
         seek_idle: float = 120.0,
         seek_max_age: float = 3600.0,
+        ai_per_client: int | None = None,
+        seeks_per_client: int | None = None,
     ) -> None:
         self.storage = storage
         self.broker = broker or LocalBroker()
@@ -175,6 +201,9 @@ class GameService:
         self.presence_ttl = presence_ttl  # a process's presence row counts this long after its last beat
         self.seek_idle = seek_idle  # an open seek expires when its creator has been away this long
         self.seek_max_age = seek_max_age  # ... or when it is this old
+        # fair share (issue 22, web/fairshare.py): per client (address, and account) quotas; None: none
+        self.ai_per_client = ai_per_client  # AI games waiting for the AI's reply at once
+        self.seeks_per_client = seeks_per_client  # open seeks in the lobby at once
         # what the lobby shows per seek beyond the game itself: the accounts work fills in
         # "rated" and "rating" (None: an anonymous, unrated game)
         self.lobby_extras: Callable[[GameRecord], dict[str, Any]] = lambda rec: {"rated": False, "rating": None}
@@ -538,6 +567,10 @@ class GameService:
         if side is not None and rec.turn_started is not None:
             rec.deadline = rec.turn_started + float(getattr(rec, f"{side}_time") or 0.0)
         ai_next = rec.mode == "ai" and _status(rec, game) == "playing" and game.turn.value == rec.ai_side
+        if ai_next and self.ai_per_client is not None:
+            waiting = tx.client_jobs(rec)
+            if waiting >= self.ai_per_client:
+                raise quota_error(QuotaFull("ai", waiting, self.ai_per_client))
         if ai_next and tx.waiting_jobs() >= self.max_ai_jobs:
             raise ClientError(
                 "busy",
@@ -596,6 +629,8 @@ class GameService:
             )
         if isinstance(exc, QueueFull):
             return ClientError("busy", f"the server is busy: {exc}; try again soon", 503)
+        if isinstance(exc, QuotaFull):
+            return quota_error(exc)
         return exc
 
     async def _write_grouped(
@@ -785,6 +820,7 @@ class GameService:
         if rated and account is None:
             raise ClientError("login_required", "log in (or sign up) to create a rated game", 403)
         rec = GameRecord(id=_new_id(), mode=mode)
+        rec.address = client[:64] if client != "?" else None  # whose quotas it counts in (fair share)
         rec.public = public
         if public:
             rec.meta["listed_at"] = now  # by the service's clock, as the seek's expiry (tests fake it)
@@ -825,9 +861,17 @@ class GameService:
         game = Game()
         ai_first = rec.mode == "ai" and rec.ai_side == game.turn.value
         try:
-            self.storage.create(rec, job_level=rec.ai_level if ai_first else None, max_jobs=self.max_ai_jobs)
+            self.storage.create(
+                rec,
+                job_level=rec.ai_level if ai_first else None,
+                max_jobs=self.max_ai_jobs,
+                max_client_jobs=self.ai_per_client,
+                max_client_seeks=self.seeks_per_client,
+            )
         except QueueFull as exc:
             raise ClientError("busy", f"the server is busy: {exc}; try again soon", 503) from None
+        except QuotaFull as exc:
+            raise quota_error(exc) from None
         with self._creates_lock:
             window.append(now)
         room = self._publish(Room(rec, game))
@@ -1090,6 +1134,7 @@ class GameService:
                 rec.meta["names"] = {Side(s).other.value: n for s, n in names.items()}
             rec.south_account, rec.north_account = old.north_account, old.south_account  # accounts follow people
             rec.rated = old.rated
+            rec.address = old.address  # the same client's quotas
             if old.clock is not None:
                 rec.clock = rec.south_time = rec.north_time = old.clock
                 # online, the clock starts once both players are at the new board (see hello);
@@ -1100,7 +1145,8 @@ class GameService:
             game = Game()
             ai_first = rec.mode == "ai" and rec.ai_side == game.turn.value
             # in this transaction: the old game is locked, so exactly one rematch is ever created
-            tx.insert_game(rec, job_level=(rec.ai_level or "random") if ai_first else None)
+            job_level = (rec.ai_level or "random") if ai_first else None
+            tx.insert_game(rec, job_level=job_level, max_client_jobs=self.ai_per_client)
             new_old = old.copy()
             new_old.rematch_id = rec.id
             changed = self._commit(tx, room, new_old, room.game)

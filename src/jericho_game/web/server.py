@@ -51,12 +51,16 @@ except ImportError as exc:
 
 from jericho_game.game import Game
 from jericho_game.players.base import Limit
-from jericho_game.web import endings, i18n, mygames, pages, tutorial
+from jericho_game.web import endings, fairshare, i18n, jsonin, mygames, pages, tutorial
 from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
+from jericho_game.web.errors import InternalErrors
+from jericho_game.web.fairshare import SocketCaps, address_of, too_many
+from jericho_game.web.httpguard import uvicorn_options
 from jericho_game.web.lobby import Lobby
-from jericho_game.web.ratings import Ratings, rating_routes
+from jericho_game.web.puzzles import PuzzleService, puzzle_routes
+from jericho_game.web.ratings import RatingPolicy, Ratings, rating_routes
 from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
 from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
@@ -93,7 +97,7 @@ class Limits:
     rate: float = 10.0  # messages per second a connection may send on average
     burst: int = 30  # messages a connection may send at once
     flood_close: int = 200  # refused messages in a row before the connection is closed
-    max_connections_per_game: int = 64
+    max_connections_per_game: int = 64  # watchers (connections holding no seat) per game; seats never count
     creates_per_minute: int = 60  # new games per client address per minute
     max_rooms_in_memory: int = 2000
     send_timeout: float = 10.0  # seconds one message may take to go out before the client is closed
@@ -109,6 +113,13 @@ class Limits:
     max_lobby_connections: int = 1000  # lobby WebSocket clients per process
     max_my_games: int = 500  # games one "my games" request may ask about
     review_queue: int = 16  # game reviews waiting or running before new ones are refused (busy)
+    # issue 22, fair share (web/fairshare.py): per client, i.e. per address and per account
+    ws_per_address: int = 16  # game WebSocket connections holding no seat, per address (and account), per process
+    lobby_per_address: int = 8  # lobby WebSocket connections per address (and account), per process
+    seat_grace: float = 5.0  # seconds a socket held on probation (watchers full) has to say hello with a seat
+    ai_per_client: int = 2  # games waiting for the AI's reply at once, per address (and account), all processes
+    reviews_per_client: int = 2  # game reviews waiting or running, per address (and account), all processes
+    seeks_per_client: int = 3  # open seeks in the lobby, per address (and account), all processes
 
 
 @dataclass(eq=False)
@@ -128,6 +139,9 @@ class Conn:
     task: asyncio.Task[Any] | None = None  # the connection's handler (cancelled when dropped)
     on_drop: Callable[[Conn, str], None] | None = None
     account: int | None = None  # the logged-in account of the WebSocket's session cookie (web/accounts.py)
+    address: str = "?"  # the client's address (fair share, web/fairshare.py)
+    capped: bool = False  # counted in the transport's per-address caps (it holds no seat)
+    probation: bool = False  # the game's watchers were full: it must say hello with a seat (seat_grace)
 
     @property
     def role(self) -> str:
@@ -260,6 +274,8 @@ class Transport:
         self.written: dict[str, dict[str, int]] = {}
         self._presence_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-presence")
         self.lobby = Lobby(service, limits, self.after)
+        # fair share: this process's game sockets that hold no seat, per address and account
+        self.caps = SocketCaps(limits.ws_per_address, limits.ws_per_address)
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -580,8 +596,8 @@ class Transport:
             if len(text.encode("utf-8", "replace")) > self.limits.max_message:
                 raise ClientError("too_large", f"message too large: the limit is {self.limits.max_message} bytes")
             try:
-                msg = json.loads(text)
-            except (json.JSONDecodeError, RecursionError):
+                msg = jsonin.loads(text)
+            except jsonin.JSON_ERRORS:
                 raise ClientError("bad_json", "message is not valid JSON") from None
             if not isinstance(msg, dict):
                 raise ClientError("bad_message", "message must be a JSON object with a 'type'")
@@ -664,6 +680,9 @@ class Transport:
                 self.send(conn, {"type": "welcome", "role": "spectator"})
                 raise ClientError("bad_token", "this token does not hold a seat in this game: you are watching")
         conn.seats = seats
+        if seats and conn.capped:  # a seat holder counts in no per-address cap (fair share)
+            conn.capped = False
+            self.caps.give(conn.address, conn.account)
         self.send(conn, {"type": "welcome", "role": conn.role})
         self.presence(game_id)
         if self.service.may_arrive(room, seats):
@@ -694,27 +713,27 @@ class Transport:
             await websocket.send_text(json.dumps({"type": "error", "code": "internal", "message": why}))
             await websocket.close(code=1011)
             return
-        conns = self.conns.setdefault(game_id, set())
-        if len(conns) >= self.limits.max_connections_per_game:
-            await websocket.send_text(
-                json.dumps({"type": "error", "code": "full", "message": "too many connections to this game"})
-            )
-            await websocket.close(code=1013)
-            return
         try:
             account = self.session_account(websocket)
         except Exception:  # noqa: BLE001 - the database is away: this connection is anonymous
             log.exception("could not read the session of a WebSocket client")
             account = None
-        conn = Conn(websocket, tokens=float(self.limits.burst), account=account)
+        conn = Conn(websocket, tokens=float(self.limits.burst), account=account, address=address_of(websocket))
+        if not await self._admit(game_id, room, conn):
+            return
         conn.task = asyncio.current_task()
         conn.on_drop = lambda c, why: self._forget(game_id, c)
-        conns.add(conn)
         pump = asyncio.get_running_loop().create_task(conn.pump(self.limits))
         try:
-            self.presence(game_id)
-            self.send(conn, {"type": "welcome", "role": "spectator"})
-            self.broadcast(room)
+            if conn.probation:
+                text = await self._probation(game_id, conn)
+                if text is None:
+                    return
+                await self.handle(game_id, conn, text)  # its hello, as any connection's
+            else:
+                self.presence(game_id)
+                self.send(conn, {"type": "welcome", "role": "spectator"})
+                self.broadcast(room)
             while not conn.dropped:
                 message = await websocket.receive()
                 if message["type"] == "websocket.disconnect":
@@ -740,9 +759,68 @@ class Transport:
         finally:
             pump.cancel()
             self._forget(game_id, conn)
+            if conn.capped:
+                conn.capped = False
+                self.caps.give(conn.address, conn.account)
             room2 = self.service.cached(game_id)
             if room2 is not None and self.conns.get(game_id):
                 self.broadcast(room2)  # one fewer player or watcher
+
+    async def _admit(self, game_id: str, room: Room, conn: Conn) -> bool:
+        """Fair share (web/fairshare.py): count a new connection in, or refuse it.  A connection whose
+        session holds a seat is always let in; one that holds none counts in its address's (and
+        account's) cap, and once the game's watchers are full it is held on probation."""
+        seated = False
+        if conn.account is not None:
+            try:
+                seated = bool(self.service.seats_of(room, None, conn.account))
+            except ClientError:
+                seated = False
+        if not seated:
+            if not self.caps.take(conn.address, conn.account):
+                await conn.ws.send_text(too_many("game", self.limits.ws_per_address))
+                await conn.ws.close(code=1013)
+                return False
+            conn.capped = True
+            watchers = sum(1 for c in self.conns.get(game_id, ()) if not c.seats)
+            conn.probation = watchers >= self.limits.max_connections_per_game
+        if not conn.probation:
+            self.conns.setdefault(game_id, set()).add(conn)
+        return True
+
+    async def _probation(self, game_id: str, conn: Conn) -> str | None:
+        """A connection held while the game's watchers are full: its first message, a ``hello``
+        with a seat's token, within ``seat_grace`` seconds, lets it in (the text, for the usual
+        handling); anything else closes it with ``full``."""
+        text: str | None = None
+        try:
+            message = await asyncio.wait_for(conn.ws.receive(), self.limits.seat_grace)
+            text = message.get("text") if message["type"] == "websocket.receive" else None
+        except TimeoutError:
+            pass
+        seats: frozenset[str] = frozenset()
+        if text is not None:
+            try:
+                msg = json.loads(text)
+                token = msg.get("token") if isinstance(msg, dict) and msg.get("type") == "hello" else None
+                if token is not None:
+                    room = await self.service.off_loop_read(self.service.room, game_id)
+                    seats = self.service.seats_of(room, token, conn.account)
+            except (ValueError, RecursionError, ClientError):
+                seats = frozenset()
+        if not seats:
+            why = "this game has as many watchers as it may have; its players always get in"
+            try:
+                await conn.ws.send_text(json.dumps({"type": "error", "code": "full", "message": why}))
+                await conn.ws.close(code=1013)
+            except Exception:  # noqa: BLE001 - it is gone already
+                pass
+            return None
+        conn.probation = False
+        conn.capped = False
+        self.caps.give(conn.address, conn.account)  # a seat holder counts in no cap
+        self.conns.setdefault(game_id, set()).add(conn)
+        return text
 
     def _forget(self, game_id: str, conn: Conn) -> None:
         conns = self.conns.get(game_id)
@@ -779,9 +857,9 @@ async def _json_body(request: Request, limits: Limits, max_size: int | None = No
     if not body.strip():
         return {}
     try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        raise ClientError("bad_json", "request body is not valid JSON") from None
+        data = jsonin.loads(body)
+    except jsonin.JSON_ERRORS as exc:
+        raise ClientError("bad_json", f"request body is not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):
         raise ClientError("bad_request", "request body must be a JSON object")
     return data
@@ -826,6 +904,17 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+def analysis_routes(service: GameService) -> list[Any]:
+    """The analysis board's routes (web/analysis_board.py), looking games up in ``service``."""
+    from jericho_game.web.analysis_board import AnalysisBoard
+
+    def find(game_id: str) -> tuple[str | None, list[str]]:
+        rec = service.room(game_id).rec  # unknown_game (404)
+        return rec.start_position, list(rec.moves)
+
+    return AnalysisBoard(find).routes()
+
+
 def create_app(
     db_url: str | None = None,
     *,
@@ -839,6 +928,7 @@ def create_app(
     password_hasher: Any = None,
     review_sims: int = REVIEW_SIMS,
     review_seconds: float | None = REVIEW_SECONDS,
+    rating_policy: RatingPolicy | None = None,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
@@ -848,7 +938,8 @@ def create_app(
     ``clock`` is the wall clock used for game clocks and the log-in throttle (tests pass a fake one);
     ``signup``: whether anyone may create an account (``--no-signup``: only ``jericho user add``);
     ``password_hasher``: an ``argon2.PasswordHasher`` (tests pass a cheap one); ``review_sims`` and
-    ``review_seconds``: the budget per position of a game review (web/review.py).
+    ``review_seconds``: the budget per position of a game review (web/review.py);
+    ``rating_policy``: which rated games count, and when a rating is provisional (web/ratings.py).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -866,6 +957,8 @@ def create_app(
         presence_ttl=3 * limits.presence_beat,
         seek_idle=limits.seek_idle,
         seek_max_age=limits.seek_max_age,
+        ai_per_client=limits.ai_per_client,
+        seeks_per_client=limits.seeks_per_client,
     )
     if ai_processes is None:
         ai_processes = min(2, os.cpu_count() or 1)
@@ -882,7 +975,7 @@ def create_app(
     )
     # accounts and ratings (optional for players: web/accounts.py, web/ratings.py)
     accounts = AccountService(storage, hasher=password_hasher, clock=clock, signup=signup)
-    ratings = Ratings(storage, accounts)
+    ratings = Ratings(storage, accounts, policy=rating_policy)
     service.on_finish.append(ratings.queue)
     service.account_name = accounts.name_of
 
@@ -914,8 +1007,20 @@ def create_app(
         return None if sess is None else sess.account.id
 
     reviews = ReviewService(
-        service, review_jobs.store, review_jobs, sims=review_sims, seconds=review_seconds, max_queue=limits.review_queue
+        service,
+        review_jobs.store,
+        review_jobs,
+        sims=review_sims,
+        seconds=review_seconds,
+        max_queue=limits.review_queue,
+        per_client=limits.reviews_per_client,
     )
+
+    def review_account(request: Request) -> int | None:
+        sess = accounts.session_of(request)
+        return None if sess is None else sess.account.id
+
+    reviews.account_of = review_account
     transport.reviews = reviews
 
     async def rules_md(request: Request) -> Response:
@@ -981,7 +1086,14 @@ def create_app(
         return JSONResponse(await asyncio.get_running_loop().run_in_executor(None, snapshot, service))
 
     async def lobby_ws(websocket: WebSocket) -> None:
-        await transport.lobby.serve_ws(websocket, lambda ws: Conn(ws, tokens=float(limits.burst)))
+        def make_conn(ws: WebSocket) -> Conn:
+            try:
+                account = transport.session_account(ws)
+            except Exception:  # noqa: BLE001 - the database is away: counted by its address alone
+                account = None
+            return Conn(ws, tokens=float(limits.burst), account=account, address=address_of(ws))
+
+        await transport.lobby.serve_ws(websocket, make_conn)
 
     async def my_games(request: Request) -> Response:
         held = mygames.held(await _json_body(request, limits, 64 * 1024), limits.max_my_games)
@@ -1006,10 +1118,6 @@ def create_app(
         if exc.status_code == 405:
             return _error("bad_method", f"{request.method} is not allowed on {request.url.path[:100]}", 405)
         return _error("http_error", str(exc.detail), exc.status_code)
-
-    async def server_error(request: Request, exc: Exception) -> Response:
-        log.exception("internal error on %s", request.url.path)
-        return _error("internal", "internal server error: the game is safe, try again", 500)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -1050,18 +1158,21 @@ def create_app(
         Route("/api/mygames/record", my_records, methods=["POST"]),
         WebSocketRoute("/lobby/ws", lobby_ws),
         *review_routes(reviews),  # game review: GET / POST /api/games/{id}/review (jericho_game.web.review)
+        *analysis_routes(service),  # the free analysis board, /analysis (jericho_game.web.analysis_board)
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
         *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
         *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)
+        *puzzle_routes(PuzzleService(storage), accounts),  # /api/puzzles (jericho_game.web.puzzles)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(
         routes=routes,
-        exception_handlers={ClientError: client_error, HTTPException: http_error, Exception: server_error},
+        exception_handlers={ClientError: client_error, HTTPException: http_error},
         lifespan=lifespan,
     )
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(InternalErrors)  # an unexpected error: a 500, one log line (web/errors.py)...
+    app.add_middleware(SecurityHeaders)  # ... which, like every answer, gets these headers
     app.add_middleware(GZipMiddleware, minimum_size=1000)  # pages, scripts, JSON (not WebSockets)
     app.state.service = service
     app.state.transport = transport
@@ -1100,7 +1211,13 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
     parser.add_argument(
         "--forwarded-allow-ips",
         default="",
-        help="comma-separated proxy addresses whose X-Forwarded-For/-Proto are trusted ('*': any); default: none",
+        help="comma-separated proxy addresses whose X-Forwarded-For/-Proto are trusted; default: none. "
+        "'*' (any) is refused unless --trust-any-forwarder: any client could then choose its own address",
+    )
+    parser.add_argument(
+        "--trust-any-forwarder",
+        action="store_true",
+        help="accept --forwarded-allow-ips '*' (only when nothing but the proxy can reach this server)",
     )
     parser.add_argument(
         "--max-creates-per-minute",
@@ -1134,6 +1251,14 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         help=f"seconds a client may take to accept one message before it is closed (default {Limits.send_timeout:g})",
     )
 
+    fairshare.add_arguments(parser, Limits)  # fair share (issue 22): per-client caps and quotas
+    parser.add_argument(
+        "--rated-games-per-pair",
+        type=int,
+        default=RatingPolicy.pair_games_per_day,
+        help="rated games between the same two accounts that count in 24 hours; later ones change no rating "
+        f"(default {RatingPolicy.pair_games_per_day})",
+    )
     parser.add_argument(
         "--review-sims",
         type=int,
@@ -1164,9 +1289,11 @@ def app_from_env() -> Starlette:
             creates_per_minute=cfg["creates"],
             min_clock=cfg["min_clock"],
             claim_after=cfg.get("claim_after", Limits.claim_after),
+            **fairshare.settings(cfg.get("fair", {})),
         ),
         review_sims=cfg.get("review_sims", REVIEW_SIMS),
         review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
+        rating_policy=RatingPolicy(pair_games_per_day=cfg.get("pair_games", RatingPolicy.pair_games_per_day)),
     )
 
 
@@ -1180,6 +1307,9 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         print("jericho serve: --workers must be 1 or more", flush=True)
         return 2
+    if args.rated_games_per_pair < 1:
+        print("jericho serve: --rated-games-per-pair must be 1 or more", flush=True)
+        return 2
     if args.review_sims < 1 or args.review_seconds <= 0:
         print("jericho serve: --review-sims must be 1 or more and --review-seconds positive", flush=True)
         return 2
@@ -1190,14 +1320,34 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
         return 2
+    try:
+        fair = fairshare.settings(args)
+    except ValueError as exc:
+        print(f"jericho serve: {exc}", flush=True)
+        return 2
     ai_processes = args.ai_processes
     if ai_processes is None:
         ai_processes = min(2, os.cpu_count() or 1) if args.workers == 1 else 1
     forwarded = [a.strip() for a in args.forwarded_allow_ips.split(",") if a.strip()]
+    if any(a in ("*", "0.0.0.0/0", "::/0") for a in forwarded):
+        why = (
+            "--forwarded-allow-ips '*' trusts X-Forwarded-For from every client, so any client may choose the "
+            "address that the log-in throttle and the per-address limits count"
+        )
+        if not getattr(args, "trust_any_forwarder", False):
+            print(
+                f"jericho serve: {why}; name your proxy's address instead (e.g. 127.0.0.1), or add "
+                "--trust-any-forwarder if nothing but the proxy can reach this server",
+                file=sys.stderr,
+                flush=True,
+            )
+            return 2
+        print(f"jericho serve: WARNING: {why} (--trust-any-forwarder)", file=sys.stderr, flush=True)
     proxy = {"proxy_headers": bool(forwarded), "forwarded_allow_ips": forwarded or None}
     host = args.host
     shown = f"[{host}]" if ":" in host else host
-    common = dict(host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024, **proxy)
+    # request-head size limit and timeout, keep-alive timeout (web/httpguard.py)
+    common = dict(host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024, **proxy, **uvicorn_options())
     try:
         first = Storage(url)  # a clear message now rather than a traceback from each worker
         ReviewStore(first)  # the tables exist before several processes start at once
@@ -1213,9 +1363,11 @@ def run(args: argparse.Namespace) -> int:
                     creates_per_minute=args.max_creates_per_minute,
                     min_clock=args.min_clock,
                     claim_after=args.claim_after,
+                    **fair,
                 ),
                 review_sims=args.review_sims,
                 review_seconds=args.review_seconds,
+                rating_policy=RatingPolicy(pair_games_per_day=args.rated_games_per_pair),
             )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
@@ -1238,6 +1390,8 @@ def run(args: argparse.Namespace) -> int:
                 "signup": not args.no_signup,
                 "review_sims": args.review_sims,
                 "review_seconds": args.review_seconds,
+                "pair_games": args.rated_games_per_pair,
+                "fair": fair,
             }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]

@@ -65,6 +65,8 @@ __all__ = [
     "LOBBY_ID",
     "PRESENCE_VERSION",
     "Presence",
+    "QuotaFull",
+    "human_account",
 ]
 
 GAMES_CHANNEL = "jericho_games"  # NOTIFY payload "game_id version": a game changed
@@ -106,6 +108,9 @@ games_table = Table(
     Column("rated", Integer, nullable=False, default=0, server_default="0"),
     # the lobby (issue 12): an online game listed publicly (open seek, then playing now)
     Column("public", Integer, nullable=False, default=0, server_default="0"),
+    # fair share (issue 22): the creator's client address, which the per-client quotas (AI jobs
+    # waiting, open seeks) count by, together with the seats' accounts
+    Column("address", String(64), nullable=True),
 )
 Index("games_deadline", games_table.c.deadline)
 Index("games_south_account", games_table.c.south_account)
@@ -147,8 +152,13 @@ jobs_table = Table(
     Column("created_at", Float, nullable=False),
     Column("claimed_by", String(64), nullable=True),
     Column("lease_until", Float, nullable=True),  # a claim is void after this wall time
+    # fair share (issue 22): whose job it is (the game's creator address and the player's account):
+    # the quotas count by them and the claim takes turns between addresses
+    Column("address", String(64), nullable=True),
+    Column("account", Integer, nullable=True),
 )
 Index("ai_jobs_created", jobs_table.c.created_at)
+Index("ai_jobs_address", jobs_table.c.address)
 
 
 class StorageError(RuntimeError):
@@ -189,6 +199,7 @@ class GameRecord:
     south_account: int | None = None  # the account the seat is bound to (web/accounts.py)
     north_account: int | None = None
     rated: bool = False  # both seats accounts, Glicko-2 update when it ends (web/ratings.py)
+    address: str | None = None  # the creator's client address (fair share quotas, web/fairshare.py)
     moves: list[str] = field(default_factory=list)
 
     def copy(self) -> GameRecord:
@@ -233,8 +244,16 @@ _SELECT_VERSION_LOCKED = text("SELECT version FROM games WHERE id = :id FOR UPDA
 _NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 _DELETE_JOB = text("DELETE FROM ai_jobs WHERE game_id = :id")
 _INSERT_JOB = text(
-    "INSERT INTO ai_jobs (game_id, version, level, start_position, moves, created_at, claimed_by, lease_until) "
-    "VALUES (:game_id, :version, :level, :start_position, :moves, :created_at, NULL, NULL)"
+    "INSERT INTO ai_jobs (game_id, version, level, start_position, moves, created_at, claimed_by, lease_until, "
+    "address, account) VALUES (:game_id, :version, :level, :start_position, :moves, :created_at, NULL, NULL, "
+    ":address, :account)"
+)
+# the AI jobs of one client (address or account), queued or being thought about, other games than this one
+_CLIENT_JOBS = text("SELECT count(*) FROM ai_jobs WHERE game_id <> :id AND (address = :address OR account = :account)")
+# the open seeks of one client (its address, or the account of the creator's seat)
+_CLIENT_SEEKS = text(
+    "SELECT count(*) FROM games WHERE public = 1 AND joined = 0 AND result IS NULL AND reason IS NULL "
+    "AND mode = 'online' AND (address = :address OR south_account = :account OR north_account = :account)"
 )
 _JOB_OF = text("SELECT version FROM ai_jobs WHERE game_id = :id AND version = :v")
 _HOT = {
@@ -361,18 +380,26 @@ class Tx:
                 "start_position": rec.start_position,
                 "moves": " ".join(rec.moves),
                 "created_at": time.time(),
+                "address": rec.address,
+                "account": human_account(rec),
             },
         )
         self.store._notify(self.conn, JOBS_CHANNEL, self.game_id)
+
+    def client_jobs(self, rec: GameRecord) -> int:
+        """How many AI jobs of ``rec``'s client (its creator's address, or its player's account) are
+        queued or being thought about for other games (fair share: the per-client AI quota)."""
+        return self.store._client_jobs(self.conn, rec)
 
     def has_job(self, version: int) -> bool:
         """Whether an AI job for the game at ``version`` is queued or being thought about."""
         row = self.conn.execute(_JOB_OF, {"id": self.game_id, "v": version}).first()
         return row is not None
 
-    def insert_game(self, rec: GameRecord, job_level: str | None = None) -> None:
-        """Insert another new game in this transaction (a rematch), with its AI job when ``job_level``."""
-        self.store._insert(self.conn, rec, job_level, None)
+    def insert_game(self, rec: GameRecord, job_level: str | None = None, max_client_jobs: int | None = None) -> None:
+        """Insert another new game in this transaction (a rematch), with its AI job when ``job_level``
+        (:class:`QuotaFull` when its client already has ``max_client_jobs`` AI jobs)."""
+        self.store._insert(self.conn, rec, job_level, None, max_client_jobs)
 
     def drop_job(self) -> None:
         """Forget the game's waiting AI move, if any."""
@@ -445,6 +472,13 @@ class Storage:
                     conn.exec_driver_sql(f"ALTER TABLE games ADD COLUMN {column} INTEGER")
             if "rated" not in have:
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN rated INTEGER NOT NULL DEFAULT 0")
+            if "address" not in have:  # fair share (issue 22)
+                conn.exec_driver_sql("ALTER TABLE games ADD COLUMN address VARCHAR(64)")
+            have_jobs = {c["name"] for c in inspect(conn).get_columns("ai_jobs")}
+            if "address" not in have_jobs:
+                conn.exec_driver_sql("ALTER TABLE ai_jobs ADD COLUMN address VARCHAR(64)")
+                conn.exec_driver_sql("ALTER TABLE ai_jobs ADD COLUMN account INTEGER")
+                conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ai_jobs_address ON ai_jobs (address)")
             for side in ("south", "north"):
                 conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS games_{side}_account ON games ({side}_account)")
 
@@ -530,14 +564,47 @@ class Storage:
         return int(ahead) + 1
 
     # -- writing -------------------------------------------------------------------------
-    def create(self, rec: GameRecord, *, job_level: str | None = None, max_jobs: int | None = None) -> None:
+    def create(
+        self,
+        rec: GameRecord,
+        *,
+        job_level: str | None = None,
+        max_jobs: int | None = None,
+        max_client_jobs: int | None = None,
+        max_client_seeks: int | None = None,
+    ) -> None:
         """Insert a new game (with any moves it already has); with ``job_level``, queue its AI move too.
 
-        Raises :class:`QueueFull` (nothing stored) when ``max_jobs`` jobs already wait."""
+        Raises :class:`QueueFull` (nothing stored) when ``max_jobs`` jobs already wait, and
+        :class:`QuotaFull` when the game's client (``rec.address`` or the creator's account)
+        already has ``max_client_jobs`` AI jobs or, for a public seek, ``max_client_seeks`` open seeks."""
         with self.engine.begin() as conn:
-            self._insert(conn, rec, job_level, max_jobs)
+            if self.postgres and rec.address and (max_client_jobs is not None or max_client_seeks is not None):
+                # one client's creations on several processes take turns: the count below is then exact
+                conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": "jericho-client:" + rec.address})
+            if max_client_seeks is not None and rec.public and not rec.joined:
+                account = rec.south_account if rec.south_token else rec.north_account
+                n = int(conn.execute(_CLIENT_SEEKS, {"address": rec.address, "account": account}).scalar_one())
+                if n >= max_client_seeks:
+                    raise QuotaFull("seeks", n, max_client_seeks)
+            self._insert(conn, rec, job_level, max_jobs, max_client_jobs)
 
-    def _insert(self, conn: Connection, rec: GameRecord, job_level: str | None, max_jobs: int | None) -> None:
+    def _client_jobs(self, conn: Connection, rec: GameRecord) -> int:
+        params = {"id": rec.id, "address": rec.address, "account": human_account(rec)}
+        return int(conn.execute(_CLIENT_JOBS, params).scalar_one())
+
+    def _insert(
+        self,
+        conn: Connection,
+        rec: GameRecord,
+        job_level: str | None,
+        max_jobs: int | None,
+        max_client_jobs: int | None = None,
+    ) -> None:
+        if job_level is not None and max_client_jobs is not None:
+            n = self._client_jobs(conn, rec)
+            if n >= max_client_jobs:
+                raise QuotaFull("ai", n, max_client_jobs)
         conn.execute(_INSERT_GAME, _row(rec))
         tx = Tx(self, conn, rec.id, rec.version)
         if rec.moves:
@@ -575,15 +642,23 @@ class Storage:
         return tx
 
     # -- the AI job queue ----------------------------------------------------------------
-    def claim_job(self, worker: str, lease: float) -> AIJob | None:
-        """Claim the oldest AI job nobody holds (or whose holder's lease ran out), for ``lease`` seconds."""
+    def claim_job(self, worker: str, lease: float, idle_clients_only: bool = False) -> AIJob | None:
+        """Claim an AI job nobody holds (or whose holder's lease ran out), for ``lease`` seconds.
+
+        Fair share (issue 22): the addresses take turns.  The job claimed is the oldest of the
+        addresses with the fewest jobs being thought about now (by any worker), so one client's
+        burst never queues ahead of another client's reply; ``idle_clients_only``: only a job of an
+        address with none being thought about (a runner's last free slot is kept for those)."""
         now = time.time()
-        lock = " FOR UPDATE SKIP LOCKED" if self.postgres else ""
+        lock = " FOR UPDATE OF j SKIP LOCKED" if self.postgres else ""
+        running = "SELECT {0} FROM ai_jobs k WHERE k.lease_until >= :now AND k.address = j.address"
+        idle = f" AND NOT EXISTS ({running.format('1')})" if idle_clients_only else ""
         with self.engine.begin() as conn:
             row = conn.execute(
                 text(
-                    "SELECT game_id, version, level, start_position, moves FROM ai_jobs "
-                    "WHERE lease_until IS NULL OR lease_until < :now ORDER BY created_at, game_id LIMIT 1" + lock
+                    "SELECT j.game_id, j.version, j.level, j.start_position, j.moves FROM ai_jobs j "
+                    f"WHERE (j.lease_until IS NULL OR j.lease_until < :now){idle} "
+                    f"ORDER BY ({running.format('count(*)')}), j.created_at, j.game_id LIMIT 1" + lock
                 ),
                 {"now": now},
             ).first()
@@ -747,6 +822,24 @@ class Presence:
             if here:
                 p.away_since[side] = None
         return p
+
+
+def human_account(rec: GameRecord) -> int | None:
+    """The account of the person an AI game's jobs answer (None: anonymous, or not an AI game)."""
+    if rec.mode != "ai" or rec.ai_side is None:
+        return None
+    return rec.north_account if rec.ai_side == "south" else rec.south_account
+
+
+class QuotaFull(RuntimeError):
+    """One client (address or account) holds its quota of ``what`` ("ai": AI jobs waiting, "seeks":
+    open seeks, "reviews": reviews waiting): the change that would add one is refused."""
+
+    def __init__(self, what: str, have: int, limit: int) -> None:
+        super().__init__(f"this client already has {have} {what} waiting (the quota is {limit})")
+        self.what = what
+        self.have = have
+        self.limit = limit
 
 
 class QueueFull(RuntimeError):

@@ -17,7 +17,6 @@ wins) stay in English.  The page itself is :mod:`jericho_game.web.pages`'s ``/le
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from starlette.routing import Route
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.web import i18n
+from jericho_game.web import i18n, jsonin
 from jericho_game.web.i18n import N_
 from jericho_game.web.rooms import confrontations, legal_by_piece
 
@@ -339,8 +338,8 @@ async def _body(request: Request) -> dict[str, Any]:
         if len(body) > MAX_BODY:
             raise BadRequest("too_large", f"request body too large: the limit is {MAX_BODY} bytes", 413)
     try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        data = jsonin.loads(body or b"{}")
+    except jsonin.JSON_ERRORS:
         raise BadRequest("bad_json", "request body is not valid JSON") from None
     if not isinstance(data, dict):
         raise BadRequest("bad_request", "request body must be a JSON object")

@@ -1,10 +1,13 @@
 """``jericho user``: manage the web app's accounts from the server's shell.
 
-``jericho user add NAME [--admin]`` creates an account (``--admin`` on an existing name makes it
-an admin); ``passwd NAME`` sets a new password and ends its sessions; ``disable NAME`` /
-``enable NAME``; ``list``.  A password is asked for twice at a terminal, or read from the first
-line of stdin otherwise (``printf '%s\\n' "$PW" | jericho user add alice``); it is never an
-argument, so it never shows in ``ps`` or the shell's history.
+``jericho user add NAME [--admin]`` creates an account; on an existing name it refuses and
+changes nothing (a stranger may have signed up under the name meant for the operator: promoting
+it silently made that stranger an admin).  ``promote NAME`` / ``demote NAME`` make an existing
+account an admin or not, and say whose account it is; ``passwd NAME`` sets a new password and ends
+its sessions; ``disable NAME`` / ``enable NAME``; ``list``.  A password is asked for twice at a
+terminal, or read from the first line of stdin otherwise
+(``printf '%s\\n' "$PW" | jericho user add alice``); it is never an argument, so it never shows
+in ``ps`` or the shell's history.
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser, name: str = "user") -> None:
     """Options of ``jericho user``."""
-    parser.add_argument("action", choices=["add", "passwd", "disable", "enable", "list"], help="what to do")
+    parser.add_argument(
+        "action", choices=["add", "promote", "demote", "passwd", "disable", "enable", "list"], help="what to do"
+    )
     parser.add_argument("name", nargs="?", help="the account's username")
-    parser.add_argument("--admin", action="store_true", help="add: make the account an admin")
+    parser.add_argument("--admin", action="store_true", help="add: make the new account an admin")
     parser.add_argument("--db", default=None, help="SQLite file or database URL: the one `jericho serve` uses")
 
 
@@ -54,12 +59,22 @@ def run(args: argparse.Namespace) -> int:
                 admin = "  admin" if acc.admin else ""
                 print(f"{acc.username}  rating {acc.rating:.0f} ± {acc.rd:.0f}  {acc.rated_games} rated games{admin}")
         elif args.action == "add":
-            if args.admin and accounts.find(args.name) is not None:
-                accounts.set_admin(args.name, True)
-                print(f"{args.name} is now an admin")
-            else:
-                acc = accounts.create_account(args.name, _read_password(), admin=args.admin)
-                print(f"account {acc.username} created" + (" (admin)" if acc.admin else ""))
+            found = accounts.find(args.name)
+            if found is not None:
+                hint = f"; to make it an admin: `jericho user promote {found.username}`" if args.admin else ""
+                print(
+                    f"jericho user: an account named {found.username!r} already exists "
+                    f"({found.rated_games} rated games): nothing was changed{hint} "
+                    "(first make sure the account is yours)",
+                    file=sys.stderr,
+                )
+                return 2
+            acc = accounts.create_account(args.name, _read_password(), admin=args.admin)
+            print(f"account {acc.username} created" + (" (admin)" if acc.admin else ""))
+        elif args.action in ("promote", "demote"):
+            acc = accounts.set_admin(args.name, args.action == "promote")
+            state = "now an admin" if acc.admin else "no longer an admin"
+            print(f"existing account {acc.username} ({acc.rated_games} rated games) is {state}: no password was asked")
         elif args.action == "passwd":
             accounts.set_password(args.name, _read_password())
             print(f"{args.name}: password changed, every session ended")

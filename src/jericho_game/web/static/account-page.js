@@ -1,12 +1,13 @@
 // The log-in and sign-up page (/login, /signup): one form, two endpoints.
-import { postJSON, whoami } from "./account.js";
+import { postJSON, safeNext, whoami } from "./account.js";
 import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const signup = location.pathname === "/signup";
-const next = new URLSearchParams(location.search).get("next");
-// only a path on this site: never an open redirect
-const target = next && next.startsWith("/") && !next.startsWith("//") ? next : "/";
+// only a path on this site: never an open redirect (the server has already dropped a bad one)
+const asked = new URLSearchParams(location.search).get("next");
+const target = safeNext(asked);
+const next = target === "/" ? null : target;
 
 async function init() {
   const me = await whoami();
@@ -14,6 +15,13 @@ async function init() {
   $("account-submit").textContent = signup ? t("Create account") : t("Log in");
   document.title = `Jericho · ${signup ? t("Sign up") : t("Log in")}`;
   $("password").autocomplete = signup ? "new-password" : "current-password";
+  // a new password: 10 characters or more (web/passwords.py); an older, shorter one still logs in
+  $("password").minLength = signup ? 10 : 1;
+  if (signup) {
+    $("password-hint").textContent = t(
+      "At least 10 characters, and not a common password: a few words with spaces are easy to remember. " +
+      "It is stored only as an Argon2 hash.");
+  }
   const sw = $("account-switch");
   const a = document.createElement("a");
   a.href = `${signup ? "/login" : "/signup"}${next ? `?next=${encodeURIComponent(next)}` : ""}`;

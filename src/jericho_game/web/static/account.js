@@ -6,6 +6,30 @@ const $ = (id) => document.getElementById(id);
 
 let current = null; // the promise of GET /api/account: {account, csrf, signup}
 
+// A path on this site: "/" then anything but a second "/" or a backslash (both make "//host", another
+// site), with no backslash, whitespace or control character anywhere (browsers drop tabs and
+// newlines, so "/\t/host" became "//host"), also once percent-decoded.  The same rule as
+// accounts.safe_next on the server.
+const SAFE_PATH = /^\/(?![\/\\])[^\\\s\u0000-\u001f\u007f]*$/;
+
+/** ``raw`` when it is a same-origin path to go to after logging in, else "/" (never an open redirect). */
+export function safeNext(raw) {
+  if (typeof raw !== "string" || raw.length > 2000 || !SAFE_PATH.test(raw)) return "/";
+  let decoded;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    return "/";
+  }
+  if (!SAFE_PATH.test(decoded)) return "/";
+  try {
+    if (new URL(raw, location.origin).origin !== location.origin) return "/";
+  } catch {
+    return "/";
+  }
+  return raw;
+}
+
 /** Who is logged in ({account: {...} | null, csrf, signup}); fetched once per page. */
 export function whoami(fresh = false) {
   if (!current || fresh) {

@@ -8,6 +8,8 @@ import { renderEndings } from "./endings.js";
 import { startLobby } from "./lobby.js";
 import { nameForm, storedName } from "./names.js";
 import { ReviewPanel } from "./review.js";
+import { moveLabel } from "./notation.js";
+import { RatingChange } from "./ratingchange.js";
 
 initContrast();
 
@@ -181,7 +183,10 @@ async function startGame(id) {
     onStep: (ply) => (S.replay ? (S.replay.i = ply, render()) : enterReplay(ply)),
     say,
     onChange: () => render(),
+    // the AI's line of a key moment, on the board until closed (review.js steps through it)
+    onLine: (frame) => { S.lineFrame = frame; render(); },
   });
+  S.ratings = new RatingChange(id, $("rating-change"));
   connect();
   setInterval(tickClocks, 250);
 }
@@ -223,6 +228,7 @@ function connect() {
         closeZoom();
       }
       if (msg.game.status === "over" && S.review) S.review.gameOver();
+      if (msg.game.status === "over" && msg.game.rated && S.ratings) S.ratings.gameOver();
       render();
       loadPreview();
     } else if (msg.type === "welcome") {
@@ -232,6 +238,8 @@ function connect() {
     } else if (msg.type === "error") {
       S.pending = null;
       if (msg.code === "unknown_game") { showMissing(); return; }
+      // refused for room (fair share): retry slowly rather than at once, the socket closes next
+      if (msg.code === "full" || msg.code === "too_many_connections") S.retry = Math.max(S.retry, 4);
       if (msg.game) {  // moved_on: the game changed meanwhile; show it as it is now
         S.game = msg.game;
         S.clockAt = performance.now();
@@ -417,7 +425,7 @@ function wireControls() {
   $("rp-prev").onclick = () => stepReplay(-1);
   $("rp-next").onclick = () => stepReplay(1);
   $("rp-last").onclick = () => stepReplay(Infinity);
-  $("rp-exit").onclick = () => { S.replay = null; render(); };
+  $("rp-exit").onclick = () => { closeLine(); S.replay = null; render(); };
   $("typed").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("typed-move").value.trim();
@@ -428,6 +436,10 @@ function wireControls() {
   document.addEventListener("keydown", (e) => {
     if (e.target && e.target.tagName === "INPUT") return;
     if (e.key === "Escape") { S.selected = null; S.stickyAlign = null; S.previewCell = null; render(); }
+    if (S.lineFrame && S.review && S.review.line && (e.key === "ArrowLeft" || e.key === "ArrowRight")) {
+      S.review.stepLine(S.review.line.i + (e.key === "ArrowLeft" ? -1 : 1));  // stepping through the AI's line
+      return;
+    }
     if (S.replay && e.key === "ArrowLeft") stepReplay(-1);
     if (S.replay && e.key === "ArrowRight") stepReplay(1);
   });
@@ -445,8 +457,15 @@ async function enterReplay(ply) {
   }
 }
 
+/** Back from the AI's line to the game's position. */
+function closeLine() {
+  if (S.review) S.review.closeLine();
+  S.lineFrame = null;
+}
+
 function stepReplay(d) {
   if (!S.replay) return;
+  closeLine();
   const last = S.replay.frames.length - 1;
   S.replay.i = Math.max(0, Math.min(last, S.replay.i + d));
   render();
@@ -454,12 +473,22 @@ function stepReplay(d) {
 
 // ---------------------------------------------------------------- rendering
 function currentView() {
+  if (S.lineFrame) {  // a frame of the AI's line (review.js)
+    const f = S.lineFrame;
+    return { towers: f.towers, leaders: f.leaders, last: f.move, score: f.score };
+  }
   if (S.replay) {
     const f = S.replay.frames[S.replay.i];
     return { towers: f.towers, leaders: f.leaders, last: f.move, score: f.score };
   }
   if (!S.game) return null;
   return { towers: S.game.towers, leaders: S.game.leaders, last: S.game.last, score: S.game.score };
+}
+
+/** The replay's position in words: "16... 5Y@c3" (the move just played), or "start". */
+function replayWhere() {
+  const i = S.replay.i;
+  return i ? `${moveLabel(i)} ${S.replay.frames[i].move}` : t("start");
 }
 
 function seatLabel(side) {
@@ -557,7 +586,8 @@ function render() {
     $(`${side}-panel`).classList.toggle("away", g.seats[side].kind === "human" && !g.seats[side].present);
   }
   let turn;
-  if (S.replay) turn = t("Replay · move {i} of {n}", { i: S.replay.i, n: S.replay.frames.length - 1 });
+  if (S.lineFrame) turn = t("The AI's line");
+  else if (S.replay) turn = t("Replay · {where}", { where: replayWhere() });
   else if (g.status === "over") turn = t("Game over");
   else if (g.status === "waiting") turn = t("Waiting for opponent");
   else if (g.ai && g.ai.status === "queued" && g.seats[g.turn].kind === "ai") {
@@ -646,7 +676,17 @@ function render() {
   $("btn-replay").hidden = !!S.replay || g.moves.length === 0;
   $("replay").hidden = !S.replay;
   $("typed").hidden = !seated || g.status !== "playing";
-  if (S.replay) $("rp-pos").textContent = `${S.replay.i} / ${S.replay.frames.length - 1}`;
+  if (S.replay) {
+    // one numbering everywhere: "16..." is North's move of move 16 (notation.js)
+    const i = S.replay.i, last = S.replay.frames.length - 1;
+    $("rp-pos").textContent = i ? moveLabel(i) : t("Start");
+    $("rp-analyse").href = `/analysis#game=${encodeURIComponent(g.id)}&ply=${i}`;  // the analysis board, from here
+    const where = i ? t("after {move}, ply {i} of {n}", { move: replayWhere(), i, n: last }) :
+      t("the start, ply 0 of {n}", { n: last });
+    $("rp-pos").setAttribute("aria-label", where);
+  }
+  // reviewing or replaying: the board stays in view (sticky beside the panel, pinned on a phone)
+  $("play").classList.toggle("studying", !!S.replay || g.status === "over");
   if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
   renderLinks();
   const sides = mySides();
@@ -750,7 +790,7 @@ function renderMoves() {
       b.textContent = moves[k];
       b.dataset.ply = k + 1;
       if (k + 1 === current) b.classList.add("current");
-      b.onclick = () => (S.replay ? (S.replay.i = k + 1, render()) : enterReplay(k + 1));
+      b.onclick = () => { closeLine(); if (S.replay) { S.replay.i = k + 1; render(); } else enterReplay(k + 1); };
       if (S.review) S.review.decorate(b, k + 1);
       li.appendChild(b);
     }

@@ -62,7 +62,7 @@ async function main() {
     const tr = document.createElement("tr");
     tr.dataset.id = g.id;
     for (const [text, cls] of [[g.date, "date"], [opponentText(g), "who"], [SIDE[g.side] || g.side, ""],
-      [resultText(g), "result"], [String(g.plies), "num"]]) {
+      [resultText(g), "result"], [String(g.moves ?? Math.ceil(g.plies / 2)), "num"]]) {
       const td = document.createElement("td");
       td.textContent = text;
       td.dataset.label = heads[tr.children.length] || "";

@@ -13,7 +13,8 @@ async function init() {
   const main = document.getElementById("leaderboard");
   main.append(el("h1", t("Leaderboard")));
   main.append(el("p", t("Glicko-2 ratings from rated online games between accounts. ± is the rating deviation: " +
-    "how sure the rating is (it narrows with every game)."), "note"));
+    "how sure the rating is (it narrows with every game). A “?” marks a provisional rating: " +
+    "its deviation is still above 110, too few games to trust it."), "note"));
   let players = [];
   try {
     players = (await (await fetch("/api/leaderboard")).json()).players;
@@ -41,7 +42,9 @@ async function init() {
     const a = el("a", p.username);
     a.href = `/players/${encodeURIComponent(p.username)}`;
     name.append(a);
-    tr.append(name, el("td", p.rating, "num"), el("td", p.rd, "num"), el("td", p.games, "num"));
+    const rating = el("td", `${p.rating}${p.provisional ? "?" : ""}`, "num");
+    if (p.provisional) rating.title = "provisional: too few rated games to trust it yet";
+    tr.append(name, rating, el("td", p.rd, "num"), el("td", p.games, "num"));
     body.append(tr);
   }
   table.append(body);

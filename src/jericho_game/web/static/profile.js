@@ -65,20 +65,23 @@ async function init() {
   document.title = `Jericho · ${p.username}`;
   main.append(el("h1", p.username));
   const head = el("div", undefined, "profile-head");
-  const rating = el("span", p.rating, "big");
+  const rating = el("span", `${p.rating}${p.provisional ? "?" : ""}`, "big");
   rating.id = "profile-rating";
+  if (p.provisional) rating.title = t("provisional: too few rated games to trust it yet (deviation above 110)");
   head.append(rating, el("span", `± ${p.rd}`), el("span", p.rated_games === 1 ? t("1 rated game") : t("{n} rated games", { n: p.rated_games })));
   if (p.admin) head.append(el("span", t("admin")));
   main.append(head);
   main.append(el("h2", t("Rating history")));
   main.append(p.history.length ? ratingChart(p.history) : el("p", t("No rated games yet."), "empty"));
   main.append(el("h2", t("Recent games")));
+  // others see only public (lobby) and rated games: an invite-only game's id would let them watch it
+  if (!p.all_games) main.append(el("p", t("Public and rated games only."), "hint"));
   if (!p.games.length) main.append(el("p", t("No games yet."), "empty"));
   else {
     const table = el("table");
     table.id = "recent-games";
     const head2 = el("tr");
-    for (const h of [t("Date"), t("Game"), t("Opponent"), t("Side"), t("Result"), ""]) head2.append(el("th", h));
+    for (const h of [t("Date"), t("Game"), t("Opponent"), t("Side"), t("Result"), t("Moves"), ""]) head2.append(el("th", h));
     table.append(el("thead"));
     table.tHead.append(head2);
     const body = el("tbody");
@@ -91,8 +94,11 @@ async function init() {
       const outcome = { won: t("won"), lost: t("lost"), draw: t("draw") }[g.result] ?? g.result;
       const result = g.result ? `${outcome}${g.reason ? ` (${REASON[g.reason] ?? g.reason})` : ""}` : t("playing");
       const opponent = g.opponent ?? (g.mode === "ai" ? t("AI") : g.mode === "hotseat" ? t("hot-seat") : t("anonymous"));
+      const rated = el("td", g.rated ? t("rated") : g.unrated ? t("not rated") : "");
+      if (g.unrated) rated.title = g.unrated; // why a rated game changed no rating
       tr.append(el("td", formatDate(g.date * 1000, true)), cell, el("td", opponent),
-        el("td", { south: t("South"), north: t("North") }[g.side] ?? g.side), el("td", result), el("td", g.rated ? t("rated") : ""));
+        el("td", { south: t("South"), north: t("North") }[g.side] ?? g.side), el("td", result),
+        el("td", String(g.moves ?? "")), rated);
       body.append(tr);
     }
     table.append(body);
