@@ -216,6 +216,42 @@ def test_french_pages_are_in_french(client: TestClient) -> None:
     assert "Créer un compte" in client.get("/signup", headers=FR).text
 
 
+def test_the_analysis_board_and_the_puzzles_are_pages_of_the_layout(client: TestClient) -> None:
+    """Once static files without the header; now templates: the French page, its scripts' French."""
+    board = client.get("/analysis", headers=FR)
+    assert board.status_code == 200 and '<html lang="fr">' in board.text
+    ids = parse(board.text).ids
+    for id_ in ("an-engine", "an-moves", "an-tray", "board", "btn-theme", "btn-lang", "account-nav"):
+        assert id_ in ids, id_
+    assert "Plateau d’analyse" in board.text and "Lancer le moteur" in board.text
+    blob = json.loads(board.text.split('id="i18n-catalog">', 1)[1].split("</script>", 1)[0])
+    assert blob["Stop the engine"] == "Arrêter le moteur"
+    assert blob["Solved! {move} was the only move. {theme}."].startswith("Résolu !")
+    assert blob["{mark}: {side}'s winning chance fell by {points}"].startswith("{mark} : les chances de gain")
+    puzzle = client.get("/puzzles/abc", headers=FR)
+    assert puzzle.status_code == 200 and "Problème suivant" in puzzle.text
+    assert 'href="/analysis"' in puzzle.text and "btn-analyse" in parse(puzzle.text).ids
+    assert "Résoudre des problèmes" in client.get("/", headers=FR).text  # the home page's link to them
+    # the API routes stayed where they were
+    assert client.get("/api/puzzles/nosuchpuzzle").status_code == 404
+    assert client.post("/api/analysis/view", json={"start": None, "moves": []}).status_code == 200
+
+
+def test_a_log_in_link_never_leads_off_the_site(client: TestClient) -> None:
+    """The page's ``next`` is checked on the server too: a foreign one is dropped (303)."""
+    for path in ("/login", "/signup"):
+        r = client.get(f"{path}?next=//evil.example/x", follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == path
+        assert client.get(f"{path}?next=/games", follow_redirects=False).status_code == 200
+
+
+def test_the_service_worker_keeps_the_new_scripts(client: TestClient) -> None:
+    worker = client.get("/sw.js").text
+    for script in ("analysis.js", "puzzles.js", "ratingchange.js", "notation.js", "review.js"):
+        assert f'"/static/{script}"' in worker, script
+    assert "analysis.html" not in worker and "puzzles.html" not in worker  # templates, not static files
+
+
 def test_the_page_scripts_get_the_same_catalog(client: TestClient) -> None:
     fr = parse(client.get("/games", headers=FR).text)
     html = client.get("/games", headers=FR).text
