@@ -18,7 +18,18 @@ from tests.web.test_browser import ARTIFACTS, watch_errors
 server = test_browser.server
 browser = test_browser.browser
 
-PAGES = ["/", "/rules", "/learn", "/games", "/login", "/signup", "/leaderboard", "/players/nobody"]
+PAGES = [
+    "/",
+    "/rules",
+    "/learn",
+    "/games",
+    "/login",
+    "/signup",
+    "/leaderboard",
+    "/players/nobody",
+    "/analysis",
+    "/puzzles",
+]
 
 
 def real(errors: list[str]) -> list[str]:
@@ -100,6 +111,41 @@ def test_a_french_browser_gets_french_without_asking(server: str, browser: Brows
     page.locator("#tray-mine .slot").first.click()
     page.locator("#board .cell.legal").first.click()
     expect(page.locator("#feedback")).to_contain_text("Bravo ! Vous avez posé")
+    ctx.close()
+
+
+def test_the_analysis_board_and_the_puzzles_speak_french(server: str, browser: Browser) -> None:
+    """Their scripts' texts come from the catalog too; the solved puzzle's link leads to the board."""
+    ctx = browser.new_context(locale="fr-FR", viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    page.goto(server + "/analysis")
+    expect(page.locator("html")).to_have_attribute("lang", "fr")
+    expect(page.locator("#an-turn")).to_have_text("À Sud de jouer · 0–0 monolithes")
+    expect(page.locator("#an-moves")).to_have_text("Aucun coup pour l’instant.")
+    expect(page.locator("#an-tray-title")).to_have_text("Réserve de Sud (au trait)")
+    expect(page.locator('#an-tray .slot[data-piece="5R"]')).to_have_attribute(
+        "aria-label", re.compile("^5R, taille 5, ")
+    )
+    page.click("#an-engine")
+    expect(page.locator("#an-engine")).to_have_text("Arrêter le moteur")
+    expect(page.locator("#an-eval")).to_contain_text("Chances de gain de Sud", timeout=30000)
+    page.click("#an-engine")
+    page.goto(server + "/puzzles")
+    expect(page.locator("#puzzle-goal")).to_contain_text(
+        "de jouer : trouvez le seul coup qui gagne ou sauve la partie."
+    )
+    expect(page.locator("#puzzle-title")).to_contain_text("Problème ")
+    expect(page.locator("#puzzle-meta")).to_contain_text("Classement du problème")
+    page.click("#btn-solution")
+    expect(page.locator("#feedback")).to_contain_text("Solution : ")
+    analyse = page.locator("#btn-analyse")
+    expect(analyse).to_have_text("Analyser")
+    analyse.click()
+    expect(page).to_have_url(re.compile(r"/analysis\?position="))
+    expect(page.locator("#an-turn")).to_contain_text("de jouer")
+    page.screenshot(path=str(ARTIFACTS / "analysis-fr-1280x800.png"))
+    assert not real(errors), errors
     ctx.close()
 
 
