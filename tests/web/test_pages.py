@@ -237,6 +237,23 @@ def test_the_analysis_board_and_the_puzzles_are_pages_of_the_layout(client: Test
     assert client.post("/api/analysis/view", json={"start": None, "moves": []}).status_code == 200
 
 
+def test_the_puzzle_pages_words_are_the_servers() -> None:
+    """puzzles.js says the theme and why a move is wrong in the page's language: its English
+    messages are the server's (jericho_game.puzzles.THEME_NAMES, web/puzzles.py), word for word."""
+    from types import SimpleNamespace
+
+    from jericho_game.puzzles import THEME_NAMES
+    from jericho_game.web.puzzles import _wrong_words
+
+    js = (ROOT / "src" / "jericho_game" / "web" / "static" / "puzzles.js").read_text(encoding="utf-8")
+    for text in THEME_NAMES.values():
+        assert f't("{text}")' in js, text
+    for theme in THEME_NAMES:
+        for reply in ("{reply}", None):
+            words = _wrong_words(SimpleNamespace(theme=theme), "{move}", reply)  # type: ignore[arg-type]
+            assert f't("{words}"' in js, words
+
+
 def test_a_log_in_link_never_leads_off_the_site(client: TestClient) -> None:
     """The page's ``next`` is checked on the server too: a foreign one is dropped (303)."""
     for path in ("/login", "/signup"):

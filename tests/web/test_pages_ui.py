@@ -139,6 +139,7 @@ def test_the_analysis_board_and_the_puzzles_speak_french(server: str, browser: B
     expect(page.locator("#puzzle-meta")).to_contain_text("Classement du problème")
     page.click("#btn-solution")
     expect(page.locator("#feedback")).to_contain_text("Solution : ")
+    expect(page.locator("#feedback")).to_contain_text(re.compile("Gain en [12]|Briser les sept|Tenir bon"))
     analyse = page.locator("#btn-analyse")
     expect(analyse).to_have_text("Analyser")
     analyse.click()

@@ -12,6 +12,24 @@ initContrast();
 const $ = (id) => document.getElementById(id);
 const SIDE_NAME = { south: t("South"), north: t("North") };
 const TOKEN_KEY = "jericho:puzzler";
+// what each theme asks (the server's theme_text, jericho_game.puzzles.THEME_NAMES, in the page's language)
+const THEME_TEXT = {
+  "win-in-1": t("Win in 1: make seven monoliths that no reply can break"),
+  "win-in-2": t("Win in 2: one move forces seven monoliths on your next turn"),
+  "break-the-seven": t("Break the seven: your opponent holds seven monoliths; only one move saves you"),
+  "hold-on": t("Hold on: your opponent threatens an unbreakable seven; only one move stops it"),
+};
+const themeText = () => THEME_TEXT[S.P.theme] ?? S.P.theme_text;
+
+/** Why a legal move is not the solution (the server's message, web/puzzles.py, in the page's language). */
+function wrongWords(move, reply) {
+  if (S.P.theme === "break-the-seven" || S.P.theme === "hold-on") {
+    return reply ? t("{move} does not save the game: {reply} wins at once.", { move, reply }) :
+      t("{move} does not save the game: the opponent keeps a winning line.", { move });
+  }
+  return reply ? t("{move} does not force the win: {reply} holds on.", { move, reply }) :
+    t("{move} does not force the win: the opponent can hold on.", { move });
+}
 // P: the puzzle from the server; line: the moves played so far (the solution's first moves);
 // mine: the solver's own moves, as sent with the result; hints: how many hints were shown;
 // over: solved, failed or solution shown; posted: the result was sent (only the first attempt counts)
@@ -195,7 +213,7 @@ async function play(move) {
       S.failed = true;
       S.line.push(data.played);
       if (data.reply) S.line.push(data.reply);
-      feedback(`${data.message} ${t("Try again, or show the solution.")}`, "bad");
+      feedback(`${wrongWords(data.played, data.reply)} ${t("Try again, or show the solution.")}`, "bad");
       finish("failed");
       return;
     }
@@ -203,7 +221,7 @@ async function play(move) {
     S.line.push(data.played);
     if (data.reply) S.line.push(data.reply);
     if (data.done) {
-      const theme = S.P.theme_text;
+      const theme = themeText();
       feedback(S.failed ? t("That is the solution. ({theme}.)", { theme }) :
         t("Solved! {move} was the only move. {theme}.", { move: data.played, theme }), "good");
       finish("solved");
@@ -232,7 +250,7 @@ function hint() {
   const [piece, cell] = next.split("@");
   S.hints += 1;
   if (S.hints === 1) {
-    feedback(t("Hint: {theme}.", { theme: S.P.theme_text }));
+    feedback(t("Hint: {theme}.", { theme: themeText() }));
     $("btn-hint").textContent = t("Another hint");
   } else if (S.hints === 2) {
     S.hintCell = cell || null;
@@ -259,7 +277,7 @@ async function showSolution() {
     S.line.push(data.played);
     if (data.reply) S.line.push(data.reply);
   }
-  feedback(t("Solution: {moves}. {theme}.", { moves: S.P.solution.join(", "), theme: S.P.theme_text }), "");
+  feedback(t("Solution: {moves}. {theme}.", { moves: S.P.solution.join(", "), theme: themeText() }), "");
   finish("shown");
 }
 
