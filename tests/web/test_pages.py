@@ -288,6 +288,12 @@ def test_server_errors_are_translated_and_keep_their_code(client: TestClient) ->
     assert en.json()["message"] != fr.json()["message"]
     bad = client.post("/api/games", content=b"[", headers={**FR, "Content-Type": "application/json"})
     assert bad.json() == {"error": "bad_json", "message": "La requête n’est pas du JSON valable."}
+    # the analysis board's API too (its own BadRequest, web/analysis_board.py)
+    body = {"start": None, "moves": ["9Z@z9"]}
+    en, fr = client.post("/api/analysis/view", json=body), client.post("/api/analysis/view", json=body, headers=FR)
+    assert en.status_code == fr.status_code == 400 and en.json()["error"] == fr.json()["error"]
+    assert "9Z@z9" in en.json()["message"] and fr.json()["message"] != en.json()["message"]
+    assert fr.json() == {"error": "illegal_move", "message": "Ce coup n’est pas permis dans cette position."}
 
 
 def test_every_error_code_has_a_text() -> None:
@@ -295,7 +301,7 @@ def test_every_error_code_has_a_text() -> None:
     src = (ROOT / "src" / "jericho_game" / "web").glob("*.py")
     codes = set()
     for f in src:
-        codes |= set(re.findall(r'ClientError\(\s*"([a-z_]+)"', f.read_text(encoding="utf-8")))
+        codes |= set(re.findall(r'(?:ClientError|BadRequest)\(\s*"([a-z_]+)"', f.read_text(encoding="utf-8")))
     assert codes and codes <= set(i18n.ERRORS), sorted(codes - set(i18n.ERRORS))
 
 

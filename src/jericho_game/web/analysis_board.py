@@ -40,6 +40,7 @@ from jericho_game.errors import IllegalMoveError, JerichoError, PositionError, R
 from jericho_game.game import Game
 from jericho_game.moves import parse_move
 from jericho_game.record import Variation, move_label, read_record, write_record
+from jericho_game.web import i18n
 from jericho_game.web.tutorial import view
 
 __all__ = ["MAX_RUNNING", "MAX_SECONDS", "MAX_SIMS", "AnalysisBoard", "BadRequest"]
@@ -242,9 +243,12 @@ class AnalysisBoard:
                 try:
                     return await handler(request)  # type: ignore[no-any-return]
                 except BadRequest as exc:
-                    return JSONResponse({"error": exc.code, "message": exc.message}, status_code=exc.status)
+                    code, message, status = exc.code, exc.message, exc.status
                 except (IllegalMoveError, JerichoError) as exc:
-                    return JSONResponse({"error": "bad_request", "message": str(exc)}, status_code=400)
+                    code, message, status = "bad_request", str(exc), 400
+                # the message in the request's language, as the other endpoints' (web/i18n.py)
+                text = i18n.error_text(code, message, i18n.request_language(request))
+                return JSONResponse({"error": code, "message": text}, status_code=status)
 
             return wrapped
 
