@@ -376,6 +376,9 @@ def test_a_dropped_external_player_stops_its_engine() -> None:
     del p
     gc.collect()
     assert proc.poll() is not None
+    # Its pipes are closed too (left to the collector, each is a ResourceWarning in some later test).
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    assert proc.stdin.closed and proc.stdout.closed and proc.stderr.closed
 
 
 def test_a_dying_engine_s_stderr_is_always_reported() -> None:
@@ -395,7 +398,7 @@ def _serve_in_thread(session: EngineSession) -> tuple[object, object, threading.
     out_r, out_w = os.pipe()
     stdin = os.fdopen(rfd, "r", encoding="utf-8")
     stdout = os.fdopen(out_w, "w", encoding="utf-8")
-    t = threading.Thread(target=lambda: (serve(session, stdin, stdout), stdout.close()), daemon=True)
+    t = threading.Thread(target=lambda: (serve(session, stdin, stdout), stdout.close(), stdin.close()), daemon=True)
     t.start()
     return os.fdopen(wfd, "w", encoding="utf-8", buffering=1), os.fdopen(out_r, "r", encoding="utf-8"), t
 
@@ -420,6 +423,8 @@ def test_stop_ends_a_long_search_at_once_with_a_legal_move_and_answers_in_order(
     assert [answers.readline(), answers.readline()] == ["ok\n", "bye\n"]
     thread.join(timeout=10)
     assert not thread.is_alive()
+    send.close()
+    answers.close()
 
 
 def test_a_sliced_search_plays_the_move_of_one_unsliced_search() -> None:
@@ -469,7 +474,8 @@ def test_end_of_input_stops_a_search_and_the_engine_exits() -> None:
     proc.stdin.close()
     assert proc.wait(timeout=10) == 0
     assert time.perf_counter() - closed < 5.0
-    out = proc.stdout.read().splitlines()
+    with proc.stdout:
+        out = proc.stdout.read().splitlines()
     assert out[-1].startswith("bestmove ")
 
 
@@ -543,6 +549,8 @@ def test_end_of_input_exits_even_when_the_player_cannot_be_stopped() -> None:
     proc.stdin.close()
     assert proc.wait(timeout=20) == 0
     assert time.perf_counter() - closed < 10.0
+    assert proc.stdout is not None
+    proc.stdout.close()
 
 
 @pytest.mark.parametrize("spec", ["alphabeta", "alphabeta-py"])
@@ -588,6 +596,8 @@ def test_jep_stop_reaches_alphabeta_and_a_late_stop_does_not_cut_the_next_search
     send.write("quit\n")
     assert answers.readline() == "bye\n"
     thread.join(timeout=10)
+    send.close()
+    answers.close()
     # A stop that arrives after the search answered is not left pending for the next one.
     session.handle("position start moves 5R@d2")
     search = session.search(["nodes", "4000", "seed", "2"])
