@@ -136,8 +136,8 @@ def test_illegal_and_badly_typed_actions() -> None:
         envs.step(np.ones(4, dtype=bool))
     with pytest.raises(ValueError, match="out of range"):
         envs.step(np.array([0, 1, 2, 9999]))
-    with pytest.raises(ValueError, match="'random' only"):
-        JerichoVectorEnv(num_envs=2, opponent="expert")
+    with pytest.raises(ValueError, match="nosuchplayer"):  # a player spec is checked when given
+        JerichoVectorEnv(num_envs=2, opponent="nosuchplayer")
 
 
 def test_same_seed_same_batch_and_no_reused_arrays() -> None:

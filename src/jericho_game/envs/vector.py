@@ -109,6 +109,10 @@ class PythonBatchEngine:
         self._off = off
         self._tower_base = off["towers"] + np.arange(t.n_cells)[None, :] * 40
 
+    def set_start(self, state: State | None) -> None:
+        """The position :meth:`reset` puts games in (``None``: the standard start)."""
+        self._start = state.copy() if state is not None else Game(self.tables.topology).state
+
     # -- BatchEngine ------------------------------------------------------------------------
     def reset(self, games: np.ndarray) -> None:
         """Put ``games`` back at the start."""
@@ -341,13 +345,17 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         view: str = "absolute",
         kernel: bool | None = None,
         render_mode: str | None = None,
+        positions: bool = False,
         **unused: Any,
     ) -> None:
-        if opponent != "random":
-            raise ValueError(
-                f"the vector env plays against 'random' only, not {opponent!r}: for another opponent use "
-                "gymnasium.make_vec('Jericho-v0', num_envs=B, vectorization_mode='sync', opponent=...)"
-            )
+        if not isinstance(opponent, str):
+            raise TypeError(f"opponent must be 'random', 'self' or a player spec string, not {type(opponent).__name__}")
+        self.opponent = opponent
+        self._players: list[Any] = []
+        if opponent not in ("random", "self"):
+            from jericho_game.players import make_player
+
+            make_player(opponent)  # a bad spec is refused now (PlayerSpecError names it)
         if agent_side not in ("south", "north", "random"):
             raise ValueError(f"bad agent_side {agent_side!r}: choose 'south', 'north' or 'random'")
         if render_mode is not None:
@@ -361,7 +369,15 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         self.encoding = default_encoding()
         self.view = View(self.encoding, observation, view)
         self.agent_side_option = agent_side
+        self._kernel_option = kernel
         self.engine = batch_engine(self.num_envs, self.encoding, kernel)
+        #: ``info["position"]`` on every reset and step (the position texts of the observations).
+        self.positions = bool(positions)
+        # The start of every episode (reset options "position" and "moves"); kept for autoresets.
+        self._start_position: str | None = None
+        self._start_codes: list[int] = []
+        # Python games beside the engine's, when something needs them (positions, a player spec).
+        self._games: list[Game] | None = None
         n_act = self.encoding.n_actions
         self.single_observation_space = gymnasium.spaces.Dict(
             {
@@ -380,7 +396,77 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         self._started = False
 
     # -- helpers ------------------------------------------------------------------------------
+    @property
+    def self_play(self) -> bool:
+        """Whether both sides are the agent (``opponent="self"``)."""
+        return self.opponent == "self"
+
+    def _tracking(self) -> bool:
+        return self.positions or self.opponent not in ("random", "self") or self._start_position is not None
+
+    def _push(self, games: np.ndarray, codes: np.ndarray) -> None:
+        """Play ``codes`` in ``games`` on the engine (and on the Python games when kept)."""
+        self.engine.push(games, codes)
+        if self._games is not None:
+            moves = self.encoding.tables.move_objects
+            for i, code in zip(games.tolist(), codes.tolist(), strict=True):
+                self._games[i].play(moves[code])
+
+    def _restart(self, games: np.ndarray) -> None:
+        """Put ``games`` at the episode's start (the reset options' position and moves)."""
+        self.engine.reset(games)
+        if self._games is not None:
+            for i in games.tolist():
+                self._games[i] = self._start_game()
+        for code in self._start_codes:
+            self.engine.push(games, np.full(len(games), code, dtype=np.int64))
+        if self._games is not None:
+            moves = [self.encoding.tables.move_objects[c] for c in self._start_codes]
+            for i in games.tolist():
+                for m in moves:
+                    self._games[i].play(m)
+
+    def _start_game(self) -> Game:
+        return Game.from_position(self._start_position) if self._start_position is not None else Game()
+
+    def _apply_options(self, options: dict[str, Any]) -> None:
+        """Reset options: ``position`` (a position text) and ``moves`` (opening moves played from it)."""
+        unknown = set(options) - {"position", "moves"}
+        if unknown:
+            raise ValueError(
+                f"reset options the vector env does not take: {sorted(unknown)} (it takes position, moves)"
+            )
+        position = options.get("position")
+        if position is not None and not isinstance(position, str):
+            raise TypeError(f"options['position'] must be a position text, not {type(position).__name__}")
+        moves = options.get("moves", ())
+        start = Game.from_position(position) if position is not None else Game()  # PositionError names the field
+        if position is not None and start.is_over():
+            raise ValueError(f"options['position'] is a finished game ({start.outcome()}): there is nothing to play")
+        if isinstance(moves, str):
+            moves = moves.split()
+        played = Game.from_position(start.position()) if position is not None else Game()
+        for m in moves:
+            played.play(m)  # IllegalMoveError (a ValueError) names the move and why
+        if played.is_over():
+            raise ValueError("options['moves'] end the game: there is nothing to play")
+        self._start_position = start.position() if position is not None else None
+        self._start_codes = [self.encoding.move_to_action(m) for m in played.history]
+        if position is not None:
+            if isinstance(self.engine, KernelBatchEngine):
+                # The compiled engine starts games at the standard start only: a batch from
+                # another position runs on the Python engine (same results, slower).
+                self.engine = PythonBatchEngine(self.num_envs, self.encoding)
+            assert isinstance(self.engine, PythonBatchEngine)
+            self.engine.set_start(start.state)
+        elif isinstance(self.engine, PythonBatchEngine):
+            self.engine.set_start(None)
+
     def _draw_sides(self, games: np.ndarray) -> None:
+        if self.self_play:
+            turn, _ = self.engine.status()
+            self.sides[games] = turn[games]
+            return
         if self.agent_side_option == "random":
             self.sides[games] = self.np_random.integers(2, size=len(games))
         else:
@@ -391,9 +477,12 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
 
         Turns alternate (a pass is a move), so one move brings the agent back to move.
         """
-        if not len(games):
+        if not len(games) or self.self_play:
             return
         engine = self.engine
+        if self.opponent != "random":
+            self._player_moves(games)
+            return
         both = getattr(engine, "to_move_and_masks", None)
         if both is not None:
             games, masks = both(games, 1 - self.sides[games])
@@ -403,7 +492,28 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
             masks = engine.masks(games)
         if len(games):
             keys = self.np_random.random(masks.shape, dtype=np.float32) + 1.0  # > 0 on every legal move
-            engine.push(games, np.argmax(keys * masks, axis=1))
+            self._push(games, np.argmax(keys * masks, axis=1))
+
+    def _player_moves(self, games: np.ndarray) -> None:
+        """The spec player's move in those of ``games`` where the opponent is to move (one game at a time)."""
+        assert self._games is not None
+        turn, outcome = self.engine.status()
+        games = games[(outcome[games] == NO_OUTCOME) & (turn[games] != self.sides[games])]
+        codes = [self.encoding.move_to_action(self._players[i].choose_move(self._games[i])) for i in games.tolist()]
+        if len(games):
+            self._push(games, np.array(codes, dtype=np.int64))
+
+    def _new_players(self) -> None:
+        """One opponent per game, seeded from the batch's generator (as the single env does per episode)."""
+        from jericho_game.players import make_player
+
+        seeds = self.np_random.integers(1 << 62, size=self.num_envs).tolist()
+        self._players = [make_player(self.opponent, seed=s) for s in seeds]
+        for player in self._players:
+            # A level's time limit would make the batch depend on the machine's speed: its
+            # simulation budget alone decides (as in the single env without opponent_clock).
+            if getattr(player, "sims", None) is not None and getattr(player, "time", None) is not None:
+                player.time = None
 
     def _observation(self) -> dict[str, np.ndarray]:
         engine = self.engine
@@ -423,6 +533,10 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
 
     def _info(self, illegal: np.ndarray | None = None) -> dict[str, Any]:
         info: dict[str, Any] = {"side": self.sides.copy(), "_side": np.ones(self.num_envs, dtype=bool)}
+        if self.positions:
+            assert self._games is not None
+            info["position"] = np.array([g.position() for g in self._games], dtype=object)
+            info["_position"] = np.ones(self.num_envs, dtype=bool)
         if illegal is not None and illegal.any():
             info["illegal_action"] = illegal
             info["_illegal_action"] = illegal.copy()
@@ -437,8 +551,11 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
             seed = seed[0]
         super().reset(seed=seed)
         if options:
-            raise ValueError(f"the vector env takes no reset options, got {sorted(options)}")
-        self.engine.reset(self._all)
+            self._apply_options(options)
+        self._games = [Game() for _ in range(self.num_envs)] if self._tracking() else None
+        if self.opponent not in ("random", "self"):
+            self._new_players()
+        self._restart(self._all)
         self._draw_sides(self._all)
         self._opponent_moves(self._all)
         self._needs_reset[:] = False
@@ -474,13 +591,13 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         illegal = np.zeros(self.num_envs, dtype=bool)
         illegal[playing[~legal]] = True
         playing = playing[legal]
-        self.engine.push(playing, acts[playing])
+        self._push(playing, acts[playing])
         self._opponent_moves(playing)
         if len(restart):
-            self.engine.reset(restart)
+            self._restart(restart)
             self._draw_sides(restart)
             self._opponent_moves(restart)
-        _, outcome = self.engine.status()
+        turn, outcome = self.engine.status()
         over = outcome != NO_OUTCOME
         over[restart] = False
         won = over & (outcome == self.sides)
@@ -490,6 +607,9 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         rewards[illegal] = -1.0
         terminated[over | illegal] = True
         self._needs_reset = terminated.copy()
+        if self.self_play:  # the reward was the mover's; the next observation is the side to move's
+            going = ~terminated
+            self.sides[going] = turn[going]
         obs = self._observation()
         obs["action_mask"][terminated] = 0
         self._masks[terminated] = 0
