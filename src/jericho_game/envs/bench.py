@@ -1,7 +1,8 @@
 """Speed figures of the research adapters, printed by ``jericho bench`` (needs the ``rl`` extra).
 
 One core, this process, random agent actions drawn from the mask (their cost included),
-the random opponent; figures are agent steps per second.
+the random opponent or self-play; figures are agent steps per second (self-play: every
+move is an agent step).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ NET_BATCHES = (1, 16, 256, 1024)
 Figure = tuple[str, float, str]
 
 
-def _vector_rate(num_envs: int, seconds: float) -> tuple[float, str]:
+def _vector_rate(num_envs: int, seconds: float, opponent: str = "random") -> tuple[float, str]:
     from jericho_game.envs.vector import JerichoVectorEnv, PythonBatchEngine
 
-    envs = JerichoVectorEnv(num_envs=num_envs, agent_side="random")
+    envs = JerichoVectorEnv(num_envs=num_envs, agent_side="random", opponent=opponent)
     kind = "python" if isinstance(envs.engine, PythonBatchEngine) else "compiled kernel"
     rng = np.random.default_rng(0)
     obs, _ = envs.reset(seed=0)
@@ -98,4 +99,6 @@ def figures(seconds: float = 3.0) -> list[Figure]:
     for b in (64, 1024):
         rate, kind = _vector_rate(b, seconds)
         out.append((f"vector env B={b} ({kind}), random opponent", rate, "agent steps/s"))
+    rate, kind = _vector_rate(1024, seconds, opponent="self")
+    out.append((f"vector env B=1024 ({kind}), self-play", rate, "agent steps/s"))
     return out + net_figures(min(seconds, 1.0))

@@ -7,9 +7,27 @@
 >>> obs, rewards, terminated, truncated, info = envs.step(actions)
 
 Each sub-environment is the single-agent game of :class:`jericho_game.envs.gym_env.JerichoEnv`
-(the agent plays one side against a **random** opponent; +1 / -1 / 0 at the end), with
-the same observation options (``observation="flat" | "planar"``, ``view="absolute" |
-"canonical"``).  Finished games start again on the next ``step`` (Gymnasium's
+(the agent plays one side; +1 / -1 / 0 at the end), with the same observation options
+(``observation="flat" | "planar"``, ``view="absolute" | "canonical"``).  The opponent:
+
+* ``opponent="random"`` (default): a uniformly random legal move, drawn for the whole batch
+  in numpy;
+* ``opponent="self"``: **self-play**, both sides are the agent.  Each step plays the action
+  of the side to move in each game; the observation is the side to move's (its turn flags
+  say so, and ``info["side"]`` is the side to move); the reward is the mover's (+1 when its
+  move won, -1 when it lost, 0 otherwise); ``agent_side`` is ignored;
+* any player spec (``"greedy"``, ``"mcts:sims=50"``, ``"hard"`` ...): one player per game,
+  seeded from the batch's generator at ``reset`` (a level's time limit is dropped so that
+  its simulation budget alone decides), asked for its move game by game.
+
+``positions=True`` adds ``info["position"]``: each game's position text
+(docs/notation.md) for the observation returned.  ``reset(options=...)`` takes
+``"position"`` (a position text: every episode starts there) and ``"moves"`` (opening
+moves, a list or one string, played from that position or the standard start); they stay
+in force for the autoresets and later resets until new options replace them
+(``{"moves": []}`` returns to the standard start).  A start position runs the batch on
+:class:`PythonBatchEngine` (the compiled engine starts its games at the standard start only);
+opening moves alone stay on the compiled one.  Finished games start again on the next ``step`` (Gymnasium's
 ``AutoresetMode.NEXT_STEP``: that step ignores the action of that game and returns the
 first observation of its next episode, reward 0).  An illegal action ends that game with
 reward -1 (``info["illegal_action"]`` marks it), as ``illegal_action="lose"`` does in the
