@@ -159,3 +159,39 @@ def test_info_carries_positions_only_on_request() -> None:
     env = JerichoVectorEnv(num_envs=2)
     _, info = env.reset(seed=0)
     assert "position" not in info
+
+
+def test_same_step_autoreset_puts_the_last_observation_in_info_and_starts_again_at_once() -> None:
+    from gymnasium.vector import AutoresetMode
+
+    env = JerichoVectorEnv(num_envs=6, opponent="self", positions=True, autoreset_mode="SameStep")
+    assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    rng = np.random.default_rng(6)
+    obs, info = env.reset(seed=6)
+    games = [Game() for _ in range(6)]
+    ended = 0
+    for _ in range(150):
+        actions = _act(rng, obs["action_mask"])
+        movers = info["side"].copy()
+        obs, rewards, terminated, _, info = env.step(actions)
+        assert obs["action_mask"].any(axis=1).all()  # every game is playable: none waits for a reset
+        for i, g in enumerate(games):
+            g.play(ENC.action_to_move(int(actions[i])))
+            if terminated[i]:
+                ended += 1
+                assert g.is_over() and info["_final_obs"][i]
+                assert info["final_info"][i]["position"] == g.position()
+                assert info["final_info"][i]["side"] == movers[i]
+                last = info["final_obs"][i]
+                assert np.array_equal(last["observation"], ENC.observe(g, int(movers[i])))
+                assert not last["action_mask"].any()
+                outcome = {"south": 0, "north": 1, "draw": 2}[str(g.outcome())]
+                assert rewards[i] == (0.0 if outcome == 2 else (1.0 if outcome == movers[i] else -1.0))
+                games[i] = g = Game()
+            else:
+                assert info["final_obs"][i] is None if "final_obs" in info else True
+            assert info["position"][i] == g.position()
+            assert np.array_equal(obs["action_mask"][i], ENC.legal_mask(g))
+    assert ended >= 6
+    with pytest.raises(ValueError, match="bad autoreset_mode 'sometimes'"):
+        JerichoVectorEnv(num_envs=2, autoreset_mode="sometimes")

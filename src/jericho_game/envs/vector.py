@@ -364,6 +364,7 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         kernel: bool | None = None,
         render_mode: str | None = None,
         positions: bool = False,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         **unused: Any,
     ) -> None:
         if not isinstance(opponent, str):
@@ -387,6 +388,16 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         self.encoding = default_encoding()
         self.view = View(self.encoding, observation, view)
         self.agent_side_option = agent_side
+        try:
+            self.autoreset_mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            raise ValueError(
+                f"bad autoreset_mode {autoreset_mode!r}: choose {AutoresetMode.NEXT_STEP.value!r} (the default) "
+                f"or {AutoresetMode.SAME_STEP.value!r}"
+            ) from None
+        if self.autoreset_mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+            raise ValueError(f"the vector env does not do autoreset_mode {self.autoreset_mode.value!r}")
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         self._kernel_option = kernel
         self.engine = batch_engine(self.num_envs, self.encoding, kernel)
         #: ``info["position"]`` on every reset and step (the position texts of the observations).
@@ -533,15 +544,19 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
             if getattr(player, "sims", None) is not None and getattr(player, "time", None) is not None:
                 player.time = None
 
-    def _observation(self) -> dict[str, np.ndarray]:
+    def _observation(self, games: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The batch's observation (or that of ``games`` only, leaving the agent's masks alone)."""
         engine = self.engine
+        which = self._all if games is None else games
+        sides = self.sides[which]
         both = getattr(engine, "observe_and_mask", None)
         if both is not None:
-            flat, masks = both(self._all, self.sides)
+            flat, masks = both(which, sides)
         else:
-            flat, masks = engine.observe(self._all, self.sides), engine.masks(self._all)
-        self._masks = masks
-        north = self.sides == 1
+            flat, masks = engine.observe(which, sides), engine.masks(which)
+        if games is None:
+            self._masks = masks
+        north = sides == 1
         if self.view.view == "canonical" and north.any():
             half_turn = self.encoding.symmetry("half-turn")
             flat = np.where(north[:, None], half_turn.observations(flat), flat)
@@ -628,11 +643,37 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         if self.self_play:  # the reward was the mover's; the next observation is the side to move's
             going = ~terminated
             self.sides[going] = turn[going]
+        final: tuple[np.ndarray, dict[str, np.ndarray], list[dict[str, Any]]] | None = None
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and terminated.any():
+            # The finished games' last observations go into info; they start again at once.
+            done = np.flatnonzero(terminated)
+            last = self._observation(done)
+            last["action_mask"][:] = 0
+            last_info: list[dict[str, Any]] = [{"side": int(self.sides[i])} for i in done.tolist()]
+            if self._games is not None and self.positions:
+                for entry, i in zip(last_info, done.tolist(), strict=True):
+                    entry["position"] = self._games[i].position()
+            final = (done, last, last_info)
+            self._restart(done)
+            self._draw_sides(done)
+            self._opponent_moves(done)
+            self._needs_reset[:] = False
         obs = self._observation()
-        obs["action_mask"][terminated] = 0
-        self._masks[terminated] = 0
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            obs["action_mask"][terminated] = 0
+            self._masks[terminated] = 0
         truncated = np.zeros(self.num_envs, dtype=bool)
-        return obs, rewards, terminated, truncated, self._info(illegal)
+        info = self._info(illegal)
+        if final is not None:
+            done, last, last_info = final
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            final_info = np.full(self.num_envs, None, dtype=object)
+            for k, i in enumerate(done.tolist()):
+                final_obs[i] = {"observation": last["observation"][k], "action_mask": last["action_mask"][k]}
+                final_info[i] = last_info[k]
+            info["final_obs"], info["_final_obs"] = final_obs, terminated.copy()
+            info["final_info"], info["_final_info"] = final_info, terminated.copy()
+        return obs, rewards, terminated, truncated, info
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release."""
