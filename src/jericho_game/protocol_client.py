@@ -407,8 +407,11 @@ class EngineClient:
 
 def _pump_lines(stream: object, put: Callable[[Any], object], end: bool) -> None:
     """Pass each line of ``stream`` (without its line break) to ``put``; then ``None`` when ``end``."""
-    for line in stream:  # type: ignore[attr-defined]
-        put(line.rstrip("\r\n"))
+    try:
+        for line in stream:  # type: ignore[attr-defined]
+            put(line.rstrip("\r\n"))
+    except (ValueError, OSError):  # the client closed the pipe under us (close(), or the collector): the end
+        pass
     if end:
         put(None)
 

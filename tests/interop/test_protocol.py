@@ -398,9 +398,19 @@ def _serve_in_thread(session: EngineSession) -> tuple[object, object, threading.
     out_r, out_w = os.pipe()
     stdin = os.fdopen(rfd, "r", encoding="utf-8")
     stdout = os.fdopen(out_w, "w", encoding="utf-8")
-    t = threading.Thread(target=lambda: (serve(session, stdin, stdout), stdout.close(), stdin.close()), daemon=True)
+    t = threading.Thread(target=lambda: (serve(session, stdin, stdout), stdout.close()), daemon=True)
     t.start()
+    # stdin is closed by the test once it closed the writing end: serve's reader thread may
+    # still be blocked reading it until then (closing it earlier would wait for that thread).
+    t.stdin = stdin  # type: ignore[attr-defined]
     return os.fdopen(wfd, "w", encoding="utf-8", buffering=1), os.fdopen(out_r, "r", encoding="utf-8"), t
+
+
+def _close_served(send: object, answers: object, thread: threading.Thread) -> None:
+    """Close the pipes of :func:`_serve_in_thread` (left open, each is a ResourceWarning in a later test)."""
+    send.close()  # type: ignore[attr-defined]
+    answers.close()  # type: ignore[attr-defined]
+    thread.stdin.close()  # type: ignore[attr-defined]
 
 
 def test_stop_ends_a_long_search_at_once_with_a_legal_move_and_answers_in_order() -> None:
@@ -423,8 +433,7 @@ def test_stop_ends_a_long_search_at_once_with_a_legal_move_and_answers_in_order(
     assert [answers.readline(), answers.readline()] == ["ok\n", "bye\n"]
     thread.join(timeout=10)
     assert not thread.is_alive()
-    send.close()
-    answers.close()
+    _close_served(send, answers, thread)
 
 
 def test_a_sliced_search_plays_the_move_of_one_unsliced_search() -> None:
@@ -596,8 +605,7 @@ def test_jep_stop_reaches_alphabeta_and_a_late_stop_does_not_cut_the_next_search
     send.write("quit\n")
     assert answers.readline() == "bye\n"
     thread.join(timeout=10)
-    send.close()
-    answers.close()
+    _close_served(send, answers, thread)
     # A stop that arrives after the search answered is not left pending for the next one.
     session.handle("position start moves 5R@d2")
     search = session.search(["nodes", "4000", "seed", "2"])
