@@ -89,5 +89,5 @@ def test_the_example_trains_and_reports_steps_per_second() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["steps"] >= 1024 and report["steps_per_second"] > 0
+    assert report["steps"] >= 1024 and report["steps_per_second"] > 0 and report["steps_per_cpu_second"] > 0
     assert 0.0 <= report["score_before"] <= 1.0 and 0.0 <= report["score_after"] <= 1.0
