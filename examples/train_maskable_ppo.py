@@ -43,11 +43,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=100_000, help="training steps, all games (default 100000)")
     parser.add_argument("--opponent", default="random", help="a player spec (default random)")
     parser.add_argument("--n-steps", type=int, default=64, help="PPO rollout length per game (default 64)")
+    parser.add_argument("--epochs", type=int, default=10, help="PPO epochs per rollout (default 10, SB3's)")
+    parser.add_argument("--batch-size", type=int, default=256, help="PPO minibatch size (default 256)")
     parser.add_argument("--eval-games", type=int, default=200, help="games of each evaluation (default 200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the env and the model (default 0)")
     args = parser.parse_args(argv)
-    if args.envs < 1 or args.steps < 1 or args.n_steps < 2 or args.eval_games < 1:
-        parser.error("--envs, --steps and --eval-games must be at least 1, --n-steps at least 2")
+    if min(args.envs, args.steps, args.eval_games, args.epochs, args.batch_size) < 1 or args.n_steps < 2:
+        parser.error(
+            "--envs, --steps, --eval-games, --epochs and --batch-size must be at least 1, --n-steps at least 2"
+        )
 
     import torch
     from sb3_contrib import MaskablePPO
@@ -56,7 +60,20 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)  # small networks: threads cost more than they give on a busy machine
     env = JerichoSB3VecEnv(num_envs=args.envs, opponent=args.opponent, agent_side="random")
-    model = MaskablePPO("MlpPolicy", env, n_steps=args.n_steps, batch_size=256, seed=args.seed, verbose=0)
+    model = MaskablePPO(
+        "MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs, seed=args.seed
+    )
+    # The environment's share of the training's CPU time (the rest is the policy and PPO's updates).
+    env_cpu = [0.0]
+    step_wait = env.step_wait
+
+    def timed_step_wait() -> tuple[object, ...]:
+        t = time.process_time()
+        out = step_wait()
+        env_cpu[0] += time.process_time() - t
+        return out
+
+    env.step_wait = timed_step_wait  # type: ignore[method-assign]
     before = score(model, args.opponent, args.eval_games, args.seed + 1)
     start, cpu = time.perf_counter(), time.process_time()
     model.learn(total_timesteps=args.steps)
@@ -72,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                 # One thread: CPU time is what the training costs, whatever else runs on the machine.
                 "cpu_seconds": round(cpu_seconds, 1),
                 "steps_per_cpu_second": round(model.num_timesteps / cpu_seconds, 1),
+                "env_cpu_share": round(env_cpu[0] / cpu_seconds, 3),
+                "epochs": args.epochs,
                 "opponent": args.opponent,
                 "score_before": round(before, 3),
                 "score_after": round(after, 3),
