@@ -116,6 +116,14 @@ def test_reset_options_start_every_episode_at_the_position_and_after_the_moves()
     assert info["position"][0] == Game.from_moves("5R@d2 1G@d3").position()
     _, info = env.reset(seed=0, options={"moves": []})
     assert info["position"][0] == Game().position()
+    # A batch that had a start position goes back to the compiled engine with the standard start.
+    env = JerichoVectorEnv(num_envs=2, positions=True)
+    env.reset(seed=0, options={"position": base.position()})
+    assert isinstance(env.engine, PythonBatchEngine)
+    _, info = env.reset(seed=0, options={"moves": []})
+    assert info["position"][0] == Game().position()
+    if hasattr(kernel.C, "BatchEngine"):
+        assert isinstance(env.engine, KernelBatchEngine)
 
 
 def test_bad_reset_options_are_refused_by_name_and_change_nothing() -> None:

@@ -27,11 +27,16 @@ moves, a list or one string, played from that position or the standard start); t
 in force for the autoresets and later resets until new options replace them
 (``{"moves": []}`` returns to the standard start).  A start position runs the batch on
 :class:`PythonBatchEngine` (the compiled engine starts its games at the standard start only);
-opening moves alone stay on the compiled one.  Finished games start again on the next ``step`` (Gymnasium's
+opening moves alone stay on the compiled one.
+
+Finished games start again on the next ``step`` (Gymnasium's
 ``AutoresetMode.NEXT_STEP``: that step ignores the action of that game and returns the
-first observation of its next episode, reward 0).  An illegal action ends that game with
-reward -1 (``info["illegal_action"]`` marks it), as ``illegal_action="lose"`` does in the
-single env.  ``agent_side="random"`` draws a side per game per episode.
+first observation of its next episode, reward 0); ``autoreset_mode="SameStep"`` starts them
+again in the step they end, their last observation and info in ``info["final_obs"]`` and
+``info["final_info"]`` (what Stable-Baselines3 expects: :mod:`jericho_game.envs.sb3`).
+An illegal action ends that game with reward -1 (``info["illegal_action"]`` marks it), as
+``illegal_action="lose"`` does in the single env.  ``agent_side="random"`` draws a side per
+game per episode.
 
 Speed: the whole batch goes through one engine call per question — observations, legal
 masks, status, the moves themselves — and the opponent's uniform choice among its legal
@@ -489,7 +494,8 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
             assert isinstance(self.engine, PythonBatchEngine)
             self.engine.set_start(start.state)
         elif isinstance(self.engine, PythonBatchEngine):
-            self.engine.set_start(None)
+            # Back at the standard start: the fastest engine again (the compiled one when built).
+            self.engine = batch_engine(self.num_envs, self.encoding, self._kernel_option)
 
     def _draw_sides(self, games: np.ndarray) -> None:
         if self.self_play:
