@@ -7,6 +7,7 @@ leaves out, as it leaves out the ``train`` extra's PyTorch: skipped without it.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -82,10 +83,11 @@ def test_maskable_ppo_trains_on_it_and_the_same_seed_gives_the_same_model() -> N
 
 
 def test_the_example_trains_and_reports_steps_per_second() -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     done = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "train_maskable_ppo.py"), "--envs", "16", "--steps", "1024",
          "--n-steps", "32", "--eval-games", "8", "--seed", "1"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
