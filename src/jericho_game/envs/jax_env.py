@@ -1,0 +1,415 @@
+"""Jericho as a functional JAX environment in the style of `pgx` (the ``jax`` extra).
+
+The whole rule book (RULES.md) as array operations, so that a batch of games runs under
+``jax.jit`` and ``jax.vmap`` on CPU or an accelerator, and pgx / ``mctx`` code (AlphaZero,
+Gumbel MuZero) runs on it unchanged::
+
+    import jax
+    from jericho_game.envs.jax_env import Jericho
+
+    env = Jericho()
+    init, step = jax.jit(jax.vmap(env.init)), jax.jit(jax.vmap(env.step))
+    state = init(jax.random.split(jax.random.PRNGKey(0), 1024))
+    state = step(state, actions)           # actions: int32 (1024,), indices into the mask
+
+:class:`Jericho` subclasses ``pgx.core.Env`` and :class:`State` subclasses ``pgx.core.State``,
+with pgx's meaning for every common field:
+
+* ``current_player`` — the *player id* (0 or 1) to move, not the side: :meth:`Jericho.init`
+  draws which player id plays South (as pgx's two-player games draw who starts); the side to
+  move is ``state._turn`` (0 South, 1 North);
+* ``rewards`` — float32 ``(2,)`` by player id: +1 / -1 on the step that ends the game with a
+  win, 0 otherwise (a draw gives 0 / 0); an illegal action ends the game with -1 for its
+  player and +1 for the other (pgx's rule);
+* ``terminated`` (the game is over), ``truncated`` (never set: a game ends within 101 plies),
+  ``_step_count``;
+* ``legal_action_mask`` — bool ``(651,)``, the engine's numbering shared with every adapter
+  (:mod:`jericho_game.envs.encoding`): action ``a < 650`` places piece ``a // 26`` (``(size -
+  1) * 5 + colour``, colours R Y G B W) on cell ``a % 26`` (South's camp first), ``650`` is the
+  pass, legal only when forced.  At a terminal state the mask is all true (pgx's convention,
+  so that a policy normalised over it never divides by zero; the moves change nothing);
+* ``observation`` — seen by the player to move.  ``Jericho(observation="planar")`` (the
+  default) gives bool ``(4, 7, 192)``: the planes of :mod:`jericho_game.envs.planar`,
+  channels last as pgx's board games (Go, Othello) and its AlphaZero network expect, so
+  ``obs[..., k]`` is channel ``k`` of ``Planar.channels``.  ``observation="flat"`` gives
+  bool ``(1239,)``, the vector of :meth:`jericho_game.envs.encoding.Encoding.observe`.
+
+The rules' own fields are private (``_turn``, ``_code``, ``_height``, ``_key``, ``_size_free``,
+``_colour_free``, ``_reserve``, ``_leader``, ``_score``, ``_last_cell``, ``_last_piece``,
+``_last_below``, ``_passes``, ``_outcome``) and mean what they mean in
+:class:`jericho_game.core.State` (same tower codes, same strength keys, ``_leader`` -1/0/1,
+``_outcome`` -1 going on, 0 South won, 1 North won, 2 draw), with the bit masks of the core
+unpacked into bool arrays.
+
+How the rules become array operations: a placement updates one cell through a one-hot
+``where`` (no scatter, which vectorises badly on CPU); tower strength is the core's integer
+key, updated in O(1); the 13 alignments are settled again after every move from a static
+``(13, 2)`` table of each camp's cells (a camp has at most two cells on any alignment of the
+standard board), champions are a ``max`` over the keys and the leader a comparison, so the
+score is a count; the legal mask is the outer product of the "size not in the tower" and
+"colour not in the tower" masks (a piece is ``size * 5 + colour``), cut by the reserve and
+by the asymmetry rule (the opponent's last piece may not go on a cell aligned with its cell
+whose tower equals the tower under it); the seven-monolith rule compares the opponent's
+score before and after the mover's turn, and two passes in a row end the game.
+
+``python -m jericho_game.envs.jax_env --bench`` prints random-play steps per second (with
+auto-reset and the observation); ``tests/interop/test_jax_env.py`` checks every ply of 2,000
+random games against the C kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from jericho_game.extras import missing_extra
+
+try:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import pgx.core as pgx_core
+    from pgx._src.struct import dataclass
+except ImportError as exc:
+    raise missing_extra("the JAX environment", "jax", exc) from exc
+
+from jericho_game.board import standard_topology
+from jericho_game.core import FULL_HEIGHT, N_PIECES, PIECE_COLOUR, PIECE_SIZE, SEVEN, TWO_OR_MORE, tables_for
+
+__all__ = ["Jericho", "State", "N_ACTIONS", "PASS_ACTION", "random_actions", "bench"]
+
+_T = tables_for(standard_topology())
+_N = _T.n_cells  # 26
+_A = _T.n_align  # 13
+#: Actions: ``piece * 26 + cell``, then the pass (the engine's move codes).
+N_ACTIONS: int = _T.pass_code + 1
+PASS_ACTION: int = _T.pass_code
+_LEVELS = FULL_HEIGHT
+
+# -- static tables (numpy: they become constants of the compiled programs) ----------------
+_SIZE = np.array(PIECE_SIZE, dtype=np.int32)
+_COLOUR = np.array(PIECE_COLOUR, dtype=np.int32)
+_CAMP = np.array(_T.cell_camp, dtype=np.int32)
+
+
+def _padded(rows: tuple[tuple[int, ...], ...]) -> np.ndarray:
+    """Cells of each alignment in one camp, padded with ``_N`` (a cell whose key is always 0)."""
+    width = max(len(r) for r in rows)
+    return np.array([list(r) + [_N] * (width - len(r)) for r in rows], dtype=np.int32)
+
+
+_ALIGN_SOUTH = _padded(_T.align_south)
+_ALIGN_NORTH = _padded(_T.align_north)
+_ALIGNED = np.zeros((_N, _N), dtype=bool)  # cells sharing an alignment (itself excluded)
+for _c, _others in enumerate(_T.aligned):
+    _ALIGNED[_c, list(_others)] = True
+_INCIDENCE = np.zeros((_A, _N), dtype=bool)  # alignment a passes through cell c
+for _a, _cells in enumerate(_T.align_cells):
+    _INCIDENCE[_a, list(_cells)] = True
+
+# The planar grid (jericho_game.envs.planar): 4 rows (row 4 first) x 7 columns (a first).
+_ROWS = sorted({int(n[1:]) for n in _T.cell_names}, reverse=True)
+_COLS = sorted({n[0] for n in _T.cell_names})
+_H, _W = len(_ROWS), len(_COLS)
+_CELL_POS = np.array([_ROWS.index(int(n[1:])) * _W + _COLS.index(n[0]) for n in _T.cell_names])
+_POS_CELL = np.full(_H * _W, _N, dtype=np.int32)  # grid position -> cell, _N on the padding
+_POS_CELL[_CELL_POS] = np.arange(_N)
+_PER_CELL = _LEVELS * 10 + 5  # tower[l][k], own_camp, on_board, last_cell, led by observer / opponent
+_CONSTANT = 2 * N_PIECES + 3 * _A + 2 * (_A + 1) + 2 + N_PIECES + 1 + 2
+PLANAR_SHAPE: tuple[int, int, int] = (_H, _W, _PER_CELL + _CONSTANT)  # (4, 7, 192)
+FLAT_SIZE: int = _N * _LEVELS * 10 + _N + 2 * N_PIECES + 3 * _A + 2 * (_A + 1) + 2 + N_PIECES + _N + 1 + 2  # 1239
+
+
+@dataclass
+class State(pgx_core.State):
+    """One position (or, under ``jax.vmap``, a batch): pgx's fields, then the rules' own."""
+
+    current_player: Any = jnp.int32(0)
+    observation: Any = jnp.zeros(PLANAR_SHAPE, dtype=jnp.bool_)
+    rewards: Any = jnp.float32([0.0, 0.0])
+    terminated: Any = jnp.bool_(False)
+    truncated: Any = jnp.bool_(False)
+    legal_action_mask: Any = jnp.ones(N_ACTIONS, dtype=jnp.bool_)
+    _step_count: Any = jnp.int32(0)
+    _turn: Any = jnp.int32(0)
+    _code: Any = jnp.zeros(_N, dtype=jnp.int32)
+    _height: Any = jnp.zeros(_N, dtype=jnp.int32)
+    _key: Any = jnp.zeros(_N, dtype=jnp.int32)
+    _size_free: Any = jnp.ones((5, _N), dtype=jnp.bool_)
+    _colour_free: Any = jnp.ones((5, _N), dtype=jnp.bool_)
+    _reserve: Any = jnp.ones((2, N_PIECES), dtype=jnp.bool_)
+    _leader: Any = jnp.full(_A, -1, dtype=jnp.int32)
+    _score: Any = jnp.zeros(2, dtype=jnp.int32)
+    _last_cell: Any = jnp.int32(-1)
+    _last_piece: Any = jnp.int32(-1)
+    _last_below: Any = jnp.int32(0)
+    _passes: Any = jnp.int32(0)
+    _outcome: Any = jnp.int32(-1)
+
+    @property
+    def env_id(self) -> str:  # type: ignore[override]
+        """pgx's environment id."""
+        return "jericho"
+
+
+def _legal_mask(x: State) -> jax.Array:
+    """The legal actions of a position (all false once the game is over)."""
+    # piece = size * 5 + colour, so "fits" is an outer product of the two free masks.
+    fits = (x._size_free[:, None, :] & x._colour_free[None, :, :]).reshape(N_PIECES, _N)
+    # Asymmetry rule: the opponent's last piece may not copy its tower on an aligned cell.
+    aligned = jnp.asarray(_ALIGNED)[jnp.maximum(x._last_cell, 0)] & (x._last_cell >= 0)
+    forbidden = aligned & (x._code == x._last_below)
+    is_last = jnp.arange(N_PIECES) == x._last_piece
+    fits = fits & ~(is_last[:, None] & forbidden[None, :])
+    reserve = jnp.where(x._turn == 0, x._reserve[0], x._reserve[1])
+    going = x._outcome < 0
+    place = (fits & reserve[:, None]).reshape(-1) & going
+    return jnp.concatenate([place, (going & ~place.any())[None]])
+
+
+def _settle(key: jax.Array) -> jax.Array:
+    """Leaders of all alignments (-1/0/1) from the cells' strength keys (RULES.md §5)."""
+    ext = jnp.concatenate([key, jnp.zeros(1, dtype=key.dtype)])
+    s = ext[jnp.asarray(_ALIGN_SOUTH)].max(axis=1)
+    n = ext[jnp.asarray(_ALIGN_NORTH)].max(axis=1)
+    return jnp.where((s > n) & (n > 0), 0, jnp.where((n > s) & (s > 0), 1, -1)).astype(jnp.int32)
+
+
+def _play(x: State, action: jax.Array) -> State:
+    """Play a legal action on a game going on (the core's ``State.push``)."""
+    is_pass = action == PASS_ACTION
+    p = jnp.where(is_pass, 0, action // _N)
+    c = jnp.where(is_pass, 0, action % _N)
+    turn = x._turn
+    other = 1 - turn
+    at = (jnp.arange(_N) == c) & ~is_pass  # the one cell that changes
+    h = x._height[c]
+    below = x._code[c]
+    size = jnp.asarray(_SIZE)[p]
+    colour = jnp.asarray(_COLOUR)[p]
+    code = jnp.where(at, below | ((p + 1) << (5 * h)), x._code)
+    height = x._height + at.astype(jnp.int32)
+    new_key = ((size + 1) << 9) | ((x._key[c] & 0xFFF) >> 3) | jnp.where(h > 0, TWO_OR_MORE, 0)
+    key = jnp.where(at, new_key, x._key)
+    full = h + 1 == FULL_HEIGHT
+    kinds = jnp.arange(5)[:, None]
+    size_free = x._size_free & ~(at[None, :] & ((kinds == size) | full))
+    colour_free = x._colour_free & ~(at[None, :] & ((kinds == colour) | full))
+    used = (jnp.arange(2)[:, None] == turn) & (jnp.arange(N_PIECES)[None, :] == p) & ~is_pass
+    reserve = x._reserve & ~used
+    leader = _settle(key)
+    score = jnp.stack([(leader == 0).sum(), (leader == 1).sum()]).astype(jnp.int32)
+    passes = jnp.where(is_pass, x._passes + 1, 0)
+    # Seven-monolith rule: the opponent wins if it held 7 before this turn and still does.
+    seven = (x._score[other] >= SEVEN) & (score[other] >= SEVEN)
+    by_count = jnp.where(score[0] > score[1], 0, jnp.where(score[1] > score[0], 1, 2))
+    outcome = jnp.where(seven, other, jnp.where(passes >= 2, by_count, -1)).astype(jnp.int32)
+    return x.replace(  # type: ignore[attr-defined, no-any-return]
+        _turn=other,
+        _code=code,
+        _height=height,
+        _key=key,
+        _size_free=size_free,
+        _colour_free=colour_free,
+        _reserve=reserve,
+        _leader=leader,
+        _score=score,
+        _last_cell=jnp.where(is_pass, -1, c).astype(jnp.int32),
+        _last_piece=jnp.where(is_pass, x._last_piece, p).astype(jnp.int32),
+        _last_below=jnp.where(is_pass, x._last_below, below).astype(jnp.int32),
+        _passes=passes.astype(jnp.int32),
+        _outcome=outcome,
+    )
+
+
+def _parts(x: State, me: jax.Array) -> dict[str, jax.Array]:
+    """The pieces of the observation seen by side ``me`` (the encoding's segments, bool)."""
+    them = 1 - me
+    level = (x._code[:, None] >> (5 * jnp.arange(_LEVELS))[None, :]) & 31  # piece + 1, 0 empty
+    piece = level - 1
+    k = jnp.arange(5)
+    sizes = (piece[..., None] // 5 == k) & (level[..., None] > 0)
+    colours = (piece[..., None] % 5 == k) & (level[..., None] > 0)
+    towers = jnp.concatenate([sizes, colours], axis=-1)  # (26, 4, 10)
+    reserves = jnp.where(me == 0, x._reserve, x._reserve[::-1])
+    who = jnp.where(x._leader < 0, 2, jnp.where(x._leader == me, 0, 1))
+    leaders = who[:, None] == jnp.arange(3)
+    mine, theirs = x._score[me], x._score[them]
+    counts = jnp.arange(_A + 1)
+    placed = x._last_cell >= 0
+    return {
+        "towers": towers,
+        "own_camp": jnp.asarray(_CAMP) == me,
+        "reserves": reserves,
+        "leaders": leaders,
+        "score": jnp.stack([counts == mine, counts == theirs]),
+        "seven": jnp.stack([mine >= SEVEN, theirs >= SEVEN]),
+        "last_piece": (jnp.arange(N_PIECES) == x._last_piece) & placed,
+        "last_cell": jnp.arange(_N) == x._last_cell,
+        "passed": (x._passes > 0)[None],
+        "turn": jnp.stack([x._turn == me, me == 1]),
+    }
+
+
+_FLAT_ORDER = ("towers", "own_camp", "reserves", "leaders", "score", "seven", "last_piece", "last_cell", "passed", "turn")
+_CONSTANT_ORDER = ("reserves", "leaders", "score", "seven", "last_piece", "passed", "turn")
+
+
+def _flat(x: State, me: jax.Array) -> jax.Array:
+    parts = _parts(x, me)
+    return jnp.concatenate([parts[n].reshape(-1) for n in _FLAT_ORDER])
+
+
+def _planar(x: State, me: jax.Array) -> jax.Array:
+    parts = _parts(x, me)
+    led_by_me = (jnp.asarray(_INCIDENCE) & (x._leader == me)[:, None]).any(axis=0)
+    led_by_them = (jnp.asarray(_INCIDENCE) & (x._leader == 1 - me)[:, None]).any(axis=0)
+    per_cell = jnp.concatenate(
+        [
+            parts["towers"].reshape(_N, _LEVELS * 10),  # channel l * 10 + k
+            jnp.stack([parts["own_camp"], jnp.ones(_N, dtype=bool), parts["last_cell"], led_by_me, led_by_them], 1),
+        ],
+        axis=1,
+    )  # (26, 45)
+    grid = jnp.concatenate([per_cell, jnp.zeros((1, _PER_CELL), dtype=bool)])[jnp.asarray(_POS_CELL)]
+    constant = jnp.concatenate([parts[n].reshape(-1) for n in _CONSTANT_ORDER])
+    planes = jnp.concatenate([grid, jnp.broadcast_to(constant, (_H * _W, _CONSTANT))], axis=1)
+    return planes.reshape(PLANAR_SHAPE)
+
+
+class Jericho(pgx_core.Env):
+    """Jericho as a pgx environment (see the module docstring for every field)."""
+
+    def __init__(self, observation: str = "planar") -> None:
+        super().__init__()
+        if observation not in ("planar", "flat"):
+            raise ValueError(f"observation must be 'planar' or 'flat', not {observation!r}")
+        self.observation_kind = observation
+
+    def _init(self, key: jax.Array) -> State:
+        # pgx's two-player games draw which player id starts; here, which one plays South.
+        current_player = jnp.int32(jax.random.bernoulli(key))
+        x = State(current_player=current_player)  # type: ignore[call-arg]
+        return x.replace(legal_action_mask=_legal_mask(x))  # type: ignore[attr-defined, no-any-return]
+
+    def _step(self, state: pgx_core.State, action: jax.Array, key: jax.Array | None) -> State:
+        del key
+        assert isinstance(state, State)
+        mover = state._turn
+        x = _play(state, action)
+        terminated = x._outcome >= 0
+        # Rewards by side (South, North), then by player id: the mover is current_player.
+        winner = x._outcome
+        by_side = jnp.where(winner == 2, 0.0, jnp.where(jnp.arange(2) == winner, 1.0, -1.0))
+        by_side = jnp.where(terminated, by_side, 0.0).astype(jnp.float32)
+        south_player = jnp.where(mover == 0, state.current_player, 1 - state.current_player)
+        rewards = jnp.where(south_player == 0, by_side, by_side[::-1])
+        return x.replace(  # type: ignore[attr-defined, no-any-return]
+            current_player=1 - state.current_player,
+            legal_action_mask=_legal_mask(x),
+            rewards=rewards,
+            terminated=terminated,
+        )
+
+    def _observe(self, state: pgx_core.State, player_id: jax.Array) -> jax.Array:
+        assert isinstance(state, State)
+        me = jnp.where(player_id == state.current_player, state._turn, 1 - state._turn)
+        if self.observation_kind == "flat":
+            return _flat(state, me)
+        return _planar(state, me)
+
+    @property
+    def id(self) -> str:  # type: ignore[override]
+        """pgx's environment id."""
+        return "jericho"
+
+    @property
+    def version(self) -> str:
+        """Bumped when the behaviour changes (pgx's convention)."""
+        return "v0"
+
+    @property
+    def num_players(self) -> int:
+        """Two players."""
+        return 2
+
+
+def random_actions(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
+    """Uniformly random legal actions for a batch of masks ``(B, 651)``, one random number per game.
+
+    Cheaper than ``jax.random.categorical`` over 651 logits (which draws 651 numbers per
+    game): the ``k``-th legal action for a uniform ``k``, found with a cumulative sum.
+    """
+    counts = jnp.cumsum(legal_action_mask, axis=-1)
+    total = counts[..., -1:]
+    u = jax.random.uniform(key, total.shape)
+    k = jnp.minimum((u * total).astype(counts.dtype), total - 1)
+    return jnp.argmax(counts > k, axis=-1).astype(jnp.int32)
+
+
+def _auto_reset_step(env: Jericho, state: State, action: jax.Array, key: jax.Array) -> State:
+    """``env.step``, then a fresh game where that one ended (pgx.experimental.auto_reset)."""
+    state = env.step(state, action)
+    fresh = env.init(key)
+    done = state.terminated | state.truncated
+    return jax.tree_util.tree_map(  # type: ignore[no-any-return]
+        lambda a, b: jnp.where(done, a, b), fresh.replace(rewards=state.rewards), state
+    )
+
+
+def bench(batch: int = 1024, steps: int = 200, observation: str = "planar", repeat: int = 3) -> float:
+    """Steps per second of jitted random play with auto-reset and the observation (the best of ``repeat``)."""
+    env = Jericho(observation=observation)
+    step = jax.vmap(lambda s, a, k: _auto_reset_step(env, s, a, k))
+
+    @jax.jit
+    def run(state: State, key: jax.Array) -> tuple[State, jax.Array]:
+        def body(carry: tuple[State, jax.Array], _: None) -> tuple[tuple[State, jax.Array], None]:
+            s, k = carry
+            k, k1, k2 = jax.random.split(k, 3)
+            a = random_actions(k1, s.legal_action_mask)
+            return (step(s, a, jax.random.split(k2, batch)), k), None
+
+        (state, key), _ = jax.lax.scan(body, (state, key), None, length=steps)
+        return state, key
+
+    key = jax.random.PRNGKey(0)
+    state = jax.jit(jax.vmap(env.init))(jax.random.split(key, batch))
+    state, key = run(state, key)  # compile
+    jax.block_until_ready(state)
+    best = 0.0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        state, key = run(state, key)
+        jax.block_until_ready(state)
+        best = max(best, batch * steps / (time.perf_counter() - start))
+    return best
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m jericho_game.envs.jax_env --bench``: print the environment's speed."""
+    parser = argparse.ArgumentParser(prog="python -m jericho_game.envs.jax_env", description=__doc__.splitlines()[0])
+    parser.add_argument("--bench", action="store_true", help="print random-play steps/s (auto-reset, observation)")
+    parser.add_argument("--batch", type=int, default=1024, help="games stepped at once (default 1024)")
+    parser.add_argument("--steps", type=int, default=200, help="steps per timed run (default 200)")
+    parser.add_argument("--observation", choices=("planar", "flat", "both"), default="both")
+    args = parser.parse_args(argv)
+    if not args.bench:
+        parser.print_help()
+        return
+    if args.batch < 1 or args.steps < 1:
+        parser.error("--batch and --steps must be at least 1")
+    kinds = ("planar", "flat") if args.observation == "both" else (args.observation,)
+    device = jax.devices()[0]
+    for kind in kinds:
+        rate = bench(args.batch, args.steps, kind)
+        print(
+            f"jax env ({kind} observation), B={args.batch}, jax {jax.__version__} on {device.platform}: "
+            f"{rate:,.0f} steps/s",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
