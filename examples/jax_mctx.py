@@ -114,8 +114,10 @@ def main() -> None:
         state = step(state, out.action)
         score = [tuple(int(v) for v in s) for s in state._score]
         print(f"after move {move}: monoliths (south, north) {score}", flush=True)
-    print(f"{args.moves} moves x {args.batch} games, {args.simulations} simulations each: "
-          f"{time.perf_counter() - start:.1f} s (compilation included)")
+    print(
+        f"{args.moves} moves x {args.batch} games, {args.simulations} simulations each: "
+        f"{time.perf_counter() - start:.1f} s (compilation included)"
+    )
 
 
 if __name__ == "__main__":
