@@ -297,21 +297,62 @@ def _flat(x: State, me: jax.Array) -> jax.Array:
     return jnp.concatenate([parts[n].reshape(-1) for n in _FLAT_ORDER])
 
 
+def _to_grid(values: jax.Array, fill: int | bool) -> jax.Array:
+    """Per-cell values laid out on the 28 grid positions (``fill`` on the padding), by static slices."""
+    pad = jnp.full((1,), fill, dtype=values.dtype)
+    return jnp.concatenate([values[a:b] if a >= 0 else pad for a, b in _GRID_RUNS])
+
+
+# Per channel of the planes: which kind of value it holds, and its parameters.
+_CH = np.arange(PLANAR_SHAPE[2])
+_CH_LEVEL_SHIFT = np.where(_CH < 40, 5 * (_CH // 10), 0).astype(np.int32)
+_CH_K = (_CH % 10) % 5  # size - 1 (k < 5) or colour (k >= 5)
+_CH_IS_SIZE = (_CH < 40) & (_CH % 10 < 5)
+_ON_BOARD_GRID = np.zeros(_H * _W, dtype=bool)
+_ON_BOARD_GRID[_CELL_POS] = True
+_CAMP_GRID = np.full(_H * _W, -1, dtype=np.int32)
+_CAMP_GRID[_CELL_POS] = _CAMP
+_CELL_POS_EXT = np.append(_CELL_POS, -1).astype(np.int32)  # grid position of a cell, -1 for "none"
+
+
 def _planar(x: State, me: jax.Array) -> jax.Array:
+    """The planes, channels last: one fused elementwise expression over (28 positions, 192 channels).
+
+    Every channel is computed from small per-position vectors and per-channel constants and
+    chosen by channel index, instead of concatenating per-cell and constant blocks (measured
+    with the bench, B=1,024: 89k -> 107k steps per CPU second).
+    """
     parts = _parts(x, me)
-    led_by_me = (jnp.asarray(_INCIDENCE) & (x._leader == me)[:, None]).any(axis=0)
-    led_by_them = (jnp.asarray(_INCIDENCE) & (x._leader == 1 - me)[:, None]).any(axis=0)
-    per_cell = jnp.concatenate(
-        [
-            parts["towers"].reshape(_N, _LEVELS * 10),  # channel l * 10 + k
-            jnp.stack([parts["own_camp"], jnp.ones(_N, dtype=bool), parts["last_cell"], led_by_me, led_by_them], 1),
-        ],
-        axis=1,
-    )  # (26, 45)
-    pad = jnp.zeros((1, _PER_CELL), dtype=bool)
-    grid = jnp.concatenate([per_cell[a:b] if a >= 0 else pad for a, b in _GRID_RUNS])
-    constant = jnp.concatenate([parts[n].reshape(-1) for n in _CONSTANT_ORDER])
-    planes = jnp.concatenate([grid, jnp.broadcast_to(constant, (_H * _W, _CONSTANT))], axis=1)
+    ch = jnp.asarray(_CH)[None, :]
+    level = (_to_grid(x._code, 0)[:, None] >> jnp.asarray(_CH_LEVEL_SHIFT)[None, :]) & 31
+    piece = level - 1
+    k = jnp.asarray(_CH_K)[None, :]
+    tower = (level > 0) & jnp.where(jnp.asarray(_CH_IS_SIZE)[None, :], piece // 5 == k, piece % 5 == k)
+    pos = jnp.arange(_H * _W)[:, None]
+    last = pos == jnp.asarray(_CELL_POS_EXT)[jnp.where(x._last_cell >= 0, x._last_cell, _N)]
+    led_me = _to_grid((jnp.asarray(_INCIDENCE) & (x._leader == me)[:, None]).any(axis=0), False)[:, None]
+    led_them = _to_grid((jnp.asarray(_INCIDENCE) & (x._leader == 1 - me)[:, None]).any(axis=0), False)[:, None]
+    constant = jnp.concatenate([jnp.zeros(_PER_CELL, dtype=bool)] + [parts[n].reshape(-1) for n in _CONSTANT_ORDER])[
+        None, :
+    ]
+    base = _LEVELS * 10
+    planes = jnp.where(
+        ch < base,
+        tower,
+        jnp.where(
+            ch == base,
+            (jnp.asarray(_CAMP_GRID) == me)[:, None],
+            jnp.where(
+                ch == base + 1,
+                jnp.asarray(_ON_BOARD_GRID)[:, None],
+                jnp.where(
+                    ch == base + 2,
+                    last,
+                    jnp.where(ch == base + 3, led_me, jnp.where(ch == base + 4, led_them, constant)),
+                ),
+            ),
+        ),
+    )
     return planes.reshape(PLANAR_SHAPE)
 
 
