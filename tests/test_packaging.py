@@ -104,6 +104,8 @@ sys.meta_path.insert(0, Blocker())
         ("jericho_game.envs.openspiel_game", "the OpenSpiel adapter", "rl", ["pyspiel", "open_spiel"]),
         ("jericho_game.envs.openspiel_bot", "OpenSpiel's MCTS player", "rl", ["open_spiel"]),
         ("jericho_game.envs.sb3", "the Stable-Baselines3 adapter", "sb3", ["stable_baselines3"]),
+        ("jericho_game.envs.jax_env", "the JAX environment", "jax", ["jax"]),
+        ("jericho_game.envs.jax_env", "the JAX environment", "jax", ["pgx"]),
         ("jericho_game.web.server", "the web app", "web", ["starlette"]),
         ("jericho_game.web.storage", "the web app's storage", "web", ["sqlalchemy"]),
     ],
