@@ -31,7 +31,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
 STAMP = VENV / ".jericho-installed"
-EXTRAS = "web,postgres,rl,plot,dev"
+EXTRAS = "web,postgres,rl,plot,jax,dev"
 KERNEL_C = ROOT / "src" / "jericho_game" / "_kernel.c"
 
 

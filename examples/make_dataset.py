@@ -1,7 +1,7 @@
 """Make a self-play dataset of the project's MCTS (see jericho_game.envs.dataset and docs/interop.md).
 
-python examples/make_dataset.py --out DIR --games 10000 --sims 800 --k 10 --defend --seed 14 --jobs 2  # the set
-python examples/make_dataset.py --out examples/data/sample --games 40 --sims 800 --k 10 --defend --seed 14 --shard 40
+python examples/make_dataset.py --out DIR --games 10000 --sims 400 --k 10 --defend --seed 14 --jobs 2  # the set
+python examples/make_dataset.py --out examples/data/sample --games 40 --sims 400 --k 10 --defend --seed 14 --shard 40
 
 Games are written in shards (--shard games each) under OUT/shards/ as they finish; rerunning
 the same command resumes, and --merge-only assembles the finished shards into a (partial) set.
@@ -12,14 +12,16 @@ from __future__ import annotations
 import argparse
 import json
 
-from jericho_game.envs.dataset import make_dataset
+from jericho_game.envs.dataset import DEFAULT_SIMS, make_dataset
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="the directory to write (games.jgn, plies.npz, datasheet.md)")
     parser.add_argument("--games", type=int, default=10_000, help="how many games (default 10000)")
-    parser.add_argument("--sims", type=int, default=1000, help="MCTS simulations per move (default 1000)")
+    parser.add_argument(
+        "--sims", type=int, default=DEFAULT_SIMS, help=f"MCTS simulations per move (default {DEFAULT_SIMS})"
+    )
     parser.add_argument("--k", type=int, default=3, help="guided playouts play the best of k sampled moves (default 3)")
     parser.add_argument(
         "--defend", action="store_true", help="defended playouts: a side facing a seven breaks it (C kernel only)"

@@ -26,3 +26,15 @@ def test_mid_game_position_is_fixed_and_still_going() -> None:
     first, second = midgame(), midgame()
     assert first.position() == second.position()
     assert not first.is_over() and len(first.history) == 16 and first.legal_moves()
+
+
+def test_bench_net_prints_the_forward_pass_by_batch_size(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from jericho_game.envs.bench import NET_BATCHES
+
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--net", "--seconds", "0.05", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "machine:" in text and "positions/CPU s" in text
+    figures = json.loads(out.read_text())["figures"]
+    assert [f["label"] for f in figures] == [f"net forward pass (NumPy), batch {b}" for b in NET_BATCHES]
+    assert all(f["unit"] == "positions/CPU s" and f["value"] > 0 for f in figures)

@@ -219,8 +219,10 @@ def test_bad_playout_and_search_arguments_raise() -> None:
     s = kernel.new_state(TABLES, "c")
     with pytest.raises(TypeError):
         kernel.C.playout(s, "seed")
+    with pytest.raises(ValueError, match=r"\[0, 1000\]"):
+        kernel.C.playout(s, 1, -1)  # 0 is the greedy playout, below it nothing
     with pytest.raises(ValueError):
-        kernel.C.playout(s, 1, 0)
+        kernel.C.playout(s, 1, 1001)
     with pytest.raises(TypeError):
         kernel.C.playout(s, 1, 1, moves=())
     with pytest.raises(TypeError):

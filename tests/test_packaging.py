@@ -2,7 +2,9 @@
 
 The distribution name ``jericho`` belongs to another project (text adventures for RL research,
 ``import jericho``); ours must live beside it in one environment, and a missing extra must say
-which one to install.
+which one to install.  The licence and citation agree with pyproject, and ``python -m build``
+makes an sdist and a wheel (built from that sdist) that installs offline into a fresh venv and
+runs the CLI, a game through the public API and the pure-Python fallback.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -100,6 +103,9 @@ sys.meta_path.insert(0, Blocker())
         ("jericho_game.envs.gym_env", "the Gymnasium adapter", "rl", ["gymnasium"]),
         ("jericho_game.envs.openspiel_game", "the OpenSpiel adapter", "rl", ["pyspiel", "open_spiel"]),
         ("jericho_game.envs.openspiel_bot", "OpenSpiel's MCTS player", "rl", ["open_spiel"]),
+        ("jericho_game.envs.sb3", "the Stable-Baselines3 adapter", "sb3", ["stable_baselines3"]),
+        ("jericho_game.envs.jax_env", "the JAX environment", "jax", ["jax"]),
+        ("jericho_game.envs.jax_env", "the JAX environment", "jax", ["pgx"]),
         ("jericho_game.web.server", "the web app", "web", ["starlette"]),
         ("jericho_game.web.storage", "the web app's storage", "web", ["sqlalchemy"]),
     ],
@@ -160,3 +166,145 @@ def test_jericho_serve_without_the_web_extra_names_it() -> None:
     assert "jericho serve: not available: the web app needs the web extra: pip install 'jericho-game[web]'" in (
         done.stderr
     )
+
+
+# --- the licence, the citation and a built distribution installed into a fresh environment ---
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+# What a user gets from the public API of an installed copy: a whole game, its record read back,
+# the AI, and where the package and its kernel came from.
+_GAME_PROBE = """
+import json, random, jericho_game, jericho_game.kernel as k
+from jericho_game import Game
+from jericho_game.players import make_player
+from jericho_game.record import read_record, write_record
+g = Game(); r = random.Random(7)
+while not g.is_over():
+    moves = g.legal_moves(); g.play(moves[r.randrange(len(moves))])
+back = read_record(write_record(g)).game
+ai = Game(); ai.play(make_player('mcts:sims=30', seed=1).choose_move(ai))
+print(json.dumps({'file': jericho_game.__file__, 'kernel': k.NAME, 'outcome': g.outcome(),
+                  'plies': len(g.history), 'same': back.position() == g.position(), 'ai_plies': len(ai.history)}))
+"""
+
+
+def test_the_licence_is_mit_and_pyproject_says_so() -> None:
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License\n")
+    assert "Copyright (c) 2026 the Jericho project contributors" in text
+    assert 'THE SOFTWARE IS PROVIDED "AS IS"' in text
+    assert PYPROJECT["license"] == "MIT" and PYPROJECT["license-files"] == ["LICENSE"]
+    # A licence expression and a "License ::" classifier together are refused by setuptools.
+    assert not [c for c in PYPROJECT["classifiers"] if c.startswith("License ::")]
+    assert "Topic :: Games/Entertainment :: Board Games" in PYPROJECT["classifiers"]
+
+
+def test_citation_cff_matches_the_package() -> None:
+    """The CFF 1.2.0 keys that are required (and those a citing user needs) agree with pyproject."""
+    yaml = pytest.importorskip("yaml")
+    import datetime
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0"
+    for key in ("message", "title", "authors"):  # required by the schema
+        assert cff[key], key
+    assert all(isinstance(a, dict) and (a.get("name") or a.get("family-names")) for a in cff["authors"])
+    assert cff["version"] == PYPROJECT["version"]  # bump both together
+    assert cff["license"] == PYPROJECT["license"]
+    datetime.date.fromisoformat(str(cff["date-released"]))  # YYYY-MM-DD, as the schema asks
+    assert cff["repository-code"] == PYPROJECT["urls"]["Source"]
+    assert {"Homepage", "Source", "Documentation", "Issues"} <= set(PYPROJECT["urls"])
+    assert all(url.startswith("https://") for url in PYPROJECT["urls"].values())
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``python -m build`` of a copy of the sources: an sdist, then a wheel built from that sdist."""
+    tmp = tmp_path_factory.mktemp("dist")
+    src = tmp / "src-copy"
+    src.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "CITATION.cff", "MANIFEST.in"):
+        shutil.copy2(ROOT / name, src / name)
+    skip = shutil.ignore_patterns("*.so", "*.pyd", "__pycache__", "*.egg-info")
+    for name in ("src", "docs"):
+        shutil.copytree(ROOT / name, src / name, ignore=skip)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if shutil.which("gcc") or shutil.which("cc"):
+        env["JERICHO_REQUIRE_KERNEL"] = "1"  # the wheel must carry the kernel, compiled from the sdist
+    # --no-isolation: the build runs offline on this environment's setuptools (a dev dependency).
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(tmp / "dist"), str(src)],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    return tmp / "dist"
+
+
+def test_the_sdist_carries_what_a_wheel_is_built_from(dist: Path) -> None:
+    import tarfile
+
+    (sdist,) = dist.glob("jericho_game-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+        pkg_info = tar.extractfile(f"jericho_game-{PYPROJECT['version']}/PKG-INFO")
+        assert pkg_info is not None
+        meta = pkg_info.read().decode()
+    for needed in (
+        "src/jericho_game/_kernel.c",
+        "src/jericho_game/boards/standard.json",
+        "src/jericho_game/players/net_weights.npz",
+        "src/jericho_game/web/static/index.html",
+        "setup.py",
+        "LICENSE",
+        "CITATION.cff",
+        "docs/rules.md",
+    ):
+        assert needed in names, needed
+    assert "License-Expression: MIT" in meta
+    assert "Project-URL: Source, https://github.com/jericho-game/jericho-game" in meta
+
+
+def test_the_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Path) -> None:
+    """No network: the core has no dependencies, so ``pip install --no-index --no-deps`` is the whole install."""
+    import zipfile
+
+    (wheel,) = dist.glob("jericho_game-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    info = f"jericho_game-{PYPROJECT['version']}.dist-info"
+    assert f"{info}/licenses/LICENSE" in names
+    assert "jericho_game/boards/standard.json" in names and "jericho_game/_kernel.c" not in names
+    compiled = any(n.startswith("jericho_game/_kernel") for n in names)
+    assert compiled or not (shutil.which("gcc") or shutil.which("cc")), "a compiler is here but the wheel has no kernel"
+
+    venv_dir = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv_dir)], check=True, capture_output=True, timeout=120)
+    bindir = venv_dir / ("Scripts" if os.name == "nt" else "bin")
+    py, jericho = bindir / "python", bindir / "jericho"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JERICHO_KERNEL", "VIRTUAL_ENV")}
+    done = subprocess.run(
+        [py, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--disable-pip-version-check", wheel],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+
+    def run(*cmd: str | Path, kernel: str | None = None) -> str:
+        run_env = dict(env, JERICHO_KERNEL=kernel) if kernel else env
+        # Run from the temporary folder: the checkout's sources must not be importable.
+        out = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert out.returncode == 0, (cmd, out.stdout[-1000:], out.stderr[-2000:])
+        return out.stdout
+
+    assert "arena" in run(jericho, "--help") and "engine" in run(jericho, "--help")
+    version = run(jericho, "--version")
+    assert version.startswith(f"jericho {PYPROJECT['version']} (kernel: {'C' if compiled else 'pure Python'}")
+    arena = run(jericho, "arena", "random", "greedy", "--games", "2", "--quiet")
+    assert "2/2 games" in arena, arena
+
+    for kernel in (None, "python"):
+        probe = json.loads(run(py, "-c", _GAME_PROBE, kernel=kernel).strip().splitlines()[-1])
+        assert Path(probe["file"]).is_relative_to(venv_dir), probe  # the installed copy, not the checkout
+        assert probe["kernel"] == ("python" if kernel or not compiled else "c")
+        assert probe["outcome"] in ("south", "north", "draw") and probe["plies"] > 20 and probe["same"]
+        assert probe["ai_plies"] == 1
+    assert "pure Python (forced by JERICHO_KERNEL=python)" in run(jericho, "--version", kernel="python")

@@ -121,20 +121,16 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "bench") -> None:
     """Options of ``jericho bench``."""
     parser.add_argument("--seconds", type=float, default=3.0, help="time per engine figure (default 3)")
     parser.add_argument("--engine-only", action="store_true", help="skip the AI figures (and the research adapters')")
+    parser.add_argument(
+        "--net",
+        action="store_true",
+        help="only the net's forward pass: positions per CPU second by batch size (needs numpy)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Print every figure as it is measured."""
-    print(f"machine: {machine()}")
-    print(kernel.describe())
-    figures: list[Figure] = []
-
-    def show(batch: list[Figure]) -> None:
-        for label, value, unit in batch:
-            print(f"{label:<55} {value:>12,.1f} {unit}", flush=True)
-        figures.extend(batch)
-
+def _all_figures(args: argparse.Namespace, show: Callable[[list[Figure]], None]) -> None:
+    """The engine's figures, then the web rendering's, the AI's and the research adapters' when installed."""
     show(engine_figures(args.seconds))
     try:  # the web server's rendering of a move's state, when the web extra is installed
         from jericho_game.web import bench as web_bench
@@ -155,6 +151,25 @@ def run(args: argparse.Namespace) -> int:
             pass
         else:
             show(env_bench.figures(args.seconds))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print every figure as it is measured."""
+    print(f"machine: {machine()}")
+    print(kernel.describe())
+    figures: list[Figure] = []
+
+    def show(batch: list[Figure]) -> None:
+        for label, value, unit in batch:
+            print(f"{label:<55} {value:>12,.1f} {unit}", flush=True)
+        figures.extend(batch)
+
+    if getattr(args, "net", False):
+        from jericho_game.envs import bench as env_bench  # the rl extra's numpy
+
+        show(env_bench.net_figures(args.seconds))
+    else:
+        _all_figures(args, show)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(

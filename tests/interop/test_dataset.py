@@ -156,3 +156,30 @@ def test_the_shipped_sample_is_consistent_and_rebuilds_observations() -> None:
     assert full in readme and facts["defend"] is True
     seeds = np.random.SeedSequence(facts["seed"]).generate_state(10_000, dtype=np.uint32)
     assert data["game_seed"].tolist() == seeds[: len(data["game_seed"])].tolist()
+
+
+def test_the_scripts_defaults_and_command_lines_are_the_documented_ones() -> None:
+    """``--help`` once said ``--sims 800`` (default 1000) while the docs and datasheet said 400."""
+    import re
+
+    from jericho_game.envs.dataset import DEFAULT_SIMS
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "make_dataset.py"), "--help"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    helptext = " ".join(done.stdout.split())  # argparse wraps the options' help
+    assert f"MCTS simulations per move (default {DEFAULT_SIMS})" in helptext
+    datasheet = (SAMPLE / "datasheet.md").read_text(encoding="utf-8")
+    facts = json.loads((SAMPLE / "facts.json").read_text(encoding="utf-8"))
+    documented = {int(s) for s in re.findall(r"--sims (\d+)", datasheet)} | {facts["sims"]}
+    assert documented == {DEFAULT_SIMS}
+    # Every command line the script prints is one the documents give, word for word.
+    docs = (ROOT / "docs" / "interop.md").read_text(encoding="utf-8") + (SAMPLE / "README.md").read_text(
+        encoding="utf-8"
+    )
+    docs = " ".join(docs.split())
+    lines = [line for line in done.stdout.splitlines() if line.startswith("python examples/make_dataset.py")]
+    assert len(lines) == 2
+    for line in lines:
+        assert " ".join(line.split("#")[0].split()) in docs, line

@@ -18,7 +18,7 @@ def test_core_and_protocol_do_not_import_rl_libraries() -> None:
         "make_player('random')\n"
         "s = jericho_game.protocol.EngineSession(make_player('random'))\n"
         "assert s.handle('show')[-1] == 'ok'\n"
-        "bad = sorted(m for m in ('numpy', 'gymnasium', 'pettingzoo', 'pyspiel') if m in sys.modules)\n"
+        "bad = sorted(m for m in ('numpy', 'gymnasium', 'pettingzoo', 'pyspiel', 'jax', 'pgx') if m in sys.modules)\n"
         "print(bad)\n"
     )
     env = dict(os.environ)

@@ -18,7 +18,7 @@ from jericho_game import Game
 from jericho_game.envs.encoding import default_encoding
 from jericho_game.envs.views import View
 from jericho_game.players import Limit, PlayerSpecError, make_player
-from jericho_game.players.net import WEIGHTS, NetMCTSPlayer, NetWeights, forward, load_weights
+from jericho_game.players.net import BLOCK, WEIGHTS, NetMCTSPlayer, NetWeights, forward, load_weights
 from jericho_game.players.random_player import RandomPlayer
 from jericho_game.record import read_records
 
@@ -58,8 +58,10 @@ def test_the_convolutions_equal_a_direct_computation() -> None:
     arrays = {k: rng.normal(size=v.shape).astype(np.float32) for k, v in w.arrays.items()}
     net = NetWeights(arrays, w.meta)
     x = rng.normal(size=(2, net.width, 4, 7)).astype(np.float32)
-    flat = np.concatenate([x.reshape(2, net.width, 28), np.zeros((2, net.width, 1), np.float32)], axis=2)
-    got = net.conv3x3("convs.0", flat, 4, 7).reshape(2, -1, 4, 7)
+    # Channels-last, with a zero row after the grid: (positions, 28 + 1, channels).
+    rows = np.concatenate([x.reshape(2, net.width, 28), np.zeros((2, net.width, 1), np.float32)], axis=2)
+    got = net.conv3x3("convs.0", np.ascontiguousarray(rows.transpose(0, 2, 1)), 4, 7).transpose(0, 2, 1)
+    got = got.reshape(2, -1, 4, 7)
     k, bias = arrays["convs.0.weight"], arrays["convs.0.bias"]
     pad = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
     want = np.zeros_like(got)
@@ -71,13 +73,40 @@ def test_the_convolutions_equal_a_direct_computation() -> None:
 
 def test_forward_is_the_same_alone_and_in_a_batch() -> None:
     view = View(ENC, "planar", "canonical")
-    xs = np.stack([view.observe(g, g.state.turn) for g in _positions()])
+    # More positions than a block (BLOCK), and a last block that is not full.
+    games = [g for seed in range(3, 12) for g in _positions(n=50, seed=seed)][: 2 * BLOCK + 3]
+    xs = np.stack([view.observe(g, g.state.turn) for g in games])
+    assert len(xs) > 2 * BLOCK and len(xs) % BLOCK
     w = load_weights()
     logits, value = forward(w, xs)
     for i in range(len(xs)):
         one_l, one_v = forward(w, xs[i : i + 1])
         np.testing.assert_allclose(one_l[0], logits[i], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(one_v[0], value[i], rtol=1e-5, atol=1e-5)
+
+
+def test_a_large_batch_runs_in_cache_sized_blocks() -> None:
+    """Per-position speed fell as the batch grew (about 4k positions/s at 16, 1.6k at 256): every
+    intermediate array grew with the batch (84 MB of them at 1,024).  Now the memory a forward
+    pass takes beyond its outputs is the same at 1,024 positions as at 64, and about 1 MB.
+    (Speed is not asserted here; ``jericho bench --net`` prints positions/s by batch size.)"""
+    import tracemalloc
+
+    w = load_weights()
+    x = np.zeros((1024, 192, 4, 7), dtype=np.float32)
+    forward(w, x[:2])  # the cached index tables are made outside the measurement
+    extra = {}
+    for b in (64, 1024):
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            logits, value = forward(w, x[:b])
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        extra[b] = peak - base - logits.nbytes - value.nbytes
+    assert extra[1024] < 3_000_000, extra
+    assert extra[1024] < 1.5 * extra[64], extra
 
 
 def test_net_plays_the_policy_s_favourite_legal_move_in_the_canonical_view() -> None:

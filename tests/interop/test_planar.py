@@ -51,6 +51,29 @@ def test_planes_lay_the_board_out_on_its_grid() -> None:
     assert planes[44].sum() == 2 and planes[44][_grid("d2")] == 1 and planes[43].sum() == 0
 
 
+def test_channel_descriptions_are_words_and_say_what_the_planes_hold() -> None:
+    """They once read ``constant: reserves value (np.int64(0), np.int64(3))``."""
+    descriptions = [d for _, d in P.channels]
+    assert len(set(descriptions)) == len(descriptions)
+    assert not [d for d in descriptions if "np." in d or "int64" in d or "value (" in d]
+    assert all(d.startswith("constant: ") for d in descriptions[45:])
+    # North leads column d (its one monolith) after these moves, seen by South (to move); last placement 3B@a1.
+    planes = P.observe(Game.from_moves("5R@d2 1G@d3 2Y@d3 3B@a1"), "south")
+    value = {d: planes[k].max() for k, (_, d) in enumerate(P.channels)}
+    assert value["constant: piece 5R is in the observer's reserve"] == 0  # South played it
+    assert value["constant: piece 5R is in the opponent's reserve"] == 1
+    assert value["constant: piece 1G is in the opponent's reserve"] == 0
+    assert value["constant: alignment d is led by the opponent"] == 1
+    assert value["constant: alignment d is led by the observer"] == 0
+    assert value["constant: alignment a is led by nobody"] == 1
+    assert value["constant: the placement just made was of piece 3B"] == 1
+    assert (
+        value["constant: the observer holds 0 monoliths"] == 1 and value["constant: the opponent holds 1 monolith"] == 1
+    )
+    assert value["constant: the observer is to move"] == 1 and value["constant: the observer is North"] == 0
+    assert value["constant: the previous turn was a pass"] == 0
+
+
 def test_planes_hold_the_flat_observation_exactly_in_batches() -> None:
     games = random_games(30, seed=5)
     flat = np.stack([ENC.observe(g, side) for g in games for side in (0, 1)])

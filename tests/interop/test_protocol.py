@@ -377,6 +377,9 @@ def test_a_dropped_external_player_stops_its_engine() -> None:
     del p
     gc.collect()
     assert proc.poll() is not None
+    # Its pipes are closed too (left to the collector, each is a ResourceWarning in some later test).
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    assert proc.stdin.closed and proc.stdout.closed and proc.stderr.closed
 
 
 def test_a_dying_engine_s_stderr_is_always_reported() -> None:
@@ -398,7 +401,17 @@ def _serve_in_thread(session: EngineSession) -> tuple[object, object, threading.
     stdout = os.fdopen(out_w, "w", encoding="utf-8")
     t = threading.Thread(target=lambda: (serve(session, stdin, stdout), stdout.close()), daemon=True)
     t.start()
+    # stdin is closed by the test once it closed the writing end: serve's reader thread may
+    # still be blocked reading it until then (closing it earlier would wait for that thread).
+    t.stdin = stdin  # type: ignore[attr-defined]
     return os.fdopen(wfd, "w", encoding="utf-8", buffering=1), os.fdopen(out_r, "r", encoding="utf-8"), t
+
+
+def _close_served(send: object, answers: object, thread: threading.Thread) -> None:
+    """Close the pipes of :func:`_serve_in_thread` (left open, each is a ResourceWarning in a later test)."""
+    send.close()  # type: ignore[attr-defined]
+    answers.close()  # type: ignore[attr-defined]
+    thread.stdin.close()  # type: ignore[attr-defined]
 
 
 def test_stop_ends_a_long_search_at_once_with_a_legal_move_and_answers_in_order() -> None:
@@ -421,6 +434,7 @@ def test_stop_ends_a_long_search_at_once_with_a_legal_move_and_answers_in_order(
     assert [answers.readline(), answers.readline()] == ["ok\n", "bye\n"]
     thread.join(timeout=10)
     assert not thread.is_alive()
+    _close_served(send, answers, thread)
 
 
 @pytest.mark.parametrize("cut", ["nodes", "time"])
@@ -479,7 +493,8 @@ def test_end_of_input_lets_the_search_finish_and_the_engine_exits() -> None:
     time.sleep(0.5)
     proc.stdin.close()
     assert proc.wait(timeout=30) == 0
-    out = proc.stdout.read().splitlines()
+    with proc.stdout:
+        out = proc.stdout.read().splitlines()
     assert out[-1].startswith("bestmove ")
     assert 1.9 <= float(out[-2].split()[2]) <= 3.0
 
@@ -562,6 +577,7 @@ def test_quit_and_ctrl_c_exit_even_when_the_player_cannot_be_stopped(how: str) -
     assert proc.wait(timeout=20) == 0
     assert time.perf_counter() - asked < 10.0
     proc.stdin.close()
+    proc.stdout.close()
 
 
 @pytest.mark.parametrize("spec", ["alphabeta", "alphabeta-py"])
@@ -607,6 +623,7 @@ def test_jep_stop_reaches_alphabeta_and_a_late_stop_does_not_cut_the_next_search
     send.write("quit\n")
     assert answers.readline() == "bye\n"
     thread.join(timeout=10)
+    _close_served(send, answers, thread)
     # A stop that arrives after the search answered is not left pending for the next one.
     session.handle("position start moves 5R@d2")
     search = session.search(["nodes", "4000", "seed", "2"])

@@ -47,18 +47,23 @@ def answer(proc: subprocess.Popen[str]) -> str:
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 30) -> tuple[int, str, str]:
+    """Wait for the engine to end; its status and everything it wrote.  Every pipe is closed
+    (the suite treats a leaked file as an error)."""
     try:
         status = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait()
         raise
-    assert proc.stdout is not None and proc.stderr is not None
-    out, err = proc.stdout.read(), proc.stderr.read()
-    if proc.stdin is not None:
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
+    finally:
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except OSError:
+                pass
     return status, out, err
 
 

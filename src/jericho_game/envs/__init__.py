@@ -10,5 +10,7 @@ Nothing here is imported by the engine; importing a submodule needs numpy (and
 * :mod:`jericho_game.envs.pettingzoo_env` — a PettingZoo AEC environment (``env()``, ``raw_env``);
 * :mod:`jericho_game.envs.gym_env` — a Gymnasium single-agent environment (``"Jericho-v0"``);
 * :mod:`jericho_game.envs.openspiel_game` — Jericho as the OpenSpiel game ``"python_jericho"``;
-* :mod:`jericho_game.envs.openspiel_bot` — OpenSpiel's Python MCTS as a Jericho player.
+* :mod:`jericho_game.envs.openspiel_bot` — OpenSpiel's Python MCTS as a Jericho player;
+* :mod:`jericho_game.envs.jax_env` — the rules in JAX, a pgx-style functional environment
+  (the ``jax`` extra: ``pip install 'jericho-game[jax]'``).
 """

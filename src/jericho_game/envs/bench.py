@@ -1,7 +1,8 @@
 """Speed figures of the research adapters, printed by ``jericho bench`` (needs the ``rl`` extra).
 
 One core, this process, random agent actions drawn from the mask (their cost included),
-the random opponent; figures are agent steps per second.
+the random opponent or self-play; figures are agent steps per second (self-play: every
+move is an agent step).
 """
 
 from __future__ import annotations
@@ -10,15 +11,18 @@ import time
 
 import numpy as np
 
-__all__ = ["figures"]
+__all__ = ["figures", "net_figures", "NET_BATCHES"]
+
+#: Batch sizes of the net's forward-pass figures.
+NET_BATCHES = (1, 16, 256, 1024)
 
 Figure = tuple[str, float, str]
 
 
-def _vector_rate(num_envs: int, seconds: float) -> tuple[float, str]:
+def _vector_rate(num_envs: int, seconds: float, opponent: str = "random") -> tuple[float, str]:
     from jericho_game.envs.vector import JerichoVectorEnv, PythonBatchEngine
 
-    envs = JerichoVectorEnv(num_envs=num_envs, agent_side="random")
+    envs = JerichoVectorEnv(num_envs=num_envs, agent_side="random", opponent=opponent)
     kind = "python" if isinstance(envs.engine, PythonBatchEngine) else "compiled kernel"
     rng = np.random.default_rng(0)
     obs, _ = envs.reset(seed=0)
@@ -49,10 +53,52 @@ def _single_rate(seconds: float) -> float:
     return steps / (time.perf_counter() - start)
 
 
+def net_figures(seconds: float = 1.0, batches: tuple[int, ...] = NET_BATCHES) -> list[Figure]:
+    """Positions per second of the net's NumPy forward pass (``players.net.forward``) by batch size.
+
+    The inputs are the planar canonical observations of positions from seeded random games
+    (the net's own input), made once; only the forward pass is timed, in this process's CPU
+    time: the pass is single-threaded (see ``players.net.BLOCK``), so the figure is its cost
+    per position, which other work on a busy machine does not change much (wall-clock
+    figures there halve and double from one run to the next).
+    """
+    import random
+
+    from jericho_game.envs.encoding import default_encoding
+    from jericho_game.envs.views import View
+    from jericho_game.game import Game
+    from jericho_game.players.net import _shipped, forward
+
+    view = View(default_encoding(), "planar", "canonical")
+    rng = random.Random(3)
+    planes = []
+    while len(planes) < max(batches):
+        game = Game()
+        while not game.is_over() and len(planes) < max(batches):
+            planes.append(view.observe(game, game.state.turn))
+            moves = game.legal_moves()
+            game.play(moves[rng.randrange(len(moves))])
+    x = np.stack(planes)
+    weights = _shipped()
+    out: list[Figure] = []
+    for b in batches:
+        xb = x[:b].copy()
+        forward(weights, xb)  # warm
+        done = 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            forward(weights, xb)
+            done += b
+        out.append((f"net forward pass (NumPy), batch {b}", done / (time.process_time() - start), "positions/CPU s"))
+    return out
+
+
 def figures(seconds: float = 3.0) -> list[Figure]:
-    """The Gymnasium env's speed, one game and batched (``jericho_game.envs.vector``)."""
+    """The Gymnasium env's speed, one game and batched (``jericho_game.envs.vector``), and the net's forward pass."""
     out: list[Figure] = [("Gymnasium env, one game, random opponent", _single_rate(seconds), "agent steps/s")]
     for b in (64, 1024):
         rate, kind = _vector_rate(b, seconds)
         out.append((f"vector env B={b} ({kind}), random opponent", rate, "agent steps/s"))
-    return out
+    rate, kind = _vector_rate(1024, seconds, opponent="self")
+    out.append((f"vector env B=1024 ({kind}), self-play", rate, "agent steps/s"))
+    return out + net_figures(min(seconds, 1.0))

@@ -46,7 +46,7 @@ from jericho_game.players._util import Deadline
 from jericho_game.players.mcts import MCTSPlayer, Node
 from jericho_game.record import read_records, result_token, write_record
 
-__all__ = ["make_dataset", "play_game", "load_dataset", "observations", "COLUMNS"]
+__all__ = ["make_dataset", "play_game", "load_dataset", "observations", "COLUMNS", "DEFAULT_SIMS"]
 
 #: The arrays of ``plies.npz`` (N plies, V visit entries, G games).
 COLUMNS: dict[str, str] = {
@@ -69,6 +69,9 @@ COLUMNS: dict[str, str] = {
 
 #: The search's parameters (the ``mcts`` player's defaults: docs/ai.md).
 C_UCT, WIDEN, GUIDED_K = 0.7, 2.0, 3
+#: Simulations per searched ply when none are given: the budget of the documented set
+#: (docs/interop.md, examples/data/sample/datasheet.md).
+DEFAULT_SIMS = 400
 
 
 def _root_visits(
@@ -231,7 +234,7 @@ def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 def make_dataset(
     out: str | Path,
     games: int,
-    sims: int = 200,
+    sims: int = DEFAULT_SIMS,
     jobs: int = 1,
     seed: int = 0,
     opening_plies: int = 6,

@@ -42,6 +42,8 @@ batches: any leading shape.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from jericho_game.extras import missing_extra
 
 try:
@@ -51,6 +53,7 @@ except ImportError as exc:
 
 from jericho_game.envs.encoding import Encoding, default_encoding
 from jericho_game.game import Game
+from jericho_game.pieces import PIECES
 
 __all__ = ["Planar", "default_planar"]
 
@@ -104,7 +107,8 @@ class Planar:
             for i in range(int(np.prod(shape))):
                 index = np.unravel_index(i, shape)
                 label = name[:-1] if name in ("reserves", "leaders") else name
-                channels.append((f"{label}{''.join(f'[{j}]' for j in index)}", f"constant: {name} value {index}"))
+                words = _constant_meaning(name, tuple(int(j) for j in index), t.align_names)
+                channels.append((f"{label}{''.join(f'[{j}]' for j in index)}", f"constant: {words}"))
                 gather.append(constant(start + i))
         self.channels: list[tuple[str, str]] = channels
         self.n_channels = len(channels)
@@ -153,6 +157,29 @@ class Planar:
     def observe(self, game: Game, side: object = None) -> np.ndarray:
         """The planes of ``game`` seen by ``side`` (default: the side to move)."""
         return self.from_flat(self.encoding.observe(game, side))  # type: ignore[arg-type]
+
+
+_SIDES = ("the observer", "the opponent")
+
+
+def _constant_meaning(segment: str, index: tuple[int, ...], align_names: Sequence[str]) -> str:
+    """In words, what a constant plane's 1 means (its flat segment and index, e.g. ``reserves``, (1, 7))."""
+    if segment == "reserves":
+        return f"piece {PIECES[index[1]]} is in {_SIDES[index[0]]}'s reserve"
+    if segment == "leaders":
+        who = (*_SIDES, "nobody")[index[1]]
+        return f"alignment {align_names[index[0]]} is led by {who}"
+    if segment == "score":
+        return f"{_SIDES[index[0]]} holds {index[1]} monolith{'' if index[1] == 1 else 's'}"
+    if segment == "seven":
+        return f"{_SIDES[index[0]]} holds 7 monoliths or more"
+    if segment == "last_piece":
+        return f"the placement just made was of piece {PIECES[index[0]]}"
+    if segment == "passed":
+        return "the previous turn was a pass"
+    if segment == "turn":
+        return ("the observer is to move", "the observer is North")[index[0]]
+    raise ValueError(f"no constant plane for the segment {segment!r}")  # a new segment must be described
 
 
 _DEFAULT: Planar | None = None

@@ -7,13 +7,36 @@
 >>> obs, rewards, terminated, truncated, info = envs.step(actions)
 
 Each sub-environment is the single-agent game of :class:`jericho_game.envs.gym_env.JerichoEnv`
-(the agent plays one side against a **random** opponent; +1 / -1 / 0 at the end), with
-the same observation options (``observation="flat" | "planar"``, ``view="absolute" |
-"canonical"``).  Finished games start again on the next ``step`` (Gymnasium's
+(the agent plays one side; +1 / -1 / 0 at the end), with the same observation options
+(``observation="flat" | "planar"``, ``view="absolute" | "canonical"``).  The opponent:
+
+* ``opponent="random"`` (default): a uniformly random legal move, drawn for the whole batch
+  in numpy;
+* ``opponent="self"``: **self-play**, both sides are the agent.  Each step plays the action
+  of the side to move in each game; the observation is the side to move's (its turn flags
+  say so, and ``info["side"]`` is the side to move); the reward is the mover's (+1 when its
+  move won, -1 when it lost, 0 otherwise); ``agent_side`` is ignored;
+* any player spec (``"greedy"``, ``"mcts:sims=50"``, ``"hard"`` ...): one player per game,
+  seeded from the batch's generator at ``reset`` (a level's time limit is dropped so that
+  its simulation budget alone decides), asked for its move game by game.
+
+``positions=True`` adds ``info["position"]``: each game's position text
+(docs/notation.md) for the observation returned.  ``reset(options=...)`` takes
+``"position"`` (a position text: every episode starts there) and ``"moves"`` (opening
+moves, a list or one string, played from that position or the standard start); they stay
+in force for the autoresets and later resets until new options replace them
+(``{"moves": []}`` returns to the standard start).  A start position runs the batch on
+:class:`PythonBatchEngine` (the compiled engine starts its games at the standard start only);
+opening moves alone stay on the compiled one.
+
+Finished games start again on the next ``step`` (Gymnasium's
 ``AutoresetMode.NEXT_STEP``: that step ignores the action of that game and returns the
-first observation of its next episode, reward 0).  An illegal action ends that game with
-reward -1 (``info["illegal_action"]`` marks it), as ``illegal_action="lose"`` does in the
-single env.  ``agent_side="random"`` draws a side per game per episode.
+first observation of its next episode, reward 0); ``autoreset_mode="SameStep"`` starts them
+again in the step they end, their last observation and info in ``info["final_obs"]`` and
+``info["final_info"]`` (what Stable-Baselines3 expects: :mod:`jericho_game.envs.sb3`).
+An illegal action ends that game with reward -1 (``info["illegal_action"]`` marks it), as
+``illegal_action="lose"`` does in the single env.  ``agent_side="random"`` draws a side per
+game per episode.
 
 Speed: the whole batch goes through one engine call per question — observations, legal
 masks, status, the moves themselves — and the opponent's uniform choice among its legal
@@ -108,6 +131,10 @@ class PythonBatchEngine:
         off = {name: o for name, (o, _) in enc.segments.items()}
         self._off = off
         self._tower_base = off["towers"] + np.arange(t.n_cells)[None, :] * 40
+
+    def set_start(self, state: State | None) -> None:
+        """The position :meth:`reset` puts games in (``None``: the standard start)."""
+        self._start = state.copy() if state is not None else Game(self.tables.topology).state
 
     # -- BatchEngine ------------------------------------------------------------------------
     def reset(self, games: np.ndarray) -> None:
@@ -341,13 +368,18 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         view: str = "absolute",
         kernel: bool | None = None,
         render_mode: str | None = None,
+        positions: bool = False,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         **unused: Any,
     ) -> None:
-        if opponent != "random":
-            raise ValueError(
-                f"the vector env plays against 'random' only, not {opponent!r}: for another opponent use "
-                "gymnasium.make_vec('Jericho-v0', num_envs=B, vectorization_mode='sync', opponent=...)"
-            )
+        if not isinstance(opponent, str):
+            raise TypeError(f"opponent must be 'random', 'self' or a player spec string, not {type(opponent).__name__}")
+        self.opponent = opponent
+        self._players: list[Any] = []
+        if opponent not in ("random", "self"):
+            from jericho_game.players import make_player
+
+            make_player(opponent)  # a bad spec is refused now (PlayerSpecError names it)
         if agent_side not in ("south", "north", "random"):
             raise ValueError(f"bad agent_side {agent_side!r}: choose 'south', 'north' or 'random'")
         if render_mode is not None:
@@ -361,7 +393,25 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         self.encoding = default_encoding()
         self.view = View(self.encoding, observation, view)
         self.agent_side_option = agent_side
+        try:
+            self.autoreset_mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            raise ValueError(
+                f"bad autoreset_mode {autoreset_mode!r}: choose {AutoresetMode.NEXT_STEP.value!r} (the default) "
+                f"or {AutoresetMode.SAME_STEP.value!r}"
+            ) from None
+        if self.autoreset_mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+            raise ValueError(f"the vector env does not do autoreset_mode {self.autoreset_mode.value!r}")
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        self._kernel_option = kernel
         self.engine = batch_engine(self.num_envs, self.encoding, kernel)
+        #: ``info["position"]`` on every reset and step (the position texts of the observations).
+        self.positions = bool(positions)
+        # The start of every episode (reset options "position" and "moves"); kept for autoresets.
+        self._start_position: str | None = None
+        self._start_codes: list[int] = []
+        # Python games beside the engine's, when something needs them (positions, a player spec).
+        self._games: list[Game] | None = None
         n_act = self.encoding.n_actions
         self.single_observation_space = gymnasium.spaces.Dict(
             {
@@ -380,7 +430,78 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         self._started = False
 
     # -- helpers ------------------------------------------------------------------------------
+    @property
+    def self_play(self) -> bool:
+        """Whether both sides are the agent (``opponent="self"``)."""
+        return self.opponent == "self"
+
+    def _tracking(self) -> bool:
+        return self.positions or self.opponent not in ("random", "self") or self._start_position is not None
+
+    def _push(self, games: np.ndarray, codes: np.ndarray) -> None:
+        """Play ``codes`` in ``games`` on the engine (and on the Python games when kept)."""
+        self.engine.push(games, codes)
+        if self._games is not None:
+            moves = self.encoding.tables.move_objects
+            for i, code in zip(games.tolist(), codes.tolist(), strict=True):
+                self._games[i].play(moves[code])
+
+    def _restart(self, games: np.ndarray) -> None:
+        """Put ``games`` at the episode's start (the reset options' position and moves)."""
+        self.engine.reset(games)
+        if self._games is not None:
+            for i in games.tolist():
+                self._games[i] = self._start_game()
+        for code in self._start_codes:
+            self.engine.push(games, np.full(len(games), code, dtype=np.int64))
+        if self._games is not None:
+            moves = [self.encoding.tables.move_objects[c] for c in self._start_codes]
+            for i in games.tolist():
+                for m in moves:
+                    self._games[i].play(m)
+
+    def _start_game(self) -> Game:
+        return Game.from_position(self._start_position) if self._start_position is not None else Game()
+
+    def _apply_options(self, options: dict[str, Any]) -> None:
+        """Reset options: ``position`` (a position text) and ``moves`` (opening moves played from it)."""
+        unknown = set(options) - {"position", "moves"}
+        if unknown:
+            raise ValueError(
+                f"reset options the vector env does not take: {sorted(unknown)} (it takes position, moves)"
+            )
+        position = options.get("position")
+        if position is not None and not isinstance(position, str):
+            raise TypeError(f"options['position'] must be a position text, not {type(position).__name__}")
+        moves = options.get("moves", ())
+        start = Game.from_position(position) if position is not None else Game()  # PositionError names the field
+        if position is not None and start.is_over():
+            raise ValueError(f"options['position'] is a finished game ({start.outcome()}): there is nothing to play")
+        if isinstance(moves, str):
+            moves = moves.split()
+        played = Game.from_position(start.position()) if position is not None else Game()
+        for m in moves:
+            played.play(m)  # IllegalMoveError (a ValueError) names the move and why
+        if played.is_over():
+            raise ValueError("options['moves'] end the game: there is nothing to play")
+        self._start_position = start.position() if position is not None else None
+        self._start_codes = [self.encoding.move_to_action(m) for m in played.history]
+        if position is not None:
+            if isinstance(self.engine, KernelBatchEngine):
+                # The compiled engine starts games at the standard start only: a batch from
+                # another position runs on the Python engine (same results, slower).
+                self.engine = PythonBatchEngine(self.num_envs, self.encoding)
+            assert isinstance(self.engine, PythonBatchEngine)
+            self.engine.set_start(start.state)
+        elif isinstance(self.engine, PythonBatchEngine):
+            # Back at the standard start: the fastest engine again (the compiled one when built).
+            self.engine = batch_engine(self.num_envs, self.encoding, self._kernel_option)
+
     def _draw_sides(self, games: np.ndarray) -> None:
+        if self.self_play:
+            turn, _ = self.engine.status()
+            self.sides[games] = turn[games]
+            return
         if self.agent_side_option == "random":
             self.sides[games] = self.np_random.integers(2, size=len(games))
         else:
@@ -391,9 +512,12 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
 
         Turns alternate (a pass is a move), so one move brings the agent back to move.
         """
-        if not len(games):
+        if not len(games) or self.self_play:
             return
         engine = self.engine
+        if self.opponent != "random":
+            self._player_moves(games)
+            return
         both = getattr(engine, "to_move_and_masks", None)
         if both is not None:
             games, masks = both(games, 1 - self.sides[games])
@@ -403,17 +527,42 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
             masks = engine.masks(games)
         if len(games):
             keys = self.np_random.random(masks.shape, dtype=np.float32) + 1.0  # > 0 on every legal move
-            engine.push(games, np.argmax(keys * masks, axis=1))
+            self._push(games, np.argmax(keys * masks, axis=1))
 
-    def _observation(self) -> dict[str, np.ndarray]:
+    def _player_moves(self, games: np.ndarray) -> None:
+        """The spec player's move in those of ``games`` where the opponent is to move (one game at a time)."""
+        assert self._games is not None
+        turn, outcome = self.engine.status()
+        games = games[(outcome[games] == NO_OUTCOME) & (turn[games] != self.sides[games])]
+        codes = [self.encoding.move_to_action(self._players[i].choose_move(self._games[i])) for i in games.tolist()]
+        if len(games):
+            self._push(games, np.array(codes, dtype=np.int64))
+
+    def _new_players(self) -> None:
+        """One opponent per game, seeded from the batch's generator (as the single env does per episode)."""
+        from jericho_game.players import make_player
+
+        seeds = self.np_random.integers(1 << 62, size=self.num_envs).tolist()
+        self._players = [make_player(self.opponent, seed=s) for s in seeds]
+        for player in self._players:
+            # A level's time limit would make the batch depend on the machine's speed: its
+            # simulation budget alone decides (as in the single env without opponent_clock).
+            if getattr(player, "sims", None) is not None and getattr(player, "time", None) is not None:
+                player.time = None
+
+    def _observation(self, games: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The batch's observation (or that of ``games`` only, leaving the agent's masks alone)."""
         engine = self.engine
+        which = self._all if games is None else games
+        sides = self.sides[which]
         both = getattr(engine, "observe_and_mask", None)
         if both is not None:
-            flat, masks = both(self._all, self.sides)
+            flat, masks = both(which, sides)
         else:
-            flat, masks = engine.observe(self._all, self.sides), engine.masks(self._all)
-        self._masks = masks
-        north = self.sides == 1
+            flat, masks = engine.observe(which, sides), engine.masks(which)
+        if games is None:
+            self._masks = masks
+        north = sides == 1
         if self.view.view == "canonical" and north.any():
             half_turn = self.encoding.symmetry("half-turn")
             flat = np.where(north[:, None], half_turn.observations(flat), flat)
@@ -423,6 +572,10 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
 
     def _info(self, illegal: np.ndarray | None = None) -> dict[str, Any]:
         info: dict[str, Any] = {"side": self.sides.copy(), "_side": np.ones(self.num_envs, dtype=bool)}
+        if self.positions:
+            assert self._games is not None
+            info["position"] = np.array([g.position() for g in self._games], dtype=object)
+            info["_position"] = np.ones(self.num_envs, dtype=bool)
         if illegal is not None and illegal.any():
             info["illegal_action"] = illegal
             info["_illegal_action"] = illegal.copy()
@@ -437,8 +590,11 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
             seed = seed[0]
         super().reset(seed=seed)
         if options:
-            raise ValueError(f"the vector env takes no reset options, got {sorted(options)}")
-        self.engine.reset(self._all)
+            self._apply_options(options)
+        self._games = [Game() for _ in range(self.num_envs)] if self._tracking() else None
+        if self.opponent not in ("random", "self"):
+            self._new_players()
+        self._restart(self._all)
         self._draw_sides(self._all)
         self._opponent_moves(self._all)
         self._needs_reset[:] = False
@@ -474,13 +630,13 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         illegal = np.zeros(self.num_envs, dtype=bool)
         illegal[playing[~legal]] = True
         playing = playing[legal]
-        self.engine.push(playing, acts[playing])
+        self._push(playing, acts[playing])
         self._opponent_moves(playing)
         if len(restart):
-            self.engine.reset(restart)
+            self._restart(restart)
             self._draw_sides(restart)
             self._opponent_moves(restart)
-        _, outcome = self.engine.status()
+        turn, outcome = self.engine.status()
         over = outcome != NO_OUTCOME
         over[restart] = False
         won = over & (outcome == self.sides)
@@ -490,11 +646,40 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         rewards[illegal] = -1.0
         terminated[over | illegal] = True
         self._needs_reset = terminated.copy()
+        if self.self_play:  # the reward was the mover's; the next observation is the side to move's
+            going = ~terminated
+            self.sides[going] = turn[going]
+        final: tuple[np.ndarray, dict[str, np.ndarray], list[dict[str, Any]]] | None = None
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and terminated.any():
+            # The finished games' last observations go into info; they start again at once.
+            done = np.flatnonzero(terminated)
+            last = self._observation(done)
+            last["action_mask"][:] = 0
+            last_info: list[dict[str, Any]] = [{"side": int(self.sides[i])} for i in done.tolist()]
+            if self._games is not None and self.positions:
+                for entry, i in zip(last_info, done.tolist(), strict=True):
+                    entry["position"] = self._games[i].position()
+            final = (done, last, last_info)
+            self._restart(done)
+            self._draw_sides(done)
+            self._opponent_moves(done)
+            self._needs_reset[:] = False
         obs = self._observation()
-        obs["action_mask"][terminated] = 0
-        self._masks[terminated] = 0
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            obs["action_mask"][terminated] = 0
+            self._masks[terminated] = 0
         truncated = np.zeros(self.num_envs, dtype=bool)
-        return obs, rewards, terminated, truncated, self._info(illegal)
+        info = self._info(illegal)
+        if final is not None:
+            done, last, last_info = final
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            final_info = np.full(self.num_envs, None, dtype=object)
+            for k, i in enumerate(done.tolist()):
+                final_obs[i] = {"observation": last["observation"][k], "action_mask": last["action_mask"][k]}
+                final_info[i] = last_info[k]
+            info["final_obs"], info["_final_obs"] = final_obs, terminated.copy()
+            info["final_info"], info["_final_info"] = final_info, terminated.copy()
+        return obs, rewards, terminated, truncated, info
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release."""
