@@ -254,7 +254,10 @@ def test_the_sdist_carries_what_a_wheel_is_built_from(dist: Path) -> None:
         "src/jericho_game/_kernel.c",
         "src/jericho_game/boards/standard.json",
         "src/jericho_game/players/net_weights.npz",
-        "src/jericho_game/web/static/index.html",
+        "src/jericho_game/web/templates/index.html",  # the pages are templates (jericho_game.web.pages)
+        "src/jericho_game/web/templates/analysis.html",
+        "src/jericho_game/web/locale/fr/LC_MESSAGES/messages.po",
+        "src/jericho_game/web/static/app.js",
         "setup.py",
         "LICENSE",
         "CITATION.cff",
@@ -274,6 +277,8 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Pat
     info = f"jericho_game-{PYPROJECT['version']}.dist-info"
     assert f"{info}/licenses/LICENSE" in names
     assert "jericho_game/boards/standard.json" in names and "jericho_game/_kernel.c" not in names
+    for page in ("templates/base.html", "templates/puzzles.html", "locale/fr/LC_MESSAGES/messages.po", "static/app.js"):
+        assert f"jericho_game/web/{page}" in names, page  # the web app's pages and translations ship
     compiled = any(n.startswith("jericho_game/_kernel") for n in names)
     assert compiled or not (shutil.which("gcc") or shutil.which("cc")), "a compiler is here but the wheel has no kernel"
 
