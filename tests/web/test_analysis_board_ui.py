@@ -107,8 +107,11 @@ def test_a_replay_position_opens_on_the_analysis_board(server: str, browser: Bro
     page.click("#rp-next")
     page.click("#rp-next")
     expect(page.locator("#rp-pos")).to_have_text("1...")
+    # the link names the game and the ply; once loaded, the board writes its own share link into
+    # the address (#moves=...), so the address is only checked to be the analysis board's
+    expect(page.locator("#rp-analyse")).to_have_attribute("href", re.compile(r"^/analysis#game=[A-Za-z0-9_-]+&ply=2$"))
     page.click("#rp-analyse")
-    expect(page).to_have_url(re.compile(r"/analysis#game=[A-Za-z0-9_-]+&ply=2$"))
+    expect(page).to_have_url(re.compile(r"/analysis#"))
     expect(page.locator("#an-moves .an-mv")).to_have_text(["1. 5R@d2", "1G@d3", "2. 2Y@d3"])
     expect(page.locator('#an-moves .an-mv[aria-current="step"]')).to_have_accessible_name("1... 1G@d3")
     expect(page.locator("#an-turn")).to_contain_text("South to move")
