@@ -578,6 +578,8 @@ def test_quit_and_ctrl_c_exit_even_when_the_player_cannot_be_stopped(how: str) -
     assert time.perf_counter() - asked < 10.0
     proc.stdin.close()
     proc.stdout.close()
+    assert proc.stderr is not None
+    proc.stderr.close()
 
 
 @pytest.mark.parametrize("spec", ["alphabeta", "alphabeta-py"])

@@ -64,6 +64,10 @@ def test_bad_paths_are_refused_with_the_move_and_the_reason(client: TestClient) 
         assert r.status_code == 400 and r.json()["error"] == code, (body, r.text)
     r = client.post("/api/analysis/view", content=b"{not json")
     assert r.status_code == 400 and r.json()["error"] == "bad_json"
+    # numbers json.loads takes but no field means (a 5,000-digit integer was a 500 elsewhere, issue 22)
+    for raw in (b'{"moves": [], "start": ' + b"9" * 5000 + b"}", b'{"start": NaN}', b'{"x": Infinity}'):
+        r = client.post("/api/analysis/view", content=raw)
+        assert r.status_code == 400 and r.json()["error"] == "bad_json", (raw[:30], r.text)
 
 
 def test_an_analysis_starts_from_a_position_a_record_or_a_game(client: TestClient) -> None:

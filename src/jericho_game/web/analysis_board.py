@@ -27,7 +27,6 @@ start and the path to the position it shows; nothing is stored.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +40,7 @@ from jericho_game.game import Game
 from jericho_game.moves import parse_move
 from jericho_game.record import Variation, move_label, read_record, write_record
 from jericho_game.web import i18n
+from jericho_game.web.jsonin import BadRequest, read_object
 from jericho_game.web.tutorial import view
 
 __all__ = ["MAX_RUNNING", "MAX_SECONDS", "MAX_SIMS", "AnalysisBoard", "BadRequest"]
@@ -53,29 +53,6 @@ MAX_SIMS = 16_000
 MAX_SECONDS = 1.0
 #: Evaluations running at once in one server process (each takes one core for up to a second).
 MAX_RUNNING = 1
-
-
-class BadRequest(Exception):
-    """A request this module refuses: ``code`` and a message naming what was wrong."""
-
-    def __init__(self, code: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.code, self.message, self.status = code, message, status
-
-
-async def _body(request: Request) -> dict[str, Any]:
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise BadRequest("too_large", f"request body too large: the limit is {MAX_BODY} bytes", 413)
-    try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        raise BadRequest("bad_json", "request body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise BadRequest("bad_request", "request body must be a JSON object")
-    return data
 
 
 def _start(data: dict[str, Any]) -> Game:
@@ -253,17 +230,17 @@ class AnalysisBoard:
             return wrapped
 
         async def load(request: Request) -> Response:
-            return JSONResponse(self.load(await _body(request)))
+            return JSONResponse(self.load(await read_object(request, MAX_BODY)))
 
         async def show(request: Request) -> Response:
-            return JSONResponse(self.view(await _body(request)))
+            return JSONResponse(self.view(await read_object(request, MAX_BODY)))
 
         async def evaluate_(request: Request) -> Response:
             client = request.client.host if request.client else "?"
-            return JSONResponse(await self.evaluate(await _body(request), client))
+            return JSONResponse(await self.evaluate(await read_object(request, MAX_BODY), client))
 
         async def record(request: Request) -> Response:
-            text = self.record(await _body(request))
+            text = self.record(await read_object(request, MAX_BODY))
             headers = {"Content-Disposition": 'attachment; filename="jericho-analysis.jgn"'}
             return PlainTextResponse(text, headers=headers)
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["JSON_ERRORS", "loads"]
+from starlette.requests import Request
+
+__all__ = ["JSON_ERRORS", "BadRequest", "loads", "read_object"]
 
 
 def _no_constant(name: str) -> Any:
@@ -26,3 +28,31 @@ def loads(raw: str | bytes) -> Any:
 
 # what loads may raise on a client's bytes: JSONDecodeError and UnicodeDecodeError are ValueErrors
 JSON_ERRORS: tuple[type[BaseException], ...] = (ValueError, RecursionError, TypeError)
+
+
+class BadRequest(Exception):
+    """A request refused before any work: ``code``, a message naming what was wrong, an HTTP status."""
+
+    def __init__(self, code: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.code, self.message, self.status = code, message, status
+
+
+async def read_object(request: Request, max_body: int) -> dict[str, Any]:
+    """The request's body as a JSON object, read no further than ``max_body`` bytes.
+
+    Raises :class:`BadRequest`: ``too_large`` (413) past the limit, ``bad_json`` when it is no
+    JSON (or holds what :func:`loads` refuses), ``bad_request`` when it is not an object.  An
+    empty body is ``{}``."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > max_body:
+            raise BadRequest("too_large", f"request body too large: the limit is {max_body} bytes", 413)
+    try:
+        data = loads(body or b"{}")
+    except JSON_ERRORS:
+        raise BadRequest("bad_json", "request body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest("bad_request", "request body must be a JSON object")
+    return data

@@ -29,21 +29,14 @@ from starlette.routing import Route
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.web import i18n, jsonin
+from jericho_game.web import i18n
 from jericho_game.web.i18n import N_
+from jericho_game.web.jsonin import BadRequest, read_object
 from jericho_game.web.rooms import confrontations, legal_by_piece
 
 MAX_BODY = 4096
 MAX_MOVES = 120
 SIDE_NAME = {"south": "South", "north": "North"}
-
-
-class BadRequest(Exception):
-    """A request this module refuses: ``code`` and a message naming what was wrong."""
-
-    def __init__(self, code: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.code, self.message, self.status = code, message, status
 
 
 def _side(x: int) -> str | None:
@@ -331,21 +324,6 @@ def _hardest_reply(game: Game) -> None:
     _auto_passes(game)
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise BadRequest("too_large", f"request body too large: the limit is {MAX_BODY} bytes", 413)
-    try:
-        data = jsonin.loads(body or b"{}")
-    except jsonin.JSON_ERRORS:
-        raise BadRequest("bad_json", "request body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise BadRequest("bad_request", "request body must be a JSON object")
-    return data
-
-
 def _guard(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
     async def wrapped(request: Request) -> Response:
         try:
@@ -358,7 +336,7 @@ def _guard(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
 
 @_guard
 async def preview(request: Request) -> Response:
-    data = await _body(request)
+    data = await read_object(request, MAX_BODY)
     game = _replay(Game(), data.get("moves", []))
     return JSONResponse({"ply": len(game.history), "effects": effects(game)})
 
@@ -392,7 +370,7 @@ async def lesson_start(request: Request) -> Response:
 async def lesson_try(request: Request) -> Response:
     lesson = _lesson(request)
     _lang.set(i18n.request_language(request))  # the feedback's language (this request's task only)
-    data = await _body(request)
+    data = await read_object(request, MAX_BODY)
     game = _replay(lesson.start(), data.get("moves", []))
     attempt = data.get("try")
     if not isinstance(attempt, str) or len(attempt) > 32:
