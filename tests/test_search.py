@@ -105,3 +105,22 @@ def test_the_review_calls_a_proven_position_exact() -> None:
     found = evaluate(game, len(DEEP_WIN), sims=20_000, seed=1)
     assert found.exact and found.chance(found.turn) == 1.0
     assert found.best is not None
+
+
+def test_a_sliced_engine_search_ends_once_the_solver_proves_the_position() -> None:
+    # Each slice of a proven root runs one simulation: without the stop, "go nodes 1000000"
+    # would call the search a million times.
+    from jericho_game.protocol import EngineSession
+
+    game = Game()
+    for code in DEEP_WIN:
+        game.play(to_move(game, code))
+    session = EngineSession(make_player("master"), spec="master")
+    session.handle("position start moves " + " ".join(str(m) for m in game.history))
+    search = session.search(["nodes", "1000000", "seed", "3"])
+    search.run()
+    assert search.slices < 200
+    state = _state(DEEP_WIN)
+    code = next(c for c in state.legal_codes() if to_move(game, c) == search.move)
+    state.push(code)
+    assert wins_within(state, 1 - state.turn, 3)

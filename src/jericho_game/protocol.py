@@ -532,6 +532,8 @@ class Search:
             done += int(getattr(player, "last_sims", left_nodes))
             if self._stop.is_set() or (nodes is not None and done >= nodes):
                 break
+            if getattr(player, "last_proven", False):
+                break  # the solver proved the position: more slices would each run one simulation
         return move
 
     def answer(self) -> list[str]:

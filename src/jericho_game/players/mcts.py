@@ -364,6 +364,9 @@ class KernelMCTSPlayer:
         self.last_children: list[tuple[int, int, float]] = []
         #: The root's proven children after the last search: code -> 1 won, 0 lost, 2 drawn.
         self.last_proofs: dict[int, int] = {}
+        #: Whether the last search proved its root (a move proven won, or every move proven lost):
+        #: searching on, as a sliced search would, adds nothing.
+        self.last_proven = False
 
     @property
     def sims_per_second(self) -> float:
@@ -410,6 +413,8 @@ class KernelMCTSPlayer:
         self.last_sims, self.last_seconds, self.last_nodes = done, elapsed, nodes
         self.last_children = [(code, n, w) for code, n, w, _proof in children]
         self.last_proofs = {code: proof for code, _n, _w, proof in children if proof >= 0}
+        proofs = self.last_proofs.values()
+        self.last_proven = 1 in proofs or (len(self.last_proofs) == len(codes) and all(p == 0 for p in proofs))
         # A proven win is played at once; a proven loss only when every move loses.
         best = max(children, key=lambda ch: (ch[3] == 1, ch[3] != 0, ch[1], ch[2], -ch[0]))
         return to_move(game, best[0])
