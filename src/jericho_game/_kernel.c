@@ -416,6 +416,29 @@ static int guided_choice(const Board *B, Pos *P, const int8_t *mine, int np, int
     return bp;
 }
 
+/* The cells where the side to move can put a piece of each size (a placement's effect depends
+   only on the piece's size, so the playouts choose a (size, cell) first). */
+static inline void size_cells(const Board *B, const Pos *P, const int8_t *mine, int np, uint32_t by_size[5])
+{
+    for (int sz = 0; sz < 5; sz++) by_size[sz] = 0;
+    for (int i = 0; i < np; i++) by_size[piece_size(mine[i])] |= piece_cells(B, P, mine[i]);
+}
+
+/* Play a chosen (size, cell): a piece of that size that fits the cell, at random among them. */
+static int piece_for(const Board *B, const Pos *P, const int8_t *mine, int np, int size, int c, uint64_t *rng,
+                     int *pi, int *pc)
+{
+    int bi = -1;
+    uint32_t ties = 0;
+    for (int i = 0; i < np; i++)
+        if (piece_size(mine[i]) == size && (piece_cells(B, P, mine[i]) >> c & 1) &&
+            !below_n((uint32_t)(rnext(rng) >> 32), ++ties))
+            bi = i;
+    *pi = bi;
+    *pc = c;
+    return mine[bi];
+}
+
 /* Facing the opponent's seven: a placement that breaks it, the best for the mover's margin
    among the first `k` breaking ones found in random order; -1 when none does.  Without this
    rule guided playouts end ~99% of the time by a careless seven after ~31 plies, while real
@@ -428,8 +451,9 @@ static int defend_choice(const Board *B, Pos *P, const int8_t *mine, int np, int
         for (int t = 0; t < B->n_through[c]; t++)
             if (P->leader[B->through[c][t]] == opp) held |= 1u << c;
     /* A placement's effect depends only on the piece's size: the candidates are (size, cell). */
-    uint32_t by_size[5] = {0, 0, 0, 0, 0};
-    for (int i = 0; i < np; i++) by_size[piece_size(mine[i])] |= piece_cells(B, P, mine[i]) & held;
+    uint32_t by_size[5];
+    size_cells(B, P, mine, np, by_size);
+    for (int sz = 0; sz < 5; sz++) by_size[sz] &= held;
     int16_t cand[5 * MAXC];
     int n = 0;
     for (int sz = 0; sz < 5; sz++)
@@ -449,14 +473,7 @@ static int defend_choice(const Board *B, Pos *P, const int8_t *mine, int np, int
         }
     }
     if (bs < 0) return -1;
-    int bi = -1, ties = 0; /* a piece of that size that fits the cell, at random */
-    for (int i = 0; i < np; i++)
-        if (piece_size(mine[i]) == bs && (piece_cells(B, P, mine[i]) >> bc & 1) &&
-            !below_n((uint32_t)(rnext(rng) >> 32), (uint32_t)++ties))
-            bi = i;
-    *pi = bi;
-    *pc = bc;
-    return mine[bi];
+    return piece_for(B, P, mine, np, bs, bc, rng, pi, pc);
 }
 
 /* Greedy playouts' memo of placement effects: ds[0] and ds[1] of stacking a piece of each size
@@ -483,8 +500,8 @@ static int greedy_choice(const Board *B, Pos *P, Effects *E, const int8_t *mine,
                          int *pc)
 {
     int me = P->turn, opp = 1 - me, facing = P->score[opp] >= SEVEN;
-    uint32_t by_size[5] = {0, 0, 0, 0, 0};
-    for (int i = 0; i < np; i++) by_size[piece_size(mine[i])] |= piece_cells(B, P, mine[i]);
+    uint32_t by_size[5];
+    size_cells(B, P, mine, np, by_size);
     int best = -999, bs = -1, bc = -1;
     uint32_t ties = 0;
     for (int sz = 0; sz < 5; sz++) {
@@ -512,15 +529,7 @@ static int greedy_choice(const Board *B, Pos *P, Effects *E, const int8_t *mine,
         }
     }
     if (bs < 0) return -1;
-    int bi = -1;
-    ties = 0; /* a piece of that size that fits the cell, at random */
-    for (int i = 0; i < np; i++)
-        if (piece_size(mine[i]) == bs && (piece_cells(B, P, mine[i]) >> bc & 1) &&
-            !below_n((uint32_t)(rnext(rng) >> 32), ++ties))
-            bi = i;
-    *pi = bi;
-    *pc = bc;
-    return mine[bi];
+    return piece_for(B, P, mine, np, bs, bc, rng, pi, pc);
 }
 
 /* Play P to the end (P is modified).  Records codes into rec (if not NULL, room for 128).

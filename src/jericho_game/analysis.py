@@ -265,11 +265,9 @@ def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Mo
     if isinstance(player, KernelMCTSPlayer):
         move = player.choose_move(game, Limit(nodes=sims, time=cap, seed=seed))
         children = [(visits, wins) for _, visits, wins in player.last_children]
-        proofs = player.last_proofs
-        if 1 in proofs.values():
-            return move, 1.0, sum(n for n, _ in children), True
-        if len(proofs) == len(game.legal_moves()) and all(p == 0 for p in proofs.values()):
-            return move, 0.0, sum(n for n, _ in children), True
+        if player.last_proven:  # a move proven won, or every move proven lost
+            won = 1 in player.last_proofs.values()
+            return move, 1.0 if won else 0.0, sum(n for n, _ in children), True
     else:  # the pure-Python search (no C kernel): the same algorithm, run on a root we keep
         assert isinstance(player, MCTSPlayer)
         state = kernel.python_state(game_state(game))

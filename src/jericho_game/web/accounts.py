@@ -594,18 +594,7 @@ def _address(request: Request) -> str:
 
 
 async def _body(request: Request, limit: int = 4096) -> dict[str, Any]:
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise ClientError("too_large", f"request body too large: the limit is {limit} bytes", 413)
-    try:
-        data = jsonin.loads(body or b"{}")
-    except jsonin.JSON_ERRORS:
-        raise ClientError("bad_json", "request body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise ClientError("bad_request", "request body must be a JSON object")
-    return data
+    return await jsonin.read_object(request, limit, ClientError)
 
 
 def _set_session_cookie(request: Request, response: Response, token: str) -> None:

@@ -10,6 +10,7 @@ of this app means.  Every caller catches :data:`JSON_ERRORS` and answers 400 ``b
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -38,21 +39,24 @@ class BadRequest(Exception):
         self.code, self.message, self.status = code, message, status
 
 
-async def read_object(request: Request, max_body: int) -> dict[str, Any]:
+async def read_object(
+    request: Request, max_body: int, error: Callable[[str, str, int], Exception] = BadRequest
+) -> dict[str, Any]:
     """The request's body as a JSON object, read no further than ``max_body`` bytes.
 
-    Raises :class:`BadRequest`: ``too_large`` (413) past the limit, ``bad_json`` when it is no
-    JSON (or holds what :func:`loads` refuses), ``bad_request`` when it is not an object.  An
-    empty body is ``{}``."""
+    Raises ``error(code, message, status)`` (:class:`BadRequest` unless the caller's module has
+    its own refusal, e.g. ``rooms.ClientError``): ``too_large`` (413) past the limit,
+    ``bad_json`` when it is no JSON (or holds what :func:`loads` refuses), ``bad_request`` when
+    it is not an object.  An empty body is ``{}``."""
     body = b""
     async for chunk in request.stream():
         body += chunk
         if len(body) > max_body:
-            raise BadRequest("too_large", f"request body too large: the limit is {max_body} bytes", 413)
+            raise error("too_large", f"request body too large: the limit is {max_body} bytes", 413)
     try:
         data = loads(body or b"{}")
     except JSON_ERRORS:
-        raise BadRequest("bad_json", "request body is not valid JSON") from None
+        raise error("bad_json", "request body is not valid JSON", 400) from None
     if not isinstance(data, dict):
-        raise BadRequest("bad_request", "request body must be a JSON object")
+        raise error("bad_request", "request body must be a JSON object", 400)
     return data
