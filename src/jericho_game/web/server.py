@@ -59,6 +59,7 @@ from jericho_game.web.fairshare import SocketCaps, address_of, too_many
 from jericho_game.web.httpguard import uvicorn_options
 from jericho_game.web.limits import Limits
 from jericho_game.web.lobby import Lobby
+from jericho_game.web.messages import Incoming, MessageTable, game_messages
 from jericho_game.web.puzzles import PuzzleService, puzzle_routes
 from jericho_game.web.ratings import RatingPolicy, Ratings, rating_routes
 from jericho_game.web.records import write_game_record
@@ -139,6 +140,8 @@ class Transport:
         self.lobby = Lobby(service, limits, self.after)
         # fair share: this process's game sockets that hold no seat, per address and account
         self.caps = SocketCaps(limits.ws_per_address, limits.ws_per_address)
+        # the WebSocket's message kinds (web/messages.py): features add theirs with messages.add
+        self.messages: MessageTable = game_messages()
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -465,42 +468,8 @@ class Transport:
             if not isinstance(msg, dict):
                 raise ClientError("bad_message", "message must be a JSON object with a 'type'")
             ref = msg.get("ref") if isinstance(msg.get("ref"), str | int) else None
-            kind = msg.get("type")
-            seats = conn.seats
-            if kind == "ping":
-                self.send(conn, {"type": "pong", "ref": msg.get("ref")})
-            elif kind == "hello":
-                await self._hello(game_id, conn, msg)
-            elif kind == "move":
-                ply = msg.get("ply")
-                change = await self.service.move(
-                    game_id, seats, msg.get("move"), ply, on_commit=lambda ch: self.after(ch, conn, ref)
-                )
-                if change.error is not None:
-                    raise change.error
-            elif kind == "undo":
-                self._done(await self.service.grouped("undo", game_id, seats), conn, ref)
-            elif kind == "resign":
-                self._done(await self.service.grouped("resign", game_id, seats), conn, ref)
-            elif kind == "rematch":
-                change = await self.service.grouped("rematch", game_id, seats)
-                self.send(conn, {"type": "rematch", "id": change.rematch_id})
-                self._done(change, conn, ref)
-            elif kind == "offer":  # fair endings (web/endings.py), off the event loop as undo and resign
-                change = await self.service.off_loop(endings.offer, self.service, game_id, seats, msg.get("what"))
-                self._done(change, conn, ref)
-            elif kind in ("accept", "decline"):
-                what, accept = msg.get("what"), kind == "accept"
-                change = await self.service.off_loop(endings.answer, self.service, game_id, seats, what, accept)
-                self._done(change, conn, ref)
-            elif kind == "claim":
-                change = await self.service.off_loop(endings.claim, self.service, game_id, seats, msg.get("what"))
-                self._done(change, conn, ref)
-            elif kind == "abort":
-                self._done(await self.service.off_loop(endings.abort, self.service, game_id, seats), conn, ref)
-            else:
-                known = "hello, move, undo, resign, rematch, offer, accept, decline, claim, abort, ping"
-                raise ClientError("bad_message", f"unknown message type {str(kind)[:40]!r}: use {known}")
+            # one table of message kinds, kind -> handler (web/messages.py); unknown: bad_message
+            await self.messages.dispatch(Incoming(self, game_id, conn, msg, ref))
             conn.refused = 0
         except ClientError as exc:
             conn.refused += 1
