@@ -308,6 +308,28 @@ def malformed_batch() -> int:
     return raised
 
 
+def evaluator(mid: core.State) -> None:
+    """The learned evaluator's C side under the sanitizer: features, evaluations and searches
+    (priors only, mixed, value only; enough simulations that nodes regenerate their moves)."""
+    from jericho_game.players import evalnet
+
+    net = evalnet.EvalNet.random(hidden=(24, 8), seed=1)
+    knet = evalnet.kernel_net(net)
+    rng = random.Random(9)
+    st = kernel.new_state(core.tables_for(standard_topology()), "c")
+    while st.outcome < 0:
+        values, logits = evalnet.forward(net, [evalnet.features(st)])
+        value, moves = knet.evaluate(st)
+        if abs(value - float(values[0])) > 1e-4 or len(moves) != len(st.legal_codes()):
+            raise AssertionError(f"evaluator: {value} against {values[0]}")
+        st.push(rng.choice(st.legal_codes()))
+    evalnet.features(st)  # a finished game has features too
+    for mix in (0.0, 0.5, 1.0):
+        sims, _, _, children = kernel.C.mcts(mid, 11, sims=4000, greedy=True, solver=True, net=knet, mix=mix)
+        if sims != 4000 and not any(ch[1] for ch in children):
+            raise AssertionError(f"evaluator search (mix {mix}): {sims} simulations")
+
+
 def main(argv: list[str]) -> int:
     games = int(argv[1]) if len(argv) > 1 else 50
     if kernel.C is None:
@@ -336,6 +358,7 @@ def main(argv: list[str]) -> int:
         best, _, done, nodes, _ = kernel.C.alphabeta(mid, mid.legal_codes(), depth=depth, tt_bits=12, table=table)
         if done != depth or not mid.is_legal(best) or nodes < 1:
             raise AssertionError(f"alphabeta depth {depth}: {best}, {done}, {nodes}")
+    evaluator(mid)
     tree = kernel.C.Tree()
     for n in (700, 700, 600):  # a kept tree, continued
         kernel.C.mcts(mid, 3, sims=n, tree=tree)

@@ -121,6 +121,44 @@ def expert_times(positions: int = 6, level: str = "expert") -> tuple[float, floa
     return sum(times) / len(times), max(times)
 
 
+def evaluator_figures(game: Game, seconds: float) -> list[Figure]:
+    """The learned evaluator's speed in C (players/evalnet.py): evaluations per second of one
+    position (its value and the logit of every legal move), and the strongest search's
+    simulations per second with it (its value mixed half and half with the playouts').
+    Weights of the shipped shape; the figures do not depend on their values.  Empty without
+    NumPy (the ``rl`` extra)."""
+    try:
+        from jericho_game.players import evalnet
+    except ImportError:
+        return []
+    hidden = evalnet.load(evalnet.SHIPPED).hidden if evalnet.SHIPPED.is_file() else (128, 64)
+    net = evalnet.EvalNet.random(hidden, seed=1)
+    knet = evalnet.kernel_net(net)
+    state = game.state
+    done, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(200):
+            knet.evaluate(state)
+        done += 200
+    rate = done / (time.perf_counter() - t0)
+    seeded = random.Random(1)
+    _n, elapsed, _nodes, _children = kernel.C.mcts(
+        state,
+        seeded.getrandbits(64),
+        seconds=seconds,
+        c=STRONG_C,
+        widen=STRONG_WIDEN,
+        greedy=True,
+        solver=True,
+        net=knet,
+        mix=0.5,
+    )
+    return [
+        (f"learned evaluator evaluations/s, mid-game (value + priors, {hidden[0]}x{hidden[1]})", rate, "evals/s"),
+        ("MCTS simulations/s, mid-game (strongest + learned evaluator, mix 0.5)", _n / elapsed, "sims/s"),
+    ]
+
+
 def figures(seconds: float = 2.0, expert_positions: int = 6, short: float = 1.0) -> list[Figure]:
     """The AI speed figures (about ``6 * seconds + short`` plus the expert's moves, ~25 s in all).
 
@@ -141,6 +179,7 @@ def figures(seconds: float = 2.0, expert_positions: int = 6, short: float = 1.0)
         out.append((label, mcts_rate(mid, seconds, strong=True), "sims/s"))
         label = "MCTS simulations/s, mid-game (strongest: expert/master, greedy + solver)"
         out.append((label, mcts_rate(mid, seconds, strongest=True), "sims/s"))
+        out += evaluator_figures(mid, seconds)
     out += [
         ("mcts-py simulations/s, mid-game (guided, pure Python)", mcts_rate(mid, seconds, python=True), "sims/s"),
         ("alpha-beta nodes/s, mid-game (16 plies)", rate, "nodes/s"),
