@@ -10,7 +10,7 @@ from typing import Any
 from playwright.sync_api import Browser, Page, expect
 
 from tests.web import test_browser
-from tests.web.test_browser import ARTIFACTS, DESKTOP, PHONE, watch_errors
+from tests.web.test_browser import ARTIFACTS, DESKTOP, PHONE, play_one, watch_errors
 
 server = test_browser.server
 browser = test_browser.browser
@@ -85,6 +85,8 @@ def test_two_players_chat_on_desktop_and_phone_and_a_watcher_waits(server: str, 
     b.keyboard.press("Enter")
     expect(report).to_have_text("Reported")
     expect(b.locator("#chat-note")).to_contain_text("reported")
+    play_one(a, 0)  # a move: the next message is written at ply 1
+    expect(b.locator("#moves .mv")).to_have_count(1)
     b.locator("#chat-mute").check()
     expect(b.locator("#chat-log .chat-text")).to_have_text(["bonne chance"])  # Ada's words hidden
     say_by_keyboard(a, "are you there?")
@@ -104,7 +106,12 @@ def test_two_players_chat_on_desktop_and_phone_and_a_watcher_waits(server: str, 
     expect(c.locator("#chat-log .chat-text")).to_have_text([EVIL, "bonne chance", "are you there?"])
     assert not pwned(c)
     c.locator("#chat").screenshot(path=str(ARTIFACTS / "chat-after-game-desktop.png"), animations="disabled")
-    # the replay places the messages: at the start, none had been written after a move
+    # the replay shows the chat as it stood at the position on the board
+    c.click("#btn-replay")
+    expect(c.locator("#rp-pos")).to_have_text("Start")
+    expect(c.locator("#chat-log .chat-text")).to_have_text([EVIL, "bonne chance"])
+    c.click("#rp-last")
+    expect(c.locator("#chat-log .chat-text")).to_have_text([EVIL, "bonne chance", "are you there?"])
     assert all(not e for e in errors), errors
     for ctx in (a_ctx, b_ctx, c_ctx):
         ctx.close()

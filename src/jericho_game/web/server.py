@@ -192,6 +192,8 @@ class Transport:
                 except Exception:  # noqa: BLE001 - e.g. the game is gone: its clients hear of it on reconnect
                     log.exception("could not check game %s after the broker reconnected", gid)
                 self._send_review(gid)
+                for hook in self.version_hooks.values():  # e.g. chat messages sent meanwhile
+                    hook(gid)
             return
         if version in self.version_hooks:  # a feature's own announcement (web/chat.py, ...)
             self.version_hooks[version](game_id)
