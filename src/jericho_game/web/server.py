@@ -178,6 +178,9 @@ class Transport:
     # -- fan-out ---------------------------------------------------------------------------
     def on_change(self, game_id: str, version: int) -> None:
         """A game changed (here or in another process): bring this process's clients up to date."""
+        if version in self.version_hooks:  # a feature's own announcement (web/chat.py, ...): not the lobby's
+            self.version_hooks[version](game_id)
+            return
         self.lobby.on_change(game_id, version)
         if game_id == LOBBY_ID:
             return
@@ -194,9 +197,6 @@ class Transport:
                 self._send_review(gid)
                 for hook in self.version_hooks.values():  # e.g. chat messages sent meanwhile
                     hook(gid)
-            return
-        if version in self.version_hooks:  # a feature's own announcement (web/chat.py, ...)
-            self.version_hooks[version](game_id)
             return
         if version == REVIEW_CHANGED:  # the game's review advanced (web/review.py)
             self._send_review(game_id)
