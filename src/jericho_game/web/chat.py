@@ -55,6 +55,7 @@ log = logging.getLogger("jericho_game.web")
 #: -2 review, -3 presence).
 CHAT_CHANGED = -4
 ROOMS = ("players", "spectators")
+PUBLIC_LATEST = 2000  # messages of a game that GET /api/games/{id}/chat returns at most (the latest)
 
 
 @dataclass(frozen=True)
@@ -406,14 +407,17 @@ class Chat:
         side: str | None = None
         if seats:
             side = next(iter(seats))
-            account = getattr(rec, f"{side}_account") or m.conn.account
+            seat_account = getattr(rec, f"{side}_account")
+            # the site-wide mute holds for the seat's account, else for the browser's own session
+            account = seat_account or m.conn.account
             if wanted == "spectators" and not over:
                 raise ClientError(
                     "spectator_chat", "the spectators' chat opens to the players once the game is over", 403
                 )
-            author = rec.meta.get("names", {}).get(side) or (
-                self.account_name(account) if account is not None else None
-            )
+            # the name the page shows for the seat: its account's username, else the chosen name
+            author = (self.account_name(seat_account) if seat_account is not None else None) or rec.meta.get(
+                "names", {}
+            ).get(side)
             author = author or SIDE_NAMES[side]
         else:
             if wanted == "players":
@@ -547,7 +551,7 @@ class Chat:
             over = self.service.status(room) == "over"
             if room.rec.mode != "online":
                 return JSONResponse({"messages": [], "over": over, "enabled": False})
-            messages = await self.service.off_loop_read(self.store.messages, game_id)
+            messages = await self.service.off_loop_read(self.store.messages, game_id, 0, PUBLIC_LATEST)
             shown = [m.as_json() for m in messages if readable(m, frozenset(), over, set())]
             return JSONResponse({"messages": shown, "over": over, "enabled": True})
 
