@@ -318,3 +318,15 @@ def test_chat_is_for_online_games_and_survives_a_restart(db: str, clock: Clock) 
         assert [tuple(r) for r in rows] == [("Ada", "stored", "players", "south")]
     finally:
         storage.close()
+
+
+def test_the_chat_panel_never_builds_html_from_text() -> None:
+    """The page's chat puts every text in textContent (the browser test shows an <img onerror> as text)."""
+    from pathlib import Path
+
+    import jericho_game.web
+
+    source = (Path(jericho_game.web.__file__).parent / "static" / "chat.js").read_text(encoding="utf-8")
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "DOMParser"):
+        assert sink not in source, sink
+    assert source.count("textContent = m.") == 2  # the author and the text of each message
