@@ -70,6 +70,13 @@ def test_players_chat_crosses_processes_and_watchers_do_not_read_it(pg: str, ser
     seen_a = [m["seq"] for m in collect(a, "chat", 6)]
     seen_b = [m["seq"] for m in collect(b, "chat", 7)]  # its own "hi from 2" first
     assert seen_a == list(range(3, 9)) and seen_b == list(range(2, 9))  # no gap, no repeat, one order
+    # North mutes South through process 2: North's other tab, on process 1, reads the mute from the database
+    b1 = Client(s1.ws(g["id"]), j["token"])
+    b.send(type="chat_mute", mute=True)
+    collect(b, "chat_mute", 1)
+    a.send(type="chat", text="can you hear me?")
+    assert collect(a, "chat", 1)[0]["text"] == "can you hear me?"
+    assert flush(b1) == [] and flush(b) == []
 
 
 def test_the_rate_limit_counts_an_author_on_every_process(pg: str, servers: Callable[..., Server]) -> None:
