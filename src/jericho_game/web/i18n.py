@@ -171,6 +171,11 @@ ERRORS = {
     "internal": N_("Server error: the game is safe, try again."),
     "full": N_("Too many connections: try again later."),
     "csrf": N_("The page is out of date: reload it and try again."),
+    # the games' chat (web/chat.py)
+    "chat_too_long": N_("This chat message is too long."),
+    "chat_muted": N_("An administrator has muted your chat on this site."),
+    "spectator_chat": N_("The spectators' chat opens to the players once the game is over."),
+    "unknown_message": N_("There is no such chat message."),
 }
 
 

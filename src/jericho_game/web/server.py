@@ -53,6 +53,7 @@ from jericho_game.web import endings, fairshare, i18n, jsonin, mygames, pages, t
 from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
+from jericho_game.web.chat import Chat, ChatStore
 from jericho_game.web.conn import Conn
 from jericho_game.web.errors import InternalErrors
 from jericho_game.web.fairshare import SocketCaps, address_of, too_many
@@ -142,6 +143,8 @@ class Transport:
         self.caps = SocketCaps(limits.ws_per_address, limits.ws_per_address)
         # the WebSocket's message kinds (web/messages.py): features add theirs with messages.add
         self.messages: MessageTable = game_messages()
+        # broker versions that features announce (e.g. web/chat.py's CHAT_CHANGED): version -> handler(game)
+        self.version_hooks: dict[int, Callable[[str], None]] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -175,6 +178,9 @@ class Transport:
     # -- fan-out ---------------------------------------------------------------------------
     def on_change(self, game_id: str, version: int) -> None:
         """A game changed (here or in another process): bring this process's clients up to date."""
+        if version in self.version_hooks:  # a feature's own announcement (web/chat.py, ...): not the lobby's
+            self.version_hooks[version](game_id)
+            return
         self.lobby.on_change(game_id, version)
         if game_id == LOBBY_ID:
             return
@@ -189,6 +195,8 @@ class Transport:
                 except Exception:  # noqa: BLE001 - e.g. the game is gone: its clients hear of it on reconnect
                     log.exception("could not check game %s after the broker reconnected", gid)
                 self._send_review(gid)
+                for hook in self.version_hooks.values():  # e.g. chat messages sent meanwhile
+                    hook(gid)
             return
         if version == REVIEW_CHANGED:  # the game's review advanced (web/review.py)
             self._send_review(game_id)
@@ -854,6 +862,8 @@ def create_app(
 
     reviews.account_of = review_account
     transport.reviews = reviews
+    chat = Chat(ChatStore(storage), service)  # the games' chat (web/chat.py): its messages and routes
+    chat.install(transport)
 
     async def rules_md(request: Request) -> Response:
         return PlainTextResponse(
@@ -995,6 +1005,7 @@ def create_app(
         *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
         *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)
         *puzzle_routes(PuzzleService(storage), accounts),  # /api/puzzles (jericho_game.web.puzzles)
+        *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.chat)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -1010,6 +1021,7 @@ def create_app(
     app.state.transport = transport
     app.state.accounts = accounts
     app.state.ratings = ratings
+    app.state.chat = chat
     return app
 
 
@@ -1183,6 +1195,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         first = Storage(url)  # a clear message now rather than a traceback from each worker
         ReviewStore(first)  # the tables exist before several processes start at once
+        ChatStore(first)
         first.close()
         if args.workers == 1:
             app: Any = create_app(

@@ -4,7 +4,8 @@
 changes nothing (a stranger may have signed up under the name meant for the operator: promoting
 it silently made that stranger an admin).  ``promote NAME`` / ``demote NAME`` make an existing
 account an admin or not, and say whose account it is; ``passwd NAME`` sets a new password and ends
-its sessions; ``disable NAME`` / ``enable NAME``; ``list``.  A password is asked for twice at a
+its sessions; ``disable NAME`` / ``enable NAME``; ``mute NAME`` / ``unmute NAME`` (the account may
+no longer write in any game's chat, or may again: web/chat.py); ``list``.  A password is asked for twice at a
 terminal, or read from the first line of stdin otherwise
 (``printf '%s\\n' "$PW" | jericho user add alice``); it is never an argument, so it never shows
 in ``ps`` or the shell's history.
@@ -22,7 +23,9 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser, name: str = "user") -> None:
     """Options of ``jericho user``."""
     parser.add_argument(
-        "action", choices=["add", "promote", "demote", "passwd", "disable", "enable", "list"], help="what to do"
+        "action",
+        choices=["add", "promote", "demote", "passwd", "disable", "enable", "mute", "unmute", "list"],
+        help="what to do (mute/unmute: the account's chat, site-wide)",
     )
     parser.add_argument("name", nargs="?", help="the account's username")
     parser.add_argument("--admin", action="store_true", help="add: make the new account an admin")
@@ -75,6 +78,16 @@ def run(args: argparse.Namespace) -> int:
             acc = accounts.set_admin(args.name, args.action == "promote")
             state = "now an admin" if acc.admin else "no longer an admin"
             print(f"existing account {acc.username} ({acc.rated_games} rated games) is {state}: no password was asked")
+        elif args.action in ("mute", "unmute"):
+            from jericho_game.web.chat import ChatStore
+
+            found = accounts.find(args.name)
+            if found is None:
+                print(f"jericho user: there is no account named {args.name!r}: nothing was changed", file=sys.stderr)
+                return 2
+            changed = ChatStore(storage).set_site_mute(found.id, args.action == "mute")
+            state = "muted: it can no longer write in any chat" if args.action == "mute" else "unmuted: it may chat"
+            print(f"{found.username} {state}" + ("" if changed else f" (it was already {args.action}d)"))
         elif args.action == "passwd":
             accounts.set_password(args.name, _read_password())
             print(f"{args.name}: password changed, every session ended")

@@ -5,6 +5,7 @@ import { initContrast } from "./contrast.js";
 import { changeHeaders, whoami } from "./account.js";
 import { t } from "./i18n.js";
 import { renderEndings } from "./endings.js";
+import { ChatPanel } from "./chat.js";
 import { startLobby } from "./lobby.js";
 import { nameForm, storedName } from "./names.js";
 import { ReviewPanel } from "./review.js";
@@ -187,6 +188,7 @@ async function startGame(id) {
     onLine: (frame) => { S.lineFrame = frame; render(); },
   });
   S.ratings = new RatingChange(id, $("rating-change"));
+  S.chat = new ChatPanel($("chat"), { send });  // the players' and the spectators' chat (chat.js)
   connect();
   setInterval(tickClocks, 250);
 }
@@ -229,10 +231,12 @@ function connect() {
       }
       if (msg.game.status === "over" && S.review) S.review.gameOver();
       if (msg.game.status === "over" && msg.game.rated && S.ratings) S.ratings.gameOver();
+      if (S.chat) S.chat.setGame(msg.game);
       render();
       loadPreview();
     } else if (msg.type === "welcome") {
       S.role = msg.role;
+      if (S.chat) S.chat.setRole(msg.role);
       if (S.flipped === null) S.board.setFlip(msg.role === "north");
       render();
     } else if (msg.type === "error") {
@@ -251,6 +255,8 @@ function connect() {
       S.selected = null;
       S.backToTray = document.activeElement && document.activeElement.closest &&
         !!document.activeElement.closest("#board");
+    } else if (msg.type.startsWith("chat")) {  // chat, chat_history, chat_mute, chat_sent, ...
+      if (S.chat) S.chat.receive(msg);
     } else if (msg.type === "review") {
       if (S.review) S.review.update(msg.review);
     } else if (msg.type === "rematch") {
@@ -575,6 +581,7 @@ function render() {
   const g = S.game;
   if (!g || !S.board) return;
   const view = currentView();
+  if (S.chat) S.chat.setReplay(S.replay ? S.replay.i : null);  // the chat up to the replayed move
   // score bar
   $("score-south").textContent = view.score[0];
   $("score-north").textContent = view.score[1];
