@@ -171,6 +171,13 @@ ERRORS = {
     "internal": N_("Server error: the game is safe, try again."),
     "full": N_("Too many connections: try again later."),
     "csrf": N_("The page is out of date: reload it and try again."),
+    # e-mail notifications (web/notify.py)
+    "bad_email": N_("This e-mail address is not valid."),
+    "email_off": N_("This server sends no e-mail."),
+    "too_soon": N_("A confirmation mail was sent a moment ago: wait a minute."),
+    "not_your_game": N_("Only a player of this game can do this."),
+    "not_invitable": N_("Only an online game waiting for its invited opponent can be sent by mail."),
+    "bad_link": N_("This link is not valid."),
 }
 
 

@@ -2,7 +2,7 @@
 // everything; this module shows the state it sends and sends the player's intentions.
 import { Board, COLOUR_NAME, drawPiece, describeTower, describePreview, drawZoom } from "./board.js";
 import { initContrast } from "./contrast.js";
-import { changeHeaders, whoami } from "./account.js";
+import { changeHeaders, postJSON, whoami } from "./account.js";
 import { t } from "./i18n.js";
 import { renderEndings } from "./endings.js";
 import { startLobby } from "./lobby.js";
@@ -10,6 +10,7 @@ import { nameForm, storedName } from "./names.js";
 import { ReviewPanel } from "./review.js";
 import { moveLabel } from "./notation.js";
 import { RatingChange } from "./ratingchange.js";
+import { Notices, mountInvite, mountSwitches } from "./notify.js";
 
 initContrast();
 
@@ -187,6 +188,9 @@ async function startGame(id) {
     onLine: (frame) => { S.lineFrame = frame; render(); },
   });
   S.ratings = new RatingChange(id, $("rating-change"));
+  // notices, sound and browser notifications of this game (notify.js), and their switches
+  S.notices = new Notices(id);
+  mountSwitches($("notify-switches"));
   connect();
   setInterval(tickClocks, 250);
 }
@@ -218,6 +222,7 @@ function connect() {
     let msg;
     try { msg = JSON.parse(ev.data); } catch { return; }
     if (msg.type === "state") {
+      if (S.notices) S.notices.update(S.game, msg.game, mySides());
       const moved = !S.game || S.game.ply !== msg.game.ply || S.game.status !== msg.game.status;
       S.game = msg.game;
       S.clockAt = performance.now();
@@ -689,6 +694,11 @@ function render() {
   $("play").classList.toggle("studying", !!S.replay || g.status === "over");
   if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
   renderLinks();
+  if (g.mode === "online" && g.status === "waiting" && !g.public && mySides().length && !S.inviteMounted) {
+    S.inviteMounted = true;  // once per page: the form keeps what the player typed
+    mountInvite($("invite-by-name"), g.id, S.token, postJSON);
+  }
+  if (g.status !== "waiting") $("invite-by-name").hidden = true;
   const sides = mySides();
   renderEndings(g, sides.length === 1 ? sides[0] : null, send, sideName);
 }
