@@ -55,6 +55,7 @@ from jericho_game.web import endings, fairshare, i18n, jsonin, mygames, pages, t
 from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
+from jericho_game.web.correspondence import correspondence_routes
 from jericho_game.web.errors import InternalErrors
 from jericho_game.web.fairshare import SocketCaps, address_of, too_many
 from jericho_game.web.httpguard import uvicorn_options
@@ -1172,6 +1173,7 @@ def create_app(
         *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
         *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)
         *notify_routes(notifier),  # e-mail address, switches, invitations by mail (jericho_game.web.notify)
+        *correspondence_routes(storage, accounts, limits.max_my_games),  # "your turn" (web/correspondence.py)
         *puzzle_routes(PuzzleService(storage), accounts),  # /api/puzzles (jericho_game.web.puzzles)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

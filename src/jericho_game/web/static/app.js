@@ -11,6 +11,7 @@ import { ReviewPanel } from "./review.js";
 import { moveLabel } from "./notation.js";
 import { RatingChange } from "./ratingchange.js";
 import { Notices, mountInvite, mountSwitches } from "./notify.js";
+import { startYourTurn } from "./yourturn.js";
 
 initContrast();
 
@@ -64,6 +65,7 @@ async function startHome() {
   const form = $("new-game");
   const saveName = nameForm($("name-form"), $("name-input"), $("name-note"));
   startLobby((text) => { $("lobby-error").textContent = text; });
+  startYourTurn($("your-turn"));  // every game waiting for this player's move (yourturn.js)
   fetch("/api/topology").then((r) => r.json()).then((topo) => {
     // a decorative position: the worked example of the rules, and a few more towers
     const b = new Board($("home-board"), topo, { onCell() {}, onAlignment() {}, onCellInfo() {} }, { interactive: false });
