@@ -11,7 +11,7 @@ import { ReviewPanel } from "./review.js";
 import { moveLabel } from "./notation.js";
 import { RatingChange } from "./ratingchange.js";
 import { Notices, mountInvite, mountSwitches } from "./notify.js";
-import { startYourTurn } from "./yourturn.js";
+import { deadlineText, perMoveText, startYourTurn, timeLeft } from "./yourturn.js";
 
 initContrast();
 
@@ -102,6 +102,10 @@ async function startHome() {
     $("level-field").hidden = mode !== "ai";
     $("side-field").hidden = mode === "hotseat";
     $("online-field").hidden = mode !== "online";
+    // correspondence (days per move) is for online games only
+    const days = $("per-move-days");
+    days.hidden = days.disabled = mode !== "online";
+    if (mode !== "online" && form.elements.clock.value.startsWith("d")) form.elements.clock.value = "";
     whoami().then((me) => { $("rated-field").hidden = !(mode === "online" && me.account); });
   };
   form.addEventListener("change", sync);
@@ -123,7 +127,7 @@ async function startHome() {
       }
     }
     if (mode !== "hotseat" && storedName()) body.name = storedName();
-    if (form.elements.clock.value) body.clock = Number(form.elements.clock.value);
+    Object.assign(body, clockChoice(form.elements.clock.value));
     if (mode === "online" && !$("rated-field").hidden && form.elements.rated.checked) body.rated = true;
     try {
       const r = await fetch("/api/games", { method: "POST", headers: await changeHeaders(),
@@ -138,6 +142,15 @@ async function startHome() {
       $("start").disabled = false;
     }
   });
+}
+
+/** The clock select's value as POST /api/games fields: "10" (minutes each), "5+3" (minutes each +
+ * seconds added per move: a Fischer increment) or "d3" (a correspondence game: days per move). */
+function clockChoice(value) {
+  if (!value) return {};
+  if (value.startsWith("d")) return { per_move_days: Number(value.slice(1)) };
+  const [minutes, increment] = value.split("+").map(Number);
+  return increment ? { clock: minutes, increment } : { clock: minutes };
 }
 
 // ---------------------------------------------------------------- game page
@@ -608,6 +621,13 @@ function render() {
   const small = document.createElement("small");
   small.textContent = (off === 1 ? t("1 monolith off the board") : t("{n} monoliths off the board", { n: off })) +
     (mySides().length ? "" : ` · ${t("you are watching")}`) + (g.watchers ? ` · ${t("{n} watching", { n: g.watchers })}` : "");
+  if (g.status === "playing" && g.deadline && g.per_move_days) {
+    // the deadline of the side to move, in this player's own time zone
+    small.append(` · ${perMoveText(g.per_move_days)} · ` +
+      t("move by {when}", { when: deadlineText(g.deadline) }));
+  } else if (g.increment) {
+    small.append(` · ${t("+{n} s per move", { n: g.increment })}`);
+  }
   $("turn").appendChild(small);
   document.title = `${myTurn() ? "● " : ""}Jericho · ${turn}`;
   // banner
@@ -872,7 +892,8 @@ function tickClocks() {
     node.hidden = false;
     let left = g.clock[side];
     if (g.clock.running === side) left -= (performance.now() - S.clockAt) / 1000;
-    node.textContent = fmt(left);
+    // a correspondence game counts in days and hours (yourturn.js), a real-time one in minutes
+    node.textContent = g.per_move_days ? timeLeft(left, 0) : fmt(left);
     node.classList.toggle("running", g.clock.running === side);
     node.classList.toggle("low", left < 30);
   }

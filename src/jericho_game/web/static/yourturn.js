@@ -25,6 +25,11 @@ export function timeLeft(deadline, now = Date.now() / 1000) {
   return t("{m} min", { m });
 }
 
+/** "3 days per move" (a correspondence game's time control). */
+export function perMoveText(n) {
+  return n === 1 ? t("1 day per move") : t("{n} days per move", { n });
+}
+
 /** A deadline as a date and time in the player's time zone, with the zone's name. */
 export function deadlineText(deadline) {
   return new Intl.DateTimeFormat(lang(), { dateStyle: "medium", timeStyle: "short", timeZoneName: "short" })
@@ -40,7 +45,7 @@ function row(g) {
   a.textContent = t("Against {name}", { name: g.opponent || t("Anonymous") });
   const what = document.createElement("span");
   what.className = "muted";
-  const kind = g.per_move_days ? t("{n} days per move", { n: g.per_move_days }) :
+  const kind = g.per_move_days ? perMoveText(g.per_move_days) :
     g.clock ? t("{m} min", { m: g.clock }) : t("no clock");
   what.textContent = ` · ${t("move {n}", { n: g.moves + 1 })} · ${kind}${g.rated ? ` · ${t("rated")}` : ""}`;
   li.append(a, what);
