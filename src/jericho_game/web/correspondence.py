@@ -34,6 +34,7 @@ from jericho_game.game import Game
 from jericho_game.web import jsonin, mygames
 from jericho_game.web.rooms import SIDES, ClientError, same_secret
 from jericho_game.web.storage import GameRecord
+from jericho_game.web.timecontrol import DAY, DAYS, check_days
 
 __all__ = [
     "DAY",
@@ -46,23 +47,12 @@ __all__ = [
     "waiting_for",
 ]
 
-DAYS = (1, 2, 3, 5, 7, 14)  # the days per move offered (lichess offers 1, 2, 3, 5, 7, 10, 14)
-DAY = 86400.0
-
 
 @dataclass(frozen=True)
 class CorrespondencePolicy:
     """How many correspondence games one player may have going at once."""
 
     per_client: int = 50  # unfinished correspondence games per account (or creator address)
-
-
-def check_days(value: Any) -> int:
-    """``per_move_days`` of ``POST /api/games``, or :class:`ClientError` naming the days offered."""
-    if isinstance(value, bool) or not isinstance(value, int) or value not in DAYS:
-        offered = ", ".join(map(str, DAYS))
-        raise ClientError("bad_request", f"per_move_days must be one of {offered}, not {str(value)[:20]!r}")
-    return value
 
 
 _ACTIVE = text(
