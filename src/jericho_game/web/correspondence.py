@@ -55,6 +55,19 @@ class CorrespondencePolicy:
     per_client: int = 50  # unfinished correspondence games per account (or creator address)
 
 
+SEEK_MAX_AGE = 7 * 86400.0  # a correspondence seek stays in the lobby a week, its creator away or not
+
+
+def seek_expired(rec: GameRecord, now: float, away_since: float | None, idle: float, max_age: float) -> bool:
+    """Whether an open public seek has expired: a real-time one once its creator has been away
+    ``idle`` seconds or it is ``max_age`` old; a correspondence one (nobody waits at the page for a
+    game of days) only once it is :data:`SEEK_MAX_AGE` old."""
+    listed = float(rec.meta.get("listed_at") or rec.created_at)
+    if rec.per_move_days is not None:
+        return now - listed >= SEEK_MAX_AGE
+    return (away_since is not None and now - away_since >= idle) or now - listed >= max_age
+
+
 _ACTIVE = text(
     "SELECT count(*) FROM games WHERE per_move_days IS NOT NULL AND result IS NULL AND reason IS NULL "
     "AND mode = 'online' AND (south_account = :account OR north_account = :account "
@@ -125,6 +138,33 @@ def waiting_for(storage: Any, account: int | None, held: dict[str, str], limit: 
     # the nearest deadline first; untimed games after, the longest waiting first
     out.sort(key=lambda g: (g["deadline"] is None, g["deadline"] or 0.0, g["since"], g["id"]))
     return out
+
+
+def turn_mail_hook(notifier: Any, service: Any) -> Any:
+    """A hook of the room service's moves (``GameService.on_move``, called in the move's own
+    transaction): when a correspondence game now waits for a player with an account who is not on
+    the game's page (presence, read in the transaction), queue that player's "your turn" mail."""
+
+    def hook(tx: Any, room: Any) -> None:
+        rec = room.rec
+        if rec.per_move_days is None or rec.mode != "online" or service.status(room) != "playing":
+            return
+        side = room.game.turn.value
+        account = getattr(rec, f"{side}_account")
+        if account is None or not notifier.enabled:
+            return
+        seen = service.storage.presence(rec.id, service.now(), service.presence_ttl, conn=tx.conn)
+        if seen.present[side]:
+            return
+        other = "north" if side == "south" else "south"
+        other_account = getattr(rec, f"{other}_account")
+        name = service.account_name(other_account) if other_account is not None else None
+        name = name or rec.meta.get("names", {}).get(other)
+        if notifier.queue_turn(tx.conn, account, rec.id, len(rec.moves), name):
+            tx.wrote = True
+            notifier.wake()
+
+    return hook
 
 
 def correspondence_routes(storage: Any, accounts: Any, max_games: int) -> list[Route]:

@@ -178,6 +178,7 @@ ERRORS = {
     "not_your_game": N_("Only a player of this game can do this."),
     "not_invitable": N_("Only an online game waiting for its invited opponent can be sent by mail."),
     "bad_link": N_("This link is not valid."),
+    "correspondence_quota": N_("You already have the most correspondence games going: finish one first."),
 }
 
 

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jericho_game.web import jsonin
+from jericho_game.web.correspondence import seek_expired
 from jericho_game.web.endings import expire_seek
 from jericho_game.web.fairshare import SocketCaps, too_many
 from jericho_game.web.rooms import SIDES, Change, GameService
@@ -187,7 +188,7 @@ class Lobby:
             p = seen.get(rec.id, Presence())
             side = _creator(rec)
             since = None if p.present[side] else (p.away_since[side] or listed_at(rec))
-            if (since is not None and now - since >= svc.seek_idle) or now - listed_at(rec) >= svc.seek_max_age:
+            if seek_expired(rec, now, since, svc.seek_idle, svc.seek_max_age):  # web/correspondence.py
                 due.append(rec.id)
         return due
 

@@ -55,7 +55,7 @@ from jericho_game.web import endings, fairshare, i18n, jsonin, mygames, pages, t
 from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
-from jericho_game.web.correspondence import correspondence_routes
+from jericho_game.web.correspondence import CorrespondencePolicy, correspondence_routes, turn_mail_hook
 from jericho_game.web.errors import InternalErrors
 from jericho_game.web.fairshare import SocketCaps, address_of, too_many
 from jericho_game.web.httpguard import uvicorn_options
@@ -122,6 +122,8 @@ class Limits:
     ai_per_client: int = 2  # games waiting for the AI's reply at once, per address (and account), all processes
     reviews_per_client: int = 2  # game reviews waiting or running, per address (and account), all processes
     seeks_per_client: int = 3  # open seeks in the lobby, per address (and account), all processes
+    # issue 23: unfinished correspondence games per account (or creator address), web/correspondence.py
+    correspondence_per_client: int = CorrespondencePolicy.per_client
 
 
 @dataclass(eq=False)
@@ -986,6 +988,9 @@ def create_app(
     service.account_name = accounts.name_of
     # e-mail notifications (web/notify.py): off without --smtp
     notifier = Notifier(storage, accounts, SmtpConfig.parse(smtp) if smtp else None, clock=clock, policy=mail_policy)
+    # correspondence games (web/correspondence.py): the quota, and a turn's mail in the move's transaction
+    service.correspondence_per_client = limits.correspondence_per_client
+    service.on_move.append(turn_mail_hook(notifier, service))
 
     def lobby_extras(rec: Any) -> dict[str, Any]:
         """The lobby's rating columns: whether the game is rated, the creator's rating (a seek) and

@@ -32,8 +32,9 @@ export function perMoveText(n) {
 
 /** A deadline as a date and time in the player's time zone, with the zone's name. */
 export function deadlineText(deadline) {
-  return new Intl.DateTimeFormat(lang(), { dateStyle: "medium", timeStyle: "short", timeZoneName: "short" })
-    .format(new Date(deadline * 1000));
+  // (dateStyle cannot be combined with timeZoneName: the fields one by one)
+  return new Intl.DateTimeFormat(lang(), { weekday: "short", day: "numeric", month: "short", hour: "2-digit",
+    minute: "2-digit", timeZoneName: "short" }).format(new Date(deadline * 1000));
 }
 
 function row(g) {
@@ -75,7 +76,9 @@ export function startYourTurn(section) {
       list.replaceChildren(...data.games.map(row));
       section.hidden = data.games.length === 0;
       section.dataset.ready = "1";
-    } catch { /* the server is away: keep what is shown */ } finally { busy = false; }
+    } catch (err) {
+      if (!(err instanceof TypeError && /fetch/i.test(err.message))) console.error(err);  // a bug, not the network
+    } finally { busy = false; }
   }
   load();
   setInterval(() => { if (!document.hidden) load(); }, 30000);
