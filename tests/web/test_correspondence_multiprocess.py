@@ -89,3 +89,34 @@ def test_a_missed_deadline_is_claimed_exactly_once_across_processes(pg: str, ser
     assert len(rows) == 2 and [r[1] for r in rows] == [0.0, 1.0]
     for c in (ada, bob):
         c.close()
+
+
+def test_an_increment_is_kept_by_the_database_and_the_flag_falls_once(pg: str, servers: Callable[..., Server]) -> None:
+    """A 3-second clock with 2 seconds per move, moves through two processes: the time each side
+    gets back is the stored one, seen the same on both, and the flag falls once at the deadline
+    that the increments moved."""
+    s1, s2 = servers(pg, "--min-clock", "0.05"), servers(pg, "--min-clock", "0.05")
+    g = s1.post("/api/games", {"mode": "online", "side": "south", "clock": 0.05, "increment": 2}).json()
+    assert g["game"]["increment"] == 2 and g["game"]["clock"]["initial"] == 3.0, g
+    j = s2.post(f"/api/games/{g['id']}/join", {"invite": g["invite"]}).json()
+    south, north = Client(s1.ws(g["id"]), g["token"]), Client(s2.ws(g["id"]), j["token"])
+    st = south.wait(lambda st: st["status"] == "playing")
+    south.send(type="move", move=legal(st), ply=0)
+    seen = north.wait(lambda st: st["ply"] >= 1)
+    rec = stored(pg, g["id"])
+    # South's stored time: 3 s, less what it spent, plus 2; the other process shows exactly that
+    assert 4.0 < rec.south_time <= 5.0 and seen["clock"]["south"] == pytest.approx(rec.south_time)
+    north.send(type="move", move=legal(seen), ply=1)
+    st = south.wait(lambda st: st["ply"] >= 2)
+    rec = stored(pg, g["id"])
+    assert 4.0 < rec.north_time <= 5.0 and rec.deadline == pytest.approx(rec.turn_started + rec.south_time)
+    assert st["deadline"] == pytest.approx(rec.deadline)
+    version, deadline = rec.version, rec.deadline
+    # South does not move: the flag falls at the stored deadline, once, whichever process sweeps
+    for c in (south, north):
+        st = c.wait(lambda st: st["status"] == "over", timeout=30)
+        assert st["result"] == "north" and st["reason"] == "time"
+    time.sleep(1.5)
+    rec = stored(pg, g["id"])
+    assert rec.version == version + 1 and rec.south_time == 0.0
+    assert rec.updated_at >= deadline  # not before the deadline the increment moved
