@@ -45,7 +45,7 @@ def test_the_your_turn_list_on_desktop_and_phone(server: str, browser: Browser) 
     # Ada's turn in both: her home page lists them, the 1-day game first (the nearest deadline)
     a.goto(server + "/")
     rows = a.locator("#your-turn-list li")
-    expect(rows).to_have_count(2)
+    expect(rows).to_have_count(2, timeout=20_000)
     assert [rows.nth(i).get_attribute("data-id") for i in range(2)] == [ids[1], ids[0]]
     expect(rows.nth(0)).to_contain_text("1 day per move")
     expect(rows.nth(1)).to_contain_text("7 days per move")

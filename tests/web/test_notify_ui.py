@@ -112,7 +112,7 @@ def test_notices_sounds_and_browser_notifications_of_an_online_game(server: str,
 
     # Brice joins: it is Ada's turn (South moves first): a notice and a sound
     b.goto(invite)
-    expect(notice(a)).to_have_text("Your turn.")
+    expect(notice(a)).to_have_text("Your turn.", timeout=20_000)
     expect(notice(a)).to_be_visible()
     a.wait_for_function("window.__tones.length > 0")
     assert a.evaluate("window.__notes.length") == 0  # the tab is visible: no browser notification
@@ -122,8 +122,8 @@ def test_notices_sounds_and_browser_notifications_of_an_online_game(server: str,
     expect(a.locator("#switch-browser")).to_be_checked()
     assert a.evaluate("window.__asked") == 1
     play_one(a, 0)
-    expect(notice(b)).to_contain_text("A move has arrived")
-    expect(notice(b)).to_contain_text("Your turn.")
+    expect(notice(b)).to_contain_text("A move has arrived", timeout=20_000)
+    expect(notice(b)).to_contain_text("Your turn.", timeout=20_000)
     b.wait_for_function("window.__tones.length > 0")
     b.screenshot(path=str(ARTIFACTS / "notice-your-turn-phone.png"), animations="disabled")
 
@@ -142,17 +142,17 @@ def test_notices_sounds_and_browser_notifications_of_an_online_game(server: str,
     expect(b.locator("#moves .mv")).to_have_count(2)
     before = tones(b)
     play_one(a, 2)
-    expect(notice(b)).to_contain_text("Your turn.")
+    expect(notice(b)).to_contain_text("Your turn.", timeout=20_000)
     time.sleep(0.3)
     assert tones(b) == before == 0
 
     # an offer and the game's end
     b.click("#btn-draw")
-    expect(notice(a)).to_have_text("Your opponent offers a draw.")
+    expect(notice(a)).to_have_text("Your opponent offers a draw.", timeout=20_000)
     a.click("#btn-resign")
     a.click("#btn-resign")
-    expect(notice(b)).to_have_text("The game has ended.")
-    expect(notice(a)).to_have_text("The game has ended.")
+    expect(notice(b)).to_have_text("The game has ended.", timeout=20_000)
+    expect(notice(a)).to_have_text("The game has ended.", timeout=20_000)
     a.screenshot(path=str(ARTIFACTS / "notice-game-ended-desktop.png"), animations="disabled")
     for e in errors:
         assert e == [], e
