@@ -168,7 +168,9 @@ def test_the_settings_page_takes_an_address_confirmed_by_mail(
     ctx = _context(browser, viewport)
     page = ctx.new_page()
     errors = watch_errors(page)
-    page.goto(server + "/settings")
+    page.goto(server + "/")
+    page.click("#nav-settings")  # the home page links the settings
+    page.wait_for_url("**/settings")
     expect(page.locator("#email-login")).to_be_visible()  # e-mail belongs to an account
     expect(page.locator("#switch-sound")).to_be_checked()  # this browser's switches need none
     name = f"ada{viewport['width']}"
