@@ -137,8 +137,8 @@ export class Notices {
   update(prev, next, sides) {
     const list = events(prev, next, sides);
     if (!list.length) return list;
-    list.sort((a, b) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind));
-    const top = list[0];
+    // the sound and the notification are the most important event's; the text reads in order
+    const top = [...list].sort((a, b) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind))[0];
     const text = list.map((e) => e.text).join(" ");
     this.node.textContent = text;
     this.node.dataset.kind = top.kind;
