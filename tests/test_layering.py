@@ -51,3 +51,51 @@ def test_packaged_rules_page_matches_docs() -> None:
     assert shipped.read_text(encoding="utf-8") == docs.read_text(encoding="utf-8"), (
         "copy docs/rules.md to src/jericho_game/web/static/rules.md"
     )
+
+
+def _imported_modules(tree: ast.AST, package: str) -> set[str]:
+    """Every module a parsed module imports, anywhere (functions and ``TYPE_CHECKING`` blocks too)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # a relative import: resolved against the importing module's package
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)  # "from jericho_game.web import server"
+    return found
+
+
+def test_no_web_module_imports_the_transport() -> None:
+    """The transport (web/server.py) is the entry point: it imports the parts, never the reverse.
+    Conn, Limits and write_game_record once lived there and were imported back by the lobby and the
+    review (an import circle); they are modules of their own now (web/conn.py, limits.py, records.py)."""
+    web = PACKAGE / "web"
+    offenders = []
+    for path in sorted(web.glob("*.py")):
+        if path.name == "server.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if "jericho_game.web.server" in _imported_modules(tree, "jericho_game.web"):
+            offenders.append(path.name)
+    assert offenders == [], f"these web modules import jericho_game.web.server: {offenders}"
+
+
+def test_the_transport_check_sees_every_form_of_import() -> None:
+    """The check above must not miss a lazy, relative or ``from package import module`` import."""
+    for src in (
+        "from jericho_game.web.server import Conn",
+        "def f():\n    from jericho_game.web.server import write_game_record",
+        "from jericho_game.web import server",
+        "import jericho_game.web.server",
+        "from .server import Limits",
+        "from . import server",
+        "if TYPE_CHECKING:\n    from jericho_game.web.server import Limits",
+    ):
+        assert "jericho_game.web.server" in _imported_modules(ast.parse(src), "jericho_game.web"), src
+    assert "jericho_game.web.server" not in _imported_modules(
+        ast.parse("from jericho_game.web import servers"), "jericho_game.web"
+    )

@@ -1520,6 +1520,326 @@ static PyObject *k_playouts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* The learned evaluator (players/evalnet.py, docs/ai.md "The learned evaluator"): a     */
+/* small multilayer perceptron over sparse binary features of a position as the side to  */
+/* move sees it, evaluated inside the search with no Python per node.                    */
+/*                                                                                        */
+/* The board is turned by the half turn when North is to move (cells and alignments       */
+/* through the maps given with the weights), so that one set of weights serves both sides */
+/* and the side to move always sees its own camp first.  Feature blocks, in order:        */
+/*   towers     (cell * 4 + level) * 10 + size, and + 5 + colour, for each piece placed    */
+/*   reserves   the mover's 25 pieces, then the opponent's                                */
+/*   leaders    alignment * 3 + (0 the mover, 1 the opponent, 2 nobody)                    */
+/*   scores     the mover's monoliths one-hot 0..n_align, then the opponent's             */
+/*   last move  its piece (25), its cell (n_cells)                                        */
+/*   passed     1 when the previous turn was a pass                                       */
+/*   champions  (alignment * 2 + (0 mover, 1 opponent)) * 7 + the top size of that side's */
+/*              strongest tower on the alignment (0: none), and slot 6 when it has 2+     */
+/*              pieces: the confrontation's inputs, which a small network finds hard to   */
+/*              compute from the towers alone.                                            */
+/* Layers: features -> h1 (ReLU) -> h2 (ReLU) -> value (tanh, the mover's expected        */
+/* result) and one logit per action (canonical action codes: the cell turned too).        */
+/* The first layer is a sum of the weight rows of the active features (at most a few      */
+/* hundred of ~1,400), so an evaluation costs about what a greedy playout does.           */
+
+#define NET_MAXH 256
+#define NET_MAXACT 640
+
+typedef struct {
+    int nf, h1, h2, n_act, n_cells, n_align;
+    float *w1; /* nf x h1: a feature's row is contiguous */
+    float *b1, *w2 /* h2 x h1 */, *b2, *wv, *wp /* n_act x h2 */, *bp;
+    float bv;
+    int cells[MAXC], aligns[MAXA]; /* the half turn */
+} Net;
+
+static int net_n_features(int nc, int na)
+{
+    return nc * 40 + 2 * N_PIECES + 3 * na + 2 * (na + 1) + N_PIECES + nc + 1 + na * 14;
+}
+
+/* The active features of P (the mover's view) under cell map cm and alignment map am. */
+static int net_features(const Board *B, const Pos *P, const int *cm, const int *am, int *idx)
+{
+    int nc = B->n_cells, na = B->n_align, me = P->turn, them = 1 - me, n = 0;
+    int o_res = nc * 40, o_lead = o_res + 2 * N_PIECES, o_score = o_lead + 3 * na;
+    int o_last = o_score + 2 * (na + 1), o_lcell = o_last + N_PIECES, o_pass = o_lcell + nc, o_champ = o_pass + 1;
+    for (int c = 0; c < nc; c++) {
+        uint32_t x = P->code[c];
+        for (int level = 0; x; level++, x >>= 5) {
+            int p = (int)(x & 31) - 1, base = (cm[c] * 4 + level) * 10;
+            idx[n++] = base + piece_size(p);
+            idx[n++] = base + 5 + piece_colour(p);
+        }
+    }
+    for (int p = 0; p < N_PIECES; p++) {
+        if (P->reserve[me] >> p & 1) idx[n++] = o_res + p;
+        if (P->reserve[them] >> p & 1) idx[n++] = o_res + N_PIECES + p;
+    }
+    for (int a = 0; a < na; a++) {
+        int who = P->leader[a];
+        idx[n++] = o_lead + am[a] * 3 + (who < 0 ? 2 : who == me ? 0 : 1);
+    }
+    idx[n++] = o_score + P->score[me];
+    idx[n++] = o_score + na + 1 + P->score[them];
+    if (P->last_cell >= 0) {
+        idx[n++] = o_last + P->last_piece;
+        idx[n++] = o_lcell + cm[P->last_cell];
+    }
+    if (P->passes) idx[n++] = o_pass;
+    for (int a = 0; a < na; a++)
+        for (int side = 0; side < 2; side++) {
+            const int *cells = side ? B->north[a] : B->south[a];
+            int m = side ? B->n_north[a] : B->n_south[a], k = 0;
+            for (int i = 0; i < m; i++)
+                if (P->key[cells[i]] > k) k = P->key[cells[i]];
+            int base = o_champ + (am[a] * 2 + (side == me ? 0 : 1)) * 7;
+            idx[n++] = base + ((k >> 9) & 7);
+            if (k & TWO_OR_MORE) idx[n++] = base + 6;
+        }
+    return n;
+}
+
+static int identity_map[MAXC];
+
+/* The canonical maps for P: identity for South to move, the half turn for North. */
+static inline const int *net_cells(const Net *N, const Pos *P) { return P->turn ? N->cells : identity_map; }
+static inline const int *net_aligns(const Net *N, const Pos *P) { return P->turn ? N->aligns : identity_map; }
+
+/* The canonical action of move code for the side to move of P. */
+static inline int net_action(const Board *B, const Net *N, const Pos *P, int code)
+{
+    if (code == B->pass_code || !P->turn) return code;
+    return code - code % B->n_cells + N->cells[code % B->n_cells];
+}
+
+/* A dot product in eight lanes: without -ffast-math the compiler may not reorder a float sum,
+   so one accumulator would leave the vector units idle. */
+static inline float dotf(const float *a, const float *b, int n)
+{
+    float acc[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) acc[l] += a[i + l] * b[i + l];
+    float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+/* The second hidden layer for position P. */
+static void net_hidden(const Board *B, const Net *N, const Pos *P, float *h2)
+{
+    int idx[NET_MAXACT], n = net_features(B, P, net_cells(N, P), net_aligns(N, P), idx);
+    float h1[NET_MAXH];
+    memcpy(h1, N->b1, (size_t)N->h1 * sizeof(float));
+    for (int i = 0; i < n; i++) {
+        const float *w = N->w1 + (size_t)idx[i] * N->h1;
+        for (int j = 0; j < N->h1; j++) h1[j] += w[j];
+    }
+    for (int j = 0; j < N->h1; j++) h1[j] = h1[j] > 0.0f ? h1[j] : 0.0f;
+    for (int k = 0; k < N->h2; k++) {
+        float s = N->b2[k] + dotf(N->w2 + (size_t)k * N->h1, h1, N->h1);
+        h2[k] = s > 0.0f ? s : 0.0f;
+    }
+}
+
+/* The mover's expected result in [-1, 1]. */
+static inline float net_value(const Net *N, const float *h2) { return tanhf(N->bv + dotf(N->wv, h2, N->h2)); }
+
+static inline float net_logit(const Net *N, const float *h2, int action)
+{
+    return N->bp[action] + dotf(N->wp + (size_t)action * N->h2, h2, N->h2);
+}
+
+/* South's winning chance (a draw is half) by the network. */
+static double net_south(const Board *B, const Net *N, const Pos *P)
+{
+    float h2[NET_MAXH];
+    net_hidden(B, N, P, h2);
+    double mine = 0.5 * (1.0 + (double)net_value(N, h2));
+    return P->turn ? 1.0 - mine : mine;
+}
+
+/* The Python face: Net(board, w1, b1, w2, b2, wv, bv, wp, bp, cells, aligns), weights as
+   contiguous float32 arrays (players/evalnet.py builds it from an .npz file). */
+typedef struct {
+    PyObject_HEAD
+    Net net;
+    BoardObject *board;
+    float *block;
+} NetObject;
+
+static PyTypeObject NetType;
+static int batch_buffer(PyObject *obj, Py_buffer *v, int writable, char kind, Py_ssize_t want, const char *what);
+
+static PyObject *Net_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *board, *arr[8], *cellseq, *alignseq;
+    static char *kwlist[] = {"board", "w1", "b1", "w2", "b2", "wv", "bv", "wp", "bp", "cells", "aligns", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!OOOOOOOOOO:Net", kwlist, &BoardType, &board, &arr[0], &arr[1],
+                                     &arr[2], &arr[3], &arr[4], &arr[5], &arr[6], &arr[7], &cellseq, &alignseq))
+        return NULL;
+    const Board *B = &((BoardObject *)board)->b;
+    static const char *names[8] = {"w1", "b1", "w2", "b2", "wv", "bv", "wp", "bp"};
+    Py_buffer v[8];
+    int got = 0;
+    NetObject *self = NULL;
+    for (; got < 8; got++)
+        if (batch_buffer(arr[got], &v[got], 0, 'f', -1, names[got])) goto fail;
+    Net N;
+    memset(&N, 0, sizeof(N));
+    N.n_cells = B->n_cells;
+    N.n_align = B->n_align;
+    N.nf = net_n_features(B->n_cells, B->n_align);
+    N.n_act = B->pass_code + 1;
+    N.h1 = (int)(v[1].len / 4);
+    N.h2 = (int)(v[3].len / 4);
+    Py_ssize_t want[8] = {(Py_ssize_t)N.nf * N.h1, N.h1, (Py_ssize_t)N.h1 * N.h2, N.h2, N.h2, 1,
+                          (Py_ssize_t)N.n_act * N.h2, N.n_act};
+    if (N.h1 < 1 || N.h1 > NET_MAXH || N.h2 < 1 || N.h2 > NET_MAXH) {
+        PyErr_Format(PyExc_ValueError, "Net: hidden sizes %d and %d, each must be in [1, %d]", N.h1, N.h2, NET_MAXH);
+        goto fail;
+    }
+    for (int i = 0; i < 8; i++)
+        if (v[i].len / 4 != want[i]) {
+            PyErr_Format(PyExc_ValueError, "Net: %s has %zd floats, expected %zd (%d features, hidden %d and %d, %d actions)",
+                         names[i], v[i].len / 4, want[i], N.nf, N.h1, N.h2, N.n_act);
+            goto fail;
+        }
+    if (int_list(cellseq, N.cells, MAXC, 0, B->n_cells, "cells") != B->n_cells ||
+        int_list(alignseq, N.aligns, MAXA, 0, B->n_align, "aligns") != B->n_align) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Net: cells and aligns must map every cell and alignment");
+        goto fail;
+    }
+    size_t total = 0;
+    for (int i = 0; i < 8; i++) total += (size_t)want[i];
+    self = (NetObject *)type->tp_alloc(type, 0);
+    if (!self) goto fail;
+    self->block = PyMem_Malloc(total * sizeof(float));
+    if (!self->block) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    float *dst[8], *at = self->block;
+    for (int i = 0; i < 8; i++) {
+        dst[i] = at;
+        memcpy(at, v[i].buf, (size_t)want[i] * sizeof(float));
+        at += want[i];
+    }
+    N.w1 = dst[0];
+    N.b1 = dst[1];
+    N.w2 = dst[2];
+    N.b2 = dst[3];
+    N.wv = dst[4];
+    N.bv = dst[5][0];
+    N.wp = dst[6];
+    N.bp = dst[7];
+    self->net = N;
+    Py_INCREF(board);
+    self->board = (BoardObject *)board;
+    for (int i = 0; i < 8; i++) PyBuffer_Release(&v[i]);
+    return (PyObject *)self;
+fail:
+    for (int i = 0; i < got; i++) PyBuffer_Release(&v[i]);
+    Py_XDECREF(self);
+    return NULL;
+}
+
+static void Net_dealloc(NetObject *self)
+{
+    PyMem_Free(self->block);
+    Py_XDECREF(self->board);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int net_state_arg(NetObject *self, PyObject *state)
+{
+    if (!PyObject_TypeCheck(state, &StateType)) {
+        PyErr_Format(PyExc_TypeError, "expected a kernel State, not %.80s", Py_TYPE(state)->tp_name);
+        return -1;
+    }
+    const Board *B = BRD(state);
+    if (B->n_cells != self->net.n_cells || B->n_align != self->net.n_align) {
+        PyErr_SetString(PyExc_ValueError, "the state's board is not the network's board");
+        return -1;
+    }
+    return 0;
+}
+
+/* evaluate(state) -> (value, [(code, logit), ...]): the mover's expected result and the logit
+   of every legal move (for tests and the Python reference forward). */
+static PyObject *Net_evaluate(PyObject *op, PyObject *state)
+{
+    NetObject *self = (NetObject *)op;
+    if (net_state_arg(self, state)) return NULL;
+    const Board *B = BRD(state);
+    const Pos *P = &ST(state)->pos;
+    float h2[NET_MAXH];
+    net_hidden(B, &self->net, P, h2);
+    int codes[MAXCODES], n = gen_legal(B, P, codes);
+    PyObject *list = PyList_New(n);
+    if (!list) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *t = Py_BuildValue("(id)", codes[i], (double)net_logit(&self->net, h2, net_action(B, &self->net, P, codes[i])));
+        if (!t) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, t);
+    }
+    return Py_BuildValue("(dN)", (double)net_value(&self->net, h2), list);
+}
+
+static PyObject *Net_get_hidden(PyObject *op, void *Py_UNUSED(cl))
+{
+    const Net *N = &((NetObject *)op)->net;
+    return Py_BuildValue("(ii)", N->h1, N->h2);
+}
+
+static PyMethodDef Net_methods[] = {
+    {"evaluate", Net_evaluate, METH_O,
+     "evaluate(state) -> (value, [(code, logit), ...]): the side to move's expected result in [-1, 1] and "
+     "the policy logit of each legal move."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Net_getset[] = {
+    {"hidden", Net_get_hidden, NULL, "The two hidden layers' sizes.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject NetType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "jericho_game._kernel.Net",
+    .tp_basicsize = sizeof(NetObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A learned evaluator's weights, for mcts(net=...) (see players/evalnet.py).",
+    .tp_new = Net_new,
+    .tp_dealloc = (destructor)Net_dealloc,
+    .tp_methods = Net_methods,
+    .tp_getset = Net_getset,
+};
+
+/* net_features(state, cells, aligns) -> [feature index, ...] under the given cell and alignment maps. */
+static PyObject *k_net_features(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    PyObject *state, *cellseq, *alignseq;
+    if (!PyArg_ParseTuple(args, "O!OO:net_features", &StateType, &state, &cellseq, &alignseq)) return NULL;
+    const Board *B = BRD(state);
+    int cm[MAXC], am[MAXA];
+    int nc = int_list(cellseq, cm, MAXC, 0, B->n_cells, "cells");
+    if (nc < 0) return NULL;
+    int na = int_list(alignseq, am, MAXA, 0, B->n_align, "aligns");
+    if (na < 0) return NULL;
+    if (nc != B->n_cells || na != B->n_align) {
+        PyErr_SetString(PyExc_ValueError, "net_features: the maps must cover every cell and alignment");
+        return NULL;
+    }
+    int idx[NET_MAXACT], n = net_features(B, &ST(state)->pos, cm, am, idx);
+    return codes_to_list(idx, n);
+}
+
+
+/* ------------------------------------------------------------------------------------ */
 /* MCTS: UCT with progressive widening and guided playouts, the whole search in C.       */
 /*                                                                                        */
 /* The algorithm of players/mcts.py (docs/ai.md): select by UCB1 under progressive       */
@@ -1539,6 +1859,7 @@ typedef struct {
     int16_t n_untried, next_untried, n_children, child_cap;
     int16_t code;
     int8_t mover, terminal, truncated;
+    float prior; /* the learned evaluator's probability of this move (0 without one) */
     uint32_t n;
     double w;
 } Node;
@@ -1547,10 +1868,16 @@ typedef struct {
     Node *nodes;
     size_t n_nodes, cap_nodes, created;
     int16_t *pool;
+    float *prior_pool; /* the untried moves' priors, beside `pool` */
     size_t n_pool, cap_pool;
     uint64_t rng;
     double c, widen;
     int k, defend, solver;
+    /* The learned evaluator (NULL: none): priors order the untried moves and add a PUCT term
+       `cprior * prior * sqrt(N) / (1 + n)` to UCB1; a leaf's value is `mix` times the network's
+       and 1 - mix times a playout's (mix 1: no playout). */
+    const Net *net;
+    double mix, cprior;
 } Tree;
 
 /* Reserve `count` consecutive node slots; returns the first index, -1 on no memory. */
@@ -1597,6 +1924,81 @@ static int tree_child(Tree *T, int ni, int code, int mover, int terminal)
     int ch = x->child_base + x->n_children++;
     node_init(T, &T->nodes[ch], code, mover, terminal);
     return ch;
+}
+
+/* Room for `keep` more untried moves (and their priors); -1 on no memory. */
+static int pool_reserve(Tree *T, size_t keep)
+{
+    if (T->n_pool + keep <= T->cap_pool) return 0;
+    size_t cap = T->cap_pool ? T->cap_pool * 2 : 65536;
+    while (cap < T->n_pool + keep) cap *= 2;
+    int16_t *np = realloc(T->pool, cap * sizeof(int16_t));
+    if (!np) return -1;
+    T->pool = np;
+    float *pp = realloc(T->prior_pool, cap * sizeof(float));
+    if (!pp) return -1;
+    T->prior_pool = pp;
+    T->cap_pool = cap;
+    return 0;
+}
+
+static int by_key_desc(const void *x, const void *y)
+{
+    float a = ((const float *)x)[0], b = ((const float *)y)[0];
+    return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* The untried moves ordered by the learned evaluator: the moves that reach seven first (exact
+   tactics stay exact), then by the network's prior; each move's prior stored beside it. */
+static int net_untried(Tree *T, const Board *B, const Pos *P, int ni, int skip_children, const int *codes,
+                       const int *first, int n)
+{
+    const Net *N = T->net;
+    float h2[NET_MAXH], logit[MAXCODES], top = -1e30f;
+    net_hidden(B, N, P, h2);
+    for (int i = 0; i < n; i++) {
+        logit[i] = net_logit(N, h2, net_action(B, N, P, codes[i]));
+        if (logit[i] > top) top = logit[i];
+    }
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) sum += exp((double)(logit[i] - top));
+    int keep = n;
+    if (!skip_children && keep > UNTRIED_FIRST) keep = UNTRIED_FIRST;
+    /* (key, index) pairs: the best `keep` by insertion (most moves fail the first comparison),
+       or a sort when all are kept (a regenerated node). */
+    float best[MAXCODES][2];
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        float key = logit[i] + (first[i] ? 1e30f : 0.0f);
+        if (keep == n) {
+            best[m][0] = key;
+            best[m++][1] = (float)i;
+            continue;
+        }
+        if (m == keep && key <= best[m - 1][0]) continue;
+        int j = m < keep ? m++ : m - 1;
+        while (j > 0 && best[j - 1][0] < key) {
+            best[j][0] = best[j - 1][0];
+            best[j][1] = best[j - 1][1];
+            j--;
+        }
+        best[j][0] = key;
+        best[j][1] = (float)i;
+    }
+    if (keep == n) qsort(best, (size_t)n, sizeof(best[0]), by_key_desc);
+    if (pool_reserve(T, (size_t)keep)) return -1;
+    Node *x = &T->nodes[ni];
+    for (int j = 0; j < keep; j++) {
+        int i = (int)best[j][1];
+        T->pool[T->n_pool + (size_t)j] = (int16_t)codes[i];
+        T->prior_pool[T->n_pool + (size_t)j] = (float)(exp((double)(logit[i] - top)) / sum);
+    }
+    x->untried = (int32_t)T->n_pool;
+    x->n_untried = (int16_t)keep;
+    x->next_untried = 0;
+    x->truncated = (int8_t)(keep < n);
+    T->n_pool += (size_t)keep;
+    return 0;
 }
 
 /* Ordered untried moves of P into the pool for node `ni` (best first); -1 on no memory. */
@@ -1670,22 +2072,19 @@ static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_child
         bucket[i] = b;
         count[b]++;
     }
+    if (T->net) {
+        for (int i = 0; i < n; i++) bucket[i] = bucket[i] == NB - 1;
+        return net_untried(T, B, P, ni, skip_children, codes, bucket, n);
+    }
     for (int b = NB - 1, at = 0; b >= 0; b--) {
         start[b] = at;
         at += count[b];
     }
     for (int i = 0; i < n; i++) grouped[start[bucket[i]]++] = codes[i];
     int keep = n;
-    Node *x = &T->nodes[ni];
     if (!skip_children && keep > UNTRIED_FIRST) keep = UNTRIED_FIRST;
-    if (T->n_pool + (size_t)keep > T->cap_pool) {
-        size_t cap = T->cap_pool ? T->cap_pool * 2 : 65536;
-        while (cap < T->n_pool + (size_t)keep) cap *= 2;
-        int16_t *np = realloc(T->pool, cap * sizeof(int16_t));
-        if (!np) return -1;
-        T->pool = np;
-        T->cap_pool = cap;
-    }
+    if (pool_reserve(T, (size_t)keep)) return -1;
+    Node *x = &T->nodes[ni];
     int16_t *out = T->pool + T->n_pool;
     int w = 0;
     for (int b = NB - 1, lo = 0; b >= 0 && w < keep; b--) {
@@ -1696,6 +2095,7 @@ static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_child
             int t = g[j];
             g[j] = g[r];
             g[r] = t;
+            T->prior_pool[T->n_pool + (size_t)w] = 0.0f;
             out[w++] = (int16_t)g[j];
         }
     }
@@ -1785,6 +2185,7 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                 x = &T->nodes[ni];
             }
             if (x->next_untried < x->n_untried && x->n_children < limit) {
+                float prior = T->prior_pool[x->untried + x->next_untried];
                 int code = T->pool[x->untried + x->next_untried++];
                 int mover = P.turn;
                 apply(B, &P, code);
@@ -1793,6 +2194,7 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                     outcome = mover; /* proven: seven monoliths that no reply breaks */
                 int ch = tree_child(T, ni, code, mover, outcome);
                 if (ch < 0) return -1;
+                T->nodes[ch].prior = prior;
                 ni = ch;
                 path[depth++] = ni;
                 break;
@@ -1800,6 +2202,7 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
             /* UCB1 among the existing children (with the solver, never a proven loss for the mover
                while another child is open: every simulation through it would be wasted). */
             double cs = T->c * sqrt(log((double)x->n + 1.0)), best_v = -1.0;
+            double cp = T->net ? T->cprior * sqrt((double)x->n) : 0.0;
             int best = -1, lost = T->solver ? x->mover : -2;
             const Node *kids = &T->nodes[x->child_base];
             for (int ch = 0; ch < x->n_children; ch++) {
@@ -1813,6 +2216,7 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                     v = y->w * recip[y->n] + cs * rsqrt[y->n];
                 else
                     v = y->w / y->n + cs / sqrt((double)y->n);
+                if (cp > 0.0 && y->n && y->terminal != lost) v += cp * y->prior / (1.0 + y->n);
                 if (v > best_v) {
                     best_v = v;
                     best = x->child_base + ch;
@@ -1827,16 +2231,25 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
             ni = best;
             if (depth < 255) path[depth++] = ni;
         }
-        int result = T->nodes[ni].terminal != NO_OUTCOME ? T->nodes[ni].terminal
-                                                         : playout(B, &P, &T->rng, T->k, T->defend, NULL, NULL);
+        /* South's share of the result: exact at a decided node, else a playout's, the
+           network's, or the two mixed. */
+        double south;
+        int result = T->nodes[ni].terminal;
+        if (result == NO_OUTCOME) {
+            double by_net = T->net && T->mix > 0.0 ? net_south(B, T->net, &P) : 0.0;
+            if (!T->net || T->mix < 1.0) {
+                result = playout(B, &P, &T->rng, T->k, T->defend, NULL, NULL);
+                south = result == DRAW ? 0.5 : result == 0 ? 1.0 : 0.0;
+                if (T->net && T->mix > 0.0) south = T->mix * by_net + (1.0 - T->mix) * south;
+            } else
+                south = by_net;
+        } else
+            south = result == DRAW ? 0.5 : result == 0 ? 1.0 : 0.0;
         if (T->solver) solve_path(T, path, depth);
         for (int i = 0; i < depth; i++) {
             Node *x = &T->nodes[path[i]];
             x->n++;
-            if (result == DRAW)
-                x->w += 0.5;
-            else if (result == x->mover)
-                x->w += 1.0;
+            x->w += x->mover == 0 ? south : 1.0 - south;
         }
         done++;
         if (T->solver && T->nodes[0].terminal != NO_OUTCOME) break; /* the root is proven */
@@ -1858,6 +2271,7 @@ static void tree_free(Tree *T)
 {
     free(T->nodes);
     free(T->pool);
+    free(T->prior_pool);
     memset(T, 0, sizeof(*T));
 }
 
@@ -1921,15 +2335,29 @@ static PyTypeObject TreeType = {
 
 static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
 {
-    PyObject *state, *seedobj, *treeobj = Py_None;
+    PyObject *state, *seedobj, *treeobj = Py_None, *netobj = Py_None;
     long sims = 0;
-    double seconds = 0.0, c = 0.7, widen = 2.0;
+    double seconds = 0.0, c = 0.7, widen = 2.0, mix = 0.5, cprior = 1.0;
     int k = 3, defend = 0, solver = 0, greedy = 0, proofs = 0;
     static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", "defend",
-                             "solver", "greedy", "proofs", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOpppp:mcts", kwlist, &StateType, &state, &seedobj, &sims,
-                                     &seconds, &c, &widen, &k, &treeobj, &defend, &solver, &greedy, &proofs))
+                             "solver", "greedy", "proofs", "net", "mix", "cprior", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOdd:mcts", kwlist, &StateType, &state, &seedobj,
+                                     &sims, &seconds, &c, &widen, &k, &treeobj, &defend, &solver, &greedy, &proofs,
+                                     &netobj, &mix, &cprior))
         return NULL;
+    const Net *net = NULL;
+    if (netobj != Py_None) {
+        if (!PyObject_TypeCheck(netobj, &NetType)) {
+            PyErr_Format(PyExc_TypeError, "net must be a jericho_game._kernel.Net, not %.80s", Py_TYPE(netobj)->tp_name);
+            return NULL;
+        }
+        if (net_state_arg((NetObject *)netobj, state)) return NULL;
+        net = &((NetObject *)netobj)->net;
+    }
+    if (!(mix >= 0.0 && mix <= 1.0) || !(cprior >= 0.0)) {
+        PyErr_SetString(PyExc_ValueError, "mcts: need mix in [0, 1] and cprior >= 0");
+        return NULL;
+    }
     uint64_t seed;
     if (seed_arg(seedobj, &seed)) return NULL;
     if (sims < 0 || seconds < 0 || (sims == 0 && seconds == 0) || k < 1 || k > 1000 || !(c >= 0) || !(widen > 0)) {
@@ -1969,6 +2397,9 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     T->k = greedy ? 0 : k;
     T->defend = defend;
     T->solver = solver;
+    T->net = net;
+    T->mix = mix;
+    T->cprior = cprior;
     long done = -1;
     double t0 = now_seconds(), elapsed;
     if (!fresh || tree_alloc(T, 1) == 0) {
@@ -2773,7 +3204,12 @@ static PyMethodDef module_methods[] = {
      "mcts(state, seed, sims=0, seconds=0, c=0.7, widen=2.0, k=3, tree=None, defend=False, solver=False, "
      "greedy=False, proofs=False) -> (sims, seconds, nodes, [(code, n, w[, proof])]); a Tree of the same position "
      "is continued.  greedy: playouts take the best of all placements; solver: proofs propagate (MCTS-solver); "
-     "proofs: each child also says 1 proven won, 0 proven lost, 2 proven drawn, -1 open."},
+     "proofs: each child also says 1 proven won, 0 proven lost, 2 proven drawn, -1 open; net: a Net whose "
+     "priors order and bias the search and whose value is mixed with the playouts' (mix) or replaces them (mix=1); "
+     "cprior: the weight of the priors."},
+    {"net_features", k_net_features, METH_VARARGS,
+     "net_features(state, cells, aligns) -> [index, ...]: the learned evaluator's active features of the position "
+     "as its side to move sees it, under the given cell and alignment maps (see players/evalnet.py)."},
     {"alphabeta", (PyCFunction)(void (*)(void))k_alphabeta, METH_VARARGS | METH_KEYWORDS,
      "alphabeta(state, moves, depth=64, nodes=0, seconds=0, width=16, tt_bits=20, table=None) -> "
      "(best code, value, depth completed, nodes, seconds)."},
@@ -2788,19 +3224,23 @@ static struct PyModuleDef kernel_module = {
 PyMODINIT_FUNC PyInit__kernel(void)
 {
     if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&StateType) < 0 || PyType_Ready(&TreeType) < 0 ||
+        PyType_Ready(&NetType) < 0 ||
         PyType_Ready(&LegalMovesType) < 0 ||
         PyType_Ready(&BatchType) < 0)
         return NULL;
     recip_init();
+    for (int c = 0; c < MAXC; c++) identity_map[c] = c;
     PyObject *m = PyModule_Create(&kernel_module);
     if (!m) return NULL;
     Py_INCREF(&BoardType);
     Py_INCREF(&StateType);
     Py_INCREF(&TreeType);
+    Py_INCREF(&NetType);
     Py_INCREF(&BatchType);
     Py_INCREF(&LegalMovesType);
     if (PyModule_AddObject(m, "Board", (PyObject *)&BoardType) < 0 ||
         PyModule_AddObject(m, "Tree", (PyObject *)&TreeType) < 0 ||
+        PyModule_AddObject(m, "Net", (PyObject *)&NetType) < 0 ||
         PyModule_AddObject(m, "State", (PyObject *)&StateType) < 0 ||
         PyModule_AddObject(m, "BatchEngine", (PyObject *)&BatchType) < 0 ||
         PyModule_AddObject(m, "LegalMoves", (PyObject *)&LegalMovesType) < 0 ||

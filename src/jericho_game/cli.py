@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("jericho_game.record_cli", "validate a game record; exits non-zero with the error on a bad one"),
     "bench": ("jericho_game.bench", "print speed figures of the engine and the AI"),
     "puzzles": ("jericho_game.puzzles_cli", "make tactics puzzles from games, proved by search; or verify them"),
+    "train": ("jericho_game.selfplay", "train the learned evaluator by self-play (resumable; NumPy on the CPU)"),
     "arena": ("jericho_game.arena", "play a round robin between AI players and rate them (Elo)"),
     "serve": ("jericho_game.web.server", "start the web app (board, AI, online games)"),
     "user": ("jericho_game.web.usercmd", "manage the web app's accounts: add (admins too), passwd, disable, list"),

@@ -10,7 +10,8 @@ import pytest
 
 from jericho_game import Game, Move
 from jericho_game.web import render
-from jericho_game.web.rooms import GameService, Room, confrontations, legal_by_piece
+from jericho_game.web.rooms import GameService, Room
+from jericho_game.web.roomstate import StateView, confrontations, legal_by_piece
 from jericho_game.web.storage import GameRecord
 from tests.helpers import random_games
 
@@ -38,9 +39,10 @@ def test_fragments_equal_the_plain_rendering_on_random_games(seed: int) -> None:
 def test_the_public_state_carries_the_position_and_the_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(render, "MAX_FRAGMENTS", 50)
     service = GameService.__new__(GameService)  # rendering needs no database
+    service.view = StateView(service)  # the state's rendering (web/roomstate.py)
     for g in random_games(20, 3, max_plies=80):
         rec = GameRecord(id="g", mode="hotseat", moves=[str(m) for m in g.history])
-        state = json.loads("{" + service._board(Room(rec, g)) + "}")
+        state = json.loads("{" + service.view.board(Room(rec, g)) + "}")
         assert state["towers"] == {c: [str(p) for p in t] for c, t in g.towers().items() if t}
         assert state["confrontations"] == confrontations(g)
         assert state["ply"] == len(g.history) and state["moves"] == rec.moves
@@ -131,9 +133,10 @@ def test_the_service_renders_each_version_from_the_previous_one() -> None:
     rendered itself; its state equals the one rendered from scratch."""
     service = GameService.__new__(GameService)  # rendering needs no database
     service.account_name = lambda account: None  # type: ignore[method-assign]
+    service.view = StateView(service)  # the state's rendering (web/roomstate.py)
     game, rec = Game(), GameRecord(id="g", mode="hotseat", moves=[])
     room = Room(rec, game.copy())
-    service._board(room)
+    service.view.board(room)
     rng = random.Random(3)
     for ply in range(40):
         if game.is_over():
@@ -143,8 +146,8 @@ def test_the_service_renders_each_version_from_the_previous_one() -> None:
         new = Room(rec, game.copy())
         new.prior = room.rendered
         assert new.prior is not None
-        text = service._board(new)
+        text = service.view.board(new)
         assert new.prior is None and new.rendered is not None  # the prior is let go once used
-        assert text == service._board(Room(rec, game.copy()))
+        assert text == service.view.board(Room(rec, game.copy()))
         room = new
     assert len(game.history) >= 20

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from jericho_game.core import N_PIECES, NO_OUTCOME, SEVEN, State
 from jericho_game.game import Game
@@ -27,7 +28,25 @@ __all__ = [
     "to_move",
     "game_state",
     "resolve_seed",
+    "SHIPPED_EVALUATOR",
+    "evaluator_path",
 ]
+
+#: The learned evaluator's shipped weights (players/evalnet.py), named ``evaluator=shipped``.
+SHIPPED_EVALUATOR = Path(__file__).with_name("evaluator.npz")
+
+
+def evaluator_path(spec: str) -> Path:
+    """The weights file an ``evaluator=`` option names: ``shipped`` or a path.
+
+    Raises ``ValueError`` when there is no such file (checked when the player is made, not
+    at its first move)."""
+    path = SHIPPED_EVALUATOR if spec == "shipped" else Path(spec)
+    if not path.is_file():
+        what = "the shipped evaluator" if spec == "shipped" else f"evaluator weights {spec!r}"
+        raise ValueError(f"{what}: no file at {path}")
+    return path
+
 
 #: Fraction of a time budget a search allows itself (the rest is margin for the work around it:
 #: copying the position, checking the certain wins, answering), so a move takes 97-100% of its budget.

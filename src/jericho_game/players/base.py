@@ -120,6 +120,9 @@ OPTION_RULES: dict[str, tuple[str, object, object]] = {
     "playout": ("choice", ("guided", "random"), None),
     "cmd": ("text", None, None),
     "weights": ("text", None, None),
+    "evaluator": ("text", None, None),
+    "mix": ("float", 0.0, 1.0),
+    "cprior": ("float", 0.0, 100.0),
     "name": ("text", None, None),
 }
 #: Float options that must be above their low bound (0 is not allowed).

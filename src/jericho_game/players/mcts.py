@@ -58,6 +58,7 @@ from jericho_game.players._util import (
     MAX_SIMS,
     Deadline,
     breaks_possible,
+    evaluator_path,
     game_state,
     move_deltas,
     resolve_seed,
@@ -328,12 +329,17 @@ class KernelMCTSPlayer:
         defend: int = 0,
         solver: int = 0,
         greedy: int = 0,
+        evaluator: str | None = None,
+        mix: float = 0.5,
+        cprior: float = 1.0,
     ) -> None:
         if kernel.C is None:
             raise RuntimeError("KernelMCTSPlayer needs the C kernel (not built, or JERICHO_KERNEL=python)")
         _check_budget(sims, time, playout, k)
         if c < 0 or widen <= 0:
             raise ValueError(f"c must be >= 0 and widen > 0, got c={c}, widen={widen}")
+        if not 0.0 <= mix <= 1.0 or cprior < 0:
+            raise ValueError(f"mix must be in [0, 1] and cprior >= 0, got mix={mix}, cprior={cprior}")
         self.name = "mcts"
         self.sims = sims
         self.time = time
@@ -352,6 +358,11 @@ class KernelMCTSPlayer:
         #: (so a search cut in slices, as the engine protocol does for ``stop``, plays the move
         #: of one uncut search).  A new position, or a seed in the ``Limit``, starts a new tree.
         self.reuse = bool(reuse)
+        #: The learned evaluator's weights file (``evaluator=shipped`` or a path; None: none),
+        #: its share of a leaf's value (``mix``) and its priors' weight (``cprior``).
+        self.evaluator = None if evaluator is None else str(evaluator_path(evaluator))
+        self.mix = float(mix)
+        self.cprior = float(cprior)
         self._rng = random.Random(seed)
         self._tree = kernel.C.Tree() if self.reuse else None
         self._tree_key: tuple[str | None, tuple[int, ...]] | None = None
@@ -409,6 +420,7 @@ class KernelMCTSPlayer:
             solver=self.solver,
             greedy=self.greedy,
             proofs=True,
+            **self._evaluator_options(),
         )
         self.last_sims, self.last_seconds, self.last_nodes = done, elapsed, nodes
         self.last_children = [(code, n, w) for code, n, w, _proof in children]
@@ -418,6 +430,13 @@ class KernelMCTSPlayer:
         # A proven win is played at once; a proven loss only when every move loses.
         best = max(children, key=lambda ch: (ch[3] == 1, ch[3] != 0, ch[1], ch[2], -ch[0]))
         return to_move(game, best[0])
+
+    def _evaluator_options(self) -> dict[str, object]:
+        if self.evaluator is None:
+            return {}
+        from jericho_game.players import evalnet
+
+        return {"net": evalnet.kernel_net(self.evaluator), "mix": self.mix, "cprior": self.cprior}
 
     def __getstate__(self) -> dict[str, object]:
         # The C tree does not pickle (players are sent to worker processes): a copy starts afresh.
@@ -444,12 +463,18 @@ def mcts(
     defend: int = 0,
     solver: int = 0,
     greedy: int = 0,
+    evaluator: str | None = None,
+    mix: float = 0.5,
+    cprior: float = 1.0,
 ) -> KernelMCTSPlayer | MCTSPlayer:
     """The ``mcts`` player: :class:`KernelMCTSPlayer` on the C kernel, else :class:`MCTSPlayer`.
 
     ``reuse``: the Python search keeps its tree between moves; the C search keeps it while the
     position stays the same (a later call continues the search).  ``defend=1`` (C kernel only):
     in the playouts a side facing the opponent's seven monoliths breaks them when it can.
+    ``evaluator=shipped`` or ``evaluator=PATH`` (C kernel only): the learned evaluator
+    (:mod:`jericho_game.players.evalnet`) guides the search, its value weighted ``mix`` against
+    the playouts' and its priors ``cprior``.
     """
     if kernel.C is not None:
         return KernelMCTSPlayer(
@@ -464,8 +489,11 @@ def mcts(
             defend=defend,
             solver=solver,
             greedy=greedy,
+            evaluator=evaluator,
+            mix=mix,
+            cprior=cprior,
         )
-    for name, value in (("defend", defend), ("solver", solver), ("greedy", greedy)):
+    for name, value in (("defend", defend), ("solver", solver), ("greedy", greedy), ("evaluator", evaluator)):
         if value:
             raise ValueError(f"{name}=1 needs the C kernel (the pure-Python search has no such option)")
     player = MCTSPlayer(sims=sims, time=time, c=c, widen=widen, reuse=reuse, playout=playout, k=k, seed=seed)

@@ -3,7 +3,7 @@
 A busy server renders one public state per move; that was its largest cost per move under
 ``jericho loadtest`` (docs/web.md).  The figure replays what the server does: 200 games at once,
 a random move in a random game at a time, each new version rendered from the previous one's
-parts (as :meth:`GameService._commit` hands them on), after a warm-up that fills the fragment
+parts (as :meth:`CommitPipeline.commit` hands them on), after a warm-up that fills the fragment
 memo as a running server's is.
 """
 
@@ -14,6 +14,7 @@ import time
 
 from jericho_game.game import Game
 from jericho_game.web.rooms import GameService, Room
+from jericho_game.web.roomstate import StateView
 from jericho_game.web.storage import GameRecord
 
 __all__ = ["figures"]
@@ -26,10 +27,11 @@ def figures(seconds: float = 3.0, games: int = 200, seed: int = 1) -> list[Figur
     rng = random.Random(seed)
     service = GameService.__new__(GameService)  # rendering needs no database
     service.account_name = lambda account: None  # type: ignore[method-assign]
+    service.view = StateView(service)  # the state's rendering (web/roomstate.py)
     played = [Game() for _ in range(games)]
     rooms = [Room(GameRecord(id=f"g{i}", mode="hotseat", moves=[]), Game()) for i in range(games)]
     for room in rooms:
-        service._board(room)
+        service.view.board(room)
 
     def step() -> float:
         # one move of a random game, then its new state rendered: the seconds the rendering took
@@ -38,7 +40,7 @@ def figures(seconds: float = 3.0, games: int = 200, seed: int = 1) -> list[Figur
         if game.is_over():
             played[i] = game = Game()
             rooms[i] = Room(GameRecord(id=f"g{i}", mode="hotseat", moves=[]), Game())
-            service._board(rooms[i])
+            service.view.board(rooms[i])
         game.play(rng.choice(game.legal_moves()))
         old = rooms[i]
         rec = GameRecord(id=f"g{i}", mode="hotseat", moves=[*old.rec.moves, str(game.history[-1])])
@@ -46,7 +48,7 @@ def figures(seconds: float = 3.0, games: int = 200, seed: int = 1) -> list[Figur
         new = rooms[i] = Room(rec, game.copy())
         new.prior = old.rendered or old.prior
         start = time.perf_counter()
-        service._board(new)
+        service.view.board(new)
         return time.perf_counter() - start
 
     for _ in range(min(20_000, int(seconds * 7_000))):  # a running server's memo (a short run: less)

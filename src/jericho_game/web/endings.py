@@ -1,7 +1,7 @@
 """Fair endings of online games: draw offers, takeback requests, claims against an absent
 opponent, abort; and the players' names.  Part of the game-room service (see rooms.py).
 
-Each is a change like a move: :meth:`GameService._write` locks the game's row, the request is
+Each is a change like a move: ``CommitPipeline.write`` (web/commits.py) locks the game's row, the request is
 checked against the game as stored (and, for a claim, against the presence table as stored:
 never this process's memory), the game is written with its version bumped by compare-and-set.
 The loser of a race gets a coded error; ``moved_on`` carries the fresh state.
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from jericho_game.pieces import Side
 from jericho_game.web.correspondence import seek_expired
-from jericho_game.web.rooms import SIDE_NAMES, SIDES, Change, ClientError, Room, _both_moved
+from jericho_game.web.gameroom import SIDE_NAMES, SIDES, Change, ClientError, Room, both_moved
 from jericho_game.web.storage import Tx
 
 if TYPE_CHECKING:
@@ -111,9 +111,9 @@ def offer(svc: GameService, game_id: str, seats: frozenset[str], what: Any) -> C
         new = rec.copy()
         new.meta["offer"] = {"what": kind, "by": me, "ply": ply}
         new.meta["offered"] = {**offered, f"{kind}:{me}": ply}
-        return Change(svc._commit(tx, room, new, room.game))
+        return Change(svc.commits.commit(tx, room, new, room.game))
 
-    return svc._write(game_id, decide)
+    return svc.commits.write(game_id, decide)
 
 
 def _accept(svc: GameService, tx: Tx, room: Room, me: str) -> Change:
@@ -124,13 +124,13 @@ def _accept(svc: GameService, tx: Tx, room: Room, me: str) -> Change:
     svc._charge(new, room.game)
     if standing["what"] == "draw":
         new.result, new.reason, new.turn_started = "draw", "agreed", None
-        return Change(svc._commit(tx, room, new, room.game))
+        return Change(svc.commits.commit(tx, room, new, room.game))
     game = _takeback_game(room, standing["by"])
     if game is None:  # cannot happen: the request was checked and any move since cleared it
         raise ClientError("nothing_to_undo", "there is no move to take back any more")
     taken = list(new.meta.get("takebacks", []))[-_MAX_TAKEBACKS + 1 :]
     new.meta["takebacks"] = [*taken, {"by": standing["by"], "ply": len(rec.moves), "to": len(game.history)}]
-    return Change(svc._commit(tx, room, new, game, plies=len(game.history)))
+    return Change(svc.commits.commit(tx, room, new, game, plies=len(game.history)))
 
 
 def answer(svc: GameService, game_id: str, seats: frozenset[str], what: Any, accept: bool) -> Change:
@@ -157,9 +157,9 @@ def answer(svc: GameService, game_id: str, seats: frozenset[str], what: Any, acc
             return _accept(svc, tx, room, me)
         new = room.rec.copy()
         new.meta = _without_offer(new.meta)
-        return Change(svc._commit(tx, room, new, room.game))
+        return Change(svc.commits.commit(tx, room, new, room.game))
 
-    return svc._write(game_id, decide)
+    return svc.commits.write(game_id, decide)
 
 
 def claim(svc: GameService, game_id: str, seats: frozenset[str], what: Any) -> Change:
@@ -193,9 +193,9 @@ def claim(svc: GameService, game_id: str, seats: frozenset[str], what: Any) -> C
         new.meta["claimed_by"] = me
         new.result = me if kind == "win" else "draw"
         new.reason, new.turn_started = "claim", None
-        return Change(svc._commit(tx, room, new, room.game))
+        return Change(svc.commits.commit(tx, room, new, room.game))
 
-    return svc._write(game_id, decide)
+    return svc.commits.write(game_id, decide)
 
 
 def abort(svc: GameService, game_id: str, seats: frozenset[str]) -> Change:
@@ -205,14 +205,14 @@ def abort(svc: GameService, game_id: str, seats: frozenset[str]) -> Change:
         _my_side(room, seats, "abort")
         if svc.status(room) == "over":
             raise ClientError("game_over", "the game is over: you cannot abort it")
-        if _both_moved(room.rec):
+        if both_moved(room.rec):
             raise ClientError("cannot_abort", "both sides have moved: offer a draw or resign instead")
         new = room.rec.copy()
         new.meta = _without_offer(new.meta)
         new.result, new.reason, new.turn_started = None, "aborted", None
-        return Change(svc._commit(tx, room, new, room.game))
+        return Change(svc.commits.commit(tx, room, new, room.game))
 
-    return svc._write(game_id, decide)
+    return svc.commits.write(game_id, decide)
 
 
 def expire_seek(svc: GameService, game_id: str) -> Change | None:
@@ -234,9 +234,9 @@ def expire_seek(svc: GameService, game_id: str) -> Change | None:
             return Change(room)
         new = rec.copy()
         new.result, new.reason = None, "expired"
-        return Change(svc._commit(tx, room, new, room.game))
+        return Change(svc.commits.commit(tx, room, new, room.game))
 
-    change = svc._write(game_id, decide)
+    change = svc.commits.write(game_id, decide)
     return change if change.committed else None
 
 
@@ -257,7 +257,7 @@ def set_name(svc: GameService, game_id: str, seats: frozenset[str], name: Any) -
             return Change(fresh)
         new = fresh.rec.copy()
         new.meta["names"] = {**names, **{s: checked for s in todo}}
-        return Change(svc._commit(tx, fresh, new, fresh.game))
+        return Change(svc.commits.commit(tx, fresh, new, fresh.game))
 
-    change = svc._write(game_id, decide)
+    change = svc.commits.write(game_id, decide)
     return change if change.committed else None

@@ -89,7 +89,7 @@ class SocketCaps:
                 self.accounts.pop(account, None)
 
 
-# -- settings: every cap is a field of server.Limits and a `jericho serve` flag ------------------
+# -- settings: every cap is a field of limits.Limits and a `jericho serve` flag ------------------
 
 #: (flag, Limits field, type, help) of each fair-share setting of ``jericho serve``.
 FLAGS: list[tuple[str, str, type, str]] = [

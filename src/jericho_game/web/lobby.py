@@ -35,7 +35,8 @@ from jericho_game.web.rooms import SIDES, Change, GameService
 from jericho_game.web.storage import LOBBY_ID, GameRecord, Presence
 
 if TYPE_CHECKING:
-    from jericho_game.web.server import Conn, Limits
+    from jericho_game.web.conn import Conn
+    from jericho_game.web.limits import Limits
 
 __all__ = ["Lobby", "snapshot", "DEBOUNCE", "SWEEP"]
 

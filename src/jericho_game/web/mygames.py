@@ -110,6 +110,6 @@ def records(svc: GameService, games: dict[str, str], write: Callable[[Any, dict[
         rec = svc.storage.load(row["id"])
         if rec is None:
             continue
-        room = svc._build(rec)  # not cached: this runs off the event loop
+        room = svc.cache.build(rec)  # not cached: this runs off the event loop
         texts.append(write(room.game, svc.record_tags(room)))
     return "\n".join(texts)

@@ -47,6 +47,7 @@ from jericho_game.analysis import (
 )
 from jericho_game.record import move_label
 from jericho_game.web.broker import Broker
+from jericho_game.web.records import write_game_record
 from jericho_game.web.rooms import ClientError, GameService
 from jericho_game.web.storage import GAMES_CHANNEL, JOBS_CHANNEL, QuotaFull, Storage
 
@@ -718,8 +719,6 @@ def routes(reviews: ReviewService) -> list[Any]:
         return JSONResponse({"error": "review_exists", "message": message, "review": view}, status_code=409)
 
     async def record(request: Request) -> Response:
-        from jericho_game.web.server import write_game_record  # the transport's record writer (no cycle at import)
-
         games = reviews.games
         room = games.room(request.path_params["id"])
         view = reviews.view(room.rec.id)

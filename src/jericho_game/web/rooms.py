@@ -1,102 +1,82 @@
 """The game-room service: the only place that decides (seats, moves, clock, AI requests, rematch).
 
-Every change follows one path: :meth:`Storage.write` locks the game's row and hands over the
-stored version; the room is brought up to that version from the database when the cached copy
-is older (the cache saves replaying moves, it is never trusted for a decision); the change is
-checked against that fresh state; the moves, the game's new clock/result and (when the AI is to
-move next) an AI job are written; the version is bumped by compare-and-set; the transaction
-commits.  Only then is the cache updated and the change announced (:meth:`GameService.announce`,
-which the transport calls after acknowledging).  A request whose client saw an older position
-than the stored one is refused with ``moved_on`` and the fresh state, so of two racers for one
-ply exactly one wins.
+Each change is a *decision*: a function of the room as stored (locked, at the stored version)
+that either refuses with a :class:`ClientError` before writing anything, or returns the room
+after the change.  Everything around the decisions lives in modules of their own
+(docs/web.md, "Design"):
 
-Nothing here knows about HTTP or WebSockets: the transport (:mod:`jericho_game.web.server`)
-turns messages into calls and :class:`ClientError` into error messages.
+- :mod:`jericho_game.web.commits` (the commit pipeline): locks the game's row, hands the fresh
+  room to the decision, writes moves, clock, result, AI job and the version bumped by
+  compare-and-set, commits (alone, or in a group with the changes that arrived meanwhile), then
+  caches the room and announces the change;
+- :mod:`jericho_game.web.roomcache`: the rooms already replayed (never trusted for a decision);
+- :mod:`jericho_game.web.roomstate`: the public state, the replay and the record's tags;
+- :mod:`jericho_game.web.gameroom`: :class:`Room`, :class:`Change`, :class:`ClientError` and the
+  facts read off a record (outcome, status, running clock).
+
+A request whose client saw an older position than the stored one is refused with ``moved_on``
+and the fresh state, so of two racers for one ply exactly one wins.  Nothing here knows about
+HTTP or WebSockets: the transport (:mod:`jericho_game.web.server`) turns messages into calls
+and :class:`ClientError` into error messages.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 import random
 import re
 import secrets
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
-from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
 from jericho_game.pieces import Side
 from jericho_game.players.base import make_player, registered_names
-from jericho_game.web import render, timecontrol
+from jericho_game.web import timecontrol
 from jericho_game.web.broker import Broker, LocalBroker
+from jericho_game.web.commits import CommitPipeline
+from jericho_game.web.gameroom import (
+    MODES,
+    NO_RESULT,
+    SIDE_NAMES,
+    SIDES,
+    Change,
+    ClientError,
+    Room,
+    quota_error,
+)
+from jericho_game.web.gameroom import clock_side as _clock_side
+from jericho_game.web.gameroom import outcome as _outcome
+from jericho_game.web.gameroom import status as _status
 from jericho_game.web.names import NameError_, check_name
-from jericho_game.web.storage import AIJob, Conflict, GameRecord, QueueFull, QuotaFull, Storage, Tx
+from jericho_game.web.roomcache import RoomCache
+from jericho_game.web.roomstate import StateView, confrontations, legal_by_piece
+from jericho_game.web.storage import AIJob, GameRecord, QueueFull, QuotaFull, Storage, Tx
 
-__all__ = ["ClientError", "GameService", "Room", "Change", "SIDES", "MODES", "quota_error"]
+# Room, Change, ClientError, the constants and quota_error live in web/gameroom.py (and
+# legal_by_piece, confrontations in web/roomstate.py); imported from here as before
+__all__ = [
+    "ClientError",
+    "GameService",
+    "Room",
+    "Change",
+    "SIDES",
+    "SIDE_NAMES",
+    "MODES",
+    "NO_RESULT",
+    "quota_error",
+    "legal_by_piece",
+    "confrontations",
+]
 
 log = logging.getLogger("jericho_game.web")
 
-MODES = ("ai", "hotseat", "online")
-SIDES = ("south", "north")
-SIDE_NAMES = {"south": "South", "north": "North"}
 PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "master", "random", "greedy", "mcts", "alphabeta")
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
-_RESULT_TOKENS: dict[str | None, str] = {"south": "1-0", "north": "0-1", "draw": "1/2-1/2", None: "*"}
-# reasons a game ends with no result (result None): aborted by a player, or a seek nobody took
-NO_RESULT = ("aborted", "expired")
-
-
-class ClientError(Exception):
-    """A refused request: ``code`` for programs, ``message`` for people; ``game``: a fresh state to show."""
-
-    def __init__(self, code: str, message: str, status: int = 400, game: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
-        self.game = game
-
-
-@dataclass(eq=False)
-class Room:
-    """A cached game: its stored record (at ``rec.version``) and the engine game replayed from it."""
-
-    rec: GameRecord
-    game: Game
-    ai_place: int | None = None  # AI job: 0 thinking, k k-th in the queue, None none
-    board_json: str | None = None  # the version-dependent part of the public state, serialized
-    board_version: int = -1
-    # the position's rendered parts (render.position_json), and those of an earlier version of the
-    # game until this one is rendered: the next state re-renders only what a move changed
-    rendered: render.Rendered | None = None
-    prior: render.Rendered | None = None
-    # who is connected, across processes (the transport reads it from the presence table):
-    # "south"/"north" connected or not, "watchers" a count, "away" {side: since when (wall time)}
-    present: dict[str, Any] = field(default_factory=lambda: {"south": 0, "north": 0, "watchers": 0, "away": {}})
-
-    @property
-    def version(self) -> int:
-        """The stored version this copy reflects."""
-        return self.rec.version
-
-
-@dataclass
-class Change:
-    """What a committed change did: the room after it, and the ``ack`` for a move."""
-
-    room: Room
-    ack: dict[str, Any] | None = None
-    error: ClientError | None = None  # committed, yet the request is refused (a flag fell first)
-    rematch_id: str | None = None
-    committed: bool = False  # whether a new version was written
 
 
 def _new_id() -> str:
@@ -112,61 +92,6 @@ def same_secret(a: str | None, b: str | None) -> bool:
     import hmac
 
     return a is not None and b is not None and hmac.compare_digest(a.encode(), b.encode())
-
-
-_PIECE_TEXT: dict[Any, str] = {}
-
-
-def _p(piece: Any) -> str:
-    # a piece's notation, memoized: rendering a state names hundreds of pieces
-    s = _PIECE_TEXT.get(piece)
-    if s is None:
-        s = _PIECE_TEXT[piece] = str(piece)
-    return s
-
-
-def legal_by_piece(moves: list[Move]) -> dict[str, list[str]]:
-    """Placements grouped for the page: piece notation -> cells (passes left out)."""
-    legal: dict[str, list[str]] = {}
-    prev: Any = None
-    cells: list[str] = []
-    for m in moves:  # moves come grouped by piece: name each piece once, not once per cell
-        piece = m.piece
-        if piece is None or m.cell is None:
-            continue
-        if piece is not prev:
-            prev, cells = piece, legal.setdefault(_p(piece), [])
-        cells.append(m.cell)
-    return legal
-
-
-def confrontations(game: Game) -> dict[str, dict[str, Any]]:
-    """Each alignment's champions, leader and the deciding comparison in words, for the page."""
-    return {a.name: render.confrontation_body(game.confrontation(a.name)) for a in game.topology.alignments}
-
-
-def quota_error(exc: QuotaFull) -> ClientError:
-    """The coded error (429) of a client over one of its fair-share quotas (nothing was changed)."""
-    if exc.what == "ai":
-        return ClientError(
-            "ai_quota",
-            f"you already have {exc.have} games waiting for the AI's reply, the most one player or address may "
-            f"have at once ({exc.limit}): wait for a reply, then play; nothing was changed",
-            429,
-        )
-    if exc.what == "seeks":
-        return ClientError(
-            "seek_quota",
-            f"you already have {exc.have} open seeks in the lobby, the most one player or address may have "
-            f"({exc.limit}): wait for an opponent or cancel one; nothing was created",
-            429,
-        )
-    return ClientError(
-        "review_quota",
-        f"you already have {exc.have} game reviews waiting, the most one player or address may have at once "
-        f"({exc.limit}): wait for one to finish; nothing was queued",
-        429,
-    )
 
 
 class GameService:
@@ -207,19 +132,15 @@ class GameService:
         # what the lobby shows per seek beyond the game itself: the accounts work fills in
         # "rated" and "rating" (None: an anonymous, unrated game)
         self.lobby_extras: Callable[[GameRecord], dict[str, Any]] = lambda rec: {"rated": False, "rating": None}
-        self.rooms: OrderedDict[str, Room] = OrderedDict()
         self.creates: dict[str, deque[float]] = {}
         self._levels: list[str] | None = None
         self.busy_rooms: Callable[[str], bool] = lambda gid: False  # the transport: rooms with clients
-        self._group: list[Any] = []  # (game id, decide, future, on_commit) waiting for the next group
-        self._in_flight = False  # a group is being committed on the database thread
-        self.committing: set[str] = set()  # the games of that group
-        self._db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-db")
-        self._read_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-read")
-        # the event loop owns the cache; changes run by off_loop() on the database thread hand
-        # their cache updates back to it
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread: int | None = None
+        # the parts that do not decide: the cache of replayed rooms (web/roomcache.py), the commit
+        # pipeline (web/commits.py) and the rendering of the state (web/roomstate.py)
+        self.cache = RoomCache(max_rooms, busy=lambda gid: self.busy_rooms(gid))
+        self.rooms = self.cache.rooms  # the cached rooms by id (tests clear it to force a reload)
+        self.commits = CommitPipeline(self, self.cache)
+        self.view = StateView(self)
         self._creates_lock = threading.Lock()
         # accounts and ratings (web/accounts.py, web/ratings.py): hooks called inside the transaction
         # of the change that ends a game (e.g. queue its rating update), and the names of accounts
@@ -259,136 +180,55 @@ class GameService:
         except NameError_ as exc:
             raise ClientError(exc.code, exc.message) from None
 
-    # -- the cache -------------------------------------------------------------------------
-    def _check_id(self, game_id: str) -> None:
+    # -- the rooms (the cache is web/roomcache.py) --------------------------------------------
+    def check_id(self, game_id: str) -> None:
+        """Refuse an id no game can have (``unknown_game``) before any database round trip."""
         if not _ID_RE.match(game_id or ""):
             raise ClientError("unknown_game", f"unknown game {game_id[:40]!r}", 404)
 
-    def _unknown(self, game_id: str) -> ClientError:
+    def unknown_game(self, game_id: str) -> ClientError:
+        """The error of a game id that no game has."""
         return ClientError("unknown_game", f"unknown game {game_id!r}: no game has this id", 404)
 
     def room(self, game_id: str) -> Room:
         """The room of ``game_id`` as stored now (the cache is used only when its version is current)."""
-        self._check_id(game_id)
+        self.check_id(game_id)
         version = self.storage.version(game_id)
         if version is None:
-            if self._on_loop():
-                self.rooms.pop(game_id, None)
-            raise self._unknown(game_id)
-        room = self.rooms.get(game_id)
+            self.cache.forget(game_id)
+            raise self.unknown_game(game_id)
+        room = self.cache.get(game_id)
         if room is not None and room.version == version:
-            if self._on_loop():
-                self.rooms.move_to_end(game_id)
+            self.cache.touch(game_id)
             if self.ai_to_move(room):  # the AI's place in the queue changes without a new version
-                room.ai_place = self._job_place(room)
+                room.ai_place = self.job_place(room)
             return room
         rec = self.storage.load(game_id)
         if rec is None:
-            raise self._unknown(game_id)
+            raise self.unknown_game(game_id)
         room = self._install(rec)
         self._ensure_ai_job(room)
         return room
 
     def cached(self, game_id: str) -> Room | None:
         """The cached room, if any (for the transport's bookkeeping; never for a decision)."""
-        return self.rooms.get(game_id)
-
-    def _build(self, rec: GameRecord) -> Room:
-        """A room for ``rec``, reusing the cached game when the stored moves only extend it (no caching:
-        safe on the database thread)."""
-        old = self.rooms.get(rec.id)
-        if (
-            old is not None
-            and old.rec.start_position == rec.start_position
-            and rec.moves[: len(old.rec.moves)] == old.rec.moves
-        ):
-            game = old.game.copy()
-            moves = rec.moves[len(old.rec.moves) :]
-        else:
-            game = Game.from_position(rec.start_position) if rec.start_position else Game()
-            moves = rec.moves
-        try:
-            for mv in moves:
-                game.play(mv)
-        except JerichoError as exc:
-            raise ClientError("corrupt_game", f"stored game {rec.id!r} cannot be replayed: {exc}", 500) from exc
-        room = Room(rec, game)
-        if old is not None:
-            room.present = old.present
-            room.prior = old.rendered or old.prior
-        return room
+        return self.cache.get(game_id)
 
     def _install(self, rec: GameRecord) -> Room:
         """Cache the room of ``rec`` (replayed, or extended from the cached one) with its AI place."""
-        room = self._build(rec)
-        room.ai_place = self._job_place(room)
-        self._keep(room)
+        room = self.cache.build(rec)
+        room.ai_place = self.job_place(room)
+        self.cache.keep(room)
         return room
-
-    def _on_loop(self) -> bool:
-        return self._loop_thread is None or threading.get_ident() == self._loop_thread
-
-    def _keep(self, room: Room) -> None:
-        """Cache ``room``; from the database thread (see :meth:`off_loop`) the event loop does it."""
-        if not self._on_loop():
-            assert self._loop is not None
-            self._loop.call_soon_threadsafe(self._keep, room)
-            return
-        old = self.rooms.get(room.rec.id)
-        if old is not None and old.version > room.version:
-            return  # a newer copy was cached meanwhile
-        self.rooms[room.rec.id] = room
-        self.rooms.move_to_end(room.rec.id)
-        self._evict()
-
-    async def off_loop(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run a synchronous change (create, join, undo, resign, rematch, ...) on the database thread.
-
-        The event loop then never waits for a disk flush, nor for the write lock that this
-        process's own group of moves holds while it commits (on SQLite, a change made on the loop
-        waited for both: ~30 ms with the loop stopped).  The database thread runs one thing at a
-        time, so the change runs between two groups; its cache updates are handed back to the
-        event loop and happen before this returns."""
-        loop = self._bind()
-        return await loop.run_in_executor(self._db_thread, lambda: fn(*args))
-
-    async def off_loop_read(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """:meth:`off_loop` for reads (reloading games that other processes changed): on a thread
-        of their own, so that they never wait behind a group's commit."""
-        loop = self._bind()
-        return await loop.run_in_executor(self._read_thread, lambda: fn(*args))
-
-    def _bind(self) -> asyncio.AbstractEventLoop:
-        """Note the event loop (the cache's owner) we are called on."""
-        loop = asyncio.get_running_loop()
-        self._loop, self._loop_thread = loop, threading.get_ident()
-        return loop
-
-    def _evict(self) -> None:
-        while len(self.rooms) > self.max_rooms:
-            for gid in self.rooms:
-                if not self.busy_rooms(gid):
-                    del self.rooms[gid]
-                    break
-            else:
-                return
-
-    def _fresh(self, tx: Tx) -> Room:
-        """The room at the version locked by ``tx``: the cached copy if it is that version, else reloaded
-        (not cached: the committed room is, once the transaction is over)."""
-        room = self.rooms.get(tx.game_id)
-        if room is not None and room.version == tx.version:
-            return room
-        return self._build(tx.load())
 
     def refresh(self, game_id: str, version: int) -> Room | None:
         """Bring a cached room up to ``version`` after another process announced it (None: not cached,
         or already current).  ``version`` -1: only the AI's place in the queue changed."""
-        room = self.rooms.get(game_id)
+        room = self.cache.get(game_id)
         if room is None:
             return None
         if version < 0:
-            place = self._job_place(room)
+            place = self.job_place(room)
             if place == room.ai_place:
                 return None
             room.ai_place = place
@@ -400,7 +240,8 @@ class GameService:
             return None
         return self._install(rec)
 
-    def _job_place(self, room: Room, conn: Any = None) -> int | None:
+    def job_place(self, room: Room, conn: Any = None) -> int | None:
+        """The AI job's place in the queue (0: thinking) when the game waits for the AI, else None."""
         if self.ai_to_move(room):
             return self.storage.job_place(room.rec.id, room.version, conn)
         return None
@@ -430,318 +271,35 @@ class GameService:
             left -= self.now() - room.rec.turn_started
         return left
 
-    def _board(self, room: Room) -> str:
-        """The part of the public state that only changes with the version, serialized once."""
-        if room.board_json is not None and room.board_version == room.version:
-            return room.board_json
-        rec, game = room.rec, room.game
-        result, reason = self.outcome(room)
-        status = self.status(room)
-        legal = "{}"  # the legal placements by piece, as JSON text (render.legal_json)
-        pass_only = False
-        if status == "playing":
-            legal = render.legal_json(game)
-            pass_only = legal == "{}"  # playing, yet no placement: passing is forced
-        threat = game.seven_threat()
-        board = {
-            "id": rec.id,
-            "mode": rec.mode,
-            "status": status,
-            "ply": len(rec.moves),
-            "version": rec.version,
-            "moves": list(rec.moves),
-            "turn": game.turn.value,
-            "score": list(game.score()),
-            "pass_only": pass_only,
-            "last": rec.moves[-1] if rec.moves else None,
-            "threat": threat.value if threat and status != "over" else None,
-            "result": result,
-            "reason": reason,
-            "can_undo": status == "playing" and self._has_own_move(room),
-            "rematch_of": rec.rematch_of,
-            "rematch_id": rec.rematch_id,
-            "public": rec.public,
-            "names": {s: rec.meta.get("names", {}).get(s) for s in SIDES},
-            "offer": rec.meta.get("offer") if status == "playing" else None,
-            "can_abort": rec.mode == "online" and status != "over" and not _both_moved(rec),
-            # accounts: the username each seat is bound to (None: anonymous), and whether it is rated
-            "accounts": {s: self._account_of(rec, s) for s in SIDES},
-            "rated": rec.rated,
-            # issue 23: the time control, and when the side to move's clock reaches zero (wall time)
-            "increment": rec.increment,
-            "per_move_days": rec.per_move_days,
-            "deadline": rec.deadline if status == "playing" else None,
-        }
-        # the position's parts (towers, reserves, leaders, confrontations) come from fragments
-        # rendered once and memoized, and only the parts a move changed are looked up again
-        # (web/render.py): they were most of a state's cost
-        rendered = room.rendered = render.position_json(game, room.prior)
-        room.prior = None
-        room.board_json = json.dumps(board, separators=(",", ":"))[1:-1] + ',"legal":' + legal + "," + rendered.text
-        room.board_version = room.version
-        return room.board_json
-
-    def _account_of(self, rec: GameRecord, side: str) -> str | None:
-        account_id = getattr(rec, f"{side}_account")
-        return None if account_id is None else self.account_name(account_id)
-
-    def _live(self, room: Room) -> dict[str, Any]:
-        """The part of the public state that changes without a new version (presence, clocks, AI queue)."""
-        rec = room.rec
-        seats = {}
-        for s in SIDES:
-            if rec.mode == "ai" and rec.ai_side == s:
-                seats[s] = {"kind": "ai", "level": rec.ai_level, "present": True}
-            elif rec.mode == "online" and not getattr(rec, f"{s}_token"):
-                seats[s] = {"kind": "open", "present": False}
-            else:
-                seats[s] = {"kind": "human", "present": bool(room.present[s])}
-                since = room.present.get("away", {}).get(s)
-                # only where it matters (a claim is possible): the state stays still otherwise
-                claimable = rec.mode == "online" and rec.clock is None and self.status(room) == "playing"
-                if claimable and not room.present[s] and since is not None:
-                    seats[s]["away_for"] = round(max(0.0, self.now() - since), 1)
-        clock = None
-        if rec.clock is not None:
-            clock = {
-                "initial": rec.clock,
-                "south": max(0.0, self.time_left(room, "south")),
-                "north": max(0.0, self.time_left(room, "north")),
-                "running": self.clock_side(room),
-                "increment": rec.increment,
-            }
-        place = room.ai_place if self.ai_to_move(room) else None
-        ai = None if place is None else {"status": "thinking" if place == 0 else "queued", "position": place}
-        return {
-            "seats": seats,
-            "clock": clock,
-            "ai_thinking": place is not None,
-            "ai": ai,
-            "watchers": room.present["watchers"],
-            # an untimed online game: a player may claim once the opponent has been away this long
-            "claim_after": self.claim_after if rec.mode == "online" and rec.clock is None else None,
-        }
-
     def state_json(self, room: Room) -> str:
-        """The public state as JSON text (never a token)."""
-        live = json.dumps(self._live(room), separators=(",", ":"))[1:-1]
-        return "{" + self._board(room) + "," + live + "}"
+        """The public state as JSON text (never a token): see :class:`~jericho_game.web.roomstate.StateView`."""
+        return self.view.state_json(room)
 
     def public_state(self, room: Room) -> dict[str, Any]:
         """Everything anyone may see about a game (never a token), as a dict."""
-        result: dict[str, Any] = json.loads(self.state_json(room))
-        return result
+        return self.view.public_state(room)
 
-    def _has_own_move(self, room: Room) -> bool:
-        """Whether undo has something to take back: a move (not a forced pass) of a person, in a
-        game with undo (against the AI, the AI's own opening move is not the person's to undo)."""
-        rec, n = room.rec, len(room.rec.moves)
-        if rec.mode == "hotseat":
-            return any(m != "pass" for m in rec.moves)
-        if rec.mode != "ai":
-            return False
-        turn = room.game.turn
-        return any(
-            m != "pass" and (turn.other if (n - 1 - i) % 2 == 0 else turn).value != rec.ai_side
-            for i, m in enumerate(rec.moves)
-        )
-
-    # -- the write path ------------------------------------------------------------------------
-    def _commit(
-        self,
-        tx: Tx,
-        room: Room,
-        rec: GameRecord,
-        game: Game,
-        new_moves: list[str] | None = None,
-        plies: int | None = None,
-    ) -> Room:
-        """Write ``rec``/``game`` (the room after the change) in ``tx``: moves, AI job, deadline, version.
-
-        Every refusal comes before the first write (a group of changes relies on it: see
-        :meth:`_run_group`)."""
-        rec.moves = list(room.rec.moves[: plies if plies is not None else None]) + list(new_moves or [])
-        offer = rec.meta.get("offer")
-        if offer and (new_moves or plies is not None):
-            # a move answers every takeback request and the opponent's draw offer (the offerer's
-            # own move leaves a draw offer standing)
-            mover = room.game.turn.value
-            if offer.get("what") != "draw" or offer.get("by") != mover or plies is not None:
-                rec.meta = {k: v for k, v in rec.meta.items() if k != "offer"}
-        result, reason = _outcome(rec, game)
-        if result is not None and rec.result is None:
-            rec.result, rec.reason, rec.turn_started = result, reason, None
-        side = _clock_side(rec, game)
-        rec.deadline = None
-        if side is not None and rec.turn_started is not None:
-            rec.deadline = rec.turn_started + float(getattr(rec, f"{side}_time") or 0.0)
-        ai_next = rec.mode == "ai" and _status(rec, game) == "playing" and game.turn.value == rec.ai_side
-        if ai_next and self.ai_per_client is not None:
-            waiting = tx.client_jobs(rec)
-            if waiting >= self.ai_per_client:
-                raise quota_error(QuotaFull("ai", waiting, self.ai_per_client))
-        if ai_next and tx.waiting_jobs() >= self.max_ai_jobs:
-            raise ClientError(
-                "busy",
-                f"the server is busy: {self.max_ai_jobs} AI moves are waiting; nothing was changed, try again soon",
-                503,
-            )
-        if rec.result is not None and room.rec.result is None:  # this change ends the game
-            for hook in self.on_finish:
-                hook(tx, rec)
-        if plies is not None:
-            tx.truncate(plies)
-        if new_moves:
-            tx.append_moves(len(room.rec.moves), new_moves)
-        if ai_next:
-            tx.put_job(rec, tx.version + 1, rec.ai_level or "random")
-        elif rec.mode == "ai":
-            tx.drop_job()
-        tx.save(rec)
-        new = Room(rec, game)
-        new.present = room.present
-        new.prior = room.rendered or room.prior
-        return new
-
-    def _publish(self, room: Room) -> Room:
-        """Cache the committed room (the transaction is over)."""
-        room.ai_place = self._job_place(room)
-        self._keep(room)
-        return room
+    # -- the write path (web/commits.py) -------------------------------------------------------
+    @property
+    def committing(self) -> set[str]:
+        """The games of the group being committed now (the transport holds their broadcasts back)."""
+        return self.commits.committing
 
     def announce(self, room: Room) -> None:
         """Tell every listener (this process now, the others through the broker) that the game changed."""
-        self.broker.publish(room.rec.id, room.version)
-        if self.ai_to_move(room):
-            self.broker.job_queued(room.rec.id)
+        self.commits.announce(room)
 
-    def _write(self, game_id: str, decide: Callable[[Tx, Room], Change]) -> Change:
-        """Run ``decide`` on the fresh room inside a locked transaction; cache the result once committed."""
-        self._check_id(game_id)
-        try:
-            with self.storage.write(game_id) as tx:
-                change = decide(tx, self._fresh(tx))
-                change.committed = tx.saved is not None
-        except Exception as exc:  # noqa: BLE001 - translated, or raised as it is
-            raise self._refusal(game_id, exc) from None
-        self._publish(change.room)
-        return change
+    async def off_loop(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a synchronous change on the database thread (see :meth:`CommitPipeline.off_loop`)."""
+        return await self.commits.off_loop(fn, *args)
 
-    def _refusal(self, game_id: str, exc: Exception) -> Exception:
-        """The error a client hears for ``exc`` raised by a change (the change was rolled back)."""
-        if isinstance(exc, KeyError):
-            return self._unknown(game_id)
-        if isinstance(exc, Conflict):
-            room = self.room(game_id)
-            return ClientError(
-                "moved_on", "the game moved on meanwhile: nothing was played", 409, self.public_state(room)
-            )
-        if isinstance(exc, QueueFull):
-            return ClientError("busy", f"the server is busy: {exc}; try again soon", 503)
-        if isinstance(exc, QuotaFull):
-            return quota_error(exc)
-        return exc
-
-    async def _write_grouped(
-        self,
-        game_id: str,
-        decide: Callable[[Tx, Room], Change],
-        on_commit: Callable[[Change], None] | None = None,
-    ) -> Change:
-        """:meth:`_write`, with the changes that arrive together committed together (group commit).
-
-        The changes requested while the previous group was being committed run in one
-        transaction, on the database thread (the event loop goes on reading messages while the
-        disk flushes), in the order of their games' ids (so two processes' groups always lock rows
-        in the same order and never deadlock); the whole group commits once, then every request
-        is answered.  A refused change has written nothing (see :meth:`_run_group`); a failed
-        commit fails them all (nothing was acknowledged).  ``on_commit`` runs as soon as the change is
-        committed, before anything else on the event loop (the mover's ``ack`` goes out before
-        any broadcast of the new state)."""
-        self._check_id(game_id)
-        loop = self._bind()
-        fut: asyncio.Future[Change] = loop.create_future()
-        self._group.append((game_id, decide, fut, on_commit))
-        if len(self._group) == 1 and not self._in_flight:
-            loop.call_soon(self._start_group)
-        return await fut
-
-    def _start_group(self) -> None:
-        if self._in_flight or not self._group:
-            return
-        group, self._group = self._group, []
-        group.sort(key=lambda item: item[0])  # stable: one game's changes keep their order
-        self._in_flight = True
-        self.committing = {item[0] for item in group}
-        loop = asyncio.get_running_loop()
-        work = loop.run_in_executor(self._db_thread, self._run_group, [(g, d) for g, d, *_ in group])
-        work.add_done_callback(lambda done: self._end_group(group, done))
-
-    def _run_group(self, items: list[tuple[str, Callable[[Tx, Room], Change]]]) -> list[Change | Exception]:
-        """The group's transaction (on the database thread): the changes one after the other, one commit.
-
-        A change refused before it wrote anything (every :class:`ClientError` is: see
-        :meth:`_commit`) is simply left out; anything failing after a write aborts the whole
-        group, so a half-made change is never committed (no savepoints: they would cost two round
-        trips per change)."""
-        outcomes: list[Change | Exception] = []
-        with self.storage.batch() as conn:
-            latest: dict[str, Room] = {}  # rooms changed earlier in this group
-            for game_id, decide in items:
-                tx: Tx | None = None
-                try:
-                    tx = self.storage.lock(conn, game_id)
-                    room = latest.get(game_id)
-                    if room is None or room.version != tx.version:
-                        room = self._fresh(tx)
-                    change = decide(tx, room)
-                    change.committed = tx.saved is not None
-                    latest[game_id] = change.room
-                    outcomes.append(change)
-                except Exception as exc:  # noqa: BLE001 - this change is refused, the others go on
-                    if tx is not None and tx.wrote:
-                        raise  # a half-made change: nothing of the group may be committed
-                    outcomes.append(exc)
-            # the AI's place in the queue, read here rather than on the event loop (and before the
-            # commit: once it commits, an AI runner may already be answering)
-            for outcome in outcomes:
-                if isinstance(outcome, Change):
-                    outcome.room.ai_place = self._job_place(outcome.room, conn)
-        return outcomes
-
-    def _end_group(self, group: list[Any], done: asyncio.Future[list[Change | Exception]]) -> None:
-        """Back on the event loop: cache the committed rooms and answer every request of the group."""
-        self._in_flight = False
-        self.committing = set()
-        try:
-            outcomes = done.result()
-        except Exception as exc:  # noqa: BLE001 - the commit failed: nothing of the group was stored
-            for _, _, fut, _ in group:
-                if not fut.done():
-                    fut.set_exception(exc)
-            outcomes = None
-        for i, (game_id, _, fut, on_commit) in enumerate(group if outcomes is not None else []):
-            outcome = outcomes[i]  # type: ignore[index]
-            if isinstance(outcome, Change):
-                self._keep(outcome.room)  # its AI place was read on the database thread
-                if on_commit is not None:
-                    try:
-                        on_commit(outcome)
-                    except Exception:  # noqa: BLE001 - the change is stored; its announcement failed
-                        log.exception("could not announce a change of game %s", game_id)
-                if not fut.done():
-                    fut.set_result(outcome)
-            elif not fut.done():
-                try:
-                    fut.set_exception(self._refusal(game_id, outcome))
-                except Exception as exc:  # noqa: BLE001 - e.g. the database went away meanwhile
-                    fut.set_exception(exc)
-        self._start_group()  # the changes that arrived meanwhile
+    async def off_loop_read(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a read on the read thread (see :meth:`CommitPipeline.off_loop_read`)."""
+        return await self.commits.off_loop_read(fn, *args)
 
     def close(self) -> None:
         """Stop the database threads."""
-        self._db_thread.shutdown(wait=False)
-        self._read_thread.shutdown(wait=False)
+        self.commits.close()
 
     def _charge(self, rec: GameRecord, game: Game) -> None:
         """Stop the running clock: subtract the time spent by the side to move."""
@@ -759,7 +317,7 @@ class GameService:
         rec = room.rec.copy()
         setattr(rec, f"{side}_time", 0.0)
         rec.result, rec.reason, rec.turn_started = Side(side).other.value, "time", None
-        return self._commit(tx, room, rec, room.game)
+        return self.commits.commit(tx, room, rec, room.game)
 
     @staticmethod
     def _with_forced_passes(game: Game, move: Move) -> tuple[Game, list[str]]:
@@ -882,7 +440,7 @@ class GameService:
             raise quota_error(exc) from None
         with self._creates_lock:
             window.append(now)
-        room = self._publish(Room(rec, game))
+        room = self.commits.publish(Room(rec, game))
         reply["token"] = token
         return room, reply
 
@@ -912,7 +470,7 @@ class GameService:
             return Change(fresh)
 
         try:
-            self._write(room.rec.id, decide)
+            self.commits.write(room.rec.id, decide)
         except Exception:  # noqa: BLE001 - the next load tries again; the game itself is fine
             log.exception("could not queue the AI move of game %s", room.rec.id)
 
@@ -954,9 +512,9 @@ class GameService:
             if new.clock is not None:
                 new.turn_started = self.now()
             out.update(id=rec.id, side=seat, token=token)
-            return Change(self._commit(tx, room, new, room.game))
+            return Change(self.commits.commit(tx, room, new, room.game))
 
-        return self._write(game_id, decide), out
+        return self.commits.write(game_id, decide), out
 
     def seats_of(self, room: Room, token: Any, account: int | None = None) -> frozenset[str]:
         """The seats ``token`` holds in ``room`` (never the AI's).  A seat bound to an account is
@@ -1001,9 +559,9 @@ class GameService:
             new.meta["arrived"] = sorted(arrived)
             if arrived >= set(SIDES):
                 new.turn_started = self.now()
-            return Change(self._commit(tx, fresh, new, fresh.game))
+            return Change(self.commits.commit(tx, fresh, new, fresh.game))
 
-        return self._write(game_id, decide)
+        return self.commits.write(game_id, decide)
 
     def _seat_to_move(self, room: Room, seats: frozenset[str], action: str) -> str:
         if not seats:
@@ -1053,28 +611,28 @@ class GameService:
             rec = room.rec.copy()
             self._charge(rec, room.game)
             timecontrol.credit(rec, room.game.turn.value)  # the increment, or a correspondence move's days
-            new = self._commit(tx, room, rec, game, played)
+            new = self.commits.commit(tx, room, rec, game, played)
             for hook in self.on_move:
                 hook(tx, new)
             return Change(new, ack={"type": "ack", "ply": len(room.rec.moves) + 1, "move": str(move)})
 
-        return await self._write_grouped(game_id, decide, on_commit)
+        return await self.commits.write_grouped(game_id, decide, on_commit)
 
     async def grouped(self, action: str, game_id: str, seats: frozenset[str]) -> Change:
         """``undo``, ``resign`` or ``rematch`` committed in the group of changes that arrive
-        meanwhile (see :meth:`_write_grouped`): their own transaction cost one disk flush each, a
+        meanwhile (see :meth:`CommitPipeline.write_grouped`): their own transaction cost one disk flush each, a
         burst of them (every game of a round ending at once) held up everyone's moves for as long."""
         decides = {"undo": self._undo, "resign": self._resign, "rematch": self._rematch}
         if action not in decides:
             raise ValueError(f"grouped: {action!r} is not undo, resign or rematch")
-        return await self._write_grouped(game_id, decides[action](seats))
+        return await self.commits.write_grouped(game_id, decides[action](seats))
 
     def undo(self, game_id: str, seats: frozenset[str]) -> Change:
         """Take back the last move of the person (and the AI's reply / forced passes after it)."""
-        return self._write(game_id, self._undo(seats))
+        return self.commits.write(game_id, self._undo(seats))
 
     def _undo(self, seats: frozenset[str]) -> Callable[[Tx, Room], Change]:
-        # the decision of undo (run by _write, or in a group commit by grouped)
+        # the decision of undo (run by commits.write, or in a group commit by grouped)
 
         def decide(tx: Tx, room: Room) -> Change:
             rec = room.rec
@@ -1104,16 +662,16 @@ class GameService:
                 raise ClientError("nothing_to_undo", "there is no move of yours to take back")
             new = rec.copy()
             self._charge(new, room.game)
-            return Change(self._commit(tx, room, new, game, plies=len(game.history)))
+            return Change(self.commits.commit(tx, room, new, game, plies=len(game.history)))
 
         return decide
 
     def resign(self, game_id: str, seats: frozenset[str]) -> Change:
         """The seat (hot-seat: the side to move) gives up."""
-        return self._write(game_id, self._resign(seats))
+        return self.commits.write(game_id, self._resign(seats))
 
     def _resign(self, seats: frozenset[str]) -> Callable[[Tx, Room], Change]:
-        # the decision of resign (run by _write, or in a group commit by grouped)
+        # the decision of resign (run by commits.write, or in a group commit by grouped)
 
         def decide(tx: Tx, room: Room) -> Change:
             if not seats:
@@ -1127,16 +685,16 @@ class GameService:
             rec = room.rec.copy()
             self._charge(rec, room.game)
             rec.result, rec.reason, rec.turn_started = Side(side).other.value, "resign", None
-            return Change(self._commit(tx, room, rec, room.game))
+            return Change(self.commits.commit(tx, room, rec, room.game))
 
         return decide
 
     def rematch(self, game_id: str, seats: frozenset[str]) -> Change:
         """Create the rematch (seats swapped) once the game is over, or return the existing one."""
-        return self._write(game_id, self._rematch(seats))
+        return self.commits.write(game_id, self._rematch(seats))
 
     def _rematch(self, seats: frozenset[str]) -> Callable[[Tx, Room], Change]:
-        # the decision of rematch (run by _write, or in a group commit by grouped)
+        # the decision of rematch (run by commits.write, or in a group commit by grouped)
 
         def decide(tx: Tx, room: Room) -> Change:
             if not seats:
@@ -1175,8 +733,8 @@ class GameService:
             tx.insert_game(rec, job_level=job_level, max_client_jobs=self.ai_per_client)
             new_old = old.copy()
             new_old.rematch_id = rec.id
-            changed = self._commit(tx, room, new_old, room.game)
-            self._keep(Room(rec, game))
+            changed = self.commits.commit(tx, room, new_old, room.game)
+            self.cache.keep(Room(rec, game))
             return Change(changed, rematch_id=rec.id)
 
         return decide
@@ -1189,7 +747,7 @@ class GameService:
             flagged = self._flag_change(tx, room)
             return Change(flagged if flagged is not None else room)
 
-        change = self._write(game_id, decide)
+        change = self.commits.write(game_id, decide)
         return change if change.committed else None
 
     def ai_move(self, job: AIJob, text: str | None) -> Change | None:
@@ -1213,101 +771,16 @@ class GameService:
             rec = room.rec.copy()
             self._charge(rec, room.game)
             timecontrol.credit(rec, room.game.turn.value)
-            return Change(self._commit(tx, room, rec, game, played))
+            return Change(self.commits.commit(tx, room, rec, game, played))
 
-        change = self._write(job.game_id, decide)
+        change = self.commits.write(job.game_id, decide)
         return change if change.committed else None
 
-    # -- reading for the HTTP API ----------------------------------------------------------------
+    # -- reading for the HTTP API (web/roomstate.py) --------------------------------------------
     def replay_frames(self, room: Room) -> dict[str, Any]:
         """Every position of the game from the start, for stepping through it."""
-        rec = room.rec
-        game = Game.from_position(rec.start_position) if rec.start_position else Game()
-        frames = []
-
-        def frame(move: str | None) -> dict[str, Any]:
-            return {
-                "ply": len(game.history),
-                "move": move,
-                "towers": {c: [_p(p) for p in t] for c, t in game.towers().items() if t},
-                "leaders": {k: (str(v) if v is not None else None) for k, v in game.leaders().items()},
-                "score": list(game.score()),
-                "turn": game.turn.value,
-            }
-
-        frames.append(frame(None))
-        for mv in rec.moves:
-            game.play(mv)
-            frames.append(frame(mv))
-        return {"id": rec.id, "frames": frames, "result": self.outcome(room)[0]}
+        return self.view.replay_frames(room)
 
     def record_tags(self, room: Room) -> dict[str, str]:
         """The tags of the game record for download."""
-        rec = room.rec
-        result, reason = self.outcome(room)
-        given = rec.meta.get("names", {})
-        names = {s: "AI " + (rec.ai_level or "") if rec.ai_side == s else given.get(s) or "Human" for s in SIDES}
-        tags = {
-            "Event": f"Jericho web game ({rec.mode})",
-            "Site": "jericho serve",
-            "Date": time.strftime("%Y.%m.%d", time.gmtime(rec.created_at)),
-            "South": names["south"],
-            "North": names["north"],
-            "Result": _RESULT_TOKENS[result],
-            "GameId": rec.id,
-        }
-        if reason and (result or reason in NO_RESULT):
-            loser = "South" if result == "north" else "North"
-            away = SIDE_NAMES[Side(rec.meta.get("claimed_by") or "south").other.value]
-            tags["Termination"] = {
-                "seven": "seven monoliths held through a full turn",
-                "exhaustion": "both players passed",
-                "resign": f"{loser} resigned",
-                "time": f"{loser} lost on time",
-                "agreed": "draw agreed",
-                "claim": f"{away} left the game; "
-                + (f"{SIDE_NAMES[result]} claimed the win" if result in SIDES else "a draw was claimed"),
-                "aborted": "aborted before both sides had moved (no result)",
-                "expired": "nobody took the open seat (no result)",
-            }.get(reason, reason)
-        takebacks = rec.meta.get("takebacks")
-        if takebacks:
-            tags["Takebacks"] = "; ".join(f"{SIDE_NAMES[t['by']]} at ply {t['ply']}" for t in takebacks)
-        return tags
-
-
-def _both_moved(rec: GameRecord) -> bool:
-    """Whether each side has made a move of its own (not a forced pass): then no abort."""
-    turn = Side.SOUTH if not rec.start_position else Game.from_position(rec.start_position).turn
-    moved = set()
-    for mv in rec.moves:
-        if mv != "pass":
-            moved.add(turn)
-        turn = turn.other
-    return len(moved) == 2
-
-
-def _outcome(rec: GameRecord, game: Game) -> tuple[str | None, str | None]:
-    if rec.result or rec.reason in NO_RESULT:
-        return rec.result, rec.reason
-    result = game.outcome()
-    if result is None:
-        return None, None
-    h = game.history
-    reason = "exhaustion" if len(h) >= 2 and h[-1].is_pass and h[-2].is_pass else "seven"
-    return result, reason
-
-
-def _status(rec: GameRecord, game: Game) -> str:
-    result, reason = _outcome(rec, game)
-    if result is not None or reason in NO_RESULT:
-        return "over"
-    if rec.mode == "online" and not rec.joined:
-        return "waiting"
-    return "playing"
-
-
-def _clock_side(rec: GameRecord, game: Game) -> str | None:
-    if rec.clock is None or rec.turn_started is None or _status(rec, game) != "playing":
-        return None
-    return game.turn.value
+        return self.view.record_tags(room)

@@ -25,11 +25,9 @@ import re
 import socket
 import sys
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +53,18 @@ from jericho_game.web import endings, fairshare, i18n, jsonin, mygames, pages, t
 from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
-from jericho_game.web.correspondence import CorrespondencePolicy, correspondence_routes, turn_mail_hook
+from jericho_game.web.conn import Conn
+from jericho_game.web.correspondence import correspondence_routes, turn_mail_hook
 from jericho_game.web.errors import InternalErrors
 from jericho_game.web.fairshare import SocketCaps, address_of, too_many
 from jericho_game.web.httpguard import uvicorn_options
+from jericho_game.web.limits import Limits
 from jericho_game.web.lobby import Lobby
+from jericho_game.web.messages import Incoming, MessageTable, game_messages
 from jericho_game.web.notify import MailPolicy, Notifier, SmtpConfig, notify_routes
 from jericho_game.web.puzzles import PuzzleService, puzzle_routes
 from jericho_game.web.ratings import RatingPolicy, Ratings, rating_routes
+from jericho_game.web.records import write_game_record
 from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
 from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
@@ -89,146 +91,6 @@ SECURITY_HEADERS = {
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
 }
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The server's defences against hostile or runaway clients (see docs/web.md, "Limits")."""
-
-    max_message: int = 4096  # bytes of one WebSocket message or HTTP body
-    rate: float = 10.0  # messages per second a connection may send on average
-    burst: int = 30  # messages a connection may send at once
-    flood_close: int = 200  # refused messages in a row before the connection is closed
-    max_connections_per_game: int = 64  # watchers (connections holding no seat) per game; seats never count
-    creates_per_minute: int = 60  # new games per client address per minute
-    max_rooms_in_memory: int = 2000
-    send_timeout: float = 10.0  # seconds one message may take to go out before the client is closed
-    send_queue: int = 64  # messages waiting for one client (states coalesced) before it is closed
-    ai_queue: int = 64  # AI moves waiting for a worker before new ones are refused (busy)
-    sweep: float = 0.5  # seconds between looks for clocks that ran out (in any process)
-    min_clock: float = 1.0  # minutes: the shortest clock per side a game may ask for (1e-9 was lost at once)
-    # issue 12: presence across processes, claims, the lobby, a browser's games
-    claim_after: float = 300.0  # seconds an untimed online game's opponent must be away before a claim
-    presence_beat: float = 10.0  # seconds between a process's renewals of its presence rows
-    seek_idle: float = 120.0  # an open seek expires once its creator has been away this long (seconds)
-    seek_max_age: float = 3600.0  # ... or once it is this old
-    max_lobby_connections: int = 1000  # lobby WebSocket clients per process
-    max_my_games: int = 500  # games one "my games" request may ask about
-    review_queue: int = 16  # game reviews waiting or running before new ones are refused (busy)
-    # issue 22, fair share (web/fairshare.py): per client, i.e. per address and per account
-    ws_per_address: int = 16  # game WebSocket connections holding no seat, per address (and account), per process
-    lobby_per_address: int = 8  # lobby WebSocket connections per address (and account), per process
-    seat_grace: float = 5.0  # seconds a socket held on probation (watchers full) has to say hello with a seat
-    ai_per_client: int = 2  # games waiting for the AI's reply at once, per address (and account), all processes
-    reviews_per_client: int = 2  # game reviews waiting or running, per address (and account), all processes
-    seeks_per_client: int = 3  # open seeks in the lobby, per address (and account), all processes
-    # issue 23: unfinished correspondence games per account (or creator address), web/correspondence.py
-    correspondence_per_client: int = CorrespondencePolicy.per_client
-
-
-@dataclass(eq=False)
-class Conn:
-    """One WebSocket connection to a game: its seats, rate limit and bounded send queue."""
-
-    ws: Any
-    seats: frozenset[str] = frozenset()
-    tokens: float = 0.0
-    stamp: float = field(default_factory=time.monotonic)
-    refused: int = 0
-    dropped: bool = False  # closed by us: no longer sent anything
-    seen_version: int = -1  # version of the last state queued for it
-    queue: deque[tuple[str, str]] = field(default_factory=deque)
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
-    sending_since: float | None = None
-    task: asyncio.Task[Any] | None = None  # the connection's handler (cancelled when dropped)
-    on_drop: Callable[[Conn, str], None] | None = None
-    account: int | None = None  # the logged-in account of the WebSocket's session cookie (web/accounts.py)
-    address: str = "?"  # the client's address (fair share, web/fairshare.py)
-    capped: bool = False  # counted in the transport's per-address caps (it holds no seat)
-    probation: bool = False  # the game's watchers were full: it must say hello with a seat (seat_grace)
-
-    @property
-    def role(self) -> str:
-        """``south``, ``north``, ``both`` (hot-seat) or ``spectator``."""
-        if len(self.seats) == 2:
-            return "both"
-        return next(iter(self.seats)) if self.seats else "spectator"
-
-    def put(self, text: str, kind: str = "msg", limits: Limits | None = None) -> None:
-        """Queue a message; a ``state`` (or ``review``) replaces one still waiting (only the latest matters)."""
-        if self.dropped:
-            return
-        if kind in ("state", "review") and self.queue:
-            for i, (k, _) in enumerate(self.queue):
-                if k == kind:
-                    del self.queue[i]
-                    break
-        self.queue.append((kind, text))
-        self.ready.set()
-        lim = limits or Limits()
-        now = time.monotonic()
-        if len(self.queue) > lim.send_queue:
-            self.drop(f"more than {lim.send_queue} messages waiting")
-        elif self.sending_since is not None and now - self.sending_since > lim.send_timeout:
-            self.drop(f"one message took more than {lim.send_timeout:g} s to go out")
-
-    def drop(self, why: str, stop: bool = True) -> None:
-        """Stop sending to this client; ``stop``: also end its handler (it fell too far behind), which
-        closes the connection."""
-        if self.dropped:
-            return
-        self.dropped = True
-        self.queue.clear()
-        self.ready.set()
-        (log.warning if stop else log.info)("closing a WebSocket client: %s", why)
-        if self.on_drop is not None:
-            self.on_drop(self, why)
-        if stop and self.task is not None and self.task is not asyncio.current_task():
-            self.task.cancel()
-
-    async def pump(self, limits: Limits) -> None:
-        """Send queued messages one at a time, in order."""
-        while not self.dropped:
-            if not self.queue:
-                self.ready.clear()
-                await self.ready.wait()
-                continue
-            _, text = self.queue.popleft()
-            # a send that hangs is noticed by the next put() or by the transport's watchdog (a
-            # timeout per message would cost a task per message)
-            self.sending_since = time.monotonic()
-            try:
-                await self.ws.send_text(text)
-            except Exception:  # noqa: BLE001 - closed sockets raise various errors
-                self.drop("the connection is gone", stop=False)  # its handler sees the disconnect
-                return
-            finally:
-                self.sending_since = None
-
-
-def _minimal_record(game: Game, tags: dict[str, str]) -> str:
-    """A plain record (tags, then numbered moves) used when jericho_game.record is not available."""
-    lines = [f'[{k} "{v}"]' for k, v in tags.items()]
-    moves = [str(m) for m in game.history]
-    body = []
-    for i in range(0, len(moves), 2):
-        body.append(f"{i // 2 + 1}. " + " ".join(moves[i : i + 2]))
-    lines.append("")
-    lines.append(" ".join(body) + (" " if body else "") + tags.get("Result", "*"))
-    return "\n".join(lines) + "\n"
-
-
-def write_game_record(game: Game, tags: dict[str, str]) -> str:
-    """The game record text, by :func:`jericho_game.record.write_record` when that module exists."""
-    try:
-        from jericho_game.record import write_record  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return _minimal_record(game, tags)
-    try:
-        return str(write_record(game, tags))
-    except Exception:  # noqa: BLE001 - a record must always be downloadable
-        log.exception("jericho_game.record.write_record failed; writing a minimal record")
-        return _minimal_record(game, tags)
 
 
 class Transport:
@@ -280,6 +142,8 @@ class Transport:
         self.lobby = Lobby(service, limits, self.after)
         # fair share: this process's game sockets that hold no seat, per address and account
         self.caps = SocketCaps(limits.ws_per_address, limits.ws_per_address)
+        # the WebSocket's message kinds (web/messages.py): features add theirs with messages.add
+        self.messages: MessageTable = game_messages()
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -606,42 +470,8 @@ class Transport:
             if not isinstance(msg, dict):
                 raise ClientError("bad_message", "message must be a JSON object with a 'type'")
             ref = msg.get("ref") if isinstance(msg.get("ref"), str | int) else None
-            kind = msg.get("type")
-            seats = conn.seats
-            if kind == "ping":
-                self.send(conn, {"type": "pong", "ref": msg.get("ref")})
-            elif kind == "hello":
-                await self._hello(game_id, conn, msg)
-            elif kind == "move":
-                ply = msg.get("ply")
-                change = await self.service.move(
-                    game_id, seats, msg.get("move"), ply, on_commit=lambda ch: self.after(ch, conn, ref)
-                )
-                if change.error is not None:
-                    raise change.error
-            elif kind == "undo":
-                self._done(await self.service.grouped("undo", game_id, seats), conn, ref)
-            elif kind == "resign":
-                self._done(await self.service.grouped("resign", game_id, seats), conn, ref)
-            elif kind == "rematch":
-                change = await self.service.grouped("rematch", game_id, seats)
-                self.send(conn, {"type": "rematch", "id": change.rematch_id})
-                self._done(change, conn, ref)
-            elif kind == "offer":  # fair endings (web/endings.py), off the event loop as undo and resign
-                change = await self.service.off_loop(endings.offer, self.service, game_id, seats, msg.get("what"))
-                self._done(change, conn, ref)
-            elif kind in ("accept", "decline"):
-                what, accept = msg.get("what"), kind == "accept"
-                change = await self.service.off_loop(endings.answer, self.service, game_id, seats, what, accept)
-                self._done(change, conn, ref)
-            elif kind == "claim":
-                change = await self.service.off_loop(endings.claim, self.service, game_id, seats, msg.get("what"))
-                self._done(change, conn, ref)
-            elif kind == "abort":
-                self._done(await self.service.off_loop(endings.abort, self.service, game_id, seats), conn, ref)
-            else:
-                known = "hello, move, undo, resign, rematch, offer, accept, decline, claim, abort, ping"
-                raise ClientError("bad_message", f"unknown message type {str(kind)[:40]!r}: use {known}")
+            # one table of message kinds, kind -> handler (web/messages.py); unknown: bad_message
+            await self.messages.dispatch(Incoming(self, game_id, conn, msg, ref))
             conn.refused = 0
         except ClientError as exc:
             conn.refused += 1

@@ -32,7 +32,7 @@ from jericho_game.moves import Move
 from jericho_game.web import i18n
 from jericho_game.web.i18n import N_
 from jericho_game.web.jsonin import BadRequest, read_object
-from jericho_game.web.rooms import confrontations, legal_by_piece
+from jericho_game.web.roomstate import confrontations, legal_by_piece
 
 MAX_BODY = 4096
 MAX_MOVES = 120
