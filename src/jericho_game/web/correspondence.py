@@ -13,7 +13,7 @@ the player's account (every seat bound to it) and the seat tokens the browser ho
 first (the nearest deadline; untimed games last, the longest waiting first).  The home page and
 ``/games`` show it (``static/yourturn.js``).
 
-A player may have at most :attr:`CorrespondencePolicy.per_client` correspondence games going at
+A player may have at most ``Limits.correspondence_per_client`` (web/limits.py) correspondence games going at
 once (their account's seats, or the games created from their address when anonymous): docs/web.md,
 "Correspondence games".
 """
@@ -21,7 +21,6 @@ once (their account's seats, or the games created from their address when anonym
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text
@@ -39,20 +38,12 @@ from jericho_game.web.timecontrol import DAY, DAYS, check_days
 __all__ = [
     "DAY",
     "DAYS",
-    "CorrespondencePolicy",
     "active_games",
     "check_days",
     "correspondence_routes",
     "side_to_move",
     "waiting_for",
 ]
-
-
-@dataclass(frozen=True)
-class CorrespondencePolicy:
-    """How many correspondence games one player may have going at once."""
-
-    per_client: int = 50  # unfinished correspondence games per account (or creator address)
 
 
 SEEK_MAX_AGE = 7 * 86400.0  # a correspondence seek stays in the lobby a week, its creator away or not
