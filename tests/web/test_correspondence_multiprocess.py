@@ -66,13 +66,13 @@ def test_a_missed_deadline_is_claimed_exactly_once_across_processes(pg: str, ser
     assert deadline == pytest.approx(time.time() + 86400, abs=60)
     # South lets a day and more pass: moved back in the database (the truth), as a new version,
     # so that both processes reload it and both sweepers see the deadline past
-    _sql(
+    # (the version as this update left it: a sweeper may flag the game at once after it)
+    before = _sql(
         pg,
         "UPDATE games SET turn_started = turn_started - 90000, deadline = deadline - 90000, "
-        "version = version + 1 WHERE id = %(id)s",
+        "version = version + 1 WHERE id = %(id)s RETURNING version",
         id=g["id"],
-    )
-    before = stored(pg, g["id"]).version
+    )[0][0]
     for c in (south, north):
         st = c.wait(lambda st: st["status"] == "over", timeout=30)
         assert st["result"] == "north" and st["reason"] == "time"
