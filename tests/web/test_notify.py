@@ -363,3 +363,22 @@ def test_the_smtp_url_is_checked() -> None:
     with pytest.raises(ClientError):
         check_email("a@b.c\nBcc: x@y.z")
     assert check_email(" ada@example.org ") == "ada@example.org"
+
+
+def test_a_mail_the_mail_library_refuses_is_given_up_not_retried_forever(db: str, smtp: tuple[Inbox, int]) -> None:
+    inbox, port = smtp
+    storage = Storage(resolve_db_url(db))
+    n = Notifier(storage, AccountService(storage, hasher=CHEAP), SmtpConfig.parse(f"smtp://127.0.0.1:{port}"))
+    with storage.engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO mail_outbox (kind, to_addr, subject, body, unsubscribe, created_at, next_try, attempts) "
+                "VALUES ('turn', 'a@example.org', 'two\nlines', 'x', 'http://x', 0, 0, 0)"
+            )
+        )
+    assert n.deliver_one() is True
+    assert n.deliver_one() is False  # nothing left to try
+    row = _outbox(db)[0]
+    assert row["failed_at"] is not None and row["sent_at"] is None and "ValueError" in row["last_error"]
+    storage.close()
+    assert inbox.mails == []

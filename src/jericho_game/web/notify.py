@@ -525,7 +525,7 @@ class Notifier:
         msg.set_content(row["body"])
         return msg
 
-    def _finish(self, row: dict[str, Any], error: BaseException | None) -> None:
+    def _finish(self, row: dict[str, Any], error: BaseException | None, permanent: bool = False) -> None:
         now = self.now()
         with self.storage.engine.begin() as conn:
             if error is None:
@@ -535,7 +535,7 @@ class Notifier:
                 )
                 return
             attempts = int(row["attempts"]) + 1
-            permanent = isinstance(error, smtplib.SMTPResponseException) and 500 <= error.smtp_code < 600
+            permanent = permanent or (isinstance(error, smtplib.SMTPResponseException) and 500 <= error.smtp_code < 600)
             if isinstance(error, smtplib.SMTPRecipientsRefused):
                 codes = [c for c, _ in error.recipients.values()]
                 permanent = bool(codes) and all(500 <= c < 600 for c in codes)
@@ -560,9 +560,14 @@ class Notifier:
         row = self._claim()
         if row is None:
             return False
+        try:
+            msg = self._message(row)
+        except (ValueError, TypeError) as exc:  # a header the mail library refuses: never sendable
+            self._finish(row, exc, permanent=True)
+            return True
         error: BaseException | None = None
         try:
-            self.smtp.send(self._message(row))
+            self.smtp.send(msg)
         except (smtplib.SMTPException, OSError) as exc:
             error = exc
         self._finish(row, error)
