@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from jericho_game.pieces import Side
+from jericho_game.web.correspondence import seek_expired
 from jericho_game.web.gameroom import SIDE_NAMES, SIDES, Change, ClientError, Room, both_moved
 from jericho_game.web.storage import Tx
 
@@ -229,8 +230,7 @@ def expire_seek(svc: GameService, game_id: str) -> Change | None:
         listed = float(rec.meta.get("listed_at") or rec.created_at)
         if since is None and not seen.present[creator]:
             since = listed  # never connected
-        idle = since is not None and now - since >= svc.seek_idle
-        if not idle and now - listed < svc.seek_max_age:
+        if not seek_expired(rec, now, since, svc.seek_idle, svc.seek_max_age):
             return Change(room)
         new = rec.copy()
         new.result, new.reason = None, "expired"

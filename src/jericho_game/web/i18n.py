@@ -176,6 +176,14 @@ ERRORS = {
     "chat_muted": N_("An administrator has muted your chat on this site."),
     "spectator_chat": N_("The spectators' chat opens to the players once the game is over."),
     "unknown_message": N_("There is no such chat message."),
+    # e-mail notifications (web/notify.py)
+    "bad_email": N_("This e-mail address is not valid."),
+    "email_off": N_("This server sends no e-mail."),
+    "too_soon": N_("A confirmation mail was sent a moment ago: wait a minute."),
+    "not_your_game": N_("Only a player of this game can do this."),
+    "not_invitable": N_("Only an online game waiting for its invited opponent can be sent by mail."),
+    "bad_link": N_("This link is not valid."),
+    "correspondence_quota": N_("You already have the most correspondence games going: finish one first."),
 }
 
 

@@ -43,3 +43,5 @@ class Limits:
     ai_per_client: int = 2  # games waiting for the AI's reply at once, per address (and account), all processes
     reviews_per_client: int = 2  # game reviews waiting or running, per address (and account), all processes
     seeks_per_client: int = 3  # open seeks in the lobby, per address (and account), all processes
+    # issue 23: unfinished correspondence games per account (or creator address), web/correspondence.py
+    correspondence_per_client: int = 50

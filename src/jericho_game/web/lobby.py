@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jericho_game.web import jsonin
+from jericho_game.web.correspondence import seek_expired
 from jericho_game.web.endings import expire_seek
 from jericho_game.web.fairshare import SocketCaps, too_many
 from jericho_game.web.rooms import SIDES, Change, GameService
@@ -55,6 +56,17 @@ def listed_at(rec: GameRecord) -> float:
     return float(rec.meta.get("listed_at") or rec.created_at)
 
 
+def time_control(rec: GameRecord) -> dict[str, Any]:
+    """A game's time control as the lobby lists it: ``clock`` (minutes each, None: none or a
+    correspondence game), ``increment`` (seconds added per move) and ``per_move_days``."""
+    corr = rec.per_move_days is not None
+    return {
+        "clock": rec.clock / 60.0 if rec.clock and not corr else None,
+        "increment": rec.increment if not corr else None,
+        "per_move_days": rec.per_move_days,
+    }
+
+
 def snapshot(svc: GameService) -> dict[str, Any]:
     """The lobby as stored now: ``seeks`` (open, oldest first) and ``playing`` (newest first)."""
     now = svc.now()
@@ -69,7 +81,7 @@ def snapshot(svc: GameService) -> dict[str, Any]:
             {
                 "id": rec.id,
                 "side": side,  # the creator's side: the one who joins plays the other
-                "clock": rec.clock / 60.0 if rec.clock else None,
+                **time_control(rec),
                 "name": names.get(side),
                 "age": round(max(0.0, now - listed_at(rec)), 1),
                 "present": seen.get(rec.id, Presence()).present[side],
@@ -80,7 +92,7 @@ def snapshot(svc: GameService) -> dict[str, Any]:
         {
             "id": rec.id,
             "names": {s: rec.meta.get("names", {}).get(s) for s in SIDES},
-            "clock": rec.clock / 60.0 if rec.clock else None,
+            **time_control(rec),
             "since": round(max(0.0, now - float(rec.meta.get("joined_at") or listed_at(rec))), 1),
             **svc.lobby_extras(rec),
         }
@@ -177,7 +189,7 @@ class Lobby:
             p = seen.get(rec.id, Presence())
             side = _creator(rec)
             since = None if p.present[side] else (p.away_since[side] or listed_at(rec))
-            if (since is not None and now - since >= svc.seek_idle) or now - listed_at(rec) >= svc.seek_max_age:
+            if seek_expired(rec, now, since, svc.seek_idle, svc.seek_max_age):  # web/correspondence.py
                 due.append(rec.id)
         return due
 

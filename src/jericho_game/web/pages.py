@@ -61,6 +61,7 @@ PAGES: dict[str, tuple[str, str]] = {
     "/players/{name}": ("profile.html", "profile"),
     "/analysis": ("analysis.html", "analysis"),
     "/puzzles": ("puzzles.html", "puzzles"),
+    "/settings": ("settings.html", "settings"),  # notifications (static/settings.js, web/notify.py)
     "/puzzles/{id}": ("puzzles.html", "puzzles"),
     "/offline": ("offline.html", "offline"),
 }

@@ -36,6 +36,7 @@ from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
 from jericho_game.pieces import Side
 from jericho_game.players.base import make_player, registered_names
+from jericho_game.web import timecontrol
 from jericho_game.web.broker import Broker, LocalBroker
 from jericho_game.web.commits import CommitPipeline
 from jericho_game.web.gameroom import (
@@ -144,6 +145,10 @@ class GameService:
         # accounts and ratings (web/accounts.py, web/ratings.py): hooks called inside the transaction
         # of the change that ends a game (e.g. queue its rating update), and the names of accounts
         self.on_finish: list[Callable[[Tx, GameRecord], None]] = []
+        # issue 23: hooks called inside the transaction of a player's move, with the room after it
+        # (a correspondence turn's mail, web/correspondence.py), and the correspondence quota
+        self.on_move: list[Callable[[Tx, Room], None]] = []
+        self.correspondence_per_client = 50  # unfinished correspondence games per player (Limits)
         self.account_name: Callable[[int], str | None] = lambda account_id: None
 
     # -- levels ----------------------------------------------------------------------------
@@ -348,7 +353,8 @@ class GameService:
                 window.popleft()
             if len(window) >= self.creates_per_minute:
                 raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
-        unknown = set(spec) - {"mode", "side", "level", "clock", "rated", "name", "public"}
+        fields = {"mode", "side", "level", "clock", "increment", "per_move_days", "rated", "name", "public"}
+        unknown = set(spec) - fields
         if unknown:
             raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))}")
         mode = spec.get("mode", "ai")
@@ -359,15 +365,11 @@ class GameService:
             raise ClientError("bad_request", f"side must be south, north or random, not {str(side)[:40]!r}")
         if side == "random":
             side = random.choice(SIDES)
-        clock = spec.get("clock")
-        if clock in (None, 0, False):
-            clock_s = None
-        elif isinstance(clock, int | float) and not isinstance(clock, bool) and self.min_clock <= clock <= 180:
-            clock_s = float(clock) * 60.0
-        else:
-            raise ClientError(
-                "bad_request", f"clock must be null or minutes per side between {self.min_clock:g} and 180"
-            )
+        try:  # minutes each, a Fischer increment, or days per move (web/timecontrol.py)
+            control = timecontrol.parse(spec, mode, self.min_clock)
+        except ValueError as exc:
+            raise ClientError("bad_request", str(exc)) from None
+        clock_s = control.clock
         public = spec.get("public", False)
         if not isinstance(public, bool) or (public and mode != "online"):
             raise ClientError("bad_request", "public must be true or false, and only online games can be public")
@@ -415,8 +417,10 @@ class GameService:
         if account is not None:  # the creator's seats are the account's
             for s in SIDES if mode == "hotseat" else (side,):
                 setattr(rec, f"{s}_account", account)
+        if control.per_move_days is not None:
+            self._correspondence_quota(account, rec.address)
+        control.apply(rec)
         if clock_s is not None:
-            rec.clock = rec.south_time = rec.north_time = clock_s
             if mode != "online":
                 rec.turn_started = now
                 rec.deadline = now + clock_s
@@ -439,6 +443,20 @@ class GameService:
         room = self.commits.publish(Room(rec, game))
         reply["token"] = token
         return room, reply
+
+    def _correspondence_quota(self, account: int | None, address: str | None) -> None:
+        """Refuse a new correspondence game past the player's quota (web/correspondence.py)."""
+        from jericho_game.web.correspondence import active_games  # it imports this module
+
+        with self.storage.reader.connect() as conn:
+            n = active_games(conn, account, address)
+        if n >= self.correspondence_per_client:
+            raise ClientError(
+                "correspondence_quota",
+                f"you already have {n} correspondence games going (the most is {self.correspondence_per_client}): "
+                "finish one first; nothing was created",
+                429,
+            )
 
     def _ensure_ai_job(self, room: Room) -> None:
         """Queue the AI's move of a game loaded from the database when none is queued (a game stored
@@ -592,7 +610,10 @@ class GameService:
             game, played = self._with_forced_passes(room.game, move)
             rec = room.rec.copy()
             self._charge(rec, room.game)
+            timecontrol.credit(rec, room.game.turn.value)  # the increment, or a correspondence move's days
             new = self.commits.commit(tx, room, rec, game, played)
+            for hook in self.on_move:
+                hook(tx, new)
             return Change(new, ack={"type": "ack", "ply": len(room.rec.moves) + 1, "move": str(move)})
 
         return await self.commits.write_grouped(game_id, decide, on_commit)
@@ -697,6 +718,7 @@ class GameService:
             rec.south_account, rec.north_account = old.north_account, old.south_account  # accounts follow people
             rec.rated = old.rated
             rec.address = old.address  # the same client's quotas
+            rec.increment, rec.per_move_days = old.increment, old.per_move_days  # the same time control
             if old.clock is not None:
                 rec.clock = rec.south_time = rec.north_time = old.clock
                 # online, the clock starts once both players are at the new board (see hello);
@@ -748,6 +770,7 @@ class GameService:
             game, played = self._with_forced_passes(room.game, move)
             rec = room.rec.copy()
             self._charge(rec, room.game)
+            timecontrol.credit(rec, room.game.turn.value)
             return Change(self.commits.commit(tx, room, rec, game, played))
 
         change = self.commits.write(job.game_id, decide)

@@ -104,6 +104,10 @@ class StateView:
             # accounts: the username each seat is bound to (None: anonymous), and whether it is rated
             "accounts": {s: self._account_of(rec, s) for s in SIDES},
             "rated": rec.rated,
+            # issue 23: the time control, and when the side to move's clock reaches zero (wall time)
+            "increment": rec.increment,
+            "per_move_days": rec.per_move_days,
+            "deadline": rec.deadline if status == "playing" else None,
         }
         # the position's parts (towers, reserves, leaders, confrontations) come from fragments
         # rendered once and memoized, and only the parts a move changed are looked up again
@@ -141,6 +145,7 @@ class StateView:
                 "south": max(0.0, self.svc.time_left(room, "south")),
                 "north": max(0.0, self.svc.time_left(room, "north")),
                 "running": self.svc.clock_side(room),
+                "increment": rec.increment,
             }
         place = room.ai_place if self.svc.ai_to_move(room) else None
         ai = None if place is None else {"status": "thinking" if place == 0 else "queued", "position": place}

@@ -55,12 +55,14 @@ from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
 from jericho_game.web.chat import Chat, ChatStore
 from jericho_game.web.conn import Conn
+from jericho_game.web.correspondence import correspondence_routes, turn_mail_hook
 from jericho_game.web.errors import InternalErrors
 from jericho_game.web.fairshare import SocketCaps, address_of, too_many
 from jericho_game.web.httpguard import uvicorn_options
 from jericho_game.web.limits import Limits
 from jericho_game.web.lobby import Lobby
 from jericho_game.web.messages import Incoming, MessageTable, game_messages
+from jericho_game.web.notify import MailPolicy, Notifier, SmtpConfig, notify_routes
 from jericho_game.web.puzzles import PuzzleService, puzzle_routes
 from jericho_game.web.ratings import RatingPolicy, Ratings, rating_routes
 from jericho_game.web.records import write_game_record
@@ -769,6 +771,8 @@ def create_app(
     review_sims: int = REVIEW_SIMS,
     review_seconds: float | None = REVIEW_SECONDS,
     rating_policy: RatingPolicy | None = None,
+    smtp: str | None = None,
+    mail_policy: MailPolicy | None = None,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
@@ -779,7 +783,9 @@ def create_app(
     ``signup``: whether anyone may create an account (``--no-signup``: only ``jericho user add``);
     ``password_hasher``: an ``argon2.PasswordHasher`` (tests pass a cheap one); ``review_sims`` and
     ``review_seconds``: the budget per position of a game review (web/review.py);
-    ``rating_policy``: which rated games count, and when a rating is provisional (web/ratings.py).
+    ``rating_policy``: which rated games count, and when a rating is provisional (web/ratings.py);
+    ``smtp``: the ``--smtp`` URL that e-mail notifications go through (None: no mail), ``mail_policy``
+    its retries and limits (web/notify.py).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -818,6 +824,11 @@ def create_app(
     ratings = Ratings(storage, accounts, policy=rating_policy)
     service.on_finish.append(ratings.queue)
     service.account_name = accounts.name_of
+    # e-mail notifications (web/notify.py): off without --smtp
+    notifier = Notifier(storage, accounts, SmtpConfig.parse(smtp) if smtp else None, clock=clock, policy=mail_policy)
+    # correspondence games (web/correspondence.py): the quota, and a turn's mail in the move's transaction
+    service.correspondence_per_client = limits.correspondence_per_client
+    service.on_move.append(turn_mail_hook(notifier, service))
 
     def lobby_extras(rec: Any) -> dict[str, Any]:
         """The lobby's rating columns: whether the game is rated, the creator's rating (a seek) and
@@ -970,6 +981,7 @@ def create_app(
         sys.setswitchinterval(min(switch, SWITCH_INTERVAL))
         await transport.start()
         rating_task = asyncio.get_running_loop().create_task(ratings.run())
+        mail_task = asyncio.get_running_loop().create_task(notifier.run())
         # A full collection stopped every thread for 60-90 ms under load, scanning among others
         # the start-up heap (the imported libraries: tens of thousands of objects that live as
         # long as the process), and such a stall is what the slowest acknowledgements waited for
@@ -979,6 +991,7 @@ def create_app(
         yield
         gc.unfreeze()
         rating_task.cancel()
+        mail_task.cancel()
         await transport.stop()
         sys.setswitchinterval(switch)
         service.close()
@@ -1004,6 +1017,8 @@ def create_app(
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
         *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
         *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)
+        *notify_routes(notifier),  # e-mail address, switches, invitations by mail (jericho_game.web.notify)
+        *correspondence_routes(storage, accounts, limits.max_my_games),  # "your turn" (web/correspondence.py)
         *puzzle_routes(PuzzleService(storage), accounts),  # /api/puzzles (jericho_game.web.puzzles)
         *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.chat)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
@@ -1022,6 +1037,7 @@ def create_app(
     app.state.accounts = accounts
     app.state.ratings = ratings
     app.state.chat = chat
+    app.state.notifier = notifier
     return app
 
 
@@ -1104,6 +1120,13 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         f"(default {RatingPolicy.pair_games_per_day})",
     )
     parser.add_argument(
+        "--smtp",
+        default=None,
+        help="send e-mail notifications through this SMTP server, e.g. "
+        "smtp+starttls://user:password@mail.example.org:587?from=jericho@example.org&site=https://jericho.example.org "
+        "(default: no e-mail; see docs/web.md, 'Notifications')",
+    )
+    parser.add_argument(
         "--review-sims",
         type=int,
         default=REVIEW_SIMS,
@@ -1138,6 +1161,7 @@ def app_from_env() -> Starlette:
         review_sims=cfg.get("review_sims", REVIEW_SIMS),
         review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
         rating_policy=RatingPolicy(pair_games_per_day=cfg.get("pair_games", RatingPolicy.pair_games_per_day)),
+        smtp=cfg.get("smtp"),
     )
 
 
@@ -1166,6 +1190,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         fair = fairshare.settings(args)
+        if args.smtp:
+            SmtpConfig.parse(args.smtp)  # a clear message now (the password is never printed)
     except ValueError as exc:
         print(f"jericho serve: {exc}", flush=True)
         return 2
@@ -1213,6 +1239,7 @@ def run(args: argparse.Namespace) -> int:
                 review_sims=args.review_sims,
                 review_seconds=args.review_seconds,
                 rating_policy=RatingPolicy(pair_games_per_day=args.rated_games_per_pair),
+                smtp=args.smtp,
             )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
@@ -1237,6 +1264,7 @@ def run(args: argparse.Namespace) -> int:
                 "review_seconds": args.review_seconds,
                 "pair_games": args.rated_games_per_pair,
                 "fair": fair,
+                "smtp": args.smtp,
             }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]

@@ -111,6 +111,10 @@ games_table = Table(
     # fair share (issue 22): the creator's client address, which the per-client quotas (AI jobs
     # waiting, open seeks) count by, together with the seats' accounts
     Column("address", String(64), nullable=True),
+    # issue 23: a real-time clock's Fischer increment (seconds added after each of a side's moves),
+    # and a correspondence game's days per move (web/correspondence.py; its clock is that many days)
+    Column("increment", Float, nullable=True),
+    Column("per_move_days", Integer, nullable=True),
 )
 Index("games_deadline", games_table.c.deadline)
 Index("games_south_account", games_table.c.south_account)
@@ -200,6 +204,8 @@ class GameRecord:
     north_account: int | None = None
     rated: bool = False  # both seats accounts, Glicko-2 update when it ends (web/ratings.py)
     address: str | None = None  # the creator's client address (fair share quotas, web/fairshare.py)
+    increment: float | None = None  # seconds added to a side's clock after each of its moves (issue 23)
+    per_move_days: int | None = None  # a correspondence game: days per move (web/correspondence.py)
     moves: list[str] = field(default_factory=list)
 
     def copy(self) -> GameRecord:
@@ -474,6 +480,10 @@ class Storage:
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN rated INTEGER NOT NULL DEFAULT 0")
             if "address" not in have:  # fair share (issue 22)
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN address VARCHAR(64)")
+            if "increment" not in have:  # issue 23: increment and correspondence games
+                conn.exec_driver_sql("ALTER TABLE games ADD COLUMN increment FLOAT")
+            if "per_move_days" not in have:
+                conn.exec_driver_sql("ALTER TABLE games ADD COLUMN per_move_days INTEGER")
             have_jobs = {c["name"] for c in inspect(conn).get_columns("ai_jobs")}
             if "address" not in have_jobs:
                 conn.exec_driver_sql("ALTER TABLE ai_jobs ADD COLUMN address VARCHAR(64)")

@@ -78,7 +78,8 @@ export async function renderNav() {
   }
   const home = $("account-home");
   if (home) {
-    const parts = [link("/leaderboard", t("Leaderboard"), "nav-leaderboard")];
+    const parts = [link("/leaderboard", t("Leaderboard"), "nav-leaderboard"),
+      link("/settings", t("Notifications"), "nav-settings")];  // sound, browser notifications, e-mail
     if (me.account) {
       const out = document.createElement("button");
       out.type = "button";

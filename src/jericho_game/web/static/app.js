@@ -2,7 +2,7 @@
 // everything; this module shows the state it sends and sends the player's intentions.
 import { Board, COLOUR_NAME, drawPiece, describeTower, describePreview, drawZoom } from "./board.js";
 import { initContrast } from "./contrast.js";
-import { changeHeaders, whoami } from "./account.js";
+import { changeHeaders, postJSON, whoami } from "./account.js";
 import { t } from "./i18n.js";
 import { renderEndings } from "./endings.js";
 import { ChatPanel } from "./chat.js";
@@ -11,6 +11,8 @@ import { nameForm, storedName } from "./names.js";
 import { ReviewPanel } from "./review.js";
 import { moveLabel } from "./notation.js";
 import { RatingChange } from "./ratingchange.js";
+import { Notices, mountInvite, mountSwitches } from "./notify.js";
+import { deadlineText, perMoveText, startYourTurn, timeLeft } from "./yourturn.js";
 
 initContrast();
 
@@ -64,6 +66,7 @@ async function startHome() {
   const form = $("new-game");
   const saveName = nameForm($("name-form"), $("name-input"), $("name-note"));
   startLobby((text) => { $("lobby-error").textContent = text; });
+  startYourTurn($("your-turn"));  // every game waiting for this player's move (yourturn.js)
   fetch("/api/topology").then((r) => r.json()).then((topo) => {
     // a decorative position: the worked example of the rules, and a few more towers
     const b = new Board($("home-board"), topo, { onCell() {}, onAlignment() {}, onCellInfo() {} }, { interactive: false });
@@ -100,6 +103,10 @@ async function startHome() {
     $("level-field").hidden = mode !== "ai";
     $("side-field").hidden = mode === "hotseat";
     $("online-field").hidden = mode !== "online";
+    // correspondence (days per move) is for online games only
+    const days = $("per-move-days");
+    days.hidden = days.disabled = mode !== "online";
+    if (mode !== "online" && form.elements.clock.value.startsWith("d")) form.elements.clock.value = "";
     whoami().then((me) => { $("rated-field").hidden = !(mode === "online" && me.account); });
   };
   form.addEventListener("change", sync);
@@ -121,7 +128,7 @@ async function startHome() {
       }
     }
     if (mode !== "hotseat" && storedName()) body.name = storedName();
-    if (form.elements.clock.value) body.clock = Number(form.elements.clock.value);
+    Object.assign(body, clockChoice(form.elements.clock.value));
     if (mode === "online" && !$("rated-field").hidden && form.elements.rated.checked) body.rated = true;
     try {
       const r = await fetch("/api/games", { method: "POST", headers: await changeHeaders(),
@@ -136,6 +143,15 @@ async function startHome() {
       $("start").disabled = false;
     }
   });
+}
+
+/** The clock select's value as POST /api/games fields: "10" (minutes each), "5+3" (minutes each +
+ * seconds added per move: a Fischer increment) or "d3" (a correspondence game: days per move). */
+function clockChoice(value) {
+  if (!value) return {};
+  if (value.startsWith("d")) return { per_move_days: Number(value.slice(1)) };
+  const [minutes, increment] = value.split("+").map(Number);
+  return increment ? { clock: minutes, increment } : { clock: minutes };
 }
 
 // ---------------------------------------------------------------- game page
@@ -189,6 +205,9 @@ async function startGame(id) {
   });
   S.ratings = new RatingChange(id, $("rating-change"));
   S.chat = new ChatPanel($("chat"), { send });  // the players' and the spectators' chat (chat.js)
+  // notices, sound and browser notifications of this game (notify.js), and their switches
+  S.notices = new Notices(id);
+  mountSwitches($("notify-switches"));
   connect();
   setInterval(tickClocks, 250);
 }
@@ -220,6 +239,7 @@ function connect() {
     let msg;
     try { msg = JSON.parse(ev.data); } catch { return; }
     if (msg.type === "state") {
+      if (S.notices) S.notices.update(S.game, msg.game, mySides());
       const moved = !S.game || S.game.ply !== msg.game.ply || S.game.status !== msg.game.status;
       S.game = msg.game;
       S.clockAt = performance.now();
@@ -608,6 +628,13 @@ function render() {
   const small = document.createElement("small");
   small.textContent = (off === 1 ? t("1 monolith off the board") : t("{n} monoliths off the board", { n: off })) +
     (mySides().length ? "" : ` · ${t("you are watching")}`) + (g.watchers ? ` · ${t("{n} watching", { n: g.watchers })}` : "");
+  if (g.status === "playing" && g.deadline && g.per_move_days) {
+    // the deadline of the side to move, in this player's own time zone
+    small.append(` · ${perMoveText(g.per_move_days)} · ` +
+      t("move by {when}", { when: deadlineText(g.deadline) }));
+  } else if (g.increment) {
+    small.append(` · ${t("+{n} s per move", { n: g.increment })}`);
+  }
   $("turn").appendChild(small);
   document.title = `${myTurn() ? "● " : ""}Jericho · ${turn}`;
   // banner
@@ -696,6 +723,11 @@ function render() {
   $("play").classList.toggle("studying", !!S.replay || g.status === "over");
   if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
   renderLinks();
+  if (g.mode === "online" && g.status === "waiting" && !g.public && mySides().length && !S.inviteMounted) {
+    S.inviteMounted = true;  // once per page: the form keeps what the player typed
+    mountInvite($("invite-by-name"), g.id, S.token, postJSON);
+  }
+  if (g.status !== "waiting") $("invite-by-name").hidden = true;
   const sides = mySides();
   renderEndings(g, sides.length === 1 ? sides[0] : null, send, sideName);
 }
@@ -867,7 +899,8 @@ function tickClocks() {
     node.hidden = false;
     let left = g.clock[side];
     if (g.clock.running === side) left -= (performance.now() - S.clockAt) / 1000;
-    node.textContent = fmt(left);
+    // a correspondence game counts in days and hours (yourturn.js), a real-time one in minutes
+    node.textContent = g.per_move_days ? timeLeft(left, 0) : fmt(left);
     node.classList.toggle("running", g.clock.running === side);
     node.classList.toggle("low", left < 30);
   }

@@ -2,6 +2,7 @@
 // listed by the server (POST /api/mygames) and downloadable as one .jgn file.  Names are text only.
 import { initContrast } from "./contrast.js";
 import { t } from "./i18n.js";
+import { startYourTurn } from "./yourturn.js";
 
 initContrast();
 const $ = (id) => document.getElementById(id);
@@ -102,4 +103,5 @@ async function main() {
   };
 }
 
+startYourTurn($("your-turn"));
 main();

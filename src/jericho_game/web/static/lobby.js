@@ -3,11 +3,17 @@
 import { changeHeaders } from "./account.js";
 import { t } from "./i18n.js";
 import { storedName } from "./names.js";
+import { perMoveText } from "./yourturn.js";
 
 const $ = (id) => document.getElementById(id);
 const SIDE = { south: t("South"), north: t("North") };
 
-function clockText(min) { return min ? t("{n} min each", { n: min }) : t("No clock"); }
+/** A game's time control: days per move (correspondence), minutes each (+ seconds per move), or none. */
+function clockText(g) {
+  if (g.per_move_days) return perMoveText(g.per_move_days);
+  if (!g.clock) return t("No clock");
+  return g.increment ? `${g.clock} + ${g.increment}` : t("{n} min each", { n: g.clock });
+}
 
 function cell(tr, text, cls) {
   const td = document.createElement("td");
@@ -47,7 +53,7 @@ function render(data, say) {
     tr.dataset.id = s.id;
     cell(tr, s.name || "?", "who");
     cell(tr, s.rated ? `${Math.round(s.rating ?? 0)}` : "unrated", "rating");
-    cell(tr, clockText(s.clock));
+    cell(tr, clockText(s));
     const other = s.side === "south" ? "north" : "south";
     cell(tr, t("You play {side}", { side: SIDE[other] }));
     const td = cell(tr, "");
@@ -78,7 +84,7 @@ function render(data, say) {
     tr.dataset.id = p.id;
     cell(tr, p.names.south || SIDE.south, "who south");
     cell(tr, p.names.north || SIDE.north, "who north");
-    cell(tr, clockText(p.clock));
+    cell(tr, clockText(p));
     const td = cell(tr, "");
     const a = document.createElement("a");
     a.className = "button watch";
