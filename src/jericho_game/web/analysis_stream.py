@@ -364,19 +364,25 @@ class AnalysisStreams:
             if run.reason is not None:
                 reason = run.reason
             done_msg: dict[str, Any] = {"type": "done", "id": run.id, "reason": reason, "sims": run.sims}
-            if run.stopped_at is not None:
+            if run.stopped_at is not None:  # from the stop to the search's end
                 done_msg["stopped_in"] = round(time.monotonic() - run.stopped_at, 3)
+            await self._forget(run, keys, started)  # "done" means nothing of it is left
+            started = False
             await sock.send(done_msg)
         except Exception:  # noqa: BLE001 - one stream's failure must not take the socket down
             log.exception("analysis stream failed")
             await sock.send(self._error(run.id, "internal", "the engine failed on this position", lang))
         finally:
-            for k in keys:
-                if self.by_client.get(k) is run:
-                    del self.by_client[k]
-            if started:
-                with contextlib.suppress(Exception):
-                    await loop.run_in_executor(None, self.store.end, run.key)
+            await self._forget(run, keys, started)
+
+    async def _forget(self, run: Run, keys: list[str], row: bool) -> None:
+        """The stream is over: it is no longer this client's, and its row (``row``) is deleted."""
+        for k in keys:
+            if self.by_client.get(k) is run:
+                del self.by_client[k]
+        if row:
+            with contextlib.suppress(Exception):
+                await asyncio.get_running_loop().run_in_executor(None, self.store.end, run.key)
 
     async def _think(self, sock: _Socket, run: Run, runner: Any) -> str:
         """One search in the pool, its updates forwarded; the worker's reason for ending."""
