@@ -171,6 +171,7 @@ ERRORS = {
     "internal": N_("Server error: the game is safe, try again."),
     "full": N_("Too many connections: try again later."),
     "csrf": N_("The page is out of date: reload it and try again."),
+    "unavailable": N_("The engine is not available on this server."),
 }
 
 
