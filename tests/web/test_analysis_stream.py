@@ -42,7 +42,11 @@ STOP_BOUND = 1.5
 def app(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     # a test names its client address in a header (TestClient's sockets all come from one address)
     monkeypatch.setattr(analysis_stream, "address_of", lambda ws: ws.headers.get("x-test-address", "testclient"))
-    return create_app(str(tmp_path / "games.sqlite3"), ai_processes=0, limits=Limits(rate=1000.0, burst=1000))
+    app = create_app(str(tmp_path / "games.sqlite3"), ai_processes=0, limits=Limits(rate=1000.0, burst=1000))
+    # a search runs until the test stops it, however slow a loaded machine makes the test
+    app.state.analysis_streams.max_seconds = 120.0
+    app.state.analysis_streams.max_sims = 400_000
+    return app
 
 
 @pytest.fixture()
@@ -82,7 +86,8 @@ def test_a_stream_deepens_while_it_thinks_and_stops_on_request(client: TestClien
         sims = [u["sims"] for u in updates]
         assert sims == sorted(sims) and len(set(sims)) == 4, sims  # more simulations at every update
         assert updates[-1]["seconds"] > updates[0]["seconds"]
-        assert updates[0]["cap"] == {"sims": analysis_stream.MAX_SIMS, "seconds": analysis_stream.MAX_SECONDS}
+        assert updates[0]["cap"] == {"sims": 400_000, "seconds": 120.0}
+        assert (analysis_stream.MAX_SIMS, analysis_stream.MAX_SECONDS) == (100_000, 5.0)  # the served cap
         ws.send_json({"type": "stop"})
         done = until(ws, lambda m: m["type"] == "done")
         assert done["id"] == 7 and done["reason"] == "stopped" and done["stopped_in"] < STOP_BOUND, done
@@ -118,6 +123,19 @@ def test_a_new_position_from_the_page_ends_the_running_search(client: TestClient
         assert all(m.get("id") == 2 for m in after), after
         ws.send_json({"type": "stop"})
         assert until(ws, lambda m: m["type"] == "done")["id"] == 2
+
+
+def test_the_page_going_away_stops_its_search(client: TestClient) -> None:
+    streams = client.app.state.analysis_streams  # type: ignore[attr-defined]
+    runner = client.app.state.transport.runner  # type: ignore[attr-defined]
+    with client.websocket_connect("/ws/analysis") as ws:
+        ws.send_json({"type": "analyse", "id": 1, "moves": OPENING})
+        until(ws, lambda m: m["type"] == "update")
+        assert runner.other_busy == 1 and streams.store.count() == 1
+    t0 = time.monotonic()
+    while runner.other_busy or streams.store.count() or streams.by_client:
+        assert time.monotonic() - t0 < STOP_BOUND + 3.0, "the search of a closed page went on"
+        time.sleep(0.02)
 
 
 def test_bad_positions_get_coded_errors_and_the_socket_stays(client: TestClient) -> None:
