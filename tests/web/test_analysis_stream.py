@@ -247,6 +247,33 @@ def test_streams_beyond_the_pool_share_wait_their_turn(client: TestClient) -> No
         until(b, lambda m: m["type"] == "done")
 
 
+def test_an_ai_move_takes_the_slot_back_and_the_analysis_resumes_after_it(client: TestClient) -> None:
+    # one slot: the analysis holds it; a game's AI move arrives and is played at once, the analysis
+    # waits ("queued") and then starts again
+    runner = client.app.state.transport.runner  # type: ignore[attr-defined]
+    runner.slots = 1
+    with client.websocket_connect("/ws/analysis", headers={"x-test-address": "10.0.3.1"}) as ws:
+        ws.send_json({"type": "analyse", "id": 1, "moves": OPENING})
+        until(ws, lambda m: m["type"] == "update")
+        t0 = time.monotonic()
+        r = client.post("/api/games", json={"mode": "ai", "level": "random", "side": "north"})
+        assert r.status_code == 201, r.text
+        gid = r.json()["id"]
+        for _ in range(400):
+            if client.get(f"/api/games/{gid}").json()["ply"] >= 1:
+                break
+            time.sleep(0.025)
+        waited = time.monotonic() - t0
+        assert client.get(f"/api/games/{gid}").json()["ply"] >= 1, "the AI's move waited for the analysis"
+        assert waited < STOP_BOUND + 3.0, waited
+        seen: list[dict[str, Any]] = []
+        until(ws, lambda m: m["type"] == "queued", seen)
+        resumed = until(ws, lambda m: m["type"] == "update", seen)
+        assert resumed["id"] == 1 and runner.preempted >= 1
+        ws.send_json({"type": "stop"})
+        assert until(ws, lambda m: m["type"] == "done")["reason"] == "stopped"
+
+
 class FakeQueue:
     """A storage whose AI queue the test fills: ``claim_job`` hands out its jobs."""
 

@@ -334,19 +334,23 @@ class AnalysisStreams:
             try:
                 await loop.run_in_executor(None, self.store.start, run.key, address, account, self.ai_per_client)
             except QuotaFull as exc:
-                from jericho_game.web.rooms import quota_error
-
-                err = quota_error(exc)
-                await sock.send(self._error(run.id, err.code, err.message, lang))
+                msg = (
+                    f"you already have {exc.have} games waiting for the AI's reply, the most one player or address "
+                    f"may have at once ({exc.limit}): the engine starts once a reply has come"
+                )
+                await sock.send(self._error(run.id, "ai_quota", msg, lang))
                 return
             started = True
             reason = "stopped"
+            said_queued = False
             while run.reason is None:
                 run.preempted = False
                 got = loop.create_task(runner.acquire(run.preempt))
                 done, _ = await asyncio.wait({got}, timeout=0.05)
                 if not done:
-                    await sock.send({"type": "queued", "id": run.id, "ahead": max(0, runner.waiting_interactive - 1)})
+                    if not said_queued:
+                        ahead = max(0, runner.waiting_interactive - 1)
+                        await sock.send({"type": "queued", "id": run.id, "ahead": ahead})
                     while not got.done():
                         if run.reason is not None:
                             got.cancel()
@@ -361,6 +365,10 @@ class AnalysisStreams:
                     runner.release(run.preempt)
                 if not run.preempted or run.reason is not None or reason not in ("stopped", "preempted"):
                     break
+                # an AI move took the slot back: the search starts again once it has a slot
+                msg = {"type": "queued", "id": run.id, "ahead": runner.waiting_interactive, "preempted": True}
+                await sock.send(msg)
+                said_queued = True
             if run.reason is not None:
                 reason = run.reason
             done_msg: dict[str, Any] = {"type": "done", "id": run.id, "reason": reason, "sims": run.sims}
