@@ -210,6 +210,21 @@ def test_a_stream_started_by_the_same_client_elsewhere_replaces_this_one(client:
     streams.store.end("elsewhere")
 
 
+def test_a_client_is_its_address_or_its_account(db: str) -> None:
+    storage = Storage(resolve_db_url(db))
+    try:
+        runs = analysis_stream.RunStore(storage)
+        runs.start("one", "10.0.4.1", 7, None)
+        runs.start("other", "10.0.4.9", None, None)  # someone else: both run
+        assert runs.renew("one") and runs.renew("other") and runs.count() == 2
+        runs.start("two", "10.0.4.2", 7, None)  # the same account from another address replaces "one"
+        assert not runs.renew("one") and runs.renew("two")
+        runs.start("three", "10.0.4.2", None, None)  # the same address, logged out, replaces "two"
+        assert not runs.renew("two") and runs.renew("three") and runs.renew("other") and runs.count() == 2
+    finally:
+        storage.close()
+
+
 def test_the_ai_quota_of_the_client_applies(client: TestClient) -> None:
     storage = client.app.state.service.storage  # type: ignore[attr-defined]
     with storage.engine.begin() as conn:  # two AI moves of this client being thought about elsewhere: its quota
@@ -334,9 +349,9 @@ def test_ai_moves_come_first_and_take_the_slot_back_from_an_analysis() -> None:
     asyncio.run(main())
 
 
-def test_the_ai_claims_count_a_clients_analysis_as_work_in_progress(tmp_path: Any) -> None:
+def test_the_ai_claims_count_a_clients_analysis_as_work_in_progress(db: str) -> None:
     # fair share: A's job is older, but A is analysing, so B's job is claimed first
-    storage = Storage(resolve_db_url(str(tmp_path / "q.sqlite3")))
+    storage = Storage(resolve_db_url(db))
     try:
         with storage.engine.begin() as conn:
             for gid, address, created in (("ga", "10.0.2.1", 1.0), ("gb", "10.0.2.2", 2.0)):
