@@ -125,6 +125,22 @@ def test_a_new_position_from_the_page_ends_the_running_search(client: TestClient
         assert until(ws, lambda m: m["type"] == "done")["id"] == 2
 
 
+def test_a_burst_of_positions_ends_each_but_the_last(client: TestClient) -> None:
+    # the arrow key held down: every position but the last ends "replaced", the last one is analysed
+    with client.websocket_connect("/ws/analysis") as ws:
+        for i in range(1, 7):
+            ws.send_json({"type": "analyse", "id": i, "moves": OPENING[: i % 4]})
+        seen: list[dict[str, Any]] = []
+        until(ws, lambda m: m["type"] == "update" and m["id"] == 6, seen)
+        ws.send_json({"type": "stop"})
+        until(ws, lambda m: m["type"] == "done" and m["id"] == 6, seen)
+        while len([m for m in seen if m["type"] == "done"]) < 6:
+            seen.append(ws.receive_json())
+        ends = {m["id"]: m["reason"] for m in seen if m["type"] == "done"}
+        assert ends == {1: "replaced", 2: "replaced", 3: "replaced", 4: "replaced", 5: "replaced", 6: "stopped"}
+    assert client.app.state.analysis_streams.store.count() == 0  # type: ignore[attr-defined]
+
+
 def test_the_page_going_away_stops_its_search(client: TestClient) -> None:
     streams = client.app.state.analysis_streams  # type: ignore[attr-defined]
     runner = client.app.state.transport.runner  # type: ignore[attr-defined]

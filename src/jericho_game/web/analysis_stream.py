@@ -331,6 +331,10 @@ class AnalysisStreams:
                 msg = "this server runs no AI process of its own (--ai-processes -1): the engine is unavailable here"
                 await sock.send(self._error(run.id, "unavailable", msg, lang))
                 return
+            await asyncio.sleep(0)  # a burst of positions (arrow keys held down): only the last one starts
+            if run.reason is not None:
+                await sock.send({"type": "done", "id": run.id, "reason": run.reason, "sims": 0, "stopped_in": 0.0})
+                return
             try:
                 await loop.run_in_executor(None, self.store.start, run.key, address, account, self.ai_per_client)
             except QuotaFull as exc:
