@@ -370,8 +370,8 @@ class AnalysisStreams:
                 if not run.preempted or run.reason is not None or reason not in ("stopped", "preempted"):
                     break
                 # an AI move took the slot back: the search starts again once it has a slot
-                msg = {"type": "queued", "id": run.id, "ahead": runner.waiting_interactive, "preempted": True}
-                await sock.send(msg)
+                again = {"type": "queued", "id": run.id, "ahead": runner.waiting_interactive, "preempted": True}
+                await sock.send(again)
                 said_queued = True
             if run.reason is not None:
                 reason = run.reason
