@@ -73,6 +73,8 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -103,6 +105,7 @@ __all__ = [
     "evaluate_ply",
     "judge",
     "replay",
+    "stream",
     "turning_points",
 ]
 
@@ -279,6 +282,100 @@ def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Mo
     visits = sum(n for n, _ in children)
     value = sum(w for _, w in children) / visits if visits else 0.5
     return move, min(1.0, max(0.0, value)), visits, False
+
+
+#: A streamed evaluation (:func:`stream`): the search runs in slices of at most this many seconds
+#: (so a stop is seen within one slice), and says where it stands about every ``every`` seconds.
+STREAM_SLICE = 0.05
+#: Each ply of a streamed evaluation's line after the first: a search of this many seconds at most
+#: (the line is recomputed at every update, so it costs little: 4 of them after each update).
+STREAM_LINE_SECONDS = 0.02
+
+
+def stream(
+    game: Game,
+    ply: int,
+    *,
+    sims: int,
+    seconds: float,
+    stopped: Callable[[], bool] = lambda: False,
+    every: float = 0.25,
+    seed: int = 0,
+) -> Iterator[PositionEval]:
+    """Evaluations of ``game``'s position at growing simulation counts: the analysis board's live
+    engine.  The ``master`` level's search (as :func:`evaluate`) runs on one tree in slices of
+    :data:`STREAM_SLICE`; about every ``every`` seconds (the first after the first slice) it yields
+    South's chance, the preferred move and its line so far.  It ends after ``sims`` simulations or
+    ``seconds``, when the solver proves the position (the last evaluation is then ``exact``), or at
+    the first slice after ``stopped()`` turns true.  A finished position, a seven that no reply
+    breaks, yields one exact evaluation; a forced move streams the position after it."""
+    if sims < 1 or seconds <= 0:
+        raise ValueError(f"sims and seconds must be positive, got {sims} and {seconds}")
+    turn = game.turn.value
+    if game.is_over():
+        result = game.outcome()
+        assert result is not None
+        yield PositionEval(ply, _RESULT_VALUE[result], turn, None, True, 0)
+        return
+    legal = game.legal_moves()
+    if len(legal) == 1:
+        after = game.copy()
+        after.play(legal[0])
+        forced = str(legal[0])
+        for ev in stream(after, ply, sims=sims, seconds=seconds, stopped=stopped, every=every, seed=seed):
+            line = (forced, *ev.line)[:LINE_PLIES]
+            yield PositionEval(ply, ev.south, turn, forced, ev.exact, ev.sims, line)
+        return
+    won = _winning_seven(game)
+    if won is not None:
+        yield PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,))
+        return
+    from jericho_game.players.levels import MASTER_TIME, master
+    from jericho_game.players.mcts import KernelMCTSPlayer, MCTSPlayer, Node
+
+    player = master(seed=seed, time=MASTER_TIME)
+    root = None
+    state = None
+    if not isinstance(player, KernelMCTSPlayer):  # the pure-Python search, on a root we keep
+        assert isinstance(player, MCTSPlayer)
+        state = kernel.python_state(game_state(game))
+        root = Node(-1, 1 - state.turn)
+    start = time.monotonic()
+    end = start + seconds
+    emit = start  # the first slice is reported at once
+    done = 0
+    while True:
+        left = end - time.monotonic()
+        budget = STREAM_SLICE if left <= 0 else min(STREAM_SLICE, left)
+        nodes = max(1, min(sims - done, 4096))
+        proven = False
+        if isinstance(player, KernelMCTSPlayer):
+            move = player.choose_move(game, Limit(nodes=nodes, time=budget, seed=seed if done == 0 else None))
+            done = sum(n for _, n, _ in player.last_children)
+            wins = sum(w for _, _, w in player.last_children)
+            value = wins / done if done else 0.5
+            if player.last_proven:
+                proven = True
+                value = 1.0 if 1 in player.last_proofs.values() else 0.0
+        else:
+            assert root is not None and state is not None and isinstance(player, MCTSPlayer)
+            player.search(state, root, nodes, Deadline(budget))
+            top = max(root.children, key=lambda ch: (ch.n, ch.w))
+            move = to_move(game, top.code)
+            done = sum(ch.n for ch in root.children)
+            value = sum(ch.w for ch in root.children) / done if done else 0.5
+        finished = proven or done >= sims or time.monotonic() >= end
+        if stopped():
+            return
+        now = time.monotonic()
+        if finished or now >= emit:
+            emit = now + every
+            south = value if turn == "south" else 1.0 - value
+            south = min(1.0, max(0.0, south))
+            line = _line(game, str(move), max(1, done // _LINE_SHARE), STREAM_LINE_SECONDS * _LINE_SHARE, seed)
+            yield PositionEval(ply, south, turn, str(move), proven, done, line)
+        if finished or stopped():
+            return
 
 
 def evaluate_game(

@@ -1,6 +1,6 @@
 """The analysis board's API (web/analysis_board.py): where an analysis starts (a position text, a
 record, a game of the server), the position after a path of moves, the AI's evaluation with its
-line (one per client at a time), and the line as a record.  Bad input gets coded errors."""
+line (streamed: tests/web/test_analysis_stream.py), and the line as a record.  Bad input gets coded errors."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ with warnings.catch_warnings():
 
 from jericho_game import Game  # noqa: E402
 from jericho_game.record import read_record  # noqa: E402
-from jericho_game.web import analysis_board  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
 from tests.web.test_server import connect, create, seat  # noqa: E402
 
@@ -98,36 +97,10 @@ def test_an_analysis_starts_from_a_position_a_record_or_a_game(client: TestClien
         assert (r.status_code, r.json()["error"]) == (status, code), (body, r.text)
 
 
-def test_the_engine_gives_a_chance_a_legal_best_move_and_its_line(client: TestClient) -> None:
+def test_the_engine_is_no_longer_asked_by_request(client: TestClient) -> None:
+    # the evaluation streams over /ws/analysis (tests/web/test_analysis_stream.py)
     r = post(client, "evaluate", {"moves": OPENING, "sims": 200})
-    assert r.status_code == 200, r.text
-    data = r.json()
-    assert 0.0 <= data["south"] <= 1.0 and data["sims"] >= 1 and data["ply"] == 3
-    game = Game.from_moves(OPENING)
-    assert data["line"][0] == data["best"] and data["labels"][0] == "2..."
-    for mv in data["line"]:
-        assert game.is_legal(mv)
-        game.play(mv)
-    for sims in (0, 16001, "many", True):
-        r = post(client, "evaluate", {"moves": OPENING, "sims": sims})
-        assert r.status_code == 400 and r.json()["error"] == "bad_request"
-
-
-def test_one_evaluation_per_client_and_per_process_at_a_time(client: TestClient) -> None:
-    import asyncio
-
-    board = analysis_board.AnalysisBoard(lambda gid: (None, []))
-    board.clients.add("1.2.3.4")  # this client's previous evaluation is still running
-    with pytest.raises(analysis_board.BadRequest) as exc:
-        asyncio.run(board.evaluate({"moves": OPENING, "sims": 10}, "1.2.3.4"))
-    assert exc.value.code == "busy" and exc.value.status == 429
-    board.running = analysis_board.MAX_RUNNING  # the process's evaluations are all taken
-    with pytest.raises(analysis_board.BadRequest) as exc:
-        asyncio.run(board.evaluate({"moves": OPENING, "sims": 10}, "5.6.7.8"))
-    assert exc.value.code == "busy" and exc.value.status == 503
-    board.running = 0
-    data = asyncio.run(board.evaluate({"moves": OPENING, "sims": 10}, "5.6.7.8"))
-    assert data["sims"] >= 1 and board.running == 0 and board.clients == {"1.2.3.4"}
+    assert r.status_code in (404, 405)
 
 
 def test_the_line_downloads_as_a_record_that_reads_back(client: TestClient) -> None:

@@ -1,6 +1,7 @@
 """The analysis board in a real browser (Playwright driving Debian's chromium), at a desktop and a
 phone size: moves for both sides, a variation kept beside the main line, back and forward by
-keyboard, the engine's evaluation and line, a shared link that reopens the position, a start from a
+keyboard, the engine's live evaluation and line (updating while it thinks, stopped by its button and
+by keyboard), a shared link that reopens the position, a start from a
 game's replay.  Screenshots: artifacts/analysis-*.png."""
 
 from __future__ import annotations
@@ -23,7 +24,20 @@ browser = test_browser.browser
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     db = tmp_path_factory.mktemp("analysis") / "games.sqlite3"
     app = create_app(str(db), limits=Limits(rate=1000.0, burst=1000), ai_processes=0)
+    # the engine thinks until it is stopped here, however slow a loaded machine makes the test
+    app.state.analysis_streams.max_seconds = 120.0
+    app.state.analysis_streams.max_sims = 400_000
     yield from test_browser.serve_in_thread(app)
+
+
+def doc_box(page: Page, selector: str) -> list[float]:
+    """Where an element is on the page (not in the window, which scrolls): left, top, width, height."""
+    js = (
+        "s => { const r = document.querySelector(s).getBoundingClientRect();"
+        " return [r.left + scrollX, r.top + scrollY, r.width, r.height]; }"
+    )
+    box: list[float] = page.evaluate(js, selector)
+    return box
 
 
 def place(page: Page, move: str) -> None:
@@ -57,17 +71,41 @@ def test_moves_variations_engine_and_a_shared_link(server: str, browser: Browser
     expect(page.locator("#board .cell.last")).to_have_attribute("data-cell", "c3")
     moves.nth(1).click()  # back to the main line's move
     expect(page.locator("#board .cell.last")).to_have_attribute("data-cell", "d3")
-    # the engine: South's chance, the best move and its line, improving while it thinks
+    # the engine: South's chance, the best move and its line, updating live while it thinks
+    tray = doc_box(page, "#an-tray")
     page.click("#an-engine")
     expect(page.locator("#an-engine")).to_have_attribute("aria-pressed", "true")
     evaluation = page.locator("#an-eval")
     expect(evaluation).to_contain_text("South's winning chance", timeout=30000)
-    expect(evaluation).to_contain_text("best ")
-    expect(evaluation).to_contain_text("line: 2. ")
-    expect(evaluation).to_have_attribute("data-budget", "16000", timeout=60000)  # the last, largest budget
-    expect(evaluation).not_to_contain_text("thinking")
-    still_shot(page, f"analysis-{'desktop' if w > 800 else 'phone'}.png")
-    page.click("#an-engine")  # stopped: nothing more is asked
+    expect(page.locator("#an-engine-state")).to_contain_text("thinking")
+    expect(page.locator("#an-pv")).to_contain_text("best ")
+    expect(page.locator("#an-pv .an-mv").first).to_contain_text("2. ")
+    first = int(evaluation.get_attribute("data-sims") or 0)
+    # a later update with more simulations, the figure and the bar redrawn (no second request)
+    page.wait_for_function("n => Number(document.querySelector('#an-eval').dataset.sims) > n", arg=first, timeout=30000)
+    assert doc_box(page, "#an-tray") == tray  # the figures change, nothing below moves
+    still_shot(page, f"analysis-engine-{'desktop' if w > 800 else 'phone'}.png")
+    # the stop button ends the search: the figure stays, frozen
+    stop = page.locator("#an-stop")
+    expect(stop).to_be_enabled()
+    stop.click()
+    expect(page.locator("#an-engine-state")).to_contain_text("Stopped at", timeout=15000)
+    expect(stop).to_be_disabled()
+    frozen = evaluation.get_attribute("data-sims")
+    page.wait_for_timeout(800)
+    assert evaluation.get_attribute("data-sims") == frozen
+    expect(evaluation).to_contain_text("South's winning chance")
+    assert doc_box(page, "#an-tray") == tray
+    # by keyboard: "e" turns the engine off (the figures go), Enter on its button on again, "s" stops
+    page.keyboard.press("e")
+    expect(page.locator("#an-engine")).to_have_attribute("aria-pressed", "false")
+    expect(evaluation).to_have_text("")
+    page.focus("#an-engine")
+    page.keyboard.press("Enter")
+    expect(evaluation).to_contain_text("South's winning chance", timeout=30000)
+    page.keyboard.press("s")
+    expect(page.locator("#an-engine-state")).to_contain_text("Stopped at", timeout=15000)
+    page.keyboard.press("e")
     expect(evaluation).to_have_text("")
     for sel in ("#an-first", "#an-back", "#an-forward", "#an-last"):  # drawn icons, named for screen readers
         assert page.locator(sel).inner_text().strip() == "" and page.locator(sel).get_attribute("aria-label")

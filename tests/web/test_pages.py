@@ -225,7 +225,7 @@ def test_the_analysis_board_and_the_puzzles_are_pages_of_the_layout(client: Test
         assert id_ in ids, id_
     assert "Plateau d’analyse" in board.text and "Lancer le moteur" in board.text
     blob = json.loads(board.text.split('id="i18n-catalog">', 1)[1].split("</script>", 1)[0])
-    assert blob["Stop the engine"] == "Arrêter le moteur"
+    assert blob["Turn the engine off"] == "Éteindre le moteur"
     assert blob["Solved! {move} was the only move. {theme}."].startswith("Résolu !")
     assert blob["{mark}: {side}'s winning chance fell by {points}"].startswith("{mark} : les chances de gain")
     puzzle = client.get("/puzzles/abc", headers=FR)

@@ -9,7 +9,9 @@ oldest one with a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), computes the
 mid-thought (even ``kill -9``) leaves its lease to expire; another runner then takes the job.
 
 Other kinds of jobs ride on the same runner (:class:`JobKind`: game reviews, web/review.py); they
-are claimed only when no AI move waits.
+are claimed only when no AI move waits.  The analysis board's live engine (web/analysis_stream.py)
+takes a slot of the same pool through :meth:`AIRunner.acquire` under the same rule, and gives it
+back to an AI move that waits (:meth:`AIRunner.acquire`'s ``preempt``).
 
 The web server runs a runner with a local pool (``jericho serve --ai-processes N``);
 ``jericho worker --db URL`` runs one on its own, on this or another machine (PostgreSQL).
@@ -26,6 +28,7 @@ import secrets
 import signal
 import socket
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any, Protocol
@@ -138,6 +141,10 @@ class AIRunner:
         self.done = 0
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        # interactive jobs (the analysis board's streams): waiting for a slot, and holding one
+        self._waiters: deque[tuple[asyncio.Future[None], Callable[[], None]]] = deque()
+        self.interactive: list[Callable[[], None]] = []  # the preempt callbacks of those holding a slot
+        self.preempted = 0
 
     def wake(self, *_: Any) -> None:
         """A job was queued: look now rather than at the next poll."""
@@ -158,7 +165,7 @@ class AIRunner:
                     log.exception("could not claim an AI job")
                     job = None
                 if job is None:
-                    if await self._claim_other(loop):
+                    if self._grant() or await self._claim_other(loop):
                         continue
                     break
                 self.busy += 1
@@ -167,10 +174,76 @@ class AIRunner:
                 task = loop.create_task(self._run_job(job))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
+            if self.busy >= self.slots and self.interactive:
+                await self._preempt(loop)
             try:
                 await asyncio.wait_for(self._wake.wait(), self.poll)
             except TimeoutError:
                 pass
+
+    # -- interactive jobs: the analysis board's engine streams (web/analysis_stream.py) ---------
+    async def acquire(self, preempt: Callable[[], None]) -> None:
+        """Wait for a slot of the pool for an interactive job, under the rule of the other kinds: only
+        when no AI move waits to be claimed, and at most all slots but one (one when there is only one).
+        Waiters are served in turn, before game reviews.  While it holds the slot, ``preempt()`` is
+        called if an AI move waits and every slot is taken: the job must then :meth:`release` the slot
+        soon (it ends its search within a slice) and may :meth:`acquire` again.  Cancelling the wait
+        takes nothing."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = (fut, preempt)
+        self._waiters.append(entry)
+        self._wake.set()
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if entry in self._waiters:
+                self._waiters.remove(entry)
+            elif fut.done() and not fut.cancelled():  # granted just as the wait was cancelled
+                self.release(preempt)
+            raise
+
+    def release(self, preempt: Callable[[], None]) -> None:
+        """Give back the slot that :meth:`acquire` gave the job of ``preempt``."""
+        if preempt in self.interactive:
+            self.interactive.remove(preempt)
+            self.busy -= 1
+            self.other_busy -= 1
+            self._wake.set()
+
+    @property
+    def waiting_interactive(self) -> int:
+        """Interactive jobs waiting for a slot."""
+        return len(self._waiters)
+
+    def _grant(self) -> bool:
+        """Give a free slot to the first interactive job waiting (no AI move was claimable)."""
+        if self.other_busy >= max(1, self.slots - 1):
+            return False
+        while self._waiters:
+            fut, preempt = self._waiters.popleft()
+            if fut.done():
+                continue
+            self.busy += 1
+            self.other_busy += 1
+            self.interactive.append(preempt)
+            fut.set_result(None)
+            return True
+        return False
+
+    async def _preempt(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Every slot is taken and interactive jobs hold some: if an AI move waits that the freed slot
+        could take (the fair-share rule of the last slot included), the newest interactive job gives
+        its slot back.  So an analysis never keeps a game waiting for more than one slice."""
+        try:
+            waiting = await loop.run_in_executor(None, self.storage.claimable_jobs, self.slots > 1)
+        except Exception:  # noqa: BLE001 - the database is away: look again at the next poll
+            return
+        if waiting and self.interactive and self.busy >= self.slots:
+            preempt = self.interactive.pop()
+            self.busy -= 1
+            self.other_busy -= 1
+            self.preempted += 1
+            preempt()
 
     async def _claim_other(self, loop: asyncio.AbstractEventLoop) -> bool:
         """Start a job of another kind (a game review step) if one waits; they leave a slot to AI moves."""

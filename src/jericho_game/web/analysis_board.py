@@ -11,12 +11,8 @@ start and the path to the position it shows; nothing is stored.
 - ``POST /api/analysis/view`` — ``{"start", "moves"}`` → the position after them as the board
   draws it (:func:`jericho_game.web.tutorial.view`), its position text and the moves' labels;
   ``illegal_move`` names the first move that is not legal and why.
-- ``POST /api/analysis/evaluate`` — ``{"start", "moves", "sims"}`` → South's winning chance there,
-  the AI's preferred move and its line (:func:`jericho_game.analysis.evaluate`, the review's
-  evaluator).  The page asks with growing budgets (1,000, then 4,000, then 16,000 simulations) and
-  shows each answer as it arrives, so the figure updates while the engine thinks; it cancels by
-  not asking again (one search is at most :data:`MAX_SECONDS`).  One evaluation at a time per
-  client address (``busy``, 429) and :data:`MAX_RUNNING` per server process (``busy``, 503).
+- The AI's evaluation of a position streams over the WebSocket ``/ws/analysis``
+  (:mod:`jericho_game.web.analysis_stream`).
 - ``POST /api/analysis/record`` — ``{"start", "moves"}`` → the line as a ``.jgn`` record, or
   ``{"start", "tree"}`` → the whole tree: its main line (first children) with the other moves as
   variations in parentheses (docs/notation.md §3.2).  ``load`` of a record with variations gives
@@ -26,7 +22,6 @@ start and the path to the position it shows; nothing is stored.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +29,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from jericho_game.analysis import evaluate
 from jericho_game.errors import IllegalMoveError, JerichoError, PositionError, RecordError
 from jericho_game.game import Game
 from jericho_game.moves import parse_move
@@ -43,16 +37,11 @@ from jericho_game.web import i18n
 from jericho_game.web.jsonin import BadRequest, read_object
 from jericho_game.web.tutorial import view
 
-__all__ = ["MAX_RUNNING", "MAX_SECONDS", "MAX_SIMS", "AnalysisBoard", "BadRequest"]
+__all__ = ["AnalysisBoard", "BadRequest"]
 
 MAX_BODY = 32_768  # a pasted record of a long game, or a tree of variations, fits
 MAX_MOVES = 200
 MAX_NODES = 600  # moves in a whole tree of variations
-#: The largest simulation budget one request may ask for, and the time cap of one search.
-MAX_SIMS = 16_000
-MAX_SECONDS = 1.0
-#: Evaluations running at once in one server process (each takes one core for up to a second).
-MAX_RUNNING = 1
 
 
 def _start(data: dict[str, Any]) -> Game:
@@ -129,8 +118,6 @@ class AnalysisBoard:
 
     def __init__(self, find_game: Callable[[str], tuple[str | None, list[str]]]) -> None:
         self.find_game = find_game
-        self.running = 0
-        self.clients: set[str] = set()
 
     def load(self, data: dict[str, Any]) -> dict[str, Any]:
         """Where a new analysis starts (see the module)."""
@@ -170,35 +157,6 @@ class AnalysisBoard:
             "game": view(game),
         }
 
-    async def evaluate(self, data: dict[str, Any], client: str) -> dict[str, Any]:
-        """The AI's evaluation of the path's position, one per client and :data:`MAX_RUNNING` at once."""
-        game, moves = _replay(data)
-        sims = data.get("sims", 1000)
-        if not isinstance(sims, int) or isinstance(sims, bool) or not 1 <= sims <= MAX_SIMS:
-            raise BadRequest("bad_request", f"'sims' must be a whole number from 1 to {MAX_SIMS}")
-        if client in self.clients:
-            raise BadRequest("busy", "this browser's previous evaluation is still running", 429)
-        if self.running >= MAX_RUNNING:
-            raise BadRequest("busy", "the server is evaluating other positions: try again in a moment", 503)
-        self.running += 1
-        self.clients.add(client)
-        try:
-            loop = asyncio.get_running_loop()
-            ev = await loop.run_in_executor(None, lambda: evaluate(game, len(moves), sims=sims, seconds=MAX_SECONDS))
-        finally:
-            self.running -= 1
-            self.clients.discard(client)
-        first = _start(data).turn.value
-        return {
-            "ply": len(moves),
-            "south": ev.south,
-            "exact": ev.exact,
-            "best": ev.best,
-            "line": list(ev.line),
-            "labels": [move_label(len(moves) + 1 + i, first) for i in range(len(ev.line))],
-            "sims": ev.sims,
-        }
-
     def record(self, data: dict[str, Any]) -> str:
         """The path, or the whole tree with its variations, as a ``.jgn`` record."""
         tags = {"Event": "Jericho analysis", "Site": "jericho serve"}
@@ -235,10 +193,6 @@ class AnalysisBoard:
         async def show(request: Request) -> Response:
             return JSONResponse(self.view(await read_object(request, MAX_BODY)))
 
-        async def evaluate_(request: Request) -> Response:
-            client = request.client.host if request.client else "?"
-            return JSONResponse(await self.evaluate(await read_object(request, MAX_BODY), client))
-
         async def record(request: Request) -> Response:
             text = self.record(await read_object(request, MAX_BODY))
             headers = {"Content-Disposition": 'attachment; filename="jericho-analysis.jgn"'}
@@ -247,6 +201,5 @@ class AnalysisBoard:
         return [
             Route("/api/analysis/load", guard(load), methods=["POST"]),
             Route("/api/analysis/view", guard(show), methods=["POST"]),
-            Route("/api/analysis/evaluate", guard(evaluate_), methods=["POST"]),
             Route("/api/analysis/record", guard(record), methods=["POST"]),
         ]

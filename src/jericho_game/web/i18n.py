@@ -184,6 +184,7 @@ ERRORS = {
     "not_invitable": N_("Only an online game waiting for its invited opponent can be sent by mail."),
     "bad_link": N_("This link is not valid."),
     "correspondence_quota": N_("You already have the most correspondence games going: finish one first."),
+    "unavailable": N_("The engine is not available on this server."),
 }
 
 

@@ -746,15 +746,16 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def analysis_routes(service: GameService) -> list[Any]:
-    """The analysis board's routes (web/analysis_board.py), looking games up in ``service``."""
+def analysis_routes(service: GameService, streams: Any) -> list[Any]:
+    """The analysis board's routes (web/analysis_board.py), looking games up in ``service``, and its
+    engine's WebSocket ``/ws/analysis`` (web/analysis_stream.py; before ``/ws/{id}``)."""
     from jericho_game.web.analysis_board import AnalysisBoard
 
     def find(game_id: str) -> tuple[str | None, list[str]]:
         rec = service.room(game_id).rec  # unknown_game (404)
         return rec.start_position, list(rec.moves)
 
-    return AnalysisBoard(find).routes()
+    return [*AnalysisBoard(find).routes(), WebSocketRoute("/ws/analysis", streams.serve)]
 
 
 def create_app(
@@ -818,6 +819,18 @@ def create_app(
         ai_delay=ai_delay,
         ai_nice=ai_nice,
         job_kinds=[review_jobs],
+    )
+    # the analysis board's live engine: streams in this process's AI pool (web/analysis_stream.py)
+    from jericho_game.web.analysis_stream import AnalysisStreams
+
+    streams = AnalysisStreams(
+        storage,
+        lambda: transport.runner,
+        account_of=lambda ws: transport.session_account(ws),
+        ai_per_client=limits.ai_per_client,
+        rate=limits.rate,
+        burst=limits.burst,
+        send_timeout=limits.send_timeout,
     )
     # accounts and ratings (optional for players: web/accounts.py, web/ratings.py)
     accounts = AccountService(storage, hasher=password_hasher, clock=clock, signup=signup)
@@ -992,6 +1005,7 @@ def create_app(
         gc.unfreeze()
         rating_task.cancel()
         mail_task.cancel()
+        await streams.close()
         await transport.stop()
         sys.setswitchinterval(switch)
         service.close()
@@ -1013,7 +1027,7 @@ def create_app(
         Route("/api/mygames/record", my_records, methods=["POST"]),
         WebSocketRoute("/lobby/ws", lobby_ws),
         *review_routes(reviews),  # game review: GET / POST /api/games/{id}/review (jericho_game.web.review)
-        *analysis_routes(service),  # the free analysis board, /analysis (jericho_game.web.analysis_board)
+        *analysis_routes(service, streams),  # the free analysis board, /analysis (jericho_game.web.analysis_board)
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
         *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
         *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)
@@ -1034,6 +1048,7 @@ def create_app(
     app.add_middleware(GZipMiddleware, minimum_size=1000)  # pages, scripts, JSON (not WebSockets)
     app.state.service = service
     app.state.transport = transport
+    app.state.analysis_streams = streams
     app.state.accounts = accounts
     app.state.ratings = ratings
     app.state.chat = chat

@@ -164,6 +164,20 @@ jobs_table = Table(
 Index("ai_jobs_created", jobs_table.c.created_at)
 Index("ai_jobs_address", jobs_table.c.address)
 
+#: The analysis board's running engine streams (web/analysis_stream.py): one row per client, so a
+#: new analysis of the same address or account replaces the old one on any process, and the AI
+#: claims count them as work being thought about for their address (fair share).
+analysis_runs_table = Table(
+    "analysis_runs",
+    metadata,
+    Column("run", String(40), primary_key=True),
+    Column("address", String(64), nullable=False),
+    Column("account", Integer, nullable=True),
+    Column("started_at", Float, nullable=False),
+    Column("lease_until", Float, nullable=False),  # renewed while it streams; void after this wall time
+)
+Index("analysis_runs_address", analysis_runs_table.c.address)
+
 
 class StorageError(RuntimeError):
     """The database could not be opened or written."""
@@ -663,12 +677,14 @@ class Storage:
         lock = " FOR UPDATE OF j SKIP LOCKED" if self.postgres else ""
         running = "SELECT {0} FROM ai_jobs k WHERE k.lease_until >= :now AND k.address = j.address"
         idle = f" AND NOT EXISTS ({running.format('1')})" if idle_clients_only else ""
+        # an address's analysis streams count as work being thought about for it (web/analysis_stream.py)
+        analysing = "SELECT count(*) FROM analysis_runs r WHERE r.lease_until >= :now AND r.address = j.address"
         with self.engine.begin() as conn:
             row = conn.execute(
                 text(
                     "SELECT j.game_id, j.version, j.level, j.start_position, j.moves FROM ai_jobs j "
                     f"WHERE (j.lease_until IS NULL OR j.lease_until < :now){idle} "
-                    f"ORDER BY ({running.format('count(*)')}), j.created_at, j.game_id LIMIT 1" + lock
+                    f"ORDER BY ({running.format('count(*)')}) + ({analysing}), j.created_at, j.game_id LIMIT 1" + lock
                 ),
                 {"now": now},
             ).first()
@@ -681,6 +697,15 @@ class Storage:
             # the game's page now says "thinking" instead of a place in the queue
             self._notify(conn, GAMES_CHANNEL, f"{row[0]} -1")
         return AIJob(row[0], int(row[1]), row[2], row[3], row[4].split() if row[4] else [])
+
+    def claimable_jobs(self, idle_clients_only: bool = False) -> int:
+        """How many AI jobs :meth:`claim_job` could claim now with ``idle_clients_only`` (the runner
+        asks before it takes a slot back from an analysis stream for them)."""
+        running = "SELECT 1 FROM ai_jobs k WHERE k.lease_until >= :now AND k.address = j.address"
+        idle = f" AND NOT EXISTS ({running})" if idle_clients_only else ""
+        with self.reader.connect() as conn:
+            sql = f"SELECT count(*) FROM ai_jobs j WHERE (j.lease_until IS NULL OR j.lease_until < :now){idle}"
+            return int(conn.execute(text(sql), {"now": time.time()}).scalar_one())
 
     def renew_job(self, job: AIJob, worker: str, lease: float) -> bool:
         """Extend a claim; False when the job is gone (the game moved on) or another worker took it."""

@@ -1,8 +1,9 @@
 // The free analysis board (/analysis): any start (the standard start, a position text, a record,
-// a game's ply), moves for both sides kept as a tree of variations, the AI's evaluation with its
-// line, a link to share the position and the line as a .jgn record.  The server checks every
-// move and draws nothing (web/analysis_board.py); this module keeps the tree.  Text goes in
-// through textContent only.
+// a game's ply), moves for both sides kept as a tree of variations, the AI's live evaluation with
+// its line (streamed over /ws/analysis while the engine thinks: web/analysis_stream.py), a link to
+// share the position and the line as a .jgn record.  The server checks every move and draws
+// nothing (web/analysis_board.py); this module keeps the tree.  Text goes in through textContent
+// only.
 import { Board, COLOUR_NAME, describeTower, drawPiece } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { formatNumber, t } from "./i18n.js";
@@ -11,7 +12,6 @@ import { moveLabel } from "./notation.js";
 initContrast();
 const $ = (id) => document.getElementById(id);
 const SIDE_NAME = { south: t("South"), north: t("North") };
-const BUDGETS = [1000, 4000, 16000];  // the engine's answers get better while it thinks
 
 let nextId = 1;
 const node = (move, parent) => ({ id: nextId++, move, parent, children: [] });
@@ -24,8 +24,10 @@ const A = {
   selected: null,
   engine: false,
   seq: 0,  // bumped on every step asked for: an older answer is dropped
-  token: 0,  // bumped on every position change: a running evaluation's answer is then dropped
 };
+// the engine's stream: one socket, one search at a time; `id` names the search the page wants,
+// and anything about another one is dropped
+const E = { ws: null, id: 0, state: "", retry: null };
 A.cur = A.root;
 let board = null;
 let topo = null;
@@ -81,7 +83,7 @@ async function go(n) {
   }
   history.replaceState(null, "", `#${shareHash()}`);
   render();
-  evaluateNow();
+  engineFollow();
 }
 
 function play(move) {
@@ -213,39 +215,135 @@ function shareHash() {
   return p.toString();
 }
 
-/** The engine: growing budgets, each answer shown as it comes; a new position cancels the rest. */
-async function evaluateNow() {
-  const token = ++A.token;
-  const out = $("an-eval");
-  out.dataset.budget = "";
-  if (!A.engine) { out.textContent = ""; return; }
-  const moves = pathOf(A.cur);
-  for (const sims of BUDGETS) {
-    let data;
-    try {
-      data = await json("/api/analysis/evaluate", { start: A.start, moves, sims });
-    } catch (err) {
-      if (token !== A.token) return;
-      out.textContent = err.code === "busy" ? t("The engine is busy: it will try again.") :
-        t("No evaluation: {why}", { why: err.message });
-      if (err.code !== "busy") return;
-      await new Promise((resolve) => setTimeout(resolve, 700));
-      if (token !== A.token) return;
-      continue;
-    }
-    if (token !== A.token) return;  // the position changed meanwhile: this answer is stale
-    const line = data.line.map((mv, i) => `${data.labels[i]} ${mv}`).join(" ");
-    const chance = Math.round(data.south * 100);
-    const sims_ = formatNumber(data.sims);
-    out.textContent = (data.exact ? t("South's winning chance {n}% (decided)", { n: chance }) :
-      t("South's winning chance {n}%", { n: chance })) +
-      (data.best ? ` · ${t("best {move} · line: {line}", { move: data.best, line })}` : "") +
-      (data.exact ? "" : ` · ${sims < BUDGETS[BUDGETS.length - 1] ? t("{n} simulations, thinking…", { n: sims_ }) :
-        t("{n} simulations", { n: sims_ })}`);
-    out.dataset.sims = String(data.sims);
-    out.dataset.budget = String(sims);  // the budget asked for (a search may stop earlier: 1 s at most)
-    if (data.exact) return;
+/** The engine follows the position shown: a new search for it (which ends the running one). */
+function engineFollow() {
+  if (A.engine) {
+    analyse();
+  } else {
+    E.id += 1;  // what the running search still says is no longer wanted
+    showEval(null);
   }
+}
+
+function socket() {
+  if (E.ws && E.ws.readyState <= WebSocket.OPEN) return E.ws;
+  const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/analysis`);
+  ws.onmessage = (ev) => onEngine(JSON.parse(ev.data));
+  ws.onclose = () => {
+    if (E.ws !== ws) return;
+    E.ws = null;
+    if (A.engine && E.state !== "done" && E.state !== "stopped") {  // lost while thinking: try again
+      setState("", t("Connection to the engine lost: trying again…"));
+      clearTimeout(E.retry);
+      E.retry = setTimeout(() => A.engine && analyse(), 1500);
+    }
+  };
+  E.ws = ws;
+  return ws;
+}
+
+function send(msg) {
+  const ws = socket();
+  if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
+  else ws.addEventListener("open", () => ws.send(JSON.stringify(msg)), { once: true });
+}
+
+function analyse() {
+  if (!A.game) return;
+  E.id += 1;
+  showEval(null);
+  setState("thinking", t("The engine is thinking…"));
+  send({ type: "analyse", id: E.id, start: A.start, moves: pathOf(A.cur) });
+}
+
+function stopEngine() {
+  if (E.state === "thinking" || E.state === "queued") send({ type: "stop" });
+}
+
+/** The state line (announced to screen readers) and the Stop button, which only a running search has. */
+function setState(state, text) {
+  E.state = state;
+  $("an-eval-box").dataset.state = state;
+  $("an-engine-state").textContent = text;
+  const stop = $("an-stop");
+  const had = stop === document.activeElement;
+  stop.disabled = !(state === "thinking" || state === "queued");
+  if (had && stop.disabled) $("an-engine").focus();  // the focus stays on a usable button
+}
+
+function onEngine(msg) {
+  if (msg.id !== undefined && msg.id !== null && msg.id !== E.id) return;  // about an older search
+  if (msg.type === "update") {
+    showEval(msg);
+  } else if (msg.type === "queued") {
+    setState("queued", t("The AI is busy with games: the engine waits for its turn…"));
+  } else if (msg.type === "done") {
+    const out = $("an-eval");
+    const sims = formatNumber(msg.sims || 0);
+    const words = {
+      cap: t("The engine stopped at its limit ({n} simulations).", { n: sims }),
+      proven: t("The engine proved the result."),
+      decided: t("Nothing to search: the result is decided."),
+      stopped: t("Stopped at {n} simulations.", { n: sims }),
+    };
+    setState(msg.reason === "stopped" ? "stopped" : "done", words[msg.reason] || t("The engine stopped."));
+    out.dataset.final = "true";
+  } else if (msg.type === "error") {
+    if (msg.id === undefined || msg.id === null) return;  // a refused message of ours, not a search
+    setState("done", t("No evaluation: {why}", { why: msg.message }));
+  }
+}
+
+/** The figures of an update (``null``: none): the bar, South's chance and the line as buttons. */
+function showEval(data) {
+  const out = $("an-eval");
+  const bar = $("an-evalbar-south");
+  const pv = $("an-pv");
+  $("an-eval-box").dataset.engine = A.engine ? "on" : "off";
+  if (!data) {
+    out.textContent = "";
+    out.dataset.sims = "";
+    out.dataset.final = "";
+    bar.style.width = "50%";
+    pv.replaceChildren();
+    if (!A.engine) setState("", "");
+    return;
+  }
+  const chance = Math.round(data.south * 100);
+  bar.style.width = `${data.south * 100}%`;
+  const sims = formatNumber(data.sims);
+  out.textContent = (data.exact ? t("South's winning chance {n}% (decided)", { n: chance }) :
+    t("South's winning chance {n}%", { n: chance })) + (data.sims ? ` · ${t("{n} simulations", { n: sims })}` : "");
+  out.dataset.sims = String(data.sims);
+  out.dataset.south = String(chance);
+  pv.replaceChildren();
+  if (data.best) {
+    pv.append(`${t("best {move}", { move: data.best })} · ${t("line:")} `);
+    data.line.forEach((mv, i) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "an-mv";
+      b.textContent = `${data.labels[i]} ${mv}`;
+      b.title = t("Play the line up to this move");
+      b.onclick = () => playLine(data.line.slice(0, i + 1), data.ply);
+      pv.append(b, " ");
+    });
+  }
+}
+
+/** Play the engine's line from the position it was given for (kept in the tree as a variation). */
+function playLine(moves, ply) {
+  let n = A.cur;
+  if (depth(n) !== ply) return;
+  for (const mv of moves) {
+    let child = n.children.find((c) => c.move === mv);
+    if (!child) {
+      child = node(mv, n);
+      n.children.push(child);
+    }
+    n = child;
+  }
+  go(n);
 }
 
 async function load(body) {
@@ -315,12 +413,15 @@ function wire() {
     p.children = p.children.filter((c) => c !== n);
     go(p);
   };
-  $("an-engine").onclick = () => {
+  const toggle = () => {
     A.engine = !A.engine;
     $("an-engine").setAttribute("aria-pressed", String(A.engine));
-    $("an-engine").textContent = A.engine ? t("Stop the engine") : t("Start the engine");
-    evaluateNow();
+    $("an-engine").textContent = A.engine ? t("Turn the engine off") : t("Start the engine");
+    if (!A.engine) stopEngine();
+    engineFollow();
   };
+  $("an-engine").onclick = toggle;
+  $("an-stop").onclick = stopEngine;
   $("an-share").onclick = async () => {
     // the whole tree as a record (variations included), and the path to the position shown
     let url = `${location.origin}/analysis#${shareHash()}`;
@@ -369,6 +470,9 @@ function wire() {
     if (e.key === "ArrowLeft" && A.cur.parent) go(A.cur.parent);
     if (e.key === "ArrowRight" && A.cur.children.length) go(A.cur.children[0]);
     if (e.key === "Escape") { A.selected = null; render(); }
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.key === "e") toggle();  // as lichess's "l": the engine on or off
+    if (e.key === "s") stopEngine();
   });
 }
 
