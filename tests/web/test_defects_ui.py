@@ -1,0 +1,85 @@
+"""The rough edges a new player hit (issue 24, point 5), in a real browser: Playwright driving
+Debian's chromium against a real uvicorn server.  Each test failed on the code before its fix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from argon2 import PasswordHasher
+from playwright.sync_api import Browser, Page, expect
+
+from jericho_game.web.server import Limits, create_app
+from tests.web import test_browser
+from tests.web.test_browser import watch_errors
+
+browser = test_browser.browser
+
+DESKTOPS = [(1280, 800), (1366, 768), (1440, 900)]
+PHONE = (390, 844)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("defects") / "games.sqlite3"
+    # a cheap password hash (sign-ups in the tests); the message rate of test_browser's server
+    app = create_app(
+        str(db),
+        limits=Limits(rate=1000.0, burst=1000),
+        password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1),
+    )
+    yield from test_browser.serve_in_thread(app)
+
+
+def rect(page: Page, selector: str) -> dict[str, float]:
+    b = page.locator(selector).first.bounding_box()
+    assert b is not None, f"{selector} is not rendered"
+    return b
+
+
+# -- Start is on the first screen ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("w", "h", "lang"), [*((w, h, "en") for w, h in DESKTOPS), (1366, 768, "fr")])
+def test_start_is_on_the_first_screen_with_no_gap_and_no_orphan_option(
+    server: str, browser: Browser, w: int, h: int, lang: str
+) -> None:
+    """Start was at y = 1324 at 1280x800, under a 165 px blank gap, and "Online" sat alone on a
+    second row of the three opponents."""
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    page.goto(server + f"/?lang={lang}")
+    expect(page.locator("#levels-main input")).to_have_count(5)  # the form is whole
+    start = rect(page, "#start")
+    assert start["y"] + start["height"] <= h, (w, h, start)
+    # the three opponents share one row
+    tops = {round(b["y"]) for b in (x.bounding_box() for x in page.locator(".modes:not([hidden]) label").all()) if b}
+    assert len(tops) == 1, tops
+    # no blank gap between the cards of one column (the page's gap is 1 rem)
+    cards = page.evaluate(
+        """() => [...document.querySelectorAll('#home > *, #home > * > *')]
+             .filter((e) => e.matches('.intro, .card, .home-board') && e.offsetParent !== null)
+             .map((e) => { const b = e.getBoundingClientRect(); return [e.id || e.className, b.x, b.y, b.bottom]; })"""
+    )
+    for name, x, y, _ in cards:
+        above = [bottom for _, x2, y2, bottom in cards if abs(x2 - x) < 30 and y2 < y]
+        if above:
+            assert y - max(above) <= 40, (name, y, max(above), cards)
+    assert not errors, errors
+    ctx.close()
+
+
+def test_start_comes_before_an_empty_lobby_on_a_phone(server: str, browser: Browser) -> None:
+    """On a phone Start was at y ~ 2000, after the intro, the name card and an empty lobby."""
+    ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
+    page = ctx.new_page()
+    page.goto(server + "/")
+    expect(page.locator("#levels-main input")).to_have_count(5)
+    expect(page.locator("#lobby")).to_be_visible()
+    expect(page.locator("#lobby-seeks-empty")).to_be_visible()
+    start, lobby = rect(page, "#start"), rect(page, "#lobby")
+    assert start["y"] + start["height"] < lobby["y"], (start, lobby)
+    assert start["y"] + start["height"] <= 1.75 * PHONE[1], start
+    ctx.close()
+
