@@ -83,3 +83,50 @@ def test_start_comes_before_an_empty_lobby_on_a_phone(server: str, browser: Brow
     assert start["y"] + start["height"] <= 1.75 * PHONE[1], start
     ctx.close()
 
+
+# -- accounts -------------------------------------------------------------------------------------
+
+
+def sign_up(server: str, page: Page, name: str, password: str = "a long enough password 1") -> None:
+    page.goto(server + "/signup")
+    page.fill("#username", name)
+    page.fill("#password", password)
+    page.click("#account-submit")
+    expect(page.locator("#nav-me")).to_contain_text(name)
+
+
+def log_in(server: str, page: Page, name: str, password: str = "a long enough password 1") -> None:
+    page.goto(server + "/login")
+    page.fill("#username", name)
+    page.fill("#password", password)
+    page.click("#account-submit")
+    expect(page.locator("#nav-me")).to_contain_text(name)
+
+
+def test_my_games_lists_the_accounts_games_in_a_new_browser(server: str, browser: Browser) -> None:
+    """Logged in from a browser that never played, /games listed nothing."""
+    first = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = first.new_page()
+    sign_up(server, page, "mygames_a")
+    page.goto(server + "/")
+    page.check('input[name="mode"][value="hotseat"]')
+    page.click("#start")
+    page.wait_for_url("**/g/*")
+    game_id = page.url.rsplit("/g/", 1)[1]
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+    first.close()
+
+    other = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = other.new_page()
+    errors = watch_errors(page)
+    page.goto(server + "/games")
+    expect(page.locator("#games-table tbody tr, .games-table tbody tr")).to_have_count(0)
+    log_in(server, page, "mygames_a")
+    page.goto(server + "/games")
+    row = page.locator(f'.games-table tbody tr[data-id="{game_id}"]')
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("Hot-seat")
+    row.locator("a.open").click()  # resumes there: the session holds the seats
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+    assert not errors, errors
+    other.close()
