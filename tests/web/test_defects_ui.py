@@ -130,3 +130,39 @@ def test_my_games_lists_the_accounts_games_in_a_new_browser(server: str, browser
     expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
     assert not errors, errors
     other.close()
+
+
+def test_an_account_holder_plays_under_the_accounts_name(server: str, browser: Browser) -> None:
+    """A logged-in player was asked for a display name too: the lobby showed "Alice" and the game
+    "alice_w".  Now the account's name is the name, in the lobby, the game and the record."""
+    ctx_a = browser.new_context(viewport={"width": 1280, "height": 800})
+    ctx_b = browser.new_context(viewport={"width": 1280, "height": 800})
+    a, b = ctx_a.new_page(), ctx_b.new_page()
+    errors = watch_errors(a)
+    try:
+        a.goto(server + "/")
+        a.evaluate("localStorage.setItem('jericho:name', 'Alice')")  # chosen before signing up
+        sign_up(server, a, "alice_w")
+        a.goto(server + "/")
+        expect(a.locator("#name-input")).to_be_hidden()  # no second name asked for
+        expect(a.locator("#name-form")).to_contain_text("alice_w")
+        sign_up(server, b, "bob_w")  # no name chosen in this browser: the account's is enough
+        b.goto(server + "/")
+        a.check('input[name="mode"][value="online"]')
+        a.check('input[name="public"][value="1"]')
+        a.click("#start")
+        a.wait_for_url("**/g/*")
+        expect(a.locator("#south-name, #north-name").filter(has_text="You")).to_have_text("You (alice_w)")
+        seek = b.locator("#lobby-seeks tr").filter(has=b.locator("button"))
+        expect(seek).to_have_count(1)
+        expect(seek.locator("td.who")).to_have_text("alice_w")
+        seek.locator("button").click()
+        b.wait_for_url("**/g/*")
+        expect(a.locator("#north-name")).to_have_text("bob_w")
+        game_id = a.url.rsplit("/g/", 1)[1]
+        record = a.request.get(f"{server}/api/games/{game_id}/record").text()
+        assert '[South "alice_w"]' in record and '[North "bob_w"]' in record and "Alice" not in record, record
+        assert not errors, errors
+    finally:
+        ctx_a.close()
+        ctx_b.close()

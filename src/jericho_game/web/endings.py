@@ -256,7 +256,10 @@ def set_name(svc: GameService, game_id: str, seats: frozenset[str], name: Any) -
         if not todo:
             return Change(fresh)
         new = fresh.rec.copy()
-        new.meta["names"] = {**names, **{s: checked for s in todo}}
+        # a seat bound to an account takes the account's name, never a second one (issue 24)
+        accounts = {s: getattr(fresh.rec, f"{s}_account") for s in todo}
+        given = {s: (svc.account_name(a) if a is not None else None) or checked for s, a in accounts.items()}
+        new.meta["names"] = {**names, **given}
         return Change(svc._commit(tx, fresh, new, fresh.game))
 
     change = svc._write(game_id, decide)

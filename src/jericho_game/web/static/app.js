@@ -62,6 +62,12 @@ async function startHome() {
   $("skip").hidden = true;  // there is no tray to skip to
   const form = $("new-game");
   const saveName = nameForm($("name-form"), $("name-input"), $("name-note"));
+  // an account holder plays under the account's name: no second name to choose (issue 24)
+  const me = await whoami();
+  if (me.account) {
+    for (const part of $("name-form").querySelectorAll("label, .row")) part.hidden = true;
+    $("name-note").textContent = t("You play under your account's name, “{name}”.", { name: me.account.username });
+  }
   startLobby((text) => { $("lobby-error").textContent = text; });
   fetch("/api/topology").then((r) => r.json()).then((topo) => {
     // a decorative position: the worked example of the rules, and a few more towers
@@ -109,8 +115,8 @@ async function startHome() {
     const mode = form.elements.mode.value;
     const body = { mode, side: form.elements.side.value };
     if (mode === "ai") body.level = form.elements.level.value;
-    if (mode === "online" && form.elements.public.value) {
-      body.public = true;
+    if (mode === "online" && form.elements.public.value) body.public = true;
+    if (body.public && !me.account) {
       const r = saveName();
       if (!r.name) {
         $("home-error").textContent = `${t("Choose your name first: the lobby shows it.")} ${r.error || ""}`;
@@ -119,7 +125,7 @@ async function startHome() {
         return;
       }
     }
-    if (mode !== "hotseat" && storedName()) body.name = storedName();
+    if (mode !== "hotseat" && storedName() && !me.account) body.name = storedName();
     if (form.elements.clock.value) body.clock = Number(form.elements.clock.value);
     if (mode === "online" && !$("rated-field").hidden && form.elements.rated.checked) body.rated = true;
     try {
