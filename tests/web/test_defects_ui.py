@@ -166,3 +166,60 @@ def test_an_account_holder_plays_under_the_accounts_name(server: str, browser: B
     finally:
         ctx_a.close()
         ctx_b.close()
+
+
+def test_sign_up_states_the_rules_and_refuses_an_overlong_name(server: str, browser: Browser) -> None:
+    """Sign-up explained no rules (the browser said "Please match the requested format"), and a
+    30-character username was cut to 24 by the field and created."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    page.goto(server + "/signup")
+    expect(page.locator("#username-hint")).to_contain_text("3 to 24")
+    expect(page.locator("#username")).to_have_attribute("aria-describedby", "username-hint")
+    long_name = "a_thirty_character_username_xy"
+    assert len(long_name) == 30
+    page.fill("#username", long_name)
+    expect(page.locator("#username")).to_have_value(long_name)  # not cut to 24
+    page.fill("#password", "a long enough password 1")
+    page.click("#account-submit")
+    error = page.locator("#account-error")
+    expect(error).to_contain_text("at most 24")
+    expect(error).to_contain_text("30")
+    expect(page.locator("#username")).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#username")).to_be_focused()
+    page.fill("#username", "ada lovelace")
+    page.click("#account-submit")
+    expect(error).to_contain_text("“ ”")  # the character that is not allowed, named
+    page.fill("#username", "_ada")
+    page.click("#account-submit")
+    expect(error).to_contain_text("starts with a letter or a digit")
+    # nothing was created, cut or not
+    for name in (long_name, long_name[:24], "ada lovelace", "_ada"):
+        assert page.request.get(f"{server}/api/players/{name}").status == 404, name
+    page.fill("#username", "ada_lovelace")
+    page.click("#account-submit")
+    expect(page.locator("#nav-me")).to_contain_text("ada_lovelace")
+    assert not errors, errors
+    ctx.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("a_thirty_character_username_xy", ["at most 24", "30"]),
+        ("ab", ["at least 3", "2"]),
+        ("ada lovelace", ["' '"]),
+        ("_ada", ["starts with a letter or a digit"]),
+        ("adé", ["'é'"]),
+    ],
+)
+def test_the_server_refuses_a_bad_username_saying_why(name: str, words: list[str]) -> None:
+    from jericho_game.web.accounts import check_username
+    from jericho_game.web.rooms import ClientError
+
+    with pytest.raises(ClientError) as err:
+        check_username(name)
+    assert err.value.code == "bad_username"
+    for word in words:
+        assert word in err.value.message, (word, err.value.message)
