@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from argon2 import PasswordHasher
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from jericho_game.web.server import Limits, create_app
 from tests.web import test_browser
@@ -29,6 +29,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1),
     )
     yield from test_browser.serve_in_thread(app)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def patient() -> Iterator[None]:
+    """Wait longer than Playwright's 5 s for what a busy machine draws late (2 cores, many tests)."""
+    expect.set_options(timeout=20_000)
+    yield
+    expect.set_options(timeout=5_000)
 
 
 def rect(page: Page, selector: str) -> dict[str, float]:
@@ -223,3 +231,61 @@ def test_the_server_refuses_a_bad_username_saying_why(name: str, words: list[str
     assert err.value.code == "bad_username"
     for word in words:
         assert word in err.value.message, (word, err.value.message)
+
+
+# -- online games ---------------------------------------------------------------------------------
+
+
+def online_pair(server: str, browser: Browser) -> tuple[BrowserContext, BrowserContext, Page, Page]:
+    """An online game by invite: ``a`` plays South, ``b`` North, both pages open on it."""
+    ctx_a = browser.new_context(viewport={"width": 1280, "height": 800})
+    ctx_b = browser.new_context(viewport={"width": 1280, "height": 800})
+    a, b = ctx_a.new_page(), ctx_b.new_page()
+    a.goto(server + "/")
+    a.check('input[name="mode"][value="online"]')
+    a.select_option('select[name="side"]', "south")
+    a.click("#start")
+    expect(a.locator("#invite-link")).to_be_visible()
+    b.goto(a.locator("#invite-link").input_value())
+    expect(b.locator("#tray-mine .slot").first).to_be_visible()
+    expect(a.locator("#tray-mine .slot.playable").first).to_be_visible()
+    return ctx_a, ctx_b, a, b
+
+
+def place(page: Page, move: str) -> None:
+    piece, cell = move.split("@")
+    page.click(f'#tray-mine .slot[data-piece="{piece}"]')
+    page.click(f'#board .cell[data-cell="{cell}"]')
+
+
+def test_the_requester_hears_a_declined_draw_and_an_accepted_takeback(server: str, browser: Browser) -> None:
+    """The offerer's page said nothing when the opponent declined a draw or accepted a takeback."""
+    ctx_a, ctx_b, a, b = online_pair(server, browser)
+    errors = watch_errors(a) + watch_errors(b)
+    try:
+        place(a, "1R@a1")
+        expect(b.locator("#moves .mv")).to_have_count(1)
+        place(b, "1R@b3")
+        expect(a.locator("#moves .mv")).to_have_count(2)
+        a.click("#btn-draw")
+        expect(b.locator("#btn-decline")).to_be_visible()
+        b.click("#btn-decline")
+        expect(a.locator("#message")).to_contain_text("declined your draw offer")
+        expect(b.locator("#message")).not_to_contain_text("declined")  # the one who answered knows
+        place(a, "2R@a2")
+        expect(b.locator("#moves .mv")).to_have_count(3)
+        a.click("#btn-takeback")
+        expect(b.locator("#btn-accept")).to_be_visible()
+        b.click("#btn-accept")
+        expect(a.locator("#moves .mv")).to_have_count(2)
+        expect(a.locator("#message")).to_contain_text("accepted your takeback request")
+        # withdrawing one's own request is not an answer from the opponent
+        a.click("#btn-takeback")
+        expect(a.locator("#btn-withdraw")).to_be_visible()
+        a.click("#btn-withdraw")
+        expect(a.locator("#btn-takeback")).to_be_visible()
+        expect(a.locator("#message")).not_to_contain_text("declined")
+        assert not errors, errors
+    finally:
+        ctx_a.close()
+        ctx_b.close()

@@ -120,6 +120,7 @@ def _accept(svc: GameService, tx: Tx, room: Room, me: str) -> Change:
     standing = rec.meta["offer"]
     new = rec.copy()
     new.meta = _without_offer(new.meta)
+    new.meta["answer"] = _answered(standing, me, True)
     svc._charge(new, room.game)
     if standing["what"] == "draw":
         new.result, new.reason, new.turn_started = "draw", "agreed", None
@@ -156,9 +157,17 @@ def answer(svc: GameService, game_id: str, seats: frozenset[str], what: Any, acc
             return _accept(svc, tx, room, me)
         new = room.rec.copy()
         new.meta = _without_offer(new.meta)
+        new.meta["answer"] = _answered(standing, me, False)
         return Change(svc._commit(tx, room, new, room.game))
 
     return svc._write(game_id, decide)
+
+
+def _answered(standing: dict[str, Any], me: str, accepted: bool) -> dict[str, Any]:
+    """How an offer was answered, for the state (``answer``): the requester's page says so (issue 24:
+    a declined draw or an accepted takeback went unsaid).  ``ply`` and ``what`` name the offer;
+    ``by`` is who answered (the offerer: withdrawn)."""
+    return {"what": standing["what"], "ply": standing["ply"], "to": standing["by"], "by": me, "accepted": accepted}
 
 
 def claim(svc: GameService, game_id: str, seats: frozenset[str], what: Any) -> Change:

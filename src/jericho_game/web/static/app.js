@@ -225,6 +225,7 @@ function connect() {
     try { msg = JSON.parse(ev.data); } catch { return; }
     if (msg.type === "state") {
       const moved = !S.game || S.game.ply !== msg.game.ply || S.game.status !== msg.game.status;
+      const before = S.game;
       S.game = msg.game;
       S.clockAt = performance.now();
       if (moved) {
@@ -236,6 +237,7 @@ function connect() {
       if (msg.game.status === "over" && S.review) S.review.gameOver();
       if (msg.game.status === "over" && msg.game.rated && S.ratings) S.ratings.gameOver();
       render();
+      sayAnswer(before, msg.game);
       loadPreview();
     } else if (msg.type === "welcome") {
       S.role = msg.role;
@@ -507,6 +509,24 @@ function seatLabel(side) {
   if (account) return account;
   if (seat.kind === "open") return t("open seat");
   return name || SIDE_NAME[side];
+}
+
+/** The requester hears the opponent's answer to their offer: a declined draw, an accepted or a
+ * declined takeback (an accepted draw ends the game: the banner says it). */
+function sayAnswer(before, g) {
+  const asked = before && before.offer;
+  const a = g.answer;
+  if (!asked || g.offer || !a || a.ply !== asked.ply || a.what !== asked.what || a.by === asked.by) return;
+  if (S.role === "both" || !mySides().includes(asked.by)) return;
+  const name = sideName(a.by);
+  let text = null;
+  if (a.what === "takeback") {
+    text = a.accepted ? t("{name} accepted your takeback request: your last move is taken back.", { name }) :
+      t("{name} declined your takeback request.", { name });
+  } else if (!a.accepted) {
+    text = t("{name} declined your draw offer.", { name });
+  }
+  if (text) say(text, "note");
 }
 
 /** A side as players read it: the player's name when it has one. */
