@@ -119,7 +119,7 @@ def test_my_games_lists_the_accounts_games_in_a_new_browser(server: str, browser
     page.goto(server + "/")
     page.check('input[name="mode"][value="hotseat"]')
     page.click("#start")
-    page.wait_for_url("**/g/*")
+    page.wait_for_url("**/g/*", wait_until="commit")
     game_id = page.url.rsplit("/g/", 1)[1]
     expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
     first.close()
@@ -289,3 +289,60 @@ def test_the_requester_hears_a_declined_draw_and_an_accepted_takeback(server: st
     finally:
         ctx_a.close()
         ctx_b.close()
+
+
+# -- the board ------------------------------------------------------------------------------------
+
+
+def hotseat(server: str, page: Page, moves: list[str]) -> str:
+    """A hot-seat game with ``moves`` played (through the page), opened in ``page``; its URL."""
+    page.goto(server + "/")
+    page.check('input[name="mode"][value="hotseat"]')
+    page.click("#start")
+    page.wait_for_url("**/g/*", wait_until="commit")
+    for i, mv in enumerate(moves):
+        place(page, mv)
+        expect(page.locator("#moves .mv")).to_have_count(i + 1)
+    return page.url
+
+
+# towers of every height on both camps (test_ui.TALL_TOWERS)
+TALL_TOWERS = (
+    "5R@d2 1G@d3 2Y@d3 4B@d3 3W@d3 1R@a2 2B@a2 3Y@a2 5W@g4 4G@g4 1B@g4 2R@g4 5G@c1 1W@c1 4R@c1 3B@c1"
+).split()
+# 5G on b2 (a tower of three) changes an alignment's holder: its badge shows there
+BADGE_ON_A_TOWER = "2W@f4 3B@a2 2G@g4 3R@b2 3R@e1 1W@e3 4R@g4 5B@e3 5W@c4 4R@a3 4G@g3 2Y@b2 1B@b2".split()
+OVERLAPS = """() => {
+  const boxes = (sel) => [...document.querySelectorAll(sel)].map((e) => [e, e.getBoundingClientRect()]);
+  const out = [];
+  for (const [b, r] of boxes('#board .cell .badge.shown')) {
+    for (const [l, q] of boxes('#board .piece-label')) {
+      const w = Math.min(r.right, q.right) - Math.max(r.left, q.left);
+      const h = Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top);
+      const cell = (e) => e.closest('.cell').dataset.cell;
+      if (w > 0.5 && h > 0.5) out.push([cell(b), l.textContent, cell(l)]);
+    }
+  }
+  return {shown: document.querySelectorAll('#board .cell .badge.shown').length, out};
+}"""
+
+
+@pytest.mark.parametrize(("w", "h"), [(1280, 800), PHONE])
+def test_the_preview_badge_covers_no_piece_label(server: str, browser: Browser, w: int, h: int) -> None:
+    """The +1 / −1 badge of a legal cell sat on a tall tower's top label."""
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    hotseat(server, page, BADGE_ON_A_TOWER)
+    covered = []
+    shown = 0
+    for piece in ("5G", "5Y", "4W"):
+        page.click(f'#tray-mine .slot[data-piece="{piece}"]')
+        expect(page.locator("#board .cell.legal").first).to_be_visible()
+        page.wait_for_function("() => document.querySelectorAll('#board .badge.shown').length > 0")
+        found = page.evaluate(OVERLAPS)
+        shown += found["shown"]
+        covered += [(piece, *x) for x in found["out"]]
+        page.keyboard.press("Escape")
+    assert shown > 0
+    assert not covered, covered
+    ctx.close()
