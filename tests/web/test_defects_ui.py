@@ -346,3 +346,65 @@ def test_the_preview_badge_covers_no_piece_label(server: str, browser: Browser, 
     assert shown > 0
     assert not covered, covered
     ctx.close()
+
+
+# -- against the AI -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The AI thinks in threads of the server (no worker process to start): a free worker takes
+    every job at once, as on a quiet server."""
+    db = tmp_path_factory.mktemp("defects-ai") / "games.sqlite3"
+    app = create_app(str(db), limits=Limits(rate=1000.0, burst=1000), ai_processes=0)
+    yield from test_browser.serve_in_thread(app)
+
+
+RECORD_TURN = """() => {
+  window.turnTexts = [];
+  new MutationObserver(() => {
+    const el = document.getElementById('turn');
+    if (el) window.turnTexts.push(el.textContent);
+  }).observe(document, { subtree: true, childList: true, characterData: true });
+}"""
+
+
+def test_the_ai_queue_is_mentioned_only_when_there_is_a_wait(ai_server: str, browser: Browser) -> None:
+    """ "AI is waiting for a free worker (place 1 in the queue)…" flashed before every AI move,
+    while a free worker took the job at once."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    page.add_init_script(f"({RECORD_TURN})()")
+    page.goto(ai_server + "/")
+    page.locator("#levels-advanced summary").click()
+    page.check("input[name=level][value=random]")
+    page.select_option('select[name="side"]', "south")
+    page.click("#start")
+    page.wait_for_url("**/g/*", wait_until="commit")
+    for ply in (1, 3, 5):
+        page.locator("#tray-mine .slot.playable").first.click()
+        page.locator("#board .cell.legal").first.click()
+        expect(page.locator("#moves .mv")).to_have_count(ply + 1)  # the AI answered
+    texts = page.evaluate("window.turnTexts")
+    assert any("North to move" in x or "Your move" in x for x in texts), texts  # the recorder works
+    assert not [x for x in texts if "free worker" in x], texts
+    ctx.close()
+
+
+@pytest.fixture(scope="module")
+def no_ai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """No AI runner at all (``jericho worker`` would think): an AI move waits in the queue for good."""
+    db = tmp_path_factory.mktemp("defects-no-ai") / "games.sqlite3"
+    app = create_app(str(db), limits=Limits(rate=1000.0, burst=1000), ai_processes=-1)
+    yield from test_browser.serve_in_thread(app)
+
+
+def test_a_real_wait_in_the_ai_queue_is_still_said(no_ai_server: str, browser: Browser) -> None:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    page.goto(no_ai_server + "/")
+    page.select_option('select[name="side"]', "north")  # the AI moves first
+    page.click("#start")
+    page.wait_for_url("**/g/*", wait_until="commit")
+    expect(page.locator("#turn")).to_contain_text("AI is waiting for a free worker (place 1 in the queue)")
+    ctx.close()

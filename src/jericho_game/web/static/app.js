@@ -597,6 +597,20 @@ function previewFor(piece, mover) {
   return { cells, lines };
 }
 
+// An AI move is queued for a moment even when a worker is free: the queue is mentioned only after
+// this long in it (it flashed before every AI move: issue 24), "AI is thinking…" until then.
+const AI_WAIT_SHOWN_AFTER_MS = 2000;
+
+/** Whether the AI's current move has been waiting in the queue long enough to say so. */
+function aiWaited(g) {
+  const key = `${g.id}:${g.version}`;
+  if (!S.aiQueued || S.aiQueued.key !== key) {
+    S.aiQueued = { key, at: performance.now() };
+    setTimeout(() => { if (S.aiQueued && S.aiQueued.key === key) render(); }, AI_WAIT_SHOWN_AFTER_MS + 50);
+  }
+  return performance.now() - S.aiQueued.at >= AI_WAIT_SHOWN_AFTER_MS;
+}
+
 function render() {
   const g = S.game;
   if (!g || !S.board) return;
@@ -616,10 +630,12 @@ function render() {
   else if (S.replay) turn = t("Replay · {where}", { where: replayWhere() });
   else if (g.status === "over") turn = t("Game over");
   else if (g.status === "waiting") turn = t("Waiting for opponent");
-  else if (g.ai && g.ai.status === "queued" && g.seats[g.turn].kind === "ai") {
+  else if (g.ai && g.ai.status === "queued" && g.seats[g.turn].kind === "ai" && aiWaited(g)) {
     turn = t("AI is waiting for a free worker (place {n} in the queue)…", { n: g.ai.position });
   }
-  else if (g.ai_thinking && g.seats[g.turn].kind === "ai") turn = t("AI is thinking…");
+  else if ((g.ai_thinking || (g.ai && g.ai.status === "queued")) && g.seats[g.turn].kind === "ai") {
+    turn = t("AI is thinking…");
+  }
   else if (myTurn()) turn = S.role === "both" ? t("{side} to move", { side: SIDE_NAME[g.turn] }) : t("Your move");
   else turn = t("{side} to move", { side: SIDE_NAME[g.turn] });
   $("turn").textContent = turn;
