@@ -39,6 +39,12 @@ def patient() -> Iterator[None]:
     expect.set_options(timeout=5_000)
 
 
+def home(page: Page, url: str) -> None:
+    """Open the home page and wait until its form is wired (a click before would submit the bare form)."""
+    page.goto(url + "/")
+    expect(page.locator("#levels-main input")).to_have_count(5)
+
+
 def rect(page: Page, selector: str) -> dict[str, float]:
     b = page.locator(selector).first.bounding_box()
     assert b is not None, f"{selector} is not rendered"
@@ -82,7 +88,7 @@ def test_start_comes_before_an_empty_lobby_on_a_phone(server: str, browser: Brow
     """On a phone Start was at y ~ 2000, after the intro, the name card and an empty lobby."""
     ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
     page = ctx.new_page()
-    page.goto(server + "/")
+    home(page, server)
     expect(page.locator("#levels-main input")).to_have_count(5)
     expect(page.locator("#lobby")).to_be_visible()
     expect(page.locator("#lobby-seeks-empty")).to_be_visible()
@@ -116,7 +122,7 @@ def test_my_games_lists_the_accounts_games_in_a_new_browser(server: str, browser
     first = browser.new_context(viewport={"width": 1280, "height": 800})
     page = first.new_page()
     sign_up(server, page, "mygames_a")
-    page.goto(server + "/")
+    home(page, server)
     page.check('input[name="mode"][value="hotseat"]')
     page.click("#start")
     page.wait_for_url("**/g/*", wait_until="commit")
@@ -148,14 +154,14 @@ def test_an_account_holder_plays_under_the_accounts_name(server: str, browser: B
     a, b = ctx_a.new_page(), ctx_b.new_page()
     errors = watch_errors(a)
     try:
-        a.goto(server + "/")
+        home(a, server)
         a.evaluate("localStorage.setItem('jericho:name', 'Alice')")  # chosen before signing up
         sign_up(server, a, "alice_w")
-        a.goto(server + "/")
+        home(a, server)
         expect(a.locator("#name-input")).to_be_hidden()  # no second name asked for
         expect(a.locator("#name-form")).to_contain_text("alice_w")
         sign_up(server, b, "bob_w")  # no name chosen in this browser: the account's is enough
-        b.goto(server + "/")
+        home(b, server)
         a.check('input[name="mode"][value="online"]')
         a.check('input[name="public"][value="1"]')
         a.click("#start")
@@ -241,7 +247,7 @@ def online_pair(server: str, browser: Browser) -> tuple[BrowserContext, BrowserC
     ctx_a = browser.new_context(viewport={"width": 1280, "height": 800})
     ctx_b = browser.new_context(viewport={"width": 1280, "height": 800})
     a, b = ctx_a.new_page(), ctx_b.new_page()
-    a.goto(server + "/")
+    home(a, server)
     a.check('input[name="mode"][value="online"]')
     a.select_option('select[name="side"]', "south")
     a.click("#start")
@@ -296,7 +302,7 @@ def test_the_requester_hears_a_declined_draw_and_an_accepted_takeback(server: st
 
 def hotseat(server: str, page: Page, moves: list[str]) -> str:
     """A hot-seat game with ``moves`` played (through the page), opened in ``page``; its URL."""
-    page.goto(server + "/")
+    home(page, server)
     page.check('input[name="mode"][value="hotseat"]')
     page.click("#start")
     page.wait_for_url("**/g/*", wait_until="commit")
@@ -375,7 +381,7 @@ def test_the_ai_queue_is_mentioned_only_when_there_is_a_wait(ai_server: str, bro
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     page = ctx.new_page()
     page.add_init_script(f"({RECORD_TURN})()")
-    page.goto(ai_server + "/")
+    home(page, ai_server)
     page.locator("#levels-advanced summary").click()
     page.check("input[name=level][value=random]")
     page.select_option('select[name="side"]', "south")
@@ -402,9 +408,39 @@ def no_ai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_a_real_wait_in_the_ai_queue_is_still_said(no_ai_server: str, browser: Browser) -> None:
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     page = ctx.new_page()
-    page.goto(no_ai_server + "/")
+    home(page, no_ai_server)
     page.select_option('select[name="side"]', "north")  # the AI moves first
     page.click("#start")
     page.wait_for_url("**/g/*", wait_until="commit")
     expect(page.locator("#turn")).to_contain_text("AI is waiting for a free worker (place 1 in the queue)")
+    ctx.close()
+
+
+# five single towers and a monolith for each side (test_ui.FIVE_COLOURS)
+FIVE_COLOURS = ["5R@a2", "4Y@a3", "3G@g2", "5B@g3", "5W@c1"]
+
+
+@pytest.mark.parametrize(("w", "h"), [(1280, 800), PHONE])
+def test_hovering_an_alignment_moves_nothing(server: str, browser: Browser, w: int, h: int) -> None:
+    """The confrontation's text grew the info box: the panel under it jumped by 27 px."""
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    hotseat(server, page, FIVE_COLOURS)
+    below = ["#tray-other-block", ".controls", "#moves"]
+
+    def where() -> list[float]:
+        return [round(rect(page, sel)["y"], 1) for sel in below]
+
+    still = where()
+    names = page.eval_on_selector_all("#board .alignment", "(gs) => gs.map((g) => g.dataset.alignment)")
+    assert len(names) == 13
+    for name in names:
+        page.dispatch_event(f'#board .alignment[data-alignment="{name}"]', "mouseenter")
+        expect(page.locator("#info")).to_contain_text(name)
+        assert where() == still, (name, where(), still, page.locator("#info").inner_text())
+        page.dispatch_event(f'#board .alignment[data-alignment="{name}"]', "mouseleave")
+    for cell in ("a2", "c1", "d2"):  # a cell's description too
+        page.dispatch_event(f'#board .cell[data-cell="{cell}"]', "mouseenter")
+        expect(page.locator("#info")).to_contain_text(cell)
+        assert where() == still, (cell, where(), still)
     ctx.close()
