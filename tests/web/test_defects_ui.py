@@ -444,3 +444,32 @@ def test_hovering_an_alignment_moves_nothing(server: str, browser: Browser, w: i
         expect(page.locator("#info")).to_contain_text(cell)
         assert where() == still, (cell, where(), still)
     ctx.close()
+
+
+SLOT_LOOK = """(b) => { const s = getComputedStyle(b); const t = getComputedStyle(b.closest('.tray'));
+  return [s.backgroundColor, s.boxShadow, s.borderColor, s.transform, s.cursor, t.borderStyle, t.opacity]
+    .join(' | '); }"""
+
+
+def test_your_tray_looks_inactive_out_of_turn(no_ai_server: str, browser: Browser) -> None:
+    """Out of turn the tray looked the same as on your turn (and its pieces lit up under the pointer)."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    home(page, no_ai_server)
+    page.select_option('select[name="side"]', "south")
+    page.click("#start")
+    page.wait_for_url("**/g/*", wait_until="commit")
+    slot = page.locator('#tray-mine .slot[data-piece="4G"]')
+    expect(slot).to_have_class("slot playable")
+    page.mouse.move(5, 5)
+    on_turn = slot.evaluate(SLOT_LOOK)
+    place(page, "5R@d2")
+    expect(page.locator("#moves .mv")).to_have_count(1)  # the AI's turn now, for good (no AI runner)
+    expect(slot).not_to_have_class("slot playable")
+    page.mouse.move(5, 5)
+    off_turn = slot.evaluate(SLOT_LOOK)
+    assert off_turn != on_turn, off_turn
+    expect(page.locator("#tray-mine-title")).to_contain_text("wait")  # the title says so, in words
+    slot.hover()
+    assert slot.evaluate(SLOT_LOOK) == off_turn  # nothing lights up under the pointer
+    ctx.close()

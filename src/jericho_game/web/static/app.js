@@ -744,9 +744,13 @@ function renderTrays() {
   else mine = S.board.flip ? "north" : "south";
   other = mine === "south" ? "north" : "south";
   const interactive = sides.includes(mine);
+  // out of turn the tray says it waits, in words and in its look (style.css: .tray.waiting)
+  const waiting = interactive && S.role !== "both" && !S.replay && g.status === "playing" && !myTurn();
   $("tray-mine-title").textContent = interactive ?
-    (S.role === "both" ? t("{side}'s pieces (to move)", { side: SIDE_NAME[mine] }) : t("Your pieces")) :
+    (S.role === "both" ? t("{side}'s pieces (to move)", { side: SIDE_NAME[mine] }) :
+      waiting ? t("Your pieces · waiting for {side}", { side: SIDE_NAME[other] }) : t("Your pieces")) :
     t("{side}'s pieces", { side: SIDE_NAME[mine] });
+  $("tray-mine").classList.toggle("waiting", waiting);
   $("tray-other-title").textContent = t("{side}'s pieces", { side: SIDE_NAME[other] });
   drawTray($("tray-mine"), mine, interactive);
   drawTray($("tray-other"), other, false);
