@@ -473,3 +473,29 @@ def test_your_tray_looks_inactive_out_of_turn(no_ai_server: str, browser: Browse
     slot.hover()
     assert slot.evaluate(SLOT_LOOK) == off_turn  # nothing lights up under the pointer
     ctx.close()
+
+
+COVERS_LINK = """() => { window.scrollTo(0, 0); const a = document.querySelector('header.top nav a[href="/learn"]');
+  const r = a.getBoundingClientRect(); const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+  return !a.contains(hit); }"""
+
+
+@pytest.mark.parametrize(("w", "h"), [(1280, 800), PHONE])
+def test_the_end_banner_can_be_put_away_to_reach_the_header(server: str, browser: Browser, w: int, h: int) -> None:
+    """The result's banner lay over the header's links for good."""
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    hotseat(server, page, FIVE_COLOURS)
+    page.click("#btn-resign")
+    page.click("#btn-resign")
+    expect(page.locator("#banner.over")).to_contain_text("resign")
+    assert page.evaluate(COVERS_LINK)  # over the header, where it is seen wherever the page is scrolled
+    close = page.locator("#banner-close")
+    expect(close).to_have_accessible_name("Hide this message")
+    close.click()
+    expect(page.locator("#banner")).to_be_hidden()
+    assert not page.evaluate(COVERS_LINK)
+    expect(page.locator("#btn-replay")).to_be_focused()
+    page.locator('header.top nav a[href="/learn"]').click()
+    page.wait_for_url("**/learn")
+    ctx.close()

@@ -661,8 +661,31 @@ function render() {
       t("Waiting for the invited player to join.");
     cls += " waiting";
   }
+  // the result's banner can be put away: it lay over the header's links for good (issue 24)
+  const closable = g.status === "over";
+  if (closable && S.bannerClosed === g.id) text = "";
   banner.hidden = !text;
-  if (banner.textContent !== text) banner.textContent = text;
+  const shown = `${closable}:${text}`;
+  if (banner.dataset.shown !== shown) {
+    banner.dataset.shown = shown;
+    const words = document.createElement("span");
+    words.textContent = text;
+    banner.replaceChildren(words);
+    if (closable && text) {
+      const close = document.createElement("button");
+      close.type = "button";
+      close.id = "banner-close";
+      close.className = "banner-close";
+      close.textContent = "✕";
+      close.setAttribute("aria-label", t("Hide this message"));
+      close.onclick = () => {
+        S.bannerClosed = g.id;
+        render();
+        $("btn-replay").focus();  // the focus stays in the game, near what comes next
+      };
+      banner.append(close);
+    }
+  }
   banner.className = cls;
   // selection sanity
   if (S.selected && (!myTurn() || !g.legal[S.selected])) S.selected = null;
