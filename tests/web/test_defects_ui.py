@@ -499,3 +499,30 @@ def test_the_end_banner_can_be_put_away_to_reach_the_header(server: str, browser
     page.locator('header.top nav a[href="/learn"]').click()
     page.wait_for_url("**/learn")
     ctx.close()
+
+
+CUT = """() => ['#turn', '#turn small', '#south-name', '#north-name'].map((s) => document.querySelector(s))
+  .filter((e) => e && e.offsetParent && (e.scrollWidth > e.clientWidth + 0.5 || e.scrollHeight > e.clientHeight + 0.5))
+  .map((e) => [e.id || e.tagName, e.textContent])"""
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_the_phone_score_bar_cuts_no_word(server: str, browser: Browser, lang: str) -> None:
+    """On a phone the score bar cut "13 monoliths off t…", "AI ·…" and long names."""
+    ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
+    ctx.add_cookies([{"name": "jericho_lang", "value": lang, "url": server}])
+    page = ctx.new_page()
+    games = [
+        {"mode": "ai", "level": "random", "clock": 5},
+        {"mode": "online", "clock": 10, "name": "Alexandrina Victoria"},
+        {"mode": "ai", "level": "random"},
+    ]
+    for spec in games:
+        g = page.request.post(server + "/api/games", data=spec).json()
+        for link in ("play", "watch"):
+            page.goto(g["links"][link])
+            expect(page.locator("#turn small")).to_contain_text("13")
+            assert page.evaluate(CUT) == [], (spec, link)
+            board, bar = rect(page, "#board"), rect(page, ".scorebar")
+            assert bar["y"] + bar["height"] <= board["y"] + 1, (bar, board)  # nothing spills onto the board
+    ctx.close()
