@@ -3,6 +3,7 @@ Debian's chromium against a real uvicorn server.  Each test failed on the code b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -525,4 +526,32 @@ def test_the_phone_score_bar_cuts_no_word(server: str, browser: Browser, lang: s
             assert page.evaluate(CUT) == [], (spec, link)
             board, bar = rect(page, "#board"), rect(page, ".scorebar")
             assert bar["y"] + bar["height"] <= board["y"] + 1, (bar, board)  # nothing spills onto the board
+    ctx.close()
+
+
+def test_replay_opens_at_the_final_position_or_the_ply_in_the_address(server: str, browser: Browser) -> None:
+    """Replay opened at move 0 whatever the game and the address."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    url = hotseat(server, page, FIVE_COLOURS)
+    page.click("#btn-resign")
+    page.click("#btn-resign")
+    expect(page.locator("#banner.over")).to_be_visible()
+    page.click("#btn-replay")
+    expect(page.locator("#rp-pos")).to_have_attribute("aria-label", "after 3. 5W@c1, ply 5 of 5")
+    expect(page.locator('#board .cell[data-cell="c1"]')).to_have_class(re.compile(r"\blast\b"))
+    # the address names the position shown, and opens there
+    page.click("#rp-prev")
+    page.click("#rp-prev")
+    expect(page.locator("#rp-pos")).to_have_attribute("aria-label", "after 2. 3G@g2, ply 3 of 5")
+    assert page.url == url + "#ply=3", page.url
+    other = ctx.new_page()
+    other.goto(url + "#ply=2")
+    expect(other.locator("#rp-pos")).to_have_attribute("aria-label", "after 1... 4Y@a3, ply 2 of 5")
+    expect(other.locator('#board .cell[data-cell="a3"]')).to_have_class(re.compile(r"\blast\b"))
+    expect(other.locator('#board .cell[data-cell="g2"]')).not_to_have_class(re.compile(r"\boccupied\b"))
+    other.click("#rp-exit")
+    assert other.url == url, other.url
+    assert not errors, errors
     ctx.close()

@@ -164,6 +164,8 @@ async function startGame(id) {
       say(t("Could not join: the server is unreachable."));
     }
   }
+  // #ply=N opens the replay at that position (the address of a position: see render)
+  const askedPly = /^\d{1,4}$/.test(hash.get("ply") || "") ? Number(hash.get("ply")) : null;
   if (location.hash) history.replaceState(null, "", `/g/${id}`);
   S.token = store.get(`jericho:seat:${id}`);
   $("btn-record").href = `/api/games/${id}/record`;
@@ -193,6 +195,7 @@ async function startGame(id) {
     onLine: (frame) => { S.lineFrame = frame; render(); },
   });
   S.ratings = new RatingChange(id, $("rating-change"));
+  S.askedPly = askedPly;
   connect();
   setInterval(tickClocks, 250);
 }
@@ -238,6 +241,7 @@ function connect() {
       if (msg.game.status === "over" && msg.game.rated && S.ratings) S.ratings.gameOver();
       render();
       sayAnswer(before, msg.game);
+      if (S.askedPly !== null && S.askedPly !== undefined) { enterReplay(S.askedPly); S.askedPly = null; }
       loadPreview();
     } else if (msg.type === "welcome") {
       S.role = msg.role;
@@ -457,7 +461,8 @@ async function enterReplay(ply) {
   try {
     const data = await (await fetch(`/api/games/${S.id}/replay`)).json();
     const last = data.frames.length - 1;
-    S.replay = { frames: data.frames, i: ply === null ? (S.game && S.game.status === "over" ? 0 : last) : ply };
+    // at the final position (it opened at move 0: issue 24), or at the ply asked for
+    S.replay = { frames: data.frames, i: ply === null ? last : Math.max(0, Math.min(last, ply)) };
     S.selected = null;
     render();
   } catch {
@@ -750,6 +755,9 @@ function render() {
       t("the start, ply 0 of {n}", { n: last });
     $("rp-pos").setAttribute("aria-label", where);
   }
+  // the address says which position the replay shows (#ply=N), to share or to come back to
+  const address = S.replay ? `/g/${g.id}#ply=${S.replay.i}` : `/g/${g.id}`;
+  if (location.pathname + location.hash !== address) history.replaceState(null, "", address);
   // reviewing or replaying: the board stays in view (sticky beside the panel, pinned on a phone)
   $("play").classList.toggle("studying", !!S.replay || g.status === "over");
   if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
