@@ -185,7 +185,9 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
     page.set_viewport_size(DESKTOP)
     # replay the finished game move by move
     total = move_count(page)
-    page.click("#btn-replay")
+    page.click("#btn-replay")  # opens at the final position (issue 24: it opened at move 0)
+    expect(page.locator("#rp-pos")).to_have_text(f"{(total + 1) // 2}{'.' if total % 2 else '...'}")
+    page.click("#rp-first")
     expect(page.locator("#rp-pos")).to_have_text("Start")  # one numbering: moves, not plies
     expect(page.locator("#board .piece")).to_have_count(0)
     page.click("#rp-next")

@@ -117,13 +117,26 @@ throttle_table = Table(
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{2,23}$")
 
 
+_NAME_CHAR = re.compile(r"[A-Za-z0-9_-]")
+
+
 def check_username(name: Any) -> str:
-    """The username, or :class:`ClientError`: 3-24 ASCII letters, digits, ``_`` or ``-``, starting
-    with a letter or digit (no look-alikes, no invisible characters, safe in a URL)."""
-    if not isinstance(name, str) or not _NAME_RE.match(name):
+    """The username, or :class:`ClientError` ``bad_username`` saying what is wrong (never cut to
+    fit): 3-24 ASCII letters, digits, ``_`` or ``-``, starting with a letter or digit (no look-alikes,
+    no invisible characters, safe in a URL)."""
+    if not isinstance(name, str):
+        raise ClientError("bad_username", "send the username as text")
+    if len(name) > 24:
+        raise ClientError("bad_username", f"a username is at most 24 characters: this one has {len(name)}")
+    if len(name) < 3:
+        raise ClientError("bad_username", f"a username has at least 3 characters: this one has {len(name)}")
+    bad = next((c for c in name if not _NAME_CHAR.fullmatch(c)), None)
+    if bad is not None:
         raise ClientError(
-            "bad_username", "a username is 3 to 24 letters (a-z), digits, '_' or '-', starting with a letter or digit"
+            "bad_username", f"a username holds only letters a-z, digits, '_' and '-': {bad!r} is not allowed"
         )
+    if not _NAME_RE.match(name):
+        raise ClientError("bad_username", f"a username starts with a letter or a digit, not {name[0]!r}")
     return name
 
 

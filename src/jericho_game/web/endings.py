@@ -121,6 +121,7 @@ def _accept(svc: GameService, tx: Tx, room: Room, me: str) -> Change:
     standing = rec.meta["offer"]
     new = rec.copy()
     new.meta = _without_offer(new.meta)
+    new.meta["answer"] = _answered(standing, me, True)
     svc._charge(new, room.game)
     if standing["what"] == "draw":
         new.result, new.reason, new.turn_started = "draw", "agreed", None
@@ -157,9 +158,17 @@ def answer(svc: GameService, game_id: str, seats: frozenset[str], what: Any, acc
             return _accept(svc, tx, room, me)
         new = room.rec.copy()
         new.meta = _without_offer(new.meta)
+        new.meta["answer"] = _answered(standing, me, False)
         return Change(svc.commits.commit(tx, room, new, room.game))
 
     return svc.commits.write(game_id, decide)
+
+
+def _answered(standing: dict[str, Any], me: str, accepted: bool) -> dict[str, Any]:
+    """How an offer was answered, for the state (``answer``): the requester's page says so (issue 24:
+    a declined draw or an accepted takeback went unsaid).  ``ply`` and ``what`` name the offer;
+    ``by`` is who answered (the offerer: withdrawn)."""
+    return {"what": standing["what"], "ply": standing["ply"], "to": standing["by"], "by": me, "accepted": accepted}
 
 
 def claim(svc: GameService, game_id: str, seats: frozenset[str], what: Any) -> Change:
@@ -256,7 +265,10 @@ def set_name(svc: GameService, game_id: str, seats: frozenset[str], name: Any) -
         if not todo:
             return Change(fresh)
         new = fresh.rec.copy()
-        new.meta["names"] = {**names, **{s: checked for s in todo}}
+        # a seat bound to an account takes the account's name, never a second one (issue 24)
+        accounts = {s: getattr(fresh.rec, f"{s}_account") for s in todo}
+        given = {s: (svc.account_name(a) if a is not None else None) or checked for s, a in accounts.items()}
+        new.meta["names"] = {**names, **given}
         return Change(svc.commits.commit(tx, fresh, new, fresh.game))
 
     change = svc.commits.write(game_id, decide)

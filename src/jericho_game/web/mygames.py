@@ -5,8 +5,9 @@ The page keeps each seat token in ``localStorage`` (``jericho:seat:ID``) and pos
 ``POST /api/mygames/record`` (every game's record in one ``.jgn`` file, records one after the
 other as docs/notation.md says).  A token is checked in constant time against the game's seats:
 an id with a wrong or stale token is left out, so the list never shows a game the browser has
-no seat in.  Nothing new is stored: the tokens are the browser's proof of its games (an account
-would list its own by user, later).
+no seat in.  Nothing new is stored: the tokens are the browser's proof of its games.  A logged-in
+player's list also holds every game with a seat bound to their account (``account``), so a browser
+that never played lists them too (issue 24); they open there by the session.
 """
 
 from __future__ import annotations
@@ -38,8 +39,13 @@ def held(body: dict[str, Any], most: int) -> dict[str, str]:
     return out
 
 
-def _mine(rec: GameRecord, token: str) -> list[str]:
-    seats = [s for s in SIDES if same_secret(token, getattr(rec, f"{s}_token"))]
+def _mine(rec: GameRecord, token: str | None, account: int | None = None) -> list[str]:
+    seats = [
+        s
+        for s in SIDES
+        if (token is not None and same_secret(token, getattr(rec, f"{s}_token")))
+        or (account is not None and getattr(rec, f"{s}_account") == account)
+    ]
     if rec.mode == "ai":
         seats = [s for s in seats if s != rec.ai_side]
     return seats
@@ -65,11 +71,17 @@ def moves_of(start_position: str | None, plies: int) -> int:
     return move_number(plies, first)[0]
 
 
-def listing(svc: GameService, games: dict[str, str]) -> list[dict[str, Any]]:
-    """The browser's games, newest first: side, opponent, status, result, reason, plies, dates."""
+def listing(
+    svc: GameService, games: dict[str, str], account: int | None = None, most: int = 500
+) -> list[dict[str, Any]]:
+    """The browser's games (and the account's, logged in), newest first: side, opponent, status,
+    result, reason, plies, dates."""
     out: list[dict[str, Any]] = []
-    for rec, plies in svc.storage.summaries(list(games)):
-        mine = _mine(rec, games[rec.id])
+    ids = list(games)
+    if account is not None:
+        ids += [g for g in svc.storage.account_game_ids(account, most) if g not in games]
+    for rec, plies in svc.storage.summaries(ids):
+        mine = _mine(rec, games.get(rec.id), account)
         if not mine:
             continue
         result, reason = rec.result, rec.reason
@@ -103,10 +115,17 @@ def listing(svc: GameService, games: dict[str, str]) -> list[dict[str, Any]]:
     return out
 
 
-def records(svc: GameService, games: dict[str, str], write: Callable[[Any, dict[str, str]], str]) -> str:
-    """Every game of the browser as records, one after the other (oldest first), one .jgn text."""
+def records(
+    svc: GameService,
+    games: dict[str, str],
+    write: Callable[[Any, dict[str, str]], str],
+    account: int | None = None,
+    most: int = 500,
+) -> str:
+    """Every game of the browser (and the account's) as records, one after the other (oldest first),
+    one .jgn text."""
     texts = []
-    for row in sorted(listing(svc, games), key=lambda g: (g["created_at"], g["id"])):
+    for row in sorted(listing(svc, games, account, most), key=lambda g: (g["created_at"], g["id"])):
         rec = svc.storage.load(row["id"])
         if rec is None:
             continue

@@ -374,6 +374,8 @@ class GameService:
         if not isinstance(public, bool) or (public and mode != "online"):
             raise ClientError("bad_request", "public must be true or false, and only online games can be public")
         name = self.check_name(spec["name"]) if spec.get("name") is not None else None
+        if account is not None:  # an account holder plays under the account's name (issue 24)
+            name = self.account_name(account) or name
         if public and name is None:
             raise ClientError("name_required", "choose a name first: the lobby shows it to other players")
         rated = spec.get("rated", False)
@@ -482,6 +484,8 @@ class GameService:
         logged-in joiner's account, which the seat is then bound to (a rated game needs one)."""
         out: dict[str, Any] = {}
         checked = self.check_name(name) if name is not None else None
+        if account is not None:  # an account holder plays under the account's name (issue 24)
+            checked = self.account_name(account) or checked
 
         def decide(tx: Tx, room: Room) -> Change:
             rec = room.rec

@@ -100,6 +100,7 @@ class StateView:
             "public": rec.public,
             "names": {s: rec.meta.get("names", {}).get(s) for s in SIDES},
             "offer": rec.meta.get("offer") if status == "playing" else None,
+            "answer": rec.meta.get("answer"),  # the last offer's answer (web/endings.py)
             "can_abort": rec.mode == "online" and status != "over" and not both_moved(rec),
             # accounts: the username each seat is bound to (None: anonymous), and whether it is rated
             "accounts": {s: self._account_of(rec, s) for s in SIDES},

@@ -961,14 +961,25 @@ def create_app(
 
         await transport.lobby.serve_ws(websocket, make_conn)
 
+    def my_account(request: Request) -> int | None:
+        # reading only: the session alone (a logged-in player's games from any browser, issue 24)
+        sess = accounts.session_of(request)
+        return None if sess is None else sess.account.id
+
+    def my_listing(request: Request, held: dict[str, str]) -> list[dict[str, Any]]:
+        return mygames.listing(service, held, my_account(request), limits.max_my_games)
+
+    def my_texts(request: Request, held: dict[str, str]) -> str:
+        return mygames.records(service, held, write_game_record, my_account(request), limits.max_my_games)
+
     async def my_games(request: Request) -> Response:
         held = mygames.held(await _json_body(request, limits, 64 * 1024), limits.max_my_games)
-        rows = await asyncio.get_running_loop().run_in_executor(None, mygames.listing, service, held)
-        return JSONResponse({"games": rows})
+        rows = await asyncio.get_running_loop().run_in_executor(None, my_listing, request, held)
+        return JSONResponse({"games": rows}, headers={"Cache-Control": "private, no-store"})
 
     async def my_records(request: Request) -> Response:
         held = mygames.held(await _json_body(request, limits, 64 * 1024), limits.max_my_games)
-        text = await asyncio.get_running_loop().run_in_executor(None, mygames.records, service, held, write_game_record)
+        text = await asyncio.get_running_loop().run_in_executor(None, my_texts, request, held)
         return PlainTextResponse(text, headers={"Content-Disposition": 'attachment; filename="jericho-my-games.jgn"'})
 
     async def client_error(request: Request, exc: Exception) -> Response:

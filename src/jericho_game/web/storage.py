@@ -809,6 +809,18 @@ class Storage:
             ).mappings()
             return [_record(r, []) for r in rows]
 
+    def account_game_ids(self, account: int, limit: int) -> list[str]:
+        """The ids of the games with a seat bound to ``account``, newest change first (at most ``limit``)."""
+        with self.reader.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT id FROM games WHERE south_account = :a OR north_account = :a "
+                    "ORDER BY updated_at DESC, id LIMIT :n"
+                ),
+                {"a": account, "n": limit},
+            ).all()
+            return [str(r[0]) for r in rows]
+
     def summaries(self, game_ids: list[str]) -> list[tuple[GameRecord, int]]:
         """Games by id (unknown ids left out), each without its moves but with its number of plies."""
         out: list[tuple[GameRecord, int]] = []

@@ -9,6 +9,27 @@ const asked = new URLSearchParams(location.search).get("next");
 const target = safeNext(asked);
 const next = target === "/" ? null : target;
 
+/** What is wrong with a new username (the server's rules, web/accounts.py), or "" when nothing. */
+function usernameProblem(name) {
+  const n = [...name].length;
+  if (n > 24) return t("A username is at most 24 characters: this one has {n}.", { n });
+  if (n < 3) return t("A username has at least 3 characters: this one has {n}.", { n });
+  const bad = [...name].find((c) => !/[A-Za-z0-9_-]/.test(c));
+  if (bad) return t("A username holds only letters a–z, digits, “_” and “-”: “{char}” is not allowed.", { char: bad });
+  if (!/[A-Za-z0-9]/.test(name[0])) return t("A username starts with a letter or a digit.");
+  return "";
+}
+
+/** Say what is wrong next to the form, and put the focus on the field to mend. */
+function refuse(field, text) {
+  $("account-error").textContent = text;
+  if (field) {
+    field.setAttribute("aria-invalid", "true");
+    field.setAttribute("aria-errormessage", "account-error");
+    field.focus();
+  }
+}
+
 async function init() {
   const me = await whoami();
   $("account-title").textContent = signup ? t("Sign up") : t("Log in");
@@ -35,7 +56,16 @@ async function init() {
     e.preventDefault();
     $("account-submit").disabled = true;
     $("account-error").textContent = "";
+    for (const f of [$("username"), $("password")]) f.removeAttribute("aria-invalid");
     const body = { username: $("username").value.trim(), password: $("password").value };
+    // the browser's own checks are off (novalidate): they said "Please match the requested format"
+    const problem = signup ? usernameProblem(body.username) : (body.username ? "" : t("Enter your username."));
+    if (problem || !body.password) {
+      if (problem) refuse($("username"), problem);
+      else refuse($("password"), t("Enter your password."));
+      $("account-submit").disabled = false;
+      return;
+    }
     let res;
     try {
       res = await postJSON(signup ? "/api/account/signup" : "/api/account/login", body);
@@ -48,7 +78,8 @@ async function init() {
     }
     $("password").value = "";
     const why = res.data.message || t("error");
-    $("account-error").textContent = signup ? t("Could not sign up: {why}.", { why }) : t("Could not log in: {why}.", { why });
+    const field = { bad_username: $("username"), username_taken: $("username"), bad_password: $("password") }[res.data.error];
+    refuse(field, signup ? t("Could not sign up: {why}.", { why }) : t("Could not log in: {why}.", { why }));
     $("account-submit").disabled = false;
     if (res.data.error === "csrf") whoami(true);
   });

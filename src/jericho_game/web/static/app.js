@@ -65,6 +65,12 @@ async function startHome() {
   $("skip").hidden = true;  // there is no tray to skip to
   const form = $("new-game");
   const saveName = nameForm($("name-form"), $("name-input"), $("name-note"));
+  // an account holder plays under the account's name: no second name to choose (issue 24)
+  const me = await whoami();
+  if (me.account) {
+    for (const part of $("name-form").querySelectorAll("label, .row")) part.hidden = true;
+    $("name-note").textContent = t("You play under your account's name, “{name}”.", { name: me.account.username });
+  }
   startLobby((text) => { $("lobby-error").textContent = text; });
   startYourTurn($("your-turn"));  // every game waiting for this player's move (yourturn.js)
   fetch("/api/topology").then((r) => r.json()).then((topo) => {
@@ -117,8 +123,8 @@ async function startHome() {
     const mode = form.elements.mode.value;
     const body = { mode, side: form.elements.side.value };
     if (mode === "ai") body.level = form.elements.level.value;
-    if (mode === "online" && form.elements.public.value) {
-      body.public = true;
+    if (mode === "online" && form.elements.public.value) body.public = true;
+    if (body.public && !me.account) {
       const r = saveName();
       if (!r.name) {
         $("home-error").textContent = `${t("Choose your name first: the lobby shows it.")} ${r.error || ""}`;
@@ -127,7 +133,7 @@ async function startHome() {
         return;
       }
     }
-    if (mode !== "hotseat" && storedName()) body.name = storedName();
+    if (mode !== "hotseat" && storedName() && !me.account) body.name = storedName();
     Object.assign(body, clockChoice(form.elements.clock.value));
     if (mode === "online" && !$("rated-field").hidden && form.elements.rated.checked) body.rated = true;
     try {
@@ -175,6 +181,8 @@ async function startGame(id) {
       say(t("Could not join: the server is unreachable."));
     }
   }
+  // #ply=N opens the replay at that position (the address of a position: see render)
+  const askedPly = /^\d{1,4}$/.test(hash.get("ply") || "") ? Number(hash.get("ply")) : null;
   if (location.hash) history.replaceState(null, "", `/g/${id}`);
   S.token = store.get(`jericho:seat:${id}`);
   $("btn-record").href = `/api/games/${id}/record`;
@@ -208,6 +216,7 @@ async function startGame(id) {
   // notices, sound and browser notifications of this game (notify.js), and their switches
   S.notices = new Notices(id);
   mountSwitches($("notify-switches"));
+  S.askedPly = askedPly;
   connect();
   setInterval(tickClocks, 250);
 }
@@ -241,6 +250,7 @@ function connect() {
     if (msg.type === "state") {
       if (S.notices) S.notices.update(S.game, msg.game, mySides());
       const moved = !S.game || S.game.ply !== msg.game.ply || S.game.status !== msg.game.status;
+      const before = S.game;
       S.game = msg.game;
       S.clockAt = performance.now();
       if (moved) {
@@ -253,6 +263,8 @@ function connect() {
       if (msg.game.status === "over" && msg.game.rated && S.ratings) S.ratings.gameOver();
       if (S.chat) S.chat.setGame(msg.game);
       render();
+      sayAnswer(before, msg.game);
+      if (S.askedPly !== null && S.askedPly !== undefined) { enterReplay(S.askedPly); S.askedPly = null; }
       loadPreview();
     } else if (msg.type === "welcome") {
       S.role = msg.role;
@@ -475,7 +487,8 @@ async function enterReplay(ply) {
   try {
     const data = await (await fetch(`/api/games/${S.id}/replay`)).json();
     const last = data.frames.length - 1;
-    S.replay = { frames: data.frames, i: ply === null ? (S.game && S.game.status === "over" ? 0 : last) : ply };
+    // at the final position (it opened at move 0: issue 24), or at the ply asked for
+    S.replay = { frames: data.frames, i: ply === null ? last : Math.max(0, Math.min(last, ply)) };
     S.selected = null;
     render();
   } catch {
@@ -527,6 +540,24 @@ function seatLabel(side) {
   if (account) return account;
   if (seat.kind === "open") return t("open seat");
   return name || SIDE_NAME[side];
+}
+
+/** The requester hears the opponent's answer to their offer: a declined draw, an accepted or a
+ * declined takeback (an accepted draw ends the game: the banner says it). */
+function sayAnswer(before, g) {
+  const asked = before && before.offer;
+  const a = g.answer;
+  if (!asked || g.offer || !a || a.ply !== asked.ply || a.what !== asked.what || a.by === asked.by) return;
+  if (S.role === "both" || !mySides().includes(asked.by)) return;
+  const name = sideName(a.by);
+  let text = null;
+  if (a.what === "takeback") {
+    text = a.accepted ? t("{name} accepted your takeback request: your last move is taken back.", { name }) :
+      t("{name} declined your takeback request.", { name });
+  } else if (!a.accepted) {
+    text = t("{name} declined your draw offer.", { name });
+  }
+  if (text) say(text, "note");
 }
 
 /** A side as players read it: the player's name when it has one. */
@@ -597,6 +628,20 @@ function previewFor(piece, mover) {
   return { cells, lines };
 }
 
+// An AI move is queued for a moment even when a worker is free: the queue is mentioned only after
+// this long in it (it flashed before every AI move: issue 24), "AI is thinking…" until then.
+const AI_WAIT_SHOWN_AFTER_MS = 2000;
+
+/** Whether the AI's current move has been waiting in the queue long enough to say so. */
+function aiWaited(g) {
+  const key = `${g.id}:${g.version}`;
+  if (!S.aiQueued || S.aiQueued.key !== key) {
+    S.aiQueued = { key, at: performance.now() };
+    setTimeout(() => { if (S.aiQueued && S.aiQueued.key === key) render(); }, AI_WAIT_SHOWN_AFTER_MS + 50);
+  }
+  return performance.now() - S.aiQueued.at >= AI_WAIT_SHOWN_AFTER_MS;
+}
+
 function render() {
   const g = S.game;
   if (!g || !S.board) return;
@@ -617,10 +662,12 @@ function render() {
   else if (S.replay) turn = t("Replay · {where}", { where: replayWhere() });
   else if (g.status === "over") turn = t("Game over");
   else if (g.status === "waiting") turn = t("Waiting for opponent");
-  else if (g.ai && g.ai.status === "queued" && g.seats[g.turn].kind === "ai") {
+  else if (g.ai && g.ai.status === "queued" && g.seats[g.turn].kind === "ai" && aiWaited(g)) {
     turn = t("AI is waiting for a free worker (place {n} in the queue)…", { n: g.ai.position });
   }
-  else if (g.ai_thinking && g.seats[g.turn].kind === "ai") turn = t("AI is thinking…");
+  else if ((g.ai_thinking || (g.ai && g.ai.status === "queued")) && g.seats[g.turn].kind === "ai") {
+    turn = t("AI is thinking…");
+  }
   else if (myTurn()) turn = S.role === "both" ? t("{side} to move", { side: SIDE_NAME[g.turn] }) : t("Your move");
   else turn = t("{side} to move", { side: SIDE_NAME[g.turn] });
   $("turn").textContent = turn;
@@ -653,8 +700,31 @@ function render() {
       t("Waiting for the invited player to join.");
     cls += " waiting";
   }
+  // the result's banner can be put away: it lay over the header's links for good (issue 24)
+  const closable = g.status === "over";
+  if (closable && S.bannerClosed === g.id) text = "";
   banner.hidden = !text;
-  if (banner.textContent !== text) banner.textContent = text;
+  const shown = `${closable}:${text}`;
+  if (banner.dataset.shown !== shown) {
+    banner.dataset.shown = shown;
+    const words = document.createElement("span");
+    words.textContent = text;
+    banner.replaceChildren(words);
+    if (closable && text) {
+      const close = document.createElement("button");
+      close.type = "button";
+      close.id = "banner-close";
+      close.className = "banner-close";
+      close.textContent = "✕";
+      close.setAttribute("aria-label", t("Hide this message"));
+      close.onclick = () => {
+        S.bannerClosed = g.id;
+        render();
+        $("btn-replay").focus();  // the focus stays in the game, near what comes next
+      };
+      banner.append(close);
+    }
+  }
   banner.className = cls;
   // selection sanity
   if (S.selected && (!myTurn() || !g.legal[S.selected])) S.selected = null;
@@ -719,6 +789,9 @@ function render() {
       t("the start, ply 0 of {n}", { n: last });
     $("rp-pos").setAttribute("aria-label", where);
   }
+  // the address says which position the replay shows (#ply=N), to share or to come back to
+  const address = S.replay ? `/g/${g.id}#ply=${S.replay.i}` : `/g/${g.id}`;
+  if (location.pathname + location.hash !== address) history.replaceState(null, "", address);
   // reviewing or replaying: the board stays in view (sticky beside the panel, pinned on a phone)
   $("play").classList.toggle("studying", !!S.replay || g.status === "over");
   if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
@@ -741,9 +814,13 @@ function renderTrays() {
   else mine = S.board.flip ? "north" : "south";
   other = mine === "south" ? "north" : "south";
   const interactive = sides.includes(mine);
+  // out of turn the tray says it waits, in words and in its look (style.css: .tray.waiting)
+  const waiting = interactive && S.role !== "both" && !S.replay && g.status === "playing" && !myTurn();
   $("tray-mine-title").textContent = interactive ?
-    (S.role === "both" ? t("{side}'s pieces (to move)", { side: SIDE_NAME[mine] }) : t("Your pieces")) :
+    (S.role === "both" ? t("{side}'s pieces (to move)", { side: SIDE_NAME[mine] }) :
+      waiting ? t("Your pieces · waiting for {side}", { side: SIDE_NAME[other] }) : t("Your pieces")) :
     t("{side}'s pieces", { side: SIDE_NAME[mine] });
+  $("tray-mine").classList.toggle("waiting", waiting);
   $("tray-other-title").textContent = t("{side}'s pieces", { side: SIDE_NAME[other] });
   drawTray($("tray-mine"), mine, interactive);
   drawTray($("tray-other"), other, false);

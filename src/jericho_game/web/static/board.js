@@ -250,8 +250,10 @@ export class Board {
       const name = el("text", { x: -37, y: -30, class: "cell-name" }, g);
       name.textContent = c.name;
       el("g", { class: "stack" }, g);
-      const badge = el("g", { class: "badge", transform: "translate(26 -34)" }, g);
-      el("rect", { x: -26, y: -15, width: 52, height: 30, rx: 15 }, badge);
+      // the preview badge sits on the cell's top-right corner, clear of the middle where every
+      // piece's letters are (it covered a tall tower's top label: issue 24)
+      const badge = el("g", { class: "badge", transform: "translate(41 -42)" }, g);
+      el("rect", { x: -18, y: -13, width: 36, height: 26, rx: 13 }, badge);
       el("text", { x: 0, y: 1, "text-anchor": "middle", "dominant-baseline": "central" }, badge);
       g.addEventListener("click", (e) => this.h.onCell(c.name, e));
       g.addEventListener("keydown", (e) => {

@@ -1,6 +1,6 @@
 // The lobby on the home page: open public seeks (join in one click) and public games being
 // played (watch), kept live over /lobby/ws.  Everything a player typed is shown as text only.
-import { changeHeaders } from "./account.js";
+import { changeHeaders, whoami } from "./account.js";
 import { t } from "./i18n.js";
 import { storedName } from "./names.js";
 import { perMoveText } from "./yourturn.js";
@@ -25,7 +25,8 @@ function cell(tr, text, cls) {
 
 async function joinSeek(id, button, say) {
   const name = storedName();
-  if (!name) {
+  const me = await whoami();
+  if (!name && !me.account) {  // an account holder plays under the account's name
     say(t("Choose your name first (above): your opponent sees it."));
     $("name-input").focus();
     return;
@@ -33,7 +34,7 @@ async function joinSeek(id, button, say) {
   button.disabled = true;
   try {
     const r = await fetch(`/api/games/${encodeURIComponent(id)}/join`, {
-      method: "POST", headers: await changeHeaders(), body: JSON.stringify({ name }),  // CSRF: a logged-in player
+      method: "POST", headers: await changeHeaders(), body: JSON.stringify({ name: name || undefined }),  // CSRF: a logged-in player
     });
     const data = await r.json();
     if (!r.ok) throw new Error(data.message || r.statusText);
