@@ -10,6 +10,8 @@ import { nameForm, storedName } from "./names.js";
 import { ReviewPanel } from "./review.js";
 import { moveLabel } from "./notation.js";
 import { RatingChange } from "./ratingchange.js";
+import { announce, moveWords } from "./announce.js";
+import { rove, trayKeys } from "./traykeys.js";
 
 initContrast();
 
@@ -219,6 +221,7 @@ function connect() {
     try { msg = JSON.parse(ev.data); } catch { return; }
     if (msg.type === "state") {
       const moved = !S.game || S.game.ply !== msg.game.ply || S.game.status !== msg.game.status;
+      announce($("move-live"), moveWords(S.game, msg.game));  // every move, whoever played it, once
       S.game = msg.game;
       S.clockAt = performance.now();
       if (moved) {
@@ -241,6 +244,7 @@ function connect() {
       // refused for room (fair share): retry slowly rather than at once, the socket closes next
       if (msg.code === "full" || msg.code === "too_many_connections") S.retry = Math.max(S.retry, 4);
       if (msg.game) {  // moved_on: the game changed meanwhile; show it as it is now
+        announce($("move-live"), moveWords(S.game, msg.game));
         S.game = msg.game;
         S.clockAt = performance.now();
         render();
@@ -748,6 +752,7 @@ function drawTray(node, side, interactive) {
   }
   node.dataset.interactive = interactive ? "1" : "0";
   node.dataset.side = side;
+  trayKeys(node);
   for (const b of node.children) {
     const p = b.dataset.piece;
     const has = reserve.has(p);
@@ -769,6 +774,8 @@ function drawTray(node, side, interactive) {
       if (has) drawPiece(b.firstChild, p, 0, 0, 30, { top: false });
     }
   }
+  // one Tab stop for the tray, the arrow keys within it (static/traykeys.js)
+  rove(node, node.contains(document.activeElement) ? document.activeElement : null);
 }
 
 function renderMoves() {

@@ -355,6 +355,8 @@ export class Board {
       g.classList.toggle("dim", !!opts.selected && !legal.has(name));
       const camp = this.cells[name].camp;
       let label = describeTower(name, tower, camp);
+      // the last move's cell says so (it is also drawn outlined): a screen reader finds it
+      if (name === lastCell) label += t("; last move, {move}", { move: view.last });
       if (legal.has(name)) label += t("; {piece} may go here", { piece: opts.selected });
       // the move's effect before it is made: how much it moves the mover's lead in monoliths
       const effect = opts.preview && legal.has(name) ? opts.preview[name] : null;

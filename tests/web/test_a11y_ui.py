@@ -1,0 +1,164 @@
+"""Screen readers and the keyboard in a real browser (Playwright driving Debian's chromium), issue
+24 point 4: each move is announced once in a polite live region, whoever played it, in the page's
+language; the last move's cell says so; the arrow keys move within a tray of pieces."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+from tests.web import test_browser
+from tests.web.test_browser import watch_errors
+
+server = test_browser.server
+browser = test_browser.browser
+
+# Every text the live region is given, in order (a MutationObserver installed before the page's
+# scripts run): what a screen reader is told, and how many times.
+RECORD_LIVE = """
+window.__live = [];
+new MutationObserver((changes) => {
+  const node = document.getElementById("move-live");
+  if (node && node.textContent && changes.some((c) => node.contains(c.target))) window.__live.push(node.textContent);
+}).observe(document, { subtree: true, childList: true, characterData: true });
+"""
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
+    ctx.add_init_script(RECORD_LIVE)
+    yield ctx
+    ctx.close()
+
+
+def live(page: Page) -> list[str]:
+    return list(page.evaluate("window.__live"))
+
+
+def wait_live(page: Page, n: int) -> list[str]:
+    page.wait_for_function("(n) => window.__live.length >= n", arg=n, timeout=30000)
+    page.wait_for_timeout(300)  # a second copy of the same announcement would come now
+    return live(page)
+
+
+def place(page: Page, piece: str, cell: str) -> None:
+    n = page.locator("#moves .mv").count()
+    page.click(f'#tray-mine .slot[data-piece="{piece}"]')
+    page.click(f'#board .cell[data-cell="{cell}"]')
+    expect(page.locator("#moves .mv")).to_have_count(n + 1)
+
+
+def test_each_move_is_announced_once_with_the_alignments_it_changes(server: str, context: BrowserContext) -> None:
+    page = context.new_page()
+    errors = watch_errors(page)
+    g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+    page.goto(g["links"]["play"])
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+    expect(page.locator("#move-live")).to_have_attribute("aria-live", "polite")
+    expect(page.locator("#turn")).not_to_have_attribute("aria-live", "polite")  # not read out as well
+    assert live(page) == []  # opening a game is not a move
+    place(page, "5R", "d2")
+    assert wait_live(page, 1) == ["South played 5R on d2"]
+    place(page, "1G", "d3")  # North's single 1 against South's 5: South takes d
+    assert wait_live(page, 2) == ["South played 5R on d2", "North played 1G on d3; South takes alignment d"]
+    # the last move's cell is labelled as such, the one before is not any more
+    expect(page.locator('#board .cell[data-cell="d3"]')).to_have_attribute(
+        "aria-label", re.compile(r"^d3 \(north camp\): 1G.*; last move, 1G@d3$")
+    )
+    assert "last move" not in (page.locator('#board .cell[data-cell="d2"]').get_attribute("aria-label") or "")
+    page.click("#btn-undo")  # a move taken back is not announced as a move
+    expect(page.locator("#moves .mv")).to_have_count(1)
+    page.wait_for_timeout(300)
+    assert len(live(page)) == 2
+    assert not errors, errors
+
+
+def test_the_ais_move_is_announced_too(server: str, context: BrowserContext) -> None:
+    page = context.new_page()
+    errors = watch_errors(page)
+    g = page.request.post(server + "/api/games", data={"mode": "ai", "level": "easy", "side": "south"}).json()
+    page.goto(g["links"]["play"])
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+    place(page, "5R", "d2")
+    said = wait_live(page, 2)
+    moves = page.locator("#moves .mv").all_inner_texts()
+    assert len(said) == 2 and said[0] == "South played 5R on d2", said
+    piece, cell = moves[1].split("@")
+    assert said[1].startswith(f"North played {piece} on {cell}"), (said, moves)
+    expect(page.locator(f'#board .cell[data-cell="{cell}"]')).to_have_attribute(
+        "aria-label", re.compile(f"; last move, {moves[1]}$")
+    )
+    assert not errors, errors
+
+
+def test_moves_are_announced_in_french(server: str, browser: Browser) -> None:
+    ctx = browser.new_context(locale="fr-FR")
+    ctx.add_init_script(RECORD_LIVE)
+    page = ctx.new_page()
+    g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+    page.goto(g["links"]["play"])
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+    place(page, "5R", "d2")
+    place(page, "1G", "d3")
+    assert wait_live(page, 2) == ["Sud a joué 5R en d2", "Nord a joué 1G en d3 ; Sud prend l’alignement d"]
+    label = page.locator('#board .cell[data-cell="d3"]').get_attribute("aria-label") or ""
+    assert label.endswith(" ; dernier coup, 1G@d3"), label
+    ctx.close()
+
+
+def focused_piece(page: Page) -> str | None:
+    return page.evaluate("document.activeElement && document.activeElement.dataset.piece || null")
+
+
+def test_the_arrow_keys_move_within_the_tray(server: str, context: BrowserContext) -> None:
+    page = context.new_page()
+    errors = watch_errors(page)
+    g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+    page.goto(g["links"]["play"])
+    expect(page.locator("#tray-mine .slot.playable")).to_have_count(25)
+    # one Tab stop for the whole tray
+    assert page.locator("#tray-mine .slot[tabindex='0']").count() == 1
+    page.focus('#tray-mine .slot[data-piece="5R"]')
+    page.keyboard.press("ArrowRight")
+    assert focused_piece(page) == "5Y"
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")  # wraps round to the last piece
+    assert focused_piece(page) == "1W"
+    page.keyboard.press("Home")
+    assert focused_piece(page) == "5R"
+    page.keyboard.press("ArrowDown")  # the row below: the same colour, one size smaller
+    assert focused_piece(page) == "4R"
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowUp")
+    assert focused_piece(page) == "5Y"
+    page.keyboard.press("End")
+    assert focused_piece(page) == "1W"
+    # the focused piece is the tray's Tab stop: Tab leaves the tray, Shift+Tab comes back to it
+    assert page.locator("#tray-mine .slot[tabindex='0']").get_attribute("data-piece") == "1W"
+    page.keyboard.press("Tab")
+    assert page.evaluate("!document.getElementById('tray-mine').contains(document.activeElement)")
+    page.keyboard.press("Shift+Tab")
+    assert focused_piece(page) == "1W"
+    # Enter picks it, as before; a placed piece is skipped by the arrows afterwards
+    page.keyboard.press("Home")
+    page.keyboard.press("Enter")
+    expect(page.locator("#board .cell.legal:focus")).to_have_count(1)
+    page.keyboard.press("Enter")
+    expect(page.locator("#moves .mv")).to_have_count(1)
+    assert not errors, errors
+
+
+def test_the_tutorials_tray_has_the_arrow_keys_too(server: str, context: BrowserContext) -> None:
+    page = context.new_page()
+    page.goto(server + "/learn")
+    expect(page.locator("#tray-mine .slot").first).to_be_visible()
+    first = page.locator("#tray-mine .slot:not([disabled])").first.get_attribute("data-piece")
+    second = page.locator("#tray-mine .slot:not([disabled])").nth(1).get_attribute("data-piece")
+    page.focus(f'#tray-mine .slot[data-piece="{first}"]')
+    page.keyboard.press("ArrowRight")
+    assert focused_piece(page) == second
+    assert page.locator("#tray-mine .slot[tabindex='0']").count() == 1
