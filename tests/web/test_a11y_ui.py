@@ -162,3 +162,34 @@ def test_the_tutorials_tray_has_the_arrow_keys_too(server: str, context: Browser
     page.keyboard.press("ArrowRight")
     assert focused_piece(page) == second
     assert page.locator("#tray-mine .slot[tabindex='0']").count() == 1
+
+
+def test_the_language_switch_is_remembered_on_the_account(server: str, browser: Browser) -> None:
+    """Logged in, the header's switch saves the language on the account: a log-in from a new
+    browser (which asks for English) opens the site in French."""
+    first = browser.new_context(locale="en-US")
+    page = first.new_page()
+    errors = watch_errors(page)
+    page.goto(server + "/signup")
+    page.fill("#username", "claude_f")
+    page.fill("#password", "claude's long password")
+    page.click("#account-submit")
+    expect(page.locator("#nav-me")).to_contain_text("claude_f")
+    page.click("#btn-lang")
+    expect(page.locator("html")).to_have_attribute("lang", "fr")
+    assert page.request.get(server + "/api/account").json()["language"] == "fr"
+    assert not errors, errors
+    first.close()
+    second = browser.new_context(locale="en-US")  # another browser: no cookie, no localStorage
+    page = second.new_page()
+    page.goto(server + "/login")
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    page.fill("#username", "claude_f")
+    page.fill("#password", "claude's long password")
+    page.click("#account-submit")
+    expect(page.locator("#nav-me")).to_contain_text("claude_f")
+    expect(page.locator("html")).to_have_attribute("lang", "fr")
+    expect(page.locator("#new-game h2")).to_have_text("Nouvelle partie")
+    page.goto(server + "/games")
+    expect(page.locator("h1")).to_have_text("Mes parties")
+    second.close()
