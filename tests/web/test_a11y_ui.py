@@ -193,3 +193,29 @@ def test_the_language_switch_is_remembered_on_the_account(server: str, browser: 
     page.goto(server + "/games")
     expect(page.locator("h1")).to_have_text("Mes parties")
     second.close()
+
+
+def test_the_page_scripts_say_the_engines_confrontations_like_the_server(server: str, browser: Browser) -> None:
+    """static/reasons.js and jericho_game.web.reasons: the same French for every confrontation
+    the engine writes in random games; the game page shows it when an alignment is read."""
+    from jericho_game.web import reasons
+    from tests.web.test_reasons import engine_sentences
+
+    confrontations, _ = engine_sentences(games=15)
+    sentences = sorted(confrontations)
+    ctx = browser.new_context(locale="fr-FR")
+    page = ctx.new_page()
+    g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+    page.goto(g["links"]["play"])
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+    said = page.evaluate(
+        "(all) => import('/static/reasons.js').then((m) => all.map((s) => m.reasonText(s)))", sentences
+    )
+    assert said == [reasons.translate(s, "fr") for s in sentences]
+    place(page, "5R", "d2")
+    place(page, "1G", "d3")
+    page.locator('[data-alignment="d"]').focus()
+    expect(page.locator("#info")).to_contain_text(
+        "Sud 5R contre Nord 1G : Sud mène, la pièce du sommet de taille 5 bat celle de taille 1."
+    )
+    ctx.close()

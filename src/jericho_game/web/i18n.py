@@ -176,12 +176,18 @@ ERRORS = {
 
 def error_text(code: str, message: str, lang: str) -> str:
     """The human text of an error for ``lang``: English keeps ``message``; another language gets
-    ``message`` translated when the catalog has it word for word, else the code's general text."""
+    ``message`` translated when the catalog has it word for word or it is one of the rules
+    engine's sentences (:mod:`jericho_game.web.reasons`), else the code's general text."""
     if lang == DEFAULT or lang not in LANGUAGES:
         return message
     tr = translations(lang)
     translated = tr.gettext(message)
     if translated != message:
         return translated
+    from jericho_game.web import reasons  # here: reasons imports this module
+
+    engine = reasons.translate(message, lang)  # the rules engine's own sentence (why a move is refused)
+    if engine is not None:
+        return engine
     general = ERRORS.get(code)
     return tr.gettext(general) if general else message

@@ -11,6 +11,7 @@ import { ReviewPanel } from "./review.js";
 import { moveLabel } from "./notation.js";
 import { RatingChange } from "./ratingchange.js";
 import { announce, moveWords } from "./announce.js";
+import { reasonText } from "./reasons.js";
 import { rove, trayKeys } from "./traykeys.js";
 
 initContrast();
@@ -646,7 +647,8 @@ function render() {
       t("{side}'s champion is {cell} ({tower}, bottom to top)",
         { side: SIDE_NAME[side], cell: conf[side], tower: conf[`${side}_tower`].join("/") }) :
       t("{side} has no tower on it", { side: SIDE_NAME[side] });
-    const reason = conf.reason.charAt(0).toUpperCase() + conf.reason.slice(1);
+    const said = reasonText(conf.reason);  // the engine's sentence, in the page's language
+    const reason = said.charAt(0).toUpperCase() + said.slice(1);
     $("info").innerHTML = "";
     const b = document.createElement("b");
     b.textContent = t("Alignment {name} ({kind}): ", { name: a.name, kind: KIND[a.kind] ?? a.kind });
