@@ -136,3 +136,29 @@ def test_every_translation_of_the_catalog_is_there(lang: str) -> None:
     if lang == "fr":
         missing = [m for _p, m, _n in reasons.RULES if tr.gettext(m) == m]
         assert missing == []
+
+
+def test_the_servers_other_messages_are_french(client: TestClient) -> None:
+    """The WebSocket's and the lobby's messages that are not a refused move, the tutorial's and the
+    last-resort 500's errors: in the request's language, their codes unchanged."""
+    from jericho_game.web.errors import _body_for
+
+    with client.websocket_connect("/ws/nosuchgame", headers=FR) as ws:
+        msg = json.loads(ws.receive_text())
+    assert msg["code"] == "unknown_game" and msg["message"] == "Il n’y a pas de partie à cette adresse."
+    with client.websocket_connect("/lobby/ws", headers=FR) as ws:
+        ws.send_text(json.dumps({"type": "hello"}))
+        while (msg := json.loads(ws.receive_text()))["type"] != "error":
+            pass
+    assert msg["code"] == "bad_message" and msg["message"] == "Ce message n’est pas compris."
+    r = client.post("/api/tutorial/placing", json={"moves": ["zz"], "try": "5R@d2"}, headers=FR)
+    assert (
+        r.status_code == 400 and r.json()["error"] == "illegal" and r.json()["message"] == "Ce coup n’est pas permis."
+    )
+    scope = {"type": "http", "headers": [(b"accept-language", b"fr-FR")], "query_string": b"", "path": "/"}
+    assert json.loads(_body_for(scope)) == {
+        "error": "internal",
+        "message": "Erreur du serveur : la partie est sauvegardée, réessayez.",
+    }
+    english = {"type": "http", "headers": [], "query_string": b"", "path": "/"}
+    assert json.loads(_body_for(english))["message"].startswith("internal server error")

@@ -149,6 +149,7 @@ ERRORS = {
     "offer_again": N_("You made this offer a moment ago: wait before making it again."),
     "cannot_abort": N_("This game can no longer be cancelled."),
     "review_not_done": N_("The review is not finished yet."),
+    "review_exists": N_("This game's review was already asked for: it is on its way."),
     "no_line": N_("The review has no line of the AI for this position."),
     "ai_quota": N_("You already have the most games waiting for the AI: wait for a reply; nothing was changed."),
     "seek_quota": N_("You already have the most open seeks in the lobby: wait for an opponent or cancel one."),

@@ -333,7 +333,8 @@ def _guard(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
         try:
             return await handler(request)  # type: ignore[no-any-return]
         except BadRequest as exc:
-            return JSONResponse({"error": exc.code, "message": exc.message}, status_code=exc.status)
+            message = i18n.error_text(exc.code, exc.message, i18n.request_language(request))
+            return JSONResponse({"error": exc.code, "message": message}, status_code=exc.status)
 
     return wrapped
 

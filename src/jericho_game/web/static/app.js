@@ -12,6 +12,7 @@ import { moveLabel } from "./notation.js";
 import { RatingChange } from "./ratingchange.js";
 import { announce, moveWords } from "./announce.js";
 import { reasonText } from "./reasons.js";
+import { levelName } from "./levels.js";
 import { rove, trayKeys } from "./traykeys.js";
 
 initContrast();
@@ -88,7 +89,7 @@ async function startHome() {
       input.value = name;
       input.checked = name === data.default;
       const b = document.createElement("b");
-      b.textContent = name[0].toUpperCase() + name.slice(1);
+      b.textContent = levelName(name);
       const small = document.createElement("small");
       small.textContent = LEVELS[name] || RESEARCH[name] || t("A research player.");
       label.append(input, b, small);
@@ -499,7 +500,7 @@ function replayWhere() {
 function seatLabel(side) {
   const g = S.game;
   const seat = g.seats[side];
-  if (seat.kind === "ai") return `${t("AI")} · ${seat.level}`;
+  if (seat.kind === "ai") return `${t("AI")} · ${levelName(seat.level)}`;
   const account = g.accounts && g.accounts[side];
   const name = account || (g.names && g.names[side]);  // an account's username, else the chosen name
   if (mySides().includes(side) && S.role !== "both") return name ? t("You ({name})", { name }) : t("You");
