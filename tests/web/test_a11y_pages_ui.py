@@ -5,14 +5,16 @@ axe-core comes from the axe-playwright-python package (the dev extra): nothing i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
 from playwright.sync_api import Browser
 
 from jericho_game.web.server import create_app
-from tests.web import test_browser, tour
+from tests.web import screenshots, test_browser, tour
 from tests.web.test_browser import watch_errors
 
 browser = test_browser.browser
@@ -61,3 +63,29 @@ def test_the_check_finds_a_violation(server: str, browser: Browser) -> None:
     ids = {v["id"] for v in tour.axe_violations(page)}
     assert {"button-name", "color-contrast"} <= ids, ids
     ctx.close()
+
+
+def test_the_screenshot_set_covers_every_page_look_and_size() -> None:
+    """`python3 tasks.py screenshots` (issue 24 point 7): each page at both sizes, each look at
+    both sizes; the kept pictures are those (README shows two of them)."""
+    shots = screenshots.in_turn()
+    assert {(p, s) for p, _, s in shots} == {(p, s) for p in tour.STOPS for s in tour.SIZES}
+    assert {(lk, s) for _, lk, s in shots} == {(lk, s) for lk in tour.LOOKS for s in tour.SIZES}
+    assert len(screenshots.every()) == len(tour.STOPS) * len(tour.LOOKS) * len(tour.SIZES)
+    kept = screenshots.OUT
+    for page, look, size in shots:
+        assert (kept / f"{page}-{look}-{size}.png").is_file(), (page, look, size)
+    readme = (screenshots.ROOT / "README.md").read_text(encoding="utf-8")
+    shown = re.findall(r'src="artifacts/screenshots/([^"]+\.png)"', readme)
+    assert len(shown) == 2 and all((kept / name).is_file() for name in shown)
+    assert sum(f.stat().st_size for f in kept.glob("*.png")) < 3_000_000  # small enough to keep
+
+
+def test_the_screenshot_command_pictures_a_page(server: str, browser: Browser, tmp_path: Path) -> None:
+    from PIL import Image
+
+    files = screenshots.take(server, browser, tmp_path, [("rules", "fr", "phone"), ("404", "dark", "1280x800")])
+    assert [f.name for f in files] == ["rules-fr-phone.png", "404-dark-1280x800.png"]
+    with Image.open(files[0]) as phone, Image.open(files[1]) as desk:
+        assert phone.size == (390, 844) and desk.size == (1280, 800)
+        assert len(desk.getcolors(256) or []) > 8  # a picture, reduced to at most 256 colours
