@@ -770,7 +770,7 @@ function drawTray(node, side, interactive) {
     b.classList.toggle("selected", chosen);
     b.setAttribute("aria-pressed", chosen ? "true" : "false");
     b.setAttribute("aria-label", `${p}, ${pieceWords(p)}${has ? "" : t(", already placed")}`);
-    b.title = `${p}: ${pieceWords(p)}${has ? "" : " (placed)"}`;
+    b.title = `${p}: ${pieceWords(p)}${has ? "" : t(" (placed)")}`;
     if (b.dataset.has !== String(has)) {
       b.dataset.has = String(has);
       b.firstChild.replaceChildren();
