@@ -162,3 +162,14 @@ def test_the_servers_other_messages_are_french(client: TestClient) -> None:
     }
     english = {"type": "http", "headers": [], "query_string": b"", "path": "/"}
     assert json.loads(_body_for(english))["message"].startswith("internal server error")
+
+
+def test_numbers_and_dates_as_each_language_writes_them() -> None:
+    """Babel (CLDR) on the server, as the page scripts' Intl in the browser: the same data."""
+    assert i18n.format_number(1234.5, "en") == "1,234.5"
+    assert i18n.format_number(1234.5, "fr").replace("\u202f", " ") == "1 234,5"
+    when = 1796193600  # 2026-12-02 06:40 UTC
+    assert i18n.format_date(when, "en").replace("\u202f", " ") == "Dec 2, 2026, 6:40 AM"
+    assert i18n.format_date(when, "fr") == "2 déc. 2026, 06:40"
+    assert i18n.format_date(when, "fr", time=False) == "2 déc. 2026"
+    assert i18n.format_number(7, "xx") == "7"  # an unknown language: English

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gettext
 import io
 import re
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,11 @@ from typing import Any
 from jericho_game.extras import missing_extra
 
 try:
+    from babel.dates import format_date as _format_date
+    from babel.dates import format_time, get_datetime_format
     from babel.messages.mofile import write_mo
     from babel.messages.pofile import read_po
+    from babel.numbers import format_decimal
 except ImportError as exc:  # pragma: no cover - the web extra brings Babel
     raise missing_extra("the web app's translations", "web", exc) from exc
 
@@ -33,6 +37,23 @@ DEFAULT = "en"
 COOKIE = "jericho_lang"
 # The name of each language in itself: what the switch offers.
 NATIVE = {"en": "English", "fr": "Français"}
+
+
+def format_number(value: float, lang: str) -> str:
+    """A number as ``lang`` writes it (Babel, CLDR): ``1,234.5`` in English, ``1 234,5`` in French."""
+    return str(format_decimal(value, locale=lang if lang in LANGUAGES else DEFAULT))
+
+
+def format_date(timestamp: float, lang: str, time: bool = True) -> str:
+    """A Unix time as ``lang`` writes a date (and a time, UTC): ``2 déc. 2026, 06:40`` in French."""
+    locale = lang if lang in LANGUAGES else DEFAULT
+    when = datetime.fromtimestamp(timestamp, tz=UTC)
+    day = str(_format_date(when, "medium", locale=locale))
+    if not time:
+        return day
+    # the language's own way of joining a date and a time ("{1}, {0}"), the time without seconds
+    joined = str(get_datetime_format("medium", locale=locale))
+    return joined.replace("{1}", day).replace("{0}", str(format_time(when, "short", tzinfo=UTC, locale=locale)))
 
 
 def N_(message: str) -> str:

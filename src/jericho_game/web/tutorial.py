@@ -115,8 +115,14 @@ _lang: ContextVar[str] = ContextVar("tutorial_lang", default=i18n.DEFAULT)
 
 
 def _(message: str, **args: object) -> str:
-    """``message`` in the request's language, its {placeholders} filled in."""
-    return i18n.translations(_lang.get()).gettext(message).format(**args)
+    """``message`` in the request's language, its {placeholders} filled in (numbers as the language
+    writes them)."""
+    lang = _lang.get()
+    said = {
+        k: i18n.format_number(v, lang) if isinstance(v, int | float) and not isinstance(v, bool) else v
+        for k, v in args.items()
+    }
+    return i18n.translations(lang).gettext(message).format(**said)
 
 
 def _placed(before: Game, after: Game, move: Move) -> tuple[bool, str]:
