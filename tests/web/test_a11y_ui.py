@@ -219,3 +219,24 @@ def test_the_page_scripts_say_the_engines_confrontations_like_the_server(server:
         "Sud 5R contre Nord 1G : Sud mène, la pièce du sommet de taille 5 bat celle de taille 1."
     )
     ctx.close()
+
+
+def test_a_move_and_the_forced_pass_after_it_are_announced_together(server: str, context: BrowserContext) -> None:
+    """The server plays a forced pass with the move before it: one state, two plies, both said."""
+    page = context.new_page()
+    page.goto(server + "/rules")
+    before = {"id": "g", "ply": 2, "turn": "south", "moves": ["5R@d2", "1G@d3"], "leaders": {"d": None, "e": "north"}}
+    after = {**before, "ply": 4, "turn": "south", "moves": [*before["moves"], "2Y@d3", "pass"]}
+    after["leaders"] = {"d": "south", "e": None}
+    far = {**after, "ply": 9, "moves": ["5R@d2"] * 9}
+    said = page.evaluate(
+        "([b, a, f]) => import('/static/announce.js').then((m) => [m.moveWords(b, a), m.moveWords(b, f),"
+        " m.moveWords(null, a), m.moveWords(a, b)])",
+        [before, after, far],
+    )
+    assert said == [
+        "South played 2Y on d3; North passed; South takes alignment d; nobody holds alignment e any more",
+        "",  # a jump of 7 plies: a reconnection, not read out
+        "",  # the first state
+        "",  # a move taken back
+    ]

@@ -5,15 +5,24 @@
 // state, a reconnection, an undo) is not read out as a move.
 import { t } from "./i18n.js";
 
-/** The sentence for the move between `before` and `after` (states of one game), or "". */
+/** The sentence for the moves between `before` and `after` (states of one game), or "": one move,
+ * or a move and the forced passes the server played after it (at most 3 plies: more is a
+ * reconnection, not something to read out). */
 export function moveWords(before, after) {
-  if (!before || !after || before.id !== after.id || after.ply !== before.ply + 1) return "";
+  if (!before || !after || before.id !== after.id) return "";
+  const n = after.ply - before.ply;
+  const moves = after.moves || [];
+  if (n < 1 || n > 3 || moves.length !== after.ply) return "";
   const side = { south: t("South"), north: t("North") };
-  const who = side[before.turn];
-  const move = after.last || "";
-  const parts = [move.includes("@") ?
-    t("{side} played {piece} on {cell}", { side: who, piece: move.split("@")[0], cell: move.split("@")[1] }) :
-    t("{side} passed", { side: who })];
+  const parts = [];
+  let mover = before.turn;
+  for (const move of moves.slice(before.ply)) {
+    const who = side[mover];
+    parts.push(move.includes("@") ?
+      t("{side} played {piece} on {cell}", { side: who, piece: move.split("@")[0], cell: move.split("@")[1] }) :
+      t("{side} passed", { side: who }));
+    mover = mover === "south" ? "north" : "south";
+  }
   const names = new Set([...Object.keys(before.leaders || {}), ...Object.keys(after.leaders || {})]);
   for (const name of names) {
     const was = (before.leaders || {})[name] || null, now = (after.leaders || {})[name] || null;
