@@ -1,6 +1,7 @@
 """axe-core on every page of the site (issue 24 point 4): home, game, lobby, review, replay,
 analysis, puzzles, tutorial, rules, log-in, sign-up, leaderboard, profile, my games, the 404 and
-the offline page, each in light, dark and high contrast, with no serious or critical violation.
+the offline page, each in light, dark and high contrast (and in French on a phone), with no
+serious or critical violation.
 axe-core comes from the axe-playwright-python package (the dev extra): nothing is downloaded."""
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from test_browser.serve_in_thread(app)
 
 
-@pytest.mark.parametrize("look", ["light", "dark", "contrast"])
-def test_no_serious_accessibility_violation_on_any_page(server: str, browser: Browser, look: str) -> None:
-    ctx = tour.new_context(browser, look)
+@pytest.mark.parametrize(
+    ("look", "size"), [("light", "1280x800"), ("dark", "1280x800"), ("contrast", "1280x800"), ("fr", "phone")]
+)
+def test_no_serious_accessibility_violation_on_any_page(server: str, browser: Browser, look: str, size: str) -> None:
+    ctx = tour.new_context(browser, look, tour.SIZES[size])
     page = ctx.new_page()
     errors = watch_errors(page)
     found = {}
