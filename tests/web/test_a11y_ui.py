@@ -240,3 +240,24 @@ def test_a_move_and_the_forced_pass_after_it_are_announced_together(server: str,
         "",  # the first state
         "",  # a move taken back
     ]
+
+
+def test_the_log_in_form_works_before_the_account_is_known(server: str, browser: Browser) -> None:
+    """Submitted while GET /api/account was still on its way, the form fell through to the
+    browser's own GET: /signup?username=...&password=... in the address, and no account."""
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    held: list[object] = []
+    page.route("**/api/account", lambda route: held.append(route))  # the answer waits
+    page.goto(server + "/signup")
+    page.fill("#username", "early_bird")
+    page.fill("#password", "early bird's long password")
+    page.click("#account-submit")
+    page.wait_for_timeout(300)
+    assert "password" not in page.url
+    for route in held:
+        route.continue_()  # type: ignore[attr-defined]
+    page.unroute("**/api/account")
+    expect(page.locator("#nav-me")).to_contain_text("early_bird")
+    assert "password" not in page.url
+    ctx.close()
