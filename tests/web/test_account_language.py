@@ -49,7 +49,7 @@ def test_the_language_follows_the_account_into_a_new_browser(db: str) -> None:
         assert first.get("/api/account").json()["language"] == "fr"
         profile = first.get("/api/players/camille")
         assert profile.status_code == 200 and '"language"' not in profile.text  # private to the player
-    with browser(app, "10.0.0.2") as second:  # a new browser that asks for English
+        second = browser(app, "10.0.0.2")  # a new browser that asks for English
         assert lang_of(second, EN) == "en"
         r = second.post(
             "/api/account/login", json={"username": "camille", "password": PW}, headers={CSRF_HEADER: csrf(second)}
@@ -67,12 +67,12 @@ def test_the_language_follows_the_account_into_a_new_browser(db: str) -> None:
         no_csrf = second.post("/api/account/language", json={"language": "fr"})
         assert no_csrf.status_code in (401, 403)
         assert second.get("/api/account").json()["language"] == "en"  # the refused requests changed nothing
-    with browser(app, "10.0.0.3") as third:  # and the next browser gets English
+        third = browser(app, "10.0.0.3")  # and the next browser gets English
         third.post(
             "/api/account/login", json={"username": "camille", "password": PW}, headers={CSRF_HEADER: csrf(third)}
         )
         assert lang_of(third, FR) == "en"
-    with browser(app, "10.0.0.4") as stranger:  # nobody logged in: the switch is the browser's only
+        stranger = browser(app, "10.0.0.4")  # nobody logged in: the switch is the browser's only
         r = stranger.post("/api/account/language", json={"language": "fr"}, headers={CSRF_HEADER: csrf(stranger)})
         assert r.status_code == 401 and r.json()["error"] == "not_logged_in"
 
