@@ -3,6 +3,7 @@
 
     python3 tasks.py run     # set up, then start the web app (prints its URL)
     python3 tasks.py test    # set up, then run lint, type checks and the whole test suite
+    python3 tasks.py screenshots [--all]   # set up, then picture every page (artifacts/screenshots/)
 
 Setup is idempotent: a virtual environment in .venv with the package and its extras (which
 builds the C kernel; gcc and the Python headers are installed with apt-get when missing and
@@ -156,14 +157,23 @@ def test(args: list[str]) -> int:
     return subprocess.call(steps[2], cwd=ROOT, env=env)
 
 
+def screenshots(args: list[str]) -> int:
+    """Every page of the web app in its looks and sizes (tests/web/screenshots.py)."""
+    setup()
+    system_packages()
+    return subprocess.call([str(PY), "-m", "tests.web.screenshots", *args], cwd=ROOT)
+
+
 def main() -> int:
-    if len(sys.argv) < 2 or sys.argv[1] not in ("run", "test", "setup"):
+    if len(sys.argv) < 2 or sys.argv[1] not in ("run", "test", "setup", "screenshots"):
         print(__doc__)
         return 2
     what, rest = sys.argv[1], sys.argv[2:]
     if what == "setup":
         setup()
         return 0
+    if what == "screenshots":
+        return screenshots(rest)
     return run(rest) if what == "run" else test(rest)
 
 

@@ -31,7 +31,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -40,16 +40,16 @@ from jericho_game.extras import missing_extra
 try:
     from argon2 import PasswordHasher
     from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
-    from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, text
+    from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, inspect, text
     from sqlalchemy.engine import Connection
-    from sqlalchemy.exc import IntegrityError
+    from sqlalchemy.exc import IntegrityError, OperationalError
     from starlette.requests import HTTPConnection, Request
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 except ImportError as exc:
     raise missing_extra("accounts", "web", exc) from exc
 
-from jericho_game.web import jsonin
+from jericho_game.web import i18n, jsonin
 from jericho_game.web.hashpool import HashPool
 from jericho_game.web.passwords import password_problem
 from jericho_game.web.rooms import ClientError
@@ -92,6 +92,9 @@ accounts_table = Table(
     Column("rd", Float, nullable=False, default=350.0),
     Column("volatility", Float, nullable=False, default=0.06),
     Column("rated_games", Integer, nullable=False, default=0),
+    # the site's language the player chose (web/i18n.py), put back at every log-in; older tables
+    # get it by ALTER TABLE (AccountService._migrate)
+    Column("language", String(8), nullable=True),
 )
 
 sessions_table = Table(
@@ -226,6 +229,7 @@ class Account:
     rating: float
     rd: float
     rated_games: int
+    language: str | None = None  # the player's language (en, fr), None until chosen: private
 
     def public(self) -> dict[str, Any]:
         """What anyone may see of the account."""
@@ -255,11 +259,12 @@ class Throttled(ClientError):
         self.retry_after = wait
 
 
-_ACCOUNT_COLUMNS = "id, username, admin, rating, rd, rated_games"
+_ACCOUNT_COLUMNS = "id, username, admin, rating, rd, rated_games, language"
 
 
 def _account(row: Any) -> Account:
-    return Account(int(row[0]), row[1], bool(row[2]), float(row[3]), float(row[4]), int(row[5]))
+    lang = row[6] if row[6] in i18n.LANGUAGES else None
+    return Account(int(row[0]), row[1], bool(row[2]), float(row[3]), float(row[4]), int(row[5]), lang)
 
 
 class AccountService:
@@ -286,6 +291,21 @@ class AccountService:
         # log-in and sign-up hash on a small bounded pool of their own (web/hashpool.py)
         self.hash_pool = HashPool(workers=2, queue=8)
         account_metadata.create_all(storage.engine)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add the columns that account tables written by older versions lack (several processes
+        may start at once: PostgreSQL's IF NOT EXISTS, SQLite's "duplicate column" ignored)."""
+        have = {c["name"] for c in inspect(self.storage.engine).get_columns("accounts")}
+        if "language" in have:
+            return
+        try:
+            with self.storage.engine.begin() as conn:
+                exists = "IF NOT EXISTS " if self.storage.postgres else ""
+                conn.exec_driver_sql(f"ALTER TABLE accounts ADD COLUMN {exists}language VARCHAR(8)")
+        except OperationalError as exc:
+            if "duplicate column" not in str(exc).lower():
+                raise
 
     @property
     def _dummy(self) -> str:
@@ -420,6 +440,14 @@ class AccountService:
                 text(f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE username_key = :k"), {"k": username.lower()}
             ).first()
         return _account(row) if row else None
+
+    def set_language(self, account_id: int, language: Any) -> str:
+        """Remember the account's language (one of :data:`i18n.LANGUAGES`); 400 ``bad_request`` else."""
+        if language not in i18n.LANGUAGES:
+            raise ClientError("bad_request", f"the language must be one of {', '.join(i18n.LANGUAGES)}")
+        with self.storage.engine.begin() as conn:
+            conn.execute(text("UPDATE accounts SET language = :l WHERE id = :id"), {"l": language, "id": account_id})
+        return str(language)
 
     def name_of(self, account_id: int) -> str | None:
         """An account's username (cached: names never change)."""
@@ -556,13 +584,14 @@ class AccountService:
         with self.storage.reader.connect() as conn:
             row = conn.execute(
                 text(
-                    "SELECT a.id, a.username, a.admin, a.rating, a.rd, a.rated_games, s.csrf FROM sessions s "
+                    "SELECT a.id, a.username, a.admin, a.rating, a.rd, a.rated_games, a.language, s.csrf "
+                    "FROM sessions s "
                     "JOIN accounts a ON a.id = s.account_id "
                     "WHERE s.id_hash = :h AND s.expires_at > :now AND a.disabled = 0"
                 ),
                 {"h": _hash_token(token), "now": self.now()},
             ).first()
-        return Session(_account(row), row[6]) if row else None
+        return Session(_account(row), row[7]) if row else None
 
     def logout(self, token: str) -> None:
         """End one session."""
@@ -642,9 +671,16 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
 
     def answer(request: Request, sess: Session, token: str, status: int = 200) -> Response:
         response = JSONResponse(
-            {"account": sess.account.public(), "csrf": sess.csrf, "session_cap": accounts.policy.sessions_per_account},
+            {
+                "account": sess.account.public(),
+                "language": sess.account.language,
+                "csrf": sess.csrf,
+                "session_cap": accounts.policy.sessions_per_account,
+            },
             status_code=status,
         )
+        if sess.account.language:  # the account's language follows it into a new browser
+            response.set_cookie(i18n.COOKIE, sess.account.language, max_age=365 * 86400, samesite="lax")
         old = request.cookies.get(SESSION_COOKIE)
         if old:
             accounts.logout(old)  # a new session id at every log-in: a planted cookie is worth nothing
@@ -655,7 +691,12 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         sess = await blocking(accounts.session_of, request)
         if sess is not None:
             return JSONResponse(
-                {"account": sess.account.public(), "csrf": sess.csrf, "signup": accounts.signup_open},
+                {
+                    "account": sess.account.public(),
+                    "language": sess.account.language,
+                    "csrf": sess.csrf,
+                    "signup": accounts.signup_open,
+                },
                 headers={"Cache-Control": "no-store"},
             )
         csrf = request.cookies.get(CSRF_COOKIE) or ""
@@ -677,6 +718,9 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         sess, token = await accounts.hash_pool.run(
             accounts.signup, data.get("username"), data.get("password"), _address(request)
         )
+        # a new account keeps the language its pages were read in
+        lang = await blocking(accounts.set_language, sess.account.id, i18n.request_language(request))
+        sess = Session(replace(sess.account, language=lang), sess.csrf)
         return answer(request, sess, token, 201)
 
     async def login(request: Request) -> Response:
@@ -709,6 +753,17 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
         return response
 
+    async def language(request: Request) -> Response:
+        """The header's language switch, for a logged-in player: remembered on the account."""
+        sess = await blocking(accounts.account_for_change, request)
+        if sess is None:
+            raise ClientError("not_logged_in", "log in first", 401)
+        data = await _body(request)
+        lang = await blocking(accounts.set_language, sess.account.id, data.get("language"))
+        response = JSONResponse({"ok": True, "language": lang})
+        response.set_cookie(i18n.COOKIE, lang, max_age=365 * 86400, samesite="lax")
+        return response
+
     async def admin_disable(request: Request) -> Response:
         sess = await blocking(accounts.account_for_change, request)
         if sess is None or not sess.account.admin:
@@ -726,5 +781,6 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         Route("/api/account/login", login, methods=["POST"]),
         Route("/api/account/logout", logout, methods=["POST"]),
         Route("/api/account/logout-all", logout_all, methods=["POST"]),
+        Route("/api/account/language", language, methods=["POST"]),
         Route("/api/admin/disable", admin_disable, methods=["POST"]),
     ]

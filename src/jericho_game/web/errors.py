@@ -24,6 +24,22 @@ log = logging.getLogger("jericho_game.web")
 _BODY = json.dumps({"error": "internal", "message": "internal server error: the game is safe, try again"}).encode()
 
 
+def _body_for(scope: Scope) -> bytes:
+    """The 500's body in the request's language (English when even that cannot be told)."""
+    try:
+        from starlette.requests import HTTPConnection
+
+        from jericho_game.web import i18n
+
+        lang = i18n.request_language(HTTPConnection(scope))
+        if lang == i18n.DEFAULT:
+            return _BODY
+        message = json.loads(_BODY)["message"]
+        return json.dumps({"error": "internal", "message": i18n.error_text("internal", message, lang)}).encode()
+    except Exception:  # noqa: BLE001 - the last resort must answer whatever happens
+        return _BODY
+
+
 class InternalErrors:
     """ASGI middleware: an exception escaping the app becomes a 500 and a rate-limited log entry."""
 
@@ -63,6 +79,7 @@ class InternalErrors:
             self._log(scope, exc)
             if started:
                 return  # part of an answer went out: the connection ends short, the client retries
-            headers: list[Any] = [(b"content-type", b"application/json"), (b"content-length", str(len(_BODY)).encode())]
+            body = _body_for(scope)
+            headers: list[Any] = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
             await send({"type": "http.response.start", "status": 500, "headers": headers})
-            await send({"type": "http.response.body", "body": _BODY})
+            await send({"type": "http.response.body", "body": body})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gettext
 import io
 import re
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,11 @@ from typing import Any
 from jericho_game.extras import missing_extra
 
 try:
+    from babel.dates import format_date as _format_date
+    from babel.dates import format_time, get_datetime_format
     from babel.messages.mofile import write_mo
     from babel.messages.pofile import read_po
+    from babel.numbers import format_decimal
 except ImportError as exc:  # pragma: no cover - the web extra brings Babel
     raise missing_extra("the web app's translations", "web", exc) from exc
 
@@ -33,6 +37,23 @@ DEFAULT = "en"
 COOKIE = "jericho_lang"
 # The name of each language in itself: what the switch offers.
 NATIVE = {"en": "English", "fr": "Français"}
+
+
+def format_number(value: float, lang: str) -> str:
+    """A number as ``lang`` writes it (Babel, CLDR): ``1,234.5`` in English, ``1 234,5`` in French."""
+    return str(format_decimal(value, locale=lang if lang in LANGUAGES else DEFAULT))
+
+
+def format_date(timestamp: float, lang: str, time: bool = True) -> str:
+    """A Unix time as ``lang`` writes a date (and a time, UTC): ``2 déc. 2026, 06:40`` in French."""
+    locale = lang if lang in LANGUAGES else DEFAULT
+    when = datetime.fromtimestamp(timestamp, tz=UTC)
+    day = str(_format_date(when, "medium", locale=locale))
+    if not time:
+        return day
+    # the language's own way of joining a date and a time ("{1}, {0}"), the time without seconds
+    joined = str(get_datetime_format("medium", locale=locale))
+    return joined.replace("{1}", day).replace("{0}", str(format_time(when, "short", tzinfo=UTC, locale=locale)))
 
 
 def N_(message: str) -> str:
@@ -149,6 +170,7 @@ ERRORS = {
     "offer_again": N_("You made this offer a moment ago: wait before making it again."),
     "cannot_abort": N_("This game can no longer be cancelled."),
     "review_not_done": N_("The review is not finished yet."),
+    "review_exists": N_("This game's review was already asked for: it is on its way."),
     "no_line": N_("The review has no line of the AI for this position."),
     "ai_quota": N_("You already have the most games waiting for the AI: wait for a reply; nothing was changed."),
     "seek_quota": N_("You already have the most open seeks in the lobby: wait for an opponent or cancel one."),
@@ -190,12 +212,18 @@ ERRORS = {
 
 def error_text(code: str, message: str, lang: str) -> str:
     """The human text of an error for ``lang``: English keeps ``message``; another language gets
-    ``message`` translated when the catalog has it word for word, else the code's general text."""
+    ``message`` translated when the catalog has it word for word or it is one of the rules
+    engine's sentences (:mod:`jericho_game.web.reasons`), else the code's general text."""
     if lang == DEFAULT or lang not in LANGUAGES:
         return message
     tr = translations(lang)
     translated = tr.gettext(message)
     if translated != message:
         return translated
+    from jericho_game.web import reasons  # here: reasons imports this module
+
+    engine = reasons.translate(message, lang)  # the rules engine's own sentence (why a move is refused)
+    if engine is not None:
+        return engine
     general = ERRORS.get(code)
     return tr.gettext(general) if general else message

@@ -27,7 +27,7 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from jericho_game.web import jsonin
+from jericho_game.web import i18n, jsonin
 from jericho_game.web.correspondence import seek_expired
 from jericho_game.web.endings import expire_seek
 from jericho_game.web.fairshare import SocketCaps, too_many
@@ -198,7 +198,8 @@ class Lobby:
         """The life of one lobby WebSocket: the list now, then every new one; pings answered."""
         await websocket.accept()
         if len(self.conns) >= self.limits.max_lobby_connections:
-            await websocket.send_text(json.dumps({"type": "error", "code": "full", "message": "the lobby is full"}))
+            full = i18n.error_text("full", "the lobby is full", i18n.connection_language(websocket))
+            await websocket.send_text(json.dumps({"type": "error", "code": "full", "message": full}))
             await websocket.close(code=1013)
             return
         conn = make_conn(websocket)
@@ -236,7 +237,10 @@ class Lobby:
                     ref = msg.get("ref") if isinstance(msg.get("ref"), str | int) else None
                     conn.put(json.dumps({"type": "pong", "ref": ref}), "msg", self.limits)
                 else:
-                    err = {"type": "error", "code": "bad_message", "message": "the lobby only answers ping"}
+                    why = i18n.error_text(
+                        "bad_message", "the lobby only answers ping", i18n.connection_language(websocket)
+                    )
+                    err = {"type": "error", "code": "bad_message", "message": why}
                     conn.put(json.dumps(err), "msg", self.limits)
         except (WebSocketDisconnect, RuntimeError):
             pass

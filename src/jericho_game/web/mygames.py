@@ -56,7 +56,7 @@ def _opponent(rec: GameRecord, mine: list[str]) -> dict[str, Any]:
         return {"kind": "hotseat", "name": None}
     other = "north" if mine[0] == "south" else "south"
     if rec.mode == "ai":
-        return {"kind": "ai", "name": f"AI {rec.ai_level}"}
+        return {"kind": "ai", "name": f"AI {rec.ai_level}", "level": rec.ai_level}  # the page names the level
     if not getattr(rec, f"{other}_token"):
         return {"kind": "open", "name": None}
     return {"kind": "human", "name": rec.meta.get("names", {}).get(other)}

@@ -83,6 +83,9 @@ def context(request: Request, nav: str, lang: str | None = None) -> dict[str, An
         "pgettext": tr.pgettext,  # a message in a context: the header's short labels ("nav")
         "_": tr.gettext,
         "js_catalog": i18n.js_catalog(lang),
+        # numbers and dates as the language writes them (Babel): {{ number(1234) }}, {{ date(ts) }}
+        "number": lambda value: i18n.format_number(value, lang),
+        "date": lambda ts, time=True: i18n.format_date(ts, lang, time),
     }
 
 

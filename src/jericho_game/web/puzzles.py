@@ -39,6 +39,7 @@ from starlette.routing import Route
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.puzzles import THEME_NAMES, Budget, Puzzle, SearchLimit, refutation, shipped_puzzles
+from jericho_game.web import i18n, reasons
 from jericho_game.web.accounts import AccountService, _body
 from jericho_game.web.glicko2 import Rating, update
 from jericho_game.web.rooms import ClientError
@@ -46,6 +47,9 @@ from jericho_game.web.storage import Storage
 from jericho_game.web.tutorial import view
 
 __all__ = ["PuzzleService", "puzzle_routes", "games_from_db", "puzzles_metadata", "PUZZLER_HEADER"]
+
+# a refused move in a puzzle; the English text is written in PuzzleService.try_move
+NOT_ALLOWED = i18n.N_("Not allowed: {reason}.")
 
 #: The header that carries an anonymous browser's puzzle token.
 PUZZLER_HEADER = "x-puzzler"
@@ -221,7 +225,8 @@ class PuzzleService:
         reason = game.why_illegal(attempt)
         if reason is not None:
             sides = reason.replace("south", "South").replace("north", "North")
-            return {"legal": False, "correct": False, "message": f"Not allowed: {sides}.", "game": view(game)}
+            answer = {"legal": False, "correct": False, "message": f"Not allowed: {sides}.", "game": view(game)}
+            return {**answer, "why": reason}  # the route says it in the request's language
         played = str(game.play(attempt))
         if played != p.solution[step]:
             reply = _refute(game.position(), p.theme)
@@ -386,7 +391,13 @@ def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Rout
     async def try_move(request: Request) -> Response:
         p = service.get(request.path_params["id"])
         data = await _body(request)
-        return JSONResponse(await blocking(service.try_move, p, data.get("moves", []), data.get("try")))
+        answer = await blocking(service.try_move, p, data.get("moves", []), data.get("try"))
+        why = answer.pop("why", None)
+        lang = i18n.request_language(request)
+        if why is not None and lang != i18n.DEFAULT:  # the engine's reason, in the page's language
+            said = reasons.translate(why, lang) or why
+            answer["message"] = i18n.translations(lang).gettext(NOT_ALLOWED).format(reason=said)
+        return JSONResponse(answer)
 
     async def result(request: Request) -> Response:
         p = service.get(request.path_params["id"])

@@ -46,6 +46,7 @@ from jericho_game.analysis import (
     turning_points,
 )
 from jericho_game.record import move_label
+from jericho_game.web import i18n
 from jericho_game.web.broker import Broker
 from jericho_game.web.records import write_game_record
 from jericho_game.web.rooms import ClientError, GameService
@@ -716,6 +717,7 @@ def routes(reviews: ReviewService) -> list[Any]:
         message = f"this game's review was already asked for: it is {view['status']}"
         if view["status"] != "queued":
             message += f" ({view['done']} of {view['total']} positions evaluated)"
+        message = i18n.error_text("review_exists", message, i18n.request_language(request))
         return JSONResponse({"error": "review_exists", "message": message, "review": view}, status_code=409)
 
     async def record(request: Request) -> Response:

@@ -503,6 +503,7 @@ class Transport:
         except Exception:  # noqa: BLE001 - e.g. the database is unreachable: refuse, keep the game
             log.exception("internal error while handling a message for game %s", game_id)
             message = "the server could not handle this message (nothing was changed): try again"
+            message = i18n.error_text("internal", message, i18n.connection_language(conn.ws))
             self.send(conn, {"type": "error", "code": "internal", "message": message, "ref": ref})
 
     def _done(self, change: Change, conn: Conn, ref: Any) -> None:
@@ -546,12 +547,14 @@ class Transport:
         try:
             room = await self.service.off_loop_read(self.service.room, game_id)
         except ClientError as exc:
-            await websocket.send_text(json.dumps({"type": "error", "code": exc.code, "message": exc.message}))
+            message = i18n.error_text(exc.code, exc.message, i18n.connection_language(websocket))
+            await websocket.send_text(json.dumps({"type": "error", "code": exc.code, "message": message}))
             await websocket.close(code=4404 if exc.status == 404 else 4400)
             return
         except Exception:  # noqa: BLE001 - e.g. the database is unreachable: say so, the page retries
             log.exception("cannot load game %s for a WebSocket client", game_id)
             why = "the server could not load this game right now (nothing was changed): retrying"
+            why = i18n.error_text("internal", why, i18n.connection_language(websocket))
             await websocket.send_text(json.dumps({"type": "error", "code": "internal", "message": why}))
             await websocket.close(code=1011)
             return
@@ -586,9 +589,8 @@ class Transport:
                     if len(data) > self.limits.max_message:
                         text = "x" * (self.limits.max_message + 1)
                     else:
-                        self.send(
-                            conn, {"type": "error", "code": "bad_message", "message": "send text (JSON), not binary"}
-                        )
+                        why = i18n.error_text("bad_message", "send text (JSON), not binary", conn_lang(conn))
+                        self.send(conn, {"type": "error", "code": "bad_message", "message": why})
                         continue
                 await self.handle(game_id, conn, text)
         except (WebSocketDisconnect, RuntimeError):
@@ -652,6 +654,7 @@ class Transport:
                 seats = frozenset()
         if not seats:
             why = "this game has as many watchers as it may have; its players always get in"
+            why = i18n.error_text("full", why, i18n.connection_language(conn.ws))
             try:
                 await conn.ws.send_text(json.dumps({"type": "error", "code": "full", "message": why}))
                 await conn.ws.close(code=1013)
@@ -678,6 +681,11 @@ class Transport:
 
 
 # -- HTTP --------------------------------------------------------------------------------------
+
+
+def conn_lang(conn: Any) -> str:
+    """The language of a client's connection (its WebSocket's cookie or ``Accept-Language``)."""
+    return i18n.connection_language(getattr(conn, "ws", None))
 
 
 def _capitalise_sides(message: str) -> str:

@@ -11,8 +11,9 @@ the moves (from the standard start, or from a lesson's position) and the engine 
   on the learner's move, the scripted reply, the lesson's feedback and the new position.
 
 The lessons' texts and the tutor's feedback are in the request's language
-(:mod:`jericho_game.web.i18n`); the engine's own reasons (why a move is refused, why a tower
-wins) stay in English.  The page itself is :mod:`jericho_game.web.pages`'s ``/learn``.
+(:mod:`jericho_game.web.i18n`), and so are the engine's own reasons quoted in them (why a move is
+refused, why a tower wins: :mod:`jericho_game.web.reasons`).  The page itself is
+:mod:`jericho_game.web.pages`'s ``/learn``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from starlette.routing import Route
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.web import i18n
+from jericho_game.web import i18n, reasons
 from jericho_game.web.i18n import N_
 from jericho_game.web.jsonin import BadRequest, read_object
 from jericho_game.web.roomstate import confrontations, legal_by_piece
@@ -114,8 +115,14 @@ _lang: ContextVar[str] = ContextVar("tutorial_lang", default=i18n.DEFAULT)
 
 
 def _(message: str, **args: object) -> str:
-    """``message`` in the request's language, its {placeholders} filled in."""
-    return i18n.translations(_lang.get()).gettext(message).format(**args)
+    """``message`` in the request's language, its {placeholders} filled in (numbers as the language
+    writes them)."""
+    lang = _lang.get()
+    said = {
+        k: i18n.format_number(v, lang) if isinstance(v, int | float) and not isinstance(v, bool) else v
+        for k, v in args.items()
+    }
+    return i18n.translations(lang).gettext(message).format(**said)
 
 
 def _placed(before: Game, after: Game, move: Move) -> tuple[bool, str]:
@@ -137,8 +144,11 @@ def _stacked_on_c2(before: Game, after: Game, move: Move) -> tuple[bool, str]:
 def _won_d(before: Game, after: Game, move: Move) -> tuple[bool, str]:
     c = after.confrontation("d")
     if after.leaders()["d"] == "south":
-        return True, _("South leads d again. {reason}.", reason=f"{c.reason[0].upper()}{c.reason[1:]}")
-    return False, _("Not yet: {reason}. Compare from the top down.", reason=c.reason)
+        why = reasons.translate(c.reason, _lang.get()) or c.reason
+        return True, _("South leads d again. {reason}.", reason=f"{why[0].upper()}{why[1:]}")
+    return False, _(
+        "Not yet: {reason}. Compare from the top down.", reason=reasons.translate(c.reason, _lang.get()) or c.reason
+    )
 
 
 def _two_at_once(before: Game, after: Game, move: Move) -> tuple[bool, str]:
@@ -329,7 +339,8 @@ def _guard(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
         try:
             return await handler(request)  # type: ignore[no-any-return]
         except BadRequest as exc:
-            return JSONResponse({"error": exc.code, "message": exc.message}, status_code=exc.status)
+            message = i18n.error_text(exc.code, exc.message, i18n.request_language(request))
+            return JSONResponse({"error": exc.code, "message": message}, status_code=exc.status)
 
     return wrapped
 
@@ -377,7 +388,7 @@ async def lesson_try(request: Request) -> Response:
         raise BadRequest("bad_request", "'try' must be a move in notation, e.g. \"5R@d2\"")
     reason = game.why_illegal(attempt)
     if reason is not None:
-        sides = reason.replace("south", "South").replace("north", "North")
+        sides = reasons.translate(reason, _lang.get()) or reason.replace("south", "South").replace("north", "North")
         refused = _("Refused: {reason}.", reason=sides)
         return JSONResponse({"legal": False, "done": False, "feedback": refused, "game": view(game)})
     before = game.copy()

@@ -8,6 +8,7 @@ import { Board, COLOUR_NAME, describeTower, drawPiece } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { formatNumber, t } from "./i18n.js";
 import { moveLabel } from "./notation.js";
+import { rove, trayKeys } from "./traykeys.js";
 
 initContrast();
 const $ = (id) => document.getElementById(id);
@@ -160,6 +161,8 @@ function drawTray(side, over) {
       tray.appendChild(b);
     }
   }
+  trayKeys(tray);  // one Tab stop, the arrow keys within (static/traykeys.js)
+  rove(tray);
 }
 
 /** The tree as text: the main line, each variation in parentheses after the move it replaces. */

@@ -13,6 +13,10 @@ import { moveLabel } from "./notation.js";
 import { RatingChange } from "./ratingchange.js";
 import { Notices, mountInvite, mountSwitches } from "./notify.js";
 import { deadlineText, perMoveText, startYourTurn, timeLeft } from "./yourturn.js";
+import { announce, moveWords } from "./announce.js";
+import { reasonText } from "./reasons.js";
+import { levelName } from "./levels.js";
+import { rove, trayKeys } from "./traykeys.js";
 
 initContrast();
 
@@ -95,7 +99,7 @@ async function startHome() {
       input.value = name;
       input.checked = name === data.default;
       const b = document.createElement("b");
-      b.textContent = name[0].toUpperCase() + name.slice(1);
+      b.textContent = levelName(name);
       const small = document.createElement("small");
       small.textContent = LEVELS[name] || RESEARCH[name] || t("A research player.");
       label.append(input, b, small);
@@ -251,6 +255,7 @@ function connect() {
       if (S.notices) S.notices.update(S.game, msg.game, mySides());
       const moved = !S.game || S.game.ply !== msg.game.ply || S.game.status !== msg.game.status;
       const before = S.game;
+      announce($("move-live"), moveWords(S.game, msg.game));  // every move, whoever played it, once
       S.game = msg.game;
       S.clockAt = performance.now();
       if (moved) {
@@ -277,6 +282,7 @@ function connect() {
       // refused for room (fair share): retry slowly rather than at once, the socket closes next
       if (msg.code === "full" || msg.code === "too_many_connections") S.retry = Math.max(S.retry, 4);
       if (msg.game) {  // moved_on: the game changed meanwhile; show it as it is now
+        announce($("move-live"), moveWords(S.game, msg.game));
         S.game = msg.game;
         S.clockAt = performance.now();
         render();
@@ -533,7 +539,7 @@ function replayWhere() {
 function seatLabel(side) {
   const g = S.game;
   const seat = g.seats[side];
-  if (seat.kind === "ai") return `${t("AI")} · ${seat.level}`;
+  if (seat.kind === "ai") return `${t("AI")} · ${levelName(seat.level)}`;
   const account = g.accounts && g.accounts[side];
   const name = account || (g.names && g.names[side]);  // an account's username, else the chosen name
   if (mySides().includes(side) && S.role !== "both") return name ? t("You ({name})", { name }) : t("You");
@@ -746,7 +752,8 @@ function render() {
       t("{side}'s champion is {cell} ({tower}, bottom to top)",
         { side: SIDE_NAME[side], cell: conf[side], tower: conf[`${side}_tower`].join("/") }) :
       t("{side} has no tower on it", { side: SIDE_NAME[side] });
-    const reason = conf.reason.charAt(0).toUpperCase() + conf.reason.slice(1);
+    const said = reasonText(conf.reason);  // the engine's sentence, in the page's language
+    const reason = said.charAt(0).toUpperCase() + said.slice(1);
     $("info").innerHTML = "";
     const b = document.createElement("b");
     b.textContent = t("Alignment {name} ({kind}): ", { name: a.name, kind: KIND[a.kind] ?? a.kind });
@@ -864,6 +871,7 @@ function drawTray(node, side, interactive) {
   }
   node.dataset.interactive = interactive ? "1" : "0";
   node.dataset.side = side;
+  trayKeys(node);
   for (const b of node.children) {
     const p = b.dataset.piece;
     const has = reserve.has(p);
@@ -878,13 +886,15 @@ function drawTray(node, side, interactive) {
     b.classList.toggle("selected", chosen);
     b.setAttribute("aria-pressed", chosen ? "true" : "false");
     b.setAttribute("aria-label", `${p}, ${pieceWords(p)}${has ? "" : t(", already placed")}`);
-    b.title = `${p}: ${pieceWords(p)}${has ? "" : " (placed)"}`;
+    b.title = `${p}: ${pieceWords(p)}${has ? "" : t(" (placed)")}`;
     if (b.dataset.has !== String(has)) {
       b.dataset.has = String(has);
       b.firstChild.replaceChildren();
       if (has) drawPiece(b.firstChild, p, 0, 0, 30, { top: false });
     }
   }
+  // one Tab stop for the tray, the arrow keys within it (static/traykeys.js)
+  rove(node, node.contains(document.activeElement) ? document.activeElement : null);
 }
 
 function renderMoves() {

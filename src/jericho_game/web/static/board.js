@@ -212,8 +212,9 @@ export class Board {
         this.lineLayer);
       // one Tab stop for all 13 alignments (the arrow keys go from one to the next)
       if (this.interactive) { g.setAttribute("tabindex", a === this.topo.alignments[0] ? 0 : -1); g.setAttribute("role", "button"); }
-      // a decorative board takes no Tab stop (Chromium makes SVG groups with focus listeners focusable)
-      else g.setAttribute("tabindex", -1);
+      // a decorative board takes no Tab stop (Chromium makes SVG groups with focus listeners focusable);
+      // its lines stay named pictures (a name on a group without a role is not allowed: axe-core)
+      else { g.setAttribute("tabindex", -1); g.setAttribute("role", "img"); }
       g.addEventListener("keydown", (e) => {
         const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
         if (!step) return;
@@ -357,6 +358,8 @@ export class Board {
       g.classList.toggle("dim", !!opts.selected && !legal.has(name));
       const camp = this.cells[name].camp;
       let label = describeTower(name, tower, camp);
+      // the last move's cell says so (it is also drawn outlined): a screen reader finds it
+      if (name === lastCell) label += t("; last move, {move}", { move: view.last });
       if (legal.has(name)) label += t("; {piece} may go here", { piece: opts.selected });
       // the move's effect before it is made: how much it moves the mover's lead in monoliths
       const effect = opts.preview && legal.has(name) ? opts.preview[name] : null;

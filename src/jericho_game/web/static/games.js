@@ -1,7 +1,8 @@
 // "My games": the games whose seat tokens this browser keeps (localStorage jericho:seat:ID),
 // listed by the server (POST /api/mygames) and downloadable as one .jgn file.  Names are text only.
 import { initContrast } from "./contrast.js";
-import { t } from "./i18n.js";
+import { formatDate, t } from "./i18n.js";
+import { levelName } from "./levels.js";
 import { startYourTurn } from "./yourturn.js";
 
 initContrast();
@@ -28,7 +29,9 @@ function resultText(g) {
   if (g.status === "waiting") return t("Waiting for an opponent");
   if (g.status === "playing") return t("In progress");
   const why = REASON[g.reason] ? ` (${REASON[g.reason]})` : "";
-  const head = { won: t("Won"), lost: t("Lost"), draw: t("Draw"), none: t("No result") }[g.outcome] || g.outcome || t("Over");
+  const winner = { "south won": SIDE.south, "north won": SIDE.north }[g.outcome];  // a hot-seat game's winner
+  const head = { won: t("Won"), lost: t("Lost"), draw: t("Draw"), none: t("No result") }[g.outcome] ||
+    (winner ? t("{side} won", { side: winner }) : t("Over"));
   return head + why;
 }
 
@@ -36,7 +39,7 @@ function opponentText(g) {
   const o = g.opponent;
   if (o.kind === "hotseat") return t("Hot-seat");
   if (o.kind === "open") return t("(nobody yet)");
-  if (o.kind === "ai") return o.name;
+  if (o.kind === "ai") return o.level ? `${t("AI")} · ${levelName(o.level)}` : o.name;
   return o.name || t("Anonymous");
 }
 
@@ -62,7 +65,7 @@ async function main() {
   for (const g of rows) {
     const tr = document.createElement("tr");
     tr.dataset.id = g.id;
-    for (const [text, cls] of [[g.date, "date"], [opponentText(g), "who"], [SIDE[g.side] || g.side, ""],
+    for (const [text, cls] of [[g.created_at ? formatDate(g.created_at * 1000) : g.date, "date"], [opponentText(g), "who"], [SIDE[g.side] || g.side, ""],
       [resultText(g), "result"], [String(g.moves ?? Math.ceil(g.plies / 2)), "num"]]) {
       const td = document.createElement("td");
       td.textContent = text;

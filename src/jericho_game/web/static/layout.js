@@ -1,6 +1,6 @@
 // What every page shares (templates/base.html): the header's switches (high contrast, dark mode,
 // language), the account link, and the service worker that makes the site installable.
-import "./account.js";
+import { postJSON, whoami } from "./account.js";
 import { initContrast } from "./contrast.js";
 import { initTheme } from "./theme.js";
 
@@ -47,11 +47,15 @@ const COOKIE = "jericho_lang";
 const KEY = "jericho:lang";
 
 // The language switch: remembered in a cookie (the server reads it) and in localStorage (the
-// cookie may be cleared); the page is reloaded in the other language, its address (and the
-// seat in its #fragment) kept.
+// cookie may be cleared), and on the account of a logged-in player (put back at every log-in, in
+// any browser); the page is reloaded in the other language, its address (and the seat in its
+// #fragment) kept.
 const langButton = document.getElementById("btn-lang");
-langButton?.addEventListener("click", () => {
+langButton?.addEventListener("click", async () => {
   const next = langButton.dataset.lang;
+  try {
+    if ((await whoami()).account) await postJSON("/api/account/language", { language: next });
+  } catch { /* the browser remembers it all the same */ }
   document.cookie = `${COOKIE}=${next}; path=/; max-age=31536000; samesite=lax`;
   try { localStorage.setItem(KEY, next); } catch { /* private mode */ }
   const url = new URL(location.href);

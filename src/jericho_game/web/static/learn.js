@@ -3,6 +3,7 @@
 import { Board, COLOUR_NAME, describePreview, describeTower, drawPiece } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { t } from "./i18n.js";
+import { rove, trayKeys } from "./traykeys.js";
 
 initContrast();
 const $ = (id) => document.getElementById(id);
@@ -121,6 +122,8 @@ function render() {
       tray.appendChild(b);
     }
   }
+  trayKeys(tray);  // one Tab stop, the arrow keys within (static/traykeys.js)
+  rove(tray, focused ? tray.querySelector(`[data-piece="${focused}"]`) : null);
   if (focused && document.activeElement === document.body) tray.querySelector(`[data-piece="${focused}"]`)?.focus();
 }
 

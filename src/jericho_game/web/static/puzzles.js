@@ -7,6 +7,7 @@ import { Board, COLOUR_NAME, describeTower, drawPiece } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { changeHeaders } from "./account.js";
 import { t } from "./i18n.js";
+import { rove, trayKeys } from "./traykeys.js";
 
 initContrast();
 const $ = (id) => document.getElementById(id);
@@ -142,6 +143,8 @@ function render() {
     tray.appendChild(b);
   }
   if (!g.reserves[me].length) tray.textContent = t("none left");
+  trayKeys(tray);  // one Tab stop, the arrow keys within (static/traykeys.js)
+  rove(tray);
   const theirs = g.reserves[other(me)];
   $("tray-theirs").textContent = theirs.length ? theirs.join(" ") : t("none left");
   $("tray-theirs-title").firstChild.textContent = `${t("{side}'s pieces:", { side: SIDE_NAME[other(me)] })} `;

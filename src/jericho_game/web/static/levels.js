@@ -1,0 +1,19 @@
+// The AI levels' names in the page's language: the server knows them by id (easy, medium...,
+// jericho_game/players/levels.py); a research player's spec (mcts:sims=2000) is shown as it is.
+import { t } from "./i18n.js";
+
+const NAMES = {
+  easy: () => t("Easy"),
+  medium: () => t("Medium"),
+  hard: () => t("Hard"),
+  expert: () => t("Expert"),
+  master: () => t("Master"),
+  random: () => t("Random"),
+  greedy: () => t("Greedy"),
+};
+
+/** A level id's name for people ("Facile" for easy in French); anything else, capitalised. */
+export function levelName(id) {
+  const name = String(id ?? "");
+  return NAMES[name] ? NAMES[name]() : name.charAt(0).toUpperCase() + name.slice(1);
+}
