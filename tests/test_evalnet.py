@@ -184,9 +184,13 @@ def test_the_evaluator_changes_the_search_and_is_reproducible(weights):
     assert guided != plain
 
 
-def test_evaluator_options_are_checked_when_given(weights):
+def test_evaluator_options_are_checked_when_given(weights, tmp_path):
     with pytest.raises(PlayerSpecError, match="no file"):
         make_player("mcts:evaluator=/no/such/file.npz")
+    corrupt = tmp_path / "corrupt.npz"
+    corrupt.write_bytes(b"PK not really")
+    with pytest.raises(PlayerSpecError, match="not an evaluator weights file"):
+        make_player(f"mcts:evaluator={corrupt}")
     with pytest.raises(PlayerSpecError, match="mix"):
         make_player(f"mcts:evaluator={weights},mix=1.5")
     with pytest.raises(PlayerSpecError, match="cprior"):

@@ -363,6 +363,7 @@ class KernelMCTSPlayer:
         self.evaluator = None if evaluator is None else str(evaluator_path(evaluator))
         self.mix = float(mix)
         self.cprior = float(cprior)
+        self._evaluator_options()  # read and check the weights now, not in the first move's time
         self._rng = random.Random(seed)
         self._tree = kernel.C.Tree() if self.reuse else None
         self._tree_key: tuple[str | None, tuple[int, ...]] | None = None
