@@ -2892,24 +2892,33 @@ static void view_flat_one(const BatchObject *self, const ViewLayout *L, const Po
     if (me == 1 && !turned) obs[off[O_TURN] + 1] = 1.0f; /* the half turn makes North's observer South */
 }
 
-/* The constant plane of flat index f (a value of reserves .. last_piece, passed or turn), set to 1. */
-static inline void view_constant(const BatchObject *self, const ViewLayout *L, float *planes, int f)
+/* The channel of a constant plane: flat index f, a value of reserves .. last_piece, passed or turn. */
+static inline int view_channel(const int *off, int f)
 {
-    const int *off = self->off;
-    int ch = VIEW_CELL_CHANNELS +
-             (f < off[O_LCELL] ? f - off[O_RESERVES] : off[O_LCELL] - off[O_RESERVES] + f - off[O_PASSED]);
-    float *plane = planes + (size_t)ch * L->hw;
-    for (int i = 0; i < L->hw; i++) plane[i] = 1.0f;
+    return VIEW_CELL_CHANNELS +
+           (f < off[O_LCELL] ? f - off[O_RESERVES] : off[O_LCELL] - off[O_RESERVES] + f - off[O_PASSED]);
 }
 
-/* The planes of P seen by `me` (envs/planar.py's Planar.from_flat of the flat view above). */
+/* n floats of value v; the standard grid's 28 as a constant size, which the compiler unrolls into vector stores. */
+static inline void view_fill(float *p, float v, int n)
+{
+    if (n == 28) {
+        for (int i = 0; i < 28; i++) p[i] = v;
+    } else {
+        for (int i = 0; i < n; i++) p[i] = v;
+    }
+}
+
+/* The planes of P seen by `me` (envs/planar.py's Planar.from_flat of the flat view above).  Each float
+   of the output is written once (the per-cell planes zeroed, then their few ones; each constant plane
+   filled with its value): at B=1024 the 22 MB written are most of the cost. */
 static void view_planar_one(const BatchObject *self, const ViewLayout *L, const Pos *P, int me, int turned,
                             float *planes)
 {
     const Board *B = &self->board->b;
     const int *off = self->off;
     int nc = B->n_cells, hw = L->hw, them = 1 - me;
-    memset(planes, 0, (size_t)L->obs_len * sizeof(float));
+    memset(planes, 0, (size_t)VIEW_CELL_CHANNELS * hw * sizeof(float));
     for (int c = 0; c < nc; c++) {
         float *at = planes + L->cell_pos[turned ? L->half_cell[c] : c];
         uint32_t x = P->code[c];
@@ -2926,27 +2935,34 @@ static void view_planar_one(const BatchObject *self, const ViewLayout *L, const 
             else if (who == them) at[(size_t)44 * hw] = 1.0f;
         }
     }
+    /* the constant planes' values, by channel: reserves, leaders, score, seven, last_piece, passed, turn */
+    float value[3 * MAXA + 2 * (MAXA + 1) + 3 * N_PIECES + 5] = {0};
+    int n_const = L->channels - VIEW_CELL_CHANNELS;
+#define CONST_ON(f) (value[view_channel(off, (f)) - VIEW_CELL_CHANNELS] = 1.0f)
     if (P->last_cell >= 0) {
         int c = P->last_cell;
         planes[(size_t)42 * hw + L->cell_pos[turned ? L->half_cell[c] : c]] = 1.0f;
-        view_constant(self, L, planes, off[O_LPIECE] + P->last_piece);
+        CONST_ON(off[O_LPIECE] + P->last_piece);
     }
     for (int p = 0; p < N_PIECES; p++) {
-        if (P->reserve[me] >> p & 1) view_constant(self, L, planes, off[O_RESERVES] + p);
-        if (P->reserve[them] >> p & 1) view_constant(self, L, planes, off[O_RESERVES] + N_PIECES + p);
+        if (P->reserve[me] >> p & 1) CONST_ON(off[O_RESERVES] + p);
+        if (P->reserve[them] >> p & 1) CONST_ON(off[O_RESERVES] + N_PIECES + p);
     }
     for (int a = 0; a < B->n_align; a++) {
         int who = P->leader[a], at = turned ? L->half_align[a] : a;
-        view_constant(self, L, planes, off[O_LEADERS] + at * 3 + (who < 0 ? 2 : who == me ? 0 : 1));
+        CONST_ON(off[O_LEADERS] + at * 3 + (who < 0 ? 2 : who == me ? 0 : 1));
     }
     int mine = P->score[me], theirs = P->score[them];
-    view_constant(self, L, planes, off[O_SCORE] + mine);
-    view_constant(self, L, planes, off[O_SCORE] + B->n_align + 1 + theirs);
-    if (mine >= SEVEN) view_constant(self, L, planes, off[O_SEVEN]);
-    if (theirs >= SEVEN) view_constant(self, L, planes, off[O_SEVEN] + 1);
-    if (P->passes) view_constant(self, L, planes, off[O_PASSED]);
-    if (P->turn == me) view_constant(self, L, planes, off[O_TURN]);
-    if (me == 1 && !turned) view_constant(self, L, planes, off[O_TURN] + 1);
+    CONST_ON(off[O_SCORE] + mine);
+    CONST_ON(off[O_SCORE] + B->n_align + 1 + theirs);
+    if (mine >= SEVEN) CONST_ON(off[O_SEVEN]);
+    if (theirs >= SEVEN) CONST_ON(off[O_SEVEN] + 1);
+    if (P->passes) CONST_ON(off[O_PASSED]);
+    if (P->turn == me) CONST_ON(off[O_TURN]);
+    if (me == 1 && !turned) CONST_ON(off[O_TURN] + 1);
+#undef CONST_ON
+    float *plane = planes + (size_t)VIEW_CELL_CHANNELS * hw;
+    for (int k = 0; k < n_const; k++, plane += hw) view_fill(plane, value[k], hw);
 }
 
 /* The legal mask of P (batch_mask_one's), its cells turned by the half turn when `turned`. */

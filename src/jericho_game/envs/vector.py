@@ -51,6 +51,8 @@ per second at ``B = 1024``).
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from itertools import chain
 from typing import Any, Protocol
 
@@ -296,6 +298,7 @@ class KernelBatchEngine:
         self._obs_size = enc.observation_size
         self._n_act = enc.n_actions
         self._views = kernel.C.batch_views
+        self._pool: list[np.ndarray] = []  # arrays handed out by views(), taken back once unreferenced
 
     @staticmethod
     def _ints(a: np.ndarray) -> np.ndarray:
@@ -350,10 +353,47 @@ class KernelBatchEngine:
         ``layout``: ``view_layout(view)``, made once by the caller (made here when not given)."""
         games = self._ints(games)
         k = len(games)
-        obs = np.empty((k, *view.shape), dtype=np.float32)
-        masks = np.empty((k, self._n_act), dtype=np.int8)
+        obs = self._buffer((k, *view.shape), np.float32)
+        masks = self._buffer((k, self._n_act), np.int8)
         self._views(self._c, games, self._ints(sides), obs, masks, view_layout(view) if layout is None else layout)
         return obs, masks
+
+    def _buffer(self, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+        """An array to fill: one this engine returned before and nobody references any more, else a new one.
+
+        A batch of planes is 22 MB at B=1024; a new array of that size each step costs the kernel's page
+        faults and zeroing (as much as writing the observations).  An array is taken back only when this
+        pool holds the sole reference (a caller's variable, a view of it, a tensor made from it all hold one),
+        so no array a caller can still see is ever overwritten.
+        """
+        pool = self._pool
+        for i in range(len(pool)):
+            arr = pool[i]  # the same references as in _unreferenced(): the list's and this variable's
+            if arr.shape == shape and arr.dtype == dtype and _getrefcount(arr) <= _UNREFERENCED:
+                pool.append(pool.pop(i))  # most recently handed out last
+                return arr
+        arr = np.empty(shape, dtype=dtype)
+        pool.append(arr)
+        if len(pool) > 6:
+            del pool[0]
+        return arr
+
+
+def _unreferenced() -> int:
+    """What ``sys.getrefcount`` says of an array held by a list and a local variable only, as in
+    :meth:`KernelBatchEngine._buffer`'s loop (measured, so that the test does not depend on the
+    interpreter's counting conventions); without ``getrefcount`` (not CPython), -1: nothing is reused."""
+    if not hasattr(sys, "getrefcount"):
+        return -1
+    pool = [np.empty(0)]
+    for i in range(len(pool)):
+        arr = pool[i]
+        return _getrefcount(arr)
+    raise AssertionError("unreachable")
+
+
+_getrefcount: Callable[[object], int] = getattr(sys, "getrefcount", lambda obj: 1 << 30)
+_UNREFERENCED = _unreferenced()
 
 
 def view_layout(view: View) -> np.ndarray:

@@ -63,9 +63,7 @@ class View:
             flat = self._half_turn.observations(flat)
         return self.planar.from_flat(flat) if self.planar is not None else flat
 
-    def observations(
-        self, flat: np.ndarray, masks: np.ndarray, sides: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def observations(self, flat: np.ndarray, masks: np.ndarray, sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A batch's flat observations ``(B, n_obs)`` and masks ``(B, n_actions)`` seen by ``sides``
         (0/1 per row), in this view: North's turned when canonical, then laid out as planes when planar.
         The NumPy reference of the C kernel's ``batch_views`` (the vector env without the kernel)."""
