@@ -176,3 +176,23 @@ def test_view_layout_is_the_python_geometry() -> None:
     assert list(layout[6 : 6 + nc]) == list(planar_view.planar.cell_pos)  # type: ignore[union-attr]
     assert list(layout[6 + nc : 6 + 2 * nc]) == [nc - 1 - c for c in range(nc)]  # c <-> 25 - c
     assert list(view_layout(View(ENC))[:2]) == [0, 0]
+
+
+def test_bench_vector_prints_flat_against_planar_canonical(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``jericho bench --vector``: both observations' agent steps/s and the share, for both opponents."""
+    import json
+
+    from jericho_game.cli import main
+
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--vector", "--seconds", "0.3", "--json", str(out)]) == 0
+    assert "planar+canonical / flat" in capsys.readouterr().out
+    figures = {f["label"]: f for f in json.loads(out.read_text())["figures"]}
+    engine = "C" if kernel.C is not None else "Python"
+    for who in ("random opponent", "self-play"):
+        flat = figures[f"vector env B=1024 ({engine}), {who}, flat"]
+        planar = figures[f"vector env B=1024 ({engine}), {who}, planar+canonical"]
+        share = figures[f"vector env B=1024, {who}, planar+canonical / flat"]
+        assert flat["unit"] == planar["unit"] == "agent steps/s" and share["unit"] == "%"
+        assert flat["value"] > 0 and planar["value"] > 0
+        assert share["value"] == pytest.approx(100 * planar["value"] / flat["value"])

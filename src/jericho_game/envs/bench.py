@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-__all__ = ["figures", "net_figures", "NET_BATCHES"]
+__all__ = ["figures", "net_figures", "vector_figures", "NET_BATCHES"]
 
 #: Batch sizes of the net's forward-pass figures.
 NET_BATCHES = (1, 16, 256, 1024)
@@ -34,6 +34,45 @@ def _vector_rate(num_envs: int, seconds: float, opponent: str = "random") -> tup
         obs, *_ = envs.step(actions)
         steps += num_envs
     return steps / (time.perf_counter() - start), kind
+
+
+def vector_figures(seconds: float = 3.0, num_envs: int = 1024, rounds: int = 6) -> list[Figure]:
+    """The vector env's flat observations against its planar + canonical ones (the net's input), at
+    ``num_envs``, random opponent and self-play: agent steps per second of each, and the second as a share
+    of the first.  The two are measured in alternate slices (``rounds`` each, ``seconds`` in all per
+    observation), so that a machine whose load changes weighs on both alike."""
+    from jericho_game.envs.vector import JerichoVectorEnv, PythonBatchEngine
+
+    out: list[Figure] = []
+    for opponent in ("random", "self"):
+        kinds = {"flat": ("flat", "absolute"), "planar+canonical": ("planar", "canonical")}
+        runs = {}
+        for name, (observation, view) in kinds.items():
+            envs = JerichoVectorEnv(
+                num_envs=num_envs, agent_side="random", opponent=opponent, observation=observation, view=view
+            )
+            obs, _ = envs.reset(seed=0)
+            runs[name] = [envs, obs, np.random.default_rng(0), 0, 0.0]
+        engine = "Python" if isinstance(runs["flat"][0].engine, PythonBatchEngine) else "C"
+        for _ in range(rounds):
+            for run in runs.values():
+                envs, obs, rng = run[0], run[1], run[2]
+                steps = 0
+                start = time.perf_counter()
+                while time.perf_counter() - start < seconds / rounds:
+                    mask = obs["action_mask"]
+                    obs, *_ = envs.step(np.argmax(rng.random(mask.shape, dtype=np.float32) * mask, axis=1))
+                    steps += num_envs
+                run[1] = obs
+                run[3] += steps
+                run[4] += time.perf_counter() - start
+        rates = {name: run[3] / run[4] for name, run in runs.items()}
+        who = "random opponent" if opponent == "random" else "self-play"
+        for name, rate in rates.items():
+            out.append((f"vector env B={num_envs} ({engine}), {who}, {name}", rate, "agent steps/s"))
+        share = 100.0 * rates["planar+canonical"] / rates["flat"]
+        out.append((f"vector env B={num_envs}, {who}, planar+canonical / flat", share, "%"))
+    return out
 
 
 def _single_rate(seconds: float) -> float:
