@@ -353,8 +353,10 @@ class KernelBatchEngine:
         ``layout``: ``view_layout(view)``, made once by the caller (made here when not given)."""
         games = self._ints(games)
         k = len(games)
-        obs = self._buffer((k, *view.shape), np.float32)
-        masks = self._buffer((k, self._n_act), np.int8)
+        if k == self.n:  # the whole batch, every step: recycled arrays (subsets are small and vary in size)
+            obs, masks = self._buffer((k, *view.shape), np.float32), self._buffer((k, self._n_act), np.int8)
+        else:
+            obs, masks = np.empty((k, *view.shape), dtype=np.float32), np.empty((k, self._n_act), dtype=np.int8)
         self._views(self._c, games, self._ints(sides), obs, masks, view_layout(view) if layout is None else layout)
         return obs, masks
 
