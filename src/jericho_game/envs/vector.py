@@ -44,9 +44,12 @@ moves is numpy over the batch.  :class:`BatchEngine` is the seam: with the compi
 the games live in C (``jericho_game._kernel.BatchEngine``, wrapped by
 :class:`KernelBatchEngine`); without it :class:`PythonBatchEngine` keeps the engine's
 ``State`` objects and computes observations and masks in numpy from their fields
-(``jericho_game.core``'s documented search interface).  The results are the same either
-way (tests run both on the same moves).  ``jericho bench`` prints the figure (agent steps
-per second at ``B = 1024``).
+(``jericho_game.core``'s documented search interface).  With the compiled engine the
+observations come out of C in their final form (flat or planar, absolute or canonical:
+``_kernel.batch_views``, told the geometry by :func:`view_layout`); without it the view is
+NumPy post-processing (:meth:`View.observations`).  The results are the same either way
+(tests run both on the same moves).  ``jericho bench`` prints the figure (agent steps per
+second at ``B = 1024``), ``jericho bench --vector`` flat against planar + canonical.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ from jericho_game.envs.planar import default_planar
 from jericho_game.envs.views import View
 from jericho_game.game import Game
 
-__all__ = ["JerichoVectorEnv", "BatchEngine", "KernelBatchEngine", "PythonBatchEngine", "batch_engine"]
+__all__ = ["JerichoVectorEnv", "BatchEngine", "KernelBatchEngine", "PythonBatchEngine", "batch_engine", "view_layout"]
 
 
 class BatchEngine(Protocol):
