@@ -187,12 +187,13 @@ def test_bench_vector_prints_flat_against_planar_canonical(tmp_path, capsys) -> 
     out = tmp_path / "bench.json"
     assert main(["bench", "--vector", "--seconds", "0.3", "--json", str(out)]) == 0
     assert "planar+canonical / flat" in capsys.readouterr().out
-    figures = {f["label"]: f for f in json.loads(out.read_text())["figures"]}
+    figures = {(f["label"], f["unit"]): f["value"] for f in json.loads(out.read_text())["figures"]}
+    assert len(figures) == 12
     engine = "C" if kernel.C is not None else "Python"
     for who in ("random opponent", "self-play"):
-        flat = figures[f"vector env B=1024 ({engine}), {who}, flat"]
-        planar = figures[f"vector env B=1024 ({engine}), {who}, planar+canonical"]
-        share = figures[f"vector env B=1024, {who}, planar+canonical / flat"]
-        assert flat["unit"] == planar["unit"] == "agent steps/s" and share["unit"] == "%"
-        assert flat["value"] > 0 and planar["value"] > 0
-        assert share["value"] == pytest.approx(100 * planar["value"] / flat["value"])
+        for unit in ("agent steps/s", "agent steps/CPU s"):
+            flat = figures[(f"vector env B=1024 ({engine}), {who}, flat", unit)]
+            planar = figures[(f"vector env B=1024 ({engine}), {who}, planar+canonical", unit)]
+            share = figures[(f"vector env B=1024, {who}, planar+canonical / flat", f"% ({unit})")]
+            assert flat > 0 and planar > 0
+            assert share == pytest.approx(100 * planar / flat)
