@@ -2784,6 +2784,8 @@ static PyTypeObject BatchType = {
 
 #define VIEW_HEAD 6
 #define VIEW_CELL_CHANNELS 45
+/* the per-cell planes, then reserves, leaders, score, seven, last_piece, passed, turn at most */
+#define VIEW_MAX_CHANNELS (VIEW_CELL_CHANNELS + 2 * N_PIECES + 3 * MAXA + 2 * (MAXA + 1) + 2 + N_PIECES + 1 + 2)
 
 typedef struct {
     int planar, canonical, height, width, hw, channels, obs_len;
@@ -2806,9 +2808,9 @@ static int view_layout(const BatchObject *self, const Py_buffer *v, ViewLayout *
         PyErr_SetString(PyExc_ValueError, "layout: planar and canonical are 0 or 1");
         return -1;
     }
-    if (x[2] < 1 || x[3] < 1 || x[2] > MAXC || x[3] > MAXC || x[2] * x[3] < nc || x[2] * x[3] > 4 * MAXC) {
-        PyErr_Format(PyExc_ValueError, "layout: a %lld x %lld grid cannot hold %d cells", (long long)x[2],
-                     (long long)x[3], nc);
+    if (x[2] < 1 || x[3] < 1 || x[2] > MAXC || x[3] > MAXC || x[2] * x[3] < nc || x[2] * x[3] > 32) {
+        PyErr_Format(PyExc_ValueError, "layout: a %lld x %lld grid: it must hold the %d cells, in at most 32 places",
+                     (long long)x[2], (long long)x[3], nc);
         return -1;
     }
     L->planar = (int)x[0];
@@ -2816,11 +2818,11 @@ static int view_layout(const BatchObject *self, const Py_buffer *v, ViewLayout *
     L->height = (int)x[2];
     L->width = (int)x[3];
     L->hw = L->height * L->width;
-    uint64_t used_pos[2] = {0, 0};
+    uint32_t used_pos = 0;
     uint32_t used_cell = 0, used_align = 0;
     for (int c = 0; c < nc; c++) {
         int64_t pos = x[VIEW_HEAD + c], img = x[VIEW_HEAD + nc + c];
-        if (pos < 0 || pos >= L->hw || (used_pos[pos >> 6] >> (pos & 63) & 1)) {
+        if (pos < 0 || pos >= L->hw || (used_pos >> pos & 1)) {
             PyErr_Format(PyExc_ValueError, "layout: cell %d's grid position %lld is out of range or taken", c,
                          (long long)pos);
             return -1;
@@ -2830,7 +2832,7 @@ static int view_layout(const BatchObject *self, const Py_buffer *v, ViewLayout *
                          c, (long long)img);
             return -1;
         }
-        used_pos[pos >> 6] |= (uint64_t)1 << (pos & 63);
+        used_pos |= 1u << pos;
         used_cell |= 1u << img;
         L->cell_pos[c] = (int)pos;
         L->half_cell[c] = (int)img;
@@ -2910,72 +2912,55 @@ static inline int view_channel(const int *off, int f)
 #define VIEW_STREAM 0
 #endif
 
-static inline int view_streamable(const float *dst, int n)
-{
-    return VIEW_STREAM && ((uintptr_t)dst & 15) == 0 && (n & 3) == 0;
-}
+/* The four floats of a nibble of a plane's bits: bit i -> element i. */
+static const float view_nibble[16][4] __attribute__((aligned(16))) = {
+    {0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {1, 1, 0, 0}, {0, 0, 1, 0}, {1, 0, 1, 0}, {0, 1, 1, 0}, {1, 1, 1, 0},
+    {0, 0, 0, 1}, {1, 0, 0, 1}, {0, 1, 0, 1}, {1, 1, 0, 1}, {0, 0, 1, 1}, {1, 0, 1, 1}, {0, 1, 1, 1}, {1, 1, 1, 1},
+};
 
-/* n floats of value v at dst (n = 28 on the standard grid). */
-static inline void view_fill(float *dst, float v, int n)
+/* One plane of hw floats (<= 32): 1.0 where `bits` has a 1, else 0.0. */
+static inline void view_store_plane(float *dst, uint32_t bits, int hw)
 {
+    int j = 0;
 #if VIEW_STREAM
-    if (view_streamable(dst, n)) {
-        __m128 x = _mm_set1_ps(v);
-        for (int i = 0; i < n; i += 4) _mm_stream_ps(dst + i, x);
-        return;
-    }
+    if (((uintptr_t)dst & 15) == 0)
+        for (; j + 4 <= hw; j += 4) _mm_stream_ps(dst + j, _mm_load_ps(view_nibble[bits >> j & 15]));
 #endif
-    for (int i = 0; i < n; i++) dst[i] = v;
+    for (; j < hw; j++) dst[j] = (float)(bits >> j & 1);
 }
 
-/* n floats from src (in the cache) to dst. */
-static inline void view_copy(float *dst, const float *src, int n)
-{
-#if VIEW_STREAM
-    if (view_streamable(dst, n) && ((uintptr_t)src & 15) == 0) {
-        for (int i = 0; i < n; i += 4) _mm_stream_ps(dst + i, _mm_load_ps(src + i));
-        return;
-    }
-#endif
-    memcpy(dst, src, (size_t)n * sizeof(float));
-}
-
-/* The planes of P seen by `me` (envs/planar.py's Planar.from_flat of the flat view above).  The per-cell
-   planes are made in a buffer on the stack, then every float of the output is stored once. */
+/* The planes of P seen by `me` (envs/planar.py's Planar.from_flat of the flat view above): each plane
+   as a bit mask over the grid first (the constant ones all ones or all zeros), then every float of
+   the output stored once. */
 static void view_planar_one(const BatchObject *self, const ViewLayout *L, const Pos *P, int me, int turned,
                             float *planes)
 {
     const Board *B = &self->board->b;
     const int *off = self->off;
     int nc = B->n_cells, hw = L->hw, them = 1 - me;
-#if VIEW_STREAM
-    _Alignas(16)
-#endif
-    float cellp[VIEW_CELL_CHANNELS * 4 * MAXC];
-    memset(cellp, 0, (size_t)VIEW_CELL_CHANNELS * hw * sizeof(float));
+    uint32_t full = hw == 32 ? 0xFFFFFFFFu : (1u << hw) - 1;
+    uint32_t bits[VIEW_MAX_CHANNELS];
+    memset(bits, 0, (size_t)L->channels * sizeof(uint32_t));
     for (int c = 0; c < nc; c++) {
-        float *at = cellp + L->cell_pos[turned ? L->half_cell[c] : c];
+        uint32_t at = 1u << L->cell_pos[turned ? L->half_cell[c] : c];
         uint32_t x = P->code[c];
         for (int level = 0; x; level++, x >>= 5) {
             int p = (int)(x & 31) - 1;
-            at[(size_t)(level * OBS_LEVEL_WIDTH + piece_size(p)) * hw] = 1.0f;
-            at[(size_t)(level * OBS_LEVEL_WIDTH + 5 + piece_colour(p)) * hw] = 1.0f;
+            bits[level * OBS_LEVEL_WIDTH + piece_size(p)] |= at;
+            bits[level * OBS_LEVEL_WIDTH + 5 + piece_colour(p)] |= at;
         }
-        if (self->camp[c] == me) at[(size_t)40 * hw] = 1.0f;
-        at[(size_t)41 * hw] = 1.0f;
+        if (self->camp[c] == me) bits[40] |= at;
+        bits[41] |= at;
         for (int t = 0; t < B->n_through[c]; t++) {
             int who = P->leader[B->through[c][t]];
-            if (who == me) at[(size_t)43 * hw] = 1.0f;
-            else if (who == them) at[(size_t)44 * hw] = 1.0f;
+            if (who == me) bits[43] |= at;
+            else if (who == them) bits[44] |= at;
         }
     }
-    /* the constant planes' values, by channel: reserves, leaders, score, seven, last_piece, passed, turn */
-    float value[3 * MAXA + 2 * (MAXA + 1) + 3 * N_PIECES + 5] = {0};
-    int n_const = L->channels - VIEW_CELL_CHANNELS;
-#define CONST_ON(f) (value[view_channel(off, (f)) - VIEW_CELL_CHANNELS] = 1.0f)
+#define CONST_ON(f) (bits[view_channel(off, (f))] = full)
     if (P->last_cell >= 0) {
         int c = P->last_cell;
-        cellp[(size_t)42 * hw + L->cell_pos[turned ? L->half_cell[c] : c]] = 1.0f;
+        bits[42] |= 1u << L->cell_pos[turned ? L->half_cell[c] : c];
         CONST_ON(off[O_LPIECE] + P->last_piece);
     }
     for (int p = 0; p < N_PIECES; p++) {
@@ -2995,9 +2980,7 @@ static void view_planar_one(const BatchObject *self, const ViewLayout *L, const 
     if (P->turn == me) CONST_ON(off[O_TURN]);
     if (me == 1 && !turned) CONST_ON(off[O_TURN] + 1);
 #undef CONST_ON
-    view_copy(planes, cellp, VIEW_CELL_CHANNELS * hw);
-    float *plane = planes + (size_t)VIEW_CELL_CHANNELS * hw;
-    for (int k = 0; k < n_const; k++, plane += hw) view_fill(plane, value[k], hw);
+    for (int ch = 0; ch < L->channels; ch++) view_store_plane(planes + (size_t)ch * hw, bits[ch], hw);
 }
 
 /* The legal mask of P (batch_mask_one's), its cells turned by the half turn when `turned`. */
