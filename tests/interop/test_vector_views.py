@@ -71,6 +71,38 @@ def test_c_views_equal_the_encoding_of_each_position() -> None:
 
 
 @needs_kernel
+@pytest.mark.parametrize("offset", [0, 16, 4])
+def test_c_planes_are_the_same_at_any_alignment(offset: int) -> None:
+    """The planes' stores depend on the output's alignment (16 bytes: four floats a non-temporal store;
+    else one at a time): the same planes at each."""
+    n = 64
+    engine, ref = KernelBatchEngine(n), PythonBatchEngine(n)
+    rng = np.random.default_rng(offset)
+    games = np.arange(n)
+    view = View(ENC, "planar", "canonical")
+    size = n * int(np.prod(view.shape))
+    for _ in range(40):
+        sides = rng.integers(2, size=n)
+        raw = np.empty(size * 4 + 64 + offset, dtype=np.uint8)
+        start = -raw.ctypes.data % 64 + offset
+        out = raw[start : start + size * 4].view(np.float32).reshape(n, *view.shape)
+        assert out.ctypes.data % 64 == offset
+        kernel.C.batch_views(engine._c, games, sides, out, None, view_layout(view))
+        flat, masks = ref.observe_and_mask(games, sides)
+        assert np.array_equal(out, view.observations(flat, masks, sides)[0])
+        _, outcome = ref.status()
+        going = np.flatnonzero(outcome == NO_OUTCOME)
+        m = ref.masks(going)
+        codes = np.argmax(rng.random(m.shape) * m, axis=1)
+        engine.push(going, codes)
+        ref.push(going, codes)
+        _, outcome = ref.status()
+        done = np.flatnonzero(outcome != NO_OUTCOME)
+        engine.reset(done)
+        ref.reset(done)
+
+
+@needs_kernel
 def test_batch_views_refuses_bad_input() -> None:
     assert kernel_compare.malformed_views() >= 10
 
@@ -131,6 +163,7 @@ def test_reused_arrays_are_only_those_nobody_holds() -> None:
         assert np.array_equal(held, copy)
     assert np.array_equal(part, part_copy)
     assert recycled > 20  # a dropped array came back at the next step
+    assert all(held.ctypes.data % 64 == 0 for held, _ in kept)  # aligned for the non-temporal stores
 
 
 def test_the_pure_python_fallback_gives_the_same_views() -> None:

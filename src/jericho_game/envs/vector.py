@@ -377,11 +377,20 @@ class KernelBatchEngine:
             if arr.shape == shape and arr.dtype == dtype and _getrefcount(arr) <= _UNREFERENCED:
                 pool.append(pool.pop(i))  # most recently handed out last
                 return arr
-        arr = np.empty(shape, dtype=dtype)
+        arr = _aligned_empty(shape, dtype)
         pool.append(arr)
         if len(pool) > 6:
             del pool[0]
         return arr
+
+
+def _aligned_empty(shape: tuple[int, ...], dtype: type, align: int = 64) -> np.ndarray:
+    """``np.empty(shape, dtype)`` starting on an ``align``-byte boundary (the C planes' non-temporal stores need
+    16; a cache line is 64), whatever the allocator gives."""
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.empty(size + align, dtype=np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start : start + size].view(dtype).reshape(shape)
 
 
 def _unreferenced() -> int:
