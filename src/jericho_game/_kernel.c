@@ -2923,8 +2923,13 @@ static inline void view_store_plane(float *dst, uint32_t bits, int hw)
 {
     int j = 0;
 #if VIEW_STREAM
-    if (((uintptr_t)dst & 15) == 0)
+    if (((uintptr_t)dst & 15) == 0) {
+        if (hw == 28) { /* the standard grid: a constant count, unrolled by the compiler */
+            for (int i = 0; i < 28; i += 4) _mm_stream_ps(dst + i, _mm_load_ps(view_nibble[bits >> i & 15]));
+            return;
+        }
         for (; j + 4 <= hw; j += 4) _mm_stream_ps(dst + j, _mm_load_ps(view_nibble[bits >> j & 15]));
+    }
 #endif
     for (; j < hw; j++) dst[j] = (float)(bits >> j & 1);
 }
