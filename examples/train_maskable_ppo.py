@@ -8,7 +8,7 @@ side against --opponent (a player spec, e.g. random or greedy).  Prints one JSON
 training steps per second and per CPU second (environment and learning together, as SB3
 counts them; one torch thread) and the agent's score over --eval-games games against the
 opponent before and after training.  The defaults are tuned for throughput on a small CPU
-(1024 games, short rollouts, large minibatches, one epoch, two hidden layers of 32): see
+(2048 games, short rollouts, large minibatches, one epoch, two hidden layers of 32): see
 docs/interop.md for the figures and what each setting costs.
 """
 
@@ -41,12 +41,12 @@ def score(model: object, opponent: str, games: int, seed: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--envs", type=int, default=1024, help="games stepped at once (default 1024)")
+    parser.add_argument("--envs", type=int, default=2048, help="games stepped at once (default 2048)")
     parser.add_argument("--steps", type=int, default=262_144, help="training steps, all games (default 262144)")
     parser.add_argument("--opponent", default="random", help="a player spec (default random)")
     parser.add_argument("--n-steps", type=int, default=16, help="PPO rollout length per game (default 16)")
     parser.add_argument("--epochs", type=int, default=1, help="PPO epochs per rollout (default 1; SB3's is 10)")
-    parser.add_argument("--batch-size", type=int, default=2048, help="PPO minibatch size (default 2048)")
+    parser.add_argument("--batch-size", type=int, default=4096, help="PPO minibatch size (default 4096)")
     parser.add_argument(
         "--net", default="32,32", help="hidden layer sizes of the policy and value networks (default 32,32)"
     )
