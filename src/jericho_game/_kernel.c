@@ -3066,13 +3066,13 @@ static PyMethodDef module_methods[] = {
      "greedy=False, proofs=False) -> (sims, seconds, nodes, [(code, n, w[, proof])]); a Tree of the same position "
      "is continued.  greedy: playouts take the best of all placements; solver: proofs propagate (MCTS-solver); "
      "proofs: each child also says 1 proven won, 0 proven lost, 2 proven drawn, -1 open."},
+    {"alphabeta", (PyCFunction)(void (*)(void))k_alphabeta, METH_VARARGS | METH_KEYWORDS,
+     "alphabeta(state, moves, depth=64, nodes=0, seconds=0, width=16, tt_bits=20, table=None) -> "
+     "(best code, value, depth completed, nodes, seconds)."},
     {"batch_views", k_batch_views, METH_VARARGS,
      "batch_views(engine, games, sides, out, masks, layout): fill float32 out with the observations of a "
      "BatchEngine's games seen by sides (flat or planar, absolute or canonical, as the int64 layout says) and int8 "
      "masks (or None) with their legal masks in the same view."},
-    {"alphabeta", (PyCFunction)(void (*)(void))k_alphabeta, METH_VARARGS | METH_KEYWORDS,
-     "alphabeta(state, moves, depth=64, nodes=0, seconds=0, width=16, tt_bits=20, table=None) -> "
-     "(best code, value, depth completed, nodes, seconds)."},
     {NULL, NULL, 0, NULL},
 };
 
