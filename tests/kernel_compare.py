@@ -261,6 +261,110 @@ def compare_batch(seed: int, n: int = 64, steps: int = 300) -> int:
     return played
 
 
+def compare_views(seed: int, n: int = 64, steps: int = 100) -> tuple[int, set[tuple[str, str, int]]]:
+    """The C ``batch_views`` (flat/planar x absolute/canonical, observations and masks) against the NumPy
+    views of ``PythonBatchEngine``'s observations on the same random games, every step, each game seen by
+    a random side; every 10th step also against ``View.observe`` position by position.  Returns the positions
+    compared and the (observation, view, side) combinations met."""
+    import numpy as np
+
+    from jericho_game.envs.encoding import default_encoding
+    from jericho_game.envs.vector import KernelBatchEngine, PythonBatchEngine
+    from jericho_game.envs.views import View
+
+    enc = default_encoding()
+    t = core.tables_for(standard_topology())
+    rng = np.random.default_rng(seed)
+    c = KernelBatchEngine(n)
+    py = PythonBatchEngine(n)
+    py._start = kernel.new_state(t, "python")
+    py.states = [py._start.copy() for _ in range(n)]
+    views = [View(enc, o, v) for o in ("flat", "planar") for v in ("absolute", "canonical")]
+    everything = np.arange(n)
+    positions = 0
+    seen: set[tuple[str, str, int]] = set()
+    for step in range(steps):
+        sides = rng.integers(2, size=n)
+        some = rng.permutation(n)[: rng.integers(1, n + 1)]
+        for games in (everything, some):
+            flat, masks = py.observe_and_mask(games, sides[games])
+            for view in views:
+                want = view.observations(flat, masks, sides[games])
+                got = c.views(games, sides[games], view)
+                for x, y in zip(got, want, strict=True):
+                    if x.shape != y.shape or x.dtype != y.dtype or not np.array_equal(x, y):
+                        raise AssertionError(f"views {seed} step {step}: {view.observation}/{view.view} differ")
+                seen |= {(view.observation, view.view, int(s)) for s in sides[games]}
+                if step % 10 == 0 and games is everything:
+                    for i, state in enumerate(py.states):
+                        if not np.array_equal(got[0][i], view.observe(state, int(sides[i]))):
+                            raise AssertionError(f"views {seed} step {step}: game {i} differs from View.observe")
+            positions += len(games)
+        _, outcome = py.status()
+        going = np.flatnonzero(outcome == core.NO_OUTCOME)
+        m = py.masks(going)
+        codes = np.argmax(rng.random(m.shape) * m, axis=1)
+        c.push(going, codes)
+        py.push(going, codes)
+        _, outcome = py.status()
+        again = np.flatnonzero((outcome != core.NO_OUTCOME) | (rng.random(n) < 0.01))
+        c.reset(again)
+        py.reset(again)
+    return positions, seen
+
+
+def malformed_views() -> int:
+    """Bad calls into the C ``batch_views``; each must raise a Python exception and write nothing out of bounds."""
+    import numpy as np
+
+    from jericho_game.envs.encoding import default_encoding
+    from jericho_game.envs.vector import KernelBatchEngine, view_layout
+    from jericho_game.envs.views import View
+
+    e = KernelBatchEngine(4)
+    f = kernel.C.batch_views
+    i64 = np.arange(4, dtype=np.int64)
+    view = View(default_encoding(), "planar", "canonical")
+    good = view_layout(view)
+    obs = np.empty((4, *view.shape), dtype=np.float32)
+    masks = np.empty((4, e._n_act), dtype=np.int8)
+    f(e._c, i64, i64 % 2, obs, masks, good)  # the good call works
+
+    def bad(k: int, value: int) -> np.ndarray:
+        out = good.copy()
+        out[k] = value
+        return out
+
+    twice = good.copy()
+    twice[6] = twice[7]  # two cells on one grid place
+    calls = [
+        lambda: f(e._c, i64, i64 % 2, obs, masks, good[:-1]),  # too short
+        lambda: f(e._c, i64, i64 % 2, obs, masks, bad(0, 2)),  # planar 2
+        lambda: f(e._c, i64, i64 % 2, obs, masks, bad(1, -1)),
+        lambda: f(e._c, i64, i64 % 2, obs, masks, bad(2, 0)),  # an empty grid
+        lambda: f(e._c, i64, i64 % 2, obs, masks, bad(3, 1 << 40)),
+        lambda: f(e._c, i64, i64 % 2, obs, masks, bad(4, 25)),  # wrong cell count
+        lambda: f(e._c, i64, i64 % 2, obs, masks, bad(6, 28)),  # off the grid
+        lambda: f(e._c, i64, i64 % 2, obs, masks, twice),
+        lambda: f(e._c, i64, i64 % 2, obs, masks, bad(6 + 26, 26)),  # half turn out of range
+        lambda: f(e._c, i64, i64 % 2, obs, masks, bad(6 + 26, 24)),  # not a permutation
+        lambda: f(e._c, i64, i64 % 2, obs, masks, bad(6 + 52, 13)),  # alignment out of range
+        lambda: f(e._c, i64, i64 % 2, obs, masks, good.astype(np.int32)),
+        lambda: f(e._c, i64, i64 % 2, obs[:3], masks, good),  # output too small
+        lambda: f(e._c, i64, i64 % 2, np.empty((4, 1239), dtype=np.float32), masks, good),  # flat size, planar layout
+        lambda: f(e._c, i64, i64 % 2, obs, masks[:2], good),
+        lambda: f(e._c, i64, i64 % 2, obs.astype(np.float64), masks, good),
+        lambda: f(e._c, i64, i64 % 2 + 1, obs, masks, good),  # side 2
+        lambda: f(e._c, i64 + 1, i64 % 2, obs, masks, good),  # game 4 of 4
+        lambda: f(e._c, i64, i64[:3] % 2, obs, masks, good),
+        lambda: f(object(), i64, i64 % 2, obs, masks, good),  # not a BatchEngine
+        lambda: f(e._c, i64, i64 % 2, obs, masks),  # too few arguments
+    ]
+    raised = _count_raised(calls, "malformed batch_views calls")
+    f(e._c, i64, i64 % 2, obs, None, good)  # masks are optional
+    return raised
+
+
 def malformed_batch() -> int:
     """Bad calls into the C ``BatchEngine``; each must raise a Python exception and change nothing."""
     import numpy as np
@@ -368,10 +472,12 @@ def main(argv: list[str]) -> int:
         raise AssertionError("playouts lost games")
     batch = compare_batch(games, 64, 300)
     malformed_batch()
+    views, _ = compare_views(games, 32, 60)
+    malformed_views()
     print(
         f"C and Python kernels agree: {games} games, {plies} plies, {3 * games} playouts "
         f"({defended} sevens defended), "
-        f"batch engine {batch} moves in 64 games ({kernel.C.__file__})"
+        f"batch engine {batch} moves in 64 games, {views} positions in 4 views ({kernel.C.__file__})"
     )
     return 0
 

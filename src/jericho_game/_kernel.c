@@ -3194,6 +3194,298 @@ static PyTypeObject BatchType = {
     .tp_getset = Batch_getset,
 };
 
+/* ---- observations (planar, canonical) ---- */
+/* The vector env's observation in its final form, written by C for a whole batch: the flat
+   vector or envs/planar.py's planes (C x H x W, float32), in the absolute view or the canonical
+   one (envs/encoding.py's half turn applied to North's observations and masks, so that every
+   observer looks like South).  Before this, vector.py turned and laid out the flat vectors in
+   NumPy, which cost several times the engine's own work at B=1024.
+
+   batch_views(engine, games, sides, out, masks, layout): `sides` are the observers, `out` gets
+   len(games) observations, `masks` (or None) the legal masks in the same view.  `layout` is an
+   int64 array built once by vector.py from the Python definitions (so there is one source of
+   truth for the geometry): [planar, canonical, height, width, n_cells, n_align,
+   cell_pos[n_cells] (grid position of each cell, row-major), half_cell[n_cells] (the half
+   turn's image of each cell), half_align[n_align] (of each alignment)].  It is checked on
+   every call (a few dozen integers) and the planes' channels are derived from the flat
+   layout the BatchEngine holds:
+     0..39 tower[level][k], 40 own_camp, 41 on_board, 42 last_cell, 43 led_by_observer,
+     44 led_by_opponent, then one constant plane per flat value of the segments reserves ..
+     last_piece, passed and turn (in flat order). */
+
+#define VIEW_HEAD 6
+#define VIEW_CELL_CHANNELS 45
+/* the per-cell planes, then reserves, leaders, score, seven, last_piece, passed, turn at most */
+#define VIEW_MAX_CHANNELS (VIEW_CELL_CHANNELS + 2 * N_PIECES + 3 * MAXA + 2 * (MAXA + 1) + 2 + N_PIECES + 1 + 2)
+
+typedef struct {
+    int planar, canonical, height, width, hw, channels, obs_len;
+    int cell_pos[MAXC], half_cell[MAXC], half_align[MAXA];
+} ViewLayout;
+
+/* Parse and check `layout` against the engine's board; returns 0 or -1 with an exception set. */
+static int view_layout(const BatchObject *self, const Py_buffer *v, ViewLayout *L)
+{
+    const Board *B = &self->board->b;
+    const int64_t *x = (const int64_t *)v->buf;
+    Py_ssize_t len = v->len / 8;
+    int nc = B->n_cells, na = B->n_align;
+    if (len != VIEW_HEAD + 2 * nc + na || x[4] != nc || x[5] != na) {
+        PyErr_Format(PyExc_ValueError, "layout: expected %d int64 values for %d cells and %d alignments, got %zd",
+                     VIEW_HEAD + 2 * nc + na, nc, na, len);
+        return -1;
+    }
+    if ((x[0] != 0 && x[0] != 1) || (x[1] != 0 && x[1] != 1)) {
+        PyErr_SetString(PyExc_ValueError, "layout: planar and canonical are 0 or 1");
+        return -1;
+    }
+    if (x[2] < 1 || x[3] < 1 || x[2] > MAXC || x[3] > MAXC || x[2] * x[3] < nc || x[2] * x[3] > 32) {
+        PyErr_Format(PyExc_ValueError, "layout: a %lld x %lld grid: it must hold the %d cells, in at most 32 places",
+                     (long long)x[2], (long long)x[3], nc);
+        return -1;
+    }
+    L->planar = (int)x[0];
+    L->canonical = (int)x[1];
+    L->height = (int)x[2];
+    L->width = (int)x[3];
+    L->hw = L->height * L->width;
+    uint32_t used_pos = 0;
+    uint32_t used_cell = 0, used_align = 0;
+    for (int c = 0; c < nc; c++) {
+        int64_t pos = x[VIEW_HEAD + c], img = x[VIEW_HEAD + nc + c];
+        if (pos < 0 || pos >= L->hw || (used_pos >> pos & 1)) {
+            PyErr_Format(PyExc_ValueError, "layout: cell %d's grid position %lld is out of range or taken", c,
+                         (long long)pos);
+            return -1;
+        }
+        if (img < 0 || img >= nc || (used_cell >> img & 1)) {
+            PyErr_Format(PyExc_ValueError, "layout: half_cell is not a permutation of the cells (cell %d -> %lld)",
+                         c, (long long)img);
+            return -1;
+        }
+        used_pos |= 1u << pos;
+        used_cell |= 1u << img;
+        L->cell_pos[c] = (int)pos;
+        L->half_cell[c] = (int)img;
+    }
+    for (int a = 0; a < na; a++) {
+        int64_t img = x[VIEW_HEAD + 2 * nc + a];
+        if (img < 0 || img >= na || (used_align >> img & 1)) {
+            PyErr_Format(PyExc_ValueError,
+                         "layout: half_align is not a permutation of the alignments (alignment %d -> %lld)", a,
+                         (long long)img);
+            return -1;
+        }
+        used_align |= 1u << img;
+        L->half_align[a] = (int)img;
+    }
+    const int *off = self->off;
+    L->channels = VIEW_CELL_CHANNELS + (off[O_LCELL] - off[O_RESERVES]) + (self->obs_size - off[O_PASSED]);
+    L->obs_len = L->planar ? L->channels * L->hw : self->obs_size;
+    return 0;
+}
+
+/* The flat observation of P seen by `me`, turned by the half turn when `turned`. */
+static void view_flat_one(const BatchObject *self, const ViewLayout *L, const Pos *P, int me, int turned, float *obs)
+{
+    const Board *B = &self->board->b;
+    const int *off = self->off;
+    int nc = B->n_cells, them = 1 - me;
+    memset(obs, 0, (size_t)self->obs_size * sizeof(float));
+    for (int c = 0; c < nc; c++) {
+        int at = turned ? L->half_cell[c] : c;
+        uint32_t x = P->code[c];
+        for (int level = 0; x; level++, x >>= 5) {
+            int p = (int)(x & 31) - 1;
+            float *cl = obs + off[O_TOWERS] + (at * OBS_LEVELS + level) * OBS_LEVEL_WIDTH;
+            cl[piece_size(p)] = 1.0f;
+            cl[5 + piece_colour(p)] = 1.0f;
+        }
+        if (self->camp[c] == me) obs[off[O_CAMP] + at] = 1.0f;
+    }
+    for (int p = 0; p < N_PIECES; p++) {
+        if (P->reserve[me] >> p & 1) obs[off[O_RESERVES] + p] = 1.0f;
+        if (P->reserve[them] >> p & 1) obs[off[O_RESERVES] + N_PIECES + p] = 1.0f;
+    }
+    for (int a = 0; a < B->n_align; a++) {
+        int who = P->leader[a], at = turned ? L->half_align[a] : a;
+        obs[off[O_LEADERS] + at * 3 + (who < 0 ? 2 : who == me ? 0 : 1)] = 1.0f;
+    }
+    int mine = P->score[me], theirs = P->score[them];
+    obs[off[O_SCORE] + mine] = 1.0f;
+    obs[off[O_SCORE] + B->n_align + 1 + theirs] = 1.0f;
+    if (mine >= SEVEN) obs[off[O_SEVEN]] = 1.0f;
+    if (theirs >= SEVEN) obs[off[O_SEVEN] + 1] = 1.0f;
+    if (P->last_cell >= 0) {
+        obs[off[O_LPIECE] + P->last_piece] = 1.0f;
+        obs[off[O_LCELL] + (turned ? L->half_cell[(int)P->last_cell] : P->last_cell)] = 1.0f;
+    }
+    if (P->passes) obs[off[O_PASSED]] = 1.0f;
+    if (P->turn == me) obs[off[O_TURN]] = 1.0f;
+    if (me == 1 && !turned) obs[off[O_TURN] + 1] = 1.0f; /* the half turn makes North's observer South */
+}
+
+/* The channel of a constant plane: flat index f, a value of reserves .. last_piece, passed or turn. */
+static inline int view_channel(const int *off, int f)
+{
+    return VIEW_CELL_CHANNELS +
+           (f < off[O_LCELL] ? f - off[O_RESERVES] : off[O_LCELL] - off[O_RESERVES] + f - off[O_PASSED]);
+}
+
+/* Stores for the planes.  A batch of planes is 22 MB at B=1024, far more than a core's cache, and the
+   caller reads it later if at all: non-temporal stores (SSE2, on every x86-64) write it without first
+   reading each line into the cache and without pushing out what the rest of the step works on.  Other
+   targets, or a destination not 16-byte aligned, get plain stores (the same values). */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define VIEW_STREAM 1
+#else
+#define VIEW_STREAM 0
+#endif
+
+/* The four floats of a nibble of a plane's bits: bit i -> element i. */
+static const float view_nibble[16][4] __attribute__((aligned(16))) = {
+    {0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {1, 1, 0, 0}, {0, 0, 1, 0}, {1, 0, 1, 0}, {0, 1, 1, 0}, {1, 1, 1, 0},
+    {0, 0, 0, 1}, {1, 0, 0, 1}, {0, 1, 0, 1}, {1, 1, 0, 1}, {0, 0, 1, 1}, {1, 0, 1, 1}, {0, 1, 1, 1}, {1, 1, 1, 1},
+};
+
+/* One plane of hw floats (<= 32): 1.0 where `bits` has a 1, else 0.0. */
+static inline void view_store_plane(float *dst, uint32_t bits, int hw)
+{
+    int j = 0;
+#if VIEW_STREAM
+    if (((uintptr_t)dst & 15) == 0) {
+        if (hw == 28) { /* the standard grid: a constant count, unrolled by the compiler */
+            for (int i = 0; i < 28; i += 4) _mm_stream_ps(dst + i, _mm_load_ps(view_nibble[bits >> i & 15]));
+            return;
+        }
+        for (; j + 4 <= hw; j += 4) _mm_stream_ps(dst + j, _mm_load_ps(view_nibble[bits >> j & 15]));
+    }
+#endif
+    for (; j < hw; j++) dst[j] = (float)(bits >> j & 1);
+}
+
+/* The planes of P seen by `me` (envs/planar.py's Planar.from_flat of the flat view above): each plane
+   as a bit mask over the grid first (the constant ones all ones or all zeros), then every float of
+   the output stored once. */
+static void view_planar_one(const BatchObject *self, const ViewLayout *L, const Pos *P, int me, int turned,
+                            float *planes)
+{
+    const Board *B = &self->board->b;
+    const int *off = self->off;
+    int nc = B->n_cells, hw = L->hw, them = 1 - me;
+    uint32_t full = hw == 32 ? 0xFFFFFFFFu : (1u << hw) - 1;
+    uint32_t bits[VIEW_MAX_CHANNELS];
+    memset(bits, 0, (size_t)L->channels * sizeof(uint32_t));
+    for (int c = 0; c < nc; c++) {
+        uint32_t at = 1u << L->cell_pos[turned ? L->half_cell[c] : c];
+        uint32_t x = P->code[c];
+        for (int level = 0; x; level++, x >>= 5) {
+            int p = (int)(x & 31) - 1;
+            bits[level * OBS_LEVEL_WIDTH + piece_size(p)] |= at;
+            bits[level * OBS_LEVEL_WIDTH + 5 + piece_colour(p)] |= at;
+        }
+        if (self->camp[c] == me) bits[40] |= at;
+        bits[41] |= at;
+        for (int t = 0; t < B->n_through[c]; t++) {
+            int who = P->leader[B->through[c][t]];
+            if (who == me) bits[43] |= at;
+            else if (who == them) bits[44] |= at;
+        }
+    }
+#define CONST_ON(f) (bits[view_channel(off, (f))] = full)
+    if (P->last_cell >= 0) {
+        int c = P->last_cell;
+        bits[42] |= 1u << L->cell_pos[turned ? L->half_cell[c] : c];
+        CONST_ON(off[O_LPIECE] + P->last_piece);
+    }
+    for (int p = 0; p < N_PIECES; p++) {
+        if (P->reserve[me] >> p & 1) CONST_ON(off[O_RESERVES] + p);
+        if (P->reserve[them] >> p & 1) CONST_ON(off[O_RESERVES] + N_PIECES + p);
+    }
+    for (int a = 0; a < B->n_align; a++) {
+        int who = P->leader[a], at = turned ? L->half_align[a] : a;
+        CONST_ON(off[O_LEADERS] + at * 3 + (who < 0 ? 2 : who == me ? 0 : 1));
+    }
+    int mine = P->score[me], theirs = P->score[them];
+    CONST_ON(off[O_SCORE] + mine);
+    CONST_ON(off[O_SCORE] + B->n_align + 1 + theirs);
+    if (mine >= SEVEN) CONST_ON(off[O_SEVEN]);
+    if (theirs >= SEVEN) CONST_ON(off[O_SEVEN] + 1);
+    if (P->passes) CONST_ON(off[O_PASSED]);
+    if (P->turn == me) CONST_ON(off[O_TURN]);
+    if (me == 1 && !turned) CONST_ON(off[O_TURN] + 1);
+#undef CONST_ON
+    for (int ch = 0; ch < L->channels; ch++) view_store_plane(planes + (size_t)ch * hw, bits[ch], hw);
+}
+
+/* The legal mask of P (batch_mask_one's), its cells turned by the half turn when `turned`. */
+static void view_mask_one(const Board *B, const ViewLayout *L, const Pos *P, int turned, int8_t *mask)
+{
+    memset(mask, 0, (size_t)(B->pass_code + 1));
+    if (P->outcome != NO_OUTCOME) return;
+    int any = 0;
+    uint32_t r = P->reserve[(int)P->turn];
+    while (r) {
+        int p = __builtin_ctz(r);
+        r &= r - 1;
+        uint32_t cells = piece_cells(B, P, p);
+        any |= cells != 0;
+        while (cells) {
+            int c = __builtin_ctz(cells);
+            cells &= cells - 1;
+            mask[p * B->n_cells + (turned ? L->half_cell[c] : c)] = 1;
+        }
+    }
+    if (!any) mask[B->pass_code] = 1;
+}
+
+static PyObject *k_batch_views(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    PyObject *eo, *go, *so, *oo, *mo, *lo;
+    if (!PyArg_ParseTuple(args, "O!OOOOO:batch_views", &BatchType, &eo, &go, &so, &oo, &mo, &lo)) return NULL;
+    BatchObject *self = (BatchObject *)eo;
+    const Board *B = &self->board->b;
+    Py_buffer g, s, o, m, l;
+    int have_masks = mo != Py_None;
+    ViewLayout L;
+    PyObject *result = NULL;
+    if (batch_buffer(lo, &l, 0, 'q', -1, "layout")) return NULL;
+    int bad = view_layout(self, &l, &L);
+    PyBuffer_Release(&l);
+    if (bad) return NULL;
+    if (batch_buffer(go, &g, 0, 'q', -1, "games")) return NULL;
+    Py_ssize_t k = g.len / 8;
+    if (batch_buffer(so, &s, 0, 'q', k, "sides")) goto free_g;
+    if (batch_buffer(oo, &o, 1, 'f', k * L.obs_len, "observations")) goto free_s;
+    if (have_masks && batch_buffer(mo, &m, 1, 'b', k * (B->pass_code + 1), "masks")) goto free_o;
+    if (!batch_games(self, &g) && !batch_sides(&s)) {
+        const int64_t *gi = (const int64_t *)g.buf, *si = (const int64_t *)s.buf;
+        float *obs = (float *)o.buf;
+        for (Py_ssize_t i = 0; i < k; i++) {
+            const Pos *P = &self->pos[gi[i]];
+            int me = (int)si[i], turned = L.canonical && me == 1;
+            if (L.planar) view_planar_one(self, &L, P, me, turned, obs + i * L.obs_len);
+            else view_flat_one(self, &L, P, me, turned, obs + i * L.obs_len);
+            if (have_masks) view_mask_one(B, &L, P, turned, (int8_t *)m.buf + i * (B->pass_code + 1));
+        }
+#if VIEW_STREAM
+        _mm_sfence(); /* the streamed stores are done before the caller reads the planes */
+#endif
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    if (have_masks) PyBuffer_Release(&m);
+free_o:
+    PyBuffer_Release(&o);
+free_s:
+    PyBuffer_Release(&s);
+free_g:
+    PyBuffer_Release(&g);
+    return result;
+}
+/* ---- end observations ---- */
+
 static PyMethodDef module_methods[] = {
     {"playout", (PyCFunction)(void (*)(void))k_playout, METH_VARARGS | METH_KEYWORDS,
      "playout(state, seed, guided=1, moves=None, defend=False) -> outcome: one random (guided=1) or best-of-k "
@@ -3213,6 +3505,10 @@ static PyMethodDef module_methods[] = {
     {"alphabeta", (PyCFunction)(void (*)(void))k_alphabeta, METH_VARARGS | METH_KEYWORDS,
      "alphabeta(state, moves, depth=64, nodes=0, seconds=0, width=16, tt_bits=20, table=None) -> "
      "(best code, value, depth completed, nodes, seconds)."},
+    {"batch_views", k_batch_views, METH_VARARGS,
+     "batch_views(engine, games, sides, out, masks, layout): fill float32 out with the observations of a "
+     "BatchEngine's games seen by sides (flat or planar, absolute or canonical, as the int64 layout says) and int8 "
+     "masks (or None) with their legal masks in the same view."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -126,6 +126,11 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "bench") -> None:
         action="store_true",
         help="only the net's forward pass: positions per CPU second by batch size (needs numpy)",
     )
+    parser.add_argument(
+        "--vector",
+        action="store_true",
+        help="only the vector env at B=1024: flat against planar+canonical observations, alternated (rl extra)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
 
 
@@ -168,6 +173,10 @@ def run(args: argparse.Namespace) -> int:
         from jericho_game.envs import bench as env_bench  # the rl extra's numpy
 
         show(env_bench.net_figures(args.seconds))
+    elif getattr(args, "vector", False):
+        from jericho_game.envs import bench as env_bench  # the rl extra
+
+        show(env_bench.vector_figures(args.seconds))
     else:
         _all_figures(args, show)
     if args.json:

@@ -93,3 +93,23 @@ def test_the_example_trains_and_reports_steps_per_second() -> None:
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["steps"] >= 1024 and report["steps_per_second"] > 0 and report["steps_per_cpu_second"] > 0
     assert 0.0 <= report["score_before"] <= 1.0 and 0.0 <= report["score_after"] <= 1.0
+    # The throughput defaults (docs/interop.md): two hidden layers of 32, one torch thread, one epoch;
+    # the minibatch is at most one rollout (16 games x 32 steps here).
+    assert report["net"] == [32, 32] and report["threads"] == 1 and report["epochs"] == 1
+    assert report["batch_size"] == 16 * 32
+
+
+def test_the_example_takes_the_network_and_threads_and_refuses_bad_ones() -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    example = [sys.executable, str(ROOT / "examples" / "train_maskable_ppo.py")]
+    small = ["--envs", "8", "--steps", "256", "--n-steps", "16", "--eval-games", "4"]
+    done = subprocess.run(
+        [*example, *small, "--net", "16", "--threads", "2", "--batch-size", "64", "--epochs", "2"],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (report["net"], report["threads"], report["batch_size"], report["epochs"]) == ([16], 2, 64, 2)
+    for bad, what in ((["--net", "32,x"], "--net"), (["--net", "0"], "--net"), (["--threads", "0"], "--threads")):
+        refused = subprocess.run([*example, *bad], capture_output=True, text=True, timeout=600, env=env)
+        assert refused.returncode == 2 and what in refused.stderr

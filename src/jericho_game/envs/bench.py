@@ -8,10 +8,11 @@ move is an agent step).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
-__all__ = ["figures", "net_figures", "NET_BATCHES"]
+__all__ = ["figures", "net_figures", "vector_figures", "NET_BATCHES"]
 
 #: Batch sizes of the net's forward-pass figures.
 NET_BATCHES = (1, 16, 256, 1024)
@@ -34,6 +35,55 @@ def _vector_rate(num_envs: int, seconds: float, opponent: str = "random") -> tup
         obs, *_ = envs.step(actions)
         steps += num_envs
     return steps / (time.perf_counter() - start), kind
+
+
+def vector_figures(seconds: float = 3.0, num_envs: int = 1024, rounds: int = 10) -> list[Figure]:
+    """The vector env's flat observations against its planar + canonical ones (the net's input), at
+    ``num_envs``, random opponent and self-play: agent steps per second of each, and the second as a share
+    of the first; the same per CPU second of this process (what a loaded machine's time slicing changes
+    least).  The two are measured in alternate slices (``rounds`` each, ``seconds`` in all per
+    observation), so that a machine whose load changes weighs on both alike."""
+    from jericho_game.envs.vector import JerichoVectorEnv, PythonBatchEngine
+
+    out: list[Figure] = []
+    for opponent in ("random", "self"):
+        kinds = {"flat": ("flat", "absolute"), "planar+canonical": ("planar", "canonical")}
+        runs: dict[str, dict[str, Any]] = {}
+        for name, (observation, view) in kinds.items():
+            envs = JerichoVectorEnv(
+                num_envs=num_envs, agent_side="random", opponent=opponent, observation=observation, view=view
+            )
+            obs, _ = envs.reset(seed=0)
+            runs[name] = {
+                "envs": envs,
+                "obs": obs,
+                "rng": np.random.default_rng(0),
+                "steps": 0,
+                "wall": 0.0,
+                "cpu": 0.0,
+            }
+        engine = "Python" if isinstance(runs["flat"]["envs"].engine, PythonBatchEngine) else "C"
+        for _ in range(rounds):
+            for run in runs.values():
+                envs, obs, rng = run["envs"], run["obs"], run["rng"]
+                steps = 0
+                start, cpu = time.perf_counter(), time.process_time()
+                while time.perf_counter() - start < seconds / rounds:
+                    mask = obs["action_mask"]
+                    obs, *_ = envs.step(np.argmax(rng.random(mask.shape, dtype=np.float32) * mask, axis=1))
+                    steps += num_envs
+                run["cpu"] += time.process_time() - cpu
+                run["wall"] += time.perf_counter() - start
+                run["obs"] = obs
+                run["steps"] += steps
+        who = "random opponent" if opponent == "random" else "self-play"
+        for clock, unit in (("wall", "agent steps/s"), ("cpu", "agent steps/CPU s")):
+            rates = {name: run["steps"] / run[clock] for name, run in runs.items()}
+            for name, rate in rates.items():
+                out.append((f"vector env B={num_envs} ({engine}), {who}, {name}", rate, unit))
+            share = 100.0 * rates["planar+canonical"] / rates["flat"]
+            out.append((f"vector env B={num_envs}, {who}, planar+canonical / flat", share, f"% ({unit})"))
+    return out
 
 
 def _single_rate(seconds: float) -> float:

@@ -44,13 +44,18 @@ moves is numpy over the batch.  :class:`BatchEngine` is the seam: with the compi
 the games live in C (``jericho_game._kernel.BatchEngine``, wrapped by
 :class:`KernelBatchEngine`); without it :class:`PythonBatchEngine` keeps the engine's
 ``State`` objects and computes observations and masks in numpy from their fields
-(``jericho_game.core``'s documented search interface).  The results are the same either
-way (tests run both on the same moves).  ``jericho bench`` prints the figure (agent steps
-per second at ``B = 1024``).
+(``jericho_game.core``'s documented search interface).  With the compiled engine the
+observations come out of C in their final form (flat or planar, absolute or canonical:
+``_kernel.batch_views``, told the geometry by :func:`view_layout`); without it the view is
+NumPy post-processing (:meth:`View.observations`).  The results are the same either way
+(tests run both on the same moves).  ``jericho bench`` prints the figure (agent steps per
+second at ``B = 1024``), ``jericho bench --vector`` flat against planar + canonical.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from itertools import chain
 from typing import Any, Protocol
 
@@ -66,10 +71,11 @@ except ImportError as exc:
 
 from jericho_game.core import N_PIECES, NO_OUTCOME, PIECE_COLOUR, PIECE_SIZE, SEVEN, State, Tables
 from jericho_game.envs.encoding import Encoding, as_action, default_encoding
+from jericho_game.envs.planar import default_planar
 from jericho_game.envs.views import View
 from jericho_game.game import Game
 
-__all__ = ["JerichoVectorEnv", "BatchEngine", "KernelBatchEngine", "PythonBatchEngine", "batch_engine"]
+__all__ = ["JerichoVectorEnv", "BatchEngine", "KernelBatchEngine", "PythonBatchEngine", "batch_engine", "view_layout"]
 
 
 class BatchEngine(Protocol):
@@ -294,6 +300,8 @@ class KernelBatchEngine:
             raise ValueError("the C kernel's observation layout differs from this encoding's (rebuild the kernel?)")
         self._obs_size = enc.observation_size
         self._n_act = enc.n_actions
+        self._views = kernel.C.batch_views
+        self._pool: list[np.ndarray] = []  # arrays handed out by views(), taken back once unreferenced
 
     @staticmethod
     def _ints(a: np.ndarray) -> np.ndarray:
@@ -338,6 +346,81 @@ class KernelBatchEngine:
         picked = np.empty(len(games), dtype=np.int64)
         k = self._c.to_move(games, self._ints(sides), picked)
         return picked[:k], self.masks(picked[:k])
+
+    def views(
+        self, games: np.ndarray, sides: np.ndarray, view: View, layout: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Observations and masks of ``games`` seen by ``sides`` in ``view``, written by C in their final
+        form (flat or planar, absolute or canonical): equal to :meth:`observe_and_mask` followed by the
+        view's NumPy post-processing (:meth:`View.observations`), at a fraction of the cost.
+        ``layout``: ``view_layout(view)``, made once by the caller (made here when not given)."""
+        games = self._ints(games)
+        k = len(games)
+        if k == self.n:  # the whole batch, every step: recycled arrays (subsets are small and vary in size)
+            obs, masks = self._buffer((k, *view.shape), np.float32), self._buffer((k, self._n_act), np.int8)
+        else:
+            obs, masks = np.empty((k, *view.shape), dtype=np.float32), np.empty((k, self._n_act), dtype=np.int8)
+        self._views(self._c, games, self._ints(sides), obs, masks, view_layout(view) if layout is None else layout)
+        return obs, masks
+
+    def _buffer(self, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+        """An array to fill: one this engine returned before and nobody references any more, else a new one.
+
+        A batch of planes is 22 MB at B=1024; a new array of that size each step costs the kernel's page
+        faults and zeroing (as much as writing the observations).  An array is taken back only when this
+        pool holds the sole reference (a caller's variable, a view of it, a tensor made from it all hold one),
+        so no array a caller can still see is ever overwritten.
+        """
+        pool = self._pool
+        for i in range(len(pool)):
+            arr = pool[i]  # the same references as in _unreferenced(): the list's and this variable's
+            if arr.shape == shape and arr.dtype == dtype and _getrefcount(arr) <= _UNREFERENCED:
+                pool.append(pool.pop(i))  # most recently handed out last
+                return arr
+        arr = _aligned_empty(shape, dtype)
+        pool.append(arr)
+        if len(pool) > 6:
+            del pool[0]
+        return arr
+
+
+def _aligned_empty(shape: tuple[int, ...], dtype: type, align: int = 64) -> np.ndarray:
+    """``np.empty(shape, dtype)`` starting on an ``align``-byte boundary (the C planes' non-temporal stores need
+    16; a cache line is 64), whatever the allocator gives."""
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.empty(size + align, dtype=np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start : start + size].view(dtype).reshape(shape)
+
+
+def _unreferenced() -> int:
+    """What ``sys.getrefcount`` says of an array held by a list and a local variable only, as in
+    :meth:`KernelBatchEngine._buffer`'s loop (measured, so that the test does not depend on the
+    interpreter's counting conventions); without ``getrefcount`` (not CPython), -1: nothing is reused."""
+    if not hasattr(sys, "getrefcount"):
+        return -1
+    pool = [np.empty(0)]
+    for i in range(len(pool)):
+        arr = pool[i]
+        return _getrefcount(arr)
+    raise AssertionError("unreachable")
+
+
+_getrefcount: Callable[[object], int] = getattr(sys, "getrefcount", lambda obj: 1 << 30)
+_UNREFERENCED = _unreferenced()
+
+
+def view_layout(view: View) -> np.ndarray:
+    """The int64 layout the C kernel's ``batch_views`` takes for ``view``: observation kind, view, the
+    planes' grid and each cell's place on it (:class:`Planar`), the half turn's images of the cells and
+    alignments (:meth:`Encoding.symmetry`).  Built from the Python definitions, so both agree by construction;
+    tests compare their observations position by position."""
+    enc = view.encoding
+    planar = view.planar if view.planar is not None else default_planar()
+    half = enc.symmetry("half-turn")
+    head = [int(view.planar is not None), int(view.view == "canonical"), planar.height, planar.width]
+    head += [enc.n_cells, enc.n_alignments]
+    return np.concatenate([np.array(head), planar.cell_pos, half.cells, half.alignments]).astype(np.int64)
 
 
 def batch_engine(n: int, encoding: Encoding | None = None, kernel: bool | None = None) -> BatchEngine:
@@ -392,6 +475,7 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         self.num_envs = int(num_envs)
         self.encoding = default_encoding()
         self.view = View(self.encoding, observation, view)
+        self._layout = view_layout(self.view)  # what the C kernel's batch_views reads
         self.agent_side_option = agent_side
         try:
             self.autoreset_mode = AutoresetMode(autoreset_mode)
@@ -425,7 +509,7 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         self.render_mode = None
         self._all = np.arange(self.num_envs)
         self.sides = np.zeros(self.num_envs, dtype=np.int64)
-        self._masks = np.zeros((self.num_envs, n_act), dtype=np.int8)  # absolute, agent to move
+        self._masks = np.zeros((self.num_envs, n_act), dtype=np.int8)  # in the agent's view, agent to move
         self._needs_reset = np.zeros(self.num_envs, dtype=bool)
         self._started = False
 
@@ -555,19 +639,17 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         engine = self.engine
         which = self._all if games is None else games
         sides = self.sides[which]
-        both = getattr(engine, "observe_and_mask", None)
-        if both is not None:
-            flat, masks = both(which, sides)
+        if isinstance(engine, KernelBatchEngine):
+            obs, masks = engine.views(which, sides, self.view, self._layout)  # the final form, written by C
         else:
-            flat, masks = engine.observe(which, sides), engine.masks(which)
+            both = getattr(engine, "observe_and_mask", None)
+            if both is not None:
+                flat, masks = both(which, sides)
+            else:
+                flat, masks = engine.observe(which, sides), engine.masks(which)
+            obs, masks = self.view.observations(flat, masks, sides)
         if games is None:
             self._masks = masks
-        north = sides == 1
-        if self.view.view == "canonical" and north.any():
-            half_turn = self.encoding.symmetry("half-turn")
-            flat = np.where(north[:, None], half_turn.observations(flat), flat)
-            masks = np.where(north[:, None], half_turn.masks(masks), masks)
-        obs = self.view.planar.from_flat(flat) if self.view.planar is not None else flat
         return {"observation": obs, "action_mask": masks}
 
     def _info(self, illegal: np.ndarray | None = None) -> dict[str, Any]:
@@ -620,13 +702,13 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         if ((acts < 0) | (acts >= n_act)).any():
             bad = int(acts[(acts < 0) | (acts >= n_act)][0])
             raise ValueError(f"action {bad} out of range: actions are 0..{n_act - 1}")
-        if self.view.view == "canonical":
-            acts = np.where(self.sides == 1, self.encoding.symmetry("half-turn").actions(acts), acts)
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         terminated = np.zeros(self.num_envs, dtype=bool)
         restart = np.flatnonzero(self._needs_reset)
         playing = np.flatnonzero(~self._needs_reset)
-        legal = self._masks[playing, acts[playing]] == 1
+        legal = self._masks[playing, acts[playing]] == 1  # both in the agent's view
+        if self.view.view == "canonical":
+            acts = np.where(self.sides == 1, self.encoding.symmetry("half-turn").actions(acts), acts)
         illegal = np.zeros(self.num_envs, dtype=bool)
         illegal[playing[~legal]] = True
         playing = playing[legal]

@@ -63,6 +63,16 @@ class View:
             flat = self._half_turn.observations(flat)
         return self.planar.from_flat(flat) if self.planar is not None else flat
 
+    def observations(self, flat: np.ndarray, masks: np.ndarray, sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A batch's flat observations ``(B, n_obs)`` and masks ``(B, n_actions)`` seen by ``sides``
+        (0/1 per row), in this view: North's turned when canonical, then laid out as planes when planar.
+        The NumPy reference of the C kernel's ``batch_views`` (the vector env without the kernel)."""
+        north = np.asarray(sides) == 1
+        if self._half_turn is not None and north.any():
+            flat = np.where(north[:, None], self._half_turn.observations(flat), flat)
+            masks = np.where(north[:, None], self._half_turn.masks(masks), masks)
+        return (self.planar.from_flat(flat) if self.planar is not None else flat), masks
+
     def mask(self, mask: np.ndarray, side: int) -> np.ndarray:
         """A legal-action mask of ``side`` in this view."""
         return self._half_turn.masks(mask) if self._half_turn is not None and side == 1 else mask
