@@ -1137,6 +1137,7 @@ def create_app(
         yield
         gc.unfreeze()
         rating_task.cancel()
+        await asyncio.wait([rating_task])  # its round in a thread ends before the storage's pool is disposed
         await transport.stop()
         sys.setswitchinterval(switch)
         service.close()
