@@ -52,9 +52,15 @@ aligned with its cell whose tower equals the tower under it), unpacked to 651 bo
 end.  The seven-monolith rule compares the opponent's score before and after the mover's
 turn, and two passes in a row end the game.
 
+On CPU, XLA fuses every elementwise producer into each consumer, so a per-game value read by
+the 651 mask elements or the 5,376 planes would be recomputed for each of them: the values
+they read go through :func:`_keep` (a reduction, which XLA computes once), and ``step`` is
+pgx's ``Env.step`` written field by field, mask and observation computed once at the end.
+
 ``python -m jericho_game.envs.jax_env --bench`` prints random-play steps per second (with
-auto-reset and the observation); ``tests/interop/test_jax_env.py`` checks every ply of 2,000
-random games against the C kernel.
+auto-reset and the observation; ``--baseline FILE`` and ``--anchor`` time another version of
+this module and pgx's Othello in the same run, alternately); ``tests/interop/test_jax_env.py``
+checks every ply of 2,000 random games against the C kernel.
 """
 
 from __future__ import annotations
