@@ -89,3 +89,47 @@ def test_finish_stops_a_process_and_closes_its_pipe_even_while_a_thread_reads_it
     assert proc.stdout.closed
     reader.join(timeout=5)
     assert not reader.is_alive()
+
+
+def test_stopping_waits_for_a_storage_call_left_running_by_a_cancelled_task() -> None:
+    from jericho_game.web.callthreads import CallThreads
+
+    holding, released = threading.Event(), threading.Event()
+
+    def statement() -> None:
+        holding.set()
+        time.sleep(0.5)
+        released.set()
+
+    async def main() -> None:
+        calls = CallThreads()
+        calls.install()
+        task = asyncio.ensure_future(asyncio.get_running_loop().run_in_executor(None, statement))
+        while not holding.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()  # the thread goes on
+        assert await calls.drain(timeout=20)
+        assert released.is_set(), "drain returned while the call still ran"
+
+    asyncio.run(main())
+
+
+def test_draining_is_bounded_when_a_call_never_ends() -> None:
+    from jericho_game.web.callthreads import CallThreads
+
+    stop = threading.Event()
+
+    async def main() -> None:
+        calls = CallThreads()
+        calls.install()
+        asyncio.get_running_loop().run_in_executor(None, stop.wait, 30)
+        await asyncio.sleep(0.05)
+        start = time.monotonic()
+        ended = await calls.drain(timeout=0.3)
+        stop.set()  # (asyncio.run joins the executor's threads at its end)
+        assert not ended and time.monotonic() - start < 5
+
+    try:
+        asyncio.run(main())
+    finally:
+        stop.set()
