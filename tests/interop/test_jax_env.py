@@ -222,6 +222,10 @@ def test_pgx_conventions_illegal_actions_and_finished_games() -> None:
     bad = step(state, jnp.int32(PASS_ACTION))
     mover = int(state.current_player)
     assert bool(bad.terminated) and bad.rewards[mover] == -1.0 and bad.rewards[1 - mover] == 1.0
+    # An action outside the 651 counts as illegal (pgx's own Env.step would clamp the index).
+    for outside in (N_ACTIONS, -1):
+        off = step(state, jnp.int32(outside))
+        assert bool(off.terminated) and off.rewards[mover] == -1.0 and off.rewards[1 - mover] == 1.0
     # Stepping a finished game changes nothing and rewards nothing.
     again = step(bad, jnp.int32(0))
     assert bool(again.terminated) and (again.rewards == 0).all() and bool(again.legal_action_mask.all())
@@ -253,6 +257,20 @@ def test_the_bench_command_prints_steps_per_second() -> None:
     out = _run("-m", "jericho_game.envs.jax_env", "--bench", "--batch", "16", "--steps", "8", "--observation", "flat")
     assert "jax env (flat observation), B=16" in out and "steps per CPU second" in out
     assert out.strip().endswith("steps/s")
+
+
+def test_the_bench_times_a_baseline_version_and_the_othello_anchor_alternately(tmp_path: Path) -> None:
+    baseline = tmp_path / "old_jax_env.py"
+    baseline.write_text((ROOT / "src" / "jericho_game" / "envs" / "jax_env.py").read_text())
+    args = ("--bench", "--batch", "8", "--steps", "2", "--repeat", "1", "--observation", "flat")
+    out = _run("-m", "jericho_game.envs.jax_env", *args, "--baseline", str(baseline), "--anchor")
+    lines = out.strip().splitlines()
+    assert [line.split(",")[0] for line in lines[:3]] == [
+        "jax env (flat observation)",
+        "baseline (flat observation)",
+        "pgx othello (anchor)",
+    ], out
+    assert all("steps per CPU second" in line for line in lines[:3]) and lines[3].startswith("load average"), out
 
 
 def test_the_mctx_example_searches_and_plays_legal_moves() -> None:

@@ -51,8 +51,11 @@ def clock() -> Clock:
 
 
 @pytest.fixture()
-def app(db: str, clock: Clock) -> Any:
-    return create_app(db, ai_processes=0, clock=clock, password_hasher=CHEAP)
+def app(db: str, clock: Clock) -> Iterator[Any]:
+    app = create_app(db, ai_processes=0, clock=clock, password_hasher=CHEAP)
+    yield app
+    # requests made outside the lifespan (a TestClient without `with`) reopen the pool it closed
+    app.state.service.storage.close()
 
 
 @pytest.fixture()

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 import httpx
+import pytest
 from sqlalchemy import text
 from websockets.sync.client import connect as ws_connect
 
@@ -26,12 +27,18 @@ def account(server: Server, name: str, password: str) -> httpx.Client:
     return c
 
 
-def test_a_rated_game_across_two_processes_is_rated_once(pg: str, servers: Callable[..., Server]) -> None:  # noqa: F811
+def test_a_rated_game_across_two_processes_is_rated_once(
+    pg: str,
+    servers: Callable[..., Server],  # noqa: F811
+    request: pytest.FixtureRequest,
+) -> None:
     a, b = servers(pg), servers(pg)
     alice = account(a, "alice", "alice's long password")
     bob = account(b, "bob", "bob's long password")
     # alice's session, made on process A, is known to process B
     on_b = httpx.Client(base_url=b.url, cookies=alice.cookies, timeout=20)
+    for client in (alice, bob, on_b):  # their sockets closed, not left to the garbage collector
+        request.addfinalizer(client.close)
     assert on_b.get("/api/account").json()["account"]["username"] == "alice"
     csrf = alice.get("/api/account").json()["csrf"]
     g = alice.post(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -121,7 +122,7 @@ def test_moves_variations_engine_and_a_shared_link(server: str, browser: Browser
     expect(other.locator("#board .cell.last")).to_have_attribute("data-cell", "d3")
     with other.expect_download() as info:  # the tree as a record, variations in parentheses
         other.click("#an-export")
-    text = open(info.value.path(), encoding="utf-8").read()
+    text = Path(info.value.path()).read_text(encoding="utf-8")
     assert "1. 5R@d2 1G@d3 (1... 4B@c3) *" in text
     box = other.locator("#board").bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= w + 0.5

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from jericho_game.web.review import ReviewStore  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
 from jericho_game.web.storage import GameRecord, QuotaFull, Storage, resolve_db_url  # noqa: E402
 from tests.web import test_multiprocess  # noqa: E402
+from tests.web.processes import finish  # noqa: E402
 from tests.web.test_multiprocess import Server  # noqa: E402
 from tests.web.test_server import connect, create, seat, stored_moves  # noqa: E402
 
@@ -362,8 +362,7 @@ def test_fair_turns_hold_across_servers_and_a_jericho_worker(pg: str, servers: A
         threading.Thread(target=worker.stdout.read, daemon=True).start()  # never blocks on a full pipe
         calm, attacked = _calm_then_attacked(victim_server, attacker_server)
     finally:
-        worker.send_signal(signal.SIGTERM)
-        worker.wait(timeout=30)
+        finish(worker, timeout=30)
     assert max(attacked) <= 2 * max(calm), (calm, attacked, statistics.median(attacked))
 
 

@@ -36,8 +36,11 @@ BIG = b"1" * 5000  # more digits than CPython converts to an int: a plain ValueE
 
 
 @pytest.fixture()
-def app(tmp_path: Any) -> Any:
-    return create_app(str(tmp_path / "games.sqlite3"), ai_processes=0, password_hasher=CHEAP)
+def app(tmp_path: Any) -> Iterator[Any]:
+    app = create_app(str(tmp_path / "games.sqlite3"), ai_processes=0, password_hasher=CHEAP)
+    yield app
+    # requests made outside the lifespan (a TestClient without `with`) reopen the pool it closed
+    app.state.service.storage.close()
 
 
 # -- 9. bad numbers, 500s, request heads, forwarded addresses ---------------------------------------

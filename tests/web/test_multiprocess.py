@@ -27,6 +27,7 @@ from websockets.sync.client import ClientConnection
 from websockets.sync.client import connect as ws_connect
 
 from jericho_game.web.storage import Storage
+from tests.web.processes import finish
 
 # the clients here live as long as a test, not as long as one `with` block
 pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
@@ -86,13 +87,7 @@ class Server:
         return data
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        finish(self.proc, sig, timeout=10)
 
 
 @pytest.fixture()
@@ -335,8 +330,7 @@ def test_jericho_worker_runs_the_ai_moves_of_the_servers(pg: str, servers: Calla
         st = me.wait(lambda s: s["ply"] >= 3 or s["status"] == "over", 20)
         assert stored(pg, g["id"]).moves == st["moves"]
     finally:
-        worker.send_signal(signal.SIGTERM)
-        worker.wait(timeout=15)
+        finish(worker, timeout=15)
     assert worker.returncode == 0
 
 
@@ -410,8 +404,7 @@ def test_a_client_that_never_reads_is_closed_and_slows_nobody(tmp_path: Path) ->
         assert player.state["watchers"] == 0  # it fell behind by more than the send timeout: closed
         stuck.close()
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        finish(proc, timeout=10)
 
 
 def test_x_forwarded_for_is_trusted_only_from_the_named_proxies(tmp_path: Path, servers: Callable[..., Server]) -> None:

@@ -7,6 +7,7 @@ show as text everywhere.  Screenshots go to artifacts/."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -127,7 +128,7 @@ def test_name_lobby_join_play_takeback_draw_and_my_games(server: str, browser: B
     shot(a, "my-games-desktop.png")
     with a.expect_download() as dl:
         a.click("#download-all")
-    text = open(dl.value.path(), encoding="utf-8").read()
+    text = Path(dl.value.path()).read_text(encoding="utf-8")
     assert f'[South "{EVIL}"]' in text and '[North "Brice"]' in text and "draw agreed" in text
     (ARTIFACTS / "my-games.jgn").write_text(text, encoding="utf-8")
     b.goto(server + "/games")

@@ -39,8 +39,11 @@ SAVE = next(p for p in SHIPPED if p.theme == "break-the-seven")
 
 
 @pytest.fixture()
-def app(db: str) -> Any:
-    return create_app(db, ai_processes=0, password_hasher=CHEAP)
+def app(db: str) -> Iterator[Any]:
+    app = create_app(db, ai_processes=0, password_hasher=CHEAP)
+    yield app
+    # requests made outside the lifespan (a TestClient without `with`) reopen the pool it closed
+    app.state.service.storage.close()
 
 
 @pytest.fixture()

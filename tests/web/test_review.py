@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -30,6 +29,7 @@ from jericho_game.web.review import ReviewStore  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
 from jericho_game.web.storage import AIJob, Storage, resolve_db_url  # noqa: E402
 from tests.web import test_multiprocess  # noqa: E402
+from tests.web.processes import finish  # noqa: E402
 from tests.web.test_server import WS, connect, create, seat  # noqa: E402
 
 # real server processes on a throwaway PostgreSQL cluster: the same fixtures as the multi-process tests
@@ -333,8 +333,7 @@ def test_two_servers_one_review_run_by_jericho_worker_seen_on_both(pg: str, serv
                 got = msg["review"]
                 assert got["done"] <= got["total"] == 5
     finally:
-        worker.send_signal(signal.SIGTERM)
-        worker.wait(timeout=15)
+        finish(worker, timeout=15)
     assert worker.returncode == 0
     assert got["done"] == 5 and len(got["moves"]) == 4 and one.get(path) == got == two.get(path)
 

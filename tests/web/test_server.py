@@ -23,6 +23,7 @@ from jericho_game import Game  # noqa: E402
 from jericho_game.players.base import register  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
 from jericho_game.web.storage import Storage, resolve_db_url  # noqa: E402
+from tests.web.processes import finish  # noqa: E402
 
 
 class SleepyPlayer:
@@ -698,8 +699,7 @@ def test_jericho_serve_prints_its_url_and_survives_kill_9(db: str) -> None:
                 while json.loads(ws.recv())["type"] != "ack":
                     pass
     finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        finish(proc, signal.SIGKILL)
     proc = _serve(db, port)
     try:
         _wait_http(base + "/")
@@ -711,8 +711,7 @@ def test_jericho_serve_prints_its_url_and_survives_kill_9(db: str) -> None:
             while (msg := json.loads(ws.recv()))["type"] != "ack":
                 assert msg["type"] != "error", msg
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        finish(proc, timeout=10)
     assert stored_moves(db, g["id"]) == ["5R@d2", "1G@d3", "2Y@d3"]
 
 

@@ -254,6 +254,11 @@ class CommitPipeline:
         self._start_group()  # the changes that arrived meanwhile
 
     def close(self) -> None:
-        """Stop the database threads."""
-        self._db_thread.shutdown(wait=False)
-        self._read_thread.shutdown(wait=False)
+        """Stop the database threads: queued work is dropped, the statement running finishes.
+
+        Waited for, so that the storage's pool is disposed with every connection back in it: a
+        connection still checked out (e.g. by the clocks' sweep) outlived the pool and was
+        closed by the garbage collector, a ResourceWarning in some later test.
+        """
+        self._db_thread.shutdown(wait=True, cancel_futures=True)
+        self._read_thread.shutdown(wait=True, cancel_futures=True)

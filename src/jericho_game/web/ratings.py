@@ -218,8 +218,15 @@ class Ratings:
         """Apply queued jobs as they come (every process does; each job is applied once)."""
         loop = asyncio.get_running_loop()
         while True:
+            job = loop.run_in_executor(None, self.process_all)
             try:
-                await loop.run_in_executor(None, self.process_all)
+                await asyncio.shield(job)
+            except asyncio.CancelledError:
+                # A thread cannot be stopped: its round ends first, so that its connection is back
+                # in the pool before the storage closes (else the garbage collector closed it later,
+                # a ResourceWarning blamed on some other code).
+                await asyncio.wait([job])
+                raise
             except Exception:  # noqa: BLE001 - the database is away: next round
                 log.exception("could not apply rating updates")
             await asyncio.sleep(every)

@@ -298,7 +298,7 @@ class GameService:
         return await self.commits.off_loop_read(fn, *args)
 
     def close(self) -> None:
-        """Stop the database threads."""
+        """Stop the database threads, waiting for them (see :meth:`CommitPipeline.close`)."""
         self.commits.close()
 
     def _charge(self, rec: GameRecord, game: Game) -> None:

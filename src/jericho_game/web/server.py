@@ -53,6 +53,7 @@ from jericho_game.web import endings, fairshare, i18n, jsonin, mygames, pages, t
 from jericho_game.web.accounts import AccountService, account_routes
 from jericho_game.web.aiqueue import AIRunner, make_pool
 from jericho_game.web.broker import Broker, make_broker
+from jericho_game.web.callthreads import CallThreads
 from jericho_game.web.chat import Chat, ChatStore
 from jericho_game.web.conn import Conn
 from jericho_game.web.correspondence import correspondence_routes, turn_mail_hook
@@ -79,6 +80,7 @@ log = logging.getLogger("jericho_game.web")
 
 STATIC = Path(__file__).resolve().parent / "static"
 SWITCH_INTERVAL = 0.00025  # seconds: the GIL switch interval while the app runs (see create_app)
+SHUTDOWN_WAIT = 30.0  # seconds the stopping app waits for the storage calls still running in threads
 
 # Every HTTP response carries these.  frame-ancestors 'none': the seat token lives in the page,
 # so no other site may frame it (clickjacking).
@@ -1006,6 +1008,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        calls = CallThreads()  # the storage calls of the tasks, waited for when stopping
+        calls.install()
         # The database thread gives up the GIL at every round trip and fsync; with the default
         # 5 ms switch interval it then waited up to 5 ms for a busy event loop to hand it back,
         # i.e. milliseconds per statement of every group (measured: ~11 ms per 0.1 ms round trip).
@@ -1025,7 +1029,12 @@ def create_app(
         rating_task.cancel()
         mail_task.cancel()
         await streams.close()
+        # their rounds in threads end before the storage's pool is disposed
+        await asyncio.wait([rating_task, mail_task])
         await transport.stop()
+        # The tasks just cancelled may have left a storage call running in a thread: its statement
+        # ends before the pool is disposed (jericho_game.web.callthreads; bounded).
+        await calls.drain(SHUTDOWN_WAIT)
         sys.setswitchinterval(switch)
         service.close()
         storage.close()
