@@ -244,3 +244,13 @@ def test_train_command_checks_its_options(tmp_path, capsys):
     assert "--games must be positive" in capsys.readouterr().out
     assert main(["train", "--out", str(tmp_path), "--hidden", "12"]) == 2
     assert "--hidden" in capsys.readouterr().out
+
+
+def test_the_shipped_weights_fit_and_guide_a_search():
+    net = evalnet.load(evalnet.SHIPPED)
+    assert net.hidden == tuple(net.meta["hidden"]) and net.meta["generation"] >= 1
+    assert evalnet.SHIPPED.stat().st_size <= 5_000_000  # the bound on shipped weights
+    player = make_player("mcts:sims=300,c=0.3,greedy=1,solver=1,evaluator=shipped,mix=0", seed=4)
+    g = Game()
+    move = player.choose_move(g)
+    assert move in g.legal_moves() and player.last_sims == 300
