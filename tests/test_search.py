@@ -124,3 +124,19 @@ def test_a_sliced_engine_search_ends_once_the_solver_proves_the_position() -> No
     code = next(c for c in state.legal_codes() if to_move(game, c) == search.move)
     state.push(code)
     assert wins_within(state, 1 - state.turn, 3)
+
+
+@pytest.mark.skipif(kernel.C is None, reason="the final-move choice is the C search's")
+def test_final_lcb_prefers_the_surer_move_to_the_most_visited(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jericho_game.players import mcts as mcts_module
+
+    assert mcts_module._lower_bound(90, 70) > mcts_module._lower_bound(100, 50)
+    assert mcts_module._lower_bound(1000, 600) > mcts_module._lower_bound(10, 6)  # more visits, surer
+    g = Game()
+    codes = g.state.legal_codes()[:2]
+    fake = [(codes[0], 100, 50.0, -1), (codes[1], 90, 70.0, -1)]
+    monkeypatch.setattr(kernel.C, "mcts", lambda *a, **k: (190, 0.01, 191, fake))
+    assert make_player("mcts:sims=190,greedy=1,final=visits").choose_move(g) == to_move(g, codes[0])
+    assert make_player("mcts:sims=190,greedy=1,final=lcb").choose_move(g) == to_move(g, codes[1])
+    with pytest.raises(ValueError, match="expected one of visits, lcb"):
+        make_player("mcts:final=max")

@@ -118,6 +118,7 @@ OPTION_RULES: dict[str, tuple[str, object, object]] = {
     "timeout": ("float", 0.0, 3600.0),
     "startup": ("float", 0.0, 600.0),
     "playout": ("choice", ("guided", "random"), None),
+    "final": ("choice", ("visits", "lcb"), None),
     "cmd": ("text", None, None),
     "weights": ("text", None, None),
     "evaluator": ("text", None, None),

@@ -332,12 +332,18 @@ class KernelMCTSPlayer:
         evaluator: str | None = None,
         mix: float = 0.5,
         cprior: float = 1.0,
+        final: str = "visits",
     ) -> None:
         if kernel.C is None:
             raise RuntimeError("KernelMCTSPlayer needs the C kernel (not built, or JERICHO_KERNEL=python)")
         _check_budget(sims, time, playout, k)
         if c < 0 or widen <= 0:
             raise ValueError(f"c must be >= 0 and widen > 0, got c={c}, widen={widen}")
+        if final not in FINAL_CHOICES:
+            raise ValueError(f"final must be one of {', '.join(FINAL_CHOICES)}, got {final!r}")
+        #: How the move is chosen from the root's children: the most visited (``visits``) or the
+        #: best lower confidence bound of the winning rate (``lcb``); a proof comes first in both.
+        self.final = final
         if not 0.0 <= mix <= 1.0 or cprior < 0:
             raise ValueError(f"mix must be in [0, 1] and cprior >= 0, got mix={mix}, cprior={cprior}")
         self.name = "mcts"
@@ -429,7 +435,10 @@ class KernelMCTSPlayer:
         proofs = self.last_proofs.values()
         self.last_proven = 1 in proofs or (len(self.last_proofs) == len(codes) and all(p == 0 for p in proofs))
         # A proven win is played at once; a proven loss only when every move loses.
-        best = max(children, key=lambda ch: (ch[3] == 1, ch[3] != 0, ch[1], ch[2], -ch[0]))
+        if self.final == "lcb":
+            best = max(children, key=lambda ch: (ch[3] == 1, ch[3] != 0, _lower_bound(ch[1], ch[2]), ch[1], -ch[0]))
+        else:
+            best = max(children, key=lambda ch: (ch[3] == 1, ch[3] != 0, ch[1], ch[2], -ch[0]))
         return to_move(game, best[0])
 
     def _evaluator_options(self) -> dict[str, object]:
@@ -452,6 +461,21 @@ class KernelMCTSPlayer:
             self._tree = kernel.C.Tree()
 
 
+#: The final-move choices of the C search (``final=``).
+FINAL_CHOICES = ("visits", "lcb")
+
+
+def _lower_bound(visits: int, wins: float, z: float = 1.96) -> float:
+    """The winning rate's lower confidence bound (Wilson's), 0 for an unvisited move."""
+    if visits <= 0:
+        return 0.0
+    p = wins / visits
+    denom = 1 + z * z / visits
+    centre = p + z * z / (2 * visits)
+    spread = z * math.sqrt(p * (1 - p) / visits + z * z / (4 * visits * visits))
+    return (centre - spread) / denom
+
+
 def mcts(
     sims: int | None = None,
     time: float | None = None,
@@ -467,6 +491,7 @@ def mcts(
     evaluator: str | None = None,
     mix: float = 0.5,
     cprior: float = 1.0,
+    final: str = "visits",
 ) -> KernelMCTSPlayer | MCTSPlayer:
     """The ``mcts`` player: :class:`KernelMCTSPlayer` on the C kernel, else :class:`MCTSPlayer`.
 
@@ -493,10 +518,12 @@ def mcts(
             evaluator=evaluator,
             mix=mix,
             cprior=cprior,
+            final=final,
         )
-    for name, value in (("defend", defend), ("solver", solver), ("greedy", greedy), ("evaluator", evaluator)):
+    extras = (("defend", defend), ("solver", solver), ("greedy", greedy), ("evaluator", evaluator))
+    for name, value in (*extras, ("final", None if final == "visits" else final)):
         if value:
-            raise ValueError(f"{name}=1 needs the C kernel (the pure-Python search has no such option)")
+            raise ValueError(f"{name}={value} needs the C kernel (the pure-Python search has no such option)")
     player = MCTSPlayer(sims=sims, time=time, c=c, widen=widen, reuse=reuse, playout=playout, k=k, seed=seed)
     player.name = "mcts"
     return player
