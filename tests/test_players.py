@@ -380,8 +380,13 @@ def test_bench_figures_shape() -> None:
     from jericho_game.players.bench import figures, midgame
 
     out = figures(seconds=0.05, expert_positions=0, short=0.05)
-    rates = 7 if kernel.C is not None else 5  # the v1 and the strongest playouts are measured on the C kernel only
-    assert [unit for _, _, unit in out] == ["sims/s"] * rates + ["nodes/s", "plies", "plies", "nodes/s"]
+    # the v1 and the strongest playouts, and the learned evaluator, are measured on the C kernel only
+    kernel_only = ["sims/s", "sims/s", "evals/s", "sims/s"] if kernel.C is not None else []
+    units = ["sims/s"] * 4 + kernel_only + ["sims/s", "nodes/s", "plies", "plies", "nodes/s"]
+    assert [unit for _, _, unit in out] == units
+    labels = [label for label, _, _ in out]
+    if kernel.C is not None:
+        assert any(label.startswith("learned evaluator evaluations/s") for label in labels)
     assert all(value > 0 for _, value, _ in out)
     assert not midgame().is_over() and len(midgame().history) == 16
 
@@ -530,3 +535,16 @@ def test_master_is_allowed_more_than_expert() -> None:
     assert levels.MASTER_SIMS > levels.EXPERT_SIMS and levels.MASTER_TIME <= 3.0
     with pytest.raises(ValueError, match="master time"):
         levels.master(time=4)
+
+
+@pytest.mark.parametrize("spec", ["alphabeta", "alphabeta:python=1"])
+def test_a_seeded_alphabeta_search_does_not_depend_on_earlier_searches(spec: str) -> None:
+    # The transposition table is kept between moves, but a seed in the limit starts afresh: the
+    # engine protocol's "go nodes N seed S" must answer the same after any earlier search.
+    game = Game.from_moves("5R@d2 1G@d3")
+    fresh = make_player(spec, seed=1)
+    move = fresh.choose_move(game, Limit(nodes=3000, seed=2))
+    used = make_player(spec, seed=1)
+    used.choose_move(game, Limit(nodes=20000))  # fills the table with a deeper search of the same position
+    assert used.choose_move(game, Limit(nodes=3000, seed=2)) == move
+    assert used.last_nodes == fresh.last_nodes  # type: ignore[attr-defined]

@@ -2992,44 +2992,9 @@ static PyObject *Batch_status(PyObject *op, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* One observation (envs/encoding.py's Encoding.observe) into obs[0..obs_size), zeroed first. */
-static void batch_observe_one(const BatchObject *self, const Pos *P, int me, float *obs)
-{
-    const Board *B = &self->board->b;
-    const int *off = self->off;
-    int nc = B->n_cells, them = 1 - me;
-    memset(obs, 0, (size_t)self->obs_size * sizeof(float));
-    for (int c = 0; c < nc; c++) {
-        uint32_t x = P->code[c];
-        for (int level = 0; x; level++, x >>= 5) {
-            int p = (int)(x & 31) - 1;
-            float *cl = obs + off[O_TOWERS] + (c * OBS_LEVELS + level) * OBS_LEVEL_WIDTH;
-            cl[piece_size(p)] = 1.0f;
-            cl[5 + piece_colour(p)] = 1.0f;
-        }
-        if (self->camp[c] == me) obs[off[O_CAMP] + c] = 1.0f;
-    }
-    for (int p = 0; p < N_PIECES; p++) {
-        if (P->reserve[me] >> p & 1) obs[off[O_RESERVES] + p] = 1.0f;
-        if (P->reserve[them] >> p & 1) obs[off[O_RESERVES] + N_PIECES + p] = 1.0f;
-    }
-    for (int a = 0; a < B->n_align; a++) {
-        int who = P->leader[a];
-        obs[off[O_LEADERS] + a * 3 + (who < 0 ? 2 : who == me ? 0 : 1)] = 1.0f;
-    }
-    int mine = P->score[me], theirs = P->score[them];
-    obs[off[O_SCORE] + mine] = 1.0f;
-    obs[off[O_SCORE] + B->n_align + 1 + theirs] = 1.0f;
-    if (mine >= SEVEN) obs[off[O_SEVEN]] = 1.0f;
-    if (theirs >= SEVEN) obs[off[O_SEVEN] + 1] = 1.0f;
-    if (P->last_cell >= 0) {
-        obs[off[O_LPIECE] + P->last_piece] = 1.0f;
-        obs[off[O_LCELL] + P->last_cell] = 1.0f;
-    }
-    if (P->passes) obs[off[O_PASSED]] = 1.0f;
-    if (P->turn == me) obs[off[O_TURN]] = 1.0f;
-    if (me == 1) obs[off[O_TURN] + 1] = 1.0f;
-}
+/* One observation (envs/encoding.py's Encoding.observe) into obs[0..obs_size), zeroed first: the
+   flat view unturned (view_flat_one, in the views' section below). */
+static void batch_observe_one(const BatchObject *self, const Pos *P, int me, float *obs);
 
 static PyObject *Batch_observe(PyObject *op, PyObject *args)
 {
@@ -3323,6 +3288,11 @@ static void view_flat_one(const BatchObject *self, const ViewLayout *L, const Po
     if (P->passes) obs[off[O_PASSED]] = 1.0f;
     if (P->turn == me) obs[off[O_TURN]] = 1.0f;
     if (me == 1 && !turned) obs[off[O_TURN] + 1] = 1.0f; /* the half turn makes North's observer South */
+}
+
+static void batch_observe_one(const BatchObject *self, const Pos *P, int me, float *obs)
+{
+    view_flat_one(self, NULL, P, me, 0, obs); /* unturned: the layout is never read */
 }
 
 /* The channel of a constant plane: flat index f, a value of reserves .. last_piece, passed or turn. */

@@ -282,7 +282,12 @@ class AlphaBetaPlayer:
             state = kernel.python_state(state)
         seed = resolve_seed(None, limit)
         if seed is not None:
+            # A seeded search is reproducible: it starts from an empty transposition table, not
+            # from whatever earlier searches left there (a stopped timed search leaves a
+            # different amount each time, and with it another move ordering).
             self._rng.seed(seed)
+            self._tt.clear()
+            self._ctable = bytearray()
         codes = state.legal_codes()
         if len(codes) == 1:
             return to_move(game, codes[0])

@@ -186,11 +186,7 @@ class ChatStore:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self.postgres = storage.postgres
-        try:
-            _metadata.create_all(storage.engine)
-        except Exception:  # noqa: BLE001 - another process created them at the same moment: look again
-            time.sleep(0.2)
-            _metadata.create_all(storage.engine)
+        storage.create_tables(_metadata)
 
     def post(
         self,

@@ -477,6 +477,17 @@ class Storage:
         except Exception as exc:  # noqa: BLE001 - any driver error becomes one clear message
             raise StorageError(f"cannot open the game database {url!r}: {exc}") from exc
 
+    def create_tables(self, tables: Any) -> None:
+        """Create a feature's tables (a SQLAlchemy ``MetaData``) where they are missing.
+
+        Two processes starting at once may both find a table missing; the second ``CREATE``
+        then fails, so a failure is followed by one more look, which finds it there."""
+        try:
+            tables.create_all(self.engine)
+        except Exception:  # noqa: BLE001 - another process created them at the same moment: look again
+            time.sleep(0.2)
+            tables.create_all(self.engine)
+
     def _migrate(self) -> None:
         """Add the columns that databases written by older versions lack."""
         have = {c["name"] for c in inspect(self.engine).get_columns("games")}
