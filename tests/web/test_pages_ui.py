@@ -128,7 +128,7 @@ def test_the_analysis_board_and_the_puzzles_speak_french(server: str, browser: B
         "aria-label", re.compile("^5R, taille 5, ")
     )
     page.click("#an-engine")
-    expect(page.locator("#an-engine")).to_have_text("Arrêter le moteur")
+    expect(page.locator("#an-engine")).to_have_text("Éteindre le moteur")
     expect(page.locator("#an-eval")).to_contain_text("Chances de gain de Sud", timeout=30000)
     page.click("#an-engine")
     page.goto(server + "/puzzles")
