@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
+
+# A suite started in the background without job control (`nohup ... &`, some CI runners) has
+# SIGINT ignored, and every engine it starts would inherit that and shrug off the Ctrl-C tests'
+# interrupt.  A handled signal is reset to its default at exec, an ignored one is not: handle it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 _CANDIDATES = [
