@@ -8,7 +8,7 @@ import importlib.resources
 from collections.abc import Callable
 from typing import Any
 
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import APIResponse, Browser, BrowserContext, Error, Page, expect
 
 # name: (locale, colour scheme, high contrast)
 LOOKS: dict[str, tuple[str, str, bool]] = {
@@ -28,6 +28,18 @@ def new_context(browser: Browser, look: str, viewport: dict[str, int] | None = N
     return ctx
 
 
+def _post(page: Page, url: str, data: dict[str, Any]) -> APIResponse:
+    """POST through the page's request context, once more if the server had just closed the idle
+    connection it reused (the server keeps one 5 s: a stop's axe check or screenshot can take
+    longer, and the request then meets a reset, never the server)."""
+    try:
+        return page.request.post(url, data=data)
+    except Error as exc:
+        if "ECONNRESET" not in str(exc) and "socket hang up" not in str(exc):
+            raise
+        return page.request.post(url, data=data)
+
+
 def _place(page: Page, move: str) -> None:
     n = page.locator("#moves .mv").count()
     piece, cell = move.split("@")
@@ -37,7 +49,7 @@ def _place(page: Page, move: str) -> None:
 
 
 def _game(page: Page, server: str, moves: tuple[str, ...] = ("5R@d2", "1G@d3", "2Y@d3")) -> None:
-    g = page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+    g = _post(page, server + "/api/games", {"mode": "hotseat"}).json()
     page.goto(g["links"]["play"])
     expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
     for m in moves:
@@ -61,7 +73,7 @@ def game(page: Page, server: str) -> None:
 
 
 def lobby(page: Page, server: str) -> None:
-    page.request.post(server + "/api/games", data={"mode": "online", "public": True, "name": "Ada"})
+    _post(page, server + "/api/games", {"mode": "online", "public": True, "name": "Ada"})
     page.goto(server + "/")
     expect(page.locator("#lobby-seeks tr").first).to_be_visible()
     page.locator("#lobby").scroll_into_view_if_needed()
