@@ -36,7 +36,8 @@ from jericho_game.players import evalnet
 
 __all__ = ["SelfPlayConfig", "TrainConfig", "play_games", "train", "expert_iteration", "add_arguments", "run"]
 
-N_ACTIONS = 25 * 26 + 1
+#: The network's actions: the encoding's (650 placements and the pass on the standard board).
+N_ACTIONS = default_encoding().n_actions
 
 
 @dataclass

@@ -121,7 +121,7 @@ class EvalNet:
         """Fresh weights (He initialisation; the policy and value start near uniform and 0)."""
         rng = np.random.default_rng(seed)
         nf, (h1, h2) = n_features(), hidden
-        n_act = 25 * 26 + 1
+        n_act = default_encoding().n_actions
         arrays = {
             "w1": rng.normal(0, (2.0 / 40) ** 0.5, (nf, h1)),  # ~40 features of ~330 matter at once
             "b1": np.zeros(h1),
