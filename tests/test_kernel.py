@@ -354,6 +354,83 @@ def test_a_kept_tree_continues_the_search_exactly() -> None:
         kernel.C.mcts(state, 1, sims=10, tree=object())
 
 
+def _mid_game(plies: int = 20, seed: int = 4) -> Game:
+    game = Game()
+    rng = random.Random(seed)
+    for _ in range(plies):
+        moves = game.legal_moves()
+        game.play(moves[rng.randrange(len(moves))])
+    return game
+
+
+def test_a_rerooted_tree_starts_from_the_subtree_one_or_two_plies_below() -> None:
+    """reroot=True: a position below the kept root is searched on from its subtree's visits."""
+    game = _mid_game()
+    state = game.state
+    tree = kernel.C.Tree()
+    _, _, _, children = kernel.C.mcts(state, 5, sims=3000, tree=tree, reroot=True)
+    code, visits, _ = max(children, key=lambda ch: ch[1])
+    one = state.copy()
+    one.push(code)
+    _, _, _, below = kernel.C.mcts(one, 6, sims=1, tree=tree, reroot=True)
+    assert tree.simulations == visits + 1  # one ply below: the subtree of the move played
+    assert sum(n for _, n, _ in below) >= visits - 1  # its children came along
+    assert all(one.is_legal(c) for c, _, _ in below)
+    # Two plies below: the same first search again (seeded, so the same tree), then the reply.
+    reply, reply_visits, _ = max(below, key=lambda ch: ch[1])
+    again = kernel.C.Tree()
+    kernel.C.mcts(state, 5, sims=3000, tree=again, reroot=True)
+    two = one.copy()
+    two.push(reply)
+    kernel.C.mcts(two, 7, sims=100, tree=again, reroot=True)
+    # (the one-ply search above added one simulation, which may have gone through the reply)
+    assert again.simulations - 100 in (reply_visits - 1, reply_visits) and reply_visits > 1
+    # Three plies below, or another game: a new tree.
+    three = two.copy()
+    for c in three.legal_codes():
+        three.push(c)
+        if three.outcome < 0:  # the game goes on
+            break
+        three.pop()
+    kernel.C.mcts(three, 8, sims=50, tree=again, reroot=True)
+    assert again.simulations == 50
+    kernel.C.mcts(_mid_game(seed=9).state, 8, sims=40, tree=again, reroot=True)
+    assert again.simulations == 40
+    # Without reroot a new position starts a new tree, as before.
+    plain = kernel.C.Tree()
+    kernel.C.mcts(state, 5, sims=500, tree=plain)
+    kernel.C.mcts(one, 6, sims=30, tree=plain)
+    assert plain.simulations == 30
+
+
+def test_the_mcts_player_with_subtree_keeps_the_subtree_between_moves() -> None:
+    """subtree=1: the visits of the move played (and of the reply) carry over to the next search."""
+    from jericho_game.players.mcts import KernelMCTSPlayer
+
+    game = _mid_game()
+    p = KernelMCTSPlayer(sims=2000, seed=1, subtree=1, solver=1, greedy=1)
+    move = p.choose_move(game, Limit(seed=11))  # a seed per move, as the arena gives
+    played = next(n for code, n, _ in p.last_children if game.tables.move_objects[code] == move)
+    game.play(move)
+    p.choose_move(game, Limit(seed=12))
+    assert p.last_reused == played > 0 and p.last_sims == 2000
+    fresh = KernelMCTSPlayer(sims=2000, seed=1, solver=1, greedy=1)  # the default: no subtree
+    fresh.choose_move(game, Limit(seed=12))
+    assert fresh.last_reused == 0
+    # Reproducible: the same searches in the same order give the same moves.
+    moves = []
+    for _ in range(2):
+        q = KernelMCTSPlayer(sims=500, seed=3, subtree=1)
+        g = _mid_game()
+        line = []
+        for ply in range(4):
+            m = q.choose_move(g, Limit(seed=ply))
+            line.append((str(m), q.last_reused))
+            g.play(m)
+        moves.append(line)
+    assert moves[0] == moves[1] and any(reused for _, reused in moves[0])
+
+
 def test_the_mcts_player_keeps_its_tree_only_for_the_same_position() -> None:
     from jericho_game.players.mcts import KernelMCTSPlayer
 

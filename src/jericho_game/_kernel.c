@@ -2259,11 +2259,14 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
 
 /* A search tree kept between calls (the Python player's `reuse`): a later search of the same
    position continues it, with its own random generator, so a search cut in slices plays
-   exactly the move of one uncut search. */
+   exactly the move of one uncut search.  With `reroot`, a search of a position the tree
+   already holds one or two plies below its root (the player's own move, then the reply)
+   starts from that subtree instead of an empty tree. */
 typedef struct {
     PyObject_HEAD
     Tree T;
     uint64_t root_hash;
+    Pos root; /* the position of the tree's root (re-rooting finds its descendants from it) */
     int used, busy;
 } TreeObject;
 
@@ -2273,6 +2276,84 @@ static void tree_free(Tree *T)
     free(T->pool);
     free(T->prior_pool);
     memset(T, 0, sizeof(*T));
+}
+
+/* The node one or two plies below the root whose position has hash `want` (-1: none). */
+static int tree_find(const Tree *T, const Board *B, const Pos *root, uint64_t want)
+{
+    const Node *r = &T->nodes[0];
+    for (int i = 0; i < r->n_children; i++) {
+        int ci = r->child_base + i;
+        const Node *y = &T->nodes[ci];
+        Pos P = *root;
+        apply(B, &P, y->code);
+        if (hash_key(B, &P) == want) return ci;
+        if (P.outcome != NO_OUTCOME) continue;
+        for (int j = 0; j < y->n_children; j++) {
+            int gi = y->child_base + j;
+            Pos Q = P;
+            apply(B, &Q, T->nodes[gi].code);
+            if (hash_key(B, &Q) == want) return gi;
+        }
+    }
+    return -1;
+}
+
+/* Replace T by the subtree under node `keep`, copied breadth first into fresh arrays (so the
+   memory of the rest of the tree is given back, and the tree cannot grow move after move).
+   Returns 0, or -1 on no memory (T is then unchanged). */
+static int tree_reroot(Tree *T, int keep)
+{
+    Tree S = *T;
+    S.nodes = NULL;
+    S.pool = NULL;
+    S.prior_pool = NULL;
+    S.n_nodes = S.cap_nodes = S.created = S.n_pool = S.cap_pool = 0;
+    int32_t *from = NULL; /* old index of each new node, the queue of the copy */
+    if (tree_alloc(&S, 1) < 0) goto fail;
+    S.nodes[0] = T->nodes[keep];
+    size_t cap_from = 4096;
+    from = malloc(cap_from * sizeof(int32_t));
+    if (!from) goto fail;
+    from[0] = keep;
+    for (size_t at = 0; at < S.n_nodes; at++) {
+        const Node *o = &T->nodes[from[at]];
+        if (o->n_children) {
+            int base = tree_alloc(&S, (size_t)o->n_children);
+            if (base < 0) goto fail;
+            memcpy(&S.nodes[base], &T->nodes[o->child_base], (size_t)o->n_children * sizeof(Node));
+            S.nodes[at].child_base = base;
+            S.nodes[at].child_cap = o->n_children;
+            if (S.n_nodes > cap_from) {
+                while (cap_from < S.n_nodes) cap_from *= 2;
+                int32_t *nf = realloc(from, cap_from * sizeof(int32_t));
+                if (!nf) goto fail;
+                from = nf;
+            }
+            for (int ch = 0; ch < o->n_children; ch++) from[base + ch] = o->child_base + ch;
+        }
+        /* Only the moves not yet expanded travel (the expanded ones are children now). */
+        if (o->untried >= 0) {
+            size_t left = (size_t)(o->n_untried - o->next_untried);
+            if (pool_reserve(&S, left ? left : 1)) goto fail;
+            memcpy(S.pool + S.n_pool, T->pool + o->untried + o->next_untried, left * sizeof(int16_t));
+            memcpy(S.prior_pool + S.n_pool, T->prior_pool + o->untried + o->next_untried, left * sizeof(float));
+            S.nodes[at].untried = (int32_t)S.n_pool;
+            S.nodes[at].n_untried = (int16_t)left;
+            S.nodes[at].next_untried = 0;
+            S.n_pool += left;
+        }
+    }
+    free(from);
+    S.nodes[0].code = -1;
+    S.created = S.n_nodes; /* the garbage of grown child blocks is not copied */
+    tree_free(T);
+    *T = S;
+    return 0;
+fail:
+    free(from);
+    tree_free(&S);
+    return -1;
 }
 
 static PyObject *TreeObj_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -2338,12 +2419,12 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     PyObject *state, *seedobj, *treeobj = Py_None, *netobj = Py_None;
     long sims = 0;
     double seconds = 0.0, c = 0.7, widen = 2.0, mix = 0.5, cprior = 1.0;
-    int k = 3, defend = 0, solver = 0, greedy = 0, proofs = 0;
+    int k = 3, defend = 0, solver = 0, greedy = 0, proofs = 0, reroot = 0;
     static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", "defend",
-                             "solver", "greedy", "proofs", "net", "mix", "cprior", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOdd:mcts", kwlist, &StateType, &state, &seedobj,
+                             "solver", "greedy", "proofs", "net", "mix", "cprior", "reroot", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddp:mcts", kwlist, &StateType, &state, &seedobj,
                                      &sims, &seconds, &c, &widen, &k, &treeobj, &defend, &solver, &greedy, &proofs,
-                                     &netobj, &mix, &cprior))
+                                     &netobj, &mix, &cprior, &reroot))
         return NULL;
     const Net *net = NULL;
     if (netobj != Py_None) {
@@ -2386,7 +2467,15 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     }
     Tree local, *T = tobj ? &tobj->T : &local;
     uint64_t h = hash_key(B, &R);
+    double t0 = now_seconds(), elapsed; /* re-rooting is part of the search's time */
     int fresh = !tobj || !tobj->used || tobj->root_hash != h;
+    if (fresh && tobj && tobj->used && reroot) {
+        int keep = tree_find(T, B, &tobj->root, h);
+        if (keep > 0 && T->nodes[keep].n_children > 0 && tree_reroot(T, keep) == 0) {
+            fresh = 0;
+            T->rng = seed; /* a new search: its own random numbers, as a fresh tree has */
+        }
+    }
     if (fresh) {
         if (tobj) tree_free(T);
         memset(T, 0, sizeof(*T));
@@ -2401,12 +2490,12 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     T->mix = mix;
     T->cprior = cprior;
     long done = -1;
-    double t0 = now_seconds(), elapsed;
     if (!fresh || tree_alloc(T, 1) == 0) {
         if (fresh) node_init(T, &T->nodes[0], -1, 1 - R.turn, NO_OUTCOME);
         if (tobj) {
             tobj->used = 1;
             tobj->root_hash = h;
+            tobj->root = R;
             tobj->busy = 1;
         }
         Py_BEGIN_ALLOW_THREADS
@@ -3468,7 +3557,8 @@ static PyMethodDef module_methods[] = {
      "is continued.  greedy: playouts take the best of all placements; solver: proofs propagate (MCTS-solver); "
      "proofs: each child also says 1 proven won, 0 proven lost, 2 proven drawn, -1 open; net: a Net whose "
      "priors order and bias the search and whose value is mixed with the playouts' (mix) or replaces them (mix=1); "
-     "cprior: the weight of the priors."},
+     "cprior: the weight of the priors; reroot: a Tree whose root is one or two plies above this position is "
+     "continued from that subtree."},
     {"net_features", k_net_features, METH_VARARGS,
      "net_features(state, cells, aligns) -> [index, ...]: the learned evaluator's active features of the position "
      "as its side to move sees it, under the given cell and alignment maps (see players/evalnet.py)."},

@@ -112,6 +112,7 @@ OPTION_RULES: dict[str, tuple[str, object, object]] = {
     "seed": ("int", 0, 2**63 - 1),
     "reuse": ("int", 0, 1),
     "defend": ("int", 0, 1),
+    "subtree": ("int", 0, 1),
     "symmetry": ("int", 0, 1),
     "python": ("int", 0, 1),
     "tt_size": ("int", 1024, 1 << 26),

@@ -333,6 +333,7 @@ class KernelMCTSPlayer:
         mix: float = 0.5,
         cprior: float = 1.0,
         final: str = "visits",
+        subtree: int = 0,
     ) -> None:
         if kernel.C is None:
             raise RuntimeError("KernelMCTSPlayer needs the C kernel (not built, or JERICHO_KERNEL=python)")
@@ -364,6 +365,10 @@ class KernelMCTSPlayer:
         #: (so a search cut in slices, as the engine protocol does for ``stop``, plays the move
         #: of one uncut search).  A new position, or a seed in the ``Limit``, starts a new tree.
         self.reuse = bool(reuse)
+        #: Tree reuse between moves (needs ``reuse``): when the next position lies one or two plies
+        #: below the last root (this player's move, then the reply), the search starts from that
+        #: subtree, with its visits, instead of an empty tree.
+        self.subtree = bool(subtree) and self.reuse
         #: The learned evaluator's weights file (``evaluator=shipped`` or a path; None: none),
         #: its share of a leaf's value (``mix``) and its priors' weight (``cprior``).
         self.evaluator = None if evaluator is None else str(evaluator_path(evaluator))
@@ -410,10 +415,12 @@ class KernelMCTSPlayer:
             seconds = max(0.001, deadline.stop - time.perf_counter())
         tree = self._tree
         key = (game.start_position, tuple(game.state.history_codes()))
-        if tree is not None and (seed is not None or key != self._tree_key):
+        # A seed asks for a reproducible search: a new tree, unless the subtree of an earlier
+        # position is to be kept (then the search is reproducible given the same earlier searches).
+        same = key == self._tree_key
+        if tree is not None and ((seed is not None and same) or (not same and not self.subtree)):
             tree.clear()
         self._tree_key = key
-        self.last_reused = tree.simulations if tree is not None else 0
         done, elapsed, nodes, children = kernel.C.mcts(
             state,
             self._rng.getrandbits(64),
@@ -427,8 +434,10 @@ class KernelMCTSPlayer:
             solver=self.solver,
             greedy=self.greedy,
             proofs=True,
+            reroot=self.subtree,
             **self._evaluator_options(),
         )
+        self.last_reused = tree.simulations - done if tree is not None else 0
         self.last_sims, self.last_seconds, self.last_nodes = done, elapsed, nodes
         self.last_children = [(code, n, w) for code, n, w, _proof in children]
         self.last_proofs = {code: proof for code, _n, _w, proof in children if proof >= 0}
@@ -492,6 +501,7 @@ def mcts(
     mix: float = 0.5,
     cprior: float = 1.0,
     final: str = "visits",
+    subtree: int = 0,
 ) -> KernelMCTSPlayer | MCTSPlayer:
     """The ``mcts`` player: :class:`KernelMCTSPlayer` on the C kernel, else :class:`MCTSPlayer`.
 
@@ -500,7 +510,9 @@ def mcts(
     in the playouts a side facing the opponent's seven monoliths breaks them when it can.
     ``evaluator=shipped`` or ``evaluator=PATH`` (C kernel only): the learned evaluator
     (:mod:`jericho_game.players.evalnet`) guides the search, its value weighted ``mix`` against
-    the playouts' and its priors ``cprior``.
+    the playouts' and its priors ``cprior``.  ``subtree=1`` (C kernel): the tree is also kept
+    between moves, as the Python search keeps it: a position one or two plies below the last
+    root is searched on from that subtree.
     """
     if kernel.C is not None:
         return KernelMCTSPlayer(
@@ -519,7 +531,9 @@ def mcts(
             mix=mix,
             cprior=cprior,
             final=final,
+            subtree=subtree,
         )
+    # The Python search always keeps its subtree between moves (``reuse``).
     extras = (("defend", defend), ("solver", solver), ("greedy", greedy), ("evaluator", evaluator))
     for name, value in (*extras, ("final", None if final == "visits" else final)):
         if value:
