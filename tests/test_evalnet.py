@@ -237,6 +237,24 @@ def test_expert_iteration_resumes_from_its_files(tmp_path):
     assert len((tmp_path / "log.jsonl").read_text().splitlines()) == 2
 
 
+def test_a_run_can_start_from_given_weights(tmp_path, weights):
+    """--init: the first generation already searches with the given weights, then trains them on."""
+    from jericho_game import selfplay
+
+    play, learn = selfplay.SelfPlayConfig(sims=30), selfplay.TrainConfig(epochs=1, hidden=(8, 8))
+    out = selfplay.expert_iteration(tmp_path / "on", 1, 2, play, learn, log=lambda _: None, init=weights)
+    net = evalnet.load(out)
+    assert net.hidden == evalnet.load(weights).hidden == (32, 16)  # the given weights' sizes, not learn's
+    assert net.meta["init"] == weights and net.meta["generation"] == 1
+    start = evalnet.load(weights)
+    assert any(not np.array_equal(net.arrays[k], start.arrays[k]) for k in start.arrays)  # trained on
+    # Generation 0 searched with them: its games differ from a run without weights.
+    plain = selfplay.expert_iteration(tmp_path / "plain", 1, 2, play, learn, log=lambda _: None)
+    assert plain is not None
+    with np.load(tmp_path / "on" / "games-000.npz") as a, np.load(tmp_path / "plain" / "games-000.npz") as b:
+        assert any(a[k].shape != b[k].shape or not np.array_equal(a[k], b[k]) for k in a.files)
+
+
 def test_train_command_checks_its_options(tmp_path, capsys):
     from jericho_game.cli import main
 
@@ -244,6 +262,11 @@ def test_train_command_checks_its_options(tmp_path, capsys):
     assert "--games must be positive" in capsys.readouterr().out
     assert main(["train", "--out", str(tmp_path), "--hidden", "12"]) == 2
     assert "--hidden" in capsys.readouterr().out
+    assert main(["train", "--out", str(tmp_path), "--init", str(tmp_path / "absent.npz")]) == 2
+    assert "no file at" in capsys.readouterr().out
+    (tmp_path / "bad.npz").write_bytes(b"junk")
+    assert main(["train", "--out", str(tmp_path), "--init", str(tmp_path / "bad.npz")]) == 2
+    assert "not an evaluator weights file" in capsys.readouterr().out
 
 
 def test_the_shipped_weights_fit_and_guide_a_search():

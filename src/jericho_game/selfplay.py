@@ -33,6 +33,7 @@ import numpy as np
 from jericho_game import kernel
 from jericho_game.envs.encoding import default_encoding
 from jericho_game.players import evalnet
+from jericho_game.players._util import evaluator_path
 
 __all__ = ["SelfPlayConfig", "TrainConfig", "play_games", "train", "expert_iteration", "add_arguments", "run"]
 
@@ -304,9 +305,12 @@ def expert_iteration(
     hours: float | None = None,
     seed: int = 0,
     log: Any = print,
+    init: str | Path | None = None,
 ) -> Path | None:
     """Expert iteration in ``out`` until ``generations`` (or ``hours``); resumes from its files.
 
+    ``init``: weights a new run starts from (its first generation already searches with them,
+    and its hidden sizes are theirs), e.g. the shipped evaluator to train it further.
     Returns the latest weights file (None before the first generation is trained)."""
     play = play or SelfPlayConfig()
     learn = learn or TrainConfig()
@@ -314,7 +318,9 @@ def expert_iteration(
     root.mkdir(parents=True, exist_ok=True)
     (root / "config.json").write_text(json.dumps({"play": asdict(play), "learn": asdict(learn)}, indent=1))
     started = time.monotonic()
-    latest = _latest(root)
+    latest = _latest(root) or (Path(init) if init is not None else None)
+    if latest is not None and init is not None and latest == Path(init):
+        evalnet.load(latest)  # refuse bad weights before an hour of self-play, naming the fault
     for gen in range(generations):
         weights = root / f"net-{gen + 1:03d}.npz"
         if weights.exists():
@@ -323,7 +329,7 @@ def expert_iteration(
             log(f"stopping: {hours} h spent")
             break
         shard = root / f"games-{gen:03d}.npz"
-        playing = latest if gen else None
+        playing = latest  # none for a new run's first generation, unless it starts from `init`
         if not shard.exists():
             t0 = time.monotonic()
             data = play_games(play, playing, games, seed=seed * 1000 + gen, jobs=jobs)
@@ -339,6 +345,8 @@ def expert_iteration(
         t1 = time.monotonic()
         figures = train(net, [_load_shard(p) for p in window], learn, seed=seed * 1000 + gen)
         net.meta.update(generation=gen + 1, games_per_generation=games, sims=play.sims, trained_on=len(window))
+        if init is not None:
+            net.meta["init"] = str(init)
         net.save(weights)
         latest = weights
         line = {"generation": gen, "selfplay_seconds": spent, "train_seconds": time.monotonic() - t1, **figures}
@@ -370,6 +378,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=2, help="self-play processes (default 2)")
     parser.add_argument("--hours", type=float, default=None, help="stop starting generations after this long")
     parser.add_argument("--seed", type=int, default=0, help="seed of the run (default 0)")
+    parser.add_argument(
+        "--init", default=None, help="weights a new run starts from: a path, or 'shipped' to train the shipped ones on"
+    )
 
 
 def _positive(name: str, value: float) -> None:
@@ -389,6 +400,10 @@ def run(args: argparse.Namespace) -> int:
         hidden = tuple(int(h) for h in args.hidden.split(","))
         if len(hidden) != 2 or not all(1 <= h <= 256 for h in hidden):
             raise ValueError(f"--hidden must be two sizes from 1 to 256, got {args.hidden!r}")
+        init = None
+        if args.init is not None:
+            init = evaluator_path(args.init)
+            evalnet.load(init)
     except ValueError as exc:
         print(f"jericho train: {exc}")
         return 2
@@ -405,6 +420,7 @@ def run(args: argparse.Namespace) -> int:
         hours=args.hours,
         seed=args.seed,
         log=lambda line: print(line, flush=True),
+        init=init,
     )
     print(f"latest weights: {latest}" if latest else "no weights yet")
     return 0
