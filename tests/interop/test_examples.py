@@ -37,3 +37,13 @@ def test_openspiel_example_plays_games() -> None:
     out = run_example("openspiel_vs_expert.py", "--opponent", "random", "--games", "2", "--sims", "20")
     assert out.count("game ") == 2
     assert "OpenSpiel MCTS (sims=20) scored" in out
+
+
+def test_transposition_count_example_counts_the_tree() -> None:
+    out = run_example("count_transpositions.py", "--sims", "300", "--plies", "0,30")
+    lines = out.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("after 0 plies: 300 nodes")
+    for line in lines:
+        nodes = int(line.split(": ")[1].split()[0])
+        positions = int(line.split(", ")[1].split()[0])
+        assert 0 < positions <= nodes == 300
