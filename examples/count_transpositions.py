@@ -57,6 +57,20 @@ def count(game: Game, sims: int, seed: int, c: float) -> dict[str, object]:
     }
 
 
+def random_game(plies: int, seed: int) -> Game:
+    """A game of ``plies`` random moves that is not over (random games often end early by a seven)."""
+    for attempt in range(1000):
+        game, rng = Game(), random.Random(seed * 1000 + attempt)
+        for _ in range(plies):
+            if game.is_over():
+                break
+            moves = game.legal_moves()
+            game.play(moves[rng.randrange(len(moves))])
+        if not game.is_over():
+            return game
+    raise SystemExit(f"no random game of {plies} plies goes on: ask for fewer")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sims", type=int, default=30000, help="simulations per search (default 30000)")
@@ -65,10 +79,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     for i, plies in enumerate(int(p) for p in args.plies.split(",")):
-        game, rng = Game(), random.Random(args.seed * 100 + i)
-        for _ in range(plies):
-            moves = game.legal_moves()
-            game.play(moves[rng.randrange(len(moves))])
+        game = random_game(plies, args.seed * 100 + i)
         f = count(game, args.sims, args.seed, args.c)
         print(
             f"after {plies} plies: {f['nodes']} nodes, {f['positions']} positions, "

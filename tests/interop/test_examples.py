@@ -40,10 +40,10 @@ def test_openspiel_example_plays_games() -> None:
 
 
 def test_transposition_count_example_counts_the_tree() -> None:
-    out = run_example("count_transpositions.py", "--sims", "300", "--plies", "0,30")
+    out = run_example("count_transpositions.py", "--sims", "300", "--plies", "0,40")
     lines = out.strip().splitlines()
     assert len(lines) == 2 and lines[0].startswith("after 0 plies: 300 nodes")
     for line in lines:
         nodes = int(line.split(": ")[1].split()[0])
         positions = int(line.split(", ")[1].split()[0])
-        assert 0 < positions <= nodes == 300
+        assert 0 < positions <= nodes <= 300  # a simulation that ends at a decided node adds none
