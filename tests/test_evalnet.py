@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import time
 
@@ -246,6 +247,7 @@ def test_a_run_can_start_from_given_weights(tmp_path, weights):
     net = evalnet.load(out)
     assert net.hidden == evalnet.load(weights).hidden == (32, 16)  # the given weights' sizes, not learn's
     assert net.meta["init"] == weights and net.meta["generation"] == 1
+    assert json.loads((tmp_path / "on" / "config.json").read_text())["init"] == weights
     start = evalnet.load(weights)
     assert any(not np.array_equal(net.arrays[k], start.arrays[k]) for k in start.arrays)  # trained on
     # Generation 0 searched with them: its games differ from a run without weights.

@@ -316,7 +316,8 @@ def expert_iteration(
     learn = learn or TrainConfig()
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)
-    (root / "config.json").write_text(json.dumps({"play": asdict(play), "learn": asdict(learn)}, indent=1))
+    config = {"play": asdict(play), "learn": asdict(learn), "init": None if init is None else str(init)}
+    (root / "config.json").write_text(json.dumps(config, indent=1))  # with `init`, its sizes, not learn's
     started = time.monotonic()
     latest = _latest(root) or (Path(init) if init is not None else None)
     if latest is not None and init is not None and latest == Path(init):
