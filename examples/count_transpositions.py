@@ -19,17 +19,19 @@ from __future__ import annotations
 import argparse
 import random
 from collections import Counter
+from collections.abc import Iterator
 
 from jericho_game import Game, kernel
 from jericho_game.players.mcts import MCTSPlayer, Node
 
 
-def count(game: Game, sims: int, seed: int, c: float) -> dict[str, object]:
-    """Search ``game`` and count the tree's nodes by position."""
+def count(game: Game, sims: int, seed: int, c: float) -> dict[str, object] | None:
+    """Search ``game`` and count the tree's nodes by position (None: the move needed no search)."""
     player = MCTSPlayer(sims=sims, seed=seed, c=c)
     player.choose_move(game)
     root = player._root  # the reference search keeps its tree for reuse
-    assert root is not None
+    if root is None or player.last_sims == 0:  # a forced move or a certain win
+        return None
     state = kernel.python_state(game.state.copy())
     nodes: Counter[int] = Counter()
     visits: Counter[int] = Counter()
@@ -57,8 +59,8 @@ def count(game: Game, sims: int, seed: int, c: float) -> dict[str, object]:
     }
 
 
-def random_game(plies: int, seed: int) -> Game:
-    """A game of ``plies`` random moves that is not over (random games often end early by a seven)."""
+def random_games(plies: int, seed: int) -> Iterator[Game]:
+    """Games of ``plies`` random moves that are not over (random games often end early by a seven)."""
     for attempt in range(1000):
         game, rng = Game(), random.Random(seed * 1000 + attempt)
         for _ in range(plies):
@@ -67,8 +69,8 @@ def random_game(plies: int, seed: int) -> Game:
             moves = game.legal_moves()
             game.play(moves[rng.randrange(len(moves))])
         if not game.is_over():
-            return game
-    raise SystemExit(f"no random game of {plies} plies goes on: ask for fewer")
+            yield game
+    raise SystemExit(f"no random game of {plies} plies that needs a search: ask for fewer")
 
 
 def main() -> None:
@@ -79,8 +81,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     for i, plies in enumerate(int(p) for p in args.plies.split(",")):
-        game = random_game(plies, args.seed * 100 + i)
-        f = count(game, args.sims, args.seed, args.c)
+        games = random_games(plies, args.seed * 100 + i)
+        f = next(found for game in games if (found := count(game, args.sims, args.seed, args.c)) is not None)
         print(
             f"after {plies} plies: {f['nodes']} nodes, {f['positions']} positions, "
             f"{f['shared_nodes']} nodes share a position ({f['shared_nodes'] / max(1, f['nodes']):.1%}), "

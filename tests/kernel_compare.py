@@ -470,10 +470,12 @@ def main(argv: list[str]) -> int:
         raise AssertionError(f"kept tree: {tree.simulations} simulations")
     below = mid.copy()  # re-rooted: the subtree one, then two plies down is copied and searched on
     for _ in range(2):
-        _, _, _, children = kernel.C.mcts(below, 4, sims=300, tree=tree, reroot=True, solver=True, greedy=True)
+        _, _, _, children = kernel.C.mcts(
+            below, 4, sims=300, tree=tree, reroot=True, solver=True, greedy=True, transpose=True
+        )
         code, visits, _ = max(children, key=lambda ch: ch[1])
         below.push(code)
-    kernel.C.mcts(below, 5, sims=200, tree=tree, reroot=True, solver=True, greedy=True)
+    kernel.C.mcts(below, 5, sims=200, tree=tree, reroot=True, solver=True, greedy=True, transpose=True)
     if tree.simulations < 200 + 1:
         raise AssertionError(f"re-rooted tree: {tree.simulations} simulations, the subtree was lost")
     if sum(kernel.C.playouts(mid, 500, 3, 3)) != 500:

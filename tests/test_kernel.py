@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from jericho_game import Game, Move, core, kernel
 from jericho_game.board import standard_topology
-from jericho_game.players import Limit
+from jericho_game.players import Limit, make_player
 from jericho_game.position import parse_position
 from tests import kernel_compare
 from tests.conftest import load_conformance
@@ -401,6 +401,29 @@ def test_a_rerooted_tree_starts_from_the_subtree_one_or_two_plies_below() -> Non
     kernel.C.mcts(state, 5, sims=500, tree=plain)
     kernel.C.mcts(one, 6, sims=30, tree=plain)
     assert plain.simulations == 30
+
+
+def test_transposition_statistics_change_the_search_only_where_a_position_repeats() -> None:
+    """transpose=True: nodes holding one position share their statistics; without repeats, nothing changes."""
+    options = {"sims": 5000, "greedy": True, "solver": True}
+    start = Game().state  # 650 moves a position: no position is reached twice in 5000 simulations
+    tree = kernel.C.Tree()
+    shared = kernel.C.mcts(start, 1, tree=tree, transpose=True, **options)
+    plain = kernel.C.mcts(start, 1, **options)
+    assert tree.positions == tree.nodes - 1  # every node but the root, each its own position
+    assert sorted(shared[3]) == sorted(plain[3])
+    late = _mid_game(36, seed=7).state  # fewer moves: some positions are reached by two move orders
+    tree = kernel.C.Tree()
+    shared = kernel.C.mcts(late, 1, tree=tree, transpose=True, **options)
+    plain = kernel.C.mcts(late, 1, **options)
+    assert 0 < tree.positions < tree.nodes - 1
+    assert sorted(shared[3]) != sorted(plain[3]) and all(late.is_legal(c) for c, _, _ in shared[3])
+    without = kernel.C.Tree()
+    kernel.C.mcts(late, 1, tree=without, **options)
+    assert without.positions == 0
+    player = make_player("mcts:sims=400,greedy=1,solver=1,transpose=1", seed=2)
+    game = _mid_game(36, seed=7)
+    assert game.is_legal(player.choose_move(game)) and player.transpose and 0 < player.last_sims <= 400
 
 
 def test_the_mcts_player_with_subtree_keeps_the_subtree_between_moves() -> None:

@@ -1856,13 +1856,32 @@ static PyObject *k_net_features(PyObject *Py_UNUSED(mod), PyObject *args)
 typedef struct {
     int32_t child_base;
     int32_t untried;   /* offset into the untried pool, -1: not built yet */
+    int32_t tt;        /* the node's position in the transposition statistics (-1: none) */
+    uint32_t n;
+    float prior; /* the learned evaluator's probability of this move (0 without one) */
     int16_t n_untried, next_untried, n_children, child_cap;
     int16_t code;
-    int8_t mover, terminal, truncated;
-    float prior; /* the learned evaluator's probability of this move (0 without one) */
-    uint32_t n;
+    int8_t terminal;
+    uint8_t mover : 1, truncated : 1; /* bits, so that a node stays 40 bytes (UCB1 scans them) */
     double w;
 } Node;
+
+/* Transposition statistics (`transpose`): the visits and wins of every node that holds one
+   position, summed, so that UCB1 can read a child's winning rate from all the simulations
+   through its position, whichever move order reached it (the exploration term keeps the
+   child's own count).  Entries are appended and never move (nodes keep their index); an open
+   addressing table of entry numbers finds them by position key. */
+typedef struct {
+    uint64_t key;
+    uint32_t n;
+    double w;
+} TTStat;
+
+typedef struct {
+    TTStat *stat;
+    uint32_t *slot; /* entry + 1, 0: empty */
+    size_t n_stat, cap_stat, cap_slot;
+} TTable;
 
 typedef struct {
     Node *nodes;
@@ -1878,6 +1897,8 @@ typedef struct {
        and 1 - mix times a playout's (mix 1: no playout). */
     const Net *net;
     double mix, cprior;
+    int transpose;
+    TTable tt;
 } Tree;
 
 /* Reserve `count` consecutive node slots; returns the first index, -1 on no memory. */
@@ -1903,9 +1924,45 @@ static void node_init(Tree *T, Node *x, int code, int mover, int terminal)
     x->child_base = -1;
     x->untried = -1;
     x->code = (int16_t)code;
-    x->mover = (int8_t)mover;
+    x->mover = (uint8_t)(mover & 1);
     x->terminal = (int8_t)terminal;
+    x->tt = -1;
     T->created++;
+}
+
+/* The entry of position `key` in the transposition statistics (made when new); -1 on no memory. */
+static int tt_entry(TTable *tt, uint64_t key)
+{
+    if ((tt->n_stat + 1) * 10 > tt->cap_slot * 7) { /* keep the table at most 70% full */
+        size_t cap = tt->cap_slot ? tt->cap_slot * 2 : 1 << 16;
+        if (cap > ((size_t)1 << 31)) return -1;
+        uint32_t *ns = calloc(cap, sizeof(uint32_t));
+        if (!ns) return -1;
+        for (size_t e = 0; e < tt->n_stat; e++) {
+            size_t h = (size_t)(tt->stat[e].key * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+            while (ns[h]) h = (h + 1) & (cap - 1);
+            ns[h] = (uint32_t)(e + 1);
+        }
+        free(tt->slot);
+        tt->slot = ns;
+        tt->cap_slot = cap;
+    }
+    size_t h = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (tt->cap_slot - 1);
+    for (; tt->slot[h]; h = (h + 1) & (tt->cap_slot - 1))
+        if (tt->stat[tt->slot[h] - 1].key == key) return (int)(tt->slot[h] - 1);
+    if (tt->n_stat == tt->cap_stat) {
+        size_t cap = tt->cap_stat ? tt->cap_stat * 2 : 1 << 15;
+        TTStat *st = realloc(tt->stat, cap * sizeof(TTStat));
+        if (!st) return -1;
+        tt->stat = st;
+        tt->cap_stat = cap;
+    }
+    TTStat *e = &tt->stat[tt->n_stat];
+    e->key = key;
+    e->n = 0;
+    e->w = 0.0;
+    tt->slot[h] = (uint32_t)(tt->n_stat + 1);
+    return (int)tt->n_stat++;
 }
 
 /* A new child of node ni (its block grows when full); returns its index, -1 on no memory. */
@@ -1996,7 +2053,7 @@ static int net_untried(Tree *T, const Board *B, const Pos *P, int ni, int skip_c
     x->untried = (int32_t)T->n_pool;
     x->n_untried = (int16_t)keep;
     x->next_untried = 0;
-    x->truncated = (int8_t)(keep < n);
+    x->truncated = keep < n;
     T->n_pool += (size_t)keep;
     return 0;
 }
@@ -2102,7 +2159,7 @@ static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_child
     x->untried = (int32_t)T->n_pool;
     x->n_untried = (int16_t)w;
     x->next_untried = 0;
-    x->truncated = (int8_t)(w < n);
+    x->truncated = w < n;
     T->n_pool += (size_t)w;
     return 0;
 }
@@ -2195,6 +2252,7 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                 int ch = tree_child(T, ni, code, mover, outcome);
                 if (ch < 0) return -1;
                 T->nodes[ch].prior = prior;
+                if (T->transpose && (T->nodes[ch].tt = tt_entry(&T->tt, hash_key(B, &P))) < 0) return -1;
                 ni = ch;
                 path[depth++] = ni;
                 break;
@@ -2212,6 +2270,8 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                     v = -0.5;
                 else if (!y->n)
                     v = 1e9;
+                else if (y->tt >= 0 && T->tt.stat[y->tt].n > y->n) /* more simulations through its position */
+                    v = T->tt.stat[y->tt].w / T->tt.stat[y->tt].n + cs / sqrt((double)y->n);
                 else if (y->n < RECIP_N)
                     v = y->w * recip[y->n] + cs * rsqrt[y->n];
                 else
@@ -2248,8 +2308,13 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
         if (T->solver) solve_path(T, path, depth);
         for (int i = 0; i < depth; i++) {
             Node *x = &T->nodes[path[i]];
+            double won = x->mover == 0 ? south : 1.0 - south;
             x->n++;
-            x->w += x->mover == 0 ? south : 1.0 - south;
+            x->w += won;
+            if (x->tt >= 0) {
+                T->tt.stat[x->tt].n++;
+                T->tt.stat[x->tt].w += won;
+            }
         }
         done++;
         if (T->solver && T->nodes[0].terminal != NO_OUTCOME) break; /* the root is proven */
@@ -2275,6 +2340,8 @@ static void tree_free(Tree *T)
     free(T->nodes);
     free(T->pool);
     free(T->prior_pool);
+    free(T->tt.stat);
+    free(T->tt.slot);
     memset(T, 0, sizeof(*T));
 }
 
@@ -2308,6 +2375,7 @@ static int tree_reroot(Tree *T, int keep)
     S.nodes = NULL;
     S.pool = NULL;
     S.prior_pool = NULL;
+    memset(&S.tt, 0, sizeof(S.tt)); /* taken over from T once the copy is made */
     S.n_nodes = S.cap_nodes = S.created = S.n_pool = S.cap_pool = 0;
     int32_t *from = NULL; /* old index of each new node, the queue of the copy */
     if (tree_alloc(&S, 1) < 0) goto fail;
@@ -2347,6 +2415,8 @@ static int tree_reroot(Tree *T, int keep)
     free(from);
     S.nodes[0].code = -1;
     S.created = S.n_nodes; /* the garbage of grown child blocks is not copied */
+    S.tt = T->tt; /* statistics of positions: still true below the new root */
+    memset(&T->tt, 0, sizeof(T->tt));
     tree_free(T);
     *T = S;
     return 0;
@@ -2392,6 +2462,11 @@ static PyObject *TreeObj_get_nodes(PyObject *self, void *Py_UNUSED(cl))
     return PyLong_FromSize_t(((TreeObject *)self)->T.created);
 }
 
+static PyObject *TreeObj_get_positions(PyObject *self, void *Py_UNUSED(cl))
+{
+    return PyLong_FromSize_t(((TreeObject *)self)->T.tt.n_stat);
+}
+
 static PyMethodDef TreeObj_methods[] = {
     {"clear", TreeObj_clear, METH_NOARGS, "Forget the tree (the next search starts a new one)."},
     {NULL, NULL, 0, NULL},
@@ -2400,6 +2475,8 @@ static PyMethodDef TreeObj_methods[] = {
 static PyGetSetDef TreeObj_getset[] = {
     {"simulations", TreeObj_get_simulations, NULL, "Simulations in the tree (its root's visits).", NULL},
     {"nodes", TreeObj_get_nodes, NULL, "Nodes in the tree.", NULL},
+    {"positions", TreeObj_get_positions, NULL,
+     "Positions in the transposition statistics (searches with transpose=True; 0 otherwise).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -2419,12 +2496,12 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     PyObject *state, *seedobj, *treeobj = Py_None, *netobj = Py_None;
     long sims = 0;
     double seconds = 0.0, c = 0.7, widen = 2.0, mix = 0.5, cprior = 1.0;
-    int k = 3, defend = 0, solver = 0, greedy = 0, proofs = 0, reroot = 0;
-    static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", "defend",
-                             "solver", "greedy", "proofs", "net", "mix", "cprior", "reroot", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddp:mcts", kwlist, &StateType, &state, &seedobj,
+    int k = 3, defend = 0, solver = 0, greedy = 0, proofs = 0, reroot = 0, transpose = 0;
+    static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", "defend", "solver",
+                             "greedy", "proofs", "net", "mix", "cprior", "reroot", "transpose", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddpp:mcts", kwlist, &StateType, &state, &seedobj,
                                      &sims, &seconds, &c, &widen, &k, &treeobj, &defend, &solver, &greedy, &proofs,
-                                     &netobj, &mix, &cprior, &reroot))
+                                     &netobj, &mix, &cprior, &reroot, &transpose))
         return NULL;
     const Net *net = NULL;
     if (netobj != Py_None) {
@@ -2489,6 +2566,7 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     T->net = net;
     T->mix = mix;
     T->cprior = cprior;
+    T->transpose = transpose;
     long done = -1;
     if (!fresh || tree_alloc(T, 1) == 0) {
         if (fresh) node_init(T, &T->nodes[0], -1, 1 - R.turn, NO_OUTCOME);
@@ -3558,7 +3636,8 @@ static PyMethodDef module_methods[] = {
      "proofs: each child also says 1 proven won, 0 proven lost, 2 proven drawn, -1 open; net: a Net whose "
      "priors order and bias the search and whose value is mixed with the playouts' (mix) or replaces them (mix=1); "
      "cprior: the weight of the priors; reroot: a Tree whose root is one or two plies above this position is "
-     "continued from that subtree."},
+     "continued from that subtree; transpose: a child's winning rate is read from every simulation through its "
+     "position (transposition statistics)."},
     {"net_features", k_net_features, METH_VARARGS,
      "net_features(state, cells, aligns) -> [index, ...]: the learned evaluator's active features of the position "
      "as its side to move sees it, under the given cell and alignment maps (see players/evalnet.py)."},

@@ -113,6 +113,7 @@ OPTION_RULES: dict[str, tuple[str, object, object]] = {
     "reuse": ("int", 0, 1),
     "defend": ("int", 0, 1),
     "subtree": ("int", 0, 1),
+    "transpose": ("int", 0, 1),
     "symmetry": ("int", 0, 1),
     "python": ("int", 0, 1),
     "tt_size": ("int", 1024, 1 << 26),

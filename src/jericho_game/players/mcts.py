@@ -334,6 +334,7 @@ class KernelMCTSPlayer:
         cprior: float = 1.0,
         final: str = "visits",
         subtree: int = 0,
+        transpose: int = 0,
     ) -> None:
         if kernel.C is None:
             raise RuntimeError("KernelMCTSPlayer needs the C kernel (not built, or JERICHO_KERNEL=python)")
@@ -369,6 +370,9 @@ class KernelMCTSPlayer:
         #: below the last root (this player's move, then the reply), the search starts from that
         #: subtree, with its visits, instead of an empty tree.
         self.subtree = bool(subtree) and self.reuse
+        #: Transposition statistics: a child's winning rate is read from every simulation through
+        #: its position, whichever move order reached it (the exploration term keeps its own count).
+        self.transpose = bool(transpose)
         #: The learned evaluator's weights file (``evaluator=shipped`` or a path; None: none),
         #: its share of a leaf's value (``mix``) and its priors' weight (``cprior``).
         self.evaluator = None if evaluator is None else str(evaluator_path(evaluator))
@@ -435,6 +439,7 @@ class KernelMCTSPlayer:
             greedy=self.greedy,
             proofs=True,
             reroot=self.subtree,
+            transpose=self.transpose,
             **self._evaluator_options(),
         )
         self.last_reused = tree.simulations - done if tree is not None else 0
@@ -502,6 +507,7 @@ def mcts(
     cprior: float = 1.0,
     final: str = "visits",
     subtree: int = 0,
+    transpose: int = 0,
 ) -> KernelMCTSPlayer | MCTSPlayer:
     """The ``mcts`` player: :class:`KernelMCTSPlayer` on the C kernel, else :class:`MCTSPlayer`.
 
@@ -512,7 +518,8 @@ def mcts(
     (:mod:`jericho_game.players.evalnet`) guides the search, its value weighted ``mix`` against
     the playouts' and its priors ``cprior``.  ``subtree=1`` (C kernel): the tree is also kept
     between moves, as the Python search keeps it: a position one or two plies below the last
-    root is searched on from that subtree.
+    root is searched on from that subtree.  ``transpose=1`` (C kernel): transposition
+    statistics, a child's winning rate read from every simulation through its position.
     """
     if kernel.C is not None:
         return KernelMCTSPlayer(
@@ -532,9 +539,16 @@ def mcts(
             cprior=cprior,
             final=final,
             subtree=subtree,
+            transpose=transpose,
         )
     # The Python search always keeps its subtree between moves (``reuse``).
-    extras = (("defend", defend), ("solver", solver), ("greedy", greedy), ("evaluator", evaluator))
+    extras = (
+        ("defend", defend),
+        ("solver", solver),
+        ("greedy", greedy),
+        ("evaluator", evaluator),
+        ("transpose", transpose),
+    )
     for name, value in (*extras, ("final", None if final == "visits" else final)):
         if value:
             raise ValueError(f"{name}={value} needs the C kernel (the pure-Python search has no such option)")
