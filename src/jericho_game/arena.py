@@ -363,7 +363,9 @@ def run_arena(
             for task in tasks:
                 done(play_game(task))
         else:
-            with multiprocessing.Pool(jobs, initializer=_ignore_sigint) as pool:
+            # Spawned, not forked: a caller's threads (JAX's, a web server's) do not survive a
+            # fork, and a child forked while one of them held a lock could wait on it forever.
+            with multiprocessing.get_context("spawn").Pool(jobs, initializer=_ignore_sigint) as pool:
                 try:
                     for r in pool.imap_unordered(play_game, tasks):
                         done(r)
