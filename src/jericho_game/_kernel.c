@@ -2377,12 +2377,10 @@ static int tree_reroot(Tree *T, int keep)
     S.prior_pool = NULL;
     memset(&S.tt, 0, sizeof(S.tt)); /* taken over from T once the copy is made */
     S.n_nodes = S.cap_nodes = S.created = S.n_pool = S.cap_pool = 0;
-    int32_t *from = NULL; /* old index of each new node, the queue of the copy */
-    if (tree_alloc(&S, 1) < 0) goto fail;
+    /* Old index of each new node, the queue of the copy: a subtree has no more nodes than T. */
+    int32_t *from = malloc(T->n_nodes * sizeof(int32_t));
+    if (!from || tree_alloc(&S, 1) < 0) goto fail;
     S.nodes[0] = T->nodes[keep];
-    size_t cap_from = 4096;
-    from = malloc(cap_from * sizeof(int32_t));
-    if (!from) goto fail;
     from[0] = keep;
     for (size_t at = 0; at < S.n_nodes; at++) {
         const Node *o = &T->nodes[from[at]];
@@ -2392,12 +2390,6 @@ static int tree_reroot(Tree *T, int keep)
             memcpy(&S.nodes[base], &T->nodes[o->child_base], (size_t)o->n_children * sizeof(Node));
             S.nodes[at].child_base = base;
             S.nodes[at].child_cap = o->n_children;
-            if (S.n_nodes > cap_from) {
-                while (cap_from < S.n_nodes) cap_from *= 2;
-                int32_t *nf = realloc(from, cap_from * sizeof(int32_t));
-                if (!nf) goto fail;
-                from = nf;
-            }
             for (int ch = 0; ch < o->n_children; ch++) from[base + ch] = o->child_base + ch;
         }
         /* Only the moves not yet expanded travel (the expanded ones are children now). */

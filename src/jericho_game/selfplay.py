@@ -319,8 +319,9 @@ def expert_iteration(
     config = {"play": asdict(play), "learn": asdict(learn), "init": None if init is None else str(init)}
     (root / "config.json").write_text(json.dumps(config, indent=1))  # with `init`, its sizes, not learn's
     started = time.monotonic()
-    latest = _latest(root) or (Path(init) if init is not None else None)
-    if latest is not None and init is not None and latest == Path(init):
+    latest = _latest(root)
+    if latest is None and init is not None:  # a new run from given weights
+        latest = Path(init)
         evalnet.load(latest)  # refuse bad weights before an hour of self-play, naming the fault
     for gen in range(generations):
         weights = root / f"net-{gen + 1:03d}.npz"
