@@ -11,7 +11,8 @@ we are root on Debian, else the package falls back to the pure-Python core), and
 tests, Debian's chromium and postgresql (installed with apt-get when missing).
 Extra arguments after ``run`` go to ``jericho`` (``tasks.py run play``; options alone go to
 ``serve``: ``tasks.py run --port 9000``); extra
-arguments after ``test`` go to pytest.
+arguments after ``test`` go to pytest, which runs on two worker processes unless they say
+otherwise (``-n 0`` runs in one).
 """
 
 from __future__ import annotations
@@ -133,6 +134,15 @@ def run(args: list[str]) -> int:
     return subprocess.call([str(jericho), *args], cwd=ROOT)
 
 
+def parallel(args: list[str]) -> list[str]:
+    """pytest-xdist options: two worker processes, each taking whole test files (a file's
+    module-scoped servers and browsers are started once), unless the caller chose (``-n``,
+    ``-p no:xdist``).  Much of the suite waits on browsers, servers and subprocesses, so two
+    workers finish it in about two thirds of the time on two cores."""
+    chosen = any(a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses=")) for a in args)
+    return [] if chosen else ["-n", "2", "--dist", "loadfile"]
+
+
 def test(args: list[str]) -> int:
     setup()
     system_packages()
@@ -143,7 +153,7 @@ def test(args: list[str]) -> int:
     steps = [
         [str(PY), "-m", "ruff", "check", "src", "tests", "examples", "tasks.py"],
         [str(PY), "-m", "mypy"],
-        [str(PY), "-m", "pytest", *args],
+        [str(PY), "-m", "pytest", *parallel(args), *args],
     ]
     for cmd in steps[:2]:
         print("+", " ".join(cmd), flush=True)
