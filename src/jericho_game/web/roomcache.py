@@ -98,6 +98,12 @@ class RoomCache:
         old = self.rooms.get(room.rec.id)
         if old is not None and old.version > room.version:
             return  # a newer copy was cached meanwhile
+        if old is not None:
+            # Who is connected is not part of the committed game: the event loop keeps it on the
+            # cached room, and may have re-read it after the database thread copied it into
+            # ``room`` (a presence write landing during a commit).  The stale copy, cached, was
+            # broadcast for good: a watcher count stuck at 2 with one watcher left (CI, under load).
+            room.present = old.present
         self.rooms[room.rec.id] = room
         self.rooms.move_to_end(room.rec.id)
         self.evict()
