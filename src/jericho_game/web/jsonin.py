@@ -47,16 +47,18 @@ async def read_object(
     Raises ``error(code, message, status)`` (:class:`BadRequest` unless the caller's module has
     its own refusal, e.g. ``rooms.ClientError``): ``too_large`` (413) past the limit,
     ``bad_json`` when it is no JSON (or holds what :func:`loads` refuses), ``bad_request`` when
-    it is not an object.  An empty body is ``{}``."""
+    it is not an object.  An empty (or blank) body is ``{}``."""
     body = b""
     async for chunk in request.stream():
         body += chunk
         if len(body) > max_body:
             raise error("too_large", f"request body too large: the limit is {max_body} bytes", 413)
+    if not body.strip():
+        return {}
     try:
-        data = loads(body or b"{}")
-    except JSON_ERRORS:
-        raise error("bad_json", "request body is not valid JSON", 400) from None
+        data = loads(body)
+    except JSON_ERRORS as exc:
+        raise error("bad_json", f"request body is not valid JSON ({str(exc)[:80]})", 400) from None
     if not isinstance(data, dict):
         raise error("bad_request", "request body must be a JSON object", 400)
     return data

@@ -700,21 +700,7 @@ def _error(code: str, message: str, status: int) -> JSONResponse:
 
 
 async def _json_body(request: Request, limits: Limits, max_size: int | None = None) -> dict[str, Any]:
-    most = max_size or limits.max_message
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > most:
-            raise ClientError("too_large", f"request body too large: the limit is {most} bytes", 413)
-    if not body.strip():
-        return {}
-    try:
-        data = jsonin.loads(body)
-    except jsonin.JSON_ERRORS as exc:
-        raise ClientError("bad_json", f"request body is not valid JSON ({str(exc)[:80]})") from None
-    if not isinstance(data, dict):
-        raise ClientError("bad_request", "request body must be a JSON object")
-    return data
+    return await jsonin.read_object(request, max_size or limits.max_message, ClientError)
 
 
 def _links(request: Request, game_id: str, token: str | None = None, invite: str | None = None) -> dict[str, str]:
