@@ -323,19 +323,18 @@ def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> No
     src = str(Path(__file__).resolve().parents[1] / "src")
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out, summary = tmp_path / "games", tmp_path / "summary.json"
+    # As in a terminal: a test run started in the background (nohup, `&`) ignores SIGINT, and an
+    # ignored signal stays ignored across exec, so the arena would never see the Ctrl-C.  A tiny
+    # Python restores it and execs the arena (not preexec_fn: a fork running Python code in a
+    # process whose other threads, JAX's among them, may hold locks can deadlock).
+    restore = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.executable, sys.argv[1:])"
+    )
     # the pure-Python search: the C one plays all 200 games in well under a second, before the Ctrl-C
-    cmd = [sys.executable, "-m", "jericho_game", "arena", "random", "mcts-py:sims=40", "--games", "200", "--jobs", "2"]
-    cmd += ["--seed", "1", "--out", str(out), "--json", str(summary), "--quiet"]
+    cmd = [sys.executable, "-c", restore, sys.executable, "-m", "jericho_game", "arena", "random", "mcts-py:sims=40"]
+    cmd += ["--games", "200", "--jobs", "2", "--seed", "1", "--out", str(out), "--json", str(summary), "--quiet"]
     proc = subprocess.Popen(
-        cmd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        # as in a terminal: a test run started in the background (nohup, `&`) ignores SIGINT, and an
-        # ignored signal stays ignored across exec, so the arena would never see the Ctrl-C
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
     try:
         while proc.poll() is None and (not out.is_dir() or len(list(out.iterdir())) < 2):
