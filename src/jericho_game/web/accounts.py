@@ -290,7 +290,7 @@ class AccountService:
         self._dummy_hash: str | None = None
         # log-in and sign-up hash on a small bounded pool of their own (web/hashpool.py)
         self.hash_pool = HashPool(workers=2, queue=8)
-        account_metadata.create_all(storage.engine)
+        storage.create_tables(account_metadata)
         self._migrate()
 
     def _migrate(self) -> None:

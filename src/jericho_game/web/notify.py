@@ -229,7 +229,7 @@ class Notifier:
         self.policy = policy or MailPolicy()
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._wake: asyncio.Event | None = None
-        notify_metadata.create_all(storage.engine)
+        storage.create_tables(notify_metadata)
 
     @property
     def enabled(self) -> bool:

@@ -113,7 +113,7 @@ class PuzzleService:
         if not self.puzzles:
             raise ValueError("no puzzles to serve")
         self.by_id = {p.id: p for p in self.puzzles}
-        puzzles_metadata.create_all(storage.engine)
+        storage.create_tables(puzzles_metadata)
 
     # -- who is solving ----------------------------------------------------------------------------
     @staticmethod

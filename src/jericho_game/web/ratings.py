@@ -111,7 +111,7 @@ class Ratings:
         self.accounts = accounts
         self.tau = tau
         self.policy = policy or RatingPolicy()
-        ratings_metadata.create_all(storage.engine)
+        storage.create_tables(ratings_metadata)
 
     def provisional(self, rd: float) -> bool:
         """Whether a rating with deviation ``rd`` is provisional (too few games to trust it)."""
