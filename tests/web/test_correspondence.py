@@ -23,7 +23,7 @@ from jericho_game.web.server import create_app  # noqa: E402
 from tests.web import test_notify  # noqa: E402
 from tests.web.test_multiprocess import legal  # noqa: E402
 from tests.web.test_notify import Inbox, _confirm  # noqa: E402
-from tests.web.test_server import WS  # noqa: E402
+from tests.web.test_server import WS, another, visitors  # noqa: E402
 
 smtp = test_notify.smtp  # a real local SMTP server (aiosmtpd)
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
@@ -80,8 +80,8 @@ def _turns(c: TestClient, held: dict[str, str]) -> list[dict[str, Any]]:
     return rows
 
 
-def test_your_turn_lists_the_games_waiting_for_the_player_most_urgent_first(app: Any, client: TestClient) -> None:
-    with TestClient(app) as other:
+def test_your_turn_lists_the_games_waiting_for_the_player_most_urgent_first(client: TestClient) -> None:
+    with another(client) as other:
         slow, s_south, s_north = _online(client, other, clock=10)
         fast, f_south, f_north = _online(client, other, clock=5)
         untimed, u_south, u_north = _online(client, other)
@@ -103,8 +103,8 @@ def test_your_turn_lists_the_games_waiting_for_the_player_most_urgent_first(app:
         assert r.status_code == 400 and "GAME_ID" in r.json()["message"]
 
 
-def test_your_turn_of_an_account_needs_no_token(app: Any, client: TestClient) -> None:
-    with TestClient(app) as bob:
+def test_your_turn_of_an_account_needs_no_token(client: TestClient) -> None:
+    with another(client) as bob:
         _signup(client, "ada")
         _signup(bob, "bob")
         game, south, north = _online(client, bob)
@@ -115,7 +115,7 @@ def test_your_turn_of_an_account_needs_no_token(app: Any, client: TestClient) ->
         assert [r["id"] for r in rows] == [game] and rows[0]["opponent"] == "ada" and rows[0]["side"] == "north"
         assert _turns(client, {}) == []
         # a browser holding a seat bound to another account does not get it listed
-        with TestClient(app) as stranger:
+        with another(client) as stranger:
             assert _turns(stranger, {game: north}) == []
 
 
@@ -186,7 +186,7 @@ def test_a_fischer_increment_is_added_after_each_move_and_shown(db: str) -> None
 def test_a_correspondence_game_gives_each_move_its_days_and_keeps_its_seek_listed(db: str) -> None:
     clock = Clock()
     app = _clocked(db, clock)
-    with TestClient(app) as ada, TestClient(app) as bob:
+    with visitors(app, 2) as (ada, bob):
         r = _post(
             ada, "/api/games", {"mode": "online", "side": "south", "per_move_days": 3, "public": True, "name": "Ada"}
         )
@@ -243,7 +243,7 @@ def test_a_correspondence_turn_is_mailed_to_an_absent_player_once(db: str, smtp:
     app = create_app(
         db, ai_processes=0, password_hasher=CHEAP, smtp=f"smtp://127.0.0.1:{port}", mail_policy=MailPolicy(poll=0.2)
     )
-    with TestClient(app) as ada, TestClient(app) as bob:
+    with visitors(app, 2) as (ada, bob):
         _signup(ada, "ada")
         _signup(bob, "bob")
         _confirm(bob, inbox, "bob@example.org")

@@ -30,6 +30,7 @@ from jericho_game.web.notify import MailPolicy, Notifier, SmtpConfig, check_emai
 from jericho_game.web.rooms import ClientError  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 from jericho_game.web.storage import Storage, resolve_db_url  # noqa: E402
+from tests.web.test_server import another, visitors  # noqa: E402
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 PW = "correct horse battery staple"
@@ -186,7 +187,7 @@ def test_without_smtp_no_address_is_taken(db: str) -> None:
 def test_an_invitation_by_mail_and_its_one_click_unsubscribe(db: str, smtp: tuple[Inbox, int]) -> None:
     inbox, port = smtp
     app = _app(db, port)
-    with TestClient(app) as ada, TestClient(app) as bob, TestClient(app) as eve:
+    with visitors(app, 3) as (ada, bob, eve):
         _signup(ada, "ada")
         _signup(bob, "bob")
         _signup(eve, "eve")
@@ -214,17 +215,20 @@ def test_an_invitation_by_mail_and_its_one_click_unsubscribe(db: str, smtp: tupl
         # one click on the mail's link, without logging in: no more invitations
         unsub = _link(msg, "/api/notify/unsubscribe")
         assert "kind=invite" in unsub
-        r = TestClient(app).get(unsub, follow_redirects=False)
+        with another(ada) as anyone:  # no cookies: the link works without logging in
+            r = anyone.get(unsub, follow_redirects=False)
         assert r.status_code == 303 and r.headers["location"] == "/settings?unsubscribed=invite"
         assert bob.get("/api/notify/settings").json()["kinds"] == {"turn": True, "invite": False}
         g2 = _post(ada, "/api/games", {"mode": "online"}).json()
         assert _post(ada, "/api/notify/invite", {"game": g2["id"], "username": "bob"}).json()["ok"] is True
         # RFC 8058: the mail program's POST turns every kind off and forgets the address
         all_link = msg["List-Unsubscribe"].strip("<>")
-        r = TestClient(app).post(all_link.replace("kind=invite", "kind=all"))
+        with another(ada) as anyone:
+            r = anyone.post(all_link.replace("kind=invite", "kind=all"))
         assert r.status_code == 200 and r.json() == {"ok": True, "kind": "all"}
         assert bob.get("/api/notify/settings").json()["email"] is None
-        assert TestClient(app).post(unsub.replace("u=", "u=x")).status_code == 404
+        with another(ada) as anyone:
+            assert anyone.post(unsub.replace("u=", "u=x")).status_code == 404
         time.sleep(1.0)  # the sender looks every 0.2 s: nothing more may arrive
     assert len(inbox.mails) == n + 1
     storage = Storage(resolve_db_url(db))

@@ -470,11 +470,18 @@ def test_presence_is_stored_so_watchers_and_seats_count_across_connections(clien
         seat(ra, g["token"], "south")
         w = seat(rw, None, "spectator")
         w.until("state", lambda m: m["game"]["seats"]["south"]["present"] and m["game"]["watchers"] == 1)
+        # the state counts this process's own connections at once, the database once the
+        # presence thread's writes land (in order): the stored rows must get there
         store = Storage(resolve_db_url(db))
         try:
-            now = client.app.state.service.now()  # type: ignore[attr-defined]
-            p = store.presence(g["id"], now, 30)
-            assert p.present == {"south": True, "north": False} and p.watchers == 1
+            deadline = time.monotonic() + 20
+            while True:
+                now = client.app.state.service.now()  # type: ignore[attr-defined]
+                p = store.presence(g["id"], now, 30)
+                if p.present == {"south": True, "north": False} and p.watchers == 1:
+                    break
+                assert time.monotonic() < deadline, f"the stored presence stayed {p}"
+                time.sleep(0.05)
         finally:
             store.close()
 

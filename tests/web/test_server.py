@@ -9,6 +9,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +141,30 @@ def client(db: str) -> Iterator[TestClient]:
     # threads rather than processes for the AI: the test players below live in this process
     with TestClient(create_app(db, ai_processes=0)) as c:
         yield c
+
+
+@contextmanager
+def another(client: TestClient) -> Iterator[TestClient]:
+    """Another visitor (cookies of its own) of the app ``client`` runs, on the same event loop.
+
+    Entering one app in a second ``TestClient`` would run its lifespan again: its background tasks
+    (AI runner, mail notifier) a second time, on another event loop, where a request would meet
+    events bound to the first ("bound to a different event loop": a mail test's extra mail under
+    load).  This client shares ``client``'s portal instead, so the app runs once."""
+    other = TestClient(client.app)
+    other.portal = client.portal
+    try:
+        yield other
+    finally:
+        other.portal = None
+        other.close()
+
+
+@contextmanager
+def visitors(app: Any, n: int) -> Iterator[tuple[TestClient, ...]]:
+    """``n`` visitors of ``app``: the first runs it, the others are :func:`another` of it."""
+    with TestClient(app) as first, ExitStack() as stack:
+        yield (first, *(stack.enter_context(another(first)) for _ in range(n - 1)))
 
 
 def create(client: TestClient, **spec: Any) -> dict[str, Any]:
