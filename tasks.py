@@ -139,7 +139,7 @@ def parallel(args: list[str]) -> list[str]:
     module-scoped servers and browsers are started once), unless the caller chose (``-n``,
     ``-p no:xdist``).  Much of the suite waits on browsers, servers and subprocesses, so two
     workers finish it in about two thirds of the time on two cores."""
-    chosen = any(a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses=")) for a in args)
+    chosen = any(a == "no:xdist" or a.startswith(("-n", "--numprocesses")) for a in args)
     return [] if chosen else ["-n", "2", "--dist", "loadfile"]
 
 
