@@ -36,7 +36,7 @@ def test_engine_modules_import_only_the_standard_library_and_each_other() -> Non
 def test_importing_the_engine_loads_no_other_layer() -> None:
     code = (
         "import sys, jericho_game, jericho_game.core, jericho_game.record\n"
-        "bad = [m for m in sys.modules if m.startswith(('jericho_game.players', 'jericho_game.web',"
+        "bad = [m for m in sys.modules if m.startswith(('jericho_game.ai', 'jericho_game.web',"
         " 'jericho_game.envs', 'numpy', 'starlette', 'sqlalchemy'))]\n"
         "print(bad)\n"
     )
@@ -47,7 +47,7 @@ def test_importing_the_engine_loads_no_other_layer() -> None:
 def test_packaged_rules_page_matches_docs() -> None:
     """The web app ships a copy of docs/rules.md (installed packages have no docs/): keep them equal."""
     docs = PACKAGE.parents[1] / "docs" / "rules.md"
-    shipped = PACKAGE / "web" / "static" / "rules.md"
+    shipped = PACKAGE / "web" / "site" / "static" / "rules.md"
     assert shipped.read_text(encoding="utf-8") == docs.read_text(encoding="utf-8"), (
         "copy docs/rules.md to src/jericho_game/web/static/rules.md"
     )
@@ -72,7 +72,7 @@ def _imported_modules(tree: ast.AST, package: str) -> set[str]:
 def test_no_web_module_imports_the_transport() -> None:
     """The transport (web/server.py) is the entry point: it imports the parts, never the reverse.
     Conn, Limits and write_game_record once lived there and were imported back by the lobby and the
-    review (an import circle); they are modules of their own now (web/conn.py, limits.py, records.py)."""
+    review (an import circle); they are modules of their own now (web/common/conn.py, limits.py, records.py)."""
     web = PACKAGE / "web"
     offenders = []
     for path in sorted(web.glob("*.py")):

@@ -64,8 +64,8 @@ def test_a_foreign_jericho_package_on_the_path_does_not_break_ours(tmp_path: Pat
     code = (
         "import json, jericho, jericho_game\n"
         "from jericho_game import Game\n"
-        "from jericho_game.players import make_player\n"
-        "from jericho_game.protocol_client import resolve_command\n"
+        "from jericho_game.ai import make_player\n"
+        "from jericho_game.cli.protocol_client import resolve_command\n"
         "g = Game(); g.play('5R@d2'); g.play(make_player('mcts:sims=20', seed=1).choose_move(g))\n"
         "engine = make_player('external:cmd=jericho engine --player random', seed=3)\n"
         "g.play(engine.choose_move(g)); engine.close()\n"
@@ -107,7 +107,7 @@ sys.meta_path.insert(0, Blocker())
         ("jericho_game.envs.jax_env", "the JAX environment", "jax", ["jax"]),
         ("jericho_game.envs.jax_env", "the JAX environment", "jax", ["pgx"]),
         ("jericho_game.web.server", "the web app", "web", ["starlette"]),
-        ("jericho_game.web.storage", "the web app's storage", "web", ["sqlalchemy"]),
+        ("jericho_game.web.storage.database", "the web app's storage", "web", ["sqlalchemy"]),
     ],
 )
 def test_a_missing_extra_is_named_with_its_install_line(
@@ -132,7 +132,7 @@ def test_a_missing_extra_is_named_with_its_install_line(
 
 def test_make_player_without_openspiel_gives_a_player_spec_error_with_the_hint() -> None:
     code = _BLOCKER.format(blocked=["pyspiel", "open_spiel"]) + (
-        "from jericho_game.players import PlayerSpecError, make_player\n"
+        "from jericho_game.ai import PlayerSpecError, make_player\n"
         "print(make_player('mcts:sims=5').name)\n"
         "try:\n"
         "    make_player('openspiel-mcts')\n"
@@ -177,7 +177,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 _GAME_PROBE = """
 import json, random, jericho_game, jericho_game.kernel as k
 from jericho_game import Game
-from jericho_game.players import make_player
+from jericho_game.ai import make_player
 from jericho_game.record import read_record, write_record
 g = Game(); r = random.Random(7)
 while not g.is_over():
@@ -253,8 +253,8 @@ def test_the_sdist_carries_what_a_wheel_is_built_from(dist: Path) -> None:
     for needed in (
         "src/jericho_game/_kernel.c",
         "src/jericho_game/boards/standard.json",
-        "src/jericho_game/players/net_weights.npz",
-        "src/jericho_game/web/templates/index.html",  # the pages are templates (jericho_game.web.pages)
+        "src/jericho_game/ai/net_weights.npz",
+        "src/jericho_game/web/templates/index.html",  # the pages are templates (jericho_game.web.site.pages)
         "src/jericho_game/web/templates/analysis.html",
         "src/jericho_game/web/locale/fr/LC_MESSAGES/messages.po",
         "src/jericho_game/web/static/app.js",

@@ -1,4 +1,4 @@
-"""Game analysis (jericho_game.analysis): the marks' thresholds, exact terminal and decided positions,
+"""Game analysis (jericho_game.ai.analysis): the marks' thresholds, exact terminal and decided positions,
 forced moves, and the mover's point of view in the losses.  Budgets are tiny: these check the
 logic, not the search's strength."""
 
@@ -8,9 +8,10 @@ import random
 
 import pytest
 
-from jericho_game import Game, analysis, kernel
-from jericho_game.analysis import PositionEval, classify, evaluate, evaluate_game, evaluate_ply, judge
-from jericho_game.players._util import winning_sevens
+from jericho_game import Game, kernel
+from jericho_game.ai import analysis
+from jericho_game.ai._util import winning_sevens
+from jericho_game.ai.analysis import PositionEval, classify, evaluate, evaluate_game, evaluate_ply, judge
 
 
 def _random_game(seed: int) -> Game:
@@ -27,7 +28,7 @@ def _random_games() -> list[Game]:
 
 def _greedy_game(seed: int) -> Game:
     """A game of two ``easy`` players: seed 1 ends with both sides forced to pass (exhaustion)."""
-    from jericho_game.players.base import make_player
+    from jericho_game.ai.base import make_player
 
     players = {"south": make_player("easy", seed=seed), "north": make_player("easy", seed=seed + 100)}
     game = Game()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jericho_game import Game
-from jericho_game.arena import (
+from jericho_game.ai.arena import (
     add_arguments,
     bradley_terry,
     build_tasks,
@@ -121,7 +121,7 @@ def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture
 
 
 def test_interrupted_run_keeps_finished_games(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import jericho_game.arena as arena
+    import jericho_game.ai.arena as arena
 
     real = arena.play_game
     calls = {"n": 0}
@@ -197,7 +197,7 @@ def test_elo_interval_matches_the_normal_approximation() -> None:
 
 
 def test_summary_counts() -> None:
-    from jericho_game.arena import GameResult
+    from jericho_game.ai.arena import GameResult
 
     games = [
         GameResult(0, 0, "x", "y", "south", [], 0, (7, 0), 1.0, 0.5, 10, 10),
@@ -223,7 +223,7 @@ class ClosingSpy:
     closed: list[int] = []
 
     def __init__(self, seed: int | None = None) -> None:
-        from jericho_game.players.random_player import RandomPlayer
+        from jericho_game.ai.random_player import RandomPlayer
 
         self.name = "closing-spy"
         self._inner = RandomPlayer(seed=seed)
@@ -236,7 +236,7 @@ class ClosingSpy:
 
 
 def test_players_holding_resources_are_closed_after_each_game() -> None:
-    from jericho_game.players.base import register
+    from jericho_game.ai.base import register
 
     register("closing-spy", __name__, "ClosingSpy")
     ClosingSpy.closed.clear()
@@ -278,7 +278,7 @@ class FailingOnThirdMove:
     """A random player that raises on its third move (registered below as ``failing``)."""
 
     def __init__(self, seed: int | None = None) -> None:
-        from jericho_game.players.random_player import RandomPlayer
+        from jericho_game.ai.random_player import RandomPlayer
 
         self.name = "failing"
         self._inner = RandomPlayer(seed=seed)
@@ -292,7 +292,7 @@ class FailingOnThirdMove:
 
 
 def test_a_failing_player_loses_its_games_and_the_round_robin_goes_on(tmp_path: Path) -> None:
-    from jericho_game.players.base import register
+    from jericho_game.ai.base import register
 
     register("failing", __name__, "FailingOnThirdMove")
     summary = run_arena(["failing", "greedy"], games=2, jobs=1, seed=3, out=tmp_path)
@@ -320,7 +320,7 @@ def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> No
     import sys
     import time
 
-    src = str(Path(__file__).resolve().parents[1] / "src")
+    src = str(Path(__file__).resolve().parents[2] / "src")
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out, summary = tmp_path / "games", tmp_path / "summary.json"
     # As in a terminal: a test run started in the background (nohup, `&`) ignores SIGINT, and an
@@ -354,7 +354,7 @@ def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> No
 
 
 def test_the_table_shows_mean_and_max_time_per_move_and_warns_on_unequal_time() -> None:
-    from jericho_game.arena import GameResult, time_warning
+    from jericho_game.ai.arena import GameResult, time_warning
 
     # The audit's match: 0.51 s against 0.79 s per move, silently unequal.
     games = [
@@ -379,7 +379,7 @@ def test_the_table_shows_mean_and_max_time_per_move_and_warns_on_unequal_time() 
 
 def test_arena_time_gives_both_sides_the_same_time_per_move() -> None:
     # Audit: mcts:sims=N ignored --time (and the expert spent 0.51 s a move under --time 1, its
-    # own cap less a 15% margin: tests/test_limits.py checks the levels); now every side spends
+    # own cap less a 15% margin: tests/ai/test_limits.py checks the levels); now every side spends
     # the limit.  (Players that prove wins, like the solver levels, answer those moves at once.)
     limit = 0.08
     s = run_arena(["mcts:sims=30", "hard"], games=2, seed=3, time_limit=limit)

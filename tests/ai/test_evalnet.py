@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from jericho_game import Game, kernel
+from jericho_game.ai import evalnet
+from jericho_game.ai.base import Limit, PlayerSpecError, make_player
 from jericho_game.envs.encoding import default_encoding
-from jericho_game.players import evalnet
-from jericho_game.players.base import Limit, PlayerSpecError, make_player
 
 pytestmark = pytest.mark.skipif(kernel.C is None, reason="the learned evaluator runs in the C kernel")
 
-#: As in tests/test_limits.py: a busy machine may not schedule the search the moment its
+#: As in tests/ai/test_limits.py: a busy machine may not schedule the search the moment its
 #: deadline passes, so the wall-clock upper bound has slack (the lower bound has none).
 LOAD_SLACK = 0.4
 ENC = default_encoding()
@@ -199,7 +199,7 @@ def test_evaluator_options_are_checked_when_given(weights, tmp_path):
 
 
 def test_training_learns_the_search_s_visits(tmp_path):
-    from jericho_game import selfplay
+    from jericho_game.ai import selfplay
 
     play = selfplay.SelfPlayConfig(sims=80)
     data = selfplay.play_games(play, None, games=6, seed=1, jobs=1)
@@ -224,7 +224,7 @@ def test_training_learns_the_search_s_visits(tmp_path):
 
 
 def test_expert_iteration_resumes_from_its_files(tmp_path):
-    from jericho_game import selfplay
+    from jericho_game.ai import selfplay
 
     lines: list[str] = []
     play, learn = selfplay.SelfPlayConfig(sims=30), selfplay.TrainConfig(epochs=1, hidden=(16, 8))
@@ -240,7 +240,7 @@ def test_expert_iteration_resumes_from_its_files(tmp_path):
 
 def test_a_run_can_start_from_given_weights(tmp_path, weights):
     """--init: the first generation already searches with the given weights, then trains them on."""
-    from jericho_game import selfplay
+    from jericho_game.ai import selfplay
 
     play, learn = selfplay.SelfPlayConfig(sims=30), selfplay.TrainConfig(epochs=1, hidden=(8, 8))
     out = selfplay.expert_iteration(tmp_path / "on", 1, 2, play, learn, log=lambda _: None, init=weights)

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from jericho_game import Game, kernel
-from jericho_game.players import Limit, make_player
-from jericho_game.players._util import TIME_SAFETY, search_budget
-from jericho_game.players.levels import EXPERT_SIMS, EXPERT_TIME, MASTER_SIMS, MASTER_TIME
-from jericho_game.protocol import SLICE_SECONDS, Search
+from jericho_game.ai import Limit, make_player
+from jericho_game.ai._util import TIME_SAFETY, search_budget
+from jericho_game.ai.levels import EXPERT_SIMS, EXPERT_TIME, MASTER_SIMS, MASTER_TIME
+from jericho_game.cli.protocol import SLICE_SECONDS, Search
 
 C = pytest.mark.skipif(kernel.C is None, reason="needs the C kernel")
 GAME = "5R@d2 1G@d3"
@@ -94,7 +94,7 @@ def test_the_c_mcts_search_gets_exactly_the_limit(
 
 
 def test_the_python_mcts_search_gets_exactly_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from jericho_game.players.mcts import MCTSPlayer
+    from jericho_game.ai.mcts import MCTSPlayer
 
     seen: list[tuple[int | None, float | None]] = []
     real = MCTSPlayer.search
@@ -148,7 +148,7 @@ def test_alphabeta_nodes_is_its_node_count_and_is_deterministic() -> None:
 
 def test_net_mcts_runs_exactly_the_simulations_and_the_time_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("numpy")
-    from jericho_game.players.net import NetMCTSPlayer
+    from jericho_game.ai.net import NetMCTSPlayer
 
     calls = [0]
 
@@ -172,7 +172,7 @@ def test_net_mcts_runs_exactly_the_simulations_and_the_time_it_is_given(monkeypa
 
 
 def test_external_sends_the_limit_not_its_own_defaults() -> None:
-    from jericho_game.protocol_client import ExternalEnginePlayer
+    from jericho_game.cli.protocol_client import ExternalEnginePlayer
 
     sent: list[dict[str, Any]] = []
 

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from jericho_game import Game
+from jericho_game.ai import Limit, PlayerSpecError, make_player
+from jericho_game.ai.net import BLOCK, WEIGHTS, NetMCTSPlayer, NetWeights, forward, load_weights
+from jericho_game.ai.random_player import RandomPlayer
 from jericho_game.envs.encoding import default_encoding
 from jericho_game.envs.views import View
-from jericho_game.players import Limit, PlayerSpecError, make_player
-from jericho_game.players.net import BLOCK, WEIGHTS, NetMCTSPlayer, NetWeights, forward, load_weights
-from jericho_game.players.random_player import RandomPlayer
 from jericho_game.record import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -200,7 +200,7 @@ def test_net_players_need_numpy_only_and_play_in_the_arena(tmp_path: Path) -> No
     code = (
         "import sys\n"
         "from jericho_game import Game\n"
-        "from jericho_game.players import make_player\n"
+        "from jericho_game.ai import make_player\n"
         "g = Game()\n"
         "g.play(make_player('net').choose_move(g))\n"
         "g.play(make_player('net+mcts:sims=5').choose_move(g))\n"

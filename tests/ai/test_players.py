@@ -1,7 +1,7 @@
 """AI players: legality, the seven-monolith tactics, greedy's rules, MCTS and alpha-beta details.
 
 All budgets here are node/simulation budgets (never wall-clock), so the tests are
-deterministic; speed and time limits are measured by ``jericho_game.players.bench``.
+deterministic; speed and time limits are measured by ``jericho_game.ai.bench``.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import random
 import pytest
 
 from jericho_game import PASS, Game, Move, kernel
-from jericho_game.players import Limit, make_player
-from jericho_game.players.alphabeta import AlphaBetaPlayer, evaluate, symmetry_classes
-from jericho_game.players.greedy import GreedyPlayer
-from jericho_game.players.mcts import MCTSPlayer
+from jericho_game.ai import Limit, make_player
+from jericho_game.ai.alphabeta import AlphaBetaPlayer, evaluate, symmetry_classes
+from jericho_game.ai.greedy import GreedyPlayer
+from jericho_game.ai.mcts import MCTSPlayer
 
 SEARCHERS = ["greedy", "mcts:sims=300", "mcts-py:sims=300", "alphabeta:depth=2", "alphabeta-py:depth=2"]
 ALL_PLAYERS = ["random", *SEARCHERS, "easy", "medium", "hard"]
@@ -312,14 +312,14 @@ def test_levels(name: str) -> None:
 
 
 def test_expert_time_is_capped() -> None:
-    from jericho_game.players.levels import expert
+    from jericho_game.ai.levels import expert
 
     with pytest.raises(ValueError, match="expert time"):
         expert(time=5)
 
 
 def test_bad_specs() -> None:
-    from jericho_game.players import PlayerSpecError
+    from jericho_game.ai import PlayerSpecError
 
     with pytest.raises(PlayerSpecError, match="nonsense"):
         make_player("mcts:nonsense=1")
@@ -329,7 +329,7 @@ def test_bad_specs() -> None:
 
 # -- guided playouts -----------------------------------------------------------------------------------
 def test_guided_playout_follows_the_rules() -> None:
-    from jericho_game.players.playout import guided_playout
+    from jericho_game.ai.playout import guided_playout
 
     rng = random.Random(4)
     for game in random_positions(21, 25):
@@ -351,7 +351,7 @@ def test_guided_playout_prefers_breaking_a_seven(break_positions: list[tuple[Gam
     position keep a 3x margin well clear of chance).
     """
     from jericho_game import kernel
-    from jericho_game.players.playout import guided_playout
+    from jericho_game.ai.playout import guided_playout
 
     rng = random.Random(1)
     lost_at_once = {"guided": 0, "random": 0}
@@ -377,7 +377,7 @@ def test_mcts_random_playouts_option() -> None:
 
 
 def test_bench_figures_shape() -> None:
-    from jericho_game.players.bench import figures, midgame
+    from jericho_game.ai.bench import figures, midgame
 
     out = figures(seconds=0.05, expert_positions=0, short=0.05)
     # the v1 and the strongest playouts, and the learned evaluator, are measured on the C kernel only
@@ -396,8 +396,8 @@ def test_mcts_answers_even_when_the_time_is_up_before_the_search(monkeypatch: py
     # slow root tactics): the player must still answer a searched legal move, not crash.
     import time as _time
 
-    import jericho_game.players.mcts as mcts_module
-    from jericho_game.players._util import Deadline
+    import jericho_game.ai.mcts as mcts_module
+    from jericho_game.ai._util import Deadline
 
     class Expired(Deadline):
         def __init__(self, seconds: float | None) -> None:
@@ -441,7 +441,7 @@ def test_mcts_tree_is_not_reused_after_undo_or_for_an_equal_position_from_text()
 
 
 def test_bench_awkward_positions_are_what_they_claim() -> None:
-    from jericho_game.players.bench import awkward_positions
+    from jericho_game.ai.bench import awkward_positions
 
     late, must_break, near_seven = awkward_positions()
     assert len(late.history) >= 40 and not late.is_over()
@@ -456,7 +456,7 @@ needs_c = pytest.mark.skipif(kernel.C is None, reason="the C kernel is not built
 
 @needs_c
 def test_mcts_runs_in_the_kernel_and_mcts_py_in_python() -> None:
-    from jericho_game.players.mcts import KernelMCTSPlayer, MCTSPlayer
+    from jericho_game.ai.mcts import KernelMCTSPlayer, MCTSPlayer
 
     fast, slow = make_player("mcts:sims=500", seed=1), make_player("mcts-py:sims=50", seed=1)
     assert isinstance(fast, KernelMCTSPlayer) and isinstance(slow, MCTSPlayer)
@@ -489,7 +489,7 @@ def test_kernel_mcts_keeps_to_its_time() -> None:
 
 @needs_c
 def test_kernel_mcts_rejects_bad_options() -> None:
-    from jericho_game.players import PlayerSpecError
+    from jericho_game.ai import PlayerSpecError
 
     for spec in ("mcts:sims=0", "mcts:time=-1", "mcts:playout=smart", "mcts:k=0", "mcts:widen=0"):
         with pytest.raises((ValueError, PlayerSpecError)):
@@ -509,7 +509,7 @@ def test_defending_playouts_reach_the_c_search() -> None:
 
 
 def test_expert_and_master_play_the_strong_search_and_v1_stays_frozen() -> None:
-    from jericho_game.players import levels
+    from jericho_game.ai import levels
 
     for level in (levels.expert(seed=1), levels.master(seed=1)):
         if kernel.C is not None:
@@ -530,7 +530,7 @@ def test_expert_and_master_play_the_strong_search_and_v1_stays_frozen() -> None:
 
 
 def test_master_is_allowed_more_than_expert() -> None:
-    from jericho_game.players import levels
+    from jericho_game.ai import levels
 
     assert levels.MASTER_SIMS > levels.EXPERT_SIMS and levels.MASTER_TIME <= 3.0
     with pytest.raises(ValueError, match="master time"):

@@ -1,4 +1,4 @@
-"""Puzzles: the proof search (jericho_game.puzzles), the shipped set, and ``jericho puzzles``."""
+"""Puzzles: the proof search (jericho_game.ai.puzzles), the shipped set, and ``jericho puzzles``."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 
 from jericho_game import Game
-from jericho_game.core import NO_OUTCOME
-from jericho_game.kernel import python_state
-from jericho_game.puzzles import (
+from jericho_game.ai.puzzles import (
     THEMES,
     Budget,
     Puzzle,
@@ -30,6 +28,8 @@ from jericho_game.puzzles import (
     winning_moves_1,
     winning_moves_2,
 )
+from jericho_game.core import NO_OUTCOME
+from jericho_game.kernel import python_state
 from jericho_game.record import read_records, write_record
 
 # From a self-play game (examples/data/sample/games.jgn): South (6 monoliths to North's 5) holds
@@ -55,7 +55,7 @@ WIN_IN_2 = (
     "b1:4B2G1Y,c1:3R4B,a2:5G1W,b2:3W2R5B,c2:2Y4R3G5W,e2:5Y,f2:5G2Y1W,g2:5Y3R1G4W,a3:4G3W,b3:3B2R,c3:1G4W5R2B,"
     "f3:1B3Y,g3:2W,b4:3B,c4:2B,e4:2W4Y,f4:1Y5B2G 1R3YG4Y5R 1RB4RG5W south 3B@b4 0 *"
 )
-SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "data" / "sample" / "games.jgn"
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "data" / "sample" / "games.jgn"
 
 
 def names(game: Game, codes: list[int]) -> list[str]:

@@ -7,10 +7,10 @@ import random
 import pytest
 
 from jericho_game import core, kernel
+from jericho_game.ai import make_player
+from jericho_game.ai._util import to_move
 from jericho_game.board import standard_topology
 from jericho_game.game import Game
-from jericho_game.players import make_player
-from jericho_game.players._util import to_move
 
 pytestmark = pytest.mark.skipif(kernel.C is None, reason="the C search needs the C kernel")
 
@@ -97,7 +97,7 @@ def test_facing_an_unbreakable_seven_every_move_is_proven_lost() -> None:
 
 
 def test_the_review_calls_a_proven_position_exact() -> None:
-    from jericho_game.analysis import evaluate
+    from jericho_game.ai.analysis import evaluate
 
     game = Game()
     for code in DEEP_WIN:
@@ -110,7 +110,7 @@ def test_the_review_calls_a_proven_position_exact() -> None:
 def test_a_sliced_engine_search_ends_once_the_solver_proves_the_position() -> None:
     # Each slice of a proven root runs one simulation: without the stop, "go nodes 1000000"
     # would call the search a million times.
-    from jericho_game.protocol import EngineSession
+    from jericho_game.cli.protocol import EngineSession
 
     game = Game()
     for code in DEEP_WIN:
@@ -128,7 +128,7 @@ def test_a_sliced_engine_search_ends_once_the_solver_proves_the_position() -> No
 
 @pytest.mark.skipif(kernel.C is None, reason="the final-move choice is the C search's")
 def test_final_lcb_prefers_the_surer_move_to_the_most_visited(monkeypatch: pytest.MonkeyPatch) -> None:
-    from jericho_game.players import mcts as mcts_module
+    from jericho_game.ai import mcts as mcts_module
 
     assert mcts_module._lower_bound(90, 70) > mcts_module._lower_bound(100, 50)
     assert mcts_module._lower_bound(1000, 600) > mcts_module._lower_bound(10, 6)  # more visits, surer

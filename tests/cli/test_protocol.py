@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from jericho_game import Game
-from jericho_game.players import Limit, make_player
-from jericho_game.players.random_player import RandomPlayer
-from jericho_game.protocol import FINAL_WORDS, EngineSession, serve
-from jericho_game.protocol_client import (
+from jericho_game.ai import Limit, make_player
+from jericho_game.ai.random_player import RandomPlayer
+from jericho_game.cli.protocol import FINAL_WORDS, EngineSession, serve
+from jericho_game.cli.protocol_client import (
     EngineClient,
     EngineCommandError,
     EngineDied,
@@ -441,7 +441,7 @@ def test_stop_ends_a_long_search_at_once_with_a_legal_move_and_answers_in_order(
 def test_a_sliced_search_plays_the_move_of_one_unsliced_search(cut: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # Slices end after SLICE_NODES simulations or SLICE_SECONDS, whichever comes first: cut by
     # either, the continued tree plays the move of one search.
-    from jericho_game import protocol
+    from jericho_game.cli import protocol
 
     if cut == "nodes":
         monkeypatch.setattr(protocol, "SLICE_NODES", 100)
@@ -500,7 +500,7 @@ def test_end_of_input_lets_the_search_finish_and_the_engine_exits() -> None:
 
 
 def test_over_long_lines_are_refused_without_echo_and_the_session_goes_on() -> None:
-    from jericho_game.protocol import MAX_LINE
+    from jericho_game.cli.protocol import MAX_LINE
 
     flood = "frobnicate" + "x" * (20 * 1024 * 1024)
     script = f"{flood}\n{'y' * (MAX_LINE - 1)}\nstatus\nquit\n"

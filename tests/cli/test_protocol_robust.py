@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from jericho_game import kernel
-from jericho_game.players import PlayerSpecError, make_player
-from jericho_game.players.base import split_spec
-from jericho_game.players.random_player import RandomPlayer
-from jericho_game.protocol import EngineSession, serve
+from jericho_game.ai import PlayerSpecError, make_player
+from jericho_game.ai.base import split_spec
+from jericho_game.ai.random_player import RandomPlayer
+from jericho_game.cli.protocol import EngineSession, serve
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 C = pytest.mark.skipif(kernel.C is None, reason="needs the C kernel")

@@ -14,7 +14,7 @@ from jericho_game import Game
 from jericho_game.cli import main
 from jericho_game.record import result_token, write_record
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def finished_game(seed: int = 1) -> Game:

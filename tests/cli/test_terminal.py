@@ -1,4 +1,4 @@
-"""Terminal play (jericho_game.terminal): board drawing and whole scripted sessions."""
+"""Terminal play (jericho_game.cli.terminal): board drawing and whole scripted sessions."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from jericho_game import PASS, Game, Move, Side
+from jericho_game.ai.random_player import RandomPlayer
 from jericho_game.cli import main
-from jericho_game.players.random_player import RandomPlayer
-from jericho_game.record import read_record
-from jericho_game.terminal import (
+from jericho_game.cli.terminal import (
     TerminalSession,
     colour_wanted,
     format_moves,
@@ -22,6 +21,7 @@ from jericho_game.terminal import (
     render_board,
     render_status,
 )
+from jericho_game.record import read_record
 
 
 class Script:

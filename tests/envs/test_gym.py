@@ -11,9 +11,9 @@ from gymnasium.utils.env_checker import check_env
 
 import jericho_game.envs.gym_env  # noqa: F401  (registers Jericho-v0)
 from jericho_game import Game
+from jericho_game.ai import Limit
 from jericho_game.envs.encoding import default_encoding
 from jericho_game.envs.gym_env import JerichoEnv
-from jericho_game.players import Limit
 
 
 @pytest.mark.parametrize("side", ["south", "north", "random"])
@@ -58,7 +58,7 @@ def test_reset_seed_gives_the_same_episode_whatever_came_before(opponent: str) -
 
 
 def test_a_level_s_clock_is_off_unless_asked_for() -> None:
-    from jericho_game.players.levels import EXPERT_SIMS, EXPERT_TIME  # the kernel in use sets them
+    from jericho_game.ai.levels import EXPERT_SIMS, EXPERT_TIME  # the kernel in use sets them
 
     assert JerichoEnv(opponent="expert").opponent.time == EXPERT_TIME  # type: ignore[attr-defined]
     env = JerichoEnv(opponent="expert", agent_side="north")
@@ -70,7 +70,7 @@ def test_a_level_s_clock_is_off_unless_asked_for() -> None:
 
 
 def test_a_player_object_is_copied_afresh_for_each_episode() -> None:
-    from jericho_game.players import make_player
+    from jericho_game.ai import make_player
 
     player = make_player("mcts:sims=40")
     env = JerichoEnv(opponent=player, agent_side="north")

@@ -12,11 +12,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_core_and_protocol_do_not_import_rl_libraries() -> None:
     code = (
-        "import sys, jericho_game, jericho_game.protocol, jericho_game.protocol_client\n"
+        "import sys, jericho_game, jericho_game.cli.protocol, jericho_game.cli.protocol_client\n"
         "import jericho_game.envs, jericho_game.envs.render\n"
-        "from jericho_game.players import make_player\n"
+        "from jericho_game.ai import make_player\n"
         "make_player('random')\n"
-        "s = jericho_game.protocol.EngineSession(make_player('random'))\n"
+        "s = jericho_game.cli.protocol.EngineSession(make_player('random'))\n"
         "assert s.handle('show')[-1] == 'ok'\n"
         "bad = sorted(m for m in ('numpy', 'gymnasium', 'pettingzoo', 'pyspiel', 'jax', 'pgx') if m in sys.modules)\n"
         "print(bad)\n"

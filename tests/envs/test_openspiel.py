@@ -11,8 +11,8 @@ import pytest
 
 import jericho_game.envs.openspiel_game as og
 from jericho_game import Game
+from jericho_game.ai import Limit, make_player
 from jericho_game.envs.encoding import default_encoding
-from jericho_game.players import Limit, make_player
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +179,7 @@ def _finished_position() -> str:
 
 def test_the_arena_pits_openspiel_mcts_against_our_players() -> None:
     # Issue 5: our strength is measured against an outside implementation in the arena.
-    from jericho_game.arena import run_arena
+    from jericho_game.ai.arena import run_arena
 
     spec = "openspiel-mcts:sims=10"
     summary = run_arena([spec, "random"], games=2, jobs=1, seed=5)

@@ -14,8 +14,8 @@ from jericho_game.envs import encoding as E
 from jericho_game.envs.augment import SYMMETRIES, augment
 from jericho_game.envs.gym_env import JerichoEnv
 from jericho_game.envs.planar import default_planar
+from tests.envs.test_encoding import _rotate_position
 from tests.helpers import random_games
-from tests.interop.test_encoding import _rotate_position
 
 ENC = E.default_encoding()
 P = default_planar()
@@ -159,7 +159,7 @@ def test_pettingzoo_planar_canonical_passes_api_test() -> None:
     from pettingzoo.test import api_test
 
     from jericho_game.envs.pettingzoo_env import MAX_GAME_LENGTH, env
-    from tests.interop.test_pettingzoo import ACCEPTED
+    from tests.envs.test_pettingzoo import ACCEPTED
 
     e = env(observation="planar", view="canonical")
     e.reset()

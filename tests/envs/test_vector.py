@@ -240,8 +240,8 @@ def test_the_vector_env_gives_the_same_episodes_on_either_engine(side: str) -> N
 
 
 def test_bench_hook_prints_the_vector_env_figure(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from jericho_game.ai import bench as ai_bench
     from jericho_game.cli import main
-    from jericho_game.players import bench as ai_bench
 
     monkeypatch.setattr(ai_bench, "figures", lambda *a, **k: [])  # the AI's figures take long; not ours
     assert main(["bench", "--seconds", "0.05"]) == 0

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from jericho_game import Game, IllegalMoveError, PositionError, kernel
+from jericho_game.ai import PlayerSpecError
 from jericho_game.envs.encoding import default_encoding
 from jericho_game.envs.vector import JerichoVectorEnv, KernelBatchEngine, PythonBatchEngine
-from jericho_game.players import PlayerSpecError
 
 ENC = default_encoding()
 HALF_TURN = ENC.symmetry("half-turn")

@@ -1,7 +1,7 @@
 """The compiled kernel (jericho_game._kernel) equals the pure-Python core, and fails safely.
 
 Skipped as a whole only when the extension is not built (the fallback itself is tested in
-tests/test_kernel_build.py, which needs no compiler).
+tests/rules/test_kernel_build.py, which needs no compiler).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jericho_game import Game, Move, core, kernel
+from jericho_game.ai import Limit, make_player
 from jericho_game.board import standard_topology
-from jericho_game.players import Limit, make_player
 from jericho_game.position import parse_position
 from tests import kernel_compare
 from tests.conftest import load_conformance
@@ -285,8 +285,8 @@ def test_the_fallback_can_be_forced_and_is_reported() -> None:
 @pytest.mark.parametrize("plies", [0, 2, 16, 30])
 def test_alphabeta_in_c_equals_the_python_search(plies: int) -> None:
     """Same move, value and node count at fixed depths: the C search is the Python one, move for move."""
-    from jericho_game.bench import midgame
-    from jericho_game.players.alphabeta import AlphaBetaPlayer
+    from jericho_game.ai.alphabeta import AlphaBetaPlayer
+    from jericho_game.cli.bench import midgame
 
     game = midgame(plies=plies, seed=5) if plies else Game()
     for depth in (1, 2) if plies != 16 else (1, 2, 3):
@@ -428,7 +428,7 @@ def test_transposition_statistics_change_the_search_only_where_a_position_repeat
 
 def test_the_mcts_player_with_subtree_keeps_the_subtree_between_moves() -> None:
     """subtree=1: the visits of the move played (and of the reply) carry over to the next search."""
-    from jericho_game.players.mcts import KernelMCTSPlayer
+    from jericho_game.ai.mcts import KernelMCTSPlayer
 
     game = _mid_game()
     p = KernelMCTSPlayer(sims=2000, seed=1, subtree=1, solver=1, greedy=1)
@@ -455,7 +455,7 @@ def test_the_mcts_player_with_subtree_keeps_the_subtree_between_moves() -> None:
 
 
 def test_the_mcts_player_keeps_its_tree_only_for_the_same_position() -> None:
-    from jericho_game.players.mcts import KernelMCTSPlayer
+    from jericho_game.ai.mcts import KernelMCTSPlayer
 
     game = Game.from_moves("5R@d2 1G@d3")
     p = KernelMCTSPlayer(sims=300, seed=1)

@@ -312,7 +312,7 @@ def test_non_utf8_bytes() -> None:
 
 # -- docs/notation.md stays true ---------------------------------------------------------
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "notation.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "notation.md"
 
 
 def test_notation_doc_examples() -> None:

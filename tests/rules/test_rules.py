@@ -488,7 +488,7 @@ SOUTH_LEADS_SIX_TO_FIVE = (
 
 
 def _score_from_scratch(game: Game) -> tuple[int, int]:
-    from tests.test_properties import leaders_from_scratch
+    from tests.rules.test_properties import leaders_from_scratch
 
     held = list(leaders_from_scratch(game).values())
     return held.count("south"), held.count("north")

@@ -16,7 +16,7 @@ with warnings.catch_warnings():  # starlette's note about httpx2 is not ours to 
     from starlette.testclient import TestClient
 
 from jericho_game.web.messages import Incoming, MessageTable, game_messages  # noqa: E402
-from jericho_game.web.rooms import ClientError  # noqa: E402
+from jericho_game.web.round.rooms import ClientError  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 
 GAME_KINDS = ["hello", "move", "undo", "resign", "rematch", "offer", "accept", "decline", "claim", "abort", "ping"]

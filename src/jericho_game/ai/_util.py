@@ -1,6 +1,6 @@
 """Helpers shared by the search players, built only on :mod:`jericho_game.core` (no engine changes).
 
-* :func:`search_budget` turns a player's own budget and a :class:`~jericho_game.players.base.Limit`
+* :func:`search_budget` turns a player's own budget and a :class:`~jericho_game.ai.base.Limit`
   into the one budget a search spends (every search player uses it: an explicit limit is the law);
 * :class:`Deadline` turns a time budget into a wall-clock stop time with a small margin;
 * :func:`move_deltas` computes, without playing them, how every legal move changes the
@@ -14,10 +14,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from jericho_game.ai.base import Limit
 from jericho_game.core import N_PIECES, NO_OUTCOME, SEVEN, State
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.players.base import Limit
 
 __all__ = [
     "Deadline",
@@ -32,7 +32,7 @@ __all__ = [
     "evaluator_path",
 ]
 
-#: The learned evaluator's shipped weights (players/evalnet.py), named ``evaluator=shipped``.
+#: The learned evaluator's shipped weights (ai/evalnet.py), named ``evaluator=shipped``.
 SHIPPED_EVALUATOR = Path(__file__).with_name("evaluator.npz")
 
 

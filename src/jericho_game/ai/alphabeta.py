@@ -18,7 +18,7 @@ Search
 
 Move ordering
     TT move first, then moves by their immediate monolith gain (captures first,
-    computed without playing them by :func:`jericho_game.players._util.move_deltas`), then
+    computed without playing them by :func:`jericho_game.ai._util.move_deltas`), then
     the two killer moves of the ply, then the history heuristic.  Below the root only the
     ``width`` best-ordered moves are searched (forward pruning; the root is searched in full).
 
@@ -68,10 +68,7 @@ from __future__ import annotations
 import random
 
 from jericho_game import kernel
-from jericho_game.core import DRAW, NO_OUTCOME, SEVEN, State
-from jericho_game.game import Game
-from jericho_game.moves import Move
-from jericho_game.players._util import (
+from jericho_game.ai._util import (
     MAX_SECONDS,
     Deadline,
     game_state,
@@ -80,7 +77,10 @@ from jericho_game.players._util import (
     search_budget,
     to_move,
 )
-from jericho_game.players.base import Limit
+from jericho_game.ai.base import Limit
+from jericho_game.core import DRAW, NO_OUTCOME, SEVEN, State
+from jericho_game.game import Game
+from jericho_game.moves import Move
 
 __all__ = ["AlphaBetaPlayer", "evaluate", "symmetry_classes", "python_alphabeta"]
 

@@ -17,7 +17,7 @@ Where the figures come from (:func:`evaluate`):
 * a position the search's solver proves (C kernel: a move proven won, or every move proven
   lost) is exact too;
 * a forced move (one legal move, e.g. a forced pass) takes the value of the position after it;
-* otherwise the ``master`` level's search (MCTS, :mod:`jericho_game.players.levels`) runs with
+* otherwise the ``master`` level's search (MCTS, :mod:`jericho_game.ai.levels`) runs with
   ``sims`` simulations, never more than ``seconds``, and the figure is the search's **root
   value**: the share of its simulations won by the side to move (draws half), turned to South's
   point of view.  The preferred move is the search's choice (the most visited move).
@@ -79,10 +79,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from jericho_game import kernel
+from jericho_game.ai._util import Deadline, game_state, to_move, winning_sevens
+from jericho_game.ai.base import Limit
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.players._util import Deadline, game_state, to_move, winning_sevens
-from jericho_game.players.base import Limit
 
 __all__ = [
     "INACCURACY",
@@ -260,8 +260,8 @@ def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Mo
     """The master level's search: (its move, the root value for the side to move, simulations run,
     whether that value is proven).  On the C kernel the search's solver proves positions: a move
     proven won makes the position won (value 1), every legal move proven lost makes it lost (0)."""
-    from jericho_game.players.levels import MASTER_TIME, master
-    from jericho_game.players.mcts import KernelMCTSPlayer, MCTSPlayer, Node
+    from jericho_game.ai.levels import MASTER_TIME, master
+    from jericho_game.ai.mcts import KernelMCTSPlayer, MCTSPlayer, Node
 
     cap = MASTER_TIME if seconds is None else min(seconds, MASTER_TIME)
     player = master(seed=seed, time=cap)
@@ -330,8 +330,8 @@ def stream(
     if won is not None:
         yield PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,))
         return
-    from jericho_game.players.levels import MASTER_TIME, master
-    from jericho_game.players.mcts import KernelMCTSPlayer, MCTSPlayer, Node
+    from jericho_game.ai.levels import MASTER_TIME, master
+    from jericho_game.ai.mcts import KernelMCTSPlayer, MCTSPlayer, Node
 
     player = master(seed=seed, time=MASTER_TIME)
     root = None
@@ -489,7 +489,7 @@ def evaluate_ply(
 
 def _sample_game() -> tuple[str | None, list[str]]:
     """The benchmark's game: ``hard`` (South, seed 3) against ``medium`` (North, seed 4), 52 moves."""
-    from jericho_game.players.base import make_player
+    from jericho_game.ai.base import make_player
 
     players = {"south": make_player("hard", seed=3), "north": make_player("medium", seed=4)}
     game = Game()
@@ -499,13 +499,13 @@ def _sample_game() -> tuple[str | None, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m jericho_game.analysis [RECORD] [--sims N] [--seconds S]``: review a game, print each
+    """``python -m jericho_game.ai.analysis [RECORD] [--sims N] [--seconds S]``: review a game, print each
     position's evaluation and each move's mark, then the time it took (the review's benchmark)."""
     import argparse
     import os
     import time
 
-    parser = argparse.ArgumentParser(prog="python -m jericho_game.analysis", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m jericho_game.ai.analysis", description=main.__doc__)
     parser.add_argument("record", nargs="?", help="a .jgn record (default: a sample 52-move game, seeded)")
     parser.add_argument("--sims", type=int, default=20_000, help="simulations per position (default 20000)")
     parser.add_argument("--seconds", type=float, default=1.0, help="at most this long per position (default 1)")

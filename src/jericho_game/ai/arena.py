@@ -40,9 +40,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jericho_game.ai.base import Limit, PlayerSpecError, make_player
 from jericho_game.extras import install_hint
 from jericho_game.game import Game
-from jericho_game.players.base import Limit, PlayerSpecError, make_player
 
 __all__ = [
     "GameResult",

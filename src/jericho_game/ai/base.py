@@ -62,25 +62,25 @@ class PlayerSpecError(ValueError):
 Factory = Callable[..., Player]
 _REGISTRY: dict[str, tuple[str, str]] = {
     # name -> (module, factory attribute); modules are imported on first use.
-    "random": ("jericho_game.players.random_player", "RandomPlayer"),
-    "greedy": ("jericho_game.players.greedy", "GreedyPlayer"),
-    "mcts": ("jericho_game.players.mcts", "mcts"),  # the C search when the kernel is built
-    "mcts-py": ("jericho_game.players.mcts", "MCTSPlayer"),  # the pure-Python search (reference)
-    "alphabeta": ("jericho_game.players.alphabeta", "AlphaBetaPlayer"),
-    "alphabeta-py": ("jericho_game.players.alphabeta", "python_alphabeta"),
-    "easy": ("jericho_game.players.levels", "easy"),
-    "medium": ("jericho_game.players.levels", "medium"),
-    "hard": ("jericho_game.players.levels", "hard"),
-    "expert": ("jericho_game.players.levels", "expert"),
-    "master": ("jericho_game.players.levels", "master"),
-    "expert-v1": ("jericho_game.players.levels", "expert_v1"),  # frozen, to measure against
-    "master-v1": ("jericho_game.players.levels", "master_v1"),
+    "random": ("jericho_game.ai.random_player", "RandomPlayer"),
+    "greedy": ("jericho_game.ai.greedy", "GreedyPlayer"),
+    "mcts": ("jericho_game.ai.mcts", "mcts"),  # the C search when the kernel is built
+    "mcts-py": ("jericho_game.ai.mcts", "MCTSPlayer"),  # the pure-Python search (reference)
+    "alphabeta": ("jericho_game.ai.alphabeta", "AlphaBetaPlayer"),
+    "alphabeta-py": ("jericho_game.ai.alphabeta", "python_alphabeta"),
+    "easy": ("jericho_game.ai.levels", "easy"),
+    "medium": ("jericho_game.ai.levels", "medium"),
+    "hard": ("jericho_game.ai.levels", "hard"),
+    "expert": ("jericho_game.ai.levels", "expert"),
+    "master": ("jericho_game.ai.levels", "master"),
+    "expert-v1": ("jericho_game.ai.levels", "expert_v1"),  # frozen, to measure against
+    "master-v1": ("jericho_game.ai.levels", "master_v1"),
     # Outside programs: an engine speaking docs/protocol.md, and OpenSpiel's Python MCTS bot.
-    "external": ("jericho_game.protocol_client", "ExternalEnginePlayer"),
+    "external": ("jericho_game.cli.protocol_client", "ExternalEnginePlayer"),
     "openspiel-mcts": ("jericho_game.envs.openspiel_bot", "OpenSpielMCTSPlayer"),
     # The trained baseline (NumPy at play time): the policy's first choice, and PUCT guided by the net.
-    "net": ("jericho_game.players.net", "net"),
-    "net+mcts": ("jericho_game.players.net", "net_mcts"),
+    "net": ("jericho_game.ai.net", "net"),
+    "net+mcts": ("jericho_game.ai.net", "net_mcts"),
 }
 
 

@@ -14,7 +14,7 @@
   ``master`` level's mean over three.
 
 The whole run takes about 40 s.  "Mid-game" is :func:`midgame`: 16 seeded random plies.
-Run it alone with ``python -m jericho_game.players.bench``.
+Run it alone with ``python -m jericho_game.ai.bench``.
 """
 
 from __future__ import annotations
@@ -23,12 +23,10 @@ import random
 import time
 
 from jericho_game import kernel
-from jericho_game.bench import midgame
-from jericho_game.game import Game
-from jericho_game.players.alphabeta import AlphaBetaPlayer
-from jericho_game.players.base import Limit
-from jericho_game.players.greedy import GreedyPlayer
-from jericho_game.players.levels import (
+from jericho_game.ai.alphabeta import AlphaBetaPlayer
+from jericho_game.ai.base import Limit
+from jericho_game.ai.greedy import GreedyPlayer
+from jericho_game.ai.levels import (
     EXPERT_TIME,
     MASTER_TIME,
     STRONG_C,
@@ -37,7 +35,9 @@ from jericho_game.players.levels import (
     expert,
     master,
 )
-from jericho_game.players.mcts import MCTSPlayer, mcts
+from jericho_game.ai.mcts import MCTSPlayer, mcts
+from jericho_game.cli.bench import midgame
+from jericho_game.game import Game
 
 __all__ = ["figures", "midgame", "awkward_positions", "expert_times", "symmetry_table", "main"]
 
@@ -122,13 +122,13 @@ def expert_times(positions: int = 6, level: str = "expert") -> tuple[float, floa
 
 
 def evaluator_figures(game: Game, seconds: float) -> list[Figure]:
-    """The learned evaluator's speed in C (players/evalnet.py): evaluations per second of one
+    """The learned evaluator's speed in C (ai/evalnet.py): evaluations per second of one
     position (its value and the logit of every legal move), and the strongest search's
     simulations per second with it (its value mixed half and half with the playouts').
     Weights of the shipped shape; the figures do not depend on their values.  Empty without
     NumPy (the ``rl`` extra)."""
     try:
-        from jericho_game.players import evalnet
+        from jericho_game.ai import evalnet
     except ImportError:
         return []
     hidden = evalnet.load(evalnet.SHIPPED).hidden if evalnet.SHIPPED.is_file() else (128, 64)

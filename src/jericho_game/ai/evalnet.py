@@ -11,7 +11,7 @@ a value (``tanh``: the side to move's expected result) and one logit per action.
 (``_kernel.Net``): the priors order the moves a node widens to and add a PUCT term to
 UCB1, and a leaf's value mixes the network's with a playout's (``mix``; 1 plays no
 playout).  No Python runs per node and no PyTorch is needed: weights are NumPy arrays in
-an ``.npz`` file.  They are trained by self-play (:mod:`jericho_game.selfplay`,
+an ``.npz`` file.  They are trained by self-play (:mod:`jericho_game.ai.selfplay`,
 ``jericho train``), the C search making the games and the network learning its visit
 counts and the results.
 
@@ -34,9 +34,9 @@ except ImportError as exc:
     raise missing_extra("the learned evaluator", "rl", exc) from exc
 
 from jericho_game import kernel
+from jericho_game.ai._util import SHIPPED_EVALUATOR
 from jericho_game.core import State
 from jericho_game.envs.encoding import default_encoding
-from jericho_game.players._util import SHIPPED_EVALUATOR
 
 __all__ = [
     "EvalNet",

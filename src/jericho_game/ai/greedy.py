@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import random
 
+from jericho_game.ai._util import breaks_possible, game_state, move_deltas, resolve_seed, to_move
+from jericho_game.ai.base import Limit
 from jericho_game.core import DRAW, NO_OUTCOME, SEVEN
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.players._util import breaks_possible, game_state, move_deltas, resolve_seed, to_move
-from jericho_game.players.base import Limit
 
 __all__ = ["GreedyPlayer"]
 

@@ -22,9 +22,9 @@ faster) and arena results reproduce; the time caps keep the promises (expert 1 s
 from __future__ import annotations
 
 from jericho_game import kernel
-from jericho_game.players.base import Player
-from jericho_game.players.greedy import GreedyPlayer
-from jericho_game.players.mcts import mcts
+from jericho_game.ai.base import Player
+from jericho_game.ai.greedy import GreedyPlayer
+from jericho_game.ai.mcts import mcts
 
 __all__ = [
     "easy",

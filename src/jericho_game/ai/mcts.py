@@ -15,10 +15,10 @@ Algorithm (one *simulation*):
    visited ``N`` times may have at most ``1 + widen·sqrt(N)`` children, so with ~650 legal
    moves per position the search still goes deeper than one ply.  Unexpanded moves are
    tried best-first by their immediate effect on the monolith margin
-   (:func:`jericho_game.players._util.move_deltas`), ties in seeded random order.
+   (:func:`jericho_game.ai._util.move_deltas`), ties in seeded random order.
 2. **Expand** one new child.
 3. **Play out** to the end: by default (``playout=guided``) with
-   :func:`jericho_game.players.playout.guided_playout` (each move the best of ``k`` sampled legal
+   :func:`jericho_game.ai.playout.guided_playout` (each move the best of ``k`` sampled legal
    moves by immediate margin), or with ``playout=random`` with the engine's fastest path
    :func:`jericho_game.core.random_playout` (about 1.3–1.5 times more simulations per second,
    but weaker per simulation and, measured, weaker overall; see docs/ai.md).
@@ -38,7 +38,7 @@ The move played is the most visited child.  The tree is kept between moves: when
 next position is reached from the last root by moves already in the tree, that subtree
 becomes the new root.  Budgets: the player's ``sims`` and/or ``time``, replaced as a whole by
 an explicit ``Limit.nodes`` (simulations) and/or ``Limit.time``
-(:func:`jericho_game.players._util.search_budget`); simulation-bounded searches are
+(:func:`jericho_game.ai._util.search_budget`); simulation-bounded searches are
 reproducible for a given seed.
 :attr:`MCTSPlayer.sims_per_second` reports the speed of the last search.
 """
@@ -50,10 +50,7 @@ import random
 import time
 
 from jericho_game import kernel
-from jericho_game.core import DRAW, NO_OUTCOME, SEVEN, State, random_playout
-from jericho_game.game import Game
-from jericho_game.moves import Move
-from jericho_game.players._util import (
+from jericho_game.ai._util import (
     MAX_SECONDS,
     MAX_SIMS,
     Deadline,
@@ -66,8 +63,11 @@ from jericho_game.players._util import (
     to_move,
     winning_sevens,
 )
-from jericho_game.players.base import Limit
-from jericho_game.players.playout import guided_playout
+from jericho_game.ai.base import Limit
+from jericho_game.ai.playout import guided_playout
+from jericho_game.core import DRAW, NO_OUTCOME, SEVEN, State, random_playout
+from jericho_game.game import Game
+from jericho_game.moves import Move
 
 __all__ = ["MCTSPlayer", "KernelMCTSPlayer", "Node", "mcts", "DEFAULT_SIMS"]
 
@@ -458,7 +458,7 @@ class KernelMCTSPlayer:
     def _evaluator_options(self) -> dict[str, object]:
         if self.evaluator is None:
             return {}
-        from jericho_game.players import evalnet
+        from jericho_game.ai import evalnet
 
         return {"net": evalnet.kernel_net(self.evaluator), "mix": self.mix, "cprior": self.cprior}
 
@@ -515,7 +515,7 @@ def mcts(
     position stays the same (a later call continues the search).  ``defend=1`` (C kernel only):
     in the playouts a side facing the opponent's seven monoliths breaks them when it can.
     ``evaluator=shipped`` or ``evaluator=PATH`` (C kernel only): the learned evaluator
-    (:mod:`jericho_game.players.evalnet`) guides the search, its value weighted ``mix`` against
+    (:mod:`jericho_game.ai.evalnet`) guides the search, its value weighted ``mix`` against
     the playouts' and its priors ``cprior``.  ``subtree=1`` (C kernel): the tree is also kept
     between moves, as the Python search keeps it: a position one or two plies below the last
     root is searched on from that subtree.  ``transpose=1`` (C kernel): transposition

@@ -50,13 +50,13 @@ try:
 except ImportError as exc:
     raise missing_extra("the net player", "rl", exc) from exc
 
+from jericho_game.ai._util import MAX_SECONDS, MAX_SIMS, Deadline, game_state, resolve_seed, search_budget, to_move
+from jericho_game.ai.base import Limit
 from jericho_game.core import DRAW, NO_OUTCOME, State
 from jericho_game.envs.encoding import Encoding, default_encoding
 from jericho_game.envs.planar import default_planar
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.players._util import MAX_SECONDS, MAX_SIMS, Deadline, game_state, resolve_seed, search_budget, to_move
-from jericho_game.players.base import Limit
 
 __all__ = ["WEIGHTS", "NetWeights", "load_weights", "forward", "NetPlayer", "NetMCTSPlayer", "net", "net_mcts"]
 
@@ -300,7 +300,7 @@ class NetMCTSPlayer:
     """``net+mcts``: PUCT search guided by the network (see the module docstring).
 
     Budget: ``sims`` simulations and/or ``time`` seconds (``sims=200`` when neither is
-    given); an explicit ``Limit`` replaces them (:func:`~jericho_game.players._util.search_budget`).
+    given); an explicit ``Limit`` replaces them (:func:`~jericho_game.ai._util.search_budget`).
     The clock is read after every simulation (one network evaluation, about a millisecond),
     and :meth:`stop` ends a running search from another thread after the current one.
     """

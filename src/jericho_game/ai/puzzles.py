@@ -76,7 +76,7 @@ THEME_NAMES = {
 #: A first rating for each theme (Glicko-2 scale); play results move it afterwards.
 THEME_RATING = {"win-in-1": 1200.0, "break-the-seven": 1350.0, "hold-on": 1600.0, "win-in-2": 1750.0}
 #: Where the shipped set lives inside the package.
-SHIPPED = "data/puzzles.jsonl"
+SHIPPED = "ai/data/puzzles.jsonl"
 
 
 class SearchLimit(RuntimeError):

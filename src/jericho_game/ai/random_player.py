@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
+from jericho_game.ai.base import Limit
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.players.base import Limit
 
 
 class RandomPlayer:

@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from jericho_game import kernel
+from jericho_game.ai import evalnet
+from jericho_game.ai._util import evaluator_path
 from jericho_game.envs.encoding import default_encoding
-from jericho_game.players import evalnet
-from jericho_game.players._util import evaluator_path
 
 __all__ = ["SelfPlayConfig", "TrainConfig", "play_games", "train", "expert_iteration", "add_arguments", "run"]
 

@@ -15,18 +15,18 @@ from jericho_game.extras import install_hint
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "play": ("jericho_game.terminal", "play in the terminal: two people, or a person against an AI level"),
-    "show": ("jericho_game.record_cli", "print a game record's final position and result"),
-    "check": ("jericho_game.record_cli", "validate a game record; exits non-zero with the error on a bad one"),
-    "bench": ("jericho_game.bench", "print speed figures of the engine and the AI"),
-    "puzzles": ("jericho_game.puzzles_cli", "make tactics puzzles from games, proved by search; or verify them"),
-    "train": ("jericho_game.selfplay", "train the learned evaluator by self-play (resumable; NumPy on the CPU)"),
-    "arena": ("jericho_game.arena", "play a round robin between AI players and rate them (Elo)"),
+    "play": ("jericho_game.cli.terminal", "play in the terminal: two people, or a person against an AI level"),
+    "show": ("jericho_game.cli.records", "print a game record's final position and result"),
+    "check": ("jericho_game.cli.records", "validate a game record; exits non-zero with the error on a bad one"),
+    "bench": ("jericho_game.cli.bench", "print speed figures of the engine and the AI"),
+    "puzzles": ("jericho_game.cli.puzzles", "make tactics puzzles from games, proved by search; or verify them"),
+    "train": ("jericho_game.ai.selfplay", "train the learned evaluator by self-play (resumable; NumPy on the CPU)"),
+    "arena": ("jericho_game.ai.arena", "play a round robin between AI players and rate them (Elo)"),
     "serve": ("jericho_game.web.server", "start the web app (board, AI, online games)"),
-    "user": ("jericho_game.web.usercmd", "manage the web app's accounts: add (admins too), passwd, disable, list"),
-    "worker": ("jericho_game.web.aiqueue", "run the web app's AI moves in separate processes (PostgreSQL)"),
-    "loadtest": ("jericho_game.web.loadtest", "measure a web server: moves/s and latency of many games at once"),
-    "engine": ("jericho_game.protocol", "speak the text engine protocol on stdin/stdout"),
+    "user": ("jericho_game.cli.user", "manage the web app's accounts: add (admins too), passwd, disable, list"),
+    "worker": ("jericho_game.web.airunner.aiqueue", "run the web app's AI moves in separate processes (PostgreSQL)"),
+    "loadtest": ("jericho_game.web.tools.loadtest", "measure a web server: moves/s and latency of many games at once"),
+    "engine": ("jericho_game.cli.protocol", "speak the text engine protocol on stdin/stdout"),
 }
 
 

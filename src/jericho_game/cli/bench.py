@@ -138,16 +138,16 @@ def _all_figures(args: argparse.Namespace, show: Callable[[list[Figure]], None])
     """The engine's figures, then the web rendering's, the AI's and the research adapters' when installed."""
     show(engine_figures(args.seconds))
     try:  # the web server's rendering of a move's state, when the web extra is installed
-        from jericho_game.web import bench as web_bench
+        from jericho_game.web.tools import bench as web_bench
     except ImportError:
         pass
     else:
         show(web_bench.figures(args.seconds))
     if not args.engine_only:
         try:
-            from jericho_game.players import bench as ai_bench
+            from jericho_game.ai import bench as ai_bench
         except ImportError:
-            print("(AI figures unavailable: jericho_game.players.bench not installed)", file=sys.stderr)
+            print("(AI figures unavailable: jericho_game.ai.bench not installed)", file=sys.stderr)
         else:
             show(ai_bench.figures())
         try:  # the research adapters' figures, when the rl extra is installed

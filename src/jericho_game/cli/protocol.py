@@ -52,12 +52,12 @@ from collections.abc import Callable, Iterable
 from typing import TextIO
 
 from jericho_game import __version__
+from jericho_game.ai._util import TIME_SAFETY, search_budget
+from jericho_game.ai.base import Limit, Player, PlayerSpecError, make_player
+from jericho_game.ai.mcts import DEFAULT_SIMS
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.players._util import TIME_SAFETY, search_budget
-from jericho_game.players.base import Limit, Player, PlayerSpecError, make_player
-from jericho_game.players.mcts import DEFAULT_SIMS
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -435,7 +435,7 @@ class Search:
       of at most :data:`SLICE_NODES` simulations and :data:`SLICE_SECONDS` seconds, one
       ``choose_move`` each, on one tree; the first slice gets the seed, the budget
       (``go``'s, else the player's own ``sims`` and ``time``, by the players' own rule
-      :func:`~jericho_game.players._util.search_budget`) is counted across slices, so an
+      :func:`~jericho_game.ai._util.search_budget`) is counted across slices, so an
       uninterrupted search plays exactly the move of one unsliced search and spends the
       same time.  ``stop`` ends it after the current slice with the move the whole
       search prefers so far;

@@ -3,7 +3,7 @@
 :class:`EngineClient` runs the program as a subprocess and offers one method per
 command, with a timeout on every answer and clear errors when the program dies, hangs
 or answers out of protocol.  :class:`ExternalEnginePlayer` makes such a program a
-:class:`jericho_game.players.Player`, so the arena, the terminal and the Gymnasium env can
+:class:`jericho_game.ai.Player`, so the arena, the terminal and the Gymnasium env can
 use it::
 
     make_player("external:cmd=jericho engine --player mcts")
@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from jericho_game.ai._util import search_budget
+from jericho_game.ai.base import Limit
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move, parse_move
-from jericho_game.players._util import search_budget
-from jericho_game.players.base import Limit
 
 __all__ = [
     "EngineClient",
@@ -105,7 +105,7 @@ def resolve_command(cmd: str | Sequence[str]) -> list[str]:
 
 def _own_env() -> dict[str, str]:
     env = dict(os.environ)
-    src = str(Path(__file__).resolve().parent.parent)  # the directory holding this jericho package
+    src = str(Path(__file__).resolve().parents[2])  # the directory holding this jericho package
     parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     if src not in parts:
         env["PYTHONPATH"] = os.pathsep.join([src, *parts])
@@ -436,7 +436,7 @@ def _pump_lines(stream: object, put: Callable[[Any], object], end: bool) -> None
 
 
 class ExternalEnginePlayer:
-    """A :class:`jericho_game.players.Player` played by an external engine program.
+    """A :class:`jericho_game.ai.Player` played by an external engine program.
 
     The program starts on the first move and is reused (call :meth:`close` when done;
     it is also stopped when the player is garbage-collected).  Each move sends the

@@ -2,7 +2,7 @@
 
 * ``jericho puzzles make GAMES.jgn... [--db URL] --out FILE.jsonl`` walks every position of
   every game (records, and with ``--db`` the finished games of a web server's database) and
-  appends each proved puzzle (:mod:`jericho_game.puzzles`) to ``FILE.jsonl``.  It is
+  appends each proved puzzle (:mod:`jericho_game.ai.puzzles`) to ``FILE.jsonl``.  It is
   resumable: the games already done are listed in ``FILE.jsonl.done`` and skipped on the next
   run, and puzzles already in the file are never written twice.
 * ``jericho puzzles verify [FILE.jsonl]`` re-proves every puzzle (the shipped set by default)
@@ -19,9 +19,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from jericho_game.ai.puzzles import (
+    Budget,
+    Puzzle,
+    PuzzleError,
+    load_puzzles,
+    puzzles_from_game,
+    shipped_puzzles,
+    verify,
+)
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
-from jericho_game.puzzles import Budget, Puzzle, PuzzleError, load_puzzles, puzzles_from_game, shipped_puzzles, verify
 from jericho_game.record import iter_records
 
 __all__ = ["add_arguments", "run", "make", "games_from_records"]
@@ -147,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
                 raise OSError(f"no such game record file: {path}")
         sources.append(games_from_records(list(args.games)))
         if args.db:
-            from jericho_game.web.puzzles import games_from_db
+            from jericho_game.web.learn.puzzles import games_from_db
 
             sources.append(games_from_db(args.db))
         if not args.games and not args.db:

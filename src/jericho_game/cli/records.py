@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from jericho_game.cli.terminal import colour_wanted, render_board, render_status
 from jericho_game.errors import RecordError
 from jericho_game.record import Record, decode_text, read_records
-from jericho_game.terminal import colour_wanted, render_board, render_status
 
 __all__ = ["add_arguments", "load_file", "run"]
 

@@ -23,11 +23,11 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from jericho_game.ai.base import Player, PlayerSpecError, make_player
 from jericho_game.errors import IllegalMoveError, JerichoError, RecordError
 from jericho_game.game import Game
 from jericho_game.moves import Move
 from jericho_game.pieces import COLOURS, SIZES, Piece, Side
-from jericho_game.players.base import Player, PlayerSpecError, make_player
 from jericho_game.record import RESULTS, read_record, result_token, write_record
 
 __all__ = [
@@ -594,7 +594,7 @@ def run(args: argparse.Namespace) -> int:
     result: str | None = None
     load = getattr(args, "load", None)
     if load:
-        from jericho_game.record_cli import load_file
+        from jericho_game.cli.records import load_file
 
         try:
             record = read_record(load_file(load))

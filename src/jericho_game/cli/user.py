@@ -5,7 +5,7 @@ changes nothing (a stranger may have signed up under the name meant for the oper
 it silently made that stranger an admin).  ``promote NAME`` / ``demote NAME`` make an existing
 account an admin or not, and say whose account it is; ``passwd NAME`` sets a new password and ends
 its sessions; ``disable NAME`` / ``enable NAME``; ``mute NAME`` / ``unmute NAME`` (the account may
-no longer write in any game's chat, or may again: web/chat.py); ``list``.  A password is asked for twice at a
+no longer write in any game's chat, or may again: web/social/chat.py); ``list``.  A password is asked for twice at a
 terminal, or read from the first line of stdin otherwise
 (``printf '%s\\n' "$PW" | jericho user add alice``); it is never an argument, so it never shows
 in ``ps`` or the shell's history.
@@ -43,9 +43,9 @@ def _read_password() -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run one ``jericho user`` action; 0 on success, 2 with a message otherwise."""
-    from jericho_game.web.accounts import AccountService
-    from jericho_game.web.rooms import ClientError
-    from jericho_game.web.storage import Storage, StorageError, resolve_db_url
+    from jericho_game.web.accounts.accounts import AccountService
+    from jericho_game.web.round.rooms import ClientError
+    from jericho_game.web.storage.database import Storage, StorageError, resolve_db_url
 
     if args.action != "list" and not args.name:
         print(f"jericho user {args.action}: give the account's NAME", file=sys.stderr)
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             state = "now an admin" if acc.admin else "no longer an admin"
             print(f"existing account {acc.username} ({acc.rated_games} rated games) is {state}: no password was asked")
         elif args.action in ("mute", "unmute"):
-            from jericho_game.web.chat import ChatStore
+            from jericho_game.web.social.chat import ChatStore
 
             found = accounts.find(args.name)
             if found is None:

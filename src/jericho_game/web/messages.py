@@ -8,7 +8,7 @@ than another branch in the transport.
 
 A handler gets one :class:`Incoming` (the transport, the game, the connection, the message and
 its ``ref``), turns it into calls of the game-room service and answers through the transport;
-a refusal is a :class:`~jericho_game.web.rooms.ClientError`, which the transport turns into an
+a refusal is a :class:`~jericho_game.web.round.rooms.ClientError`, which the transport turns into an
 ``error`` message.
 """
 
@@ -18,9 +18,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from jericho_game.web import endings
-from jericho_game.web.conn import Conn
-from jericho_game.web.rooms import Change, ClientError, GameService
+from jericho_game.web.common.conn import Conn
+from jericho_game.web.round import endings
+from jericho_game.web.round.rooms import Change, ClientError, GameService
 
 __all__ = ["Incoming", "Handler", "MessageTable", "GameTransport", "game_messages"]
 
@@ -134,7 +134,7 @@ async def _rematch(m: Incoming) -> None:
     m.done(change)
 
 
-# fair endings (web/endings.py), off the event loop as undo and resign
+# fair endings (web/round/endings.py), off the event loop as undo and resign
 
 
 async def _offer(m: Incoming) -> None:

@@ -22,12 +22,12 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from starlette.testclient import TestClient
 
-from jericho_game.web.accounts import CSRF_HEADER, SESSION_COOKIE, AccountService  # noqa: E402
-from jericho_game.web.glicko2 import Rating, update  # noqa: E402
-from jericho_game.web.ratings import Ratings  # noqa: E402
-from jericho_game.web.rooms import ClientError, GameService  # noqa: E402
+from jericho_game.web.accounts.accounts import CSRF_HEADER, SESSION_COOKIE, AccountService  # noqa: E402
+from jericho_game.web.accounts.glicko2 import Rating, update  # noqa: E402
+from jericho_game.web.accounts.ratings import Ratings  # noqa: E402
+from jericho_game.web.round.rooms import ClientError, GameService  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
-from jericho_game.web.storage import Storage, resolve_db_url  # noqa: E402
+from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
 from tests.web.test_server import WS  # noqa: E402
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)  # Argon2id, cheap enough for tests

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 from websockets.sync.client import connect as ws_connect
 
-from jericho_game.web.storage import Storage
+from jericho_game.web.storage.database import Storage
 from tests.web.test_multiprocess import Client, Server, pg, servers  # noqa: F401 - fixtures
 
 __all__ = ["pg", "servers"]

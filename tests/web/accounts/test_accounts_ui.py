@@ -14,7 +14,7 @@ import pytest
 from argon2 import PasswordHasher
 from playwright.sync_api import Browser, Page, Route, expect
 
-from jericho_game.web.glicko2 import Rating, update
+from jericho_game.web.accounts.glicko2 import Rating, update
 from jericho_game.web.server import create_app
 from tests.web import test_browser
 from tests.web.test_browser import ARTIFACTS, watch_errors

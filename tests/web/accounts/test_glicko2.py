@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jericho_game.web.glicko2 import Rating, update
+from jericho_game.web.accounts.glicko2 import Rating, update
 
 
 def test_the_papers_worked_example() -> None:

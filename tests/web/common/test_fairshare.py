@@ -29,10 +29,10 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from starlette.testclient import TestClient
 
-from jericho_game.web.fairshare import SocketCaps  # noqa: E402
-from jericho_game.web.review import ReviewStore  # noqa: E402
+from jericho_game.web.common.fairshare import SocketCaps  # noqa: E402
+from jericho_game.web.learn.review import ReviewStore  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
-from jericho_game.web.storage import GameRecord, QuotaFull, Storage, resolve_db_url  # noqa: E402
+from jericho_game.web.storage.database import GameRecord, QuotaFull, Storage, resolve_db_url  # noqa: E402
 from tests.web import test_multiprocess  # noqa: E402
 from tests.web.processes import finish  # noqa: E402
 from tests.web.test_multiprocess import Server  # noqa: E402

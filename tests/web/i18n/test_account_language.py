@@ -15,10 +15,10 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from jericho_game.web import i18n  # noqa: E402
-from jericho_game.web.accounts import CSRF_HEADER, AccountService  # noqa: E402
+from jericho_game.web.accounts.accounts import CSRF_HEADER, AccountService  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
-from jericho_game.web.storage import Storage, resolve_db_url  # noqa: E402
-from tests.web.test_accounts import CHEAP, csrf  # noqa: E402
+from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
+from tests.web.accounts.test_accounts import CHEAP, csrf  # noqa: E402
 
 FR = {"Accept-Language": "fr-FR,fr;q=0.9"}
 EN = {"Accept-Language": "en-GB"}

@@ -1,4 +1,4 @@
-"""The rules engine's sentences in the player's language (jericho_game.web.reasons and
+"""The rules engine's sentences in the player's language (jericho_game.web.i18n.reasons and
 static/reasons.js): every sentence the engine writes on a confrontation or a refused move is said
 in French with the game's words and no English left, the server and the page scripts say it
 alike, and the WebSocket, the tutorial and the puzzles use it (issue 24 point 1)."""
@@ -18,7 +18,8 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from jericho_game import Game  # noqa: E402
 from jericho_game.pieces import PIECES  # noqa: E402
-from jericho_game.web import i18n, reasons  # noqa: E402
+from jericho_game.web import i18n  # noqa: E402
+from jericho_game.web.i18n import reasons
 from jericho_game.web.server import create_app  # noqa: E402
 
 FR = {"Accept-Language": "fr-FR"}
@@ -141,7 +142,7 @@ def test_every_translation_of_the_catalog_is_there(lang: str) -> None:
 def test_the_servers_other_messages_are_french(client: TestClient) -> None:
     """The WebSocket's and the lobby's messages that are not a refused move, the tutorial's and the
     last-resort 500's errors: in the request's language, their codes unchanged."""
-    from jericho_game.web.errors import _body_for
+    from jericho_game.web.site.errors import _body_for
 
     with client.websocket_connect("/ws/nosuchgame", headers=FR) as ws:
         msg = json.loads(ws.receive_text())

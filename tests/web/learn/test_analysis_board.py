@@ -1,6 +1,6 @@
-"""The analysis board's API (web/analysis_board.py): where an analysis starts (a position text, a
+"""The analysis board's API (web/learn/analysis_board.py): where an analysis starts (a position text, a
 record, a game of the server), the position after a path of moves, the AI's evaluation with its
-line (streamed: tests/web/test_analysis_stream.py), and the line as a record.  Bad input gets coded errors."""
+line (streamed: tests/web/learn/test_analysis_stream.py), and the line as a record.  Bad input gets coded errors."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def test_an_analysis_starts_from_a_position_a_record_or_a_game(client: TestClien
 
 
 def test_the_engine_is_no_longer_asked_by_request(client: TestClient) -> None:
-    # the evaluation streams over /ws/analysis (tests/web/test_analysis_stream.py)
+    # the evaluation streams over /ws/analysis (tests/web/learn/test_analysis_stream.py)
     r = post(client, "evaluate", {"moves": OPENING, "sims": 200})
     assert r.status_code in (404, 405)
 

@@ -1,4 +1,4 @@
-"""The analysis board's live engine (web/analysis_stream.py, docs/web.md "Analysis board"): one
+"""The analysis board's live engine (web/learn/analysis_stream.py, docs/web.md "Analysis board"): one
 WebSocket stream per analysis, updates with growing simulations, cancelled by a new position, a stop
 or the page going away, one stream per client (decided in the database, across processes), run in
 the AI pool after the AI's moves (``AIRunner.acquire``), refused over the client's AI quota."""
@@ -20,13 +20,13 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from jericho_game import Game  # noqa: E402
-from jericho_game.analysis import stream  # noqa: E402
-from jericho_game.web import analysis_stream  # noqa: E402
-from jericho_game.web.aiqueue import AIRunner  # noqa: E402
+from jericho_game.ai.analysis import stream  # noqa: E402
+from jericho_game.web.airunner.aiqueue import AIRunner  # noqa: E402
+from jericho_game.web.learn import analysis_stream  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
-from jericho_game.web.storage import AIJob, Storage, resolve_db_url  # noqa: E402
+from jericho_game.web.storage.database import AIJob, Storage, resolve_db_url  # noqa: E402
 from tests.web import test_multiprocess  # noqa: E402
-from tests.web.test_fairshare import ws_from  # noqa: E402
+from tests.web.common.test_fairshare import ws_from  # noqa: E402
 from tests.web.test_multiprocess import Server  # noqa: E402
 
 pg = test_multiprocess.pg

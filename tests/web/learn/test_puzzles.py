@@ -1,4 +1,4 @@
-"""Puzzles on the web (web/puzzles.py): the API on SQLite and PostgreSQL (next puzzle, moves,
+"""Puzzles on the web (web/learn/puzzles.py): the API on SQLite and PostgreSQL (next puzzle, moves,
 ratings per browser and per account, exactly once across processes), and the /puzzles page in
 Debian's chromium at desktop and phone sizes, by keyboard, with names for screen readers.
 Screenshots: artifacts/puzzles-*.png."""
@@ -21,11 +21,11 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from jericho_game import Game  # noqa: E402
-from jericho_game.puzzles import Puzzle, shipped_puzzles, verify  # noqa: E402
-from jericho_game.web.accounts import CSRF_HEADER  # noqa: E402
-from jericho_game.web.puzzles import NEAREST, PUZZLER_HEADER  # noqa: E402
+from jericho_game.ai.puzzles import Puzzle, shipped_puzzles, verify  # noqa: E402
+from jericho_game.web.accounts.accounts import CSRF_HEADER  # noqa: E402
+from jericho_game.web.learn.puzzles import NEAREST, PUZZLER_HEADER  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
-from jericho_game.web.storage import Storage, resolve_db_url  # noqa: E402
+from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
 from tests.web import test_browser  # noqa: E402
 from tests.web.test_browser import ARTIFACTS, watch_errors  # noqa: E402
 
@@ -306,12 +306,12 @@ def test_a_typed_wrong_move_is_refuted_then_hints_and_solution(server: str, brow
 
 
 def test_make_reads_the_finished_games_of_a_server_database(db: str, tmp_path: Any) -> None:
-    from jericho_game.puzzles import Budget, load_puzzles
-    from jericho_game.puzzles_cli import make
+    from jericho_game.ai.puzzles import Budget, load_puzzles
+    from jericho_game.cli.puzzles import make
     from jericho_game.record import read_records
-    from jericho_game.web.puzzles import games_from_db
-    from jericho_game.web.storage import GameRecord
-    from tests.test_puzzles import SAMPLE
+    from jericho_game.web.learn.puzzles import games_from_db
+    from jericho_game.web.storage.database import GameRecord
+    from tests.ai.test_puzzles import SAMPLE
 
     records = read_records(SAMPLE.read_text(encoding="utf-8"))
     store = Storage(resolve_db_url(db))

@@ -22,12 +22,12 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from starlette.testclient import TestClient
 
-from jericho_game.analysis import classify  # noqa: E402
-from jericho_game.web import review as review_module  # noqa: E402
-from jericho_game.web.aiqueue import AIRunner  # noqa: E402
-from jericho_game.web.review import ReviewStore  # noqa: E402
+from jericho_game.ai.analysis import classify  # noqa: E402
+from jericho_game.web.airunner.aiqueue import AIRunner  # noqa: E402
+from jericho_game.web.learn import review as review_module  # noqa: E402
+from jericho_game.web.learn.review import ReviewStore  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
-from jericho_game.web.storage import AIJob, Storage, resolve_db_url  # noqa: E402
+from jericho_game.web.storage.database import AIJob, Storage, resolve_db_url  # noqa: E402
 from tests.web import test_multiprocess  # noqa: E402
 from tests.web.processes import finish  # noqa: E402
 from tests.web.test_server import WS, connect, create, seat  # noqa: E402
@@ -339,7 +339,7 @@ def test_two_servers_one_review_run_by_jericho_worker_seen_on_both(pg: str, serv
 
 
 def test_a_dead_workers_review_step_is_taken_over_and_its_late_result_is_refused(db: str) -> None:
-    from jericho_game.analysis import evaluate_ply
+    from jericho_game.ai.analysis import evaluate_ply
 
     storage = Storage(resolve_db_url(db))
     store = ReviewStore(storage)
@@ -379,11 +379,11 @@ def slide_game() -> list[str]:
 
 
 def slide_evals(moves: list[str]) -> dict[int, Any]:
-    """The constructed slow slide of tests/test_analysis.py on a real game: South's chance goes from 40 %
+    """The constructed slow slide of tests/ai/test_analysis.py on a real game: South's chance goes from 40 %
     to 0 % by small steps (8 % to a decided 3 % at 21. ...), each position's preferred move is a legal
     move other than South's (North plays the preferred one), and each line is legal."""
-    from jericho_game.analysis import PositionEval, replay
-    from tests.test_analysis import slow_slide
+    from jericho_game.ai.analysis import PositionEval, replay
+    from tests.ai.test_analysis import slow_slide
 
     out = {}
     for ev in slow_slide()[1]:

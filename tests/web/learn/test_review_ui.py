@@ -138,7 +138,7 @@ def test_a_finished_game_is_reviewed_shared_and_stepped_through(server: str, bro
 def test_a_failed_reviews_error_text_is_shown_inert(
     server: str, browser: Browser, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jericho_game.web import review as review_module
+    from jericho_game.web.learn import review as review_module
 
     payload = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>\u202eevil\u200b'
 
@@ -209,8 +209,8 @@ def _in_view(page: Page, selector: str) -> bool:
 def test_a_slow_slide_is_explained_and_the_board_stays_in_view_at_every_size(
     server: str, browser: Browser, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jericho_game.web import review as review_module
-    from tests.web.test_review import slide_evals, slide_game
+    from jericho_game.web.learn import review as review_module
+    from tests.web.learn.test_review import slide_evals, slide_game
 
     moves = slide_game()
     table = slide_evals(moves)

@@ -1,4 +1,4 @@
-"""The tutorial and the move preview (jericho_game.web.tutorial): every lesson can be solved,
+"""The tutorial and the move preview (jericho_game.web.learn.tutorial): every lesson can be solved,
 a wrong answer is told apart from a right one, and the preview says exactly what playing the
 move does."""
 
@@ -11,7 +11,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from jericho_game import Game
-from jericho_game.web import tutorial
+from jericho_game.web.learn import tutorial
 
 # lesson → (a move that does what the lesson asks, a legal move that does not, an illegal try)
 ANSWERS = {

@@ -16,13 +16,13 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from starlette.testclient import TestClient
 
-from jericho_game.web.accounts import CSRF_HEADER  # noqa: E402
-from jericho_game.web.endings import expire_seek  # noqa: E402
-from jericho_game.web.notify import MailPolicy  # noqa: E402
+from jericho_game.web.accounts.accounts import CSRF_HEADER  # noqa: E402
+from jericho_game.web.round.endings import expire_seek  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
-from tests.web import test_notify  # noqa: E402
+from jericho_game.web.social.notify import MailPolicy  # noqa: E402
+from tests.web.social import test_notify  # noqa: E402
+from tests.web.social.test_notify import Inbox, _confirm  # noqa: E402
 from tests.web.test_multiprocess import legal  # noqa: E402
-from tests.web.test_notify import Inbox, _confirm  # noqa: E402
 from tests.web.test_server import WS, another, visitors  # noqa: E402
 
 smtp = test_notify.smtp  # a real local SMTP server (aiosmtpd)
@@ -226,7 +226,7 @@ def test_a_correspondence_game_gives_each_move_its_days_and_keeps_its_seek_liste
 
 
 def test_the_correspondence_quota(db: str) -> None:
-    from jericho_game.web.limits import Limits
+    from jericho_game.web.common.limits import Limits
 
     app = create_app(db, ai_processes=0, password_hasher=CHEAP, limits=Limits(correspondence_per_client=2))
     with TestClient(app) as c:

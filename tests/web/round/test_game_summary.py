@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from jericho_game.web.glicko2 import Rating, update
-from tests.web.test_accounts import (  # the accounts tests' server, browsers and helpers
+from jericho_game.web.accounts.glicko2 import Rating, update
+from tests.web.accounts.test_accounts import (  # the accounts tests' server, browsers and helpers
     PW_A,
     PW_B,
     app,  # noqa: F401 - a fixture

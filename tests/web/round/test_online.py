@@ -17,7 +17,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from jericho_game.record import read_record, read_records  # noqa: E402
-from jericho_game.web.names import check_name  # noqa: E402
+from jericho_game.web.common.names import check_name  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
 from tests.web.test_server import WS, connect, create, first_legal, seat  # noqa: E402
 
@@ -463,7 +463,7 @@ def test_no_claim_in_a_timed_game_and_no_fair_endings_offline(client: TestClient
 
 
 def test_presence_is_stored_so_watchers_and_seats_count_across_connections(client: TestClient, db: str) -> None:
-    from jericho_game.web.storage import Storage, resolve_db_url
+    from jericho_game.web.storage.database import Storage, resolve_db_url
 
     g, j = online_pair(client)
     with connect(client, g["id"]) as ra, connect(client, g["id"]) as rw:
@@ -519,16 +519,16 @@ def test_a_rematch_keeps_the_names_with_the_people_and_is_not_listed(client: Tes
 
 
 def test_the_broker_codes_of_presence_review_and_ai_queue_differ() -> None:
-    from jericho_game.web.review import REVIEW_CHANGED
-    from jericho_game.web.storage import LOBBY_ID, PRESENCE_VERSION
+    from jericho_game.web.learn.review import REVIEW_CHANGED
+    from jericho_game.web.storage.database import LOBBY_ID, PRESENCE_VERSION
 
     assert len({-1, REVIEW_CHANGED, PRESENCE_VERSION}) == 3  # each "game X, version -k" means one thing
     assert "~" in LOBBY_ID  # never a game id (ids are letters, digits, - and _)
 
 
 def test_a_rated_seek_shows_its_creators_rating_and_needs_an_account_to_join(db: str, clock: Clock) -> None:
-    from jericho_game.web.accounts import CSRF_HEADER
-    from tests.web.test_accounts import CHEAP, csrf, signup
+    from jericho_game.web.accounts.accounts import CSRF_HEADER
+    from tests.web.accounts.test_accounts import CHEAP, csrf, signup
 
     app = create_app(db, ai_processes=0, clock=clock, password_hasher=CHEAP)
     with TestClient(app, client=("10.0.0.1", 1000)) as ada, TestClient(app, client=("10.0.0.2", 1000)) as anon:

@@ -1,4 +1,4 @@
-"""The memoized state fragments (web/render.py) equal the plain rendering they replace."""
+"""The memoized state fragments (web/round/render.py) equal the plain rendering they replace."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import random
 import pytest
 
 from jericho_game import Game, Move
-from jericho_game.web import render
-from jericho_game.web.rooms import GameService, Room
-from jericho_game.web.roomstate import StateView, confrontations, legal_by_piece
-from jericho_game.web.storage import GameRecord
+from jericho_game.web.round import render
+from jericho_game.web.round.rooms import GameService, Room
+from jericho_game.web.round.roomstate import StateView, confrontations, legal_by_piece
+from jericho_game.web.storage.database import GameRecord
 from tests.helpers import random_games
 
 
@@ -39,7 +39,7 @@ def test_fragments_equal_the_plain_rendering_on_random_games(seed: int) -> None:
 def test_the_public_state_carries_the_position_and_the_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(render, "MAX_FRAGMENTS", 50)
     service = GameService.__new__(GameService)  # rendering needs no database
-    service.view = StateView(service)  # the state's rendering (web/roomstate.py)
+    service.view = StateView(service)  # the state's rendering (web/round/roomstate.py)
     for g in random_games(20, 3, max_plies=80):
         rec = GameRecord(id="g", mode="hotseat", moves=[str(m) for m in g.history])
         state = json.loads("{" + service.view.board(Room(rec, g)) + "}")
@@ -133,7 +133,7 @@ def test_the_service_renders_each_version_from_the_previous_one() -> None:
     rendered itself; its state equals the one rendered from scratch."""
     service = GameService.__new__(GameService)  # rendering needs no database
     service.account_name = lambda account: None  # type: ignore[method-assign]
-    service.view = StateView(service)  # the state's rendering (web/roomstate.py)
+    service.view = StateView(service)  # the state's rendering (web/round/roomstate.py)
     game, rec = Game(), GameRecord(id="g", mode="hotseat", moves=[])
     room = Room(rec, game.copy())
     service.view.board(room)

@@ -1,13 +1,13 @@
-"""The room cache (jericho_game.web.roomcache): what a committed room inherits from the cached one."""
+"""The room cache (jericho_game.web.round.roomcache): what a committed room inherits from the cached one."""
 
 from __future__ import annotations
 
 import asyncio
 
 from jericho_game.game import Game
-from jericho_game.web.gameroom import Room
-from jericho_game.web.roomcache import RoomCache
-from jericho_game.web.storage import GameRecord
+from jericho_game.web.round.gameroom import Room
+from jericho_game.web.round.roomcache import RoomCache
+from jericho_game.web.storage.database import GameRecord
 
 
 def _room(version: int) -> Room:

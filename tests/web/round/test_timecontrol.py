@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jericho_game.web.storage import GameRecord
-from jericho_game.web.timecontrol import DAY, TimeControl, credit, parse
+from jericho_game.web.round.timecontrol import DAY, TimeControl, credit, parse
+from jericho_game.web.storage.database import GameRecord
 
 
 def test_the_time_controls_offered_parse_and_bad_ones_are_named() -> None:

@@ -196,10 +196,10 @@ def test_the_language_switch_is_remembered_on_the_account(server: str, browser: 
 
 
 def test_the_page_scripts_say_the_engines_confrontations_like_the_server(server: str, browser: Browser) -> None:
-    """static/reasons.js and jericho_game.web.reasons: the same French for every confrontation
+    """static/reasons.js and jericho_game.web.i18n.reasons: the same French for every confrontation
     the engine writes in random games; the game page shows it when an alignment is read."""
-    from jericho_game.web import reasons
-    from tests.web.test_reasons import engine_sentences
+    from jericho_game.web.i18n import reasons
+    from tests.web.i18n.test_reasons import engine_sentences
 
     confrontations, _ = engine_sentences(games=15)
     sentences = sorted(confrontations)

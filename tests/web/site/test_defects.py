@@ -1,5 +1,5 @@
 """Issue 24's defects on the server side, over HTTP and WebSocket, on SQLite and PostgreSQL (the
-browser side is tests/web/test_defects_ui.py): overlong usernames refused, never cut; a logged-in
+browser side is tests/web/site/test_defects_ui.py): overlong usernames refused, never cut; a logged-in
 player's games listed from any browser; an account holder plays under the account's name; the
 answer to an offer in the state."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jericho_game.web.accounts import CSRF_HEADER
-from tests.web.test_accounts import PW_A, PW_B, app, client, clock, create, csrf, login, other, signup
+from jericho_game.web.accounts.accounts import CSRF_HEADER
+from tests.web.accounts.test_accounts import PW_A, PW_B, app, client, clock, create, csrf, login, other, signup
 from tests.web.test_server import WS
 
 __all__ = ["app", "client", "clock"]  # the fixtures, imported for pytest

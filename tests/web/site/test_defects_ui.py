@@ -238,8 +238,8 @@ def test_sign_up_states_the_rules_and_refuses_an_overlong_name(server: str, brow
     ],
 )
 def test_the_server_refuses_a_bad_username_saying_why(name: str, words: list[str]) -> None:
-    from jericho_game.web.accounts import check_username
-    from jericho_game.web.rooms import ClientError
+    from jericho_game.web.accounts.accounts import check_username
+    from jericho_game.web.round.rooms import ClientError
 
     with pytest.raises(ClientError) as err:
         check_username(name)

@@ -10,7 +10,12 @@ import pytest
 
 pytest.importorskip("starlette")
 
-from jericho_game.web import commits, roomcache, rooms, roomstate  # noqa: E402
+from jericho_game.web.round import (
+    commits,  # noqa: E402
+    roomcache,
+    rooms,
+    roomstate,
+)
 
 WEB = Path(rooms.__file__).parent
 
@@ -59,5 +64,5 @@ def test_the_parts_do_not_import_the_service_at_run_time(name: str) -> None:
     """The pipeline, the cache, the view and the shared types never import rooms.py (only for type
     hints), nor the transport: the service builds on them, not the reverse."""
     imported = _runtime_imports(WEB / f"{name}.py")
-    assert "jericho_game.web.rooms" not in imported
+    assert "jericho_game.web.round.rooms" not in imported
     assert not any(m.startswith("jericho_game.web.server") for m in imported)

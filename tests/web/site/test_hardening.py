@@ -29,7 +29,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from jericho_game.web.server import SECURITY_HEADERS, create_app  # noqa: E402
-from tests.web.test_accounts import CHEAP, create, csrf, join, login, me, other, signup  # noqa: E402
+from tests.web.accounts.test_accounts import CHEAP, create, csrf, join, login, me, other, signup  # noqa: E402
 from tests.web.test_server import WS  # noqa: E402
 
 BIG = b"1" * 5000  # more digits than CPython converts to an int: a plain ValueError in json.loads
@@ -91,7 +91,7 @@ def test_a_500_carries_the_security_headers_and_logs_one_line_and_few_tracebacks
 def guarded(app: Any) -> Iterator[tuple[str, int]]:
     """The app under uvicorn with ``jericho serve``'s HTTP options (a 1 s head timeout)."""
     try:
-        from jericho_game.web import httpguard
+        from jericho_game.web.site import httpguard
     except ImportError:  # (the code before issue 22: uvicorn's defaults, so that the test shows them fail)
         opts: dict[str, Any] = {}
     else:
@@ -182,7 +182,7 @@ def test_serve_sets_the_head_limits_and_refuses_any_forwarder(
     rc, kw = _serve_kwargs(monkeypatch, ["--db", db, "--ai-processes", "0"])
     assert rc == 0
     assert kw.get("timeout_keep_alive") == 5 and kw.get("h11_max_incomplete_event_size") == 16 * 1024
-    from jericho_game.web import httpguard
+    from jericho_game.web.site import httpguard
 
     assert kw["http"] is httpguard.GuardedHttpToolsProtocol
     argv = ["--db", db, "--ai-processes", "0", "--forwarded-allow-ips", "*", "--trust-any-forwarder"]
@@ -294,7 +294,7 @@ def test_next_is_a_same_origin_path_on_the_server(app: Any) -> None:
                 assert r.status_code == 303 and r.headers["location"] == page, (page, bad)
             assert c.get(page, params={"next": "/g/abc123"}).status_code == 200
             assert c.get(page).status_code == 200
-    from jericho_game.web.accounts import safe_next
+    from jericho_game.web.accounts.accounts import safe_next
 
     for bad in BAD_NEXT:
         assert safe_next(bad) == "/", bad
@@ -309,8 +309,8 @@ def test_new_passwords_need_ten_characters_and_not_a_common_one(
     app: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from jericho_game.cli import main
-    from jericho_game.web.accounts import AccountService
-    from jericho_game.web.storage import Storage, resolve_db_url
+    from jericho_game.web.accounts.accounts import AccountService
+    from jericho_game.web.storage.database import Storage, resolve_db_url
 
     refused = {
         "12345678": "10 to 256 characters",  # the audit's
@@ -335,7 +335,7 @@ def test_new_passwords_need_ten_characters_and_not_a_common_one(
             assert why in r.json()["message"], (pw, r.json()["message"])
             assert pw.strip() == "" or pw not in r.text, "never quoted back"
         assert me(c) is None
-        from jericho_game.web.passwords import password_problem
+        from jericho_game.web.accounts.passwords import password_problem
 
         assert password_problem("alice plays jericho", "alice") is None
         signup(c, "alice", "ten chars!")  # ten characters, not common: fine
@@ -377,12 +377,12 @@ def test_sock_puppets_cannot_farm_a_rating(db: str) -> None:
     """The audit: five sock puppets resigning rated games at once took a farmer from 1500 to 2035
     in 17 s.  Now games without a move change nothing, each pair counts 3 games a day, and the
     farmer's rating stays provisional."""
-    from jericho_game.web.accounts import AccountService
-    from jericho_game.web.glicko2 import Rating, update
-    from jericho_game.web.ratings import Ratings
-    from jericho_game.web.rooms import GameService
-    from jericho_game.web.storage import Storage, resolve_db_url
-    from tests.web.test_accounts import both_move
+    from jericho_game.web.accounts.accounts import AccountService
+    from jericho_game.web.accounts.glicko2 import Rating, update
+    from jericho_game.web.accounts.ratings import Ratings
+    from jericho_game.web.round.rooms import GameService
+    from jericho_game.web.storage.database import Storage, resolve_db_url
+    from tests.web.accounts.test_accounts import both_move
 
     clock = FakeClock()
     storage = Storage(resolve_db_url(db))
@@ -445,7 +445,7 @@ def test_sock_puppets_cannot_farm_a_rating(db: str) -> None:
 
 
 def test_successful_log_ins_are_limited_and_sessions_capped(tmp_path: Any) -> None:
-    from tests.web.test_accounts import Clock
+    from tests.web.accounts.test_accounts import Clock
 
     clock = Clock()
     app = create_app(str(tmp_path / "g.sqlite3"), ai_processes=0, clock=clock, password_hasher=CHEAP)

@@ -13,8 +13,8 @@ from playwright.sync_api import Browser
 
 from jericho_game.web.server import create_app
 from tests.web import test_browser
-from tests.web.test_accounts import CHEAP
-from tests.web.test_hardening import BAD_NEXT, GOOD_NEXT
+from tests.web.accounts.test_accounts import CHEAP
+from tests.web.site.test_hardening import BAD_NEXT, GOOD_NEXT
 
 browser = test_browser.browser
 

@@ -1,4 +1,4 @@
-"""The site's pages over HTTP (jericho_game.web.pages, jericho_game.web.i18n): one layout, the
+"""The site's pages over HTTP (jericho_game.web.site.pages, jericho_game.web.i18n): one layout, the
 language of each request, the HTML 404, compression, the manifest and the translation catalogs."""
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from babel.messages.frontend import parse_mapping_cfg  # noqa: E402
 from babel.messages.pofile import read_po  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
-from jericho_game.web import i18n, pages  # noqa: E402
+from jericho_game.web import i18n  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
+from jericho_game.web.site import pages
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAGES = [
     "/",
     "/g/nosuchgame",
@@ -239,13 +240,13 @@ def test_the_analysis_board_and_the_puzzles_are_pages_of_the_layout(client: Test
 
 def test_the_puzzle_pages_words_are_the_servers() -> None:
     """puzzles.js says the theme and why a move is wrong in the page's language: its English
-    messages are the server's (jericho_game.puzzles.THEME_NAMES, web/puzzles.py), word for word."""
+    messages are the server's (jericho_game.ai.puzzles.THEME_NAMES, web/learn/puzzles.py), word for word."""
     from types import SimpleNamespace
 
-    from jericho_game.puzzles import THEME_NAMES
-    from jericho_game.web.puzzles import _wrong_words
+    from jericho_game.ai.puzzles import THEME_NAMES
+    from jericho_game.web.learn.puzzles import _wrong_words
 
-    js = (ROOT / "src" / "jericho_game" / "web" / "static" / "puzzles.js").read_text(encoding="utf-8")
+    js = (ROOT / "src" / "jericho_game" / "web" / "site" / "static" / "puzzles.js").read_text(encoding="utf-8")
     for text in THEME_NAMES.values():
         assert f't("{text}")' in js, text
     for theme in THEME_NAMES:
@@ -288,7 +289,7 @@ def test_server_errors_are_translated_and_keep_their_code(client: TestClient) ->
     assert en.json()["message"] != fr.json()["message"]
     bad = client.post("/api/games", content=b"[", headers={**FR, "Content-Type": "application/json"})
     assert bad.json() == {"error": "bad_json", "message": "La requête n’est pas du JSON valable."}
-    # the analysis board's API too (its own BadRequest, web/analysis_board.py)
+    # the analysis board's API too (its own BadRequest, web/learn/analysis_board.py)
     body = {"start": None, "moves": ["9Z@z9"]}
     en, fr = client.post("/api/analysis/view", json=body), client.post("/api/analysis/view", json=body, headers=FR)
     assert en.status_code == fr.status_code == 400 and en.json()["error"] == fr.json()["error"]
@@ -377,7 +378,7 @@ def test_the_rules_page_speaks_french(client: TestClient) -> None:
     assert en.count("|") == fr.count("|")
     assert "accept-language" in client.get("/api/rules.md").headers["vary"].lower()
     # the package ships a copy (installed packages have no docs/)
-    shipped = ROOT / "src" / "jericho_game" / "web" / "static" / "rules.fr.md"
+    shipped = ROOT / "src" / "jericho_game" / "web" / "site" / "static" / "rules.fr.md"
     assert shipped.read_text(encoding="utf-8") == (ROOT / "docs" / "rules.fr.md").read_text(encoding="utf-8")
 
 
@@ -403,7 +404,7 @@ def test_every_t_call_of_the_scripts_is_extracted() -> None:
     found = {m for _, m in extracted()}
     literal = re.compile(r'\bt\(\s*"((?:[^"\\]|\\.)*)"(?!\s*\+)')
     missed = []
-    for f in sorted((ROOT / "src" / "jericho_game" / "web" / "static").glob("*.js")):
+    for f in sorted((ROOT / "src" / "jericho_game" / "web" / "site" / "static").glob("*.js")):
         for m in literal.finditer(f.read_text(encoding="utf-8")):
             text = json.loads(f'"{m.group(1)}"')
             if text not in found:
@@ -417,7 +418,8 @@ def test_each_catalog_is_well_formed(lang: str) -> None:
     # only prints a warning and drops the entry, so read it strictly here
     from babel.messages.pofile import read_po
 
-    po = Path(__file__).parents[2] / "src" / "jericho_game" / "web" / "locale" / lang / "LC_MESSAGES" / "messages.po"
+    locale = Path(__file__).parents[3] / "src" / "jericho_game" / "web" / "i18n" / "locale"
+    po = locale / lang / "LC_MESSAGES" / "messages.po"
     with po.open("rb") as fh:
         catalog = read_po(fh, abort_invalid=True)
     assert len(catalog) > 500

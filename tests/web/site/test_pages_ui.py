@@ -235,7 +235,7 @@ def test_the_service_worker_installs_and_the_rules_read_offline(server: str, bro
 
 def test_a_new_version_replaces_the_cache(server: str, browser: Browser, monkeypatch: pytest.MonkeyPatch) -> None:
     """A new release (another version in /sw.js) is installed on the next load and the old cache dropped."""
-    from jericho_game.web import pages
+    from jericho_game.web.site import pages
 
     ctx = browser.new_context()
     page = ctx.new_page()

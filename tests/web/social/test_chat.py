@@ -1,4 +1,4 @@
-"""The games' chat (issue 23, point 4; web/chat.py): the players' and the spectators' rooms kept
+"""The games' chat (issue 23, point 4; web/social/chat.py): the players' and the spectators' rooms kept
 apart, the length cap, the rate limit, the per-game mute, reports, the site-wide mute of
 ``jericho user mute``, the chat stored with the game and shown after it; on SQLite and PostgreSQL."""
 
@@ -19,12 +19,12 @@ with warnings.catch_warnings():
 
 from argon2 import PasswordHasher  # noqa: E402
 
-from jericho_game.web import usercmd  # noqa: E402
-from jericho_game.web.accounts import CSRF_HEADER, AccountService  # noqa: E402
-from jericho_game.web.chat import ChatPolicy, clean_text  # noqa: E402
-from jericho_game.web.rooms import ClientError  # noqa: E402
+from jericho_game.cli import user as usercmd  # noqa: E402
+from jericho_game.web.accounts.accounts import CSRF_HEADER, AccountService  # noqa: E402
+from jericho_game.web.round.rooms import ClientError  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
-from jericho_game.web.storage import Storage, resolve_db_url  # noqa: E402
+from jericho_game.web.social.chat import ChatPolicy, clean_text  # noqa: E402
+from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
 from tests.web.test_server import WS, connect, create, seat  # noqa: E402
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
@@ -326,7 +326,7 @@ def test_the_chat_panel_never_builds_html_from_text() -> None:
 
     import jericho_game.web
 
-    source = (Path(jericho_game.web.__file__).parent / "static" / "chat.js").read_text(encoding="utf-8")
+    source = (Path(jericho_game.web.__file__).parent / "site" / "static" / "chat.js").read_text(encoding="utf-8")
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "DOMParser"):
         assert sink not in source, sink
     assert source.count("textContent = m.") == 2  # the author and the text of each message

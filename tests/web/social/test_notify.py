@@ -25,11 +25,11 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from starlette.testclient import TestClient
 
-from jericho_game.web.accounts import CSRF_HEADER, AccountService  # noqa: E402
-from jericho_game.web.notify import MailPolicy, Notifier, SmtpConfig, check_email  # noqa: E402
-from jericho_game.web.rooms import ClientError  # noqa: E402
+from jericho_game.web.accounts.accounts import CSRF_HEADER, AccountService  # noqa: E402
+from jericho_game.web.round.rooms import ClientError  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
-from jericho_game.web.storage import Storage, resolve_db_url  # noqa: E402
+from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, check_email  # noqa: E402
+from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
 from tests.web.test_server import another, visitors  # noqa: E402
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)

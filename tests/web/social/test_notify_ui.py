@@ -18,11 +18,11 @@ from aiosmtpd.controller import Controller
 from argon2 import PasswordHasher
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from jericho_game.web.notify import MailPolicy
 from jericho_game.web.server import create_app
+from jericho_game.web.social.notify import MailPolicy
 from tests.web import test_browser
+from tests.web.social.test_notify import Inbox, _port
 from tests.web.test_browser import ARTIFACTS, DESKTOP, PHONE, play_one, serve_in_thread, watch_errors
-from tests.web.test_notify import Inbox, _port
 
 browser = test_browser.browser
 

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 from jericho_game import Game
-from jericho_game.web import loadtest
-from jericho_game.web.broker import LocalBroker
-from jericho_game.web.rooms import GameService
-from jericho_game.web.storage import Storage, resolve_db_url
+from jericho_game.web.round.rooms import GameService
+from jericho_game.web.storage.broker import LocalBroker
+from jericho_game.web.storage.database import Storage, resolve_db_url
+from jericho_game.web.tools import loadtest
 
 POSITION = ("legal", "leaders", "towers", "reserves", "confrontations")
 

@@ -17,8 +17,8 @@ The throttle (counters in the database, shared by every process; see :class:`Thr
 and docs/web.md, "Accounts") slows password guessing per account *and* address, per address and
 per account, without ever locking the owner out for longer than one window; it also bounds every
 log-in, successful or not, per address and per account, and an account's live sessions.  Password
-checks run on a small bounded pool of their own (web/hashpool.py), new passwords follow
-web/passwords.py, and ``next`` after logging in is a same-origin path (:func:`safe_next`).
+checks run on a small bounded pool of their own (web/accounts/hashpool.py), new passwords follow
+web/accounts/passwords.py, and ``next`` after logging in is a same-origin path (:func:`safe_next`).
 Passwords are never logged, stored in clear or echoed in any answer.
 """
 
@@ -49,11 +49,12 @@ try:
 except ImportError as exc:
     raise missing_extra("accounts", "web", exc) from exc
 
-from jericho_game.web import i18n, jsonin
-from jericho_game.web.hashpool import HashPool
-from jericho_game.web.passwords import password_problem
-from jericho_game.web.rooms import ClientError
-from jericho_game.web.storage import Storage
+from jericho_game.web import i18n
+from jericho_game.web.accounts.hashpool import HashPool
+from jericho_game.web.accounts.passwords import password_problem
+from jericho_game.web.common import jsonin
+from jericho_game.web.round.rooms import ClientError
+from jericho_game.web.storage.database import Storage
 
 __all__ = [
     "Account",
@@ -87,12 +88,12 @@ accounts_table = Table(
     Column("admin", Integer, nullable=False, default=0),
     Column("disabled", Integer, nullable=False, default=0),
     Column("created_at", Float, nullable=False),
-    # Glicko-2 (web/ratings.py): changed only by a rated game's update
+    # Glicko-2 (web/accounts/ratings.py): changed only by a rated game's update
     Column("rating", Float, nullable=False, default=1500.0),
     Column("rd", Float, nullable=False, default=350.0),
     Column("volatility", Float, nullable=False, default=0.06),
     Column("rated_games", Integer, nullable=False, default=0),
-    # the site's language the player chose (web/i18n.py), put back at every log-in; older tables
+    # the site's language the player chose (web/i18n/__init__.py), put back at every log-in; older tables
     # get it by ALTER TABLE (AccountService._migrate)
     Column("language", String(8), nullable=True),
 )
@@ -144,7 +145,7 @@ def check_username(name: Any) -> str:
 
 
 def check_password(password: Any, username: str | None = None) -> str:
-    """The new password, or :class:`ClientError` ``bad_password`` saying why (web/passwords.py:
+    """The new password, or :class:`ClientError` ``bad_password`` saying why (web/accounts/passwords.py:
     10 to 256 characters, not a common password; never quoted back)."""
     problem = password_problem(password, username)
     if problem is not None:
@@ -288,7 +289,7 @@ class AccountService:
         self.policy = policy or ThrottlePolicy()
         self._names: dict[int, str] = {}  # usernames never change: safe to cache in any process
         self._dummy_hash: str | None = None
-        # log-in and sign-up hash on a small bounded pool of their own (web/hashpool.py)
+        # log-in and sign-up hash on a small bounded pool of their own (web/accounts/hashpool.py)
         self.hash_pool = HashPool(workers=2, queue=8)
         storage.create_tables(account_metadata)
         self._migrate()
@@ -652,7 +653,7 @@ def _set_session_cookie(request: Request, response: Response, token: str) -> Non
 
 
 def account_routes(accounts: AccountService, static: Any) -> list[Route]:
-    """The account endpoints (``/api/account/...``); their pages are in :mod:`jericho_game.web.pages`."""
+    """The account endpoints (``/api/account/...``); their pages are in :mod:`jericho_game.web.site.pages`."""
 
     async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)

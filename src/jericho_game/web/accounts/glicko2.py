@@ -7,7 +7,7 @@ are).  :func:`update` takes a player's rating and the games of one *rating perio
 rating, score 1 / 0.5 / 0) and returns the rating after the period.  The web app makes each rated
 game its own rating period for both players, as lichess does.
 
-Pure arithmetic, no I/O: tested against the paper's worked example (tests/web/test_glicko2.py).
+Pure arithmetic, no I/O: tested against the paper's worked example (tests/web/accounts/test_glicko2.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from jericho_game.web.rooms import ClientError
+from jericho_game.web.round.rooms import ClientError
 
 __all__ = ["HashPool"]
 

@@ -7,7 +7,7 @@ queues a *rating job* in its own transaction (:meth:`Ratings.queue`, a :class:`G
 finish hook): the job exists if and only if the result was committed.  Any process then applies
 it (:meth:`Ratings.process`): one transaction that takes the job (``FOR UPDATE SKIP LOCKED`` on
 PostgreSQL, SQLite's write lock otherwise), locks both accounts in id order, updates their
-ratings with :func:`jericho_game.web.glicko2.update` (the game is one rating period for both,
+ratings with :func:`jericho_game.web.accounts.glicko2.update` (the game is one rating period for both,
 each against the other's rating *before* the game), writes one ``rating_history`` row per
 player (primary key: game and account) and deletes the job.  So a rating changes exactly once
 per rated game, however many processes race for the job, and a process killed in the middle
@@ -38,11 +38,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from jericho_game.web.accounts import AccountService
-from jericho_game.web.glicko2 import DEFAULT_TAU, Rating, update
-from jericho_game.web.mygames import moves_of
-from jericho_game.web.rooms import ClientError
-from jericho_game.web.storage import GameRecord, Storage, Tx
+from jericho_game.web.accounts.accounts import AccountService
+from jericho_game.web.accounts.glicko2 import DEFAULT_TAU, Rating, update
+from jericho_game.web.round.mygames import moves_of
+from jericho_game.web.round.rooms import ClientError
+from jericho_game.web.storage.database import GameRecord, Storage, Tx
 
 __all__ = ["RatingPolicy", "Ratings", "both_moved", "rating_routes", "ratings_metadata"]
 
@@ -360,7 +360,7 @@ class Ratings:
 
 
 def rating_routes(ratings: Ratings, static: Path) -> list[Route]:
-    """``/api/leaderboard`` and ``/api/players/{name}`` (their pages: :mod:`jericho_game.web.pages`);
+    """``/api/leaderboard`` and ``/api/players/{name}`` (their pages: :mod:`jericho_game.web.site.pages`);
     ``/api/games/{id}/ratings``: what a rated game did to both players' ratings (:meth:`Ratings.game_change`)."""
 
     async def blocking(fn: Callable[..., Any], *args: Any) -> Any:

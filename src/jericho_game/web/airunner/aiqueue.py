@@ -8,8 +8,8 @@ oldest one with a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), computes the
 :meth:`GameService.ai_move`, which discards it when the game moved on meanwhile.  A runner killed
 mid-thought (even ``kill -9``) leaves its lease to expire; another runner then takes the job.
 
-Other kinds of jobs ride on the same runner (:class:`JobKind`: game reviews, web/review.py); they
-are claimed only when no AI move waits.  The analysis board's live engine (web/analysis_stream.py)
+Other kinds of jobs ride on the same runner (:class:`JobKind`: game reviews, web/learn/review.py); they
+are claimed only when no AI move waits.  The analysis board's live engine (web/learn/analysis_stream.py)
 takes a slot of the same pool through :meth:`AIRunner.acquire` under the same rule, and gives it
 back to an AI move that waits (:meth:`AIRunner.acquire`'s ``preempt``).
 
@@ -33,8 +33,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any, Protocol
 
-from jericho_game.players.base import Limit
-from jericho_game.web.storage import AIJob, Storage
+from jericho_game.ai.base import Limit
+from jericho_game.web.storage.database import AIJob, Storage
 
 __all__ = ["AIRunner", "JobKind", "think", "add_arguments", "run"]
 
@@ -67,8 +67,8 @@ def _worker_init(nice: int) -> None:
 
 def think(level: str, start_position: str | None, moves: list[str], limit: Limit | None) -> str | None:
     """The AI's move in notation (runs in a worker process); None when the AI failed."""
+    from jericho_game.ai.base import make_player
     from jericho_game.game import Game
-    from jericho_game.players.base import make_player
 
     game = Game.from_position(start_position) if start_position else Game()
     for mv in moves:
@@ -94,7 +94,7 @@ def make_pool(processes: int, nice: int = 10) -> Executor:
 
 
 class JobKind(Protocol):
-    """Another kind of job for the AI workers (e.g. :class:`jericho_game.web.review.ReviewJobs`)."""
+    """Another kind of job for the AI workers (e.g. :class:`jericho_game.web.learn.review.ReviewJobs`)."""
 
     name: str
 
@@ -181,7 +181,7 @@ class AIRunner:
             except TimeoutError:
                 pass
 
-    # -- interactive jobs: the analysis board's engine streams (web/analysis_stream.py) ---------
+    # -- interactive jobs: the analysis board's engine streams (web/learn/analysis_stream.py) ---------
     async def acquire(self, preempt: Callable[[], None]) -> None:
         """Wait for a slot of the pool for an interactive job, under the rule of the other kinds: only
         when no AI move waits to be claimed, and at most all slots but one (one when there is only one).
@@ -337,10 +337,10 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "worker") -> None
 
 def run(args: argparse.Namespace) -> int:
     """Run AI jobs of the web app's database until interrupted."""
-    from jericho_game.web.broker import make_broker
-    from jericho_game.web.review import ReviewJobs, ReviewStore
-    from jericho_game.web.rooms import GameService
-    from jericho_game.web.storage import StorageError, resolve_db_url
+    from jericho_game.web.learn.review import ReviewJobs, ReviewStore
+    from jericho_game.web.round.rooms import GameService
+    from jericho_game.web.storage.broker import make_broker
+    from jericho_game.web.storage.database import StorageError, resolve_db_url
 
     url = resolve_db_url(args.db)
     if not url.startswith("postgresql"):
@@ -366,7 +366,7 @@ def run(args: argparse.Namespace) -> int:
             pool=make_pool(args.processes, args.nice),
             ai_delay=args.ai_delay,
             on_claim=lambda job: None,  # the claim's NOTIFY already told the web servers
-            kinds=[ReviewJobs(ReviewStore(storage), broker)],  # game reviews (web/review.py)
+            kinds=[ReviewJobs(ReviewStore(storage), broker)],  # game reviews (web/learn/review.py)
         )
         await broker.start(on_job=runner.wake)
         stop = asyncio.Event()

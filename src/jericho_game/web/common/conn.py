@@ -1,7 +1,7 @@
 """One WebSocket client: its seats, its rate limit and its bounded send queue.
 
 Used by the game rooms' transport (:mod:`jericho_game.web.server`) and by the lobby
-(:mod:`jericho_game.web.lobby`); a module of its own so that neither imports the other.
+(:mod:`jericho_game.web.lobby.seeks`); a module of its own so that neither imports the other.
 A client that does not read cannot hold up anybody else: a ``state`` waiting in its queue is
 replaced by a newer one, and a client too far behind is closed.
 """
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jericho_game.web.limits import Limits
+from jericho_game.web.common.limits import Limits
 
 __all__ = ["Conn"]
 
@@ -39,8 +39,8 @@ class Conn:
     sending_since: float | None = None
     task: asyncio.Task[Any] | None = None  # the connection's handler (cancelled when dropped)
     on_drop: Callable[[Conn, str], None] | None = None
-    account: int | None = None  # the logged-in account of the WebSocket's session cookie (web/accounts.py)
-    address: str = "?"  # the client's address (fair share, web/fairshare.py)
+    account: int | None = None  # the logged-in account of the WebSocket's session cookie (web/accounts/accounts.py)
+    address: str = "?"  # the client's address (fair share, web/common/fairshare.py)
     capped: bool = False  # counted in the transport's per-address caps (it holds no seat)
     probation: bool = False  # the game's watchers were full: it must say hello with a seat (seat_grace)
 

@@ -13,7 +13,8 @@ Two kinds of caps, kept where their truth lives (docs/web.md, "Limits and quotas
   the creator's account).  The checks run in the transaction that adds the row (on PostgreSQL a
   creation also takes an advisory lock per address, so one client's creations on several
   processes are counted one after the other).  Claims take turns between addresses
-  (:meth:`jericho_game.web.storage.Storage.claim_job`, :meth:`jericho_game.web.review.ReviewStore.claim`).
+  (:meth:`jericho_game.web.storage.database.Storage.claim_job`,
+  :meth:`jericho_game.web.learn.review.ReviewStore.claim`).
 - **WebSocket connections are counted per process** (:class:`SocketCaps`), as lichess's socket
   servers count theirs: a socket lives and dies with one process, so a row per socket would cost
   a database write per connection and go stale with a killed process, while per process the

@@ -36,12 +36,12 @@ class Limits:
     max_lobby_connections: int = 1000  # lobby WebSocket clients per process
     max_my_games: int = 500  # games one "my games" request may ask about
     review_queue: int = 16  # game reviews waiting or running before new ones are refused (busy)
-    # issue 22, fair share (web/fairshare.py): per client, i.e. per address and per account
+    # issue 22, fair share (web/common/fairshare.py): per client, i.e. per address and per account
     ws_per_address: int = 16  # game WebSocket connections holding no seat, per address (and account), per process
     lobby_per_address: int = 8  # lobby WebSocket connections per address (and account), per process
     seat_grace: float = 5.0  # seconds a socket held on probation (watchers full) has to say hello with a seat
     ai_per_client: int = 2  # games waiting for the AI's reply at once, per address (and account), all processes
     reviews_per_client: int = 2  # game reviews waiting or running, per address (and account), all processes
     seeks_per_client: int = 3  # open seeks in the lobby, per address (and account), all processes
-    # issue 23: unfinished correspondence games per account (or creator address), web/correspondence.py
+    # issue 23: unfinished correspondence games per account (or creator address), web/round/correspondence.py
     correspondence_per_client: int = 50

@@ -2,7 +2,7 @@
 
 The catalogs are ``locale/{en,fr}/LC_MESSAGES/messages.po`` beside this module, read with Babel
 when first needed and compiled in memory (no ``.mo`` file to build or to forget to rebuild).  The
-same catalogs serve the templates (:mod:`jericho_game.web.pages`), the page scripts (the messages
+same catalogs serve the templates (:mod:`jericho_game.web.site.pages`), the page scripts (the messages
 whose source is a ``.js`` file go into each page as a JSON blob, read by ``static/i18n.js``'s
 ``t()``) and the server's error messages (:func:`error_text`).
 
@@ -193,12 +193,12 @@ ERRORS = {
     "internal": N_("Server error: the game is safe, try again."),
     "full": N_("Too many connections: try again later."),
     "csrf": N_("The page is out of date: reload it and try again."),
-    # the games' chat (web/chat.py)
+    # the games' chat (web/social/chat.py)
     "chat_too_long": N_("This chat message is too long."),
     "chat_muted": N_("An administrator has muted your chat on this site."),
     "spectator_chat": N_("The spectators' chat opens to the players once the game is over."),
     "unknown_message": N_("There is no such chat message."),
-    # e-mail notifications (web/notify.py)
+    # e-mail notifications (web/social/notify.py)
     "bad_email": N_("This e-mail address is not valid."),
     "email_off": N_("This server sends no e-mail."),
     "too_soon": N_("A confirmation mail was sent a moment ago: wait a minute."),
@@ -213,14 +213,14 @@ ERRORS = {
 def error_text(code: str, message: str, lang: str) -> str:
     """The human text of an error for ``lang``: English keeps ``message``; another language gets
     ``message`` translated when the catalog has it word for word or it is one of the rules
-    engine's sentences (:mod:`jericho_game.web.reasons`), else the code's general text."""
+    engine's sentences (:mod:`jericho_game.web.i18n.reasons`), else the code's general text."""
     if lang == DEFAULT or lang not in LANGUAGES:
         return message
     tr = translations(lang)
     translated = tr.gettext(message)
     if translated != message:
         return translated
-    from jericho_game.web import reasons  # here: reasons imports this module
+    from jericho_game.web.i18n import reasons  # here: reasons imports this module
 
     engine = reasons.translate(message, lang)  # the rules engine's own sentence (why a move is refused)
     if engine is not None:

@@ -5,7 +5,7 @@ The engine explains itself in English (why a move is refused, why a tower wins a
 of UI text.  Its sentences come from a small fixed grammar, so the web app reads each one back
 into a catalog message and its values (a side, a cell, a tower, a size) and says it again in the
 page's language: :func:`translate`.  The page scripts do the same for the confrontations of a
-game's state (``static/reasons.js``, the same messages; ``tests/web/test_reasons.py`` keeps the
+game's state (``static/reasons.js``, the same messages; ``tests/web/i18n/test_reasons.py`` keeps the
 two equal on every sentence the engine can write).
 """
 

@@ -1,6 +1,6 @@
 """The free analysis board (``/analysis``): any position, moves for both sides, the AI's evaluation.
 
-Stateless like the tutorial (web/tutorial.py): the page keeps the tree of moves and sends the
+Stateless like the tutorial (web/learn/tutorial.py): the page keeps the tree of moves and sends the
 start and the path to the position it shows; nothing is stored.
 
 - ``POST /api/analysis/load`` — where to start: ``{"position": TEXT}`` (a position text,
@@ -9,10 +9,10 @@ start and the path to the position it shows; nothing is stored.
   "moves"}``.  Bad input gets a coded error naming what was wrong (``bad_position``,
   ``bad_record``, ``unknown_game``).
 - ``POST /api/analysis/view`` — ``{"start", "moves"}`` → the position after them as the board
-  draws it (:func:`jericho_game.web.tutorial.view`), its position text and the moves' labels;
+  draws it (:func:`jericho_game.web.learn.tutorial.view`), its position text and the moves' labels;
   ``illegal_move`` names the first move that is not legal and why.
 - The AI's evaluation of a position streams over the WebSocket ``/ws/analysis``
-  (:mod:`jericho_game.web.analysis_stream`).
+  (:mod:`jericho_game.web.learn.analysis_stream`).
 - ``POST /api/analysis/record`` — ``{"start", "moves"}`` → the line as a ``.jgn`` record, or
   ``{"start", "tree"}`` → the whole tree: its main line (first children) with the other moves as
   variations in parentheses (docs/notation.md §3.2).  ``load`` of a record with variations gives
@@ -34,8 +34,8 @@ from jericho_game.game import Game
 from jericho_game.moves import parse_move
 from jericho_game.record import Variation, move_label, read_record, write_record
 from jericho_game.web import i18n
-from jericho_game.web.jsonin import BadRequest, read_object
-from jericho_game.web.tutorial import view
+from jericho_game.web.common.jsonin import BadRequest, read_object
+from jericho_game.web.learn.tutorial import view
 
 __all__ = ["AnalysisBoard", "BadRequest"]
 
@@ -171,7 +171,8 @@ class AnalysisBoard:
             raise BadRequest("illegal_move", f"a variation cannot be played: {exc}") from None
 
     def routes(self) -> list[Route]:
-        """The analysis board's API (see the module); its page, ``/analysis``, is in :mod:`jericho_game.web.pages`."""
+        """The analysis board's API (see the module); its page, ``/analysis``, is in
+        :mod:`jericho_game.web.site.pages`."""
 
         def guard(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
             async def wrapped(request: Request) -> Response:
@@ -181,7 +182,7 @@ class AnalysisBoard:
                     code, message, status = exc.code, exc.message, exc.status
                 except (IllegalMoveError, JerichoError) as exc:
                     code, message, status = "bad_request", str(exc), 400
-                # the message in the request's language, as the other endpoints' (web/i18n.py)
+                # the message in the request's language, as the other endpoints' (web/i18n/__init__.py)
                 text = i18n.error_text(code, message, i18n.request_language(request))
                 return JSONResponse({"error": code, "message": text}, status_code=status)
 

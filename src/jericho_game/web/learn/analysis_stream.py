@@ -4,12 +4,12 @@
 South's winning chance, the best move and its line while the search deepens, until a cap, a proof,
 a stop, a new position or the page going away.
 
-- **The search** is the ``master`` level's (greedy playouts, MCTS-solver: :func:`jericho_game.analysis.stream`),
-  run on one tree in slices of :data:`jericho_game.analysis.STREAM_SLICE` (0.05 s); an update goes out
+- **The search** is the ``master`` level's (greedy playouts, MCTS-solver: :func:`jericho_game.ai.analysis.stream`),
+  run on one tree in slices of :data:`jericho_game.ai.analysis.STREAM_SLICE` (0.05 s); an update goes out
   about every :data:`EVERY` seconds, and the stream ends at :data:`MAX_SIMS` simulations or
   :data:`MAX_SECONDS` (the ``master`` level's own budget of 100,000 simulations), or when the solver
   proves the position (the figure is then exact).
-- **It runs in the AI pool**: the process's :class:`~jericho_game.web.aiqueue.AIRunner` gives it a
+- **It runs in the AI pool**: the process's :class:`~jericho_game.web.airunner.aiqueue.AIRunner` gives it a
   slot of its niced worker processes (:meth:`AIRunner.acquire`) only when no AI move waits to be
   claimed, never more than all slots but one, and takes the slot back (the search stops within a
   slice and waits for a slot again) as soon as an AI move waits with every slot taken: a game never
@@ -47,15 +47,15 @@ from typing import Any
 from sqlalchemy import text
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from jericho_game.analysis import replay
-from jericho_game.analysis import stream as stream_positions
+from jericho_game.ai.analysis import replay
+from jericho_game.ai.analysis import stream as stream_positions
 from jericho_game.errors import JerichoError
 from jericho_game.record import move_label
 from jericho_game.web import i18n
-from jericho_game.web.analysis_board import _replay, _start
-from jericho_game.web.fairshare import SocketCaps, address_of
-from jericho_game.web.jsonin import BadRequest
-from jericho_game.web.storage import QuotaFull, Storage
+from jericho_game.web.common.fairshare import SocketCaps, address_of
+from jericho_game.web.common.jsonin import BadRequest
+from jericho_game.web.learn.analysis_board import _replay, _start
+from jericho_game.web.storage.database import QuotaFull, Storage
 
 __all__ = ["EVERY", "MAX_SECONDS", "MAX_SIMS", "SOCKETS_PER_CLIENT", "AnalysisStreams", "think_stream"]
 
@@ -479,7 +479,7 @@ class AnalysisStreams:
             if self._manager is None:
                 from multiprocessing.managers import SyncManager
 
-                from jericho_game.web.aiqueue import _worker_init
+                from jericho_game.web.airunner.aiqueue import _worker_init
 
                 manager = SyncManager(ctx=multiprocessing.get_context("spawn"))
                 manager.start(_worker_init, (0,))  # it exits with this process, even after kill -9

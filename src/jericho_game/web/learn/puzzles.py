@@ -1,6 +1,6 @@
 """Puzzles on the web: the ``/puzzles`` page, its API, and puzzle ratings in the database.
 
-The puzzles are the package's proved set (:func:`jericho_game.puzzles.shipped_puzzles`,
+The puzzles are the package's proved set (:func:`jericho_game.ai.puzzles.shipped_puzzles`,
 made by ``jericho puzzles make``); what changes lives in the database, so any server process
 answers the same (docs/web.md, "Puzzles"):
 
@@ -36,15 +36,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from jericho_game.ai.puzzles import THEME_NAMES, Budget, Puzzle, SearchLimit, refutation, shipped_puzzles
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
-from jericho_game.puzzles import THEME_NAMES, Budget, Puzzle, SearchLimit, refutation, shipped_puzzles
-from jericho_game.web import i18n, reasons
-from jericho_game.web.accounts import AccountService, _body
-from jericho_game.web.glicko2 import Rating, update
-from jericho_game.web.rooms import ClientError
-from jericho_game.web.storage import Storage
-from jericho_game.web.tutorial import view
+from jericho_game.web import i18n
+from jericho_game.web.accounts.accounts import AccountService, _body
+from jericho_game.web.accounts.glicko2 import Rating, update
+from jericho_game.web.i18n import reasons
+from jericho_game.web.learn.tutorial import view
+from jericho_game.web.round.rooms import ClientError
+from jericho_game.web.storage.database import Storage
 
 __all__ = ["PuzzleService", "puzzle_routes", "games_from_db", "puzzles_metadata", "PUZZLER_HEADER"]
 
@@ -335,7 +336,7 @@ def _wrong_words(p: Puzzle, played: str, reply: str | None) -> str:
 
 def games_from_db(url: str) -> Iterator[tuple[str, Game, list[str]]]:
     """``(key, start, moves)`` of every finished game in a web app database (key: ``db:ID``)."""
-    from jericho_game.web.storage import resolve_db_url
+    from jericho_game.web.storage.database import resolve_db_url
 
     store = Storage(resolve_db_url(url))
     try:
@@ -362,7 +363,7 @@ def games_from_db(url: str) -> Iterator[tuple[str, Game, list[str]]]:
 
 
 def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Route]:
-    """``/api/puzzles/...``; the pages ``/puzzles`` and ``/puzzles/{id}`` are in :mod:`jericho_game.web.pages`."""
+    """``/api/puzzles/...``; the pages ``/puzzles`` and ``/puzzles/{id}`` are in :mod:`jericho_game.web.site.pages`."""
 
     async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)

@@ -5,15 +5,15 @@ The parts, in the web app's design (docs/web.md, "Game review"):
 - :class:`ReviewStore` — SQL only, two tables beside the games: ``reviews`` (one row per game:
   the primary key makes a review queued once, whichever process is asked, however often) and
   ``review_positions`` (one row per evaluated position, primary key ``(game_id, ply)``).
-- :class:`ReviewJobs` — the review's *job kind* for the AI queue (:class:`jericho_game.web.aiqueue.AIRunner`,
+- :class:`ReviewJobs` — the review's *job kind* for the AI queue (:class:`jericho_game.web.airunner.aiqueue.AIRunner`,
   so both the server's local pool and ``jericho worker`` run it).  One claim evaluates one
-  position (:func:`jericho_game.analysis.evaluate_ply`, in a worker process) under a lease, stores
+  position (:func:`jericho_game.ai.analysis.evaluate_ply`, in a worker process) under a lease, stores
   it with a compare-and-set on the review's next ply, and lets go; AI moves of games being played
   are always claimed first, and reviews leave one slot of a runner to them.  A worker killed mid-
   position leaves its lease to run out; another worker redoes that one position.
 - :class:`ReviewService` — decides: only a finished game is reviewed, the queue is bounded
   (``busy`` beyond it), and it builds what the page shows (:meth:`ReviewService.view`: the
-  positions' winning chances, the moves' losses and marks by :func:`jericho_game.analysis.judge`).
+  positions' winning chances, the moves' losses and marks by :func:`jericho_game.ai.analysis.judge`).
 
 Every stored step is announced as version :data:`REVIEW_CHANGED` of the game on the broker (the
 ``NOTIFY`` rides in the storing transaction on PostgreSQL), so the players and spectators of the
@@ -34,7 +34,7 @@ from typing import Any
 from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, text
 from sqlalchemy.engine import Connection
 
-from jericho_game.analysis import (
+from jericho_game.ai.analysis import (
     DECIDED,
     DECIDING_LOSS,
     THRESHOLDS,
@@ -47,10 +47,10 @@ from jericho_game.analysis import (
 )
 from jericho_game.record import move_label
 from jericho_game.web import i18n
-from jericho_game.web.broker import Broker
-from jericho_game.web.records import write_game_record
-from jericho_game.web.rooms import ClientError, GameService
-from jericho_game.web.storage import GAMES_CHANNEL, JOBS_CHANNEL, QuotaFull, Storage
+from jericho_game.web.round.records import write_game_record
+from jericho_game.web.round.rooms import ClientError, GameService
+from jericho_game.web.storage.broker import Broker
+from jericho_game.web.storage.database import GAMES_CHANNEL, JOBS_CHANNEL, QuotaFull, Storage
 
 __all__ = [
     "DEFAULT_SECONDS",
@@ -453,7 +453,7 @@ class ReviewQueueFull(RuntimeError):
 
 
 class ReviewJobs:
-    """The review job kind of :class:`~jericho_game.web.aiqueue.AIRunner`: claim one position, think
+    """The review job kind of :class:`~jericho_game.web.airunner.aiqueue.AIRunner`: claim one position, think
     in the runner's pool, store, announce."""
 
     name = "review"
@@ -555,7 +555,7 @@ class ReviewService:
                 self.per_client,
             )
         except QuotaFull as exc:
-            from jericho_game.web.rooms import quota_error
+            from jericho_game.web.round.rooms import quota_error
 
             raise quota_error(exc) from None
         except ReviewQueueFull as exc:
@@ -595,7 +595,7 @@ class ReviewService:
             "positions": [{k: v for k, v in p.to_dict().items()} for p in rec.positions],
             "moves": judged,
             "first": first,
-            # what explains the result (jericho_game.analysis): accuracy, and the costliest moves
+            # what explains the result (jericho_game.ai.analysis): accuracy, and the costliest moves
             "accuracy": accuracy(moves, rec.positions),
             "slide": slide,  # each side's winning chance lost by its own moves, summed (0-1)
             "turning": turning,
@@ -705,7 +705,7 @@ def routes(reviews: ReviewService) -> list[Any]:
         if request.method == "GET":
             reviews.games.room(game_id)  # unknown_game (404) for an id that names no game
             return JSONResponse(reviews.view(game_id))
-        from jericho_game.web.fairshare import address_of
+        from jericho_game.web.common.fairshare import address_of
 
         queued, view = reviews.request(game_id, address_of(request), reviews.account_of(request))
         if queued:

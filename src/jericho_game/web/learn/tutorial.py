@@ -12,8 +12,8 @@ the moves (from the standard start, or from a lesson's position) and the engine 
 
 The lessons' texts and the tutor's feedback are in the request's language
 (:mod:`jericho_game.web.i18n`), and so are the engine's own reasons quoted in them (why a move is
-refused, why a tower wins: :mod:`jericho_game.web.reasons`).  The page itself is
-:mod:`jericho_game.web.pages`'s ``/learn``.
+refused, why a tower wins: :mod:`jericho_game.web.i18n.reasons`).  The page itself is
+:mod:`jericho_game.web.site.pages`'s ``/learn``.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from starlette.routing import Route
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.web import i18n, reasons
-from jericho_game.web.i18n import N_
-from jericho_game.web.jsonin import BadRequest, read_object
-from jericho_game.web.roomstate import confrontations, legal_by_piece
+from jericho_game.web import i18n
+from jericho_game.web.common.jsonin import BadRequest, read_object
+from jericho_game.web.i18n import N_, reasons
+from jericho_game.web.round.roomstate import confrontations, legal_by_piece
 
 MAX_BODY = 4096
 MAX_MOVES = 120

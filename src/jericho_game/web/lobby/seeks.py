@@ -27,16 +27,17 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from jericho_game.web import i18n, jsonin
-from jericho_game.web.correspondence import seek_expired
-from jericho_game.web.endings import expire_seek
-from jericho_game.web.fairshare import SocketCaps, too_many
-from jericho_game.web.rooms import SIDES, Change, GameService
-from jericho_game.web.storage import LOBBY_ID, GameRecord, Presence
+from jericho_game.web import i18n
+from jericho_game.web.common import jsonin
+from jericho_game.web.common.fairshare import SocketCaps, too_many
+from jericho_game.web.round.correspondence import seek_expired
+from jericho_game.web.round.endings import expire_seek
+from jericho_game.web.round.rooms import SIDES, Change, GameService
+from jericho_game.web.storage.database import LOBBY_ID, GameRecord, Presence
 
 if TYPE_CHECKING:
-    from jericho_game.web.conn import Conn
-    from jericho_game.web.limits import Limits
+    from jericho_game.web.common.conn import Conn
+    from jericho_game.web.common.limits import Limits
 
 __all__ = ["Lobby", "snapshot", "DEBOUNCE", "SWEEP"]
 
@@ -189,7 +190,7 @@ class Lobby:
             p = seen.get(rec.id, Presence())
             side = _creator(rec)
             since = None if p.present[side] else (p.away_since[side] or listed_at(rec))
-            if seek_expired(rec, now, since, svc.seek_idle, svc.seek_max_age):  # web/correspondence.py
+            if seek_expired(rec, now, since, svc.seek_idle, svc.seek_max_age):  # web/round/correspondence.py
                 due.append(rec.id)
         return due
 
@@ -203,7 +204,7 @@ class Lobby:
             await websocket.close(code=1013)
             return
         conn = make_conn(websocket)
-        # fair share (web/fairshare.py): one address (or account) cannot take the lobby's places
+        # fair share (web/common/fairshare.py): one address (or account) cannot take the lobby's places
         if not self.caps.take(conn.address, conn.account):
             await websocket.send_text(too_many("lobby", self.limits.lobby_per_address))
             await websocket.close(code=1013)

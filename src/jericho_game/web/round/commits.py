@@ -7,7 +7,7 @@ decision refuses before writing anything, or calls :meth:`CommitPipeline.commit`
 it decided on; the transaction commits; only then is the room cached (:meth:`publish`) and the
 change announced (:meth:`announce`: this process now, the others through the broker).
 
-Nothing here decides: the decisions are the game-room service's (:mod:`jericho_game.web.rooms`).
+Nothing here decides: the decisions are the game-room service's (:mod:`jericho_game.web.round.rooms`).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from jericho_game.game import Game
-from jericho_game.web import gameroom
-from jericho_game.web.gameroom import Change, ClientError, Room, quota_error
-from jericho_game.web.roomcache import RoomCache
-from jericho_game.web.storage import Conflict, GameRecord, QueueFull, QuotaFull, Tx
+from jericho_game.web.round import gameroom
+from jericho_game.web.round.gameroom import Change, ClientError, Room, quota_error
+from jericho_game.web.round.roomcache import RoomCache
+from jericho_game.web.storage.database import Conflict, GameRecord, QueueFull, QuotaFull, Tx
 
 if TYPE_CHECKING:
-    from jericho_game.web.rooms import GameService
+    from jericho_game.web.round.rooms import GameService
 
 __all__ = ["CommitPipeline"]
 

@@ -2,7 +2,7 @@
 
 A correspondence game is an online game created with ``"per_move_days": N`` (N one of
 :data:`DAYS`), in the lobby or by invite, rated or not.  Its clock is the ordinary server clock
-(web/rooms.py) with one rule of its own: after each of a side's moves its time is set back to the
+(web/round/rooms.py) with one rule of its own: after each of a side's moves its time is set back to the
 full N days, so the side to move always has N days from the moment its turn began, and
 ``deadline`` (stored with the game) is exactly then.  A missed deadline is the ordinary flag fall:
 every server process sweeps for games past their deadline and the flag falls under the game's
@@ -13,7 +13,7 @@ the player's account (every seat bound to it) and the seat tokens the browser ho
 first (the nearest deadline; untimed games last, the longest waiting first).  The home page and
 ``/games`` show it (``static/yourturn.js``).
 
-A player may have at most ``Limits.correspondence_per_client`` (web/limits.py) correspondence games going at
+A player may have at most ``Limits.correspondence_per_client`` (web/common/limits.py) correspondence games going at
 once (their account's seats, or the games created from their address when anonymous): docs/web.md,
 "Correspondence games".
 """
@@ -30,10 +30,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from jericho_game.game import Game
-from jericho_game.web import jsonin, mygames
-from jericho_game.web.rooms import SIDES, ClientError, same_secret
-from jericho_game.web.storage import GameRecord
-from jericho_game.web.timecontrol import DAY, DAYS, check_days
+from jericho_game.web.common import jsonin
+from jericho_game.web.round import mygames
+from jericho_game.web.round.rooms import SIDES, ClientError, same_secret
+from jericho_game.web.round.timecontrol import DAY, DAYS, check_days
+from jericho_game.web.storage.database import GameRecord
 
 __all__ = [
     "DAY",

@@ -1,7 +1,7 @@
 """Fair endings of online games: draw offers, takeback requests, claims against an absent
 opponent, abort; and the players' names.  Part of the game-room service (see rooms.py).
 
-Each is a change like a move: ``CommitPipeline.write`` (web/commits.py) locks the game's row, the request is
+Each is a change like a move: ``CommitPipeline.write`` (web/round/commits.py) locks the game's row, the request is
 checked against the game as stored (and, for a claim, against the presence table as stored:
 never this process's memory), the game is written with its version bumped by compare-and-set.
 The loser of a race gets a coded error; ``moved_on`` carries the fresh state.
@@ -25,12 +25,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from jericho_game.pieces import Side
-from jericho_game.web.correspondence import seek_expired
-from jericho_game.web.gameroom import SIDE_NAMES, SIDES, Change, ClientError, Room, both_moved
-from jericho_game.web.storage import Tx
+from jericho_game.web.round.correspondence import seek_expired
+from jericho_game.web.round.gameroom import SIDE_NAMES, SIDES, Change, ClientError, Room, both_moved
+from jericho_game.web.storage.database import Tx
 
 if TYPE_CHECKING:
-    from jericho_game.web.rooms import GameService
+    from jericho_game.web.round.rooms import GameService
 
 __all__ = ["OFFERS", "CLAIMS", "offer", "answer", "claim", "abort", "expire_seek", "set_name", "fmt_time"]
 

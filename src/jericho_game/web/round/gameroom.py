@@ -6,8 +6,8 @@
 - the facts read off a record and its game: :func:`outcome`, :func:`status`, :func:`clock_side`,
   :func:`both_moved`; :func:`quota_error` for a client over a fair-share quota.
 
-The deciding service (:mod:`jericho_game.web.rooms`), its commit pipeline
-(:mod:`jericho_game.web.commits`) and its state rendering (:mod:`jericho_game.web.roomstate`)
+The deciding service (:mod:`jericho_game.web.round.rooms`), its commit pipeline
+(:mod:`jericho_game.web.round.commits`) and its state rendering (:mod:`jericho_game.web.round.roomstate`)
 all build on this module, which imports none of them.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 
 from jericho_game.game import Game
 from jericho_game.pieces import Side
-from jericho_game.web import render
-from jericho_game.web.storage import GameRecord, QuotaFull
+from jericho_game.web.round import render
+from jericho_game.web.storage.database import GameRecord, QuotaFull
 
 __all__ = [
     "ClientError",

@@ -18,8 +18,8 @@ from typing import Any
 
 from jericho_game.game import Game
 from jericho_game.record import move_number
-from jericho_game.web.rooms import _ID_RE, SIDES, ClientError, GameService, same_secret
-from jericho_game.web.storage import GameRecord
+from jericho_game.web.round.rooms import _ID_RE, SIDES, ClientError, GameService, same_secret
+from jericho_game.web.storage.database import GameRecord
 
 __all__ = ["held", "listing", "records"]
 

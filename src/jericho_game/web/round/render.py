@@ -19,8 +19,8 @@ becomes the old one and the previous old one is dropped; a fragment found in the
 moves back to the young), so it cannot grow without limit whatever games are played, and the
 fragments in use survive a turnover (clearing it whole, as before, doubled a state's cost for
 the next seconds: 134 -> 275 us a state over the next 1,000 states, replaying 200 games).
-The output equals ``json.dumps`` of the dicts that :func:`jericho_game.web.rooms.confrontations`
-and friends build (``tests/web/test_render.py`` checks that on random games).
+The output equals ``json.dumps`` of the dicts that :func:`jericho_game.web.round.rooms.confrontations`
+and friends build (``tests/web/round/test_render.py`` checks that on random games).
 """
 
 from __future__ import annotations

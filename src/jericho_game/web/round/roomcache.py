@@ -1,7 +1,7 @@
 """The rooms one process has replayed, by game id: a cache that saves replaying moves, never trusted for a decision.
 
 A room is used only when its version equals the stored one (the commit pipeline,
-:mod:`jericho_game.web.commits`, checks it under the game's row lock); an older copy is reloaded,
+:mod:`jericho_game.web.round.commits`, checks it under the game's row lock); an older copy is reloaded,
 or extended by the moves stored since.  The event loop owns the cache: a change committed on the
 database thread hands its room back to the loop (:meth:`RoomCache.keep`).  Bounded: the least
 recently used rooms without clients go first.
@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
-from jericho_game.web.gameroom import ClientError, Room
-from jericho_game.web.storage import GameRecord, Tx
+from jericho_game.web.round.gameroom import ClientError, Room
+from jericho_game.web.storage.database import GameRecord, Tx
 
 __all__ = ["RoomCache"]
 

@@ -5,13 +5,13 @@ that either refuses with a :class:`ClientError` before writing anything, or retu
 after the change.  Everything around the decisions lives in modules of their own
 (docs/web.md, "Design"):
 
-- :mod:`jericho_game.web.commits` (the commit pipeline): locks the game's row, hands the fresh
+- :mod:`jericho_game.web.round.commits` (the commit pipeline): locks the game's row, hands the fresh
   room to the decision, writes moves, clock, result, AI job and the version bumped by
   compare-and-set, commits (alone, or in a group with the changes that arrived meanwhile), then
   caches the room and announces the change;
-- :mod:`jericho_game.web.roomcache`: the rooms already replayed (never trusted for a decision);
-- :mod:`jericho_game.web.roomstate`: the public state, the replay and the record's tags;
-- :mod:`jericho_game.web.gameroom`: :class:`Room`, :class:`Change`, :class:`ClientError` and the
+- :mod:`jericho_game.web.round.roomcache`: the rooms already replayed (never trusted for a decision);
+- :mod:`jericho_game.web.round.roomstate`: the public state, the replay and the record's tags;
+- :mod:`jericho_game.web.round.gameroom`: :class:`Room`, :class:`Change`, :class:`ClientError` and the
   facts read off a record (outcome, status, running clock).
 
 A request whose client saw an older position than the stored one is refused with ``moved_on``
@@ -32,14 +32,14 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from jericho_game.ai.base import make_player, registered_names
 from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
 from jericho_game.pieces import Side
-from jericho_game.players.base import make_player, registered_names
-from jericho_game.web import timecontrol
-from jericho_game.web.broker import Broker, LocalBroker
-from jericho_game.web.commits import CommitPipeline
-from jericho_game.web.gameroom import (
+from jericho_game.web.common.names import NameError_, check_name
+from jericho_game.web.round import timecontrol
+from jericho_game.web.round.commits import CommitPipeline
+from jericho_game.web.round.gameroom import (
     MODES,
     NO_RESULT,
     SIDE_NAMES,
@@ -49,16 +49,16 @@ from jericho_game.web.gameroom import (
     Room,
     quota_error,
 )
-from jericho_game.web.gameroom import clock_side as _clock_side
-from jericho_game.web.gameroom import outcome as _outcome
-from jericho_game.web.gameroom import status as _status
-from jericho_game.web.names import NameError_, check_name
-from jericho_game.web.roomcache import RoomCache
-from jericho_game.web.roomstate import StateView, confrontations, legal_by_piece
-from jericho_game.web.storage import AIJob, GameRecord, QueueFull, QuotaFull, Storage, Tx
+from jericho_game.web.round.gameroom import clock_side as _clock_side
+from jericho_game.web.round.gameroom import outcome as _outcome
+from jericho_game.web.round.gameroom import status as _status
+from jericho_game.web.round.roomcache import RoomCache
+from jericho_game.web.round.roomstate import StateView, confrontations, legal_by_piece
+from jericho_game.web.storage.broker import Broker, LocalBroker
+from jericho_game.web.storage.database import AIJob, GameRecord, QueueFull, QuotaFull, Storage, Tx
 
-# Room, Change, ClientError, the constants and quota_error live in web/gameroom.py (and
-# legal_by_piece, confrontations in web/roomstate.py); imported from here as before
+# Room, Change, ClientError, the constants and quota_error live in web/round/gameroom.py (and
+# legal_by_piece, confrontations in web/round/roomstate.py); imported from here as before
 __all__ = [
     "ClientError",
     "GameService",
@@ -126,7 +126,7 @@ class GameService:
         self.presence_ttl = presence_ttl  # a process's presence row counts this long after its last beat
         self.seek_idle = seek_idle  # an open seek expires when its creator has been away this long
         self.seek_max_age = seek_max_age  # ... or when it is this old
-        # fair share (issue 22, web/fairshare.py): per client (address, and account) quotas; None: none
+        # fair share (issue 22, web/common/fairshare.py): per client (address, and account) quotas; None: none
         self.ai_per_client = ai_per_client  # AI games waiting for the AI's reply at once
         self.seeks_per_client = seeks_per_client  # open seeks in the lobby at once
         # what the lobby shows per seek beyond the game itself: the accounts work fills in
@@ -135,18 +135,18 @@ class GameService:
         self.creates: dict[str, deque[float]] = {}
         self._levels: list[str] | None = None
         self.busy_rooms: Callable[[str], bool] = lambda gid: False  # the transport: rooms with clients
-        # the parts that do not decide: the cache of replayed rooms (web/roomcache.py), the commit
-        # pipeline (web/commits.py) and the rendering of the state (web/roomstate.py)
+        # the parts that do not decide: the cache of replayed rooms (web/round/roomcache.py), the commit
+        # pipeline (web/round/commits.py) and the rendering of the state (web/round/roomstate.py)
         self.cache = RoomCache(max_rooms, busy=lambda gid: self.busy_rooms(gid))
         self.rooms = self.cache.rooms  # the cached rooms by id (tests clear it to force a reload)
         self.commits = CommitPipeline(self, self.cache)
         self.view = StateView(self)
         self._creates_lock = threading.Lock()
-        # accounts and ratings (web/accounts.py, web/ratings.py): hooks called inside the transaction
+        # accounts and ratings (web/accounts/accounts.py, web/accounts/ratings.py): hooks called inside the transaction
         # of the change that ends a game (e.g. queue its rating update), and the names of accounts
         self.on_finish: list[Callable[[Tx, GameRecord], None]] = []
         # issue 23: hooks called inside the transaction of a player's move, with the room after it
-        # (a correspondence turn's mail, web/correspondence.py), and the correspondence quota
+        # (a correspondence turn's mail, web/round/correspondence.py), and the correspondence quota
         self.on_move: list[Callable[[Tx, Room], None]] = []
         self.correspondence_per_client = 50  # unfinished correspondence games per player (Limits)
         self.account_name: Callable[[int], str | None] = lambda account_id: None
@@ -180,7 +180,7 @@ class GameService:
         except NameError_ as exc:
             raise ClientError(exc.code, exc.message) from None
 
-    # -- the rooms (the cache is web/roomcache.py) --------------------------------------------
+    # -- the rooms (the cache is web/round/roomcache.py) --------------------------------------------
     def check_id(self, game_id: str) -> None:
         """Refuse an id no game can have (``unknown_game``) before any database round trip."""
         if not _ID_RE.match(game_id or ""):
@@ -272,14 +272,14 @@ class GameService:
         return left
 
     def state_json(self, room: Room) -> str:
-        """The public state as JSON text (never a token): see :class:`~jericho_game.web.roomstate.StateView`."""
+        """The public state as JSON text (never a token): see :class:`~jericho_game.web.round.roomstate.StateView`."""
         return self.view.state_json(room)
 
     def public_state(self, room: Room) -> dict[str, Any]:
         """Everything anyone may see about a game (never a token), as a dict."""
         return self.view.public_state(room)
 
-    # -- the write path (web/commits.py) -------------------------------------------------------
+    # -- the write path (web/round/commits.py) -------------------------------------------------------
     @property
     def committing(self) -> set[str]:
         """The games of the group being committed now (the transport holds their broadcasts back)."""
@@ -365,7 +365,7 @@ class GameService:
             raise ClientError("bad_request", f"side must be south, north or random, not {str(side)[:40]!r}")
         if side == "random":
             side = random.choice(SIDES)
-        try:  # minutes each, a Fischer increment, or days per move (web/timecontrol.py)
+        try:  # minutes each, a Fischer increment, or days per move (web/round/timecontrol.py)
             control = timecontrol.parse(spec, mode, self.min_clock)
         except ValueError as exc:
             raise ClientError("bad_request", str(exc)) from None
@@ -447,8 +447,8 @@ class GameService:
         return room, reply
 
     def _correspondence_quota(self, account: int | None, address: str | None) -> None:
-        """Refuse a new correspondence game past the player's quota (web/correspondence.py)."""
-        from jericho_game.web.correspondence import active_games  # it imports this module
+        """Refuse a new correspondence game past the player's quota (web/round/correspondence.py)."""
+        from jericho_game.web.round.correspondence import active_games  # it imports this module
 
         with self.storage.reader.connect() as conn:
             n = active_games(conn, account, address)
@@ -780,7 +780,7 @@ class GameService:
         change = self.commits.write(job.game_id, decide)
         return change if change.committed else None
 
-    # -- reading for the HTTP API (web/roomstate.py) --------------------------------------------
+    # -- reading for the HTTP API (web/round/roomstate.py) --------------------------------------------
     def replay_frames(self, room: Room) -> dict[str, Any]:
         """Every position of the game from the start, for stepping through it."""
         return self.view.replay_frames(room)

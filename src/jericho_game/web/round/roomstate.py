@@ -4,7 +4,7 @@ Rendering only: nothing here decides or writes.  The state is two parts (docs/we
 
 - the *board* (:meth:`StateView.board`): everything that changes only with the stored version
   (the moves, the result, the legal placements, the position's parts), serialized once per
-  version and kept with the room; the position's fragments come from :mod:`jericho_game.web.render`;
+  version and kept with the room; the position's fragments come from :mod:`jericho_game.web.round.render`;
 - the *live* part (:meth:`StateView.live`): what changes without a new version (who is
   connected, the clocks, the AI's place in the queue), rendered each time.
 
@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 from jericho_game.game import Game
 from jericho_game.moves import Move
 from jericho_game.pieces import Side
-from jericho_game.web import render
-from jericho_game.web.gameroom import NO_RESULT, SIDE_NAMES, SIDES, Room, both_moved
-from jericho_game.web.storage import GameRecord
+from jericho_game.web.round import render
+from jericho_game.web.round.gameroom import NO_RESULT, SIDE_NAMES, SIDES, Room, both_moved
+from jericho_game.web.storage.database import GameRecord
 
 if TYPE_CHECKING:
-    from jericho_game.web.rooms import GameService
+    from jericho_game.web.round.rooms import GameService
 
 __all__ = ["StateView", "legal_by_piece", "confrontations"]
 
@@ -100,7 +100,7 @@ class StateView:
             "public": rec.public,
             "names": {s: rec.meta.get("names", {}).get(s) for s in SIDES},
             "offer": rec.meta.get("offer") if status == "playing" else None,
-            "answer": rec.meta.get("answer"),  # the last offer's answer (web/endings.py)
+            "answer": rec.meta.get("answer"),  # the last offer's answer (web/round/endings.py)
             "can_abort": rec.mode == "online" and status != "over" and not both_moved(rec),
             # accounts: the username each seat is bound to (None: anonymous), and whether it is rated
             "accounts": {s: self._account_of(rec, s) for s in SIDES},
@@ -112,7 +112,7 @@ class StateView:
         }
         # the position's parts (towers, reserves, leaders, confrontations) come from fragments
         # rendered once and memoized, and only the parts a move changed are looked up again
-        # (web/render.py): they were most of a state's cost
+        # (web/round/render.py): they were most of a state's cost
         rendered = room.rendered = render.position_json(game, room.prior)
         room.prior = None
         room.board_json = json.dumps(board, separators=(",", ":"))[1:-1] + ',"legal":' + legal + "," + rendered.text

@@ -2,8 +2,8 @@
 
 ``POST /api/games`` takes ``"clock"`` (minutes per side), ``"increment"`` (seconds added to a
 side's clock after each of its moves, with a clock only) and, for online games, ``"per_move_days"``
-(a correspondence game, web/correspondence.py: the clock is that many days, set back to full after
-each of the side's moves).  The room service (web/rooms.py) keeps the clock as before: the side to
+(a correspondence game, web/round/correspondence.py: the clock is that many days, set back to full after
+each of the side's moves).  The room service (web/round/rooms.py) keeps the clock as before: the side to
 move's time runs from ``turn_started``, ``deadline`` is when it reaches zero, the flag falls under
 the game's row lock; :func:`credit` is the one rule this adds, applied to the mover after a move.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jericho_game.web.storage import GameRecord
+from jericho_game.web.storage.database import GameRecord
 
 __all__ = ["DAY", "DAYS", "MAX_INCREMENT", "TimeControl", "check_days", "credit", "parse"]
 

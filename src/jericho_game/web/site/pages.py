@@ -31,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - the web extra brings them
     raise missing_extra("the web app's pages", "web", exc) from exc
 
 from jericho_game.web import i18n
-from jericho_game.web.accounts import safe_next
+from jericho_game.web.accounts.accounts import safe_next
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -61,7 +61,7 @@ PAGES: dict[str, tuple[str, str]] = {
     "/players/{name}": ("profile.html", "profile"),
     "/analysis": ("analysis.html", "analysis"),
     "/puzzles": ("puzzles.html", "puzzles"),
-    "/settings": ("settings.html", "settings"),  # notifications (static/settings.js, web/notify.py)
+    "/settings": ("settings.html", "settings"),  # notifications (static/settings.js, web/social/notify.py)
     "/puzzles/{id}": ("puzzles.html", "puzzles"),
     "/offline": ("offline.html", "offline"),
 }

@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, UniqueConstraint, text
 from sqlalchemy.engine import Connection
 
-from jericho_game.web.gameroom import SIDE_NAMES, ClientError, Room
 from jericho_game.web.messages import Incoming
-from jericho_game.web.storage import GAMES_CHANNEL, Storage
+from jericho_game.web.round.gameroom import SIDE_NAMES, ClientError, Room
+from jericho_game.web.storage.database import GAMES_CHANNEL, Storage
 
 if TYPE_CHECKING:
-    from jericho_game.web.conn import Conn
-    from jericho_game.web.rooms import GameService
+    from jericho_game.web.common.conn import Conn
+    from jericho_game.web.round.rooms import GameService
 
 __all__ = ["CHAT_CHANGED", "ROOMS", "ChatPolicy", "ChatMessage", "ChatStore", "Chat", "clean_text"]
 

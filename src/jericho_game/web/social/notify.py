@@ -50,9 +50,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from jericho_game.web import i18n, jsonin
-from jericho_game.web.accounts import AccountService
-from jericho_game.web.rooms import ClientError, same_secret
+from jericho_game.web import i18n
+from jericho_game.web.accounts.accounts import AccountService
+from jericho_game.web.common import jsonin
+from jericho_game.web.round.rooms import ClientError, same_secret
 
 __all__ = [
     "KINDS",

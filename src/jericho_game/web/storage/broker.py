@@ -5,7 +5,7 @@ One small interface, two implementations:
 - :class:`LocalBroker` (SQLite, the embedded single-process default): in memory.
 - :class:`PostgresBroker`: PostgreSQL's own ``LISTEN``/``NOTIFY``, no extra service to run.
   The store sends the ``NOTIFY`` inside the transaction that makes the change
-  (:mod:`jericho_game.web.storage`), so every committed change is announced and nothing
+  (:mod:`jericho_game.web.storage.database`), so every committed change is announced and nothing
   uncommitted ever is; this class only listens.
 
 A message is ``(game_id, version)``: the receiver reloads the game from the database when its
@@ -21,7 +21,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from jericho_game.web.storage import GAMES_CHANNEL, JOBS_CHANNEL
+from jericho_game.web.storage.database import GAMES_CHANNEL, JOBS_CHANNEL
 
 __all__ = ["Broker", "LocalBroker", "PostgresBroker", "make_broker"]
 

@@ -102,7 +102,7 @@ games_table = Table(
     # added for several processes on one database (older files get them by ALTER TABLE):
     Column("version", Integer, nullable=False, default=0, server_default="0"),  # bumped by every change
     Column("deadline", Float, nullable=True),  # wall time the running clock reaches zero
-    # accounts and ratings (web/accounts.py, web/ratings.py): the account each seat is bound to
+    # accounts and ratings (web/accounts/accounts.py, web/accounts/ratings.py): the account each seat is bound to
     Column("south_account", Integer, nullable=True),
     Column("north_account", Integer, nullable=True),
     Column("rated", Integer, nullable=False, default=0, server_default="0"),
@@ -112,7 +112,7 @@ games_table = Table(
     # waiting, open seeks) count by, together with the seats' accounts
     Column("address", String(64), nullable=True),
     # issue 23: a real-time clock's Fischer increment (seconds added after each of a side's moves),
-    # and a correspondence game's days per move (web/correspondence.py; its clock is that many days)
+    # and a correspondence game's days per move (web/round/correspondence.py; its clock is that many days)
     Column("increment", Float, nullable=True),
     Column("per_move_days", Integer, nullable=True),
 )
@@ -164,7 +164,7 @@ jobs_table = Table(
 Index("ai_jobs_created", jobs_table.c.created_at)
 Index("ai_jobs_address", jobs_table.c.address)
 
-#: The analysis board's running engine streams (web/analysis_stream.py): one row per client, so a
+#: The analysis board's running engine streams (web/learn/analysis_stream.py): one row per client, so a
 #: new analysis of the same address or account replaces the old one on any process, and the AI
 #: claims count them as work being thought about for their address (fair share).
 analysis_runs_table = Table(
@@ -214,12 +214,12 @@ class GameRecord:
     version: int = 0
     deadline: float | None = None
     public: bool = False
-    south_account: int | None = None  # the account the seat is bound to (web/accounts.py)
+    south_account: int | None = None  # the account the seat is bound to (web/accounts/accounts.py)
     north_account: int | None = None
-    rated: bool = False  # both seats accounts, Glicko-2 update when it ends (web/ratings.py)
-    address: str | None = None  # the creator's client address (fair share quotas, web/fairshare.py)
+    rated: bool = False  # both seats accounts, Glicko-2 update when it ends (web/accounts/ratings.py)
+    address: str | None = None  # the creator's client address (fair share quotas, web/common/fairshare.py)
     increment: float | None = None  # seconds added to a side's clock after each of its moves (issue 23)
-    per_move_days: int | None = None  # a correspondence game: days per move (web/correspondence.py)
+    per_move_days: int | None = None  # a correspondence game: days per move (web/round/correspondence.py)
     moves: list[str] = field(default_factory=list)
 
     def copy(self) -> GameRecord:
@@ -688,7 +688,7 @@ class Storage:
         lock = " FOR UPDATE OF j SKIP LOCKED" if self.postgres else ""
         running = "SELECT {0} FROM ai_jobs k WHERE k.lease_until >= :now AND k.address = j.address"
         idle = f" AND NOT EXISTS ({running.format('1')})" if idle_clients_only else ""
-        # an address's analysis streams count as work being thought about for it (web/analysis_stream.py)
+        # an address's analysis streams count as work being thought about for it (web/learn/analysis_stream.py)
         analysing = "SELECT count(*) FROM analysis_runs r WHERE r.lease_until >= :now AND r.address = j.address"
         with self.engine.begin() as conn:
             row = conn.execute(

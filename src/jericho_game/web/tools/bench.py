@@ -13,9 +13,9 @@ import random
 import time
 
 from jericho_game.game import Game
-from jericho_game.web.rooms import GameService, Room
-from jericho_game.web.roomstate import StateView
-from jericho_game.web.storage import GameRecord
+from jericho_game.web.round.rooms import GameService, Room
+from jericho_game.web.round.roomstate import StateView
+from jericho_game.web.storage.database import GameRecord
 
 __all__ = ["figures"]
 
@@ -27,7 +27,7 @@ def figures(seconds: float = 3.0, games: int = 200, seed: int = 1) -> list[Figur
     rng = random.Random(seed)
     service = GameService.__new__(GameService)  # rendering needs no database
     service.account_name = lambda account: None  # type: ignore[method-assign]
-    service.view = StateView(service)  # the state's rendering (web/roomstate.py)
+    service.view = StateView(service)  # the state's rendering (web/round/roomstate.py)
     played = [Game() for _ in range(games)]
     rooms = [Room(GameRecord(id=f"g{i}", mode="hotseat", moves=[]), Game()) for i in range(games)]
     for room in rooms:

@@ -9,7 +9,7 @@ const asked = new URLSearchParams(location.search).get("next");
 const target = safeNext(asked);
 const next = target === "/" ? null : target;
 
-/** What is wrong with a new username (the server's rules, web/accounts.py), or "" when nothing. */
+/** What is wrong with a new username (the server's rules, web/accounts/accounts.py), or "" when nothing. */
 function usernameProblem(name) {
   const n = [...name].length;
   if (n > 24) return t("A username is at most 24 characters: this one has {n}.", { n });
@@ -69,7 +69,7 @@ async function init() {
   $("account-submit").textContent = signup ? t("Create account") : t("Log in");
   document.title = `Jericho · ${signup ? t("Sign up") : t("Log in")}`;
   $("password").autocomplete = signup ? "new-password" : "current-password";
-  // a new password: 10 characters or more (web/passwords.py); an older, shorter one still logs in
+  // a new password: 10 characters or more (web/accounts/passwords.py); an older, shorter one still logs in
   $("password").minLength = signup ? 10 : 1;
   if (signup) {
     $("password-hint").textContent = t(

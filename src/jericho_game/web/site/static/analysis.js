@@ -1,8 +1,8 @@
 // The free analysis board (/analysis): any start (the standard start, a position text, a record,
 // a game's ply), moves for both sides kept as a tree of variations, the AI's live evaluation with
-// its line (streamed over /ws/analysis while the engine thinks: web/analysis_stream.py), a link to
+// its line (streamed over /ws/analysis while the engine thinks: web/learn/analysis_stream.py), a link to
 // share the position and the line as a .jgn record.  The server checks every move and draws
-// nothing (web/analysis_board.py); this module keeps the tree.  Text goes in through textContent
+// nothing (web/learn/analysis_board.py); this module keeps the tree.  Text goes in through textContent
 // only.
 import { Board, COLOUR_NAME, describeTower, drawPiece } from "./board.js";
 import { initContrast } from "./contrast.js";

@@ -242,7 +242,7 @@ function connect() {
   ws.onopen = async () => {
     S.retry = 0;
     $("conn").hidden = true;
-    // a logged-in player's own seats open by their session, from any browser (web/accounts.py)
+    // a logged-in player's own seats open by their session, from any browser (web/accounts/accounts.py)
     const me = await whoami();
     const name = storedName() || undefined;
     if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token, name }));

@@ -1,4 +1,4 @@
-// The game's chat (web/chat.py, docs/web.md "Chat"): a players' tab and a spectators' tab.
+// The game's chat (web/social/chat.py, docs/web.md "Chat"): a players' tab and a spectators' tab.
 // While the game is played a player sees the players' tab only and a spectator the spectators'
 // tab only; once it is over both are shown to everyone (the replay shows the messages up to the
 // position on the board).  Nothing a user writes is HTML: every text goes in textContent.

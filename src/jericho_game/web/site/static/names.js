@@ -1,5 +1,5 @@
 // The player's display name: chosen once, kept in this browser (localStorage), sent with new
-// games, joins and hello.  The server checks it again (web/names.py); this check only spares a
+// games, joins and hello.  The server checks it again (web/common/names.py); this check only spares a
 // round trip.  Names are only ever shown with textContent, never as HTML.
 import { t } from "./i18n.js";
 

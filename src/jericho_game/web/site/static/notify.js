@@ -2,7 +2,7 @@
 // the game page shows a notice, plays a short sound (made here with WebAudio: no asset to load)
 // and, when the tab is hidden and the player has opted in, shows a browser notification.
 // Both switches are remembered in this browser; the permission for notifications is asked for
-// only when the player turns them on.  E-mail notifications are the server's (web/notify.py),
+// only when the player turns them on.  E-mail notifications are the server's (web/social/notify.py),
 // set on /settings.
 import { whoami } from "./account.js";
 import { t } from "./i18n.js";
@@ -200,7 +200,7 @@ export function mountSwitches(container) {
 }
 
 /** The "invite a player by name" form of a waiting online game (`container`): the server mails the
- * invitation if that player takes invitation mails (web/notify.py).  Shown only to a logged-in
+ * invitation if that player takes invitation mails (web/social/notify.py).  Shown only to a logged-in
  * player on a server that sends mail; `postJSON` is account.js's. */
 export async function mountInvite(container, gameId, token, postJSON) {
   if (!(await whoami()).account) return;  // invitations by name are an account's

@@ -22,7 +22,7 @@ const THEME_TEXT = {
 };
 const themeText = () => THEME_TEXT[S.P.theme] ?? S.P.theme_text;
 
-/** Why a legal move is not the solution (the server's message, web/puzzles.py, in the page's language). */
+/** Why a legal move is not the solution (the server's message, web/learn/puzzles.py, in the page's language). */
 function wrongWords(move, reply) {
   if (S.P.theme === "break-the-seven" || S.P.theme === "hold-on") {
     return reply ? t("{move} does not save the game: {reply} wins at once.", { move, reply }) :

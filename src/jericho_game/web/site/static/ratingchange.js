@@ -1,5 +1,5 @@
 // The end screen of a rated game: both players' rating change ("Alice 1500 → 1512 (+12)").  The
-// server applies the update a moment after the game ends (web/ratings.py), so a "pending" answer
+// server applies the update a moment after the game ends (web/accounts/ratings.py), so a "pending" answer
 // is asked again a few times.  All text goes in through textContent.
 import { t } from "./i18n.js";
 

@@ -2,7 +2,7 @@
 // language.  The engine writes it in English from a small fixed grammar (jericho_game/strength.py);
 // this reads it back into a catalog message and its values and says it again with t().  The
 // server does the same for its own texts (jericho_game/web/reasons.py: the same messages, and
-// tests/web/test_reasons.py keeps the two equal on every sentence).
+// tests/web/i18n/test_reasons.py keeps the two equal on every sentence).
 import { t } from "./i18n.js";
 
 const SIDE = "(South|North|south|north)";

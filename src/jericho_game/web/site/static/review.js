@@ -2,7 +2,7 @@
 // South's winning chances by ply (inline SVG), marks the moves that lost the most (in the chart and
 // in the move list), explains the result (each side's accuracy and slide, the turning points) and
 // shows the AI's line for a move on the board on demand; it follows the replay's current ply.  The
-// server computes everything (web/review.py); this module only shows it.  All text goes in through
+// server computes everything (web/learn/review.py); this module only shows it.  All text goes in through
 // textContent.  Moves are labelled as the record numbers them ("16... 5Y@c3", notation.js).
 import { formatNumber, t } from "./i18n.js";
 import { moveCount, moveLabel } from "./notation.js";

@@ -1,5 +1,5 @@
 // The notification settings page (/settings): this browser's switches (notify.js) and the
-// account's e-mail address and mail switches (web/notify.py).
+// account's e-mail address and mail switches (web/social/notify.py).
 import { postJSON, whoami } from "./account.js";
 import { t } from "./i18n.js";
 import { mountSwitches } from "./notify.js";

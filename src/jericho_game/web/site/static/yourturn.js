@@ -1,6 +1,6 @@
 // "Your turn": every game waiting for this player's move (the account's games and the seats this
 // browser keeps), most urgent first, with each deadline in the player's own time zone
-// (POST /api/yourturn, web/correspondence.py).  Shown on the home page and on /games; names are text only.
+// (POST /api/yourturn, web/round/correspondence.py).  Shown on the home page and on /games; names are text only.
 import { lang, t } from "./i18n.js";
 
 /** The seats this browser keeps: {gameId: token} (localStorage jericho:seat:ID). */
