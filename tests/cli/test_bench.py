@@ -21,7 +21,7 @@ def test_bench_prints_engine_figures(tmp_path: Path, capsys) -> None:  # type: i
 
 
 def test_mid_game_position_is_fixed_and_still_going() -> None:
-    from jericho_game.cli.bench import midgame
+    from jericho_game.ai.bench import midgame
 
     first, second = midgame(), midgame()
     assert first.position() == second.position()

@@ -286,7 +286,7 @@ def test_the_fallback_can_be_forced_and_is_reported() -> None:
 def test_alphabeta_in_c_equals_the_python_search(plies: int) -> None:
     """Same move, value and node count at fixed depths: the C search is the Python one, move for move."""
     from jericho_game.ai.alphabeta import AlphaBetaPlayer
-    from jericho_game.cli.bench import midgame
+    from jericho_game.ai.bench import midgame
 
     game = midgame(plies=plies, seed=5) if plies else Game()
     for depth in (1, 2) if plies != 16 else (1, 2, 3):

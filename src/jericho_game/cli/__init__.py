@@ -1,4 +1,8 @@
-"""The ``jericho`` command.  Each subcommand lives in its own module.
+"""The programs: the ``jericho`` command and its subcommands (the terminal game, record tools, the
+puzzle maker, the benchmark, the engine protocol's server and client, account management).
+
+The top layer: it may import everything (the rules library, the AI, the envs, the web app);
+nothing imports it.  Each subcommand lives in its own module or package.
 
 A subcommand module provides ``add_arguments(parser)`` and ``run(args) -> int``; it is
 imported only when its command runs, so ``jericho play`` never loads the web stack.

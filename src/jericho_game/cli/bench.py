@@ -1,5 +1,8 @@
 """``jericho bench``: speed figures of the engine (and of the AI players when present).
 
+The program only: the figures themselves are measured by each layer's own bench module
+(:mod:`jericho_game.ai.bench` for the engine and the AI, ``web.tools.bench``, ``envs.bench``).
+
 Every figure runs on one core in this process, on the kernel in use (the C extension, or
 the pure-Python core when it is missing or ``JERICHO_KERNEL=python``); the second line of
 the output names it.  Quote its output, with the machine
@@ -12,101 +15,11 @@ import argparse
 import json
 import os
 import platform
-import random
 import sys
-import time
 from collections.abc import Callable
 
 from jericho_game import kernel
-from jericho_game.game import Game
-
-Figure = tuple[str, float, str]
-
-
-def _rate(step: Callable[[], int], seconds: float) -> float:
-    """Units per second of ``step`` (which returns how many units it did) over ``seconds``."""
-    step()  # warm caches
-    done = 0
-    start = time.perf_counter()
-    while True:
-        done += step()
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return done / elapsed
-
-
-def midgame(plies: int = 16, seed: int = 2024) -> Game:
-    """A fixed mid-game position: ``plies`` seeded random moves from the start, game not over.
-
-    Its own seeded generator, so every run measures the same position whatever ran before.
-    """
-    rng = random.Random(seed)
-    while True:
-        game = Game()
-        while len(game.history) < plies and not game.is_over():
-            moves = game.legal_moves()
-            game.play(moves[rng.randrange(len(moves))])
-        if not game.is_over():
-            return game
-
-
-def engine_figures(seconds: float = 3.0, seed: int = 1) -> list[Figure]:
-    """Random games per second through the public API and through the playout path."""
-    rng = random.Random(seed)
-    plies = [0]
-
-    def public_game() -> int:
-        game = Game()
-        while not game.is_over():
-            moves = game.legal_moves()
-            game.play(moves[int(rng.random() * len(moves))])
-        plies[0] += len(game.history)
-        return 1
-
-    start = Game().state
-    draw = rng.random
-
-    def playout() -> int:
-        kernel.playout(start, draw)
-        return 1
-
-    public = _rate(public_game, seconds)
-    fast = _rate(playout, seconds)
-    out: list[Figure] = [
-        ("random games, public API (legal_moves + play)", public, "games/s"),
-        ("random games, fast path (kernel.playout, one call each)", fast, "games/s"),
-    ]
-    if kernel.C is not None:
-        seeds = iter(range(1, 1 << 62))
-
-        def batch() -> int:
-            kernel.C.playouts(start, 2000, next(seeds))
-            return 2000
-
-        def batch_guided() -> int:
-            kernel.C.playouts(start, 500, next(seeds), 3)
-            return 500
-
-        out.append(("random games, C loop (_kernel.playouts)", _rate(batch, seconds), "games/s"))
-        out.append(("guided (best of 3) games, C loop (_kernel.playouts)", _rate(batch_guided, seconds), "games/s"))
-
-    state = midgame().state.copy()
-    codes = state.legal_codes()
-
-    def push_pop() -> int:
-        for c in codes:
-            state.push(c)
-            state.pop()
-        return len(codes)
-
-    def generate() -> int:
-        state.legal_codes()
-        return 1
-
-    return out + [
-        ("state push+pop, mid-game position", _rate(push_pop, seconds), "moves/s"),
-        ("state legal move generation, mid-game position", _rate(generate, seconds), "positions/s"),
-    ]
+from jericho_game.ai.bench import Figure, engine_figures
 
 
 def machine() -> str:

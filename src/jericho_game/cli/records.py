@@ -14,23 +14,9 @@ import sys
 
 from jericho_game.cli.terminal import colour_wanted, render_board, render_status
 from jericho_game.errors import RecordError
-from jericho_game.record import Record, decode_text, read_records
+from jericho_game.record import Record, load_file, read_records
 
 __all__ = ["add_arguments", "load_file", "run"]
-
-
-def load_file(path: str) -> str:
-    """The text of a record file; raises :class:`RecordError` naming why it cannot be read."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise RecordError(f"cannot read {path}: no such file") from None
-    except IsADirectoryError:
-        raise RecordError(f"cannot read {path}: it is a directory") from None
-    except OSError as exc:
-        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return decode_text(data)
 
 
 def _located(path: str, exc: RecordError) -> str:

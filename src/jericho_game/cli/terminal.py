@@ -28,7 +28,7 @@ from jericho_game.errors import IllegalMoveError, JerichoError, RecordError
 from jericho_game.game import Game
 from jericho_game.moves import Move
 from jericho_game.pieces import COLOURS, SIZES, Piece, Side
-from jericho_game.record import RESULTS, read_record, result_token, write_record
+from jericho_game.record import RESULTS, load_file, read_record, result_token, write_record
 
 __all__ = [
     "TerminalSession",
@@ -594,8 +594,6 @@ def run(args: argparse.Namespace) -> int:
     result: str | None = None
     load = getattr(args, "load", None)
     if load:
-        from jericho_game.cli.records import load_file
-
         try:
             record = read_record(load_file(load))
         except (OSError, JerichoError) as exc:

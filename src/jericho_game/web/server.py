@@ -52,11 +52,12 @@ from jericho_game.game import Game
 from jericho_game.web import i18n
 from jericho_game.web.accounts.accounts import AccountService, account_routes
 from jericho_game.web.accounts.ratings import RatingPolicy, Ratings, rating_routes
-from jericho_game.web.airunner.aiqueue import AIRunner, make_pool
+from jericho_game.web.airunner.aiqueue import AIRunner
 from jericho_game.web.common import fairshare, jsonin
 from jericho_game.web.common.conn import Conn
 from jericho_game.web.common.fairshare import SocketCaps, address_of, too_many
 from jericho_game.web.common.limits import Limits
+from jericho_game.web.common.workers import make_pool
 from jericho_game.web.learn import tutorial
 from jericho_game.web.learn.puzzles import PuzzleService, puzzle_routes
 from jericho_game.web.learn.review import DEFAULT_SECONDS as REVIEW_SECONDS
@@ -64,9 +65,9 @@ from jericho_game.web.learn.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.learn.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
 from jericho_game.web.learn.review import routes as review_routes
 from jericho_game.web.lobby.seeks import Lobby
-from jericho_game.web.messages import Incoming, MessageTable, game_messages
 from jericho_game.web.round import endings, mygames
 from jericho_game.web.round.correspondence import correspondence_routes, turn_mail_hook
+from jericho_game.web.round.messages import Incoming, MessageTable, game_messages
 from jericho_game.web.round.records import write_game_record
 from jericho_game.web.round.rooms import Change, ClientError, GameService, Room
 from jericho_game.web.site import pages
@@ -149,7 +150,7 @@ class Transport:
         self.lobby = Lobby(service, limits, self.after)
         # fair share: this process's game sockets that hold no seat, per address and account
         self.caps = SocketCaps(limits.ws_per_address, limits.ws_per_address)
-        # the WebSocket's message kinds (web/messages.py): features add theirs with messages.add
+        # the WebSocket's message kinds (web/round/messages.py): features add theirs with messages.add
         self.messages: MessageTable = game_messages()
         # broker versions that features announce (e.g. web/social/chat.py's CHAT_CHANGED): version -> handler(game)
         self.version_hooks: dict[int, Callable[[str], None]] = {}
@@ -484,7 +485,7 @@ class Transport:
             if not isinstance(msg, dict):
                 raise ClientError("bad_message", "message must be a JSON object with a 'type'")
             ref = msg.get("ref") if isinstance(msg.get("ref"), str | int) else None
-            # one table of message kinds, kind -> handler (web/messages.py); unknown: bad_message
+            # one table of message kinds, kind -> handler (web/round/messages.py); unknown: bad_message
             await self.messages.dispatch(Incoming(self, game_id, conn, msg, ref))
             conn.refused = 0
         except ClientError as exc:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import multiprocessing
 import os
 import secrets
 import signal
@@ -30,10 +29,11 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from typing import Any, Protocol
 
 from jericho_game.ai.base import Limit
+from jericho_game.web.common.workers import make_pool
 from jericho_game.web.storage.database import AIJob, Storage
 
 __all__ = ["AIRunner", "JobKind", "think", "add_arguments", "run"]
@@ -41,28 +41,6 @@ __all__ = ["AIRunner", "JobKind", "think", "add_arguments", "run"]
 log = logging.getLogger("jericho_game.web")
 
 LEASE = 6.0  # seconds a claim holds without renewal: how long a dead runner's job waits
-
-
-def _worker_init(nice: int) -> None:
-    """Set up one AI process: lower its priority, and make it exit with its parent.
-
-    A parent killed with ``kill -9`` (or stopped before the pool could say goodbye) would
-    otherwise leave its AI processes waiting for work forever."""
-    try:
-        os.nice(nice)
-    except (AttributeError, OSError):  # not everywhere (Windows), and a limit is not a failure
-        pass
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(1.0)
-            if os.getppid() != parent:
-                os._exit(0)
-
-    import threading
-
-    threading.Thread(target=watch, name="jericho-parent-watch", daemon=True).start()
 
 
 def think(level: str, start_position: str | None, moves: list[str], limit: Limit | None) -> str | None:
@@ -83,14 +61,6 @@ def think(level: str, start_position: str | None, moves: list[str], limit: Limit
     except Exception:  # noqa: BLE001 - a failing AI must not stall the game: the service plays a random move
         logging.getLogger("jericho_game.web").exception("AI %s failed", level)
         return None
-
-
-def make_pool(processes: int, nice: int = 10) -> Executor:
-    """``processes`` niced worker processes; 0: one thread in this process (tests, tiny setups)."""
-    if processes <= 0:
-        return ThreadPoolExecutor(max_workers=2, thread_name_prefix="jericho-ai")
-    ctx = multiprocessing.get_context("spawn")  # never fork a process with an event loop and threads
-    return ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_worker_init, initargs=(nice,))
 
 
 class JobKind(Protocol):

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from jericho_game.web import i18n
-from jericho_game.web.i18n import N_
+from jericho_game.web.i18n import catalog as i18n
+from jericho_game.web.i18n.catalog import N_
 
 _SIDE = r"(South|North|south|north)"
 _TOWER = r"(\S+)"

@@ -479,10 +479,10 @@ class AnalysisStreams:
             if self._manager is None:
                 from multiprocessing.managers import SyncManager
 
-                from jericho_game.web.airunner.aiqueue import _worker_init
+                from jericho_game.web.common.workers import worker_init
 
                 manager = SyncManager(ctx=multiprocessing.get_context("spawn"))
-                manager.start(_worker_init, (0,))  # it exits with this process, even after kill -9
+                manager.start(worker_init, (0,))  # it exits with this process, even after kill -9
                 self._manager = manager
             return self._manager
 

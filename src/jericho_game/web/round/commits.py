@@ -16,16 +16,13 @@ import asyncio
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jericho_game.game import Game
 from jericho_game.web.round import gameroom
-from jericho_game.web.round.gameroom import Change, ClientError, Room, quota_error
+from jericho_game.web.round.gameroom import Change, ClientError, Room, RoomService, quota_error
 from jericho_game.web.round.roomcache import RoomCache
 from jericho_game.web.storage.database import Conflict, GameRecord, QueueFull, QuotaFull, Tx
-
-if TYPE_CHECKING:
-    from jericho_game.web.round.rooms import GameService
 
 __all__ = ["CommitPipeline"]
 
@@ -35,7 +32,7 @@ log = logging.getLogger("jericho_game.web")
 class CommitPipeline:
     """The write path of ``service``: locked, versioned transactions, group commit, cache, announcement."""
 
-    def __init__(self, service: GameService, cache: RoomCache) -> None:
+    def __init__(self, service: RoomService, cache: RoomCache) -> None:
         self.svc = service
         self.storage = service.storage
         self.cache = cache

@@ -32,7 +32,7 @@ from starlette.routing import Route
 from jericho_game.game import Game
 from jericho_game.web.common import jsonin
 from jericho_game.web.round import mygames
-from jericho_game.web.round.rooms import SIDES, ClientError, same_secret
+from jericho_game.web.round.gameroom import SIDES, ClientError, same_secret
 from jericho_game.web.round.timecontrol import DAY, DAYS, check_days
 from jericho_game.web.storage.database import GameRecord
 

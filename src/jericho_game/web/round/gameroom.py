@@ -13,13 +13,19 @@ all build on this module, which imports none of them.
 
 from __future__ import annotations
 
+import hmac
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jericho_game.game import Game
 from jericho_game.pieces import Side
 from jericho_game.web.round import render
-from jericho_game.web.storage.database import GameRecord, QuotaFull
+from jericho_game.web.storage.database import GameRecord, QuotaFull, Storage, Tx
+
+if TYPE_CHECKING:
+    from jericho_game.web.storage.broker import Broker
 
 __all__ = [
     "ClientError",
@@ -34,11 +40,16 @@ __all__ = [
     "status",
     "clock_side",
     "both_moved",
+    "GAME_ID",
+    "same_secret",
+    "RoomService",
 ]
 
 MODES = ("ai", "hotseat", "online")
 SIDES = ("south", "north")
 SIDE_NAMES = {"south": "South", "north": "North"}
+#: What a game id may look like (checked before any database round trip).
+GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 # reasons a game ends with no result (result None): aborted by a player, or a seek nobody took
 NO_RESULT = ("aborted", "expired")
 
@@ -86,6 +97,11 @@ class Change:
     error: ClientError | None = None  # committed, yet the request is refused (a flag fell first)
     rematch_id: str | None = None
     committed: bool = False  # whether a new version was written
+
+
+def same_secret(a: str | None, b: str | None) -> bool:
+    """Constant-time comparison of two secrets (``None`` never matches)."""
+    return a is not None and b is not None and hmac.compare_digest(a.encode(), b.encode())
 
 
 def quota_error(exc: QuotaFull) -> ClientError:
@@ -150,3 +166,34 @@ def clock_side(rec: GameRecord, game: Game) -> str | None:
     if rec.clock is None or rec.turn_started is None or status(rec, game) != "playing":
         return None
     return game.turn.value
+
+
+class RoomService(Protocol):
+    """What the parts of the room service (the commit pipeline, the state view, "my games",
+    correspondence) use of the deciding service, :class:`jericho_game.web.round.rooms.GameService`.
+
+    The service composes those parts and they call it back; naming what they need here, below
+    both, keeps the parts from importing the service (no import circle)."""
+
+    storage: Storage
+    broker: Broker
+    cache: Any  # its RoomCache (jericho_game.web.round.roomcache, which builds on this module)
+    ai_per_client: int | None
+    max_ai_jobs: int
+    claim_after: float
+    presence_ttl: float
+    on_finish: list[Callable[[Tx, GameRecord], None]]
+    now: Callable[[], float]
+    account_name: Callable[[int], str | None]
+
+    def check_id(self, game_id: str) -> None: ...
+    def unknown_game(self, game_id: str) -> ClientError: ...
+    def room(self, game_id: str) -> Room: ...
+    def job_place(self, room: Room, conn: Any = None) -> int | None: ...
+    def status(self, room: Room) -> str: ...
+    def outcome(self, room: Room) -> tuple[str | None, str | None]: ...
+    def ai_to_move(self, room: Room) -> bool: ...
+    def clock_side(self, room: Room) -> str | None: ...
+    def time_left(self, room: Room, side: str) -> float: ...
+    def public_state(self, room: Room) -> dict[str, Any]: ...
+    def record_tags(self, room: Room) -> dict[str, str]: ...

@@ -18,7 +18,7 @@ from typing import Any
 
 from jericho_game.game import Game
 from jericho_game.record import move_number
-from jericho_game.web.round.rooms import _ID_RE, SIDES, ClientError, GameService, same_secret
+from jericho_game.web.round.gameroom import GAME_ID, SIDES, ClientError, RoomService, same_secret
 from jericho_game.web.storage.database import GameRecord
 
 __all__ = ["held", "listing", "records"]
@@ -33,7 +33,7 @@ def held(body: dict[str, Any], most: int) -> dict[str, str]:
         raise ClientError("too_many", f"at most {most} games at once (this asks for {len(games)})", 413)
     out = {}
     for gid, token in games.items():
-        if not isinstance(gid, str) or not _ID_RE.match(gid) or not isinstance(token, str) or len(token) > 200:
+        if not isinstance(gid, str) or not GAME_ID.match(gid) or not isinstance(token, str) or len(token) > 200:
             raise ClientError("bad_request", f"game {str(gid)[:40]!r}: ids are game ids, tokens are seat tokens")
         out[gid] = token
     return out
@@ -72,7 +72,7 @@ def moves_of(start_position: str | None, plies: int) -> int:
 
 
 def listing(
-    svc: GameService, games: dict[str, str], account: int | None = None, most: int = 500
+    svc: RoomService, games: dict[str, str], account: int | None = None, most: int = 500
 ) -> list[dict[str, Any]]:
     """The browser's games (and the account's, logged in), newest first: side, opponent, status,
     result, reason, plies, dates."""
@@ -116,7 +116,7 @@ def listing(
 
 
 def records(
-    svc: GameService,
+    svc: RoomService,
     games: dict[str, str],
     write: Callable[[Any, dict[str, str]], str],
     account: int | None = None,

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import random
-import re
 import secrets
 import threading
 import time
@@ -40,6 +39,7 @@ from jericho_game.web.common.names import NameError_, check_name
 from jericho_game.web.round import timecontrol
 from jericho_game.web.round.commits import CommitPipeline
 from jericho_game.web.round.gameroom import (
+    GAME_ID,
     MODES,
     NO_RESULT,
     SIDE_NAMES,
@@ -48,6 +48,7 @@ from jericho_game.web.round.gameroom import (
     ClientError,
     Room,
     quota_error,
+    same_secret,
 )
 from jericho_game.web.round.gameroom import clock_side as _clock_side
 from jericho_game.web.round.gameroom import outcome as _outcome
@@ -76,7 +77,6 @@ __all__ = [
 log = logging.getLogger("jericho_game.web")
 
 PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "master", "random", "greedy", "mcts", "alphabeta")
-_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 
 def _new_id() -> str:
@@ -85,13 +85,6 @@ def _new_id() -> str:
 
 def _new_token() -> str:
     return secrets.token_urlsafe(18)
-
-
-def same_secret(a: str | None, b: str | None) -> bool:
-    """Constant-time comparison of two secrets (``None`` never matches)."""
-    import hmac
-
-    return a is not None and b is not None and hmac.compare_digest(a.encode(), b.encode())
 
 
 class GameService:
@@ -183,7 +176,7 @@ class GameService:
     # -- the rooms (the cache is web/round/roomcache.py) --------------------------------------------
     def check_id(self, game_id: str) -> None:
         """Refuse an id no game can have (``unknown_game``) before any database round trip."""
-        if not _ID_RE.match(game_id or ""):
+        if not GAME_ID.match(game_id or ""):
             raise ClientError("unknown_game", f"unknown game {game_id[:40]!r}", 404)
 
     def unknown_game(self, game_id: str) -> ClientError:

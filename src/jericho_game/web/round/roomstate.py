@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jericho_game.game import Game
 from jericho_game.moves import Move
 from jericho_game.pieces import Side
 from jericho_game.web.round import render
-from jericho_game.web.round.gameroom import NO_RESULT, SIDE_NAMES, SIDES, Room, both_moved
+from jericho_game.web.round.gameroom import NO_RESULT, SIDE_NAMES, SIDES, Room, RoomService, both_moved
 from jericho_game.web.storage.database import GameRecord
-
-if TYPE_CHECKING:
-    from jericho_game.web.round.rooms import GameService
 
 __all__ = ["StateView", "legal_by_piece", "confrontations"]
 
@@ -64,7 +61,7 @@ def confrontations(game: Game) -> dict[str, dict[str, Any]]:
 class StateView:
     """Renders a room of ``service`` (whose reading of a room — status, outcome, clocks — it uses)."""
 
-    def __init__(self, service: GameService) -> None:
+    def __init__(self, service: RoomService) -> None:
         self.svc = service
 
     def board(self, room: Room) -> str:

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, UniqueConstraint, text
 from sqlalchemy.engine import Connection
 
-from jericho_game.web.messages import Incoming
 from jericho_game.web.round.gameroom import SIDE_NAMES, ClientError, Room
+from jericho_game.web.round.messages import Incoming
 from jericho_game.web.storage.database import GAMES_CHANNEL, Storage
 
 if TYPE_CHECKING:

@@ -53,7 +53,7 @@ from starlette.routing import Route
 from jericho_game.web import i18n
 from jericho_game.web.accounts.accounts import AccountService
 from jericho_game.web.common import jsonin
-from jericho_game.web.round.rooms import ClientError, same_secret
+from jericho_game.web.round.gameroom import ClientError, same_secret
 
 __all__ = [
     "KINDS",

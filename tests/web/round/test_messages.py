@@ -1,4 +1,4 @@
-"""The game WebSocket's message kinds go through one table (web/messages.py), not an if/elif chain:
+"""The game WebSocket's message kinds go through one table (web/round/messages.py), not an if/elif chain:
 an unknown kind is refused naming the known ones, and a feature adds a kind without touching the
 transport."""
 
@@ -15,7 +15,7 @@ with warnings.catch_warnings():  # starlette's note about httpx2 is not ours to 
     warnings.simplefilter("ignore", DeprecationWarning)
     from starlette.testclient import TestClient
 
-from jericho_game.web.messages import Incoming, MessageTable, game_messages  # noqa: E402
+from jericho_game.web.round.messages import Incoming, MessageTable, game_messages  # noqa: E402
 from jericho_game.web.round.rooms import ClientError  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 
