@@ -65,7 +65,7 @@ def is_slow(item: pytest.Item) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: the slow tier (browsers, server processes, PostgreSQL): tests/conftest.py")
+    config.addinivalue_line("markers", "slow: browsers, server processes, PostgreSQL (tests/conftest.py)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
