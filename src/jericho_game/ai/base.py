@@ -71,6 +71,8 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "easy": ("jericho_game.ai.levels", "easy"),
     "medium": ("jericho_game.ai.levels", "medium"),
     "hard": ("jericho_game.ai.levels", "hard"),
+    "strong": ("jericho_game.ai.levels", "strong"),  # the ladder (ai/levels.py LADDER; a test keeps them equal)
+    "advanced": ("jericho_game.ai.levels", "advanced"),
     "expert": ("jericho_game.ai.levels", "expert"),
     "master": ("jericho_game.ai.levels", "master"),
     "expert-v1": ("jericho_game.ai.levels", "expert_v1"),  # frozen, to measure against

@@ -3,6 +3,9 @@
 * ``easy`` — ``greedy`` (one ply, random among equals); instant.
 * ``medium`` — ``mcts`` with guided playouts, 200 simulations; instant on the C kernel.
 * ``hard`` — ``mcts`` with guided playouts, 800 simulations.
+* ``strong`` and ``advanced`` — the expert's search with small budgets (``STRONG_SIMS`` and
+  ``ADVANCED_SIMS`` simulations, at most 1 s): the rungs between ``hard`` and ``expert``, which
+  beat ``hard`` 100-0 (issue 32 point 5).
 * ``expert`` — the strong search on the C kernel: greedy playouts (each move the best of all
   placements by immediate margin) and the MCTS-solver (proven wins and losses), 30,000
   simulations, never more than 1 s per move.
@@ -21,6 +24,8 @@ faster) and arena results reproduce; the time caps keep the promises (expert 1 s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from jericho_game import kernel
 from jericho_game.ai.base import Player
 from jericho_game.ai.greedy import GreedyPlayer
@@ -35,12 +40,22 @@ __all__ = [
     "expert_v1",
     "master_v1",
     "LEVELS",
+    "LADDER",
+    "Level",
+    "ladder",
+    "think_time",
+    "strong",
+    "advanced",
     "EXPERT_TIME",
     "MASTER_TIME",
 ]
 
 MEDIUM_SIMS = 200
 HARD_SIMS = 800
+#: The rungs between hard and expert (issue 32): the expert's search with small budgets.
+STRONG_SIMS = 250
+ADVANCED_SIMS = 1_500
+RUNG_TIME = 1.0
 #: Expert and master budgets on the C kernel: (simulations, seconds per move at most), the v1
 #: levels' own: a greedy playout costs about what a v1 playout does (1.0-1.3x with its memo of
 #: effects), so the same count takes about the same time (half the count lost to v1, docs/ai.md).
@@ -96,6 +111,20 @@ def hard(seed: int | None = None) -> Player:
     return _named(mcts(sims=HARD_SIMS, playout="guided", seed=seed), "hard")
 
 
+def strong(seed: int | None = None) -> Player:
+    """The expert's search (greedy playouts, the solver) with ``STRONG_SIMS`` simulations, at most 1 s."""
+    if kernel.C is None:
+        return _named(mcts(sims=2_000, time=RUNG_TIME, playout="guided", seed=seed), "strong")
+    return _named(_strong(STRONG_SIMS, RUNG_TIME, seed), "strong")
+
+
+def advanced(seed: int | None = None) -> Player:
+    """The expert's search with ``ADVANCED_SIMS`` simulations, at most 1 s."""
+    if kernel.C is None:
+        return _named(mcts(sims=3_000, time=RUNG_TIME, playout="guided", seed=seed), "advanced")
+    return _named(_strong(ADVANCED_SIMS, RUNG_TIME, seed), "advanced")
+
+
 def expert(seed: int | None = None, time: float = EXPERT_TIME) -> Player:
     """MCTS with ``EXPERT_SIMS`` simulations, never more than ``time`` seconds (default: the level's cap).
 
@@ -126,4 +155,50 @@ def master_v1(seed: int | None = None) -> Player:
     return _named(_v1(sims, time, seed), "master-v1")
 
 
-LEVELS = {"easy": easy, "medium": medium, "hard": hard, "expert": expert, "master": master}
+LEVELS = {
+    "easy": easy,
+    "medium": medium,
+    "hard": hard,
+    "strong": strong,
+    "advanced": advanced,
+    "expert": expert,
+    "master": master,
+}
+
+
+@dataclass(frozen=True)
+class Level:
+    """A rung of the ladder people climb.
+
+    ``elo``: about where it stands (docs/ai.md, "The ladder": one scale, ``easy`` at 1,000),
+    shown next to its name on the site; ``think``: the least seconds a move of it takes for a
+    person (the web app waits out the rest, so no upper level answers at once); ``cap``: the
+    most seconds its search takes on the C kernel."""
+
+    name: str
+    elo: int
+    think: float
+    cap: float
+
+
+#: The ladder, weakest first: the one list the web app's picker, the engine protocol and the
+#: arena (``jericho arena --ladder``) offer.  Every name is a registered player (ai/base.py).
+LADDER: tuple[Level, ...] = (
+    Level("easy", 1000, 0.5, 0.01),
+    Level("medium", 1340, 0.6, 0.05),
+    Level("hard", 1500, 0.8, 0.1),
+    Level("strong", 1650, 1.0, RUNG_TIME),
+    Level("advanced", 1850, 1.0, RUNG_TIME),
+    Level("expert", 2050, 1.0, EXPERT_C[1]),
+    Level("master", 2230, 1.5, MASTER_C[1]),
+)
+
+
+def ladder() -> list[str]:
+    """The ladder's level names, weakest first."""
+    return [lv.name for lv in LADDER]
+
+
+def think_time(name: str) -> float:
+    """The least seconds a move of level ``name`` takes for a person (0 for any other player)."""
+    return next((lv.think for lv in LADDER if lv.name == name), 0.0)

@@ -48,6 +48,7 @@ except ImportError as exc:
 
 
 from jericho_game.ai.base import Limit
+from jericho_game.ai.levels import LADDER
 from jericho_game.game import Game
 from jericho_game.web import i18n
 from jericho_game.web.accounts.accounts import AccountService, account_routes
@@ -901,7 +902,9 @@ def create_app(
         return JSONResponse(Game().topology.to_dict())
 
     async def levels(request: Request) -> Response:
-        return JSONResponse({"levels": service.levels(), "default": service.default_level()})
+        levels = service.levels()
+        elo = {lv.name: lv.elo for lv in LADDER if lv.name in levels}  # ai/levels.py: "about 1,400" on the picker
+        return JSONResponse({"levels": levels, "default": service.default_level(), "elo": elo})
 
     async def healthz(request: Request) -> Response:
         try:

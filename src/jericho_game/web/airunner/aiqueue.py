@@ -33,6 +33,7 @@ from concurrent.futures import Executor
 from typing import Any, Protocol
 
 from jericho_game.ai.base import Limit
+from jericho_game.ai.levels import think_time
 from jericho_game.web.common.workers import make_pool
 from jericho_game.web.storage.database import AIJob, Storage
 
@@ -263,7 +264,8 @@ class AIRunner:
                         break
             if not alive:
                 return
-            wait = self.ai_delay - (time.monotonic() - started)
+            # the level's own least think time (ai/levels.py: no upper level answers at once)
+            wait = max(self.ai_delay, think_time(job.level)) - (time.monotonic() - started)
             if wait > 0:
                 await asyncio.sleep(wait)
             self.play(job, move)

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jericho_game.ai.base import make_player, registered_names
+from jericho_game.ai.levels import ladder
 from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
 from jericho_game.pieces import Side
@@ -76,7 +77,8 @@ __all__ = [
 
 log = logging.getLogger("jericho_game.web")
 
-PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "master", "random", "greedy", "mcts", "alphabeta")
+#: The ladder of ai/levels.py (its one list, weakest first), then the research players.
+PREFERRED_LEVELS = (*ladder(), "random", "greedy", "mcts", "alphabeta")
 
 
 def _new_id() -> str:
