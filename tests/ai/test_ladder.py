@@ -34,7 +34,7 @@ def test_the_ladder_climbs_and_its_times_suit_a_person():
     assert levels.think_time("mcts:sims=10") == 0.0
 
 
-@pytest.mark.parametrize("name", ["strong", "advanced"])
+@pytest.mark.parametrize("name", ["strong", "advanced", "skilled", "veteran"])
 def test_the_new_rungs_play_legal_moves_under_their_names(name):
     player = base.make_player(name, seed=1)
     assert player.name == name

@@ -73,6 +73,8 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "hard": ("jericho_game.ai.levels", "hard"),
     "strong": ("jericho_game.ai.levels", "strong"),  # the ladder (ai/levels.py LADDER; a test keeps them equal)
     "advanced": ("jericho_game.ai.levels", "advanced"),
+    "skilled": ("jericho_game.ai.levels", "skilled"),
+    "veteran": ("jericho_game.ai.levels", "veteran"),
     "expert": ("jericho_game.ai.levels", "expert"),
     "master": ("jericho_game.ai.levels", "master"),
     "expert-v1": ("jericho_game.ai.levels", "expert_v1"),  # frozen, to measure against

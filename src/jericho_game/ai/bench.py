@@ -223,7 +223,7 @@ def expert_times(positions: int = 6, level: str = "expert") -> tuple[float, floa
 def evaluator_figures(game: Game, seconds: float) -> list[Figure]:
     """The learned evaluator's speed in C (ai/evalnet.py): evaluations per second of one
     position (its value and the logit of every legal move), and the strongest search's
-    simulations per second with it (its value mixed half and half with the playouts').
+    simulations per second with it (its value mixed half and half with the playouts', and alone).
     Weights of the shipped shape; the figures do not depend on their values.  Empty without
     NumPy (the ``rl`` extra)."""
     try:
@@ -252,9 +252,22 @@ def evaluator_figures(game: Game, seconds: float) -> list[Figure]:
         net=knet,
         mix=0.5,
     )
+    # mix 1: the network's value alone at every new leaf, no playout (issue 32's gate for the value)
+    n1, elapsed1, _nodes, _children = kernel.C.mcts(
+        state,
+        seeded.getrandbits(64),
+        seconds=seconds,
+        c=STRONG_C,
+        widen=STRONG_WIDEN,
+        greedy=True,
+        solver=True,
+        net=knet,
+        mix=1.0,
+    )
     return [
         (f"learned evaluator evaluations/s, mid-game (value + priors, {hidden[0]}x{hidden[1]})", rate, "evals/s"),
         ("MCTS simulations/s, mid-game (strongest + learned evaluator, mix 0.5)", _n / elapsed, "sims/s"),
+        ("MCTS simulations/s, mid-game (strongest + learned evaluator's value only, mix 1)", n1 / elapsed1, "sims/s"),
     ]
 
 

@@ -3,9 +3,9 @@
 * ``easy`` — ``greedy`` (one ply, random among equals); instant.
 * ``medium`` — ``mcts`` with guided playouts, 200 simulations; instant on the C kernel.
 * ``hard`` — ``mcts`` with guided playouts, 800 simulations.
-* ``strong`` and ``advanced`` — the expert's search with small budgets (``STRONG_SIMS`` and
-  ``ADVANCED_SIMS`` simulations, at most 1 s): the rungs between ``hard`` and ``expert``, which
-  beat ``hard`` 100-0 (issue 32 point 5).
+* ``strong``, ``advanced``, ``skilled`` and ``veteran`` — the expert's search with small budgets
+  (``RUNG_SIMS``: 100, 250, 1,000 and 3,000 simulations, at most 1 s): the rungs between ``hard``
+  and ``expert``, which beat ``hard`` 100-0 (issue 32 point 5).
 * ``expert`` — the strong search on the C kernel: greedy playouts (each move the best of all
   placements by immediate margin) and the MCTS-solver (proven wins and losses), 30,000
   simulations, never more than 1 s per move.
@@ -46,15 +46,18 @@ __all__ = [
     "think_time",
     "strong",
     "advanced",
+    "skilled",
+    "veteran",
     "EXPERT_TIME",
     "MASTER_TIME",
 ]
 
 MEDIUM_SIMS = 200
 HARD_SIMS = 800
-#: The rungs between hard and expert (issue 32): the expert's search with small budgets.
-STRONG_SIMS = 250
-ADVANCED_SIMS = 1_500
+#: The rungs between hard and expert (issue 32): the expert's search with small budgets, each
+#: 2.5-4 times the one below (docs/ai.md, "The ladder"); without the kernel, the Python search.
+RUNG_SIMS = {"strong": 100, "advanced": 250, "skilled": 1_000, "veteran": 3_000}
+RUNG_PY = {"strong": 1_000, "advanced": 1_500, "skilled": 2_000, "veteran": 3_000}
 RUNG_TIME = 1.0
 #: Expert and master budgets on the C kernel: (simulations, seconds per move at most), the v1
 #: levels' own: a greedy playout costs about what a v1 playout does (1.0-1.3x with its memo of
@@ -111,18 +114,30 @@ def hard(seed: int | None = None) -> Player:
     return _named(mcts(sims=HARD_SIMS, playout="guided", seed=seed), "hard")
 
 
-def strong(seed: int | None = None) -> Player:
-    """The expert's search (greedy playouts, the solver) with ``STRONG_SIMS`` simulations, at most 1 s."""
+def _rung(name: str, seed: int | None) -> Player:
     if kernel.C is None:
-        return _named(mcts(sims=2_000, time=RUNG_TIME, playout="guided", seed=seed), "strong")
-    return _named(_strong(STRONG_SIMS, RUNG_TIME, seed), "strong")
+        return _named(mcts(sims=RUNG_PY[name], time=RUNG_TIME, playout="guided", seed=seed), name)
+    return _named(_strong(RUNG_SIMS[name], RUNG_TIME, seed), name)
+
+
+def strong(seed: int | None = None) -> Player:
+    """The expert's search (greedy playouts, the solver) with 100 simulations, at most 1 s."""
+    return _rung("strong", seed)
 
 
 def advanced(seed: int | None = None) -> Player:
-    """The expert's search with ``ADVANCED_SIMS`` simulations, at most 1 s."""
-    if kernel.C is None:
-        return _named(mcts(sims=3_000, time=RUNG_TIME, playout="guided", seed=seed), "advanced")
-    return _named(_strong(ADVANCED_SIMS, RUNG_TIME, seed), "advanced")
+    """The expert's search with 250 simulations, at most 1 s."""
+    return _rung("advanced", seed)
+
+
+def skilled(seed: int | None = None) -> Player:
+    """The expert's search with 1,000 simulations, at most 1 s."""
+    return _rung("skilled", seed)
+
+
+def veteran(seed: int | None = None) -> Player:
+    """The expert's search with 3,000 simulations, at most 1 s."""
+    return _rung("veteran", seed)
 
 
 def expert(seed: int | None = None, time: float = EXPERT_TIME) -> Player:
@@ -161,6 +176,8 @@ LEVELS = {
     "hard": hard,
     "strong": strong,
     "advanced": advanced,
+    "skilled": skilled,
+    "veteran": veteran,
     "expert": expert,
     "master": master,
 }
@@ -187,10 +204,12 @@ LADDER: tuple[Level, ...] = (
     Level("easy", 1000, 0.5, 0.01),
     Level("medium", 1340, 0.6, 0.05),
     Level("hard", 1500, 0.8, 0.1),
-    Level("strong", 1650, 1.0, RUNG_TIME),
-    Level("advanced", 1850, 1.0, RUNG_TIME),
-    Level("expert", 2050, 1.0, EXPERT_C[1]),
-    Level("master", 2230, 1.5, MASTER_C[1]),
+    Level("strong", 1590, 1.0, RUNG_TIME),
+    Level("advanced", 1760, 1.0, RUNG_TIME),
+    Level("skilled", 1930, 1.0, RUNG_TIME),
+    Level("veteran", 2100, 1.0, RUNG_TIME),
+    Level("expert", 2250, 1.0, EXPERT_C[1]),
+    Level("master", 2430, 1.5, MASTER_C[1]),
 )
 
 

@@ -36,9 +36,11 @@ const LEVELS = {
   easy: t("New to the game: grabs the most monoliths it can right now."),
   medium: t("A fair opponent that looks a few moves ahead."),
   hard: t("Good: reads further ahead. Answers in about a second."),
-  strong: t("The expert's search with a small budget: the first step above hard. About 1 s a move."),
-  advanced: t("The expert's search with a larger budget. About 1 s a move."),
-  expert: t("Very strong: about 0.7 s a move, never more than 1 s."),
+  strong: t("The first step above hard: the expert's search, looking at a hundred lines. About 1 s a move."),
+  advanced: t("The expert's search, two and a half times longer than strong. About 1 s a move."),
+  skilled: t("The expert's search, four times longer than advanced. About 1 s a move."),
+  veteran: t("The expert's search, three times longer than skilled. About 1 s a move."),
+  expert: t("Very strong: about 1 s a move."),
   master: t("The strongest: thinks longest, about 2.5 s a move, never more than 3 s."),
 };
 const RESEARCH = {
