@@ -9,11 +9,16 @@ last few generations' positions, each also mirrored left-right; the next generat
 searches with the new weights.  Everything runs on the CPU with NumPy (the network is small
 and its input sparse), so no PyTorch is needed to train either.
 
-``jericho train --out DIR`` runs generations until ``--generations`` or ``--hours``; each
-generation's games (``games-NNN.npz``) and weights (``net-NNN.npz``) are files in ``DIR``, so
-a run stopped at any point resumes where it was, and ``log.jsonl`` has one line per
-generation (losses, held-out accuracy, games per second).  docs/ai.md, "The learned
-evaluator", has the command used for the shipped weights and its measurements.
+``jericho train --out DIR`` runs generations until ``--generations`` or ``--hours``.  A
+generation: self-play with the best network so far (``games-NNN.npz``), training the latest
+network on the window (``net-NNN.npz``), a gate match of the new network against the best at
+equal time (accepted above ``--gate-score``), its value scored on a held-out set labelled by the
+endgame solver or a deep search (:mod:`jericho_game.ai.heldout`), then the generation's record
+``gen-NNN.json``; ``log.jsonl`` (one line per generation) and ``curve.png`` are rebuilt from the
+records.  Every file is written whole or not at all, so a run killed at any moment (``kill -9``
+included) resumes where it was, losing at most the stage in progress.  The run's settings are
+fixed in ``config.json`` when it starts: a resume takes them from there, and refuses an option
+that differs, naming each one.  docs/ai.md, "The training run", has the commands and figures.
 """
 
 from __future__ import annotations
@@ -679,6 +684,9 @@ def _latest(root: Path) -> Path | None:
 # ---------------------------------------------------------------------------------------------
 # The command
 
+#: Generations of a run given no --generations: it goes on until stopped (or --hours).
+UNLIMITED = 1_000_000
+
 #: The defaults of the run's settings on the command line (None there means "not given").
 DEFAULTS: dict[str, Any] = {
     "games": 300,
@@ -701,7 +709,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``jericho train``."""
     d = DEFAULTS
     parser.add_argument("--out", required=True, help="folder of the run: games, weights, log (resumed if present)")
-    parser.add_argument("--generations", type=int, default=30, help="generations to reach (default 30)")
+    parser.add_argument(
+        "--generations", type=int, default=None, help="generations to reach (default: no end; stop it any time)"
+    )
     parser.add_argument("--hours", type=float, default=None, help="stop starting generations after this long")
     parser.add_argument("--jobs", type=int, default=2, help="processes for self-play and the gate (default 2)")
     run = parser.add_argument_group(
@@ -779,8 +789,9 @@ def run(args: argparse.Namespace) -> int:
     """``jericho train``: run (or resume) expert iteration; prints one line per generation."""
     try:
         v = _resolve(args)
-        for name in ("generations", "jobs"):
-            _positive(name, getattr(args, name))
+        _positive("jobs", args.jobs)
+        if args.generations is not None:
+            _positive("generations", args.generations)
         for name in ("games", "sims", "window", "epochs", "gate_time"):
             _positive(name.replace("_", "-"), v[name])
         if args.hours is not None:
@@ -808,7 +819,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         latest = expert_iteration(
             args.out,
-            args.generations,
+            args.generations if args.generations is not None else UNLIMITED,
             v["games"],
             play=SelfPlayConfig(sims=v["sims"], mix=v["mix"]),
             learn=TrainConfig(
