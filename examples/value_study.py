@@ -40,6 +40,8 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--hidden", default="128,64")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--l2", type=float, default=1e-5, help="weight decay of the networks trained")
+    ap.add_argument("--tag", default="", help="suffix of results-TAG.json and best-TAG.npz (another variant)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -71,6 +73,7 @@ def main() -> None:
         "mean of 4 playouts": heldout.playout_values(states, 4),
         "mean of 16 playouts": heldout.playout_values(states, 16),
         "shipped network": heldout.net_values(evalnet.SHIPPED, states),
+        "the constant 0": np.zeros(len(held), dtype=np.float32),
     }
     hidden = tuple(int(h) for h in args.hidden.split(","))
     best = (9.0, "")
@@ -79,7 +82,9 @@ def main() -> None:
     for share, name in ((1.0, "result"), (0.7, "0.7 result + 0.3 search"), (0.0, "search value (distilled)")):
         for size in sizes:
             net = evalnet.EvalNet.random((hidden[0], hidden[1]), seed=1)
-            cfg = selfplay.TrainConfig(hidden=(hidden[0], hidden[1]), epochs=args.epochs, result_share=share)
+            cfg = selfplay.TrainConfig(
+                hidden=(hidden[0], hidden[1]), epochs=args.epochs, result_share=share, l2=args.l2
+            )
             figs = selfplay.train(net, shards[:size], cfg, seed=5)
             label = f"net, target {name}, {int(figs['positions'])} positions"
             preds[label] = heldout.net_values(net, states)
@@ -87,18 +92,18 @@ def main() -> None:
             if mse < best[0]:
                 best = (mse, label)
                 net.meta.update(study=label)
-                net.save(out / "best.npz")
+                net.save(out / f"best{args.tag}.npz")
             print(f"{label}: held-out value MSE {mse:.3f} ({time.monotonic() - t0:.0f} s)", flush=True)
 
     rep = heldout.report(held, preds)
-    (out / "results.json").write_text(json.dumps(rep, indent=1))
+    (out / f"results{args.tag}.json").write_text(json.dumps(rep, indent=1))
     print(f"\n{'predictor':60} {'MSE all':>8} {'sign':>6} {'MSE solved':>11} {'MSE searched':>13}")
     for name, r in rep.items():
         print(
             f"{name:60} {r['all']['mse']:8.3f} {r['all']['sign']:6.1%} "
             f"{r['solved'].get('mse', float('nan')):11.3f} {r['searched'].get('mse', float('nan')):13.3f}"
         )
-    print(f"best: {best[1]} (saved as {out / 'best.npz'})")
+    print(f"best: {best[1]} (saved as {out / f'best{args.tag}.npz'})")
 
 
 if __name__ == "__main__":
