@@ -146,6 +146,7 @@ def test_the_held_out_set_is_labelled_by_the_solver_where_it_proves_a_value(tmp_
     held.save(tmp_path / "h.npz")
     again = heldout.load(tmp_path / "h.npz")
     assert again.moves == held.moves and np.array_equal(again.label, held.label)
+    assert again.random_last is not None and np.array_equal(again.random_last, held.random_last)
     for st, label, how in zip(held.states(), held.label, held.how, strict=True):
         assert st.outcome < 0
         if how == heldout.SOLVED:
@@ -154,5 +155,6 @@ def test_the_held_out_set_is_labelled_by_the_solver_where_it_proves_a_value(tmp_
     states = held.states()
     rep = heldout.report(held, {"net": heldout.net_values(net, states), "one": heldout.playout_values(states, 1)})
     assert rep["net"]["all"]["n"] == 8
+    assert rep["net"]["after_random"]["n"] + rep["net"]["on_path"]["n"] == 8
     # a random network's value is near 0: its error is about the labels' mean square
     assert rep["net"]["all"]["mse"] == pytest.approx(float((held.label**2).mean()), abs=0.05)

@@ -48,6 +48,8 @@ class HeldOut:
     label: np.ndarray  # float32
     how: np.ndarray  # int8: SOLVED or SEARCHED
     ply: np.ndarray  # int16
+    #: Whether the position came after one uniformly random move (else on the search's own path).
+    random_last: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.moves)
@@ -68,7 +70,8 @@ class HeldOut:
         lengths = np.array([len(m) for m in self.moves], dtype=np.int64)
         flat = np.array([c for m in self.moves for c in m], dtype=np.int16)
         tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(tmp, moves=flat, lengths=lengths, label=self.label, how=self.how, ply=self.ply)
+        extra = {} if self.random_last is None else {"random_last": self.random_last}
+        np.savez_compressed(tmp, moves=flat, lengths=lengths, label=self.label, how=self.how, ply=self.ply, **extra)
         tmp.replace(path)
 
 
@@ -78,7 +81,8 @@ def load(path: str | Path) -> HeldOut:
         offsets = np.concatenate([[0], np.cumsum(data["lengths"])])
         flat = data["moves"].tolist()
         moves = [flat[offsets[i] : offsets[i + 1]] for i in range(len(data["lengths"]))]
-        return HeldOut(moves, data["label"].astype(np.float32), data["how"].astype(np.int8), data["ply"])
+        rand = data["random_last"].astype(bool) if "random_last" in data.files else None
+        return HeldOut(moves, data["label"].astype(np.float32), data["how"].astype(np.int8), data["ply"], rand)
 
 
 def _strong(state: State, seed: int, sims: int, net: Any = None, mix: float = 0.5) -> list[tuple[int, int, float, int]]:
@@ -119,7 +123,7 @@ def make(
     if kernel.C is None:
         raise RuntimeError("the held-out set is made with the C search (not built, or JERICHO_KERNEL=python)")
     rng = random.Random(f"jericho-heldout:{seed}")
-    moves, labels, how, plies = [], [], [], []
+    moves, labels, how, plies, randoms = [], [], [], [], []
     while len(moves) < positions:
         state = kernel.new_state(default_encoding().tables, "c")
         stop = rng.randrange(4, 50)
@@ -139,7 +143,8 @@ def make(
             ply += 1
         if state.outcome >= 0:
             continue
-        if rng.random() < 0.5:  # a position after a poor move, as a search meets them
+        random_last = rng.random() < 0.5
+        if random_last:  # a position after a poor move, as a search meets them
             state.push(rng.choice(state.legal_codes()))
             if state.outcome >= 0:
                 continue
@@ -153,10 +158,15 @@ def make(
             how.append(SEARCHED)
         moves.append(list(state.history_codes()))
         plies.append(len(moves[-1]))
+        randoms.append(random_last)
         if log is not None and len(moves) % 50 == 0:
             log(f"held-out set: {len(moves)}/{positions} positions labelled")
     return HeldOut(
-        moves, np.array(labels, dtype=np.float32), np.array(how, dtype=np.int8), np.array(plies, dtype=np.int16)
+        moves,
+        np.array(labels, dtype=np.float32),
+        np.array(how, dtype=np.int8),
+        np.array(plies, dtype=np.int16),
+        np.array(randoms, dtype=bool),
     )
 
 
@@ -184,8 +194,9 @@ def _figures(pred: np.ndarray, label: np.ndarray) -> dict[str, float]:
 
 
 def report(held: HeldOut, predictors: dict[str, np.ndarray]) -> dict[str, dict[str, dict[str, float]]]:
-    """Each predictor's figures on the whole set, the solved positions and the searched ones:
-    ``{name: {"all" | "solved" | "searched": {"n", "mse", "sign"}}}``."""
+    """Each predictor's figures on the whole set, the solved positions and the searched ones (and,
+    when the set knows it, those after a random move and those on the search's path):
+    ``{name: {"all" | "solved" | "searched" | "after_random" | "on_path": {"n", "mse", "sign"}}}``."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for name, pred in predictors.items():
         out[name] = {
@@ -193,4 +204,8 @@ def report(held: HeldOut, predictors: dict[str, np.ndarray]) -> dict[str, dict[s
             "solved": _figures(pred[held.how == SOLVED], held.label[held.how == SOLVED]),
             "searched": _figures(pred[held.how == SEARCHED], held.label[held.how == SEARCHED]),
         }
+        if held.random_last is not None:
+            r = held.random_last
+            out[name]["after_random"] = _figures(pred[r], held.label[r])
+            out[name]["on_path"] = _figures(pred[~r], held.label[~r])
     return out
