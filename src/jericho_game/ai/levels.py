@@ -205,11 +205,11 @@ LADDER: tuple[Level, ...] = (
     Level("medium", 1340, 0.6, 0.05),
     Level("hard", 1500, 0.8, 0.1),
     Level("strong", 1590, 1.0, RUNG_TIME),
-    Level("advanced", 1760, 1.0, RUNG_TIME),
-    Level("skilled", 1930, 1.0, RUNG_TIME),
-    Level("veteran", 2100, 1.0, RUNG_TIME),
-    Level("expert", 2250, 1.0, EXPERT_C[1]),
-    Level("master", 2430, 1.5, MASTER_C[1]),
+    Level("advanced", 1880, 1.0, RUNG_TIME),
+    Level("skilled", 2050, 1.0, RUNG_TIME),
+    Level("veteran", 2290, 1.0, RUNG_TIME),
+    Level("expert", 2390, 1.0, EXPERT_C[1]),
+    Level("master", 2640, 1.5, MASTER_C[1]),
 )
 
 
