@@ -208,8 +208,8 @@ LADDER: tuple[Level, ...] = (
     Level("advanced", 1880, 1.0, RUNG_TIME),
     Level("skilled", 2050, 1.0, RUNG_TIME),
     Level("veteran", 2290, 1.0, RUNG_TIME),
-    Level("expert", 2390, 1.0, EXPERT_C[1]),
-    Level("master", 2640, 1.5, MASTER_C[1]),
+    Level("expert", 2400, 1.0, EXPERT_C[1]),
+    Level("master", 2650, 1.5, MASTER_C[1]),
 )
 
 
