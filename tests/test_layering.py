@@ -1,9 +1,9 @@
 """The house's shape (docs/architecture.md): layers that import downwards only, and no import circle.
 
-rules <- encodings <- ai <- envs <- web (storage <- common, i18n <- features (round <- lobby,
-accounts <- learn, social) <- airunner <- site <- transport, tools) <- cli.  Every import counts: at the top of a module, inside a function, under
-``TYPE_CHECKING``, relative or ``from package import module``.  The rules engine also depends on
-nothing but the standard library.
+rules <- encodings <- ai <- envs <- web <- cli; inside web: storage <- common, i18n <- the features
+(round <- lobby, accounts <- learn, social) <- airunner <- site <- transport, tools.  Every import
+counts: at the top of a module, inside a function, under ``TYPE_CHECKING``, relative or
+``from package import module``.  The rules engine also depends on nothing but the standard library.
 """
 
 from __future__ import annotations
