@@ -204,12 +204,12 @@ LADDER: tuple[Level, ...] = (
     Level("easy", 1000, 0.5, 0.01),
     Level("medium", 1340, 0.6, 0.05),
     Level("hard", 1500, 0.8, 0.1),
-    Level("strong", 1590, 1.0, RUNG_TIME),
+    Level("strong", 1610, 1.0, RUNG_TIME),
     Level("advanced", 1880, 1.0, RUNG_TIME),
-    Level("skilled", 2050, 1.0, RUNG_TIME),
-    Level("veteran", 2290, 1.0, RUNG_TIME),
-    Level("expert", 2400, 1.0, EXPERT_C[1]),
-    Level("master", 2650, 1.5, MASTER_C[1]),
+    Level("skilled", 2100, 1.0, RUNG_TIME),
+    Level("veteran", 2340, 1.0, RUNG_TIME),
+    Level("expert", 2450, 1.0, EXPERT_C[1]),
+    Level("master", 2700, 1.5, MASTER_C[1]),
 )
 
 
