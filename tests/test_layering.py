@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("web common", ["jericho_game.web.common", "jericho_game.web.i18n"]),
     (
         "web features",
-        [f"jericho_game.web.{f}" for f in ("round", "lobby", "accounts", "learn", "social")],
+        [f"jericho_game.web.{f}" for f in ("round", "lobby", "accounts", "learn", "social", "people", "tournaments")],
     ),
     ("web AI runner", ["jericho_game.web.airunner"]),
     ("web site", ["jericho_game.web.site"]),

@@ -73,6 +73,7 @@ from jericho_game.web.round.rooms import Change, ClientError, GameService, Room
 from jericho_game.web.site import pages
 from jericho_game.web.site.errors import InternalErrors
 from jericho_game.web.site.httpguard import uvicorn_options
+from jericho_game.web.people.people import PeoplePolicy, PeopleService, people_routes
 from jericho_game.web.social.chat import Chat, ChatStore
 from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, notify_routes
 from jericho_game.web.storage.broker import Broker, make_broker
@@ -775,6 +776,7 @@ def create_app(
     rating_policy: RatingPolicy | None = None,
     smtp: str | None = None,
     mail_policy: MailPolicy | None = None,
+    people_policy: PeoplePolicy | None = None,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
@@ -787,7 +789,8 @@ def create_app(
     ``review_seconds``: the budget per position of a game review (web/learn/review.py);
     ``rating_policy``: which rated games count, and when a rating is provisional (web/accounts/ratings.py);
     ``smtp``: the ``--smtp`` URL that e-mail notifications go through (None: no mail), ``mail_policy``
-    its retries and limits (web/social/notify.py).
+    its retries and limits (web/social/notify.py); ``people_policy``: the challenges' limits
+    (web/people/people.py).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -889,6 +892,10 @@ def create_app(
     transport.reviews = reviews
     chat = Chat(ChatStore(storage), service)  # the games' chat (web/social/chat.py): its messages and routes
     chat.install(transport)
+    # people (web/people/people.py): follows, blocks, challenges; a block holds in the chat and the invitations
+    people = PeopleService(storage, accounts, service, notifier, policy=people_policy)
+    chat.blocks = people.blocked_by
+    notifier.blocked = people.is_blocked
 
     async def rules_md(request: Request) -> Response:
         return PlainTextResponse(
@@ -1054,6 +1061,7 @@ def create_app(
         *correspondence_routes(storage, accounts, limits.max_my_games),  # "your turn" (web/round/correspondence.py)
         *puzzle_routes(PuzzleService(storage), accounts),  # /api/puzzles (jericho_game.web.learn.puzzles)
         *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.social.chat)
+        *people_routes(people, transport.after),  # follows, blocks, challenges (jericho_game.web.people.people)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -1072,6 +1080,7 @@ def create_app(
     app.state.ratings = ratings
     app.state.chat = chat
     app.state.notifier = notifier
+    app.state.people = people
     return app
 
 
