@@ -75,6 +75,7 @@ from jericho_game.web.site.errors import InternalErrors
 from jericho_game.web.site.httpguard import uvicorn_options
 from jericho_game.web.people.people import PeoplePolicy, PeopleService, people_routes
 from jericho_game.web.social.chat import Chat, ChatStore
+from jericho_game.web.tournaments.tournaments import TournamentPolicy, TournamentService, tournament_routes
 from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, notify_routes
 from jericho_game.web.storage.broker import Broker, make_broker
 from jericho_game.web.storage.database import LOBBY_ID, PRESENCE_VERSION, AIJob, Storage, resolve_db_url
@@ -777,6 +778,7 @@ def create_app(
     smtp: str | None = None,
     mail_policy: MailPolicy | None = None,
     people_policy: PeoplePolicy | None = None,
+    tournament_policy: TournamentPolicy | None = None,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
@@ -790,7 +792,8 @@ def create_app(
     ``rating_policy``: which rated games count, and when a rating is provisional (web/accounts/ratings.py);
     ``smtp``: the ``--smtp`` URL that e-mail notifications go through (None: no mail), ``mail_policy``
     its retries and limits (web/social/notify.py); ``people_policy``: the challenges' limits
-    (web/people/people.py).
+    (web/people/people.py); ``tournament_policy``: the tournaments' timing and limits
+    (web/tournaments/tournaments.py).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -896,6 +899,9 @@ def create_app(
     people = PeopleService(storage, accounts, service, notifier, policy=people_policy)
     chat.blocks = people.blocked_by
     notifier.blocked = people.is_blocked
+    # tournaments (web/tournaments/tournaments.py): arenas and Swiss, paired by every process
+    tournaments = TournamentService(storage, accounts, service, policy=tournament_policy)
+    tournaments.after = transport.after
 
     async def rules_md(request: Request) -> Response:
         return PlainTextResponse(
@@ -1016,6 +1022,7 @@ def create_app(
         await transport.start()
         rating_task = asyncio.get_running_loop().create_task(ratings.run())
         mail_task = asyncio.get_running_loop().create_task(notifier.run())
+        tournament_task = asyncio.get_running_loop().create_task(tournaments.run())
         # A full collection stopped every thread for 60-90 ms under load, scanning among others
         # the start-up heap (the imported libraries: tens of thousands of objects that live as
         # long as the process), and such a stall is what the slowest acknowledgements waited for
@@ -1026,9 +1033,10 @@ def create_app(
         gc.unfreeze()
         rating_task.cancel()
         mail_task.cancel()
+        tournament_task.cancel()
         await streams.close()
         # their rounds in threads end before the storage's pool is disposed
-        await asyncio.wait([rating_task, mail_task])
+        await asyncio.wait([rating_task, mail_task, tournament_task])
         await transport.stop()
         # The tasks just cancelled may have left a storage call running in a thread: its statement
         # ends before the pool is disposed (jericho_game.web.storage.threads; bounded).
@@ -1062,6 +1070,7 @@ def create_app(
         *puzzle_routes(PuzzleService(storage), accounts),  # /api/puzzles (jericho_game.web.learn.puzzles)
         *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.social.chat)
         *people_routes(people, transport.after),  # follows, blocks, challenges (jericho_game.web.people.people)
+        *tournament_routes(tournaments),  # arenas and Swiss (jericho_game.web.tournaments.tournaments)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -1081,6 +1090,7 @@ def create_app(
     app.state.chat = chat
     app.state.notifier = notifier
     app.state.people = people
+    app.state.tournaments = tournaments
     return app
 
 
