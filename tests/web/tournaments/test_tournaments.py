@@ -264,3 +264,25 @@ def test_two_pairing_services_on_one_database_never_pair_a_player_twice(db: str)
             s.service.close()
             s.storage.close()
         time.sleep(0)
+
+
+def test_a_pairing_left_without_its_game_by_a_killed_process_gets_it_from_the_next_look(db: str) -> None:
+    app = _app(db)
+    with _field(app, 4) as clients:
+        for c, n in zip(clients, NAMES):
+            _signup(c, n)
+        t = _post(clients[0], "/api/tournaments", {"name": "Crash", "clock": 3, "kind": "swiss", "rounds": 2}).json()
+        for c in clients:
+            _post(c, f"/api/tournaments/{t['id']}/join")
+        svc: TournamentService = app.state.tournaments
+        made = svc._pair(t["id"])  # the pairing committed, then the process died before making the games
+        assert len(made) == 2 and _playing(app, t["id"]) == []
+        svc.tick()  # too soon: the pairing may still be in the hands of a live process
+        assert _playing(app, t["id"]) == []
+        time.sleep(svc.policy.stale + 0.1)
+        svc.tick()
+        playing = _playing(app, t["id"])
+        assert {(p.south, p.north) for p in playing} == {(m[1], m[2]) for m in made}  # the same round-1 pairs
+        for p in playing:
+            assert app.state.service.storage.load(p.game_id).joined
+        assert svc.show(t["id"])["round"] == 1

@@ -21,9 +21,9 @@ tournament's row lock (PostgreSQL ``FOR UPDATE``, SQLite's single writer), and e
 takes a row of ``tournament_slots`` whose primary key (tournament, account, slot) admits one game
 per player at a time (slot ``busy``, arenas) or one per round (slot ``r3``, Swiss): two processes
 cannot pair a player twice.  The game is then made and joined; a process killed in between leaves
-a pairing without a game, which the next look (any process) voids after
-:attr:`TournamentPolicy.stale` seconds, freeing the players; a game made but not joined is joined
-by the next look.  An aborted game (no result) counts as a loss for both.
+a pairing without a game, whose game the next look (any process) makes after
+:attr:`TournamentPolicy.stale` seconds (a compare-and-set ties one game to a pairing: a second one
+made by a slow process is aborted); a game made but not joined is joined by the next look.  An aborted game (no result) counts as a loss for both.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ pairings_table = Table(
     Column("south", Integer, nullable=False),
     Column("north", Integer, nullable=True),  # None: a bye (Swiss)
     Column("game_id", String(32), nullable=True),
-    Column("status", String(10), nullable=False),  # creating, playing, done, void
+    Column("status", String(10), nullable=False),  # creating (no game yet), playing, done
     Column("created_at", Float, nullable=False),
     Column("done_at", Float, nullable=True),
     Column("result", String(8), nullable=True),  # south, north, draw; None: none (aborted)
@@ -145,7 +145,7 @@ class TournamentPolicy:
 
     tick: float = 1.0  # seconds between a process's looks at the running tournaments
     present: float = 20.0  # a player is paired while their tournament page asked this recently
-    stale: float = 15.0  # seconds after which a pairing without a game is voided
+    stale: float = 15.0  # seconds after which any process makes the game of a pairing left without one
     open_per_account: int = 3  # tournaments not yet finished that one account created
     max_players: int = 200
     max_minutes: int = 360  # an arena's longest duration
@@ -218,7 +218,9 @@ class TournamentService:
             raise ClientError("bad_request", "berserk is for arenas")
         minutes = _int_in(body, "minutes", 1, p.max_minutes, 60) if kind == "arena" else None
         rounds = _int_in(body, "rounds", 1, p.max_rounds, 5) if kind == "swiss" else None
-        starts_in = _int_in(body, "starts_in", 0, p.max_start_in, 0)
+        starts_in = body.get("starts_in", 0)  # minutes (a fraction too: 0.5 is half a minute)
+        if isinstance(starts_in, bool) or not isinstance(starts_in, int | float) or not 0 <= starts_in <= p.max_start_in:
+            raise ClientError("bad_request", f"starts_in must be minutes from now, 0 to {p.max_start_in}")
         now = self.now()
         tid = secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
         assert control.clock is not None
@@ -635,6 +637,9 @@ class TournamentService:
                     {"r": round_no, "t": tid, "was": t.round},
                 )
             slot = "busy" if t.kind == "arena" else f"r{round_no}"
+            # the time of the pairing, read after the free players were: a game whose end freed a
+            # player committed before that read, so its end time is earlier than this one
+            now = self.now()
             for south, north in pairs:
                 bye = north is None
                 key = conn.execute(
@@ -719,31 +724,31 @@ class TournamentService:
                 ),
                 {"g": room.rec.id, "i": pid},
             ).rowcount
-        if not won:  # voided meanwhile (a slow process): this game never starts
+        if not won:  # another process made this pairing's game meanwhile: this one never starts
             abort(self.service, room.rec.id, frozenset({"south"}))
             return None
         change, _ = self.service.join(room.rec.id, reply["invite"], north)
         return change
 
     def _recover(self, tid: str) -> list[Change]:
-        """Void the pairings a killed process left without a game; seat the North players of games
-        made but not joined; end the pairings of games that ended with no result (aborted)."""
+        """Make the games of the pairings a killed process left without one (the players stay paired:
+        a Swiss round keeps its pairing); seat the North players of games made but not joined; end
+        the pairings of games that ended with no result (aborted)."""
         now = self.now()
         changes: list[Change] = []
-        with self.storage.engine.begin() as conn:
+        with self.storage.reader.connect() as conn:
+            t = self._tournament(conn, tid)
             stale = conn.execute(
                 text(
-                    "SELECT id FROM tournament_pairings WHERE tournament = :t AND status = 'creating' "
+                    "SELECT id, south, north FROM tournament_pairings WHERE tournament = :t AND status = 'creating' "
                     "AND created_at < :old"
                 ),
                 {"t": tid, "old": now - self.policy.stale},
             ).all()
-            for (pid,) in stale:
-                conn.execute(
-                    text("UPDATE tournament_pairings SET status = 'void' WHERE id = :i AND status = 'creating'"),
-                    {"i": pid},
-                )
-                conn.execute(text("DELETE FROM tournament_slots WHERE pairing = :i"), {"i": pid})
+        for pid, south, north in stale:  # the compare-and-set in _make_game lets one process make it
+            change = self._make_game(int(pid), int(south), int(north), float(t.clock), t.increment, bool(t.rated))
+            if change is not None:
+                changes.append(change)
         with self.storage.reader.connect() as conn:
             playing = conn.execute(
                 text(
