@@ -65,6 +65,7 @@ from jericho_game.web.learn.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.learn.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
 from jericho_game.web.learn.review import routes as review_routes
 from jericho_game.web.lobby.seeks import Lobby
+from jericho_game.web.people.people import PeoplePolicy, PeopleService, people_routes
 from jericho_game.web.round import endings, mygames
 from jericho_game.web.round.correspondence import correspondence_routes, turn_mail_hook
 from jericho_game.web.round.messages import Incoming, MessageTable, game_messages
@@ -73,13 +74,12 @@ from jericho_game.web.round.rooms import Change, ClientError, GameService, Room
 from jericho_game.web.site import pages
 from jericho_game.web.site.errors import InternalErrors
 from jericho_game.web.site.httpguard import uvicorn_options
-from jericho_game.web.people.people import PeoplePolicy, PeopleService, people_routes
 from jericho_game.web.social.chat import Chat, ChatStore
-from jericho_game.web.tournaments.tournaments import TournamentPolicy, TournamentService, tournament_routes
 from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, notify_routes
 from jericho_game.web.storage.broker import Broker, make_broker
 from jericho_game.web.storage.database import LOBBY_ID, PRESENCE_VERSION, AIJob, Storage, resolve_db_url
 from jericho_game.web.storage.threads import CallThreads
+from jericho_game.web.tournaments.tournaments import TournamentPolicy, TournamentService, tournament_routes
 
 __all__ = ["ClientError", "Conn", "Limits", "Transport", "create_app", "add_arguments", "run", "SECURITY_HEADERS"]
 

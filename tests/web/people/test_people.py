@@ -117,7 +117,9 @@ def test_a_challenge_by_name_becomes_a_game_of_the_room_service(db: str) -> None
         ]:
             r = _post(ada, "/api/challenges", bad)
             assert r.status_code == 400 and why in r.json()["message"], r.text
-        r = _post(ada, "/api/challenges", {"username": "bob", "clock": 5, "increment": 3, "rated": True, "side": "north"})
+        r = _post(
+            ada, "/api/challenges", {"username": "bob", "clock": 5, "increment": 3, "rated": True, "side": "north"}
+        )
         assert r.status_code == 201, r.text
         ch = r.json()
         assert (ch["from"], ch["to"], ch["status"], ch["clock"], ch["increment"]) == ("ada", "bob", "pending", 5, 3)

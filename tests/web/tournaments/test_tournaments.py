@@ -97,7 +97,7 @@ def test_creation_is_checked_and_limited(db: str) -> None:
 def test_a_scheduled_arena_is_joined_in_advance_then_pairs_free_present_players(db: str) -> None:
     app = _app(db)
     with _field(app, 5) as clients:
-        for c, n in zip(clients, NAMES):
+        for c, n in zip(clients, NAMES, strict=False):
             _signup(c, n)
         ada = clients[0]
         t = _post(ada, "/api/tournaments", {"name": "Evening arena", "clock": 3, "minutes": 30, "starts_in": 1}).json()
@@ -133,7 +133,7 @@ def test_a_scheduled_arena_is_joined_in_advance_then_pairs_free_present_players(
 def test_arena_points_streak_and_fire_are_written_when_games_end(db: str) -> None:
     app = _app(db)
     with _field(app, 4) as clients:
-        for c, n in zip(clients, NAMES):
+        for c, n in zip(clients, NAMES, strict=False):
             _signup(c, n)
         t = _post(clients[0], "/api/tournaments", {"name": "Blitz arena", "clock": 3, "minutes": 30}).json()
         for c in clients:
@@ -186,7 +186,7 @@ def test_berserk_halves_the_clock_before_the_first_move_only(db: str) -> None:
 def test_a_swiss_tournament_plays_its_rounds_without_repeats_and_ranks_by_tie_breaks(db: str) -> None:
     app = _app(db)
     with _field(app, 5) as clients:
-        for c, n in zip(clients, NAMES):
+        for c, n in zip(clients, NAMES, strict=False):
             _signup(c, n)
         t = _post(clients[0], "/api/tournaments", {"name": "Swiss", "clock": 3, "kind": "swiss", "rounds": 3}).json()
         for c in clients:
@@ -223,7 +223,7 @@ def test_two_pairing_services_on_one_database_never_pair_a_player_twice(db: str)
     """Two services on their own engines (as two processes) tick the same arena at the same moments."""
     app = _app(db)
     with _field(app, 6) as clients:
-        for c, n in zip(clients, NAMES):
+        for c, n in zip(clients, NAMES, strict=False):
             _signup(c, n)
         t = _post(clients[0], "/api/tournaments", {"name": "Race", "clock": 3, "minutes": 30}).json()
         for c in clients:
@@ -240,7 +240,7 @@ def test_two_pairing_services_on_one_database_never_pair_a_player_twice(db: str)
             go = threading.Barrier(2)
             errors: list[BaseException] = []
 
-            def tick(s: TournamentService) -> None:
+            def tick(s: TournamentService, go: threading.Barrier = go, errors: list[BaseException] = errors) -> None:
                 go.wait()
                 try:
                     s.tick()
@@ -269,7 +269,7 @@ def test_two_pairing_services_on_one_database_never_pair_a_player_twice(db: str)
 def test_a_pairing_left_without_its_game_by_a_killed_process_gets_it_from_the_next_look(db: str) -> None:
     app = _app(db)
     with _field(app, 4) as clients:
-        for c, n in zip(clients, NAMES):
+        for c, n in zip(clients, NAMES, strict=False):
             _signup(c, n)
         t = _post(clients[0], "/api/tournaments", {"name": "Crash", "clock": 3, "kind": "swiss", "rounds": 2}).json()
         for c in clients:

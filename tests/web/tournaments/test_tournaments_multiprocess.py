@@ -63,7 +63,7 @@ def _check(pg_url: str, tid: str) -> dict[str, Any]:
         # one game at a time per player: each of their games starts after the previous one ended
         for pl in players:
             mine = [p for p in done if pl.account in (p.south, p.north)]
-            for prev, nxt in zip(mine, mine[1:]):
+            for prev, nxt in zip(mine, mine[1:], strict=False):
                 assert nxt.created_at >= prev.done_at, (pl.account, prev.id, nxt.id)
             points = sum(p.south_points if p.south == pl.account else p.north_points for p in mine)
             assert pl.score == points and pl.games == len(mine), pl
@@ -139,7 +139,9 @@ def test_a_swiss_tournament_on_two_processes_survives_a_kill_9_mid_round(
     procs = [servers(pg, "--min-clock", "0.01") for _ in range(2)]
     players = [Player(n, procs[i % 2]) for i, n in enumerate(NAMES[:5])]
     try:
-        t = players[0].post("/api/tournaments", {"name": "Swiss flash", "kind": "swiss", "rounds": 3, "clock": 0.05, "starts_in": 0.2})
+        t = players[0].post(
+            "/api/tournaments", {"name": "Swiss flash", "kind": "swiss", "rounds": 3, "clock": 0.05, "starts_in": 0.2}
+        )
         assert t.status_code == 201, t.text
         tid = t.json()["id"]
         for p in players:

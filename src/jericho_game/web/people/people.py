@@ -200,9 +200,7 @@ class PeopleService:
         if not accounts:
             return out
         with self.storage.reader.connect() as conn:
-            rows = conn.execute(
-                blocks_table.select().where(blocks_table.c.blocker.in_(sorted(set(accounts))))
-            ).all()
+            rows = conn.execute(blocks_table.select().where(blocks_table.c.blocker.in_(sorted(set(accounts))))).all()
         for r in rows:
             out[int(r.blocker)].add(int(r.blocked))
         return out
@@ -215,9 +213,7 @@ class PeopleService:
         target = self._target(username, me)
         with self.storage.engine.begin() as conn:
             self._lock(conn, f"jericho-people:{me}")
-            conn.execute(
-                text("DELETE FROM follows WHERE follower = :a AND followed = :b"), {"a": me, "b": target.id}
-            )
+            conn.execute(text("DELETE FROM follows WHERE follower = :a AND followed = :b"), {"a": me, "b": target.id})
             if on:
                 if self.is_blocked(conn, target.id, me) or self.is_blocked(conn, me, target.id):
                     raise ClientError("blocked", "you cannot follow this player", 403)
@@ -243,7 +239,8 @@ class PeopleService:
                 conn.execute(blocks_table.insert().values(blocker=me, blocked=target.id, at=now))
                 conn.execute(
                     text(
-                        "DELETE FROM follows WHERE (follower = :a AND followed = :b) OR (follower = :b AND followed = :a)"
+                        "DELETE FROM follows WHERE (follower = :a AND followed = :b) "
+                        "OR (follower = :b AND followed = :a)"
                     ),
                     {"a": me, "b": target.id},
                 )
@@ -319,7 +316,10 @@ class PeopleService:
             done = conn.execute(
                 text("UPDATE people_seen SET at = :t WHERE account = :a AND at < :t"), {"a": me, "t": now}
             ).rowcount
-            if not done and conn.execute(text("SELECT 1 FROM people_seen WHERE account = :a"), {"a": me}).first() is None:
+            if (
+                not done
+                and conn.execute(text("SELECT 1 FROM people_seen WHERE account = :a"), {"a": me}).first() is None
+            ):
                 try:
                     with conn.begin_nested():
                         conn.execute(seen_table.insert().values(account=me, at=now))
@@ -462,7 +462,9 @@ class PeopleService:
                 {"a": me, "day": now - 86400},
             ).all()
         old = now - self.policy.expires_after
-        incoming, outgoing, recent = [], [], []
+        incoming: list[dict[str, Any]] = []
+        outgoing: list[dict[str, Any]] = []
+        recent: list[dict[str, Any]] = []
         for r in rows:
             j = _challenge_json(r, self._name)
             if r.status == "pending" and r.created_at < old:

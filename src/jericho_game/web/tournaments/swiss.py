@@ -97,7 +97,8 @@ def _colours(a: Entrant, b: Entrant, board: int) -> tuple[int, int]:
     da, db = a.difference(), b.difference()
     if da != db:
         return (a.account, b.account) if da > db else (b.account, a.account)
-    for ca, cb in zip(reversed([c for c in a.colours if c != "-"]), reversed([c for c in b.colours if c != "-"])):
+    mine, theirs = [c for c in a.colours if c != "-"], [c for c in b.colours if c != "-"]
+    for ca, cb in zip(reversed(mine), reversed(theirs), strict=False):
         if ca != cb:  # the one who had North then gets South now
             return (a.account, b.account) if ca == "N" else (b.account, a.account)
     played = [c for c in a.colours if c != "-"]
@@ -122,9 +123,7 @@ def pair_round(players: Sequence[Entrant], round_no: int) -> Pairing:
     raise ValueError("no pairing without a repeated game exists")
 
 
-def tie_breaks(
-    scores: dict[int, float], games: Sequence[tuple[int, int, float]]
-) -> dict[int, tuple[float, float]]:
+def tie_breaks(scores: dict[int, float], games: Sequence[tuple[int, int, float]]) -> dict[int, tuple[float, float]]:
     """``(Buchholz, Sonneborn-Berger)`` per player from the games ``(player, opponent, points)``
     (each game listed once per player: 1 a win, 0.5 a draw, 0 a loss; a bye has no opponent)."""
     out: dict[int, tuple[float, float]] = {}

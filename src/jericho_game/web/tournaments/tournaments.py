@@ -23,7 +23,8 @@ per player at a time (slot ``busy``, arenas) or one per round (slot ``r3``, Swis
 cannot pair a player twice.  The game is then made and joined; a process killed in between leaves
 a pairing without a game, whose game the next look (any process) makes after
 :attr:`TournamentPolicy.stale` seconds (a compare-and-set ties one game to a pairing: a second one
-made by a slow process is aborted); a game made but not joined is joined by the next look.  An aborted game (no result) counts as a loss for both.
+made by a slow process is aborted); a game made but not joined is joined by the next look.  An
+aborted game (no result) counts as a loss for both.
 """
 
 from __future__ import annotations
@@ -219,7 +220,11 @@ class TournamentService:
         minutes = _int_in(body, "minutes", 1, p.max_minutes, 60) if kind == "arena" else None
         rounds = _int_in(body, "rounds", 1, p.max_rounds, 5) if kind == "swiss" else None
         starts_in = body.get("starts_in", 0)  # minutes (a fraction too: 0.5 is half a minute)
-        if isinstance(starts_in, bool) or not isinstance(starts_in, int | float) or not 0 <= starts_in <= p.max_start_in:
+        if (
+            isinstance(starts_in, bool)
+            or not isinstance(starts_in, int | float)
+            or not 0 <= starts_in <= p.max_start_in
+        ):
             raise ClientError("bad_request", f"starts_in must be minutes from now, 0 to {p.max_start_in}")
         now = self.now()
         tid = secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
@@ -284,7 +289,10 @@ class TournamentService:
             ).first()
             if had is not None:
                 conn.execute(
-                    text("UPDATE tournament_players SET withdrawn = 0, seen_at = :n WHERE tournament = :t AND account = :a"),
+                    text(
+                        "UPDATE tournament_players SET withdrawn = 0, seen_at = :n "
+                        "WHERE tournament = :t AND account = :a"
+                    ),
                     {"t": t.id, "a": me, "n": now},
                 )
             else:
@@ -295,8 +303,18 @@ class TournamentService:
                     raise ClientError("tournament_full", f"this tournament is full ({n} players)", 409)
                 conn.execute(
                     players_table.insert().values(
-                        tournament=t.id, account=me, joined_at=now, rating=acc.rating, score=0, games=0, streak=0,
-                        souths=0, norths=0, had_bye=0, withdrawn=0, seen_at=now,
+                        tournament=t.id,
+                        account=me,
+                        joined_at=now,
+                        rating=acc.rating,
+                        score=0,
+                        games=0,
+                        streak=0,
+                        souths=0,
+                        norths=0,
+                        had_bye=0,
+                        withdrawn=0,
+                        seen_at=now,
                     )
                 )
         return self.show(str(tid), me)
@@ -411,7 +429,12 @@ class TournamentService:
         fire = t.kind == "arena"
         ranked = sorted(
             players,
-            key=lambda p: (-float(p.score), *(-x for x in breaks.get(int(p.account), (0.0, 0.0))), -float(p.rating), p.username),
+            key=lambda p: (
+                -float(p.score),
+                *(-x for x in breaks.get(int(p.account), (0.0, 0.0))),
+                -float(p.rating),
+                p.username,
+            ),
         )
         standings = []
         for rank, p in enumerate(ranked, 1):
@@ -457,8 +480,13 @@ class TournamentService:
         elif me is not None:
             mine = {"joined": False}
         summary = self._summary(t, len(players))
-        return {**summary, "standings": standings, "games": games_out, "me": mine,
-                "tie_breaks": ["buchholz", "sonneborn_berger"] if t.kind == "swiss" else []}
+        return {
+            **summary,
+            "standings": standings,
+            "games": games_out,
+            "me": mine,
+            "tie_breaks": ["buchholz", "sonneborn_berger"] if t.kind == "swiss" else [],
+        }
 
     # -- results (in the transaction that ends the game) -------------------------------------------
     def on_finish(self, tx: Tx, rec: GameRecord) -> None:
@@ -469,8 +497,8 @@ class TournamentService:
         ).first()
         if g is None:
             return
-        t = conn.execute(text("SELECT kind FROM tournaments WHERE id = :t"), {"t": g.tournament}).first()
-        self._record(conn, g, t.kind, rec.result, len(rec.moves))
+        kind = conn.execute(text("SELECT kind FROM tournaments WHERE id = :t"), {"t": g.tournament}).scalar_one()
+        self._record(conn, g, str(kind), rec.result, len(rec.moves))
 
     def _record(self, conn: Connection, g: Any, kind: str, result: str | None, plies: int) -> None:
         got: dict[str, float] = {}
@@ -482,6 +510,7 @@ class TournamentService:
             ).first()
             streak = int(me.streak) if me is not None else 0
             outcome = "draw" if result == "draw" else "win" if result == side else "loss"
+            pts: float
             if kind == "arena":
                 pts, after = arena.points(outcome, streak, bool(getattr(g, f"berserk_{side}")), plies)
             else:
@@ -501,9 +530,7 @@ class TournamentService:
             ),
             {"n": self.now(), "r": result, "sp": got["south"], "np": got["north"], "i": g.id},
         )
-        conn.execute(
-            text("DELETE FROM tournament_slots WHERE pairing = :i AND slot = 'busy'"), {"i": g.id}
-        )
+        conn.execute(text("DELETE FROM tournament_slots WHERE pairing = :i AND slot = 'busy'"), {"i": g.id})
 
     # -- berserk ---------------------------------------------------------------------------------
     def berserk(self, me: int, tid: Any, game_id: Any) -> Change:
@@ -513,9 +540,7 @@ class TournamentService:
             if not t.berserk:
                 raise ClientError("no_berserk", "this tournament has no berserk", 409)
             g = conn.execute(
-                text(
-                    "SELECT * FROM tournament_pairings WHERE tournament = :t AND game_id = :g AND status = 'playing'"
-                ),
+                text("SELECT * FROM tournament_pairings WHERE tournament = :t AND game_id = :g AND status = 'playing'"),
                 {"t": t.id, "g": game_id if isinstance(game_id, str) else ""},
             ).first()
         if g is None or me not in (g.south, g.north):
@@ -582,12 +607,11 @@ class TournamentService:
                 return []
             if t.status == "scheduled":
                 conn.execute(text("UPDATE tournaments SET status = 'running' WHERE id = :t"), {"t": tid})
-            players = conn.execute(
-                text("SELECT * FROM tournament_players WHERE tournament = :t"), {"t": tid}
-            ).all()
+            players = conn.execute(text("SELECT * FROM tournament_players WHERE tournament = :t"), {"t": tid}).all()
             unfinished = conn.execute(
                 text(
-                    "SELECT count(*) FROM tournament_pairings WHERE tournament = :t AND status IN ('creating', 'playing')"
+                    "SELECT count(*) FROM tournament_pairings "
+                    "WHERE tournament = :t AND status IN ('creating', 'playing')"
                 ),
                 {"t": tid},
             ).scalar_one()
@@ -606,8 +630,14 @@ class TournamentService:
                 }
                 last = self._last_opponents(conn, tid)
                 free = [
-                    arena.Free(int(x.account), int(x.score), float(x.rating), int(x.souths), int(x.norths),
-                               last.get(int(x.account)))
+                    arena.Free(
+                        int(x.account),
+                        int(x.score),
+                        float(x.rating),
+                        int(x.souths),
+                        int(x.norths),
+                        last.get(int(x.account)),
+                    )
                     for x in players
                     if not x.withdrawn and int(x.account) not in busy and (x.seen_at or 0) > now - p.present
                 ]
@@ -644,16 +674,27 @@ class TournamentService:
                 bye = north is None
                 key = conn.execute(
                     pairings_table.insert().values(
-                        tournament=tid, round=round_no, south=south, north=north, game_id=None,
-                        status="done" if bye else "creating", created_at=now, done_at=now if bye else None,
-                        south_points=1.0 if bye else None, north_points=None, berserk_south=0, berserk_north=0,
+                        tournament=tid,
+                        round=round_no,
+                        south=south,
+                        north=north,
+                        game_id=None,
+                        status="done" if bye else "creating",
+                        created_at=now,
+                        done_at=now if bye else None,
+                        south_points=1.0 if bye else None,
+                        north_points=None,
+                        berserk_south=0,
+                        berserk_north=0,
                     )
                 ).inserted_primary_key
                 assert key is not None
                 pid = int(key[0])
                 for account in (south, north):
                     if account is not None:  # the primary key refuses a second game for a player
-                        conn.execute(slots_table.insert().values(tournament=tid, account=account, slot=slot, pairing=pid))
+                        conn.execute(
+                            slots_table.insert().values(tournament=tid, account=account, slot=slot, pairing=pid)
+                        )
                 if bye:
                     conn.execute(
                         text(
@@ -685,12 +726,15 @@ class TournamentService:
     def _entrants(conn: Connection, tid: str, players: list[Any]) -> list[swiss.Entrant]:
         rows = conn.execute(
             text(
-                "SELECT south, north FROM tournament_pairings WHERE tournament = :t AND status = 'done' ORDER BY round, id"
+                "SELECT south, north FROM tournament_pairings "
+                "WHERE tournament = :t AND status = 'done' ORDER BY round, id"
             ),
             {"t": tid},
         ).all()
-        out = {int(p.account): swiss.Entrant(int(p.account), float(p.score), float(p.rating), had_bye=bool(p.had_bye))
-               for p in players}
+        out = {
+            int(p.account): swiss.Entrant(int(p.account), float(p.score), float(p.rating), had_bye=bool(p.had_bye))
+            for p in players
+        }
         for s, n in rows:
             if int(s) in out:
                 out[int(s)].colours.append("S" if n is not None else "-")
@@ -720,7 +764,8 @@ class TournamentService:
         with self.storage.engine.begin() as conn:
             won = conn.execute(
                 text(
-                    "UPDATE tournament_pairings SET game_id = :g, status = 'playing' WHERE id = :i AND status = 'creating'"
+                    "UPDATE tournament_pairings SET game_id = :g, status = 'playing' "
+                    "WHERE id = :i AND status = 'creating'"
                 ),
                 {"g": room.rec.id, "i": pid},
             ).rowcount
@@ -769,8 +814,10 @@ class TournamentService:
             elif result is None and reason is not None:  # aborted: a loss for both
                 with self.storage.engine.begin() as conn:
                     g = conn.execute(
-                        text("SELECT * FROM tournament_pairings WHERE id = :i AND status = 'playing'"
-                             + (" FOR UPDATE" if self.storage.postgres else "")),
+                        text(
+                            "SELECT * FROM tournament_pairings WHERE id = :i AND status = 'playing'"
+                            + (" FOR UPDATE" if self.storage.postgres else "")
+                        ),
                         {"i": pid},
                     ).first()
                     if g is not None:
