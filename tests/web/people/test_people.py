@@ -18,6 +18,8 @@ with warnings.catch_warnings():
 from jericho_game.web.accounts.accounts import CSRF_HEADER, SESSION_COOKIE  # noqa: E402
 from jericho_game.web.people.people import PeoplePolicy  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
+from tests.web.social.test_notify import _app as notify_app  # noqa: E402
+from tests.web.social.test_notify import _confirm, smtp  # noqa: E402, F401 - a fixture
 from tests.web.test_server import visitors  # noqa: E402
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
@@ -281,3 +283,26 @@ def test_two_accepts_at_once_make_one_game(db: str) -> None:
         live = [r for r in rows if r.reason is None]
         assert [r.id for r in live] == [out[0]], rows
         time.sleep(0)
+
+
+def test_a_challenge_is_mailed_and_a_blocked_players_invitation_is_not(db: str, smtp: Any) -> None:
+    """The challenged player takes invitations by mail: the challenge comes as one; once they block
+    the challenger, the challenger's invitation by mail is not sent (and the sender is not told)."""
+    inbox, port = smtp
+    app = notify_app(db, port)
+    with visitors(app, 2) as (ada, bob):
+        _signup(ada, "ada")
+        _signup(bob, "bob")
+        _confirm(bob, inbox, "bob@example.org")
+        ch = _post(ada, "/api/challenges", {"username": "bob", "clock": 5})
+        assert ch.status_code == 201
+        mail = inbox.wait(2)[1]
+        assert mail["To"] == "bob@example.org" and "ada" in mail["Subject"] and "challenges" in mail["Subject"]
+        assert f"/challenges#{ch.json()['id']}" in mail.get_content()
+        _post(bob, "/api/people/block", {"username": "ada", "block": True})
+        g = _post(ada, "/api/games", {"mode": "online"}).json()
+        r = _post(ada, "/api/notify/invite", {"game": g["id"], "username": "bob"})
+        assert r.status_code == 200  # the same answer as a sent invitation
+        with app.state.service.storage.engine.connect() as conn:
+            invites = conn.execute(text("SELECT count(*) FROM mail_outbox WHERE kind = 'invite'")).scalar_one()
+        assert invites == 1  # the challenge's mail only

@@ -286,3 +286,20 @@ def test_a_pairing_left_without_its_game_by_a_killed_process_gets_it_from_the_ne
         for p in playing:
             assert app.state.service.storage.load(p.game_id).joined
         assert svc.show(t["id"])["round"] == 1
+
+
+def test_an_admin_features_a_tournament_on_the_home_page(db: str) -> None:
+    app = _app(db)
+    with _field(app, 2) as (ada, root):
+        _signup(ada, "ada")
+        _signup(root, "root")
+        app.state.accounts.set_admin("root", True)
+        t = _post(ada, "/api/tournaments", {"name": "Sunday arena", "clock": 3, "starts_in": 30}).json()
+        r = _post(ada, f"/api/tournaments/{t['id']}/feature", {"featured": True})
+        assert r.status_code == 403 and r.json()["error"] == "not_admin"
+        assert _post(root, f"/api/tournaments/{t['id']}/feature", {"featured": "yes"}).status_code == 400
+        assert _post(root, f"/api/tournaments/{t['id']}/feature", {"featured": True}).json()["featured"] is True
+        listing = ada.get("/api/tournaments").json()
+        assert [x["name"] for x in listing["featured"]] == ["Sunday arena"]
+        # the home page lists the lobby's tournaments (static/lobby-tournaments.js)
+        assert 'id="lobby-tournaments"' in ada.get("/").text
