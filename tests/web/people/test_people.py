@@ -285,7 +285,7 @@ def test_two_accepts_at_once_make_one_game(db: str) -> None:
         time.sleep(0)
 
 
-def test_a_challenge_is_mailed_and_a_blocked_players_invitation_is_not(db: str, smtp: Any) -> None:
+def test_a_challenge_is_mailed_and_a_blocked_players_invitation_is_not(db: str, smtp: Any) -> None:  # noqa: F811
     """The challenged player takes invitations by mail: the challenge comes as one; once they block
     the challenger, the challenger's invitation by mail is not sent (and the sender is not told)."""
     inbox, port = smtp
