@@ -397,11 +397,17 @@ class TournamentService:
         the viewer present (the page's poll)."""
         now = self.now()
         if seen and me is not None:
-            with self.storage.engine.begin() as conn:
-                conn.execute(
-                    text("UPDATE tournament_players SET seen_at = :n WHERE tournament = :t AND account = :a"),
-                    {"n": now, "t": tid, "a": me},
-                )
+            with self.storage.reader.connect() as conn:
+                last = conn.execute(
+                    text("SELECT seen_at FROM tournament_players WHERE tournament = :t AND account = :a"),
+                    {"t": tid, "a": me},
+                ).scalar_one_or_none()
+            if last is not None and last < now - 5:  # a write at most every 5 s per player
+                with self.storage.engine.begin() as conn:
+                    conn.execute(
+                        text("UPDATE tournament_players SET seen_at = :n WHERE tournament = :t AND account = :a"),
+                        {"n": now, "t": tid, "a": me},
+                    )
         with self.storage.reader.connect() as conn:
             t = self._tournament(conn, tid)
             players = conn.execute(
