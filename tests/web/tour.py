@@ -172,16 +172,30 @@ def _login(page: Page, server: str, name: str) -> None:
     if kept is not None:
         page.context.add_cookies(kept)
         return
-    csrf = page.request.get(server + "/api/account").json()["csrf"]
     body = {"username": name, "password": f"{name}'s long password"}
-    r = page.request.post(server + "/api/account/signup", data=body, headers={"X-CSRF-Token": csrf})
+    r = _post_csrf(page, server, "/api/account/signup", body)
     assert r.ok, r.text()
     _SESSIONS[(server, name)] = [dict(c) for c in page.context.cookies() if c["name"] == "jericho_session"]
 
 
-def _post(page: Page, server: str, path: str, body: dict[str, Any]) -> Any:
-    csrf = page.request.get(server + "/api/account").json()["csrf"]
-    return page.request.post(server + path, data=body, headers={"X-CSRF-Token": csrf})
+def _again(call: Callable[[], APIResponse]) -> APIResponse:
+    """A request, once more if it met the reset of an idle connection (see :func:`_post`)."""
+    try:
+        return call()
+    except Error as exc:
+        if "ECONNRESET" not in str(exc) and "socket hang up" not in str(exc):
+            raise
+        return call()
+
+
+def _get_json(page: Page, url: str) -> Any:
+    return _again(lambda: page.request.get(url)).json()
+
+
+def _post_csrf(page: Page, server: str, path: str, body: dict[str, Any]) -> APIResponse:
+    """POST as the context's logged-in account (with its CSRF token)."""
+    csrf = _get_json(page, server + "/api/account")["csrf"]
+    return _again(lambda: page.request.post(server + path, data=body, headers={"X-CSRF-Token": csrf}))
 
 
 def challenges(page: Page, server: str) -> None:
@@ -189,11 +203,11 @@ def challenges(page: Page, server: str) -> None:
     for name in ("carla_tour", "ada_tour"):
         _login(page, server, name)
     _login(page, server, "brice_tour")
-    _post(page, server, "/api/people/follow", {"username": "ada_tour", "follow": True})
-    _post(page, server, "/api/challenges", {"username": "ada_tour", "clock": 5, "increment": 3, "rated": True})
+    _post_csrf(page, server, "/api/people/follow", {"username": "ada_tour", "follow": True})
+    _post_csrf(page, server, "/api/challenges", {"username": "ada_tour", "clock": 5, "increment": 3, "rated": True})
     _login(page, server, "ada_tour")
-    _post(page, server, "/api/people/follow", {"username": "brice_tour", "follow": True})
-    _post(page, server, "/api/challenges", {"username": "carla_tour", "per_move_days": 3})
+    _post_csrf(page, server, "/api/people/follow", {"username": "brice_tour", "follow": True})
+    _post_csrf(page, server, "/api/challenges", {"username": "carla_tour", "per_move_days": 3})
     page.goto(server + "/challenges")
     expect(page.locator("#ch-incoming li").first).to_contain_text("brice_tour")
     expect(page.locator("#ch-outgoing li").first).to_contain_text("carla_tour")
@@ -202,17 +216,17 @@ def challenges(page: Page, server: str) -> None:
 def _tournament(page: Page, server: str) -> str:
     """A running arena with three players (made once per server); Ada logged in."""
     _login(page, server, "ada_tour")
-    listed = page.request.get(server + "/api/tournaments").json()
+    listed = _get_json(page, server + "/api/tournaments")
     for t in listed["running"]:
         if t["name"] == "Tour arena":
             return str(t["id"])
-    t = _post(page, server, "/api/tournaments", {"name": "Tour arena", "clock": 5, "minutes": 60}).json()
+    t = _post_csrf(page, server, "/api/tournaments", {"name": "Tour arena", "clock": 5, "minutes": 60}).json()
     for name in ("brice_tour", "carla_tour", "ada_tour"):
         _login(page, server, name)
-        _post(page, server, f"/api/tournaments/{t['id']}/join", {})
+        _post_csrf(page, server, f"/api/tournaments/{t['id']}/join", {})
     # it starts at once: at the servers' next look at the tournaments (every second)
     for _ in range(100):
-        if page.request.get(server + f"/api/tournaments/{t['id']}").json()["status"] == "running":
+        if _get_json(page, server + f"/api/tournaments/{t['id']}")["status"] == "running":
             break
         page.wait_for_timeout(100)
     return str(t["id"])
