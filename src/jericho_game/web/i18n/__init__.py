@@ -126,6 +126,24 @@ ERRORS = {
     "bad_link": N_("This link is not valid."),
     "correspondence_quota": N_("You already have the most correspondence games going: finish one first."),
     "unavailable": N_("The engine is not available on this server."),
+    # people (web/people/people.py)
+    "not_yourself": N_("That is you: choose another player."),
+    "blocked": N_("This player does not take this from you."),
+    "blocking": N_("You blocked this player: unblock them first."),
+    "too_many_follows": N_("You follow the most players there can be: unfollow one first."),
+    "too_many_challenges": N_("Too many of your challenges wait for an answer: cancel one or wait."),
+    "already_challenged": N_("You already challenged this player: wait for the answer."),
+    "unknown_challenge": N_("There is no such challenge."),
+    "not_yours": N_("Only the other player can do this."),
+    "not_pending": N_("This challenge was already answered."),
+    # tournaments (web/tournaments/tournaments.py)
+    "unknown_tournament": N_("There is no such tournament."),
+    "tournament_over": N_("This tournament is over."),
+    "tournament_full": N_("This tournament is full."),
+    "not_joined": N_("You have not joined this tournament."),
+    "too_many_tournaments": N_("You already run the most tournaments: wait until one ends."),
+    "no_berserk": N_("This tournament has no berserk."),
+    "too_late": N_("Berserk is only before your first move."),
 }
 
 

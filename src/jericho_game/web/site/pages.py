@@ -64,6 +64,9 @@ PAGES: dict[str, tuple[str, str]] = {
     "/settings": ("settings.html", "settings"),  # notifications (static/settings.js, web/social/notify.py)
     "/puzzles/{id}": ("puzzles.html", "puzzles"),
     "/offline": ("offline.html", "offline"),
+    "/challenges": ("challenges.html", "challenges"),  # static/challenges.js, web/people/people.py
+    "/tournaments": ("tournaments.html", "tournaments"),  # web/tournaments/tournaments.py
+    "/tournaments/{id}": ("tournament.html", "tournaments"),
 }
 
 

@@ -373,6 +373,9 @@ class Chat:
         self.sent: dict[str, int] = {}  # game -> the last seq sent to this process's clients
         self._dirty: set[str] = set()
         self._draining: asyncio.Task[None] | None = None
+        # the accounts each of the given accounts blocked (web/people/people.py sets it): a blocked
+        # player cannot write to the blocker in the players' chat, and the blocker never reads them
+        self.blocks: Callable[[list[int]], dict[int, set[int]]] = lambda accounts: {}
 
     def install(self, transport: Any) -> None:
         """Add the chat's message kinds to the transport's table and hear the chat's announcements."""
@@ -424,6 +427,12 @@ class Chat:
             author = self.account_name(account) or "?"
         if await self.service.off_loop_read(self.store.site_muted, account):
             raise ClientError("chat_muted", "an admin muted your chat on this site", 403)
+        if side is not None and wanted == "players" and account is not None:
+            other = getattr(rec, "north_account" if side == "south" else "south_account")
+            if other is not None:
+                blocked = await self.service.off_loop_read(self.blocks, [other])
+                if account in blocked.get(other, set()):
+                    raise ClientError("blocked", "your opponent does not take chat messages from you", 403)
         message = await self.service.off_loop(
             lambda: self.store.post(
                 m.game_id,
@@ -452,7 +461,8 @@ class Chat:
             return self.store.messages(m.game_id, latest=self.policy.history), self.store.mutes(m.game_id)
 
         messages, mutes = await self.service.off_loop_read(read)
-        shown = [x.as_json() for x in messages if readable(x, m.seats, over, mutes)]
+        hidden = await self._hidden_for(m.conn.account)
+        shown = [x.as_json() for x in messages if readable(x, m.seats, over, mutes) and x.account not in hidden]
         muted = any(s in mutes for s in m.seats)
         m.transport.send(m.conn, {"type": "chat_history", "messages": shown, "muted": muted, "enabled": True})
 
@@ -490,6 +500,12 @@ class Chat:
         await self.service.off_loop(self.store.report, found, reporter, reason, self.service.now())
         m.transport.send(m.conn, {"type": "chat_reported", "id": message_id, "ref": m.ref})
 
+    async def _hidden_for(self, account: int | None) -> set[int]:
+        if account is None:
+            return set()
+        blocked = await self.service.off_loop_read(self.blocks, [account])
+        return blocked.get(account, set())
+
     # -- fan-out ---------------------------------------------------------------------------
     def changed(self, game_id: str) -> None:
         """A message was posted in ``game_id`` (here or on another process): send what is new to this
@@ -515,12 +531,14 @@ class Chat:
     async def _deliver(self, game_id: str) -> None:
         after = self.sent.get(game_id)
 
-        def read() -> tuple[list[ChatMessage], set[str], Room]:
+        readers = [c.account for c in self.transport.conns.get(game_id, set()) if c.account is not None]
+
+        def read() -> tuple[list[ChatMessage], set[str], Room, dict[int, set[int]]]:
             # a game first heard of here: its latest messages (pages drop the ones they have)
             new = self.store.messages(game_id, after or 0, latest=None if after is not None else 20)
-            return new, self.store.mutes(game_id), self.service.room(game_id)
+            return new, self.store.mutes(game_id), self.service.room(game_id), self.blocks(readers)
 
-        new, mutes, room = await self.service.off_loop_read(read)
+        new, mutes, room, blocks = await self.service.off_loop_read(read)
         if not new:
             return
         self.sent[game_id] = max(self.sent.get(game_id, 0), new[-1].seq)
@@ -530,6 +548,8 @@ class Chat:
             for msg in new:
                 if after is not None and msg.seq <= after:
                     continue
+                if msg.account is not None and msg.account in blocks.get(conn.account or -1, ()):
+                    continue  # the reader blocked its author
                 if readable(msg, conn.seats, over, mutes):
                     conn.put(json.dumps(msg.as_json()), "chat", self.transport.limits)
 

@@ -230,6 +230,9 @@ class Notifier:
         self.policy = policy or MailPolicy()
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._wake: asyncio.Event | None = None
+        # whether the first account blocked the second (web/people/people.py sets it): a blocked
+        # player's invitations are not mailed (and the sender is not told)
+        self.blocked: Callable[[Connection, int, int], bool] = lambda conn, blocker, blocked: False
         storage.create_tables(notify_metadata)
 
     @property
@@ -381,6 +384,25 @@ class Notifier:
         )
         return True
 
+    def site_of(self, p: dict[str, Any]) -> str:
+        """The site's address for the links of a mail to the account of preferences ``p``."""
+        return self._site(p)
+
+    def queue(
+        self,
+        conn: Connection,
+        p: dict[str, Any],
+        kind: str,
+        subject: str,
+        body: str,
+        *,
+        dedupe: str | None = None,
+        sender: int | None = None,
+    ) -> bool:
+        """Queue a mail of ``kind`` to the account of preferences ``p`` (from :meth:`mailable`) in the
+        transaction ``conn`` of whatever caused it (e.g. a challenge, web/people/people.py)."""
+        return self._put(conn, p, kind, subject, body, dedupe=dedupe, sender=sender)
+
     def _queue_confirm(self, conn: Connection, p: dict[str, Any], token: str) -> None:
         tr = i18n.translations(p["lang"])
         link = f"{self._site(p)}/api/notify/confirm?{urlencode({'token': token})}"
@@ -460,7 +482,7 @@ class Notifier:
                     429,
                 )
             p = self.mailable(conn, target.id, "invite")
-            if p is None:
+            if p is None or self.blocked(conn, target.id, sender):
                 return False
             tr = i18n.translations(p["lang"])
             link = f"{self._site(p)}/g/{rec.id}#invite={rec.invite}"
