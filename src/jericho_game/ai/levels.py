@@ -207,9 +207,9 @@ LADDER: tuple[Level, ...] = (
     Level("strong", 1610, 1.0, RUNG_TIME),
     Level("advanced", 1880, 1.0, RUNG_TIME),
     Level("skilled", 2100, 1.0, RUNG_TIME),
-    Level("veteran", 2340, 1.0, RUNG_TIME),
-    Level("expert", 2450, 1.0, EXPERT_C[1]),
-    Level("master", 2700, 1.5, MASTER_C[1]),
+    Level("veteran", 2360, 1.0, RUNG_TIME),
+    Level("expert", 2470, 1.0, EXPERT_C[1]),
+    Level("master", 2720, 1.5, MASTER_C[1]),
 )
 
 
