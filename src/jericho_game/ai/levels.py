@@ -208,8 +208,8 @@ LADDER: tuple[Level, ...] = (
     Level("advanced", 1880, 1.0, RUNG_TIME),
     Level("skilled", 2100, 1.0, RUNG_TIME),
     Level("veteran", 2360, 1.0, RUNG_TIME),
-    Level("expert", 2470, 1.0, EXPERT_C[1]),
-    Level("master", 2720, 1.5, MASTER_C[1]),
+    Level("expert", 2540, 1.0, EXPERT_C[1]),
+    Level("master", 2790, 1.5, MASTER_C[1]),
 )
 
 
