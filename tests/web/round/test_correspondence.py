@@ -174,7 +174,7 @@ def test_a_fischer_increment_is_added_after_each_move_and_shown(db: str) -> None
         # bad time controls are refused, naming what is wrong, and nothing is created
         for body, why in [
             ({"mode": "ai", "increment": 5}, "increment needs a clock"),
-            ({"mode": "ai", "clock": 5, "increment": 600}, "between 0 and 60"),
+            ({"mode": "ai", "clock": 5, "increment": 600}, "between 1 and 60"),
             ({"mode": "ai", "per_move_days": 3}, "online games only"),
             ({"mode": "online", "per_move_days": 4}, "one of 1, 2, 3, 5, 7, 14"),
             ({"mode": "online", "per_move_days": 3, "clock": 10}, "one or the other"),
