@@ -97,20 +97,47 @@ def history(ws: WS) -> dict[str, Any]:
 
 
 def test_clean_text_keeps_one_line_of_text_and_caps_it() -> None:
-    assert clean_text("  hi\nthere\t! ", 500) == "hi there !"
-    assert clean_text("a\u202eb\u200bc\x1b[31m", 500) == "abc[31m"  # bidi override, zero width, escape
-    assert clean_text("Ame\u0301lie", 500) == "Amélie"
+    assert clean_text("  hi there ! ", 500) == "hi there !"
+    assert clean_text("a\u202eb\u200bc[31m", 500) == "abc[31m"  # bidi override and zero width: dropped
+    assert clean_text("Ame\u0301lie", 500) == "Amélie"  # NFC
+    assert clean_text("Tiê\u0301ng Viê\u0323t", 500) == "Tiếng Việt"  # two marks on one letter: fine
+    assert clean_text("\U0001f468\u200d\U0001f469\u200d\U0001f467", 500).count("\u200d") == 2  # ZWJ kept
+    assert clean_text("e" + "\u0301" * 4, 500)  # four marks in a row: allowed
     assert clean_text(HOSTILE, 500) == HOSTILE  # printable: kept, and shown as text
     assert clean_text("x" * 500, 500) == "x" * 500
     for bad, code in (
         ("", "bad_message"),
-        (" \n\u200b ", "bad_message"),
+        (" \u200b ", "bad_message"),
         (5, "bad_message"),
         ("x" * 501, "chat_too_long"),
     ):
         with pytest.raises(ClientError) as err:
             clean_text(bad, 500)
         assert err.value.code == code
+
+
+def test_chat_refuses_separators_controls_invisible_text_and_zalgo() -> None:
+    """Issue 33, item 10: the audit's U+2028, invisible U+3164 messages and 499 combining marks."""
+    for bad, code, why in (
+        ("one\u2028two", "chat_text", "U+2028 (LINE SEPARATOR)"),
+        ("one\u2029two", "chat_text", "U+2029 (PARAGRAPH SEPARATOR)"),
+        ("one\ntwo", "chat_text", "U+000A"),
+        ("one\x85two", "chat_text", "U+0085"),
+        ("bell\x07", "chat_text", "U+0007"),
+        ("red\x1b[31m", "chat_text", "U+001B"),
+        ("half \ud800", "chat_text", "half of a character"),
+        ("\u3164", "bad_message", "visible words"),
+        ("\u3164 \u3164\u115f\uffa0", "bad_message", "visible words"),
+        ("\u200b\u200c\u200d\u2060\ufeff", "bad_message", "visible words"),
+        ("\u2800\u3000\u00a0", "bad_message", "visible words"),
+        ("\u0301\u0301", "bad_message", "visible words"),
+        ("Z" + "\u0301" * 499, "chat_text", "at most 4 combining marks in a row"),
+        ("x" + "\u0301\u0302\u0303\u0304\u0305", "chat_text", "combining marks"),
+    ):
+        with pytest.raises(ClientError) as err:
+            clean_text(bad, 500)
+        assert err.value.code == code, bad
+        assert why in str(err.value), (bad, str(err.value))
 
 
 def test_a_players_message_reaches_the_opponent_with_the_authors_name(client: TestClient) -> None:

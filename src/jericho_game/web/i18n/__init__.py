@@ -117,6 +117,7 @@ ERRORS = {
     "chat_muted": N_("An administrator has muted your chat on this site."),
     "spectator_chat": N_("The spectators' chat opens to the players once the game is over."),
     "unknown_message": N_("There is no such chat message."),
+    "chat_text": N_("A chat message is plain text on one line: this one has characters that are not allowed."),
     # e-mail notifications (web/social/notify.py)
     "bad_email": N_("This e-mail address is not valid."),
     "email_off": N_("This server sends no e-mail."),

@@ -8,8 +8,8 @@ Per game there are two rooms:
   the players neither read nor write it, so no spectator ever writes to the players during a
   game; once it is over the players may read and write it too.
 
-A message is at most :attr:`ChatPolicy.max_chars` characters (one line: control characters are
-dropped), an author (a seat, or a spectator's account) may post at most :attr:`ChatPolicy.burst`
+A message is at most :attr:`ChatPolicy.max_chars` characters of visible text on one line (NFC;
+control characters, line separators and runs of combining marks refused, :func:`clean_text`), an author (a seat, or a spectator's account) may post at most :attr:`ChatPolicy.burst`
 messages in :attr:`ChatPolicy.window` seconds per game, counted from the stored messages (so
 across every server process).  A player may mute the opponent's chat in one game, for themselves
 (``chat_mute``); any reader may report a message (``chat_report``: stored for the admins, see
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from jericho_game.web.common.conn import Conn
     from jericho_game.web.round.rooms import GameService
 
-__all__ = ["CHAT_CHANGED", "ROOMS", "ChatPolicy", "ChatMessage", "ChatStore", "Chat", "clean_text"]
+__all__ = ["CHAT_CHANGED", "MAX_MARKS", "ROOMS", "ChatPolicy", "ChatMessage", "ChatStore", "Chat", "clean_text", "invisible"]
 
 log = logging.getLogger("jericho_game.web")
 
@@ -163,18 +163,73 @@ def _message(row: Any) -> ChatMessage:
     )
 
 
+# Characters that show nothing by themselves (Unicode's Default_Ignorable_Code_Point, the Hangul
+# fillers among them, and the blank braille pattern): a message made of these and spaces alone is
+# blank (the audit posted U+3164 HANGUL FILLER).
+_INVISIBLE_RANGES = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x2800, 0x2800),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+_JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner: needed by emoji sequences and some scripts
+MAX_MARKS = 4  # combining marks in a row (Vietnamese needs 2, Indic and Tibetan stacks 3 or 4)
+
+
+def invisible(ch: str) -> bool:
+    """Whether ``ch`` shows nothing by itself (a space, a format or default-ignorable character)."""
+    cp = ord(ch)
+    return ch.isspace() or unicodedata.category(ch) in ("Zs", "Cf") or any(a <= cp <= b for a, b in _INVISIBLE_RANGES)
+
+
+def _refuse_text(what: str) -> ClientError:
+    return ClientError("chat_text", f"a chat message is plain text on one line: {what}; nothing was sent")
+
+
 def clean_text(raw: Any, max_chars: int) -> str:
-    """A message's text as stored: NFC, one line (control and format characters dropped, runs of
-    spaces kept as written), trimmed; ``bad_message`` when empty, ``chat_too_long`` over the cap."""
+    """A message's text as stored: NFC, one line, trimmed, with invisible format characters dropped
+    (bidi overrides, zero-width spaces; the joiners ZWJ/ZWNJ kept).  Refused, saying why (issue 33):
+    ``bad_message`` when blank or made only of invisible characters (U+3164 HANGUL FILLER, zero-width
+    characters, ...), ``chat_text`` for a control character or a line or paragraph separator
+    (U+2028, U+2029, a line break) or more than :data:`MAX_MARKS` combining marks in a row (the
+    "Zalgo" text lichess refuses too), ``chat_too_long`` over the cap."""
     if not isinstance(raw, str):
         raise ClientError("bad_message", "a chat message needs 'text': the words to send")
     if len(raw) > 4 * max_chars:  # far over: refuse before normalizing a long string
         raise ClientError("chat_too_long", f"a chat message is at most {max_chars} characters")
     norm = unicodedata.normalize("NFC", raw)
-    kept = "".join(" " if ch in "\t\n\r" else ch for ch in norm if ch in "\t\n\r" or unicodedata.category(ch)[0] != "C")
-    out = kept.strip()
-    if not out:
-        raise ClientError("bad_message", "a chat message needs 'text': the words to send")
+    kept = []
+    run = 0
+    for ch in norm:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Zl", "Zp"):
+            name = unicodedata.name(ch, "a control character")
+            raise _refuse_text(f"U+{ord(ch):04X} ({name}) is not allowed")
+        if cat == "Cs":  # a lone surrogate (JSON allows "\\ud800"): no character at all
+            raise _refuse_text(f"U+{ord(ch):04X} is half of a character")
+        if cat == "Cf" and ch not in _JOINERS:
+            continue  # invisible formatting (bidi overrides, zero-width space, ...): dropped
+        run = run + 1 if cat in ("Mn", "Me") else 0
+        if run > MAX_MARKS:
+            raise _refuse_text(f"at most {MAX_MARKS} combining marks in a row")
+        kept.append(ch)
+    out = "".join(kept).strip()
+    if not out or all(invisible(ch) or unicodedata.category(ch).startswith("M") for ch in out):
+        raise ClientError("bad_message", "a chat message needs 'text': visible words to send, not only blank space")
     if len(out) > max_chars:
         raise ClientError("chat_too_long", f"a chat message is at most {max_chars} characters, this one has {len(out)}")
     return out
