@@ -101,7 +101,9 @@ ERRORS = {
     "login_required": N_("Log in first."),
     "not_logged_in": N_("You are not logged in."),
     "bad_login": N_("Wrong username or password."),
-    "bad_password": N_("This password is not accepted: at least 10 characters, and not a common password."),
+    "bad_password": N_(
+        "This password is not accepted: at least 10 characters, not a common password, and hard to guess."
+    ),
     "username_taken": N_("This username is already taken."),
     "unknown_account": N_("There is no such player."),
     "signup_closed": N_("Sign-up is closed on this server."),
