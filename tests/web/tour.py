@@ -161,6 +161,11 @@ def offline(page: Page, server: str) -> None:
     expect(page.locator("#offline h1")).to_be_visible()
 
 
+def unsubscribe(page: Page, server: str) -> None:
+    page.goto(server + "/unsubscribe?u=not-a-secret&kind=invite")  # what a mail's link leads to
+    expect(page.locator("#unsubscribe-submit")).to_be_visible()
+
+
 STOPS: dict[str, Callable[[Page, str], Any]] = {
     "home": home,
     "game": game,
@@ -178,6 +183,7 @@ STOPS: dict[str, Callable[[Page, str], Any]] = {
     "games": games,
     "404": not_found,
     "offline": offline,
+    "unsubscribe": unsubscribe,
 }
 
 
