@@ -22,7 +22,9 @@ from jericho_game.web.server import create_app  # noqa: E402
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 
 
-@pytest.mark.parametrize("weak", ["Password1!", "P@ssw0rd123", "jericho1234", "Jericho2026!", "Welcome2026!", "Qwerty12345!"])
+@pytest.mark.parametrize(
+    "weak", ["Password1!", "P@ssw0rd123", "jericho1234", "Jericho2026!", "Welcome2026!", "Qwerty12345!"]
+)
 def test_the_audits_guessable_passwords_are_refused_by_their_score(weak: str) -> None:
     assert strength(weak)[0] < MIN_SCORE
     why = password_problem(weak, "alice")
