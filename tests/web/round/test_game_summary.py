@@ -21,6 +21,7 @@ from tests.web.accounts.test_accounts import (  # the accounts tests' server, br
 )
 from tests.web.test_server import WS
 
+
 def _opening(plies: int) -> list[str]:
     """The first legal move each time, ``plies`` times (a rated game counts after 5 placements each)."""
     from jericho_game.game import Game
