@@ -12,7 +12,8 @@ A message is at most :attr:`ChatPolicy.max_chars` characters of visible text on 
 control characters, line separators and runs of combining marks refused: :func:`clean_text`).
 An author (a seat, or a spectator's account) may post at most :attr:`ChatPolicy.burst` messages
 in :attr:`ChatPolicy.window` seconds per game, and an account (or an address) at most
-:attr:`ChatPolicy.account_burst` (:attr:`ChatPolicy.address_burst`) in all games together,
+:attr:`ChatPolicy.account_burst` (anonymous authors from one address
+:attr:`ChatPolicy.address_burst`) in all games together,
 counted from the stored messages (so across every server process).  A player may mute the
 opponent's chat in one game, for themselves (``chat_mute``): the opponent is then hidden from
 that player everywhere in the game (both rooms, live, in history, in the replay's chat).  Players
@@ -84,7 +85,7 @@ class ChatPolicy:
     burst: int = 5  # messages one author may post in `window` seconds, per game
     window: float = 10.0
     account_burst: int = 10  # messages one account may post in `window` seconds in all games together
-    address_burst: int = 20  # ... and one address (anonymous players; accounts behind one NAT)
+    address_burst: int = 20  # ... and anonymous authors from one address
     history: int = 200  # the latest messages sent to a page that (re)connects
     reports_per_reporter: int = 10  # reports one account (or an anonymous player's seat) may file per `report_window`
     reports_per_address: int = 20  # reports filed from one address per `report_window`
@@ -331,9 +332,11 @@ class ChatStore:
                     429,
                 )
             # across games (issue 33: one account wrote 75 messages into 15 games in 0.2 s), as
-            # lichess's flood guard counts a user's messages in every chat together
+            # lichess's flood guard counts a user's messages in every chat together; an anonymous
+            # author (no account to count) is counted by address, so logged-in people behind one
+            # NAT or proxy never share a budget
             since = now - policy.window
-            addr = (address or "")[:64] or None
+            addr = ((address or "")[:64] or None) if account is None else None
             self._lock(
                 conn,
                 *([f"chat-account:{account}"] if account is not None else []),
