@@ -278,7 +278,11 @@ class ChatStore:
         self.storage = storage
         self.postgres = storage.postgres
         storage.create_tables(_metadata)
-        self._migrate()
+        try:
+            self._migrate()
+        except Exception:  # noqa: BLE001 - another process migrated at the same moment: look again
+            time.sleep(0.2)
+            self._migrate()
 
     def _migrate(self) -> None:
         """Add what databases written by older versions lack (issue 33: the reports' address and state)."""
