@@ -654,3 +654,30 @@ def test_the_chat_panel_never_builds_html_from_text() -> None:
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "DOMParser"):
         assert sink not in source, sink
     assert source.count("textContent = m.") == 2  # the author and the text of each message
+
+
+def test_a_database_of_an_older_version_gets_the_reports_new_columns(tmp_path: Any) -> None:
+    """Issue 33 added the reporter's address and the closing time to chat_reports."""
+    from sqlalchemy import text
+
+    from jericho_game.web.social.chat import ChatStore
+
+    storage = Storage(resolve_db_url(str(tmp_path / "old.sqlite3")))
+    try:
+        with storage.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "CREATE TABLE chat_reports (id INTEGER PRIMARY KEY, message_id INTEGER NOT NULL, "
+                    "game_id VARCHAR(32) NOT NULL, at FLOAT NOT NULL, reporter VARCHAR(80) NOT NULL, reason TEXT, "
+                    "CONSTRAINT chat_reports_once UNIQUE (message_id, reporter))"
+                )
+            )
+            conn.execute(text("INSERT INTO chat_reports (message_id, game_id, at, reporter) VALUES (1, 'g', 1.0, 'x')"))
+        store = ChatStore(storage)
+        ChatStore(storage)  # a second start finds everything there
+        with storage.engine.connect() as conn:
+            row = conn.execute(text("SELECT reporter, address, closed_at FROM chat_reports")).one()
+        assert tuple(row) == ("x", None, None)
+        assert store.reports()["total"] == 0  # its message is gone: nothing to show, nothing fails
+    finally:
+        storage.close()

@@ -526,12 +526,16 @@ class ChatStore:
         page = max(1, page)
         with self.storage.reader.connect() as conn:
             total = conn.execute(
-                text("SELECT COUNT(DISTINCT message_id) FROM chat_reports WHERE closed_at IS NULL")
+                text(
+                    "SELECT COUNT(DISTINCT r.message_id) FROM chat_reports r "
+                    "JOIN chat_messages m ON m.id = r.message_id WHERE r.closed_at IS NULL"
+                )
             ).scalar_one()
             groups = conn.execute(
                 text(
-                    "SELECT message_id, COUNT(*) AS n, MIN(at) AS first_at, MAX(at) AS last_at FROM chat_reports "
-                    "WHERE closed_at IS NULL GROUP BY message_id ORDER BY MIN(at), message_id LIMIT :n OFFSET :o"
+                    "SELECT r.message_id, COUNT(*) AS n, MIN(r.at) AS first_at, MAX(r.at) AS last_at "
+                    "FROM chat_reports r JOIN chat_messages m ON m.id = r.message_id WHERE r.closed_at IS NULL "
+                    "GROUP BY r.message_id ORDER BY MIN(r.at), r.message_id LIMIT :n OFFSET :o"
                 ),
                 {"n": per_page, "o": (page - 1) * per_page},
             ).all()
