@@ -849,6 +849,7 @@ def create_app(
     notifier = Notifier(storage, accounts, SmtpConfig.parse(smtp) if smtp else None, clock=clock, policy=mail_policy)
     # correspondence games (web/round/correspondence.py): the quota, and a turn's mail in the move's transaction
     service.correspondence_per_client = limits.correspondence_per_client
+    service.correspondence_seeks = limits.correspondence_seeks
     service.on_move.append(turn_mail_hook(notifier, service))
 
     def lobby_extras(rec: Any) -> dict[str, Any]:
