@@ -267,7 +267,9 @@ def _forced(nxt: PositionEval, turn: str) -> tuple[int | None, int | None]:
     return value, None if nxt.plies is None else nxt.plies + 1
 
 
-def solved_eval(game: Game, ply: int, nodes: int, seconds: float | None, whole_line: bool = False) -> PositionEval | None:
+def solved_eval(
+    game: Game, ply: int, nodes: int, seconds: float | None, whole_line: bool = False
+) -> PositionEval | None:
     """The endgame solver's evaluation of ``game``'s position when it decides it within ``nodes``
     (and ``seconds``), else ``None``: exact, its best move, its line (the first
     :data:`LINE_PLIES` moves, or the whole line to the end with ``whole_line``), value and plies."""

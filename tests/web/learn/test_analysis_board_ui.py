@@ -7,9 +7,9 @@ game's replay.  Screenshots: artifacts/analysis-*.png."""
 from __future__ import annotations
 
 import re
-from urllib.parse import urlencode
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Browser, Page, expect

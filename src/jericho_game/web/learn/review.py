@@ -167,7 +167,8 @@ class ReviewStore:
     def _migrate(self) -> None:
         """Add the columns newer versions need to tables written by an older version: the
         ``line`` of ``review_positions`` (issue 21) and the fair-share ``address``/``account`` of
-        ``reviews`` (issue 22), the solver's ``value``/``plies`` (issue 31).  Another process may add them at the same moment: look again."""
+        ``reviews`` (issue 22), the solver's ``value``/``plies`` (issue 31).  Another process may
+        add them at the same moment: look again."""
         self._add_columns("review_positions", {"line": "TEXT", "value": "INTEGER", "plies": "INTEGER"})
         self._add_columns("reviews", {"address": "VARCHAR(64)", "account": "INTEGER"})
 
