@@ -89,7 +89,9 @@ async function load(id) {
   board.setFlip(data.side === "north");  // the solver's camp at the bottom, as in a game
   $("puzzle-title").textContent = t("Puzzle {id}", { id: data.id });
   const who = SIDE_NAME[data.side];
-  $("puzzle-goal").textContent = t("{side} to move: find the only move that wins or saves the game.", { side: who });
+  $("puzzle-goal").textContent = data.kind === "defence" ?
+    t("{side} to move: find the only move that keeps the draw.", { side: who }) :
+    t("{side} to move: find a move that wins the game.", { side: who });
   $("puzzle-meta").textContent = data.plays === 1 ? t("Puzzle rating {rating} · played once", { rating: data.rating }) :
     t("Puzzle rating {rating} · played {n} times", { rating: data.rating, n: data.plays });
   $("tray-mine-title").textContent = t("Your pieces (you play {side}, at the bottom)", { side: who });
