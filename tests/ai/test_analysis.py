@@ -363,4 +363,7 @@ def test_random_moves_against_expert_the_deciding_move_is_named_and_counted_last
     assert analysis.verdict(evals[moment.ply - 1]) != "north"
     acc = analysis.accuracy(judged, evals, moment.ply)
     assert acc["south"] is not None and acc["north"] is not None and acc["south"] < acc["north"], acc
-    assert any(j.side == "south" and j.mark == "blunder" for j in judged)
+    deciding = judged[moment.ply - 1]
+    assert deciding.ply == moment.ply and deciding.move == moves[moment.ply - 1]
+    # the deciding move made the game lost for South: if South played it, it lost winning chance
+    assert deciding.side == "north" or deciding.after <= analysis.DECIDED + 1e-9
