@@ -35,7 +35,9 @@ TOKEN_B = "b" * 32
 SHIPPED = shipped_puzzles()
 ONE = next(p for p in SHIPPED if p.theme == "win-in-1")
 TWO = next(p for p in SHIPPED if p.theme == "win-in-2")
-SAVE = next(p for p in SHIPPED if p.theme == "break-the-seven")
+SAVE = next(p for p in SHIPPED if p.kind == "defence")
+#: a win puzzle with several winning first moves: each of them is right
+MULTI = next(p for p in SHIPPED if len(p.accept) > 1)
 
 
 @pytest.fixture()
@@ -54,7 +56,7 @@ def client(app: Any) -> Iterator[TestClient]:
 
 def wrong_move(p: Puzzle) -> str:
     game = Game.from_position(p.position)
-    return next(str(m) for m in game.legal_moves() if str(m) != p.solution[0])
+    return next(str(m) for m in game.legal_moves() if not p.accepts(str(m)))
 
 
 def result(c: TestClient, p: Puzzle, moves: list[str], token: str | None = TOKEN_A, hints: int = 0) -> Any:
@@ -71,8 +73,11 @@ def test_next_returns_a_proved_puzzle_with_position_and_solution(client: TestCli
     data = r.json()
     for key in ("id", "position", "solution", "theme", "side", "rating", "game", "theme_text"):
         assert key in data, key
-    p = Puzzle(data["id"], data["position"], data["theme"], tuple(data["solution"]), float(data["rating"]))
-    assert verify(p) == []  # the served puzzle is proved again, from what the API said alone
+    p = next(p for p in SHIPPED if p.id == data["id"])
+    assert (data["position"], data["solution"], data["line"], data["kind"]) == (
+        p.position, list(p.solution), list(p.line), p.kind
+    )  # fmt: skip
+    assert isinstance(p, Puzzle) and verify(p) == []  # the served puzzle is proved again to the end
     assert data["side"] == data["position"].split()[3] == data["game"]["turn"]
     assert data["player"] == {"rating": 1500, "rd": 350, "solved": 0, "failed": 0, "provisional": True}
     assert client.get(f"/api/puzzles/{data['id']}").json()["position"] == data["position"]
@@ -83,15 +88,18 @@ def test_next_returns_a_proved_puzzle_with_position_and_solution(client: TestCli
 def test_moves_are_checked_and_the_reply_is_played(client: TestClient) -> None:
     url = f"/api/puzzles/{TWO.id}/try"
     first = client.post(url, json={"moves": [], "try": TWO.solution[0]}).json()
-    assert first["correct"] and first["reply"] == TWO.solution[1] and not first["done"]
-    assert first["game"]["turn"] == TWO.side and first["game"]["last"] == TWO.solution[1]
-    last = client.post(url, json={"moves": list(TWO.solution[:2]), "try": TWO.solution[2]}).json()
-    assert last["correct"] and last["done"] and last["reply"] is None
+    assert first["correct"] and first["done"] and first["reply"] is None
+    assert first["line"] == list(TWO.line) and first["accepted"] == len(TWO.accept)
+    assert first["game"]["last"] == TWO.solution[0]
+    # every winning first move is right, not only the fastest (as lichess accepts any mate)
+    for other in MULTI.accept:
+        alt = client.post(f"/api/puzzles/{MULTI.id}/try", json={"moves": [], "try": other.lower()}).json()
+        assert alt["correct"] and alt["done"] and alt["played"] == other and alt["accepted"] == len(MULTI.accept)
     wrong = client.post(url, json={"moves": [], "try": wrong_move(TWO)}).json()
     assert wrong["legal"] and not wrong["correct"] and "does not force the win" in wrong["message"]
     assert wrong["reply"] and wrong["game"]["last"] == wrong["reply"] and wrong["reply"] in wrong["message"]
     save = client.post(f"/api/puzzles/{SAVE.id}/try", json={"moves": [], "try": wrong_move(SAVE)}).json()
-    assert not save["correct"] and "does not save the game" in save["message"]
+    assert not save["correct"] and "loses the game" in save["message"] and save["reply"] in save["message"]
     illegal = client.post(url, json={"moves": [], "try": "9Q@z9"}).json()
     assert illegal["legal"] is False and illegal["message"].startswith("Not allowed")
     bad = client.post(url, json={"moves": ["5R@d2"], "try": TWO.solution[0]})
@@ -108,10 +116,12 @@ def test_a_browser_is_rated_once_per_puzzle_and_the_next_puzzle_is_new(client: T
     assert failed["rated"] and not failed["solved"] and failed["after"] < failed["before"]
     hinted = result(client, SAVE, list(SAVE.solution[::2]), hints=2).json()  # the cell was shown
     assert hinted["rated"] and not hinted["solved"]
+    other = next(m for m in MULTI.accept if m != MULTI.solution[0])
+    assert result(client, MULTI, [other]).json()["solved"]  # another winning move solves it too
     # another browser starts from scratch; no token: nothing is stored
     assert result(client, ONE, list(ONE.solution[::2]), token=TOKEN_B).json()["before"] == 1500
     assert result(client, ONE, list(ONE.solution[::2]), token=None).json()["rated"] is False
-    seen = {ONE.id, TWO.id, SAVE.id}
+    seen = {ONE.id, TWO.id, SAVE.id, MULTI.id}
     for _ in range(10):
         nxt = client.get("/api/puzzles/next", headers={PUZZLER_HEADER: TOKEN_A}).json()
         assert nxt["id"] not in seen
@@ -289,7 +299,7 @@ def test_a_typed_wrong_move_is_refuted_then_hints_and_solution(server: str, brow
     _shot(page, "puzzles-1366x768-wrong.png")
     page.get_by_role("button", name="Show the solution").click()
     expect(page.get_by_role("status")).to_contain_text("Solution: " + ", ".join(TWO.solution))
-    expect(page.locator("#puzzle-line li")).to_have_count(3)
+    expect(page.locator("#puzzle-line li")).to_have_count(1)
     # try again: the puzzle from the start, the right line now plays through (unrated)
     page.get_by_role("button", name="Try again").click()
     for mv in TWO.solution[::2]:
@@ -307,7 +317,7 @@ def test_a_typed_wrong_move_is_refuted_then_hints_and_solution(server: str, brow
 
 def test_make_reads_the_finished_games_of_a_server_database(db: str, tmp_path: Any) -> None:
     from jericho_game.ai.puzzles import Budget, load_puzzles
-    from jericho_game.cli.puzzles import make
+    from jericho_game.cli.puzzles import jobs_of, make
     from jericho_game.record import read_records
     from jericho_game.web.learn.puzzles import games_from_db
     from jericho_game.web.storage.database import GameRecord
@@ -319,7 +329,7 @@ def test_make_reads_the_finished_games_of_a_server_database(db: str, tmp_path: A
     store.create(GameRecord(id="going", mode="hotseat", moves=[str(m) for m in records[4].moves[:30]]))
     store.close()
     out = tmp_path / "p.jsonl"
-    new, games = make(games_from_db(db), out, Budget(seconds=20.0), log=False)
+    new, games = make(jobs_of(games_from_db(db)), out, Budget(seconds=20.0), log=False)
     assert games == 1 and new >= 1  # the finished game only; game 3 of the sample holds a puzzle
     assert (tmp_path / "p.jsonl.done").read_text().split() == ["db:done1"]
     made = load_puzzles(out.read_text(encoding="utf-8"))

@@ -1,5 +1,9 @@
 """Puzzles on the web: the ``/puzzles`` page, its API, and puzzle ratings in the database.
 
+A puzzle's first move is right when the endgame solver proved it so (the puzzle's ``accept``:
+every winning first move of a win puzzle, as lichess accepts any mate; the one holding move of a
+defence puzzle); the fastest line is shown once the puzzle is done.
+
 The puzzles are the package's proved set (:func:`jericho_game.ai.puzzles.shipped_puzzles`,
 made by ``jericho puzzles make``); what changes lives in the database, so any server process
 answers the same (docs/web.md, "Puzzles"):
@@ -36,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from jericho_game.ai.puzzles import THEME_NAMES, Budget, Puzzle, SearchLimit, refutation, shipped_puzzles
+from jericho_game.ai.puzzles import KIND, THEME_NAMES, Budget, Puzzle, SearchLimit, refutation, shipped_puzzles
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.web import i18n
@@ -202,7 +206,9 @@ class PuzzleService:
             "side": p.side,
             "theme": p.theme,
             "theme_text": THEME_NAMES[p.theme],
+            "kind": p.kind,
             "solution": list(p.solution),
+            "line": list(p.line or p.solution),
             "rating": round(rating.rating),
             "plays": plays[0] if plays else 0,
             "solved_by": plays[1] if plays else 0,
@@ -229,7 +235,9 @@ class PuzzleService:
             answer = {"legal": False, "correct": False, "message": f"Not allowed: {sides}.", "game": view(game)}
             return {**answer, "why": reason}  # the route says it in the request's language
         played = str(game.play(attempt))
-        if played != p.solution[step]:
+        # the first move: any move the solver proved right (every winning move of a win puzzle)
+        right = p.accepts(played) if step == 0 else played == p.solution[step]
+        if not right:
             reply = _refute(game.position(), p.theme)
             if reply is not None:
                 game.play(reply)  # the board shows the refutation played
@@ -237,11 +245,15 @@ class PuzzleService:
                 "legal": True, "correct": False, "played": played, "reply": reply,
                 "message": _wrong_words(p, played, reply), "game": view(game),
             }  # fmt: skip
-        reply = p.solution[step + 1] if step + 1 < len(p.solution) else None
+        on_line = played == p.solution[step]
+        reply = p.solution[step + 1] if on_line and step + 1 < len(p.solution) else None
         if reply is not None:
             game.play(reply)
-        done = step + 2 >= len(p.solution)
-        return {"legal": True, "correct": True, "played": played, "reply": reply, "done": done, "game": view(game)}
+        done = not on_line or step + 2 >= len(p.solution)
+        answer = {"legal": True, "correct": True, "played": played, "reply": reply, "done": done, "game": view(game)}
+        if done:  # the proof: the fastest line, and how many first moves were right
+            answer.update(line=list(p.line or p.solution), accepted=len(p.accepted))
+        return answer
 
     def result(self, key: str | None, p: Puzzle, moves: Any, hints: Any) -> dict[str, Any]:
         """Rate an attempt: solved when ``moves`` (the solver's own moves) are the solution's and
@@ -251,7 +263,10 @@ class PuzzleService:
         if not isinstance(hints, int) or isinstance(hints, bool) or not 0 <= hints <= 10:
             raise ClientError("bad_request", "'hints' must be the number of hints shown (0-10)")
         mine = list(p.solution[::2])
-        solved = [m.strip().lower() for m in moves] == [m.lower() for m in mine] and hints < COSTLY_HINTS
+        said = [m.strip().lower() for m in moves]
+        # the first move: any right one (a win puzzle accepts every winning move); the rest: the line
+        right = bool(said) and p.accepts(said[0]) and (said == [m.lower() for m in mine] or len(said) == 1)
+        solved = right and hints < COSTLY_HINTS
         out: dict[str, Any] = {"id": p.id, "solved": solved, "solution": list(p.solution), "rated": False}
         if key is None:
             return out
@@ -327,9 +342,9 @@ def _refute(position: str, theme: str) -> str | None:
 
 
 def _wrong_words(p: Puzzle, played: str, reply: str | None) -> str:
-    if p.theme in ("break-the-seven", "hold-on"):
-        then = f" {reply} wins at once" if reply else " the opponent keeps a winning line"
-        return f"{played} does not save the game:{then}."
+    if KIND[p.theme] == "defence":
+        then = f"{reply} wins by force" if reply else "the opponent keeps a winning line"
+        return f"{played} loses the game: {then}."
     then = f"{reply} holds on" if reply else "the opponent can hold on"
     return f"{played} does not force the win: {then}."
 

@@ -1,5 +1,6 @@
-// Puzzles: a position from a real game where exactly one move wins or saves the game (proved by
-// the engine's search, jericho_game.puzzles).  The server checks each move and plays the reply
+// Puzzles: a position from a real game that is won (every winning first move is right) or where
+// exactly one move holds the draw, proved to the end of the game by the endgame solver
+// (jericho_game.ai.puzzles).  The server checks each move and plays the reply
 // (POST /api/puzzles/ID/try) and rates the first attempt (POST /api/puzzles/ID/result); this page
 // only draws.  An anonymous browser is known by a random token kept in localStorage and sent as
 // X-Puzzler; a logged-in player's rating is the account's.  All text goes in through textContent.
@@ -16,17 +17,19 @@ const TOKEN_KEY = "jericho:puzzler";
 // what each theme asks (the server's theme_text, jericho_game.puzzles.THEME_NAMES, in the page's language)
 const THEME_TEXT = {
   "win-in-1": t("Win in 1: make seven monoliths that no reply can break"),
-  "win-in-2": t("Win in 2: one move forces seven monoliths on your next turn"),
-  "break-the-seven": t("Break the seven: your opponent holds seven monoliths; only one move saves you"),
-  "hold-on": t("Hold on: your opponent threatens an unbreakable seven; only one move stops it"),
+  "win-in-2": t("Win in 2: force the win within two of your moves"),
+  "long-win": t("Win the endgame: a forced win, whatever the defence, to the end of the game"),
+  "win-by-exhaustion": t("Win by exhaustion: when neither side can place, the one with more monoliths wins"),
+  "break-the-seven": t("Break the seven: your opponent holds seven monoliths; only one move saves the draw"),
+  "hold-on": t("Hold on: only one move keeps the draw; every other move loses"),
 };
 const themeText = () => THEME_TEXT[S.P.theme] ?? S.P.theme_text;
 
 /** Why a legal move is not the solution (the server's message, web/learn/puzzles.py, in the page's language). */
 function wrongWords(move, reply) {
-  if (S.P.theme === "break-the-seven" || S.P.theme === "hold-on") {
-    return reply ? t("{move} does not save the game: {reply} wins at once.", { move, reply }) :
-      t("{move} does not save the game: the opponent keeps a winning line.", { move });
+  if (S.P.kind === "defence" || S.P.theme === "break-the-seven" || S.P.theme === "hold-on") {
+    return reply ? t("{move} loses the game: {reply} wins by force.", { move, reply }) :
+      t("{move} loses the game: the opponent keeps a winning line.", { move });
   }
   return reply ? t("{move} does not force the win: {reply} holds on.", { move, reply }) :
     t("{move} does not force the win: the opponent can hold on.", { move });
@@ -86,7 +89,9 @@ async function load(id) {
   board.setFlip(data.side === "north");  // the solver's camp at the bottom, as in a game
   $("puzzle-title").textContent = t("Puzzle {id}", { id: data.id });
   const who = SIDE_NAME[data.side];
-  $("puzzle-goal").textContent = t("{side} to move: find the only move that wins or saves the game.", { side: who });
+  $("puzzle-goal").textContent = data.kind === "defence" ?
+    t("{side} to move: find the only move that keeps the draw.", { side: who }) :
+    t("{side} to move: find a move that wins the game.", { side: who });
   $("puzzle-meta").textContent = data.plays === 1 ? t("Puzzle rating {rating} · played once", { rating: data.rating }) :
     t("Puzzle rating {rating} · played {n} times", { rating: data.rating, n: data.plays });
   $("tray-mine-title").textContent = t("Your pieces (you play {side}, at the bottom)", { side: who });
@@ -225,8 +230,11 @@ async function play(move) {
     if (data.reply) S.line.push(data.reply);
     if (data.done) {
       const theme = themeText();
-      feedback(S.failed ? t("That is the solution. ({theme}.)", { theme }) :
-        t("Solved! {move} was the only move. {theme}.", { move: data.played, theme }), "good");
+      const line = (data.line || []).join(" ");
+      const words = S.failed ? t("That is the solution. ({theme}.)", { theme }) : data.accepted > 1 ?
+        t("Solved! {move} wins ({n} moves win). {theme}.", { move: data.played, n: data.accepted, theme }) :
+        t("Solved! {move} was the only move. {theme}.", { move: data.played, theme });
+      feedback(line ? `${words} ${t("The fastest line: {line}.", { line })}` : words, "good");
       finish("solved");
     } else {
       feedback(t("Right: {move}. {side} answers {reply}. Find the next move.",
