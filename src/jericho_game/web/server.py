@@ -131,7 +131,7 @@ class Transport:
                 service.storage,
                 self._play_ai,
                 slots=slots,
-                pool=make_pool(ai_processes, ai_nice),
+                pool=make_pool(ai_processes + 1 if ai_processes > 0 else 0, ai_nice),  # + the cheap lane's
                 ai_limit=ai_limit,
                 ai_delay=ai_delay,
                 on_claim=lambda job: self.broker.publish(job.game_id, -1),
@@ -807,7 +807,9 @@ def create_app(
         seek_max_age=limits.seek_max_age,
         ai_per_client=limits.ai_per_client,
         seeks_per_client=limits.seeks_per_client,
+        ai_budget=fairshare.AIBudget.from_limits(limits),
     )
+    fairshare.set_ipv4_prefix(limits.ipv4_prefix)  # one client: an IPv6 /64, an IPv4 /prefix (issue 33)
     if ai_processes is None:
         ai_processes = min(2, os.cpu_count() or 1)
     review_jobs = ReviewJobs(ReviewStore(storage), broker)
@@ -913,7 +915,7 @@ def create_app(
     async def create(request: Request) -> Response:
         account = account_id(request)  # before the body: a CSRF-less post is refused as such
         spec = await _json_body(request, limits)
-        client = request.client.host if request.client else "?"
+        client = address_of(request)  # the client's group: an IPv6 /64, an IPv4 /--ipv4-prefix (issue 33)
         room, reply = await service.off_loop(service.create, spec, client, account)
         service.announce(room)
         if room.rec.public:

@@ -45,3 +45,10 @@ class Limits:
     seeks_per_client: int = 3  # open seeks in the lobby, per address (and account), all processes
     # issue 23: unfinished correspondence games per account (or creator address), web/round/correspondence.py
     correspondence_per_client: int = 50
+    # issue 33 (web/common/fairshare.py): one client is an IPv6 /64 or an IPv4 /ipv4_prefix; the AI's
+    # admission control: seconds of thought per move round per AI slot that the games being played
+    # (changed within ai_active seconds) may hold, for expensive levels and cheap ones
+    ipv4_prefix: int = 32
+    ai_budget: float = 4.0
+    ai_cheap_budget: float = 1.5
+    ai_active: float = 300.0
