@@ -74,7 +74,7 @@ from jericho_game.web.site import pages
 from jericho_game.web.site.errors import InternalErrors
 from jericho_game.web.site.httpguard import uvicorn_options
 from jericho_game.web.social.chat import Chat, ChatStore
-from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, notify_routes
+from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, check_public_url, notify_routes
 from jericho_game.web.storage.broker import Broker, make_broker
 from jericho_game.web.storage.database import LOBBY_ID, PRESENCE_VERSION, AIJob, Storage, resolve_db_url
 from jericho_game.web.storage.threads import CallThreads
@@ -775,6 +775,7 @@ def create_app(
     rating_policy: RatingPolicy | None = None,
     smtp: str | None = None,
     mail_policy: MailPolicy | None = None,
+    public_url: str | None = None,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
@@ -787,7 +788,8 @@ def create_app(
     ``review_seconds``: the budget per position of a game review (web/learn/review.py);
     ``rating_policy``: which rated games count, and when a rating is provisional (web/accounts/ratings.py);
     ``smtp``: the ``--smtp`` URL that e-mail notifications go through (None: no mail), ``mail_policy``
-    its retries and limits (web/social/notify.py).
+    its retries and limits (web/social/notify.py); ``public_url``: the site's public address, which
+    every link in a mail starts with (required with ``smtp``: never the request's ``Host``).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -841,7 +843,14 @@ def create_app(
     service.on_finish.append(ratings.queue)
     service.account_name = accounts.name_of
     # e-mail notifications (web/social/notify.py): off without --smtp
-    notifier = Notifier(storage, accounts, SmtpConfig.parse(smtp) if smtp else None, clock=clock, policy=mail_policy)
+    notifier = Notifier(
+        storage,
+        accounts,
+        SmtpConfig.parse(smtp) if smtp else None,
+        clock=clock,
+        policy=mail_policy,
+        public_url=public_url,
+    )
     # correspondence games (web/round/correspondence.py): the quota, and a turn's mail in the move's transaction
     service.correspondence_per_client = limits.correspondence_per_client
     service.on_move.append(turn_mail_hook(notifier, service))
@@ -1159,8 +1168,14 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         "--smtp",
         default=None,
         help="send e-mail notifications through this SMTP server, e.g. "
-        "smtp+starttls://user:password@mail.example.org:587?from=jericho@example.org&site=https://jericho.example.org "
+        "smtp+starttls://user:password@mail.example.org:587?from=jericho@example.org; needs --public-url "
         "(default: no e-mail; see docs/web.md, 'Notifications')",
+    )
+    parser.add_argument(
+        "--public-url",
+        default=None,
+        help="the site's public address, e.g. https://jericho.example.org: every link in a mail starts with it "
+        "(required with --smtp: links are never built from a request's Host header)",
     )
     parser.add_argument(
         "--review-sims",
@@ -1198,6 +1213,7 @@ def app_from_env() -> Starlette:
         review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
         rating_policy=RatingPolicy(pair_games_per_day=cfg.get("pair_games", RatingPolicy.pair_games_per_day)),
         smtp=cfg.get("smtp"),
+        public_url=cfg.get("public_url"),
     )
 
 
@@ -1228,6 +1244,14 @@ def run(args: argparse.Namespace) -> int:
         fair = fairshare.settings(args)
         if args.smtp:
             SmtpConfig.parse(args.smtp)  # a clear message now (the password is never printed)
+        if args.public_url is not None:
+            check_public_url(args.public_url)
+        if args.smtp and not args.public_url:
+            raise ValueError(
+                "--smtp needs --public-url, the site's address for the links in mails (e.g. --public-url "
+                "https://jericho.example.org): a link is never built from a request's Host header, which any "
+                "client can choose"
+            )
     except ValueError as exc:
         print(f"jericho serve: {exc}", flush=True)
         return 2
@@ -1276,6 +1300,7 @@ def run(args: argparse.Namespace) -> int:
                 review_seconds=args.review_seconds,
                 rating_policy=RatingPolicy(pair_games_per_day=args.rated_games_per_pair),
                 smtp=args.smtp,
+                public_url=args.public_url,
             )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
@@ -1301,6 +1326,7 @@ def run(args: argparse.Namespace) -> int:
                 "pair_games": args.rated_games_per_pair,
                 "fair": fair,
                 "smtp": args.smtp,
+                "public_url": args.public_url,
             }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]

@@ -61,6 +61,7 @@ __all__ = [
     "Notifier",
     "SmtpConfig",
     "check_email",
+    "check_public_url",
     "notify_metadata",
     "notify_routes",
 ]
@@ -84,7 +85,8 @@ mail_prefs = Table(
     Column("turn", Integer, nullable=False, default=1),
     Column("invite", Integer, nullable=False, default=1),
     Column("lang", String(8), nullable=False, default="en"),  # the language the mails are written in
-    Column("site", String(300), nullable=False),  # the site's address, for the mails' links
+    # the address the player used (kept for older databases); the links use --public-url only (issue 33)
+    Column("site", String(300), nullable=False),
 )
 Index("mail_prefs_confirm", mail_prefs.c.confirm_hash)
 Index("mail_prefs_unsub", mail_prefs.c.unsub)
@@ -126,6 +128,15 @@ def check_email(value: Any) -> str:
     return value.strip()
 
 
+def check_public_url(value: str) -> str:
+    """The site's public address (``--public-url``) without a trailing slash, or :class:`ValueError`."""
+    if not re.fullmatch(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s?#]*)?", value or ""):
+        raise ValueError(
+            f"--public-url must be the site's http(s) address, such as https://jericho.example.org, not {value[:60]!r}"
+        )
+    return value.rstrip("/")
+
+
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -148,8 +159,8 @@ class MailPolicy:
 class SmtpConfig:
     """Where mail goes: ``smtp://[user:password@]host[:port]`` (``smtp+starttls://`` upgrades the
     connection, ``smtps://`` is TLS from the start), with query parameters ``from`` (the sender
-    address, default ``jericho@HOST``), ``site`` (the site's public address for the links, default:
-    the address the player used when adding their e-mail) and ``timeout`` (seconds, default 20)."""
+    address, default ``jericho@HOST``) and ``timeout`` (seconds, default 20).  The links in mails
+    start with ``--public-url`` (issue 33; ``site=`` of earlier versions is refused, naming it)."""
 
     host: str
     port: int
@@ -157,7 +168,6 @@ class SmtpConfig:
     user: str | None
     password: str | None
     sender: str
-    site: str | None
     timeout: float
 
     @classmethod
@@ -176,9 +186,11 @@ class SmtpConfig:
         except ValueError:
             raise ValueError("--smtp has a port that is not a number") from None
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        unknown = set(query) - {"from", "site", "timeout"}
+        if "site" in query:
+            raise ValueError("--smtp: site= is no longer read: give the site's address as --public-url")
+        unknown = set(query) - {"from", "timeout"}
         if unknown:
-            raise ValueError(f"--smtp: unknown parameter(s) {', '.join(sorted(unknown))} (from, site, timeout)")
+            raise ValueError(f"--smtp: unknown parameter(s) {', '.join(sorted(unknown))} (from, timeout)")
         sender = query.get("from") or f"jericho@{parts.hostname}"
         if "@" not in sender or any(c in sender for c in "\r\n"):
             raise ValueError(f"--smtp: from={sender[:60]!r} is not an address")
@@ -186,9 +198,6 @@ class SmtpConfig:
             timeout = float(query.get("timeout", 20))
         except ValueError:
             raise ValueError("--smtp: timeout must be seconds") from None
-        site = query.get("site")
-        if site is not None and not re.fullmatch(r"https?://[^\s/]+(/[^\s]*)?", site):
-            raise ValueError(f"--smtp: site={site[:60]!r} must be an http(s) address")
         return cls(
             host=parts.hostname,
             port=port,
@@ -196,7 +205,6 @@ class SmtpConfig:
             user=unquote(parts.username) if parts.username else None,
             password=unquote(parts.password) if parts.password else None,
             sender=sender,
-            site=site.rstrip("/") if site else None,
             timeout=timeout,
         )
 
@@ -222,10 +230,15 @@ class Notifier:
         *,
         clock: Callable[[], float] = time.time,
         policy: MailPolicy | None = None,
+        public_url: str | None = None,
     ) -> None:
         self.storage = storage
         self.accounts = accounts
         self.smtp = smtp
+        # issue 33: every link in a mail starts with the site's public address, never a request's Host
+        if smtp is not None and not public_url:
+            raise ValueError("--smtp needs --public-url: the links in mails are never built from a request's Host")
+        self.public_url = check_public_url(public_url) if public_url else None
         self.now = clock
         self.policy = policy or MailPolicy()
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -253,7 +266,7 @@ class Notifier:
             "kinds": {k: bool(p[k]) if p else True for k in KINDS},
         }
 
-    def update(self, account_id: int, body: dict[str, Any], site: str, lang: str) -> dict[str, Any]:
+    def update(self, account_id: int, body: dict[str, Any], lang: str) -> dict[str, Any]:
         """Change the address (``"email"``: a new one is unconfirmed and gets a confirmation mail;
         null forgets it) and/or the switches (``"turn"``, ``"invite"``: true or false)."""
         unknown = set(body) - {"email", *KINDS}
@@ -268,6 +281,7 @@ class Notifier:
                 raise ClientError("email_off", "this server sends no e-mail (it was started without --smtp)", 409)
             email = check_email(email)
         now = self.now()
+        site = self.public_url or ""  # never the request's address (issue 33)
         with self.storage.engine.begin() as conn:
             p = self._prefs(conn, account_id)
             if p is None:
@@ -330,7 +344,9 @@ class Notifier:
 
     # -- queueing (inside the transaction of whatever caused the mail) ------------------------------
     def _site(self, p: dict[str, Any]) -> str:
-        return self.smtp.site if self.smtp and self.smtp.site else str(p["site"]).rstrip("/")
+        """The start of every link in a mail: ``--public-url`` (issue 33: never a request header)."""
+        assert self.public_url is not None  # no mail is queued without --smtp, which needs it
+        return self.public_url
 
     def _unsub_link(self, p: dict[str, Any], kind: str) -> str:
         return f"{self._site(p)}/api/notify/unsubscribe?{urlencode({'u': p['unsub'], 'kind': kind})}"
@@ -602,9 +618,6 @@ def notify_routes(notifier: Notifier) -> list[Route]:
     async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
-    def site(request: Request) -> str:
-        return str(request.base_url).rstrip("/")
-
     async def settings(request: Request) -> Response:
         if request.method == "GET":
             sess = await blocking(accounts.session_of, request)
@@ -617,7 +630,7 @@ def notify_routes(notifier: Notifier) -> list[Route]:
         else:
             body = await jsonin.read_object(request, 4096, ClientError)
             lang = i18n.request_language(request)
-            data = await blocking(notifier.update, sess.account.id, body, site(request), lang)
+            data = await blocking(notifier.update, sess.account.id, body, lang)
         return JSONResponse(data, headers={"Cache-Control": "no-store"})
 
     async def confirm(request: Request) -> Response:
