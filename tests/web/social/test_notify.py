@@ -431,3 +431,90 @@ def test_smtp_without_a_public_url_is_refused_with_a_clear_message(tmp_path: Any
     assert out.returncode == 2 and "--smtp needs --public-url" in out.stdout + out.stderr, out
     bad = subprocess.run([*cmd, "--public-url", "evil.example"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--public-url must be the site's http(s) address" in bad.stdout + bad.stderr
+
+
+def _outbox_to(db: str, address: str) -> list[str]:
+    storage = Storage(resolve_db_url(db))
+    try:
+        with storage.engine.connect() as conn:
+            rows = conn.execute(text("SELECT kind FROM mail_outbox WHERE to_addr = :a"), {"a": address})
+            return [r[0] for r in rows]
+    finally:
+        storage.close()
+
+
+def test_ten_accounts_from_one_address_cannot_mail_a_stranger_ten_confirmations(
+    db: str, smtp: tuple[Inbox, int]
+) -> None:
+    """The audit: 10 accounts from one address sent 10 confirmation mails at once to a stranger.
+    Now one address receives at most 3 confirmation mails a day, whoever asks; the others are
+    refused with `mail_recipient_quota` and nothing is changed."""
+    inbox, port = smtp
+    with visitors(_app(db, port), 10) as clients:
+        codes = []
+        for i, c in enumerate(clients):
+            _signup(c, f"puppet{i}")
+            r = _post(c, "/api/notify/settings", {"email": "Stranger@example.org" if i % 2 else "stranger@example.org"})
+            codes.append(r.json().get("error") if r.status_code != 200 else 200)
+            if r.status_code != 200:
+                assert r.status_code == 429 and "nothing was changed" in r.json()["message"]
+                assert c.get("/api/notify/settings").json()["email"] is None  # nothing changed
+        inbox.wait(3)
+        time.sleep(0.5)
+    assert codes == [200] * 3 + ["mail_recipient_quota"] * 7
+    assert len(_outbox_to(db, "stranger@example.org") + _outbox_to(db, "Stranger@example.org")) == 3
+    assert len(inbox.mails) == 3
+
+
+def test_one_victim_cannot_receive_45_invitations_from_6_senders(db: str, smtp: tuple[Inbox, int]) -> None:
+    """The audit: one victim got 45 invitation mails in seconds from 6 senders.  Now one player
+    receives at most 10 invitation mails an hour, from everyone together (`mail_recipient_quota`)."""
+    inbox, port = smtp
+    app = create_app(
+        db,
+        ai_processes=0,
+        password_hasher=CHEAP,
+        smtp=f"smtp://127.0.0.1:{port}",
+        mail_policy=MailPolicy(first_retry=0.3, poll=0.2, per_sender_address=1000),  # one test address for all
+        public_url=PUBLIC,
+    )
+    with visitors(app, 7) as (victim, *senders):
+        _signup(victim, "victim")
+        _confirm(victim, inbox, "victim@example.org")
+        for i, c in enumerate(senders):
+            _signup(c, f"sender{i}")
+        outcomes = []
+        for _ in range(8):
+            for c in senders:
+                g = _post(c, "/api/games", {"mode": "online"}).json()
+                r = _post(c, "/api/notify/invite", {"game": g["id"], "username": "victim"})
+                outcomes.append(200 if r.status_code == 200 else r.json()["error"])
+        time.sleep(1.0)
+    assert len(outcomes) == 48 and outcomes.count(200) == 10
+    assert set(outcomes) == {200, "mail_recipient_quota"}
+    assert _outbox_to(db, "victim@example.org").count("invite") == 10
+
+
+def test_mails_from_one_address_and_the_servers_budget_are_limited(db: str, smtp: tuple[Inbox, int]) -> None:
+    """Per sending address (all its accounts) and a global budget per hour, counted in the database."""
+    inbox, port = smtp
+
+    def app(policy: MailPolicy) -> Any:
+        smtp_url = f"smtp://127.0.0.1:{port}"
+        return create_app(
+            db, ai_processes=0, password_hasher=CHEAP, smtp=smtp_url, mail_policy=policy, public_url=PUBLIC
+        )
+
+    with visitors(app(MailPolicy(poll=0.2, per_sender_address=2)), 3) as clients:
+        answers = []
+        for i, c in enumerate(clients):
+            _signup(c, f"user{i}")
+            r = _post(c, "/api/notify/settings", {"email": f"user{i}@example.org"})
+            answers.append(200 if r.status_code == 200 else r.json()["error"])
+    assert answers == [200, 200, "mail_sender_quota"]
+    with visitors(app(MailPolicy(poll=0.2, global_per_hour=2)), 1) as (c,):
+        _signup(c, "late")
+        r = _post(c, "/api/notify/settings", {"email": "late@example.org"})
+        assert r.status_code == 503 and r.json()["error"] == "mail_budget"
+        fr = c.post("/api/notify/settings?lang=fr", json={"email": "late@example.org"}, headers={CSRF_HEADER: _csrf(c)})
+        assert fr.json()["error"] == "mail_budget" and fr.json()["message"] != r.json()["message"]
