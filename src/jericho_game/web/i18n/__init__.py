@@ -99,6 +99,7 @@ ERRORS = {
     "mail_recipient_quota": N_("This address or player has been sent the most mails of this kind for now: nothing was sent."),
     "mail_account_quota": N_("Your account has asked for the most confirmation mails for today: nothing was sent."),
     "mail_sender_quota": N_("The most mails were asked for from your address for this hour: nothing was sent."),
+    "puzzle_rate": N_("You have played the most rated puzzles for a few minutes: wait a little; nothing was rated."),
     "mail_budget": N_("This server has sent all the mails it may send this hour: try again later; nothing was sent."),
     "unknown_puzzle": N_("There is no such puzzle."),
     "illegal_move": N_("This move is not allowed in this position."),
