@@ -33,7 +33,8 @@ def browser(server: Server, address: str) -> tuple[httpx.Client, str]:
 
 
 def login(c: httpx.Client, csrf: str, password: str) -> httpx.Response:
-    return c.post("/api/account/login", json={"username": "victim", "password": password}, headers={"X-CSRF-Token": csrf})
+    body = {"username": "victim", "password": password}
+    return c.post("/api/account/login", json=body, headers={"X-CSRF-Token": csrf})
 
 
 def test_a_victim_logs_in_while_40_addresses_send_wrong_passwords(
@@ -43,7 +44,8 @@ def test_a_victim_logs_in_while_40_addresses_send_wrong_passwords(
     server = servers(db, "--ai-processes", "-1")
     c, csrf = browser(server, "127.0.0.2")
     try:
-        r = c.post("/api/account/signup", json={"username": "victim", "password": PASSWORD}, headers={"X-CSRF-Token": csrf})
+        body = {"username": "victim", "password": PASSWORD}
+        r = c.post("/api/account/signup", json=body, headers={"X-CSRF-Token": csrf})
         assert r.status_code == 201, r.text
     finally:
         c.close()

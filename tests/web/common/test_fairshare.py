@@ -548,7 +548,7 @@ def _bot(server: Server, game: dict[str, Any], address: str, stop: threading.Eve
         ws.close()
 
 
-def test_the_audits_32_address_attack_leaves_a_victims_easy_replies_inside_the_bound(tmp_path: Any, servers: Any) -> None:
+def test_the_audits_32_address_attack_leaves_a_victims_easy_replies_in_the_bound(tmp_path: Any, servers: Any) -> None:
     """The audit (issue 33): 32 addresses asked for 96 `master` games (64 accepted, the victim's `easy`
     replies then took 94-96 s, queue place 63).  Now the expensive lane admits what its slots can
     answer in time: 2 AI processes hold 4 s each of thought per round of moves, so 2 master games

@@ -318,7 +318,9 @@ def test_two_senders_on_one_database_send_each_mail_once(db: str, smtp: tuple[In
     url = resolve_db_url(db)
     cfg = SmtpConfig.parse(f"smtp://127.0.0.1:{port}")
     stores = [Storage(url), Storage(url)]
-    notifiers = [Notifier(s, AccountService(s, hasher=CHEAP), cfg, policy=FAST, public_url="http://site.example") for s in stores]
+    notifiers = [
+        Notifier(s, AccountService(s, hasher=CHEAP), cfg, policy=FAST, public_url="http://site.example") for s in stores
+    ]
     acc = notifiers[0].accounts.create_account("ada", PW)
     notifiers[0].update(acc.id, {}, "en")
     with stores[0].engine.begin() as conn:

@@ -201,7 +201,7 @@ FLAGS: list[tuple[str, str, type, str]] = [
     ("--reviews-per-client", "reviews_per_client", int, "game reviews waiting per address (and account)"),
     ("--seeks-per-client", "seeks_per_client", int, "open lobby seeks per address (and account)"),
     ("--ipv4-prefix", "ipv4_prefix", int, "leading bits of an IPv4 address that make one client (an IPv6 /64 is one)"),
-    ("--ai-budget", "ai_budget", float, "seconds of expert/master thought per AI slot that games being played may hold"),
+    ("--ai-budget", "ai_budget", float, "seconds of expert/master thought per AI slot that games played may hold"),
 ]
 
 

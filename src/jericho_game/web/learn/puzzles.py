@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import random
-import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -504,7 +502,8 @@ def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Rout
         p = service.get(request.path_params["id"])
         data = await _body(request)
         key = await blocking(solver, request, True)
-        return JSONResponse(await blocking(service.hint, key, p, data.get("moves", []), data.get("level"), address_of(request)))
+        moves, level = data.get("moves", []), data.get("level")
+        return JSONResponse(await blocking(service.hint, key, p, moves, level, address_of(request)))
 
     return [
         Route("/api/puzzles/next", next_puzzle),

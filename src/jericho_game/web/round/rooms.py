@@ -467,7 +467,7 @@ class GameService:
             waited = self.storage.lane_wait(conn, lane, now)
             if used + cost > room or waited > budget.max_wait(lane):
                 why = (
-                    f"its {capacity} AI slot(s) already think for {used:.3g} s per round of moves (the most is {room:g})"
+                    f"its {capacity} AI slot(s) already think {used:.3g} s per round of moves (the most is {room:g})"
                     if used + cost > room
                     else f"its AI moves already wait {waited:.1f} s (the most is {budget.max_wait(lane):g})"
                 )

@@ -486,7 +486,8 @@ class Notifier:
         if self.over_budget(conn):
             raise ClientError(
                 "mail_budget",
-                f"this server has sent its {pol.global_per_hour} mails for this hour: try again later; nothing was sent",
+                f"this server has sent its {pol.global_per_hour} mails for this hour: try again later; "
+                "nothing was sent",
                 503,
             )
 
