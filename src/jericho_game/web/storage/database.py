@@ -287,7 +287,8 @@ _INSERT_JOB = text(
 )
 # issue 33: the AI games being played (not over, changed since :since) per level, what the admission weighs
 _AI_LOAD = text(
-    "SELECT ai_level, count(*) FROM games WHERE mode = 'ai' AND result IS NULL AND updated_at >= :since "
+    "SELECT ai_level, count(*) FROM games WHERE mode = 'ai' AND result IS NULL AND reason IS NULL "
+    "AND updated_at >= :since "
     "AND id <> :id GROUP BY ai_level"
 )
 _LANE_WAIT = text(
