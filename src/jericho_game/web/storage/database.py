@@ -451,10 +451,6 @@ class Tx:
         (:class:`QuotaFull` when its client already has ``max_client_jobs`` AI jobs)."""
         self.store._insert(self.conn, rec, job_level, None, max_client_jobs, job_lane)
 
-    def ai_load(self, game_id: str, since: float) -> dict[str, int]:
-        """The AI games being played per level (see :meth:`Storage.ai_load`), this one left out."""
-        return self.store.ai_load(self.conn, game_id, since)
-
     def drop_job(self) -> None:
         """Forget the game's waiting AI move, if any."""
         self.wrote = True
