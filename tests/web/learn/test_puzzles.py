@@ -9,6 +9,7 @@ import re
 import threading
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -53,6 +54,19 @@ def client(app: Any) -> Iterator[TestClient]:
 def wrong_move(p: Puzzle) -> str:
     game = Game.from_position(p.position)
     return next(str(m) for m in game.legal_moves() if str(m) != p.solution[0])
+
+
+@contextmanager
+def visitor(client: TestClient, address: str) -> Iterator[TestClient]:
+    """Another visitor of ``client``'s app from ``address``, on its event loop (entering the app in a
+    second TestClient would run its lifespan again: tests/web/test_server.py, ``another``)."""
+    other = TestClient(client.app, client=(address, 1001))
+    other.portal = client.portal
+    try:
+        yield other
+    finally:
+        other.portal = None
+        other.close()
 
 
 def sign_up(c: TestClient, name: str = "solver") -> str:
@@ -176,7 +190,7 @@ def test_rated_attempts_are_limited_per_account_and_per_address(client: TestClie
     assert answers[3].json()["error"] == "puzzle_rate" and "nothing was rated" in answers[3].json()["message"]
     assert client.get("/api/puzzles/next").json()["player"]["failed"] == 3
     # another account from the same address: 2 more, then the address's rate
-    with TestClient(client.app, client=("10.0.0.1", 1001)) as other:
+    with visitor(client, "10.0.0.1") as other:
         csrf2 = sign_up(other, "farmer2")
         codes = [result(other, p, [wrong_move(p)], csrf2).status_code for p in SHIPPED[5:9]]
     assert codes == [200, 200, 429, 429]
@@ -194,7 +208,7 @@ def test_the_next_puzzle_is_near_the_solvers_rating(client: TestClient, db: str)
         nxt = client.get("/api/puzzles/next").json()
         assert abs(nxt["rating"] - 2100) <= ratings[NEAREST - 1]
         assert nxt["player"]["rating"] == 2100
-    with TestClient(client.app, client=("10.0.0.2", 1000)) as anon:  # an anonymous browser says its own
+    with visitor(client, "10.0.0.2") as anon:  # an anonymous browser says its own
         nxt = anon.get("/api/puzzles/next?rating=2100").json()
         assert abs(nxt["rating"] - 2100) <= sorted(abs(p.rating - 2100) for p in SHIPPED)[NEAREST - 1]
 

@@ -65,6 +65,15 @@ def think(level: str, start_position: str | None, moves: list[str], limit: Limit
         return None
 
 
+def warm() -> None:
+    """Load the AI's modules in a worker process: the runner starts all its processes at once, so a
+    cheap move under load never waits for its process to be spawned (a second or more)."""
+    from jericho_game.ai.base import make_player
+    from jericho_game.game import Game
+
+    make_player("easy").choose_move(Game())
+
+
 class JobKind(Protocol):
     """Another kind of job for the AI workers (e.g. :class:`jericho_game.web.learn.review.ReviewJobs`)."""
 
@@ -134,6 +143,11 @@ class AIRunner:
     async def run(self) -> None:
         """Claim and run jobs until cancelled."""
         loop = asyncio.get_running_loop()
+        try:  # every process of the pool now, not on demand (the cheap lane's would start late)
+            for _ in range(self.slots + self.cheap_slots):
+                self.pool.submit(warm)
+        except Exception:  # noqa: BLE001 - a pool that is shutting down: the jobs will say so
+            log.exception("could not start the AI processes")
         while True:
             self._wake.clear()
             if time.monotonic() - self._beaten >= BEAT:
