@@ -434,6 +434,74 @@ def evaluator(mid: core.State) -> None:
             raise AssertionError(f"evaluator search (mix {mix}): {sims} simulations")
 
 
+def _late(seed: int, left: int) -> core.State | None:
+    """A C state of a seeded random game stopped with ``left`` pieces in both reserves (None: it ended)."""
+    rng = random.Random(seed)
+    st = kernel.new_state(core.tables_for(standard_topology()), "c")
+    while st.outcome == core.NO_OUTCOME and bin(st.reserve[0]).count("1") + bin(st.reserve[1]).count("1") > left:
+        codes = st.legal_codes()
+        rng.shuffle(codes)
+        for code in codes:  # the first that keeps the game going and nobody at seven, if any
+            st.push(code)
+            if st.outcome == core.NO_OUTCOME and max(st.score) < 7:
+                break
+            st.pop()
+        else:
+            st.push(codes[0])
+    return st if st.outcome == core.NO_OUTCOME else None
+
+
+def _brute(st: core.State) -> int:
+    """Plain minimax to the end on the Python core: +1/0/-1 for the side to move."""
+    if st.outcome != core.NO_OUTCOME:
+        return 0 if st.outcome == core.DRAW else 1 if st.outcome == st.turn else -1
+    best = -1
+    for code in st.legal_codes():
+        st.push(code)
+        best = max(best, -_brute(st))
+        st.pop()
+        if best == 1:
+            break
+    return best
+
+
+def compare_solver(games: int) -> int:
+    """The endgame solver (kernel.C.solve) under the sanitizers: its values against a plain minimax
+    on the Python core (2 pieces left), kept tables, every-move values, budgets running out, and
+    the MCTS with solver proofs at its leaves (re-rooted with its solver table).  Returns how many
+    positions were compared."""
+    compared = 0
+    table = bytearray(kernel.C.SOLVER_ENTRY_SIZE << 12)
+    for seed in range(games):
+        st = _late(seed, 2)
+        if st is None:
+            continue
+        (result, plies), best, line, moves, nodes, _ = kernel.C.solve(st, 0, 0.0, 12, table, 2)
+        if result != _brute(kernel.python_state(st)) or (result != 0 and len(line) != plies) or nodes < 1:
+            raise AssertionError(f"solve, seed {seed}: {result}, {plies}, {line}, {nodes}")
+        if len(moves) != len(st.legal_codes()) or best not in st.legal_codes():
+            raise AssertionError(f"solve, seed {seed}: moves {moves}, best {best}")
+        compared += 1
+    bigger = _late(1, 10)
+    assert bigger is not None
+    for mode in (0, 1, 2):
+        (result, _), _, _, _, nodes, _ = kernel.C.solve(bigger, 3000, 0.0, 10, None, mode)
+        if nodes < 1 or nodes > 3001:
+            raise AssertionError(f"solve with a node budget: {nodes} nodes")
+    kernel.C.solve(bigger, 0, 0.01, 10)  # a time budget
+    tree = kernel.C.Tree()
+    below = bigger.copy()
+    for _ in range(3):
+        _, _, _, children = kernel.C.mcts(
+            below, 9, sims=300, tree=tree, reroot=True, solver=True, greedy=True, proofs=True,
+            solve_nodes=500, solve_pieces=10,
+        )  # fmt: skip
+        below.push(max(children, key=lambda ch: ch[1])[0])
+        if below.outcome != core.NO_OUTCOME:
+            break
+    return compared
+
+
 def main(argv: list[str]) -> int:
     games = int(argv[1]) if len(argv) > 1 else 50
     if kernel.C is None:
@@ -480,6 +548,7 @@ def main(argv: list[str]) -> int:
         raise AssertionError(f"re-rooted tree: {tree.simulations} simulations, the subtree was lost")
     if sum(kernel.C.playouts(mid, 500, 3, 3)) != 500:
         raise AssertionError("playouts lost games")
+    solved = compare_solver(games)
     batch = compare_batch(games, 64, 300)
     malformed_batch()
     views, _ = compare_views(games, 32, 60)
@@ -487,7 +556,8 @@ def main(argv: list[str]) -> int:
     print(
         f"C and Python kernels agree: {games} games, {plies} plies, {3 * games} playouts "
         f"({defended} sevens defended), "
-        f"batch engine {batch} moves in 64 games, {views} positions in 4 views ({kernel.C.__file__})"
+        f"batch engine {batch} moves in 64 games, {views} positions in 4 views, {solved} positions solved "
+        f"({kernel.C.__file__})"
     )
     return 0
 

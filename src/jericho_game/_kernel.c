@@ -1840,6 +1840,264 @@ static PyObject *k_net_features(PyObject *Py_UNUSED(mod), PyObject *args)
 
 
 /* ------------------------------------------------------------------------------------ */
+/* The exact endgame solver (issue 31; docs/ai.md, "The endgame solver").                */
+/*                                                                                        */
+/* Negamax alpha-beta to the end of the game on the kernel's own gen_legal/apply (so it   */
+/* cannot disagree with the rules: passes, exhaustion, the seven held through a turn and  */
+/* the asymmetry rule all come from apply()).  Values are exact and ranked like a         */
+/* tablebase's: a win that ends d plies from the root is SV_WIN - d, a loss -(SV_WIN - d),*/
+/* a draw 0; so a search maximising them plays the fastest win and the longest defence.  */
+/* There is no horizon: a transposition entry stays true forever, whatever search made   */
+/* it, so a table can be kept between calls (the AI's moves, the MCTS's leaves).          */
+
+static double now_seconds(void);
+
+#define SV_WIN 1000 /* > the longest game: 50 placements and at most one pass between two */
+#define SV_INF 30000
+#define SV_MAXPLY 128
+enum { SV_EMPTY = 0, SV_EXACT = 1, SV_LOWER = 2, SV_UPPER = 3 };
+
+/* One transposition entry, 16 bytes; a table is buckets of two: the first slot keeps the
+   entry that cost the most work, the second is always replaced.  All-zero bytes are empty. */
+typedef struct {
+    uint64_t key;
+    int16_t value; /* relative to the entry's own position: a win SV_WIN - plies from there */
+    int16_t move;  /* the best (or cutting) move, -1 none */
+    uint8_t flag;  /* SV_EMPTY, SV_EXACT, SV_LOWER (value is a lower bound), SV_UPPER */
+    uint8_t work;  /* log2 of the nodes searched below it: the replacement priority */
+    uint16_t pad;
+} SvEntry;
+
+typedef struct {
+    const Board *B;
+    SvEntry *tt;
+    uint64_t tt_mask; /* buckets - 1 */
+    long count, max_nodes;
+    double deadline;
+    int abort;
+    int killers[SV_MAXPLY][2];
+    int history[MAXCODES];
+} Sv;
+
+static inline int sv_to_tt(int v, int ply) { return v > SV_WIN / 2 ? v + ply : v < -SV_WIN / 2 ? v - ply : v; }
+static inline int sv_from_tt(int v, int ply) { return v > SV_WIN / 2 ? v - ply : v < -SV_WIN / 2 ? v + ply : v; }
+
+static inline int sv_tick(Sv *S)
+{
+    S->count++;
+    if (S->max_nodes > 0 && S->count > S->max_nodes) S->abort = 1;
+    if ((S->count & 255) == 0 && S->deadline > 0 && now_seconds() >= S->deadline) S->abort = 1;
+    return S->abort;
+}
+
+static SvEntry *sv_probe(Sv *S, uint64_t h)
+{
+    SvEntry *b = &S->tt[(h & S->tt_mask) * 2];
+    if (b[0].flag != SV_EMPTY && b[0].key == h) return &b[0];
+    if (b[1].flag != SV_EMPTY && b[1].key == h) return &b[1];
+    return NULL;
+}
+
+static void sv_store(Sv *S, uint64_t h, int value, int move, int flag, long work)
+{
+    SvEntry *b = &S->tt[(h & S->tt_mask) * 2], *e;
+    int w = 0;
+    while (work > 1 && w < 255) {
+        work >>= 1;
+        w++;
+    }
+    if (b[0].key == h || b[0].flag == SV_EMPTY || w >= b[0].work)
+        e = &b[0];
+    else
+        e = &b[1];
+    if (e == &b[0] && b[0].flag != SV_EMPTY && b[0].key != h) b[1] = b[0]; /* the displaced one lives on */
+    e->key = h;
+    e->value = (int16_t)value;
+    e->move = (int16_t)move;
+    e->flag = (uint8_t)flag;
+    e->work = (uint8_t)w;
+}
+
+/* The value of a finished game for the side to move at `ply`. */
+static inline int sv_terminal(const Pos *P, int ply)
+{
+    if (P->outcome == DRAW) return 0;
+    return P->outcome == P->turn ? SV_WIN - ply : -(SV_WIN - ply);
+}
+
+typedef struct {
+    long long score;
+    int code;
+} SvScored;
+
+static int sv_scored_desc(const void *x, const void *y)
+{
+    const SvScored *a = x, *b = y;
+    if (a->score != b->score) return a->score < b->score ? 1 : -1;
+    return a->code > b->code ? 1 : a->code < b->code ? -1 : 0;
+}
+
+/* The legal moves, best first: the table's move, moves that break the opponent's seven (the
+   others lose at once), moves reaching seven, then by immediate monolith margin (the kernel's
+   effect(), computed once per size and cell), killers and history.  Also reports a move that
+   makes seven no reply can break (*win2), the fastest win a placement can give. */
+static int sv_ordered(Sv *S, Pos *P, int ply, int tt_move, int *out, int *win2)
+{
+    const Board *B = S->B;
+    int codes[MAXCODES], n = gen_legal(B, P, codes);
+    *win2 = -1;
+    if (n == 1) {
+        out[0] = codes[0];
+        return 1;
+    }
+    int me = P->turn, opp = 1 - me;
+    int8_t dme[5][MAXC], dopp[5][MAXC];
+    memset(dme, 0x7F, sizeof(dme));
+    SvScored sc[MAXCODES];
+    static const int none[2] = {-1, -1};
+    const int *killers = ply < SV_MAXPLY ? S->killers[ply] : none;
+    for (int i = 0; i < n; i++) {
+        int code = codes[i];
+        long long v = S->history[code];
+        if (code != B->pass_code) {
+            int s = piece_size(code / B->n_cells), c = code % B->n_cells;
+            if (dme[s][c] == 0x7F) {
+                int ds[2];
+                effect(B, P, s, c, ds);
+                dme[s][c] = (int8_t)ds[me];
+                dopp[s][c] = (int8_t)ds[opp];
+            }
+            int mine = P->score[me] + dme[s][c], theirs = P->score[opp] + dopp[s][c];
+            if (P->score[opp] >= SEVEN && theirs >= SEVEN)
+                v -= 1LL << 40; /* leaves the opponent's seven standing: lost at once */
+            else if (mine >= SEVEN) {
+                v += 1LL << 36;
+                if (*win2 < 0) { /* check that no reply breaks the seven */
+                    Pos child = *P;
+                    apply(B, &child, code);
+                    if (child.outcome == NO_OUTCOME && !breaks_possible(B, &child, me)) *win2 = code;
+                }
+            }
+            v += (long long)(dme[s][c] - dopp[s][c]) * (1LL << 24);
+        }
+        if (code == tt_move)
+            v += 1LL << 44;
+        else if (code == killers[0] || code == killers[1])
+            v += 1LL << 22;
+        sc[i].score = v;
+        sc[i].code = code;
+    }
+    qsort(sc, (size_t)n, sizeof(SvScored), sv_scored_desc);
+    for (int i = 0; i < n; i++) out[i] = sc[i].code;
+    return n;
+}
+
+/* Negamax with a fail-soft window; `ply` counts from the root; *best gets the best move. */
+static int sv_search(Sv *S, Pos *P, int alpha, int beta, int ply, int *best)
+{
+    const Board *B = S->B;
+    if (P->outcome != NO_OUTCOME) return sv_terminal(P, ply);
+    if (sv_tick(S)) return 0;
+    long start = S->count;
+    /* The game goes on for at least one more ply: nothing better or worse than ending then. */
+    int hi = SV_WIN - (ply + 1);
+    if (alpha < -hi) alpha = -hi;
+    if (beta > hi) beta = hi;
+    if (alpha >= beta) return alpha;
+    uint64_t h = hash_key(B, P);
+    SvEntry *e = sv_probe(S, h);
+    int tt_move = -1;
+    if (e) {
+        int v = sv_from_tt(e->value, ply);
+        tt_move = e->move;
+        if (e->flag == SV_EXACT || (e->flag == SV_LOWER && v >= beta) || (e->flag == SV_UPPER && v <= alpha)) {
+            if (best) *best = tt_move;
+            return v;
+        }
+        if (e->flag == SV_LOWER && v > alpha) alpha = v;
+        if (e->flag == SV_UPPER && v < beta) beta = v;
+        if (alpha >= beta) {
+            if (best) *best = tt_move;
+            return v;
+        }
+    }
+    int moves[MAXCODES], win2, n = sv_ordered(S, P, ply, tt_move, moves, &win2);
+    if (win2 >= 0) {
+        /* Seven that no reply breaks: won after the reply, and a placement cannot win sooner
+           (right after it only the opponent's seven or an exhaustion could end the game). */
+        int v = SV_WIN - (ply + 2);
+        sv_store(S, h, sv_to_tt(v, ply), win2, SV_EXACT, S->count - start);
+        if (best) *best = win2;
+        return v;
+    }
+    int alpha0 = alpha, value = -SV_INF, move = moves[0];
+    for (int i = 0; i < n; i++) {
+        int code = moves[i];
+        Pos child = *P;
+        apply(B, &child, code);
+        int v = -sv_search(S, &child, -beta, -alpha, ply + 1, NULL);
+        if (S->abort) return 0;
+        if (v > value) {
+            value = v;
+            move = code;
+            if (v > alpha) {
+                alpha = v;
+                if (alpha >= beta) {
+                    if (ply < SV_MAXPLY && S->killers[ply][0] != code) {
+                        S->killers[ply][1] = S->killers[ply][0];
+                        S->killers[ply][0] = code;
+                    }
+                    S->history[code] += 1 + n;
+                    break;
+                }
+            }
+        }
+    }
+    int flag = value <= alpha0 ? SV_UPPER : value >= beta ? SV_LOWER : SV_EXACT;
+    sv_store(S, h, sv_to_tt(value, ply), move, flag, S->count - start);
+    if (best) *best = move;
+    return value;
+}
+
+/* The exact value of P at `ply` (side to move's view, SV_WIN - plies / 0 / -(SV_WIN - plies),
+   plies from the root) and a best move; returns 0, or -1 when the budget ran out (nothing else
+   is then meaningful).  A first pass only asks win, draw or loss (a window around 0, much
+   cheaper); with `exact`, a second finds the distance, its moves ordered by the first's table. */
+static int sv_value(Sv *S, Pos *P, int ply, int exact, int *value, int *best)
+{
+    *best = -1;
+    if (P->outcome != NO_OUTCOME) {
+        *value = sv_terminal(P, ply);
+        return 0;
+    }
+    int v = sv_search(S, P, -1, 1, ply, best);
+    if (S->abort) return -1;
+    if (v != 0 && exact) {
+        v = v > 0 ? sv_search(S, P, 0, SV_INF, ply, best) : sv_search(S, P, -SV_INF, 0, ply, best);
+        if (S->abort) return -1;
+    }
+    *value = v;
+    return 0;
+}
+
+static void sv_init(Sv *S, const Board *B, SvEntry *tt, int tt_bits, long max_nodes, double deadline)
+{
+    memset(S, 0, sizeof(*S));
+    S->B = B;
+    S->tt = tt;
+    S->tt_mask = ((uint64_t)1 << (tt_bits - 1)) - 1;
+    S->max_nodes = max_nodes;
+    S->deadline = deadline;
+    for (int i = 0; i < SV_MAXPLY; i++) S->killers[i][0] = S->killers[i][1] = -1;
+}
+
+/* Pieces left in both reserves: the solver is tried where this is small. */
+static inline int reserve_left(const Pos *P)
+{
+    return __builtin_popcount(P->reserve[0]) + __builtin_popcount(P->reserve[1]);
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* MCTS: UCT with progressive widening and guided playouts, the whole search in C.       */
 /*                                                                                        */
 /* The algorithm of players/mcts.py (docs/ai.md): select by UCB1 under progressive       */
@@ -1899,6 +2157,14 @@ typedef struct {
     double mix, cprior;
     int transpose;
     TTable tt;
+    /* The endgame solver at new leaves (`solve_nodes` > 0): a leaf with at most `solve_pieces`
+       pieces left in the reserves is solved (win/draw/loss) within `solve_nodes` nodes, and a
+       solved leaf is a proof like a finished game.  Its table lives as long as the tree. */
+    long solve_nodes;
+    int solve_pieces;
+    Sv *sv;
+    SvEntry *sv_tt;
+    long solve_tries, solve_proofs;
 } Tree;
 
 /* Reserve `count` consecutive node slots; returns the first index, -1 on no memory. */
@@ -2206,12 +2472,49 @@ static void solve_path(Tree *T, const int *path, int depth)
             x->terminal = (int8_t)tomove;
             continue;
         }
-        if (y->terminal != x->mover || !fully_expanded(x)) return;
+        if (!fully_expanded(x)) return;
+        /* Every move proven (the endgame solver proves draws too): the best of them for the
+           side to move, a draw if one holds, else lost. */
         const Node *kids = &T->nodes[x->child_base];
-        for (int ch = 0; ch < x->n_children; ch++)
-            if (kids[ch].terminal != x->mover) return;
-        x->terminal = x->mover;
+        int drawn = 0;
+        for (int ch = 0; ch < x->n_children; ch++) {
+            if (kids[ch].terminal == NO_OUTCOME || kids[ch].terminal == tomove) return;
+            drawn |= kids[ch].terminal == DRAW;
+        }
+        x->terminal = (int8_t)(drawn ? DRAW : x->mover);
     }
+}
+
+#define SV_TREE_BITS 16 /* the tree's solver table: 2^16 entries, 1 MB */
+
+/* The winner of P (0, 1 or DRAW) if the solver settles it within the tree's budget, else
+   NO_OUTCOME.  Only win/draw/loss is asked: a proof in the tree needs no distance. */
+static int tree_solve(Tree *T, const Board *B, Pos *P, double deadline)
+{
+    if (!T->sv) {
+        T->sv = malloc(sizeof(Sv));
+        T->sv_tt = calloc((size_t)1 << SV_TREE_BITS, sizeof(SvEntry));
+        if (!T->sv || !T->sv_tt) { /* no memory: search on without the solver */
+            free(T->sv);
+            free(T->sv_tt);
+            T->sv = NULL;
+            T->sv_tt = NULL;
+            T->solve_nodes = 0;
+            return NO_OUTCOME;
+        }
+        sv_init(T->sv, B, T->sv_tt, SV_TREE_BITS, 0, 0.0);
+    }
+    Sv *S = T->sv;
+    S->B = B;
+    S->count = 0;
+    S->abort = 0;
+    S->max_nodes = T->solve_nodes;
+    S->deadline = deadline;
+    T->solve_tries++;
+    int v, mv;
+    if (sv_value(S, P, 0, 0, &v, &mv)) return NO_OUTCOME;
+    T->solve_proofs++;
+    return v > 0 ? P->turn : v < 0 ? 1 - P->turn : DRAW;
 }
 
 /* Run simulations from root position R; returns the number done, -1 on no memory. */
@@ -2249,6 +2552,8 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                 int outcome = P.outcome;
                 if (outcome == NO_OUTCOME && P.score[mover] >= SEVEN && !breaks_possible(B, &P, mover))
                     outcome = mover; /* proven: seven monoliths that no reply breaks */
+                if (outcome == NO_OUTCOME && T->solve_nodes > 0 && reserve_left(&P) <= T->solve_pieces)
+                    outcome = tree_solve(T, B, &P, deadline); /* proven by the endgame solver */
                 int ch = tree_child(T, ni, code, mover, outcome);
                 if (ch < 0) return -1;
                 T->nodes[ch].prior = prior;
@@ -2337,6 +2642,8 @@ typedef struct {
 
 static void tree_free(Tree *T)
 {
+    free(T->sv);
+    free(T->sv_tt);
     free(T->nodes);
     free(T->pool);
     free(T->prior_pool);
@@ -2376,6 +2683,8 @@ static int tree_reroot(Tree *T, int keep)
     S.pool = NULL;
     S.prior_pool = NULL;
     memset(&S.tt, 0, sizeof(S.tt)); /* taken over from T once the copy is made */
+    S.sv = NULL; /* so is the solver's table */
+    S.sv_tt = NULL;
     S.n_nodes = S.cap_nodes = S.created = S.n_pool = S.cap_pool = 0;
     /* Old index of each new node, the queue of the copy: a subtree has no more nodes than T. */
     int32_t *from = malloc(T->n_nodes * sizeof(int32_t));
@@ -2409,6 +2718,10 @@ static int tree_reroot(Tree *T, int keep)
     S.created = S.n_nodes; /* the garbage of grown child blocks is not copied */
     S.tt = T->tt; /* statistics of positions: still true below the new root */
     memset(&T->tt, 0, sizeof(T->tt));
+    S.sv = T->sv; /* solved positions stay solved */
+    S.sv_tt = T->sv_tt;
+    T->sv = NULL;
+    T->sv_tt = NULL;
     tree_free(T);
     *T = S;
     return 0;
@@ -2454,6 +2767,12 @@ static PyObject *TreeObj_get_nodes(PyObject *self, void *Py_UNUSED(cl))
     return PyLong_FromSize_t(((TreeObject *)self)->T.created);
 }
 
+static PyObject *TreeObj_get_solver(PyObject *self, void *Py_UNUSED(cl))
+{
+    const Tree *T = &((TreeObject *)self)->T;
+    return Py_BuildValue("(ll)", T->solve_tries, T->solve_proofs);
+}
+
 static PyObject *TreeObj_get_positions(PyObject *self, void *Py_UNUSED(cl))
 {
     return PyLong_FromSize_t(((TreeObject *)self)->T.tt.n_stat);
@@ -2467,6 +2786,9 @@ static PyMethodDef TreeObj_methods[] = {
 static PyGetSetDef TreeObj_getset[] = {
     {"simulations", TreeObj_get_simulations, NULL, "Simulations in the tree (its root's visits).", NULL},
     {"nodes", TreeObj_get_nodes, NULL, "Nodes in the tree.", NULL},
+    {"solver", TreeObj_get_solver, NULL,
+     "(leaves the endgame solver tried, leaves it proved) since the tree was made (searches with solve_nodes).",
+     NULL},
     {"positions", TreeObj_get_positions, NULL,
      "Positions in the transposition statistics (searches with transpose=True; 0 otherwise).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -2490,11 +2812,19 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     double seconds = 0.0, c = 0.7, widen = 2.0, mix = 0.5, cprior = 1.0;
     int k = 3, defend = 0, solver = 0, greedy = 0, proofs = 0, reroot = 0, transpose = 0;
     static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", "defend", "solver",
-                             "greedy", "proofs", "net", "mix", "cprior", "reroot", "transpose", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddpp:mcts", kwlist, &StateType, &state, &seedobj,
+                             "greedy", "proofs", "net", "mix", "cprior", "reroot", "transpose", "solve_nodes",
+                             "solve_pieces", NULL};
+    long solve_nodes = 0;
+    int solve_pieces = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddppli:mcts", kwlist, &StateType, &state, &seedobj,
                                      &sims, &seconds, &c, &widen, &k, &treeobj, &defend, &solver, &greedy, &proofs,
-                                     &netobj, &mix, &cprior, &reroot, &transpose))
+                                     &netobj, &mix, &cprior, &reroot, &transpose, &solve_nodes, &solve_pieces))
         return NULL;
+    if (solve_nodes < 0 || solve_pieces < 0 || (solve_nodes > 0 && !solver)) {
+        PyErr_SetString(PyExc_ValueError, "mcts: need solve_nodes >= 0 and solve_pieces >= 0, and solver=True "
+                                          "for the endgame solver's proofs to count");
+        return NULL;
+    }
     const Net *net = NULL;
     if (netobj != Py_None) {
         if (!PyObject_TypeCheck(netobj, &NetType)) {
@@ -2559,6 +2889,8 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     T->mix = mix;
     T->cprior = cprior;
     T->transpose = transpose;
+    T->solve_nodes = solve_nodes;
+    T->solve_pieces = solve_pieces;
     long done = -1;
     if (!fresh || tree_alloc(T, 1) == 0) {
         if (fresh) node_init(T, &T->nodes[0], -1, 1 - R.turn, NO_OUTCOME);
@@ -2931,6 +3263,128 @@ static PyObject *k_alphabeta(PyObject *Py_UNUSED(mod), PyObject *args, PyObject 
     if (have_stop) PyBuffer_Release(&stop_view);
     free(S);
     return Py_BuildValue("(iiild)", best, best_value, d, count, elapsed);
+}
+
+/* solve(state, nodes, seconds, tt_bits, table, moves, line): the solver's Python face. */
+/* (result, plies) of a value; have 0: (None, None); have 1: win/draw/loss only (plies -1). */
+static PyObject *sv_result(int value, int have)
+{
+    if (!have) return Py_BuildValue("(OO)", Py_None, Py_None);
+    int result = value > 0 ? 1 : value < 0 ? -1 : 0;
+    int plies = have == 1 || !value ? -1 : value > 0 ? SV_WIN - value : SV_WIN + value;
+    return Py_BuildValue("(ii)", result, plies);
+}
+
+static PyObject *k_solve(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds)
+{
+    PyObject *state, *table = Py_None;
+    long max_nodes = 0;
+    double seconds = 0.0;
+    int tt_bits = 18, moves = 0, want_line = 1;
+    static char *kwlist[] = {"state", "nodes", "seconds", "tt_bits", "table", "moves", "line", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|ldiOip:solve", kwlist, &StateType, &state, &max_nodes,
+                                     &seconds, &tt_bits, &table, &moves, &want_line))
+        return NULL;
+    if (max_nodes < 0 || !(seconds >= 0.0) || isinf(seconds) || tt_bits < 10 || tt_bits > 28 || moves < 0 ||
+        moves > 2) {
+        PyErr_SetString(PyExc_ValueError, "solve: need nodes >= 0, a finite seconds >= 0 (0: no limit), "
+                                          "tt_bits in [10, 28] and moves 0, 1 or 2");
+        return NULL;
+    }
+    const Board *B = BRD(state);
+    Pos R = ST(state)->pos;
+    Py_buffer view = {0};
+    int have_view = 0;
+    size_t tt_len = sizeof(SvEntry) << tt_bits;
+    if (table != Py_None) {
+        if (PyObject_GetBuffer(table, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+        have_view = 1;
+        if ((size_t)view.len != tt_len) {
+            PyBuffer_Release(&view);
+            PyErr_Format(PyExc_ValueError, "solve: table must be %zu bytes for tt_bits=%d", tt_len, tt_bits);
+            return NULL;
+        }
+    }
+    Sv *S = malloc(sizeof(Sv));
+    SvEntry *tt = have_view ? (SvEntry *)view.buf : S ? calloc(1, tt_len) : NULL;
+    if (!S || !tt) {
+        free(S);
+        if (have_view) PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    double t0 = now_seconds();
+    sv_init(S, B, tt, tt_bits, max_nodes, seconds > 0 ? t0 + seconds : 0.0);
+    int value = 0, best = -1, status, line[SV_MAXPLY], n_line = 0;
+    int codes[MAXCODES], n_codes = 0, mvalue[MAXCODES], mhave[MAXCODES];
+    Py_BEGIN_ALLOW_THREADS
+    status = sv_value(S, &R, 0, 1, &value, &best);
+    if (status == 0 && want_line) {
+        /* The principal line: each position's best move again (the table makes it cheap); a
+           line cut by the budget stops there, the value stands. */
+        Pos P = R;
+        int mv = best, v;
+        while (P.outcome == NO_OUTCOME && n_line < SV_MAXPLY) {
+            if (n_line && sv_value(S, &P, 0, 1, &v, &mv)) break;
+            line[n_line++] = mv;
+            apply(B, &P, mv);
+        }
+    }
+    if (status == 0 && moves && R.outcome == NO_OUTCOME) {
+        /* Every root move's value for its mover: exact (moves=2), or win/draw/loss only (1). */
+        n_codes = gen_legal(B, &R, codes);
+        for (int i = 0; i < n_codes; i++) {
+            mhave[i] = mvalue[i] = 0;
+            if (S->abort) continue;
+            if (codes[i] == best) {
+                mvalue[i] = value;
+                mhave[i] = 2;
+                continue;
+            }
+            Pos child = R;
+            int v, mv;
+            apply(B, &child, codes[i]);
+            if (sv_value(S, &child, 1, moves == 2, &v, &mv) == 0) {
+                mvalue[i] = -v;
+                mhave[i] = moves == 2 || child.outcome != NO_OUTCOME ? 2 : 1; /* 1: a bound, its sign only */
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    double elapsed = now_seconds() - t0;
+    long count = S->count;
+    if (have_view)
+        PyBuffer_Release(&view);
+    else
+        free(tt);
+    free(S);
+    PyObject *pyline = PyList_New(0), *pymoves = PyList_New(0), *out = NULL;
+    if (!pyline || !pymoves) goto end;
+    for (int i = 0; i < n_line; i++) {
+        PyObject *x = PyLong_FromLong(line[i]);
+        if (!x || PyList_Append(pyline, x)) {
+            Py_XDECREF(x);
+            goto end;
+        }
+        Py_DECREF(x);
+    }
+    for (int i = 0; i < n_codes; i++) {
+        PyObject *r = sv_result(mvalue[i], mhave[i]), *t = r ? Py_BuildValue("(iO)", codes[i], r) : NULL;
+        Py_XDECREF(r);
+        if (!t || PyList_Append(pymoves, t)) {
+            Py_XDECREF(t);
+            goto end;
+        }
+        Py_DECREF(t);
+    }
+    {
+        PyObject *r = sv_result(value, status == 0 ? 2 : 0);
+        if (r) out = Py_BuildValue("(OiOOld)", r, best, pyline, pymoves, count, elapsed);
+        Py_XDECREF(r);
+    }
+end:
+    Py_XDECREF(pyline);
+    Py_XDECREF(pymoves);
+    return out;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -3633,6 +4087,11 @@ static PyMethodDef module_methods[] = {
     {"net_features", k_net_features, METH_VARARGS,
      "net_features(state, cells, aligns) -> [index, ...]: the learned evaluator's active features of the position "
      "as its side to move sees it, under the given cell and alignment maps (see players/evalnet.py)."},
+    {"solve", (PyCFunction)(void (*)(void))k_solve, METH_VARARGS | METH_KEYWORDS,
+     "solve(state, nodes=0, seconds=0, tt_bits=18, table=None, moves=0, line=True) -> ((result, plies) or "
+     "(None, None), best code, line codes, [(code, (result, plies) or (None, None)), ...], nodes, seconds): the exact "
+     "value of the position for the side to move (result 1/0/-1, plies to the end, -1 for a draw) within the "
+     "budget; moves=1 adds every root move's win/draw/loss, moves=2 its exact value."},
     {"alphabeta", (PyCFunction)(void (*)(void))k_alphabeta, METH_VARARGS | METH_KEYWORDS,
      "alphabeta(state, moves, depth=64, nodes=0, seconds=0, width=16, tt_bits=20, table=None) -> "
      "(best code, value, depth completed, nodes, seconds)."},
@@ -3672,7 +4131,9 @@ PyMODINIT_FUNC PyInit__kernel(void)
         PyModule_AddObject(m, "BatchEngine", (PyObject *)&BatchType) < 0 ||
         PyModule_AddObject(m, "LegalMoves", (PyObject *)&LegalMovesType) < 0 ||
         PyModule_AddIntConstant(m, "MAX_CELLS", MAXC) < 0 ||
-        PyModule_AddIntConstant(m, "TT_ENTRY_SIZE", (int)sizeof(TTEntry)) < 0) {
+        PyModule_AddIntConstant(m, "TT_ENTRY_SIZE", (int)sizeof(TTEntry)) < 0 ||
+        PyModule_AddIntConstant(m, "SOLVER_ENTRY_SIZE", (int)sizeof(SvEntry)) < 0 ||
+        PyModule_AddIntConstant(m, "SOLVER_WIN", SV_WIN) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -41,7 +41,18 @@ from jericho_game.ai.levels import (
 from jericho_game.ai.mcts import MCTSPlayer, mcts
 from jericho_game.game import Game
 
-__all__ = ["engine_figures", "figures", "midgame", "awkward_positions", "expert_times", "symmetry_table", "main"]
+__all__ = [
+    "engine_figures",
+    "figures",
+    "midgame",
+    "awkward_positions",
+    "expert_times",
+    "symmetry_table",
+    "late_game",
+    "solver_table",
+    "print_solver_table",
+    "main",
+]
 
 Figure = tuple[str, float, str]
 
@@ -284,6 +295,77 @@ def figures(seconds: float = 2.0, expert_positions: int = 6, short: float = 1.0)
         mean, worst = expert_times(min(expert_positions, 3), "master")
         out.append((f"master mean time per move (limit {MASTER_TIME} s)", mean, "s"))
     return out
+
+
+def late_game(left: int, seed: int) -> Game:
+    """A seeded random game stopped when ``left`` pieces remain in the two reserves together.
+
+    Moves are uniform among those that keep the game going and give nobody seven monoliths
+    (any that keeps it going when none does); a game that ends first is replayed with the next
+    seed, so the result is always a game in progress."""
+    while True:
+        rng = random.Random(seed)
+        game = Game()
+        st = game.state.copy()
+        while st.outcome == -1 and bin(st.reserve[0]).count("1") + bin(st.reserve[1]).count("1") > left:
+            codes = st.legal_codes()
+            rng.shuffle(codes)
+            pick = None
+            for code in codes:
+                st.push(code)
+                going = st.outcome == -1
+                calm = going and max(st.score) < 7
+                st.pop()
+                if calm or (going and pick is None):
+                    pick = code
+                    if calm:
+                        break
+            code = codes[0] if pick is None else pick
+            st.push(code)
+            game.play(game.tables.move_objects[code])
+        if not game.is_over():
+            return game
+        seed += 1_000_003
+
+
+#: The solver table's sizes: pieces left in the two reserves together.
+SOLVER_SIZES = (2, 4, 6, 8, 10, 12, 14, 16)
+
+
+def solver_table(
+    sizes: tuple[int, ...] = SOLVER_SIZES, sample: int = 20, seed: int = 31, limit: float = 1.0, fast: float = 0.1
+) -> list[tuple[int, int, float, float, float | None]]:
+    """The endgame solver on ``sample`` seeded late positions per size (:func:`late_game`).
+
+    Rows: ``(pieces left, positions, share solved within fast s, share within limit s, median
+    seconds)``, the median ``None`` when fewer than half were solved within ``limit``.  Each
+    position is one call of :func:`jericho_game.ai.solver.solve` with ``seconds=limit`` and a
+    fresh table of the default size.
+    """
+    from jericho_game.ai.solver import solve
+
+    rows = []
+    for k in sizes:
+        times = []
+        for i in range(sample):
+            game = late_game(k, seed * 1000 + k * 100 + i)
+            sol = solve(game, seconds=limit, line=False)
+            times.append(sol.seconds if sol.solved else float("inf"))
+        times.sort()
+        quick = sum(t <= fast for t in times) / sample
+        within = sum(t <= limit for t in times) / sample
+        mid = times[(sample - 1) // 2] if sample % 2 else (times[sample // 2 - 1] + times[sample // 2]) / 2
+        rows.append((k, sample, quick, within, mid if mid <= limit else None))
+    return rows
+
+
+def print_solver_table(sample: int = 20, seed: int = 31) -> None:
+    """Print :func:`solver_table` (``jericho bench --solver``)."""
+    print(f"endgame solver: {sample} seeded positions per size, 1 s each at most")
+    print(f"{'pieces left':>11} {'solved <= 0.1 s':>16} {'solved <= 1 s':>14} {'median time':>12}")
+    for k, _n, quick, within, mid in solver_table(sample=sample, seed=seed):
+        median = f"{mid:.3f} s" if mid is not None else "> 1 s"
+        print(f"{k:>11} {quick:>16.0%} {within:>14.0%} {median:>12}", flush=True)
 
 
 def symmetry_table(depth: int = 2) -> list[tuple[str, int, int, float, float, bool]]:

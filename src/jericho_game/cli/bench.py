@@ -44,6 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "bench") -> None:
         action="store_true",
         help="only the vector env at B=1024: flat against planar+canonical observations, alternated (rl extra)",
     )
+    parser.add_argument(
+        "--solver",
+        action="store_true",
+        help="only the endgame solver: share of late positions solved within 0.1 s and 1 s, median time, "
+        "by pieces left in the reserves (2, 4, ... 16)",
+    )
+    parser.add_argument("--sample", type=int, default=20, help="positions per size for --solver (default 20, seeded)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
 
 
@@ -82,6 +89,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"{label:<55} {value:>12,.1f} {unit}", flush=True)
         figures.extend(batch)
 
+    if getattr(args, "solver", False):
+        if args.sample < 1:
+            print("jericho bench: --sample must be at least 1", file=sys.stderr)
+            return 2
+        from jericho_game.ai import bench as ai_bench
+
+        ai_bench.print_solver_table(args.sample)
+        return 0
     if getattr(args, "net", False):
         from jericho_game.envs import bench as env_bench  # the rl extra's numpy
 

@@ -157,7 +157,7 @@ def _worker_source() -> str:
     files = sorted(p for d in (STATIC, TEMPLATES, i18n.LOCALE_DIR) for p in d.rglob("*") if p.is_file())
     digest = hashlib.sha256()
     for f in files:
-        digest.update(f.relative_to(HERE.parent).as_posix().encode())  # web/: site/ and i18n/locale/
+        digest.update(f.relative_to(HERE.parent).as_posix().encode())  # the web package: static, templates, locale
         digest.update(f.read_bytes())
     assets = [
         f"/static/{p.relative_to(STATIC).as_posix()}"
