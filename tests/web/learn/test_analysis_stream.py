@@ -311,6 +311,7 @@ def test_an_ai_move_takes_the_slot_back_and_the_analysis_resumes_after_it(client
     # waits ("queued") and then starts again
     runner = client.app.state.transport.runner  # type: ignore[attr-defined]
     runner.slots = 1
+    runner.cheap_slots = 0  # no slot of the cheap lane (issue 33), where a random move would not need the analysis's
     with client.websocket_connect("/ws/analysis", headers={"x-test-address": "10.0.3.1"}) as ws:
         ws.send_json({"type": "analyse", "id": 1, "moves": OPENING})
         until(ws, lambda m: m["type"] == "update")
@@ -339,8 +340,18 @@ class FakeQueue:
     def __init__(self) -> None:
         self.jobs: list[AIJob] = []
 
-    def claim_job(self, worker: str, lease: float, idle_clients_only: bool = False) -> AIJob | None:
+    def claim_job(
+        self, worker: str, lease: float, idle_clients_only: bool = False, lanes: tuple[int, ...] | None = None
+    ) -> AIJob | None:
+        if lanes is not None:  # the cheap lane's own slot (issue 33): these jobs are of no lane
+            return None
         return self.jobs.pop(0) if self.jobs else None
+
+    def runner_beat(self, name: str, slots: int, cheap_slots: int) -> None:
+        pass
+
+    def runner_gone(self, name: str) -> None:
+        pass
 
     def claimable_jobs(self, idle_clients_only: bool = False) -> int:
         return len(self.jobs)

@@ -250,12 +250,20 @@ class _FakeStorage:
         self.moves = moves
         self.claims = claims
 
-    def claim_job(self, worker: str, lease: float, idle_clients_only: bool = False) -> Any:
-        if self.moves == 0:
+    def claim_job(
+        self, worker: str, lease: float, idle_clients_only: bool = False, lanes: tuple[int, ...] | None = None
+    ) -> Any:
+        if self.moves == 0 or lanes is not None:  # the cheap lane's own slot (issue 33) takes none of these
             return None
         self.moves -= 1
         self.claims.append("move")
         return AIJob(f"g{self.moves}", 0, "random", None, [])
+
+    def runner_beat(self, name: str, slots: int, cheap_slots: int) -> None:
+        pass
+
+    def runner_gone(self, name: str) -> None:
+        pass
 
 
 def _run_runner(slots: int, moves: int, reviews: int) -> tuple[list[str], list[str], _FakeKind]:
