@@ -119,7 +119,7 @@ def check_line(codes: list[int], sol: Solution) -> None:
     assert st.outcome != NO_OUTCOME, (codes, sol)
     want = {1: mover, -1: 1 - mover, 0: core.DRAW}[sol.value or 0]
     assert st.outcome == want, (codes, sol)
-    if sol.value != 0:
+    if sol.value != 0 and sol.plies is not None:
         assert len(sol.line) == sol.plies, (codes, sol)
 
 
@@ -172,6 +172,10 @@ def test_win_draw_loss_per_move_agrees_with_exact() -> None:
         for move, (v, p) in wdl.moves.items():
             assert v == exact.moves[move][0]
             assert p is None or p == exact.moves[move][1]  # a distance only where it is exact
+        quick = solve(c, distance=False)  # win/draw/loss only: no plies, a move that keeps the value
+        assert quick.value == exact.value and quick.plies is None and quick.nodes <= exact.nodes
+        assert quick.move is not None and exact.moves[quick.move][0] == exact.value
+        check_line(codes, quick)
 
 
 def test_python_search_matches_brute_force() -> None:
@@ -181,6 +185,7 @@ def test_python_search_matches_brute_force() -> None:
         sol = solve(state_of(codes, "python"), moves="exact")
         assert (sol.value, sol.plies) == want, (codes, want, sol)
         check_line(codes, sol)
+        assert solve(state_of(codes, "python"), distance=False).value == want[0]
 
 
 @needs_c
