@@ -322,3 +322,43 @@ def test_c_kernel_rejects_bad_arguments() -> None:
     ):
         with pytest.raises(ValueError):
             call()
+
+
+def test_bench_prints_the_solver_table(capsys) -> None:  # type: ignore[no-untyped-def]
+    """``jericho bench --solver`` prints one row per size (speed itself is never asserted)."""
+    from jericho_game.cli import main
+    from jericho_game.players.bench import SOLVER_SIZES, late_game
+
+    assert main(["bench", "--solver", "--sample", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in lines if line.split() and line.split()[0].isdigit()]
+    assert [int(r[0]) for r in rows] == list(SOLVER_SIZES)
+    assert all(r[1].endswith("%") and r[2].endswith("%") for r in rows)
+    game = late_game(6, 3)
+    assert not game.is_over() and sum(len(game.reserve(side)) for side in ("south", "north")) == 6
+    assert main(["bench", "--solver", "--sample", "0"]) == 2
+
+
+@needs_c
+def test_mcts_leaves_solved_are_proofs() -> None:
+    """The C MCTS with the solver at its leaves: every proof it reports agrees with the solver's
+    win/draw/loss of that move, and late positions get proven roots."""
+    proven_roots = 0
+    for codes in positions(12, 6060, (6, 7, 8)):
+        st = state_of(codes, "c")
+        exact = solve(st, moves="wdl", distance=False)
+        assert exact.moves is not None
+        tree = kernel.C.Tree()
+        _, _, _, children = kernel.C.mcts(
+            st, 3, sims=3000, greedy=True, solver=True, proofs=True, tree=tree, solve_nodes=20000, solve_pieces=10
+        )
+        tries, proofs = tree.solver
+        assert tries >= proofs >= 1
+        for code, _n, _w, proof in children:
+            if proof >= 0:
+                want = {1: 1, 0: -1, 2: 0}[proof]
+                assert exact.moves[TABLES.move_objects[code]][0] == want, (codes, code, proof)
+        won = any(p == 1 for *_, p in children)
+        all_known = len(children) == len(st.legal_codes()) and all(p >= 0 for *_, p in children)
+        proven_roots += won or all_known
+    assert proven_roots >= 6
