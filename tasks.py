@@ -3,6 +3,7 @@
 
     python3 tasks.py run     # set up, then start the web app (prints its URL)
     python3 tasks.py test    # set up, then run lint, type checks and the whole test suite
+    python3 tasks.py test --fast   # the fast tier: engine, AI, envs, web without browsers (no slow marker)
     python3 tasks.py screenshots [--all]   # set up, then picture every page (artifacts/screenshots/)
 
 Setup is idempotent: a virtual environment in .venv with the package and its extras (which
@@ -88,9 +89,10 @@ def toolchain() -> None:
         print("no C toolchain: the package will run on the pure-Python core (slower)", file=sys.stderr)
 
 
-def kernel_checks(env: dict[str, str]) -> int:
+def kernel_checks(env: dict[str, str], sanitizers: bool = True) -> int:
     """Compile the C kernel with -Wall -Wextra -Werror, then compare it with the Python core
-    under AddressSanitizer + UBSan (a separate build in a temporary folder)."""
+    under AddressSanitizer + UBSan (a separate build in a temporary folder) unless ``sanitizers``
+    is false (the fast tier)."""
     if not have_toolchain():
         print("kernel checks skipped: no C toolchain (the package runs on the pure-Python core)", file=sys.stderr)
         return 0
@@ -100,7 +102,7 @@ def kernel_checks(env: dict[str, str]) -> int:
     with tempfile.TemporaryDirectory(prefix="jericho-kernel-") as tmp:
         strict = [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared", f"-I{include}"]
         rc = sh(*strict, KERNEL_C, "-o", Path(tmp) / f"strict{suffix}", "-lm", check=False)
-        if rc:
+        if rc or not sanitizers:
             return rc
         asan = Path(tmp) / f"_kernel{suffix}"
         flags = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined"]
@@ -144,8 +146,16 @@ def parallel(args: list[str]) -> list[str]:
 
 
 def test(args: list[str]) -> int:
+    """Lint, types, the kernel's checks, then pytest.  ``--fast``: the fast tier only (tests not
+    marked ``slow``: no browsers, server processes or PostgreSQL; no sanitizer build), for a quick
+    answer while working; CI runs everything."""
+    fast = "--fast" in args
+    args = [a for a in args if a != "--fast"]
+    if fast:
+        args = ["-m", "not slow", *args]
     setup()
-    system_packages()
+    if not fast:
+        system_packages()
     env = dict(os.environ)
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser:
@@ -160,7 +170,7 @@ def test(args: list[str]) -> int:
         rc = subprocess.call(cmd, cwd=ROOT, env=env)
         if rc != 0:
             return rc
-    rc = kernel_checks(env)
+    rc = kernel_checks(env, sanitizers=not fast)
     if rc != 0:
         return rc
     print("+", " ".join(steps[2]), flush=True)

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from jericho_game import Game, kernel
-from jericho_game.players.mcts import MCTSPlayer, Node
+from jericho_game.ai.mcts import MCTSPlayer, Node
 
 
 def count(game: Game, sims: int, seed: int, c: float) -> dict[str, object] | None:

@@ -18,7 +18,7 @@ import argparse
 import time
 
 from jericho_game import Game
-from jericho_game.players import Limit, make_player
+from jericho_game.ai import Limit, make_player
 
 
 def play(south: object, north: object, seed: int) -> tuple[str, dict[str, float]]:

@@ -5,14 +5,14 @@
 
 Reads a dataset made by ``examples/make_dataset.py`` (games.jgn and plies.npz, or its
 finished shards), rebuilds every ply's observation in the canonical view (cached next to the
-data as ``train_cache.npz``), and trains the network of :mod:`jericho_game.players.net`:
+data as ``train_cache.npz``), and trains the network of :mod:`jericho_game.ai.net`:
 policy by cross-entropy against the root's visit distribution (legal moves only), value by
 squared error against the mean of the game's result and the search's value. Each batch is
 mirrored left-right at random (the board's mirror symmetry, :mod:`jericho_game.envs.augment`).
 The last 2% of the games are held out: the script prints their policy loss, top-1
 agreement with the move played and value error. The weights are exported for NumPy
 (``--out``), with the architecture, the training facts and reference outputs of PyTorch on
-held-out positions, which ``tests/interop/test_net.py`` checks the NumPy forward against.
+held-out positions, which ``tests/ai/test_net.py`` checks the NumPy forward against.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from jericho_game import Game, __version__
+from jericho_game.ai.net import _action_gather
 from jericho_game.envs.dataset import load_dataset
 from jericho_game.envs.encoding import default_encoding
 from jericho_game.envs.planar import default_planar
-from jericho_game.players.net import _action_gather
 from jericho_game.record import read_records
 
 ENC = default_encoding()
@@ -44,7 +44,7 @@ MAX_CHILDREN = 96
 
 
 class Net(nn.Module):
-    """The network of :mod:`jericho_game.players.net` (same layers, same names, same output)."""
+    """The network of :mod:`jericho_game.ai.net` (same layers, same names, same output)."""
 
     def __init__(self, width: int = 32, blocks: int = 3) -> None:
         super().__init__()

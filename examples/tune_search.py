@@ -2,7 +2,7 @@
 
 Each grid point is a match of the candidate ``mcts:...,c=C,widen=W`` against a fixed reference
 (the same search with the level's ``c`` and ``widen``) at an equal budget per move, both sides of
-the same openings, run by :func:`jericho_game.arena.run_arena`.  Every finished point is written
+the same openings, run by :func:`jericho_game.ai.arena.run_arena`.  Every finished point is written
 to ``OUT/points/c=C,widen=W.json`` at once, so a stopped run resumes where it stopped (points
 already there are read back, not played again).  At the end it prints the table (score, Elo
 difference with a 95% interval) and, with matplotlib, draws ``OUT/curve.png`` (score against
@@ -29,7 +29,7 @@ import math
 import sys
 from pathlib import Path
 
-from jericho_game.arena import run_arena
+from jericho_game.ai.arena import run_arena
 
 #: The search being tuned, without ``c`` and ``widen`` (the master's playouts and proofs).
 BASE = "mcts:sims=1000000,greedy=1,solver=1"

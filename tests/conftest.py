@@ -1,4 +1,9 @@
-"""Shared fixtures: the conformance vectors of ../shared/conformance/."""
+"""Shared fixtures (the conformance vectors of ../shared/conformance/) and the test tiers.
+
+The slow tier (marker ``slow``): browser tests (Chromium through Playwright), tests that start
+server processes, and every test on PostgreSQL.  ``python3 tasks.py test --fast`` leaves it out
+(``-m "not slow"``); ``python3 tasks.py test`` and CI run everything.
+"""
 
 from __future__ import annotations
 
@@ -41,3 +46,29 @@ def load_conformance() -> list[dict]:
 @pytest.fixture(scope="session")
 def conformance_games() -> list[dict]:
     return load_conformance()
+
+
+#: Test files whose every test is in the slow tier (besides every ``*_ui.py``/``*_multiprocess.py``).
+SLOW_FILES = {"test_browser.py", "test_ui.py", "test_shutdown_leaks.py", "test_examples.py"}
+
+
+def is_slow(item: pytest.Item) -> bool:
+    """Whether a test belongs to the slow tier: a browser, server processes or PostgreSQL."""
+    name = item.path.name
+    if name in SLOW_FILES or name.endswith(("_ui.py", "_multiprocess.py")):
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    fixtures = getattr(item, "fixturenames", ())
+    if params.get("db") == "postgresql" or "postgres_socket" in fixtures:
+        return True
+    return item.get_closest_marker("slow") is not None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: browsers, server processes, PostgreSQL (tests/conftest.py)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_slow(item):
+            item.add_marker(pytest.mark.slow)

@@ -415,7 +415,7 @@ def malformed_batch() -> int:
 def evaluator(mid: core.State) -> None:
     """The learned evaluator's C side under the sanitizer: features, evaluations and searches
     (priors only, mixed, value only; enough simulations that nodes regenerate their moves)."""
-    from jericho_game.players import evalnet
+    from jericho_game.ai import evalnet
 
     net = evalnet.EvalNet.random(hidden=(24, 8), seed=1)
     knet = evalnet.kernel_net(net)

@@ -64,8 +64,8 @@ def test_a_foreign_jericho_package_on_the_path_does_not_break_ours(tmp_path: Pat
     code = (
         "import json, jericho, jericho_game\n"
         "from jericho_game import Game\n"
-        "from jericho_game.players import make_player\n"
-        "from jericho_game.protocol_client import resolve_command\n"
+        "from jericho_game.ai import make_player\n"
+        "from jericho_game.cli.protocol_client import resolve_command\n"
         "g = Game(); g.play('5R@d2'); g.play(make_player('mcts:sims=20', seed=1).choose_move(g))\n"
         "engine = make_player('external:cmd=jericho engine --player random', seed=3)\n"
         "g.play(engine.choose_move(g)); engine.close()\n"
@@ -107,7 +107,7 @@ sys.meta_path.insert(0, Blocker())
         ("jericho_game.envs.jax_env", "the JAX environment", "jax", ["jax"]),
         ("jericho_game.envs.jax_env", "the JAX environment", "jax", ["pgx"]),
         ("jericho_game.web.server", "the web app", "web", ["starlette"]),
-        ("jericho_game.web.storage", "the web app's storage", "web", ["sqlalchemy"]),
+        ("jericho_game.web.storage.database", "the web app's storage", "web", ["sqlalchemy"]),
     ],
 )
 def test_a_missing_extra_is_named_with_its_install_line(
@@ -132,7 +132,7 @@ def test_a_missing_extra_is_named_with_its_install_line(
 
 def test_make_player_without_openspiel_gives_a_player_spec_error_with_the_hint() -> None:
     code = _BLOCKER.format(blocked=["pyspiel", "open_spiel"]) + (
-        "from jericho_game.players import PlayerSpecError, make_player\n"
+        "from jericho_game.ai import PlayerSpecError, make_player\n"
         "print(make_player('mcts:sims=5').name)\n"
         "try:\n"
         "    make_player('openspiel-mcts')\n"
@@ -177,7 +177,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 _GAME_PROBE = """
 import json, random, jericho_game, jericho_game.kernel as k
 from jericho_game import Game
-from jericho_game.players import make_player
+from jericho_game.ai import make_player
 from jericho_game.record import read_record, write_record
 g = Game(); r = random.Random(7)
 while not g.is_over():
@@ -186,6 +186,24 @@ back = read_record(write_record(g)).game
 ai = Game(); ai.play(make_player('mcts:sims=30', seed=1).choose_move(ai))
 print(json.dumps({'file': jericho_game.__file__, 'kernel': k.NAME, 'outcome': g.outcome(),
                   'plies': len(g.history), 'same': back.position() == g.position(), 'ai_plies': len(ai.history)}))
+"""
+
+
+#: The import paths the docs give users, new and old (jericho_game._moved keeps the old ones), and
+#: the shipped data files they read: every one must work from the installed wheel.
+_IMPORTS_PROBE = """
+import jericho_game.envs, jericho_game.envs.render, jericho_game.cli.protocol_client  # (the tensors need numpy)
+from jericho_game import Game
+from jericho_game.ai import make_player
+from jericho_game.ai.puzzles import shipped_puzzles
+from jericho_game.players import make_player as old_make_player
+from jericho_game.protocol_client import EngineClient
+import jericho_game.arena, jericho_game.analysis, jericho_game.ai.arena
+assert old_make_player is make_player and jericho_game.arena is jericho_game.ai.arena
+assert len(shipped_puzzles()) > 100
+from jericho_game.ai._util import SHIPPED_EVALUATOR
+assert SHIPPED_EVALUATOR.is_file()  # its weights ship (reading them needs numpy, not installed here)
+print('imports ok')
 """
 
 
@@ -224,7 +242,8 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("dist")
     src = tmp / "src-copy"
     src.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "CITATION.cff", "MANIFEST.in"):
+    top = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "CITATION.cff", "MANIFEST.in", "CHANGELOG.md")
+    for name in (*top, "CONTRIBUTING.md"):
         shutil.copy2(ROOT / name, src / name)
     skip = shutil.ignore_patterns("*.so", "*.pyd", "__pycache__", "*.egg-info")
     for name in ("src", "docs"):
@@ -253,11 +272,13 @@ def test_the_sdist_carries_what_a_wheel_is_built_from(dist: Path) -> None:
     for needed in (
         "src/jericho_game/_kernel.c",
         "src/jericho_game/boards/standard.json",
-        "src/jericho_game/players/net_weights.npz",
-        "src/jericho_game/web/templates/index.html",  # the pages are templates (jericho_game.web.pages)
-        "src/jericho_game/web/templates/analysis.html",
-        "src/jericho_game/web/locale/fr/LC_MESSAGES/messages.po",
-        "src/jericho_game/web/static/app.js",
+        "src/jericho_game/ai/net_weights.npz",
+        "src/jericho_game/ai/evaluator.npz",
+        "src/jericho_game/ai/data/puzzles.jsonl",
+        "src/jericho_game/web/site/templates/index.html",  # the pages are templates (jericho_game.web.site.pages)
+        "src/jericho_game/web/site/templates/analysis.html",
+        "src/jericho_game/web/i18n/locale/fr/LC_MESSAGES/messages.po",
+        "src/jericho_game/web/site/static/app.js",
         "setup.py",
         "LICENSE",
         "CITATION.cff",
@@ -277,8 +298,15 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Pat
     info = f"jericho_game-{PYPROJECT['version']}.dist-info"
     assert f"{info}/licenses/LICENSE" in names
     assert "jericho_game/boards/standard.json" in names and "jericho_game/_kernel.c" not in names
-    for page in ("templates/base.html", "templates/puzzles.html", "locale/fr/LC_MESSAGES/messages.po", "static/app.js"):
+    for page in (
+        "site/templates/base.html",
+        "site/templates/puzzles.html",
+        "i18n/locale/fr/LC_MESSAGES/messages.po",
+        "site/static/app.js",
+    ):
         assert f"jericho_game/web/{page}" in names, page  # the web app's pages and translations ship
+    for data in ("ai/data/puzzles.jsonl", "ai/evaluator.npz", "ai/net_weights.npz"):
+        assert f"jericho_game/{data}" in names, data  # the AI's shipped puzzles and weights
     compiled = any(n.startswith("jericho_game/_kernel") for n in names)
     assert compiled or not (shutil.which("gcc") or shutil.which("cc")), "a compiler is here but the wheel has no kernel"
 
@@ -313,3 +341,4 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Pat
         assert probe["outcome"] in ("south", "north", "draw") and probe["plies"] > 20 and probe["same"]
         assert probe["ai_plies"] == 1
     assert "pure Python (forced by JERICHO_KERNEL=python)" in run(jericho, "--version", kernel="python")
+    assert run(py, "-c", _IMPORTS_PROBE).strip().endswith("imports ok")

@@ -11,8 +11,16 @@ The engine is pure Python with no dependencies::
 
 See ``docs/rules.md`` for the rules, ``docs/notation.md`` for notation, positions and
 records, and ``docs/engine.md`` for the search interface (:mod:`jericho_game.core`).
+
+The top level of this package is the rules library (pieces, board, moves, strength, core,
+kernel and the C kernel, position, game, record, errors), which imports nothing else of the
+project.  Around it, each in a package of its own (docs/architecture.md): :mod:`jericho_game.ai`
+(players, search, the learned evaluator, arena, analysis, puzzles), :mod:`jericho_game.envs`
+(research adapters), :mod:`jericho_game.web` (the web app) and :mod:`jericho_game.cli` (the
+``jericho`` command and its programs).
 """
 
+from jericho_game import _moved
 from jericho_game.board import Alignment, Cell, Topology, Triangle, standard_topology, validate
 from jericho_game.errors import (
     IllegalMoveError,
@@ -28,6 +36,8 @@ from jericho_game.position import START_POSITION
 from jericho_game.strength import compare_towers, strength
 
 __version__ = "0.1.0"
+
+_moved.install()  # old import paths (jericho_game.players, jericho_game.arena, ...) still work
 
 __all__ = [
     "Alignment",

@@ -2,7 +2,7 @@
 
 :mod:`jericho_game.core` is the readable reference; ``jericho_game._kernel`` (C, built at
 install when a compiler is present) implements the same model with the same Zobrist keys
-and is kept equal to it by tests (``tests/test_kernel.py``).  Everything above the engine
+and is kept equal to it by tests (``tests/rules/test_kernel.py``).  Everything above the engine
 asks this module for a state, so it runs on whichever kernel is present.
 
 * :data:`NAME` — ``"c"`` or ``"python"``;

@@ -47,6 +47,7 @@ from jericho_game.pieces import Side
 __all__ = [
     "RESULTS",
     "decode_text",
+    "load_file",
     "move_label",
     "move_number",
     "Record",
@@ -559,3 +560,20 @@ def iter_records(text: str | bytes) -> Iterator[Record]:
 def read_records(text: str | bytes) -> list[Record]:
     """Read every game of a file holding one or more records, one after another."""
     return list(iter_records(text))
+
+
+def load_file(path: str) -> str:
+    """The text of a record file (any encoding :func:`decode_text` reads).
+
+    Raises :class:`RecordError` naming why the file cannot be read.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise RecordError(f"cannot read {path}: no such file") from None
+    except IsADirectoryError:
+        raise RecordError(f"cannot read {path}: it is a directory") from None
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return decode_text(data)

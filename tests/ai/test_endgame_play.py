@@ -6,7 +6,7 @@ import pytest
 
 from jericho_game import Game, kernel
 from jericho_game.ai.solver import solve
-from jericho_game.players import Limit, make_player
+from jericho_game.ai import Limit, make_player
 from tests.ai.test_solver import ISSUE_EXAMPLES, TABLES, positions
 
 pytestmark = pytest.mark.skipif(kernel.C is None, reason="the endgame play is the C search's")
@@ -20,7 +20,7 @@ def game_of(codes: list[int]) -> Game:
 
 
 def test_v2_levels_are_frozen_before_the_endgame_solver() -> None:
-    from jericho_game.players import levels
+    from jericho_game.ai import levels
 
     for spec, budget in (("expert-v2", levels.EXPERT_V2_C), ("master-v2", levels.MASTER_V2_C)):
         v2 = make_player(spec, seed=1)

@@ -26,7 +26,7 @@ import pytest
 from websockets.sync.client import ClientConnection
 from websockets.sync.client import connect as ws_connect
 
-from jericho_game.web.storage import Storage
+from jericho_game.web.storage.database import Storage
 from tests.web.processes import finish
 
 # the clients here live as long as a test, not as long as one `with` block
@@ -444,8 +444,8 @@ def test_the_postgres_broker_hears_every_process_and_survives_a_lost_connection(
 
     import psycopg
 
-    from jericho_game.web.broker import PostgresBroker
-    from jericho_game.web.storage import GameRecord
+    from jericho_game.web.storage.broker import PostgresBroker
+    from jericho_game.web.storage.database import GameRecord
 
     async def scenario() -> list[tuple[str, int]]:
         heard: list[tuple[str, int]] = []

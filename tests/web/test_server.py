@@ -21,9 +21,9 @@ with warnings.catch_warnings():  # starlette's note about httpx2 is not ours to 
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
 from jericho_game import Game  # noqa: E402
-from jericho_game.players.base import register  # noqa: E402
+from jericho_game.ai.base import register  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
-from jericho_game.web.storage import Storage, resolve_db_url  # noqa: E402
+from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
 from tests.web.processes import finish  # noqa: E402
 
 
@@ -302,7 +302,7 @@ def test_ai_runs_off_the_event_loop_and_a_failing_ai_still_moves(client: TestCli
 
 
 def test_a_stored_game_whose_ai_level_is_gone_still_gets_its_ai_moves(db: str) -> None:
-    from jericho_game.web.storage import GameRecord
+    from jericho_game.web.storage.database import GameRecord
 
     storage = Storage(resolve_db_url(db))
     storage.create(GameRecord(id="gone1", mode="ai", ai_side="south", ai_level="vanished", north_token="t" * 24))
@@ -814,9 +814,9 @@ class FakeSocket:
 
 
 def _transport(tmp_path: Path, limits: Limits) -> Any:
-    from jericho_game.web.broker import LocalBroker
-    from jericho_game.web.rooms import GameService
+    from jericho_game.web.round.rooms import GameService
     from jericho_game.web.server import Transport
+    from jericho_game.web.storage.broker import LocalBroker
 
     service = GameService(Storage(resolve_db_url(str(tmp_path / "g.sqlite3"))), LocalBroker())
     return Transport(service, service.broker, limits, ai_processes=-1)
@@ -920,7 +920,7 @@ def test_moves_that_arrive_together_commit_together_and_a_refused_one_harms_none
     are refused without undoing the others."""
     import asyncio
 
-    from jericho_game.web.rooms import ClientError
+    from jericho_game.web.round.rooms import ClientError
 
     async def scenario() -> list[Any]:
         t = _transport_on(db)
@@ -985,9 +985,9 @@ def test_resignations_rematches_and_undos_commit_with_the_moves_around_them(db: 
 
 
 def _transport_on(db: str) -> Any:
-    from jericho_game.web.broker import LocalBroker
-    from jericho_game.web.rooms import GameService
+    from jericho_game.web.round.rooms import GameService
     from jericho_game.web.server import Transport
+    from jericho_game.web.storage.broker import LocalBroker
 
     service = GameService(Storage(resolve_db_url(db)), LocalBroker())
     return Transport(service, service.broker, Limits(), ai_processes=-1)
@@ -997,7 +997,7 @@ def test_a_change_that_fails_after_writing_aborts_its_whole_group(db: str, monke
     """Nothing half-made is ever committed: a failure after a write fails every move of the group."""
     import asyncio
 
-    from jericho_game.web.storage import Tx
+    from jericho_game.web.storage.database import Tx
 
     real_save = Tx.save
 

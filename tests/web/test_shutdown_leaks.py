@@ -15,11 +15,11 @@ import threading
 import time
 from pathlib import Path
 
-from jericho_game.web.accounts import AccountService
-from jericho_game.web.broker import LocalBroker
-from jericho_game.web.ratings import Ratings
-from jericho_game.web.rooms import GameService
-from jericho_game.web.storage import Storage, resolve_db_url
+from jericho_game.web.accounts.accounts import AccountService
+from jericho_game.web.accounts.ratings import Ratings
+from jericho_game.web.round.rooms import GameService
+from jericho_game.web.storage.broker import LocalBroker
+from jericho_game.web.storage.database import Storage, resolve_db_url
 from tests.web.processes import finish
 
 
@@ -92,7 +92,7 @@ def test_finish_stops_a_process_and_closes_its_pipe_even_while_a_thread_reads_it
 
 
 def test_stopping_waits_for_a_storage_call_left_running_by_a_cancelled_task() -> None:
-    from jericho_game.web.callthreads import CallThreads
+    from jericho_game.web.storage.threads import CallThreads
 
     holding, released = threading.Event(), threading.Event()
 
@@ -115,7 +115,7 @@ def test_stopping_waits_for_a_storage_call_left_running_by_a_cancelled_task() ->
 
 
 def test_draining_is_bounded_when_a_call_never_ends() -> None:
-    from jericho_game.web.callthreads import CallThreads
+    from jericho_game.web.storage.threads import CallThreads
 
     stop = threading.Event()
 

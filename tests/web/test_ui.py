@@ -652,7 +652,7 @@ def test_the_ticking_clock_is_not_in_a_live_region(server: str, context: Browser
     expect(page.locator("#clock-south")).to_be_visible()
     for sel in ("#clock-south", "#clock-north"):
         assert page.evaluate(f"!document.querySelector('{sel}').closest('[aria-live], [role=status], [role=alert]')")
-    # the moves are announced in their own live region (tests/web/test_a11y_ui.py); the turn line is
+    # the moves are announced in their own live region (tests/web/site/test_a11y_ui.py); the turn line is
     # redrawn at every render (a hover, a tick), so it is not live: it would be read again and again
     assert page.evaluate("document.querySelector('#move-live').getAttribute('aria-live') === 'polite'")
     assert page.evaluate("!document.querySelector('#turn').closest('[aria-live]')")

@@ -114,10 +114,10 @@ def net_figures(seconds: float = 1.0, batches: tuple[int, ...] = NET_BATCHES) ->
     """
     import random
 
+    from jericho_game.ai.net import _shipped, forward
     from jericho_game.envs.encoding import default_encoding
     from jericho_game.envs.views import View
     from jericho_game.game import Game
-    from jericho_game.players.net import _shipped, forward
 
     view = View(default_encoding(), "planar", "canonical")
     rng = random.Random(3)

@@ -16,8 +16,8 @@ the visit counts (AlphaZero's temperature 1), then the most visited move is play
 Observations are not stored: :func:`observations` rebuilds them (flat or planar, any
 view) by replaying the records through the encoding.
 
-The search is :class:`jericho_game.players.mcts.MCTSPlayer` through its public
-``search(state, root, sims, deadline)`` and :class:`~jericho_game.players.mcts.Node`;
+The search is :class:`jericho_game.ai.mcts.MCTSPlayer` through its public
+``search(state, root, sims, deadline)`` and :class:`~jericho_game.ai.mcts.Node`;
 a ply with a single legal move (a forced pass) is played without searching (its visit
 counts are empty).  ``examples/make_dataset.py`` is the command line.
 """
@@ -40,10 +40,10 @@ except ImportError as exc:
     raise missing_extra("datasets", "rl", exc) from exc
 
 from jericho_game import __version__, kernel
+from jericho_game.ai._util import Deadline
+from jericho_game.ai.mcts import MCTSPlayer, Node
 from jericho_game.envs.encoding import default_encoding
 from jericho_game.game import Game
-from jericho_game.players._util import Deadline
-from jericho_game.players.mcts import MCTSPlayer, Node
 from jericho_game.record import read_records, result_token, write_record
 
 __all__ = ["make_dataset", "play_game", "load_dataset", "observations", "COLUMNS", "DEFAULT_SIMS"]

@@ -16,9 +16,9 @@
   and actions turned by a half turn; :mod:`jericho_game.envs.views`).
 * **Action**: ``Discrete(651)``, the engine's move code (pass = 650): an ``int`` or numpy
   integer; a float, a string or a ``bool`` raises ``TypeError`` (never silently truncated).
-* **Opponent**: any ``jericho_game.players.make_player`` spec (``"random"``,
+* **Opponent**: any ``jericho_game.ai.make_player`` spec (``"random"``,
   ``"mcts:sims=500"``, ``"expert"``, ``"external:cmd=..."``) or a player object; it moves
-  within ``opponent_limit`` (a :class:`jericho_game.players.Limit`).
+  within ``opponent_limit`` (a :class:`jericho_game.ai.Limit`).
 * **Reproducibility**: every ``reset`` gives the opponent a fresh start — a spec is built
   anew with ``make_player(spec, seed=...)``, a player object is deep-copied from the one
   given — and each of its moves gets a seed; all seeds come from the env's RNG, so
@@ -49,11 +49,11 @@ try:
 except ImportError as exc:
     raise missing_extra("the Gymnasium adapter", "rl", exc) from exc
 
+from jericho_game.ai.base import Limit, Player, make_player
 from jericho_game.envs.encoding import Encoding, as_action, default_encoding
 from jericho_game.envs.render import render_in_mode
 from jericho_game.envs.views import View
 from jericho_game.game import Game
-from jericho_game.players.base import Limit, Player, make_player
 
 __all__ = ["JerichoEnv", "ENV_ID"]
 

@@ -59,7 +59,7 @@ pgx's ``Env.step`` written field by field, mask and observation computed once at
 
 ``python -m jericho_game.envs.jax_env --bench`` prints random-play steps per second (with
 auto-reset and the observation; ``--baseline FILE`` and ``--anchor`` time another version of
-this module and pgx's Othello in the same run, alternately); ``tests/interop/test_jax_env.py``
+this module and pgx's Othello in the same run, alternately); ``tests/envs/test_jax_env.py``
 checks every ply of 2,000 random games against the C kernel.
 """
 

@@ -8,7 +8,7 @@ Python-implemented games, so it is not used.)
 
 Options: ``sims`` (simulations per move, default 300), ``rollouts`` (random rollouts
 per leaf, default 1), ``uct_c`` (exploration constant, default 2.0), ``seed``,
-``solve`` (MCTS-Solver backups, default true).  A :class:`~jericho_game.players.Limit` with
+``solve`` (MCTS-Solver backups, default true).  A :class:`~jericho_game.ai.Limit` with
 ``nodes`` sets the simulations for that move; with only ``time`` (``sims`` is then
 ignored), the player runs as many simulations as fit, estimated from the speed it
 measured on its previous searches (OpenSpiel's search has no clock of its own; the very
@@ -28,17 +28,17 @@ try:
 except ImportError as exc:
     raise missing_extra("OpenSpiel's MCTS player", "rl", exc) from exc
 
+from jericho_game.ai.base import Limit
 from jericho_game.envs.encoding import default_encoding
 from jericho_game.envs.openspiel_game import GAME_NAME, state_from_game
 from jericho_game.game import Game
 from jericho_game.moves import Move
-from jericho_game.players.base import Limit
 
 __all__ = ["OpenSpielMCTSPlayer"]
 
 
 class OpenSpielMCTSPlayer:
-    """A :class:`jericho_game.players.Player` running OpenSpiel's Python MCTS with random rollouts."""
+    """A :class:`jericho_game.ai.Player` running OpenSpiel's Python MCTS with random rollouts."""
 
     def __init__(
         self,

@@ -1,6 +1,6 @@
 """A picture of the board as an RGB array (the envs' ``render_mode="rgb_array"``).
 
-Drawn with numpy alone, in the web board's look (``web/static/board.js`` and
+Drawn with numpy alone, in the web board's look (``web/site/static/board.js`` and
 ``style.css``): the wooden board outline, the two camps tinted in the players' colours
 (South purple, North teal), the 13 alignments as lines coloured by their leader, the cells
 as rounded squares (the last move's cell outlined in orange), each tower as a stack of

@@ -460,7 +460,7 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         self.opponent = opponent
         self._players: list[Any] = []
         if opponent not in ("random", "self"):
-            from jericho_game.players import make_player
+            from jericho_game.ai import make_player
 
             make_player(opponent)  # a bad spec is refused now (PlayerSpecError names it)
         if agent_side not in ("south", "north", "random"):
@@ -624,7 +624,7 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
 
     def _new_players(self) -> None:
         """One opponent per game, seeded from the batch's generator (as the single env does per episode)."""
-        from jericho_game.players import make_player
+        from jericho_game.ai import make_player
 
         seeds = self.np_random.integers(1 << 62, size=self.num_envs).tolist()
         self._players = [make_player(self.opponent, seed=s) for s in seeds]

@@ -2,11 +2,11 @@
 
 The server is authoritative, and the database is the truth.  The parts (docs/web.md, "Design"):
 
-- :mod:`jericho_game.web.rooms`: the game-room service, the only place that decides;
-- :mod:`jericho_game.web.storage`: the store (SQL only);
-- :mod:`jericho_game.web.broker`: the fan-out between processes (in memory, or PostgreSQL's
+- :mod:`jericho_game.web.round.rooms`: the game-room service, the only place that decides;
+- :mod:`jericho_game.web.storage.database`: the store (SQL only);
+- :mod:`jericho_game.web.storage.broker`: the fan-out between processes (in memory, or PostgreSQL's
   LISTEN/NOTIFY);
-- :mod:`jericho_game.web.aiqueue`: the AI job queue's consumer, a bounded pool of processes;
+- :mod:`jericho_game.web.airunner.aiqueue`: the AI job queue's consumer, a bounded pool of processes;
 - this module: requests and WebSocket messages in, answers and broadcasts out.  Each connection
   has a bounded send queue with the state coalesced (only the latest state matters), so a client
   that does not read cannot hold up anybody else; one too far behind is closed.
@@ -47,38 +47,43 @@ except ImportError as exc:
     raise missing_extra("the web app", "web", exc) from exc
 
 
+from jericho_game.ai.base import Limit
 from jericho_game.game import Game
-from jericho_game.players.base import Limit
-from jericho_game.web import endings, fairshare, i18n, jsonin, mygames, pages, tutorial
-from jericho_game.web.accounts import AccountService, account_routes
-from jericho_game.web.aiqueue import AIRunner, make_pool
-from jericho_game.web.broker import Broker, make_broker
-from jericho_game.web.callthreads import CallThreads
-from jericho_game.web.chat import Chat, ChatStore
-from jericho_game.web.conn import Conn
-from jericho_game.web.correspondence import correspondence_routes, turn_mail_hook
-from jericho_game.web.errors import InternalErrors
-from jericho_game.web.fairshare import SocketCaps, address_of, too_many
-from jericho_game.web.httpguard import uvicorn_options
-from jericho_game.web.limits import Limits
-from jericho_game.web.lobby import Lobby
-from jericho_game.web.messages import Incoming, MessageTable, game_messages
-from jericho_game.web.notify import MailPolicy, Notifier, SmtpConfig, notify_routes
-from jericho_game.web.puzzles import PuzzleService, puzzle_routes
-from jericho_game.web.ratings import RatingPolicy, Ratings, rating_routes
-from jericho_game.web.records import write_game_record
-from jericho_game.web.review import DEFAULT_SECONDS as REVIEW_SECONDS
-from jericho_game.web.review import DEFAULT_SIMS as REVIEW_SIMS
-from jericho_game.web.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
-from jericho_game.web.review import routes as review_routes
-from jericho_game.web.rooms import Change, ClientError, GameService, Room
-from jericho_game.web.storage import LOBBY_ID, PRESENCE_VERSION, AIJob, Storage, resolve_db_url
+from jericho_game.web import i18n
+from jericho_game.web.accounts.accounts import AccountService, account_routes
+from jericho_game.web.accounts.ratings import RatingPolicy, Ratings, rating_routes
+from jericho_game.web.airunner.aiqueue import AIRunner
+from jericho_game.web.common import fairshare, jsonin
+from jericho_game.web.common.conn import Conn
+from jericho_game.web.common.fairshare import SocketCaps, address_of, too_many
+from jericho_game.web.common.limits import Limits
+from jericho_game.web.common.workers import make_pool
+from jericho_game.web.learn import tutorial
+from jericho_game.web.learn.puzzles import PuzzleService, puzzle_routes
+from jericho_game.web.learn.review import DEFAULT_SECONDS as REVIEW_SECONDS
+from jericho_game.web.learn.review import DEFAULT_SIMS as REVIEW_SIMS
+from jericho_game.web.learn.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
+from jericho_game.web.learn.review import routes as review_routes
+from jericho_game.web.lobby.seeks import Lobby
+from jericho_game.web.round import endings, mygames
+from jericho_game.web.round.correspondence import correspondence_routes, turn_mail_hook
+from jericho_game.web.round.messages import Incoming, MessageTable, game_messages
+from jericho_game.web.round.records import write_game_record
+from jericho_game.web.round.rooms import Change, ClientError, GameService, Room
+from jericho_game.web.site import pages
+from jericho_game.web.site.errors import InternalErrors
+from jericho_game.web.site.httpguard import uvicorn_options
+from jericho_game.web.social.chat import Chat, ChatStore
+from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, notify_routes
+from jericho_game.web.storage.broker import Broker, make_broker
+from jericho_game.web.storage.database import LOBBY_ID, PRESENCE_VERSION, AIJob, Storage, resolve_db_url
+from jericho_game.web.storage.threads import CallThreads
 
 __all__ = ["ClientError", "Conn", "Limits", "Transport", "create_app", "add_arguments", "run", "SECURITY_HEADERS"]
 
 log = logging.getLogger("jericho_game.web")
 
-STATIC = Path(__file__).resolve().parent / "static"
+STATIC = Path(__file__).resolve().parent / "site" / "static"
 SWITCH_INTERVAL = 0.00025  # seconds: the GIL switch interval while the app runs (see create_app)
 SHUTDOWN_WAIT = 30.0  # seconds the stopping app waits for the storage calls still running in threads
 
@@ -112,7 +117,7 @@ class Transport:
         job_kinds: list[Any] | None = None,
     ) -> None:
         self.service = service
-        self.reviews: ReviewService | None = None  # set by create_app (web/review.py)
+        self.reviews: ReviewService | None = None  # set by create_app (web/learn/review.py)
         self.broker = broker
         self.limits = limits
         self.conns: dict[str, set[Conn]] = {}
@@ -135,7 +140,7 @@ class Transport:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stale: dict[str, int] = {}  # games another process changed: version announced
         self._reloading: asyncio.Task[None] | None = None
-        # accounts (web/accounts.py): the logged-in account of a WebSocket, by its session cookie
+        # accounts (web/accounts/accounts.py): the logged-in account of a WebSocket, by its session cookie
         self.session_account: Callable[[WebSocket], int | None] = lambda ws: None
         service.busy_rooms = lambda gid: bool(self.conns.get(gid))
         # presence rows of this process: its id, and the counts last written per game
@@ -145,9 +150,9 @@ class Transport:
         self.lobby = Lobby(service, limits, self.after)
         # fair share: this process's game sockets that hold no seat, per address and account
         self.caps = SocketCaps(limits.ws_per_address, limits.ws_per_address)
-        # the WebSocket's message kinds (web/messages.py): features add theirs with messages.add
+        # the WebSocket's message kinds (web/round/messages.py): features add theirs with messages.add
         self.messages: MessageTable = game_messages()
-        # broker versions that features announce (e.g. web/chat.py's CHAT_CHANGED): version -> handler(game)
+        # broker versions that features announce (e.g. web/social/chat.py's CHAT_CHANGED): version -> handler(game)
         self.version_hooks: dict[int, Callable[[str], None]] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -182,7 +187,7 @@ class Transport:
     # -- fan-out ---------------------------------------------------------------------------
     def on_change(self, game_id: str, version: int) -> None:
         """A game changed (here or in another process): bring this process's clients up to date."""
-        if version in self.version_hooks:  # a feature's own announcement (web/chat.py, ...): not the lobby's
+        if version in self.version_hooks:  # a feature's own announcement (web/social/chat.py, ...): not the lobby's
             self.version_hooks[version](game_id)
             return
         self.lobby.on_change(game_id, version)
@@ -202,7 +207,7 @@ class Transport:
                 for hook in self.version_hooks.values():  # e.g. chat messages sent meanwhile
                     hook(gid)
             return
-        if version == REVIEW_CHANGED:  # the game's review advanced (web/review.py)
+        if version == REVIEW_CHANGED:  # the game's review advanced (web/learn/review.py)
             self._send_review(game_id)
             return
         if version < 0:  # an AI job was claimed: that game, and every game queued behind it, moved up
@@ -480,7 +485,7 @@ class Transport:
             if not isinstance(msg, dict):
                 raise ClientError("bad_message", "message must be a JSON object with a 'type'")
             ref = msg.get("ref") if isinstance(msg.get("ref"), str | int) else None
-            # one table of message kinds, kind -> handler (web/messages.py); unknown: bad_message
+            # one table of message kinds, kind -> handler (web/round/messages.py); unknown: bad_message
             await self.messages.dispatch(Incoming(self, game_id, conn, msg, ref))
             conn.refused = 0
         except ClientError as exc:
@@ -613,7 +618,7 @@ class Transport:
                 self.broadcast(room2)  # one fewer player or watcher
 
     async def _admit(self, game_id: str, room: Room, conn: Conn) -> bool:
-        """Fair share (web/fairshare.py): count a new connection in, or refuse it.  A connection whose
+        """Fair share (web/common/fairshare.py): count a new connection in, or refuse it.  A connection whose
         session holds a seat is always let in; one that holds none counts in its address's (and
         account's) cap, and once the game's watchers are full it is held on probation."""
         seated = False
@@ -743,9 +748,9 @@ class SecurityHeaders:
 
 
 def analysis_routes(service: GameService, streams: Any) -> list[Any]:
-    """The analysis board's routes (web/analysis_board.py), looking games up in ``service``, and its
-    engine's WebSocket ``/ws/analysis`` (web/analysis_stream.py; before ``/ws/{id}``)."""
-    from jericho_game.web.analysis_board import AnalysisBoard
+    """The analysis board's routes (web/learn/analysis_board.py), looking games up in ``service``, and its
+    engine's WebSocket ``/ws/analysis`` (web/learn/analysis_stream.py; before ``/ws/{id}``)."""
+    from jericho_game.web.learn.analysis_board import AnalysisBoard
 
     def find(game_id: str) -> tuple[str | None, list[str]]:
         rec = service.room(game_id).rec  # unknown_game (404)
@@ -779,10 +784,10 @@ def create_app(
     ``clock`` is the wall clock used for game clocks and the log-in throttle (tests pass a fake one);
     ``signup``: whether anyone may create an account (``--no-signup``: only ``jericho user add``);
     ``password_hasher``: an ``argon2.PasswordHasher`` (tests pass a cheap one); ``review_sims`` and
-    ``review_seconds``: the budget per position of a game review (web/review.py);
-    ``rating_policy``: which rated games count, and when a rating is provisional (web/ratings.py);
+    ``review_seconds``: the budget per position of a game review (web/learn/review.py);
+    ``rating_policy``: which rated games count, and when a rating is provisional (web/accounts/ratings.py);
     ``smtp``: the ``--smtp`` URL that e-mail notifications go through (None: no mail), ``mail_policy``
-    its retries and limits (web/notify.py).
+    its retries and limits (web/social/notify.py).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -816,8 +821,8 @@ def create_app(
         ai_nice=ai_nice,
         job_kinds=[review_jobs],
     )
-    # the analysis board's live engine: streams in this process's AI pool (web/analysis_stream.py)
-    from jericho_game.web.analysis_stream import AnalysisStreams
+    # the analysis board's live engine: streams in this process's AI pool (web/learn/analysis_stream.py)
+    from jericho_game.web.learn.analysis_stream import AnalysisStreams
 
     streams = AnalysisStreams(
         storage,
@@ -828,14 +833,14 @@ def create_app(
         burst=limits.burst,
         send_timeout=limits.send_timeout,
     )
-    # accounts and ratings (optional for players: web/accounts.py, web/ratings.py)
+    # accounts and ratings (optional for players: web/accounts/accounts.py, web/accounts/ratings.py)
     accounts = AccountService(storage, hasher=password_hasher, clock=clock, signup=signup)
     ratings = Ratings(storage, accounts, policy=rating_policy)
     service.on_finish.append(ratings.queue)
     service.account_name = accounts.name_of
-    # e-mail notifications (web/notify.py): off without --smtp
+    # e-mail notifications (web/social/notify.py): off without --smtp
     notifier = Notifier(storage, accounts, SmtpConfig.parse(smtp) if smtp else None, clock=clock, policy=mail_policy)
-    # correspondence games (web/correspondence.py): the quota, and a turn's mail in the move's transaction
+    # correspondence games (web/round/correspondence.py): the quota, and a turn's mail in the move's transaction
     service.correspondence_per_client = limits.correspondence_per_client
     service.on_move.append(turn_mail_hook(notifier, service))
 
@@ -882,7 +887,7 @@ def create_app(
 
     reviews.account_of = review_account
     transport.reviews = reviews
-    chat = Chat(ChatStore(storage), service)  # the games' chat (web/chat.py): its messages and routes
+    chat = Chat(ChatStore(storage), service)  # the games' chat (web/social/chat.py): its messages and routes
     chat.install(transport)
 
     async def rules_md(request: Request) -> Response:
@@ -943,7 +948,7 @@ def create_app(
         return JSONResponse(service.replay_frames(room))
 
     async def lobby_now(request: Request) -> Response:
-        from jericho_game.web.lobby import snapshot
+        from jericho_game.web.lobby.seeks import snapshot
 
         return JSONResponse(await asyncio.get_running_loop().run_in_executor(None, snapshot, service))
 
@@ -985,7 +990,7 @@ def create_app(
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if (html := pages.html_error(request, exc.status_code)) is not None:
-            return html  # a page: the site's own 404 (jericho_game.web.pages)
+            return html  # a page: the site's own 404 (jericho_game.web.site.pages)
         if exc.status_code == 404:
             return _error("not_found", f"no such page: {request.url.path[:100]}", 404)
         if exc.status_code == 405:
@@ -1019,14 +1024,14 @@ def create_app(
         await asyncio.wait([rating_task, mail_task])
         await transport.stop()
         # The tasks just cancelled may have left a storage call running in a thread: its statement
-        # ends before the pool is disposed (jericho_game.web.callthreads; bounded).
+        # ends before the pool is disposed (jericho_game.web.storage.threads; bounded).
         await calls.drain(SHUTDOWN_WAIT)
         sys.setswitchinterval(switch)
         service.close()
         storage.close()
 
     routes = [
-        *pages.routes(),  # the site's pages, one layout, in English or French (jericho_game.web.pages)
+        *pages.routes(),  # the site's pages, one layout, in English or French (jericho_game.web.site.pages)
         Route("/healthz", healthz),
         Route("/api/rules.md", rules_md),
         Route("/api/topology", topology),
@@ -1040,15 +1045,15 @@ def create_app(
         Route("/api/mygames", my_games, methods=["POST"]),
         Route("/api/mygames/record", my_records, methods=["POST"]),
         WebSocketRoute("/lobby/ws", lobby_ws),
-        *review_routes(reviews),  # game review: GET / POST /api/games/{id}/review (jericho_game.web.review)
-        *analysis_routes(service, streams),  # the free analysis board, /analysis (jericho_game.web.analysis_board)
-        *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.tutorial)
-        *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts)
-        *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.ratings)
-        *notify_routes(notifier),  # e-mail address, switches, invitations by mail (jericho_game.web.notify)
-        *correspondence_routes(storage, accounts, limits.max_my_games),  # "your turn" (web/correspondence.py)
-        *puzzle_routes(PuzzleService(storage), accounts),  # /api/puzzles (jericho_game.web.puzzles)
-        *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.chat)
+        *review_routes(reviews),  # game review: GET / POST /api/games/{id}/review (jericho_game.web.learn.review)
+        *analysis_routes(service, streams),  # the analysis board, /analysis (jericho_game.web.learn.analysis_board)
+        *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.learn.tutorial)
+        *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts.accounts)
+        *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.accounts.ratings)
+        *notify_routes(notifier),  # e-mail address, switches, invitations by mail (jericho_game.web.social.notify)
+        *correspondence_routes(storage, accounts, limits.max_my_games),  # "your turn" (web/round/correspondence.py)
+        *puzzle_routes(PuzzleService(storage), accounts),  # /api/puzzles (jericho_game.web.learn.puzzles)
+        *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.social.chat)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -1057,7 +1062,7 @@ def create_app(
         exception_handlers={ClientError: client_error, HTTPException: http_error},
         lifespan=lifespan,
     )
-    app.add_middleware(InternalErrors)  # an unexpected error: a 500, one log line (web/errors.py)...
+    app.add_middleware(InternalErrors)  # an unexpected error: a 500, one log line (web/site/errors.py)...
     app.add_middleware(SecurityHeaders)  # ... which, like every answer, gets these headers
     app.add_middleware(GZipMiddleware, minimum_size=1000)  # pages, scripts, JSON (not WebSockets)
     app.state.service = service
@@ -1198,7 +1203,7 @@ def run(args: argparse.Namespace) -> int:
     """Start the web app with uvicorn and print its URL."""
     import uvicorn
 
-    from jericho_game.web.storage import StorageError
+    from jericho_game.web.storage.database import StorageError
 
     url = resolve_db_url(args.db)
     if args.workers < 1:
@@ -1245,7 +1250,7 @@ def run(args: argparse.Namespace) -> int:
     proxy = {"proxy_headers": bool(forwarded), "forwarded_allow_ips": forwarded or None}
     host = args.host
     shown = f"[{host}]" if ":" in host else host
-    # request-head size limit and timeout, keep-alive timeout (web/httpguard.py)
+    # request-head size limit and timeout, keep-alive timeout (web/site/httpguard.py)
     common = dict(host=host, port=args.port, log_level="warning", ws_max_size=64 * 1024, **proxy, **uvicorn_options())
     try:
         first = Storage(url)  # a clear message now rather than a traceback from each worker

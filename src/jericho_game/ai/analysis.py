@@ -1,0 +1,549 @@
+"""Game analysis: each position's winning chances by the strongest search, and the moves that lost most.
+
+Two nouns:
+
+* :class:`PositionEval` — one position (after ``ply`` moves): **South's winning chance** in
+  [0, 1] (a draw counts one half, as the search scores it), the move the AI prefers there, and
+  whether the figure is exact.
+* :class:`MoveJudgement` — one move played: its mover, the **loss** (the drop of the mover's
+  winning chance from the position before the move to the position after it) and the mark
+  that loss earns (:func:`classify`).
+
+Where the figures come from (:func:`evaluate`):
+
+* a finished position is exact: 1 if South won, 0 if North won, ½ for a draw;
+* a position where the side to move completes seven monoliths that no reply can break is
+  exact too (1 for the mover), with that move preferred;
+* a position the search's solver proves (C kernel: a move proven won, or every move proven
+  lost) is exact too;
+* a forced move (one legal move, e.g. a forced pass) takes the value of the position after it;
+* otherwise the ``master`` level's search (MCTS, :mod:`jericho_game.ai.levels`) runs with
+  ``sims`` simulations, never more than ``seconds``, and the figure is the search's **root
+  value**: the share of its simulations won by the side to move (draws half), turned to South's
+  point of view.  The preferred move is the search's choice (the most visited move).
+
+Marks (:func:`classify`), on the mover's loss in winning chance:
+
+=============  ======================  ====
+mark           loss at least           sign
+=============  ======================  ====
+inaccuracy     0.10 (10 points)        ?!
+mistake        0.20 (20 points)        ?
+blunder        0.30 (30 points)        ??
+=============  ======================  ====
+
+A move that is the AI's preferred move, or the only legal move, is never marked (its loss is
+0): what remains of a drop there is the search's noise, not the player's error.  The
+thresholds are on a 0–1 scale of winning chances (lichess's 0.1/0.2/0.3 are on a −1…1 scale,
+i.e. half these); MCTS root values at a review's budget are noisier than an engine's
+centipawns, so the marks need a wider margin.
+
+**Decided positions.**  A position is *decided* when it is exact (finished, or seven monoliths
+that no reply breaks) or when a side's winning chance is at most :data:`DECIDED` (5 %) — the
+other's at least 95 %.  A move that turns an undecided position into one decided against its
+mover is a **blunder whatever its size** (``MoveJudgement.decided``), provided it lost at least
+:data:`DECIDING_LOSS` (5 points: a smaller drop across the line is the search's noise).  So a
+move from 28 % to a lost 0 % is a blunder, not a "mistake".
+
+**Accuracy** (:func:`accuracy`), per side, 0–100, as lichess computes it
+(``lila/modules/analyse/src/main/AccuracyPercent.scala``), on winning chances in percent:
+
+* each move: ``103.1668 · exp(−0.04354 · drop) − 3.1669 + 1``, clamped to 0…100, where ``drop``
+  is the mover's loss in points (0 for the AI's preferred move or a forced move, as for the
+  marks; lichess's ``+ 1`` is its allowance for imperfect analysis);
+* the game: the mean of (a) the moves' accuracies weighted by the *volatility* around each move
+  — the standard deviation of South's winning chance over a window of ``clamp(moves / 10, 2, 8)``
+  positions, clamped to 0.5…12 — and (b) their harmonic mean (each move's accuracy at least 1
+  in it).  The weighting counts a move in a sharp phase more than one in a quiet phase; the
+  harmonic mean lets a few bad moves pull the figure down.
+
+Adapted in one point: lichess turns centipawns into a winning chance first; here the search gives
+the chance directly.
+
+**Turning points** (:func:`turning_points`): per side, the :data:`TURNING` moves that lost the
+most, marked or not, each with its **share of the slide** — its loss divided by the sum of all
+that side's losses in the game — so a game lost by many small steps still names its steps.
+
+**The line** (``PositionEval.line``): the preferred move and the best play after it, a few plies
+(:data:`LINE_PLIES`), found by following the preferred move with shorter searches (the C search
+returns only the root's children, so its tree cannot be walked down).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from jericho_game import kernel
+from jericho_game.ai._util import Deadline, game_state, to_move, winning_sevens
+from jericho_game.ai.base import Limit
+from jericho_game.game import Game
+from jericho_game.moves import Move
+
+__all__ = [
+    "INACCURACY",
+    "MISTAKE",
+    "BLUNDER",
+    "DECIDED",
+    "DECIDING_LOSS",
+    "LINE_PLIES",
+    "THRESHOLDS",
+    "TURNING",
+    "MoveJudgement",
+    "PositionEval",
+    "TurningPoint",
+    "accuracy",
+    "classify",
+    "decided",
+    "move_accuracy",
+    "evaluate",
+    "evaluate_game",
+    "evaluate_ply",
+    "judge",
+    "replay",
+    "stream",
+    "turning_points",
+]
+
+#: Losses of winning chance (0–1 scale) from which a move is marked.
+INACCURACY = 0.10
+MISTAKE = 0.20
+BLUNDER = 0.30
+#: The marks, strongest first: (name, least loss, sign).
+THRESHOLDS: tuple[tuple[str, float, str], ...] = (
+    ("blunder", BLUNDER, "??"),
+    ("mistake", MISTAKE, "?"),
+    ("inaccuracy", INACCURACY, "?!"),
+)
+
+#: A side whose winning chance is at most this (the other's at least 1 − this) has a decided game.
+DECIDED = 0.05
+#: The least loss for which crossing into a decided position makes a move a blunder (search noise).
+DECIDING_LOSS = 0.05
+#: The turning points shown per side (at least).
+TURNING = 3
+#: Plies of a position's line: the preferred move and the best play after it.
+LINE_PLIES = 5
+#: Each later ply of the line is searched with this share of the position's budget (1/8).
+_LINE_SHARE = 8
+
+_RESULT_VALUE = {"south": 1.0, "north": 0.0, "draw": 0.5}
+
+
+@dataclass(frozen=True)
+class PositionEval:
+    """The position after ``ply`` moves: South's winning chance ``south`` (0–1), the side to move
+    ``turn`` ("south"/"north"), the AI's preferred move ``best`` in notation (``None`` when the game
+    is over there), ``exact`` (decided, not estimated), the search's simulations ``sims`` and the
+    ``line``: ``best`` and the best play after it (up to :data:`LINE_PLIES` moves, empty when the
+    game is over there)."""
+
+    ply: int
+    south: float
+    turn: str
+    best: str | None
+    exact: bool
+    sims: int
+    line: tuple[str, ...] = field(default=())
+
+    def chance(self, side: str) -> float:
+        """``side``'s winning chance in this position."""
+        return self.south if side == "south" else 1.0 - self.south
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the web app stores and sends these)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class MoveJudgement:
+    """Move number ``ply`` (1 = the first move), ``move`` in notation, played by ``side``: the mover's
+    winning chance ``before`` and ``after`` it, the ``loss`` (0 when not marked-worthy by rule, see the
+    module), ``mark`` (``None``, "inaccuracy", "mistake" or "blunder"), the AI's preferred move
+    ``best`` in the position before, and ``decided``: the move turned an undecided position into
+    one decided against its mover (a blunder whatever its size)."""
+
+    ply: int
+    move: str
+    side: str
+    before: float
+    after: float
+    loss: float
+    mark: str | None
+    best: str | None
+    decided: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+def classify(loss: float) -> str | None:
+    """The mark a loss of winning chance earns: "blunder", "mistake", "inaccuracy" or ``None``."""
+    for name, least, _ in THRESHOLDS:
+        if loss >= least - 1e-9:
+            return name
+    return None
+
+
+def decided(chance: float, exact: bool = False) -> bool:
+    """Whether a position where a side's winning chance is ``chance`` is decided (see the module)."""
+    return exact or chance <= DECIDED + 1e-9 or chance >= 1.0 - DECIDED - 1e-9
+
+
+def replay(start_position: str | None, moves: list[str]) -> Game:
+    """The game from ``start_position`` (``None``: the standard start) after ``moves``."""
+    game = Game.from_position(start_position) if start_position else Game()
+    for mv in moves:
+        game.play(mv)
+    return game
+
+
+def evaluate(game: Game, ply: int, *, sims: int, seconds: float | None = None, seed: int = 0) -> PositionEval:
+    """Evaluate ``game``'s position (the ``ply``-th of its game) as the module describes; ``game`` is
+    not changed.  ``sims`` bounds the search (reproducible for a ``seed``), ``seconds`` caps it."""
+    if sims < 1:
+        raise ValueError(f"sims must be at least 1, got {sims}")
+    turn = game.turn.value
+    if game.is_over():
+        result = game.outcome()
+        assert result is not None
+        return PositionEval(ply, _RESULT_VALUE[result], turn, None, True, 0)
+    legal = game.legal_moves()
+    if len(legal) == 1:  # forced: the position after the only move is this one's value
+        after = game.copy()
+        after.play(legal[0])
+        nxt = evaluate(after, ply, sims=sims, seconds=seconds, seed=seed)
+        line = (str(legal[0]), *nxt.line)[:LINE_PLIES]
+        return PositionEval(ply, nxt.south, turn, str(legal[0]), nxt.exact, nxt.sims, line)
+    won = _winning_seven(game)
+    if won is not None:  # seven monoliths that no reply breaks: won, no search needed
+        return PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,))
+    move, mover_value, done, proven = _search(game, sims, seconds, seed)
+    south = mover_value if turn == "south" else 1.0 - mover_value
+    line = _line(game, str(move), sims, seconds, seed)
+    return PositionEval(ply, south, turn, str(move), proven, done, line)
+
+
+def _winning_seven(game: Game) -> str | None:
+    """A move completing seven monoliths that no reply breaks (the first in notation order), if any."""
+    state = game_state(game)
+    wins = winning_sevens(state, state.legal_codes())
+    return min(str(to_move(game, c)) for c in wins) if wins else None
+
+
+def _line(game: Game, first: str, sims: int, seconds: float | None, seed: int) -> tuple[str, ...]:
+    """``first`` and the best play after it, up to :data:`LINE_PLIES` moves: forced and winning
+    moves as :func:`evaluate` finds them, otherwise the move of a search with 1/8 of the budget."""
+    sub_sims = max(1, sims // _LINE_SHARE)
+    sub_seconds = None if seconds is None else seconds / _LINE_SHARE
+    after = game.copy()
+    after.play(first)
+    line = [first]
+    while len(line) < LINE_PLIES and not after.is_over():
+        legal = after.legal_moves()
+        if len(legal) == 1:
+            move = str(legal[0])
+        else:
+            won = _winning_seven(after)
+            move = won if won is not None else str(_search(after, sub_sims, sub_seconds, seed + len(line))[0])
+        line.append(move)
+        after.play(move)
+    return tuple(line)
+
+
+def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Move, float, int, bool]:
+    """The master level's search: (its move, the root value for the side to move, simulations run,
+    whether that value is proven).  On the C kernel the search's solver proves positions: a move
+    proven won makes the position won (value 1), every legal move proven lost makes it lost (0)."""
+    from jericho_game.ai.levels import MASTER_TIME, master
+    from jericho_game.ai.mcts import KernelMCTSPlayer, MCTSPlayer, Node
+
+    cap = MASTER_TIME if seconds is None else min(seconds, MASTER_TIME)
+    player = master(seed=seed, time=cap)
+    if isinstance(player, KernelMCTSPlayer):
+        move = player.choose_move(game, Limit(nodes=sims, time=cap, seed=seed))
+        children = [(visits, wins) for _, visits, wins in player.last_children]
+        if player.last_proven:  # a move proven won, or every move proven lost
+            won = 1 in player.last_proofs.values()
+            return move, 1.0 if won else 0.0, sum(n for n, _ in children), True
+    else:  # the pure-Python search (no C kernel): the same algorithm, run on a root we keep
+        assert isinstance(player, MCTSPlayer)
+        state = kernel.python_state(game_state(game))
+        root = Node(-1, 1 - state.turn)
+        player.search(state, root, sims, Deadline(cap))
+        top = max(root.children, key=lambda ch: (ch.n, ch.w))
+        move = to_move(game, top.code)
+        children = [(ch.n, ch.w) for ch in root.children]
+    visits = sum(n for n, _ in children)
+    value = sum(w for _, w in children) / visits if visits else 0.5
+    return move, min(1.0, max(0.0, value)), visits, False
+
+
+#: A streamed evaluation (:func:`stream`): the search runs in slices of at most this many seconds
+#: (so a stop is seen within one slice), and says where it stands about every ``every`` seconds.
+STREAM_SLICE = 0.05
+#: Each ply of a streamed evaluation's line after the first: a search of this many seconds at most
+#: (the line is recomputed at every update, so it costs little: 4 of them after each update).
+STREAM_LINE_SECONDS = 0.02
+
+
+def stream(
+    game: Game,
+    ply: int,
+    *,
+    sims: int,
+    seconds: float,
+    stopped: Callable[[], bool] = lambda: False,
+    every: float = 0.25,
+    seed: int = 0,
+) -> Iterator[PositionEval]:
+    """Evaluations of ``game``'s position at growing simulation counts: the analysis board's live
+    engine.  The ``master`` level's search (as :func:`evaluate`) runs on one tree in slices of
+    :data:`STREAM_SLICE`; about every ``every`` seconds (the first after the first slice) it yields
+    South's chance, the preferred move and its line so far.  It ends after ``sims`` simulations or
+    ``seconds``, when the solver proves the position (the last evaluation is then ``exact``), or at
+    the first slice after ``stopped()`` turns true.  A finished position, a seven that no reply
+    breaks, yields one exact evaluation; a forced move streams the position after it."""
+    if sims < 1 or seconds <= 0:
+        raise ValueError(f"sims and seconds must be positive, got {sims} and {seconds}")
+    turn = game.turn.value
+    if game.is_over():
+        result = game.outcome()
+        assert result is not None
+        yield PositionEval(ply, _RESULT_VALUE[result], turn, None, True, 0)
+        return
+    legal = game.legal_moves()
+    if len(legal) == 1:
+        after = game.copy()
+        after.play(legal[0])
+        forced = str(legal[0])
+        for ev in stream(after, ply, sims=sims, seconds=seconds, stopped=stopped, every=every, seed=seed):
+            line = (forced, *ev.line)[:LINE_PLIES]
+            yield PositionEval(ply, ev.south, turn, forced, ev.exact, ev.sims, line)
+        return
+    won = _winning_seven(game)
+    if won is not None:
+        yield PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,))
+        return
+    from jericho_game.ai.levels import MASTER_TIME, master
+    from jericho_game.ai.mcts import KernelMCTSPlayer, MCTSPlayer, Node
+
+    player = master(seed=seed, time=MASTER_TIME)
+    root = None
+    state = None
+    if not isinstance(player, KernelMCTSPlayer):  # the pure-Python search, on a root we keep
+        assert isinstance(player, MCTSPlayer)
+        state = kernel.python_state(game_state(game))
+        root = Node(-1, 1 - state.turn)
+    start = time.monotonic()
+    end = start + seconds
+    emit = start  # the first slice is reported at once
+    done = 0
+    while True:
+        left = end - time.monotonic()
+        budget = STREAM_SLICE if left <= 0 else min(STREAM_SLICE, left)
+        nodes = max(1, min(sims - done, 4096))
+        proven = False
+        if isinstance(player, KernelMCTSPlayer):
+            move = player.choose_move(game, Limit(nodes=nodes, time=budget, seed=seed if done == 0 else None))
+            done = sum(n for _, n, _ in player.last_children)
+            wins = sum(w for _, _, w in player.last_children)
+            value = wins / done if done else 0.5
+            if player.last_proven:
+                proven = True
+                value = 1.0 if 1 in player.last_proofs.values() else 0.0
+        else:
+            assert root is not None and state is not None and isinstance(player, MCTSPlayer)
+            player.search(state, root, nodes, Deadline(budget))
+            top = max(root.children, key=lambda ch: (ch.n, ch.w))
+            move = to_move(game, top.code)
+            done = sum(ch.n for ch in root.children)
+            value = sum(ch.w for ch in root.children) / done if done else 0.5
+        finished = proven or done >= sims or time.monotonic() >= end
+        if stopped():
+            return
+        now = time.monotonic()
+        if finished or now >= emit:
+            emit = now + every
+            south = value if turn == "south" else 1.0 - value
+            south = min(1.0, max(0.0, south))
+            line = _line(game, str(move), max(1, done // _LINE_SHARE), STREAM_LINE_SECONDS * _LINE_SHARE, seed)
+            yield PositionEval(ply, south, turn, str(move), proven, done, line)
+        if finished or stopped():
+            return
+
+
+def evaluate_game(
+    start_position: str | None, moves: list[str], *, sims: int, seconds: float | None = None
+) -> list[PositionEval]:
+    """Every position of a game, the start included (``len(moves) + 1`` evaluations); position
+    ``i`` is searched with seed ``i`` (reproducible when ``seconds`` does not cut the search)."""
+    game = replay(start_position, [])
+    out = [evaluate(game, 0, sims=sims, seconds=seconds, seed=0)]
+    for i, mv in enumerate(moves, start=1):
+        game.play(mv)
+        out.append(evaluate(game, i, sims=sims, seconds=seconds, seed=i))
+    return out
+
+
+def judge(moves: list[str], evals: list[PositionEval]) -> list[MoveJudgement]:
+    """The judgement of each move whose positions before and after are both evaluated.
+
+    ``evals[i]`` must be the evaluation of the position after ``i`` moves (as
+    :func:`evaluate_game` returns them, or a prefix of that list while a review is running)."""
+    out = []
+    for k in range(1, min(len(moves), len(evals) - 1) + 1):
+        before, after = evals[k - 1], evals[k]
+        if before.ply != k - 1 or after.ply != k:
+            raise ValueError(f"evaluations out of order at ply {k}: got plies {before.ply} and {after.ply}")
+        side = before.turn
+        move = moves[k - 1]
+        b, a = before.chance(side), after.chance(side)
+        loss = 0.0 if move == before.best else max(0.0, b - a)  # a forced move is the preferred one
+        mark = classify(loss)
+        # an undecided game made lost: a blunder whatever the size of the drop
+        lost_it = not decided(b, before.exact) and a <= DECIDED + 1e-9 and loss >= DECIDING_LOSS - 1e-9
+        if lost_it:
+            mark = "blunder"
+        out.append(MoveJudgement(k, move, side, b, a, round(loss, 4), mark, before.best, lost_it))
+    return out
+
+
+def move_accuracy(loss: float) -> float:
+    """A move's accuracy, 0–100, from its mover's ``loss`` of winning chance (0–1 scale), by lichess's
+    curve on points: ``103.1668 · exp(−0.04354 · points) − 3.1669 + 1``, clamped to 0…100."""
+    if loss <= 0:
+        return 100.0
+    raw = 103.1668100711649 * math.exp(-0.04354415386753951 * loss * 100.0) - 3.166924740191411 + 1.0
+    return min(100.0, max(0.0, raw))
+
+
+def accuracy(judgements: list[MoveJudgement], evals: list[PositionEval]) -> dict[str, float | None]:
+    """Each side's accuracy (0–100, ``None`` for a side without a judged move), as the module
+    describes: the mean of the volatility-weighted mean and the harmonic mean of its moves'
+    accuracies.  ``evals`` as for :func:`judge` (the positions around every judged move)."""
+    n = len(judgements)
+    if n == 0:
+        return {"south": None, "north": None}
+    chances = [e.south * 100.0 for e in evals[: n + 1]]
+    size = min(8, max(2, n // 10))
+    # one window per move: the first ones repeat the opening window (as lichess does)
+    first = chances[:size]
+    windows = [first] * (min(size, len(chances)) - 2)
+    windows += [chances[i : i + size] for i in range(max(1, len(chances) - size + 1))]
+    weights = [min(12.0, max(0.5, statistics.pstdev(w))) for w in windows[:n]]
+    out: dict[str, float | None] = {}
+    for side in ("south", "north"):
+        mine = [(move_accuracy(j.loss), weights[j.ply - 1]) for j in judgements if j.side == side]
+        if not mine:
+            out[side] = None
+            continue
+        weighted = sum(a * w for a, w in mine) / sum(w for _, w in mine)
+        harmonic = len(mine) / sum(1.0 / max(1.0, a) for a, _ in mine)
+        out[side] = round((weighted + harmonic) / 2.0, 1)
+    return out
+
+
+@dataclass(frozen=True)
+class TurningPoint:
+    """One of the moves that lost its side the most: move number ``ply``, its ``loss`` and its
+    ``share`` of everything that side lost in the game (0–1)."""
+
+    ply: int
+    side: str
+    move: str
+    loss: float
+    share: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+def turning_points(judgements: list[MoveJudgement], count: int = TURNING) -> dict[str, list[TurningPoint]]:
+    """Per side, its ``count`` costliest moves (loss above 0, marked or not), costliest first (the
+    earlier of equal ones first), with their share of the side's total loss (its *slide*)."""
+    out: dict[str, list[TurningPoint]] = {}
+    for side in ("south", "north"):
+        mine = [j for j in judgements if j.side == side and j.loss > 0]
+        total = sum(j.loss for j in mine)
+        top = sorted(mine, key=lambda j: (-j.loss, j.ply))[:count]
+        out[side] = [TurningPoint(j.ply, side, j.move, j.loss, round(j.loss / total, 4)) for j in top]
+    return out
+
+
+def evaluate_ply(
+    start_position: str | None, moves: list[str], ply: int, sims: int, seconds: float | None
+) -> PositionEval:
+    """The evaluation of the position after ``moves[:ply]`` with seed ``ply`` (what one review job
+    computes in an AI worker process; a plain function so that it pickles)."""
+    if not 0 <= ply <= len(moves):
+        raise ValueError(f"ply {ply} is outside the game (0..{len(moves)})")
+    return evaluate(replay(start_position, moves[:ply]), ply, sims=sims, seconds=seconds, seed=ply)
+
+
+def _sample_game() -> tuple[str | None, list[str]]:
+    """The benchmark's game: ``hard`` (South, seed 3) against ``medium`` (North, seed 4), 52 moves."""
+    from jericho_game.ai.base import make_player
+
+    players = {"south": make_player("hard", seed=3), "north": make_player("medium", seed=4)}
+    game = Game()
+    while not game.is_over():
+        game.play(players[game.turn.value].choose_move(game, None))
+    return None, [str(m) for m in game.history]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m jericho_game.ai.analysis [RECORD] [--sims N] [--seconds S]``: review a game, print each
+    position's evaluation and each move's mark, then the time it took (the review's benchmark)."""
+    import argparse
+    import os
+    import time
+
+    parser = argparse.ArgumentParser(prog="python -m jericho_game.ai.analysis", description=main.__doc__)
+    parser.add_argument("record", nargs="?", help="a .jgn record (default: a sample 52-move game, seeded)")
+    parser.add_argument("--sims", type=int, default=20_000, help="simulations per position (default 20000)")
+    parser.add_argument("--seconds", type=float, default=1.0, help="at most this long per position (default 1)")
+    args = parser.parse_args(argv)
+    from jericho_game.record import move_label
+
+    if args.record:
+        from jericho_game.record import read_record
+
+        with open(args.record, encoding="utf-8") as f:
+            rec = read_record(f.read())
+        start, moves = rec.tags.get("Position"), [str(m) for m in rec.moves]
+    else:
+        start, moves = _sample_game()
+    cpu, wall = time.process_time(), time.perf_counter()
+    evals = evaluate_game(start, moves, sims=args.sims, seconds=args.seconds)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    judged = {j.ply: j for j in judge(moves, evals)}
+    for ev in evals:
+        j = judged.get(ev.ply)
+        played = f"{j.move:>7} {j.side:5} loss {j.loss:.2f} {j.mark or '':10}" if j else " " * 37
+        print(f"{ev.ply:3}  {played} South {ev.south:.3f}{' exact' if ev.exact else '      '}  AI prefers {ev.best}")
+    judgements = list(judged.values())
+    acc = accuracy(judgements, evals)
+    first = evals[0].turn if evals else "south"
+    for side, points in turning_points(judgements).items():
+        steps = ", ".join(
+            f"{move_label(t.ply, first)} {t.move} -{round(t.loss * 100)} ({round(t.share * 100)}%)" for t in points
+        )
+        print(f"{side}: accuracy {acc[side]}; turning points: {steps or 'none'}")
+    n = len(evals)
+    print(
+        f"{len(moves)} moves, {n} positions, {args.sims} simulations per position (at most {args.seconds:g} s): "
+        f"{cpu:.1f} s CPU, {wall:.1f} s wall ({wall / n:.3f} s per position), "
+        f"{sum(e.sims for e in evals)} simulations; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,159 @@
+"""Named levels for people: a player and a budget each (table and measurements in docs/ai.md).
+
+* ``easy`` — ``greedy`` (one ply, random among equals); instant.
+* ``medium`` — ``mcts`` with guided playouts, 200 simulations; instant on the C kernel.
+* ``hard`` — ``mcts`` with guided playouts, 800 simulations.
+* ``expert`` — the strong search on the C kernel: greedy playouts (each move the best of all
+  placements by immediate margin) and the MCTS-solver (proven wins and losses), 30,000
+  simulations, never more than 1 s per move; and the endgame solver (``endgame=1``): a position
+  it settles within 30% of the move's budget is played exactly (fastest win, longest defence,
+  never a losing move from a drawn one), and solved leaves are proofs in the tree.
+  Without the C kernel: the pure-Python search, 4,000 simulations, at most 2.5 s.
+* ``master`` — the expert's search with ``MASTER_SIMS`` simulations, never more than 3 s per move.
+  Without the C kernel: the pure-Python search, 12,000 simulations, at most 3 s.
+* ``expert-v1`` and ``master-v1`` — the levels before the strong search (best-of-10 sampled
+  playouts, sevens defended, no solver; 30,000 and 100,000 simulations, 1 s and 3 s), frozen so
+  that every change is measured against them (docs/ai.md, "Tuning log").
+* ``expert-v2`` and ``master-v2`` — the expert and master before the endgame solver (issue 31):
+  greedy playouts and the MCTS-solver, 30,000 and 100,000 simulations, 1 s and 3 s, frozen.
+
+Budgets are simulation counts, so a level plays the same on any machine (only slower or
+faster) and arena results reproduce; the time caps keep the promises (expert 1 s, master
+3 s) on slow machines.  A ``Limit`` passed to ``choose_move`` replaces them.
+``mcts-py:sims=4000`` is the expert of the pure-Python era, kept to measure against.
+"""
+
+from __future__ import annotations
+
+from jericho_game import kernel
+from jericho_game.ai.base import Player
+from jericho_game.ai.greedy import GreedyPlayer
+from jericho_game.ai.mcts import mcts
+
+__all__ = [
+    "easy",
+    "medium",
+    "hard",
+    "expert",
+    "master",
+    "expert_v1",
+    "master_v1",
+    "expert_v2",
+    "master_v2",
+    "LEVELS",
+    "EXPERT_TIME",
+    "MASTER_TIME",
+]
+
+MEDIUM_SIMS = 200
+HARD_SIMS = 800
+#: Expert and master budgets on the C kernel: (simulations, seconds per move at most), the v1
+#: levels' own: a greedy playout costs about what a v1 playout does (1.0-1.3x with its memo of
+#: effects), so the same count takes about the same time (half the count lost to v1, docs/ai.md).
+EXPERT_C = (30_000, 1.0)
+MASTER_C = (100_000, 3.0)
+#: The strong search's exploration constant and widening (the tuning run in docs/ai.md).
+STRONG_C = 0.3
+STRONG_WIDEN = 2.0
+#: The v1 levels (frozen): budgets, and their playouts: each move the best of 10 sampled moves
+#: by margin (3 for the other levels), a side facing the opponent's seven breaking it (``defend``).
+EXPERT_V1_C = (30_000, 1.0)
+MASTER_V1_C = (100_000, 3.0)
+STRONG_K = 10
+#: The v2 levels (frozen before the endgame solver, issue 31): today's strong search without it.
+EXPERT_V2_C = (30_000, 1.0)
+MASTER_V2_C = (100_000, 3.0)
+V2_C = 0.3
+V2_WIDEN = 2.0
+#: The same levels on the pure-Python core (the expert is the pre-kernel expert).
+EXPERT_PY = (4_000, 2.5)
+MASTER_PY = (12_000, 3.0)
+EXPERT_SIMS, EXPERT_TIME = EXPERT_C if kernel.C is not None else EXPERT_PY
+MASTER_SIMS, MASTER_TIME = MASTER_C if kernel.C is not None else MASTER_PY
+
+
+def _strong(sims: int, time: float, seed: int | None) -> Player:
+    """The expert's and master's search: greedy playouts and the solver on the C kernel, the
+    pre-kernel search in Python."""
+    if kernel.C is not None:
+        return mcts(sims=sims, time=time, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1, endgame=1, seed=seed)
+    return mcts(sims=sims, time=time, playout="guided", seed=seed)
+
+
+def _v2(sims: int, time: float, seed: int | None) -> Player:
+    """The v2 expert's and master's search (frozen): greedy playouts and the MCTS-solver, no endgame solver."""
+    if kernel.C is not None:
+        return mcts(sims=sims, time=time, c=V2_C, widen=V2_WIDEN, greedy=1, solver=1, seed=seed)
+    return mcts(sims=sims, time=time, playout="guided", seed=seed)
+
+
+def _v1(sims: int, time: float, seed: int | None) -> Player:
+    """The v1 expert's and master's search: best-of-10 defended playouts on the C kernel."""
+    if kernel.C is not None:
+        return mcts(sims=sims, time=time, playout="guided", k=STRONG_K, defend=1, seed=seed)
+    return mcts(sims=sims, time=time, playout="guided", seed=seed)
+
+
+def _named(player: Player, name: str) -> Player:
+    player.name = name
+    return player
+
+
+def easy(seed: int | None = None) -> Player:
+    """Greedy one-ply play: takes monoliths, sees immediate wins and losses, nothing more."""
+    return _named(GreedyPlayer(seed=seed), "easy")
+
+
+def medium(seed: int | None = None) -> Player:
+    """MCTS with a small simulation budget: sees simple tactics, misses deeper plans."""
+    return _named(mcts(sims=MEDIUM_SIMS, playout="guided", seed=seed), "medium")
+
+
+def hard(seed: int | None = None) -> Player:
+    """MCTS with a moderate simulation budget."""
+    return _named(mcts(sims=HARD_SIMS, playout="guided", seed=seed), "hard")
+
+
+def expert(seed: int | None = None, time: float = EXPERT_TIME) -> Player:
+    """MCTS with ``EXPERT_SIMS`` simulations, never more than ``time`` seconds (default: the level's cap).
+
+    Simulation-bounded so that its games reproduce; the time cap keeps the promise on
+    slow machines.
+    """
+    if time <= 0 or time > 3.0:
+        raise ValueError(f"expert time must be in (0, 3] seconds, got {time}")
+    return _named(_strong(EXPERT_SIMS, time, seed), "expert")
+
+
+def master(seed: int | None = None, time: float = MASTER_TIME) -> Player:
+    """The strongest level: MCTS with ``MASTER_SIMS`` simulations, never more than ``time`` seconds (3 s)."""
+    if time <= 0 or time > 3.0:
+        raise ValueError(f"master time must be in (0, 3] seconds, got {time}")
+    return _named(_strong(MASTER_SIMS, time, seed), "master")
+
+
+def expert_v1(seed: int | None = None) -> Player:
+    """The expert before the strong search (frozen to measure against): 30,000 simulations, <= 1 s."""
+    sims, time = EXPERT_V1_C if kernel.C is not None else EXPERT_PY
+    return _named(_v1(sims, time, seed), "expert-v1")
+
+
+def master_v1(seed: int | None = None) -> Player:
+    """The master before the strong search (frozen to measure against): 100,000 simulations, <= 3 s."""
+    sims, time = MASTER_V1_C if kernel.C is not None else MASTER_PY
+    return _named(_v1(sims, time, seed), "master-v1")
+
+
+def expert_v2(seed: int | None = None) -> Player:
+    """The expert before the endgame solver (frozen to measure against): 30,000 simulations, <= 1 s."""
+    sims, time = EXPERT_V2_C if kernel.C is not None else EXPERT_PY
+    return _named(_v2(sims, time, seed), "expert-v2")
+
+
+def master_v2(seed: int | None = None) -> Player:
+    """The master before the endgame solver (frozen to measure against): 100,000 simulations, <= 3 s."""
+    sims, time = MASTER_V2_C if kernel.C is not None else MASTER_PY
+    return _named(_v2(sims, time, seed), "master-v2")
+
+
+LEVELS = {"easy": easy, "medium": medium, "hard": hard, "expert": expert, "master": master}

@@ -1,0 +1,146 @@
+"""Languages of the web app: English and French, from gettext catalogs (docs/web.md, "Translations").
+
+The catalogs (:mod:`jericho_game.web.i18n.catalog`: ``locale/{en,fr}/LC_MESSAGES/messages.po``
+beside this package, read with Babel, compiled in memory) serve the templates
+(:mod:`jericho_game.web.site.pages`), the page scripts (the messages whose source is a ``.js``
+file go into each page as a JSON blob, read by ``static/i18n.js``'s ``t()``), the server's error
+messages (:func:`error_text`) and the rules engine's own sentences (:mod:`.reasons`).
+
+The language of a request: the ``lang`` query parameter (a link can force it), then the
+``jericho_lang`` cookie (the header's switch sets it), then ``Accept-Language``, then English.
+"""
+
+from __future__ import annotations
+
+from jericho_game.web.i18n import reasons
+from jericho_game.web.i18n.catalog import (
+    COOKIE,
+    DEFAULT,
+    LANGUAGES,
+    LOCALE_DIR,
+    N_,
+    NATIVE,
+    choose,
+    connection_language,
+    format_date,
+    format_number,
+    from_accept_language,
+    js_catalog,
+    request_language,
+    translations,
+)
+
+__all__ = [
+    "COOKIE",
+    "DEFAULT",
+    "LANGUAGES",
+    "LOCALE_DIR",
+    "NATIVE",
+    "N_",
+    "choose",
+    "connection_language",
+    "format_date",
+    "format_number",
+    "from_accept_language",
+    "js_catalog",
+    "request_language",
+    "translations",
+    "ERRORS",
+    "error_text",
+]
+
+
+# The human text of each error code, for the languages other than English.  English keeps the
+# server's own message (more precise: it names the value that was wrong); these say the same in
+# general words, and the code stays the same in every language.
+ERRORS = {
+    "bad_request": N_("This request is not valid."),
+    "bad_json": N_("The request is not valid JSON."),
+    "bad_message": N_("This message is not understood."),
+    "too_large": N_("The request is too large."),
+    "too_many": N_("Too many requests: wait a moment and try again."),
+    "rate_limited": N_("Too many requests: wait a moment and try again."),
+    "busy": N_("The server is busy: try again in a moment."),
+    "game_over": N_("The game is over."),
+    "not_over": N_("The game is not over yet."),
+    "not_a_player": N_("You are not playing in this game."),
+    "not_your_turn": N_("It is not your turn."),
+    "illegal": N_("This move is not allowed."),
+    "waiting": N_("The game is waiting for an opponent."),
+    "nothing_to_undo": N_("There is no move to take back."),
+    "no_undo": N_("Taking back moves is not allowed in this game."),
+    "unknown_game": N_("There is no game at this address."),
+    "corrupt_game": N_("This game's record cannot be read."),
+    "seat_taken": N_("This seat is already taken."),
+    "bad_level": N_("This computer level is not available."),
+    "moved_on": N_("The game moved on meanwhile: nothing was played."),
+    "not_your_seat": N_("This seat belongs to another account: log in as its player to play it."),
+    "no_offer": N_("There is no offer to answer."),
+    "too_early": N_("Too early: wait a little longer."),
+    "bad_username": N_("A username is 3 to 24 letters, digits, '_' or '-', starting with a letter or a digit."),
+    "bad_invite": N_("This invitation is not valid, or it has already been used."),
+    "bad_token": N_("This seat's key is not valid."),
+    "name_required": N_("Choose a name first."),
+    "timed_game": N_("Not possible in a game with a clock."),
+    "not_online": N_("Only in an online game."),
+    "opponent_here": N_("Your opponent is still here."),
+    "own_offer": N_("You cannot answer your own offer."),
+    "offer_pending": N_("An offer is already waiting for an answer."),
+    "offer_again": N_("You made this offer a moment ago: wait before making it again."),
+    "cannot_abort": N_("This game can no longer be cancelled."),
+    "review_not_done": N_("The review is not finished yet."),
+    "review_exists": N_("This game's review was already asked for: it is on its way."),
+    "no_line": N_("The review has no line of the AI for this position."),
+    "ai_quota": N_("You already have the most games waiting for the AI: wait for a reply; nothing was changed."),
+    "seek_quota": N_("You already have the most open seeks in the lobby: wait for an opponent or cancel one."),
+    "review_quota": N_("You already have the most reviews waiting: wait for one to finish; nothing was queued."),
+    "unknown_puzzle": N_("There is no such puzzle."),
+    "illegal_move": N_("This move is not allowed in this position."),
+    "bad_position": N_("This position text cannot be read."),
+    "bad_record": N_("This game record cannot be read."),
+    "login_required": N_("Log in first."),
+    "not_logged_in": N_("You are not logged in."),
+    "bad_login": N_("Wrong username or password."),
+    "bad_password": N_("This password is not accepted: at least 10 characters, and not a common password."),
+    "username_taken": N_("This username is already taken."),
+    "unknown_account": N_("There is no such player."),
+    "signup_closed": N_("Sign-up is closed on this server."),
+    "same_account": N_("You cannot play against yourself in a rated game."),
+    "not_admin": N_("Only an administrator can do this."),
+    "not_found": N_("There is no page at this address."),
+    "bad_method": N_("This method is not allowed here."),
+    "internal": N_("Server error: the game is safe, try again."),
+    "full": N_("Too many connections: try again later."),
+    "csrf": N_("The page is out of date: reload it and try again."),
+    # the games' chat (web/social/chat.py)
+    "chat_too_long": N_("This chat message is too long."),
+    "chat_muted": N_("An administrator has muted your chat on this site."),
+    "spectator_chat": N_("The spectators' chat opens to the players once the game is over."),
+    "unknown_message": N_("There is no such chat message."),
+    # e-mail notifications (web/social/notify.py)
+    "bad_email": N_("This e-mail address is not valid."),
+    "email_off": N_("This server sends no e-mail."),
+    "too_soon": N_("A confirmation mail was sent a moment ago: wait a minute."),
+    "not_your_game": N_("Only a player of this game can do this."),
+    "not_invitable": N_("Only an online game waiting for its invited opponent can be sent by mail."),
+    "bad_link": N_("This link is not valid."),
+    "correspondence_quota": N_("You already have the most correspondence games going: finish one first."),
+    "unavailable": N_("The engine is not available on this server."),
+}
+
+
+def error_text(code: str, message: str, lang: str) -> str:
+    """The human text of an error for ``lang``: English keeps ``message``; another language gets
+    ``message`` translated when the catalog has it word for word or it is one of the rules
+    engine's sentences (:mod:`jericho_game.web.i18n.reasons`), else the code's general text."""
+    if lang == DEFAULT or lang not in LANGUAGES:
+        return message
+    tr = translations(lang)
+    translated = tr.gettext(message)
+    if translated != message:
+        return translated
+    engine = reasons.translate(message, lang)  # the rules engine's own sentence (why a move is refused)
+    if engine is not None:
+        return engine
+    general = ERRORS.get(code)
+    return tr.gettext(general) if general else message

@@ -1,0 +1,414 @@
+"""Puzzles on the web: the ``/puzzles`` page, its API, and puzzle ratings in the database.
+
+The puzzles are the package's proved set (:func:`jericho_game.ai.puzzles.shipped_puzzles`,
+made by ``jericho puzzles make``); what changes lives in the database, so any server process
+answers the same (docs/web.md, "Puzzles"):
+
+* ``puzzle_players`` — one Glicko-2 rating per *solver*: an account (``account:ID``) when the
+  request carries a live session, else a browser (``browser:`` + SHA-256 of the random token the
+  page keeps in ``localStorage`` and sends as ``X-Puzzler``);
+* ``puzzle_attempts`` — one row per (solver, puzzle), primary key: the first attempt is the
+  rated one, however many processes race (a repeat is answered from the row, rating unchanged);
+* ``puzzle_ratings`` — each puzzle's own Glicko-2 rating, moved by every rated attempt (the
+  puzzle "loses" when the solver wins), starting from the shipped rating.
+
+``GET /api/puzzles/next`` picks, among the puzzles the solver has not tried, one of the few
+whose rating is nearest the solver's.  ``POST /api/puzzles/{id}/try`` checks one move of the
+line and plays the reply; ``POST /api/puzzles/{id}/result`` rates the attempt from the moves the
+solver played (the server compares them with the solution; a cell or piece hint, or showing
+the solution, makes it a failure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import random
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, select, text
+from sqlalchemy.exc import IntegrityError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from jericho_game.ai.puzzles import THEME_NAMES, Budget, Puzzle, SearchLimit, refutation, shipped_puzzles
+from jericho_game.errors import JerichoError
+from jericho_game.game import Game
+from jericho_game.web import i18n
+from jericho_game.web.accounts.accounts import AccountService, _body
+from jericho_game.web.accounts.glicko2 import Rating, update
+from jericho_game.web.i18n import reasons
+from jericho_game.web.learn.tutorial import view
+from jericho_game.web.round.rooms import ClientError
+from jericho_game.web.storage.database import Storage
+
+__all__ = ["PuzzleService", "puzzle_routes", "games_from_db", "puzzles_metadata", "PUZZLER_HEADER"]
+
+# a refused move in a puzzle; the English text is written in PuzzleService.try_move
+NOT_ALLOWED = i18n.N_("Not allowed: {reason}.")
+
+#: The header that carries an anonymous browser's puzzle token.
+PUZZLER_HEADER = "x-puzzler"
+_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{16,64}")
+#: How many of the nearest-rated unseen puzzles the next one is drawn from (so two solvers of the
+#: same rating do not all get the same sequence).
+NEAREST = 8
+#: A puzzle's rating deviation before anyone tried it.
+PUZZLE_RD = 200.0
+#: Hints at or past this many (1: the theme, 2: the cell, 3: the piece) make the attempt a failure.
+COSTLY_HINTS = 2
+#: The search budget of one refutation shown after a wrong move (pushes, seconds): a request can
+#: cost at most this much CPU, and the answers are cached per position (they never change).
+REFUTE_NODES, REFUTE_SECONDS = 150_000, 1.0
+REFUTE_CACHE = 4096
+
+puzzles_metadata = MetaData()
+
+puzzle_players = Table(
+    "puzzle_players",
+    puzzles_metadata,
+    Column("player", String(80), primary_key=True),  # "account:ID" or "browser:SHA256"
+    Column("rating", Float, nullable=False),
+    Column("rd", Float, nullable=False),
+    Column("volatility", Float, nullable=False),
+    Column("solved", Integer, nullable=False),
+    Column("failed", Integer, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
+puzzle_attempts = Table(
+    "puzzle_attempts",
+    puzzles_metadata,
+    Column("player", String(80), primary_key=True),
+    Column("puzzle_id", String(16), primary_key=True),  # one rated attempt per solver and puzzle
+    Column("at", Float, nullable=False),
+    Column("solved", Integer, nullable=False),
+    Column("rating_before", Float, nullable=False),
+    Column("rating", Float, nullable=False),
+)
+Index("puzzle_attempts_recent", puzzle_attempts.c.player, puzzle_attempts.c.at)
+
+puzzle_ratings = Table(
+    "puzzle_ratings",
+    puzzles_metadata,
+    Column("puzzle_id", String(16), primary_key=True),
+    Column("rating", Float, nullable=False),
+    Column("rd", Float, nullable=False),
+    Column("volatility", Float, nullable=False),
+    Column("plays", Integer, nullable=False),
+    Column("wins", Integer, nullable=False),  # attempts the solver got right
+)
+
+
+class PuzzleService:
+    """Choosing, checking and rating puzzles; every decision reads the database."""
+
+    def __init__(self, storage: Storage, puzzles: list[Puzzle] | None = None) -> None:
+        self.storage = storage
+        self.puzzles = shipped_puzzles() if puzzles is None else puzzles
+        if not self.puzzles:
+            raise ValueError("no puzzles to serve")
+        self.by_id = {p.id: p for p in self.puzzles}
+        storage.create_tables(puzzles_metadata)
+
+    # -- who is solving ----------------------------------------------------------------------------
+    @staticmethod
+    def browser_key(token: str | None) -> str | None:
+        """The solver key of an anonymous browser's token (``None``: no usable token)."""
+        if not token or not _TOKEN_RE.fullmatch(token):
+            return None
+        return "browser:" + hashlib.sha256(token.encode()).hexdigest()[:40]
+
+    def get(self, puzzle_id: str) -> Puzzle:
+        """The puzzle ``puzzle_id`` (404 ``unknown_puzzle`` when there is none)."""
+        p = self.by_id.get(puzzle_id)
+        if p is None:
+            raise ClientError("unknown_puzzle", f"no puzzle has the id {puzzle_id[:20]!r}", 404)
+        return p
+
+    def _player(self, conn: Any, key: str, lock: bool = False) -> Rating:
+        q = select(puzzle_players.c.rating, puzzle_players.c.rd, puzzle_players.c.volatility).where(
+            puzzle_players.c.player == key
+        )
+        row = conn.execute(q.with_for_update() if lock else q).first()
+        return Rating() if row is None else Rating(row[0], row[1], row[2])
+
+    def _puzzle_rating(self, conn: Any, p: Puzzle, lock: bool = False) -> Rating:
+        q = select(puzzle_ratings.c.rating, puzzle_ratings.c.rd, puzzle_ratings.c.volatility).where(
+            puzzle_ratings.c.puzzle_id == p.id
+        )
+        row = conn.execute(q.with_for_update() if lock else q).first()
+        if row is None:
+            return Rating(p.rating, PUZZLE_RD, 0.06)
+        return Rating(row[0], row[1], row[2])
+
+    def player_view(self, key: str | None) -> dict[str, Any] | None:
+        """A solver's rating and counts, as the page shows them (``None`` without a solver)."""
+        if key is None:
+            return None
+        with self.storage.reader.connect() as conn:
+            row = conn.execute(
+                select(
+                    puzzle_players.c.rating, puzzle_players.c.rd, puzzle_players.c.solved, puzzle_players.c.failed
+                ).where(puzzle_players.c.player == key)
+            ).first()
+        if row is None:
+            return {"rating": 1500, "rd": 350, "solved": 0, "failed": 0, "provisional": True}
+        return {
+            "rating": round(row[0]),
+            "rd": round(row[1]),
+            "solved": row[2],
+            "failed": row[3],
+            "provisional": row[1] > 110,
+        }
+
+    # -- choosing ---------------------------------------------------------------------------------
+    def next(self, key: str | None, skip: str | None = None, rng: random.Random | None = None) -> Puzzle:
+        """The next puzzle for solver ``key``: unseen, among the :data:`NEAREST` nearest its rating."""
+        rng = rng or random.Random()
+        with self.storage.reader.connect() as conn:
+            me = self._player(conn, key).rating if key else Rating().rating
+            seen: dict[str, float] = {}
+            if key:
+                seen = {
+                    r[0]: r[1]
+                    for r in conn.execute(
+                        select(puzzle_attempts.c.puzzle_id, puzzle_attempts.c.at).where(puzzle_attempts.c.player == key)
+                    )
+                }
+            rated = {r[0]: r[1] for r in conn.execute(select(puzzle_ratings.c.puzzle_id, puzzle_ratings.c.rating))}
+        pool = [p for p in self.puzzles if p.id not in seen and p.id != skip]
+        if not pool:  # everything tried: the ones tried longest ago come back
+            oldest = sorted(self.puzzles, key=lambda p: seen.get(p.id, 0.0))
+            pool = [p for p in oldest[: max(1, len(oldest) // 4)] if p.id != skip] or oldest[:1]
+        pool.sort(key=lambda p: (abs(rated.get(p.id, p.rating) - me), p.id))
+        return rng.choice(pool[:NEAREST])
+
+    def describe(self, p: Puzzle) -> dict[str, Any]:
+        """The API's form of a puzzle (docs/web.md, "Puzzles")."""
+        with self.storage.reader.connect() as conn:
+            rating = self._puzzle_rating(conn, p)
+            plays = conn.execute(
+                select(puzzle_ratings.c.plays, puzzle_ratings.c.wins).where(puzzle_ratings.c.puzzle_id == p.id)
+            ).first()
+        return {
+            "id": p.id,
+            "position": p.position,
+            "side": p.side,
+            "theme": p.theme,
+            "theme_text": THEME_NAMES[p.theme],
+            "solution": list(p.solution),
+            "rating": round(rating.rating),
+            "plays": plays[0] if plays else 0,
+            "solved_by": plays[1] if plays else 0,
+            "source": p.source,
+            "game": view(Game.from_position(p.position)),
+        }
+
+    # -- playing ----------------------------------------------------------------------------------
+    def try_move(self, p: Puzzle, moves: Any, attempt: Any) -> dict[str, Any]:
+        """One move of the solver: ``moves`` are the line so far (the solution's first moves)."""
+        if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
+            raise ClientError("bad_request", "'moves' must be a list of moves in notation, e.g. [\"5R@d2\"]")
+        if not isinstance(attempt, str) or len(attempt) > 32:
+            raise ClientError("bad_request", "'try' must be a move in notation, e.g. \"5R@d2\"")
+        step = len(moves)
+        if step % 2 or step >= len(p.solution) or [m.lower() for m in moves] != [m.lower() for m in p.solution[:step]]:
+            raise ClientError("bad_request", "'moves' must be the start of the puzzle's line, ending before your move")
+        game = Game.from_position(p.position)
+        for m in moves:
+            game.play(m)
+        reason = game.why_illegal(attempt)
+        if reason is not None:
+            sides = reason.replace("south", "South").replace("north", "North")
+            answer = {"legal": False, "correct": False, "message": f"Not allowed: {sides}.", "game": view(game)}
+            return {**answer, "why": reason}  # the route says it in the request's language
+        played = str(game.play(attempt))
+        if played != p.solution[step]:
+            reply = _refute(game.position(), p.theme)
+            if reply is not None:
+                game.play(reply)  # the board shows the refutation played
+            return {
+                "legal": True, "correct": False, "played": played, "reply": reply,
+                "message": _wrong_words(p, played, reply), "game": view(game),
+            }  # fmt: skip
+        reply = p.solution[step + 1] if step + 1 < len(p.solution) else None
+        if reply is not None:
+            game.play(reply)
+        done = step + 2 >= len(p.solution)
+        return {"legal": True, "correct": True, "played": played, "reply": reply, "done": done, "game": view(game)}
+
+    def result(self, key: str | None, p: Puzzle, moves: Any, hints: Any) -> dict[str, Any]:
+        """Rate an attempt: solved when ``moves`` (the solver's own moves) are the solution's and
+        fewer than :data:`COSTLY_HINTS` hints were shown.  The first attempt per solver counts."""
+        if not isinstance(moves, list) or not all(isinstance(m, str) and len(m) <= 32 for m in moves) or len(moves) > 8:
+            raise ClientError("bad_request", "'moves' must be the list of your moves in notation")
+        if not isinstance(hints, int) or isinstance(hints, bool) or not 0 <= hints <= 10:
+            raise ClientError("bad_request", "'hints' must be the number of hints shown (0-10)")
+        mine = list(p.solution[::2])
+        solved = [m.strip().lower() for m in moves] == [m.lower() for m in mine] and hints < COSTLY_HINTS
+        out: dict[str, Any] = {"id": p.id, "solved": solved, "solution": list(p.solution), "rated": False}
+        if key is None:
+            return out
+        now = time.time()
+        try:
+            with self.storage.engine.begin() as conn:
+                # both rows exist before they are locked (a first attempt creates them; racing
+                # creators meet on the primary key and do nothing), then are locked in one order,
+                # solver before puzzle, so that concurrent attempts never deadlock
+                conn.execute(_NEW_PLAYER, {"p": key, "now": now})
+                conn.execute(_NEW_PUZZLE, {"id": p.id, "r": p.rating, "rd": PUZZLE_RD})
+                me = self._player(conn, key, lock=True)
+                pr = self._puzzle_rating(conn, p, lock=True)
+                score = 1.0 if solved else 0.0
+                new_me = update(me, [(pr, score)])
+                new_p = update(pr, [(me, 1.0 - score)])
+                # a second attempt (any process) fails here on the primary key and changes nothing
+                conn.execute(
+                    puzzle_attempts.insert().values(
+                        player=key, puzzle_id=p.id, at=now, solved=int(solved),
+                        rating_before=me.rating, rating=new_me.rating,
+                    )
+                )  # fmt: skip
+                conn.execute(
+                    text(
+                        "UPDATE puzzle_players SET rating = :r, rd = :rd, volatility = :v, solved = solved + :s, "
+                        "failed = failed + :f, updated_at = :now WHERE player = :p"
+                    ),
+                    {"r": new_me.rating, "rd": new_me.rd, "v": new_me.volatility, "s": int(solved),
+                     "f": int(not solved), "now": now, "p": key},
+                )  # fmt: skip
+                conn.execute(
+                    text(
+                        "UPDATE puzzle_ratings SET rating = :r, rd = :rd, volatility = :v, plays = plays + 1, "
+                        "wins = wins + :w WHERE puzzle_id = :id"
+                    ),
+                    {"r": new_p.rating, "rd": new_p.rd, "v": new_p.volatility, "w": int(solved), "id": p.id},
+                )
+        except IntegrityError:
+            # tried before (or a racing first try of another process won): report that attempt
+            with self.storage.reader.connect() as conn:
+                row = conn.execute(
+                    select(puzzle_attempts.c.solved, puzzle_attempts.c.rating_before, puzzle_attempts.c.rating).where(
+                        (puzzle_attempts.c.player == key) & (puzzle_attempts.c.puzzle_id == p.id)
+                    )
+                ).first()
+            if row is not None:
+                out.update(first_solved=bool(row[0]), before=round(row[1]), after=round(row[2]))
+            out["player"] = self.player_view(key)
+            return out
+        out.update(rated=True, before=round(me.rating), after=round(new_me.rating), player=self.player_view(key))
+        return out
+
+
+# "INSERT ... ON CONFLICT DO NOTHING" reads the same on SQLite (3.24+) and PostgreSQL
+_NEW_PLAYER = text(
+    "INSERT INTO puzzle_players (player, rating, rd, volatility, solved, failed, updated_at) "
+    "VALUES (:p, 1500.0, 350.0, 0.06, 0, 0, :now) ON CONFLICT (player) DO NOTHING"
+)
+_NEW_PUZZLE = text(
+    "INSERT INTO puzzle_ratings (puzzle_id, rating, rd, volatility, plays, wins) "
+    "VALUES (:id, :r, :rd, 0.06, 0, 0) ON CONFLICT (puzzle_id) DO NOTHING"
+)
+
+
+@functools.lru_cache(maxsize=REFUTE_CACHE)
+def _refute(position: str, theme: str) -> str | None:
+    """The reply that refutes a wrong move (the position after it), or None (none found in budget)."""
+    try:
+        return refutation(Game.from_position(position), theme, Budget(REFUTE_NODES, REFUTE_SECONDS).start())
+    except SearchLimit:
+        return None  # the words then say so without naming a move
+
+
+def _wrong_words(p: Puzzle, played: str, reply: str | None) -> str:
+    if p.theme in ("break-the-seven", "hold-on"):
+        then = f" {reply} wins at once" if reply else " the opponent keeps a winning line"
+        return f"{played} does not save the game:{then}."
+    then = f"{reply} holds on" if reply else "the opponent can hold on"
+    return f"{played} does not force the win: {then}."
+
+
+def games_from_db(url: str) -> Iterator[tuple[str, Game, list[str]]]:
+    """``(key, start, moves)`` of every finished game in a web app database (key: ``db:ID``)."""
+    from jericho_game.web.storage.database import resolve_db_url
+
+    store = Storage(resolve_db_url(url))
+    try:
+        with store.reader.connect() as conn:
+            ids = [
+                (r[0], r[1])
+                for r in conn.execute(
+                    text("SELECT id, start_position FROM games WHERE result IS NOT NULL ORDER BY created_at, id")
+                )
+            ]
+        for gid, start_text in ids:
+            with store.reader.connect() as conn:
+                moves = [
+                    r[0]
+                    for r in conn.execute(text("SELECT move FROM moves WHERE game_id = :id ORDER BY ply"), {"id": gid})
+                ]
+            try:
+                start = Game.from_position(start_text) if start_text else Game()
+            except JerichoError:
+                continue  # a start the engine no longer reads is no source of puzzles
+            yield f"db:{gid}", start, moves
+    finally:
+        store.close()
+
+
+def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Route]:
+    """``/api/puzzles/...``; the pages ``/puzzles`` and ``/puzzles/{id}`` are in :mod:`jericho_game.web.site.pages`."""
+
+    async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    def solver(request: Request, change: bool) -> str | None:
+        sess = accounts.account_for_change(request) if change else accounts.session_of(request)
+        if sess is not None:
+            return f"account:{sess.account.id}"
+        return service.browser_key(request.headers.get(PUZZLER_HEADER))
+
+    async def next_puzzle(request: Request) -> Response:
+        key = await blocking(solver, request, False)
+        skip = request.query_params.get("skip")
+        p = await blocking(service.next, key, skip)
+        body = await blocking(service.describe, p)
+        body["player"] = await blocking(service.player_view, key)
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+    async def one(request: Request) -> Response:
+        p = service.get(request.path_params["id"])
+        key = await blocking(solver, request, False)
+        body = await blocking(service.describe, p)
+        body["player"] = await blocking(service.player_view, key)
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+    async def try_move(request: Request) -> Response:
+        p = service.get(request.path_params["id"])
+        data = await _body(request)
+        answer = await blocking(service.try_move, p, data.get("moves", []), data.get("try"))
+        why = answer.pop("why", None)
+        lang = i18n.request_language(request)
+        if why is not None and lang != i18n.DEFAULT:  # the engine's reason, in the page's language
+            said = reasons.translate(why, lang) or why
+            answer["message"] = i18n.translations(lang).gettext(NOT_ALLOWED).format(reason=said)
+        return JSONResponse(answer)
+
+    async def result(request: Request) -> Response:
+        p = service.get(request.path_params["id"])
+        data = await _body(request)
+        key = await blocking(solver, request, True)
+        return JSONResponse(await blocking(service.result, key, p, data.get("moves"), data.get("hints", 0)))
+
+    return [
+        Route("/api/puzzles/next", next_puzzle),
+        Route("/api/puzzles/{id}", one),
+        Route("/api/puzzles/{id}/try", try_move, methods=["POST"]),
+        Route("/api/puzzles/{id}/result", result, methods=["POST"]),
+    ]

@@ -1,0 +1,328 @@
+// Puzzles: a position from a real game where exactly one move wins or saves the game (proved by
+// the engine's search, jericho_game.puzzles).  The server checks each move and plays the reply
+// (POST /api/puzzles/ID/try) and rates the first attempt (POST /api/puzzles/ID/result); this page
+// only draws.  An anonymous browser is known by a random token kept in localStorage and sent as
+// X-Puzzler; a logged-in player's rating is the account's.  All text goes in through textContent.
+import { Board, COLOUR_NAME, describeTower, drawPiece } from "./board.js";
+import { initContrast } from "./contrast.js";
+import { changeHeaders } from "./account.js";
+import { t } from "./i18n.js";
+import { rove, trayKeys } from "./traykeys.js";
+
+initContrast();
+const $ = (id) => document.getElementById(id);
+const SIDE_NAME = { south: t("South"), north: t("North") };
+const TOKEN_KEY = "jericho:puzzler";
+// what each theme asks (the server's theme_text, jericho_game.puzzles.THEME_NAMES, in the page's language)
+const THEME_TEXT = {
+  "win-in-1": t("Win in 1: make seven monoliths that no reply can break"),
+  "win-in-2": t("Win in 2: one move forces seven monoliths on your next turn"),
+  "break-the-seven": t("Break the seven: your opponent holds seven monoliths; only one move saves you"),
+  "hold-on": t("Hold on: your opponent threatens an unbreakable seven; only one move stops it"),
+};
+const themeText = () => THEME_TEXT[S.P.theme] ?? S.P.theme_text;
+
+/** Why a legal move is not the solution (the server's message, web/learn/puzzles.py, in the page's language). */
+function wrongWords(move, reply) {
+  if (S.P.theme === "break-the-seven" || S.P.theme === "hold-on") {
+    return reply ? t("{move} does not save the game: {reply} wins at once.", { move, reply }) :
+      t("{move} does not save the game: the opponent keeps a winning line.", { move });
+  }
+  return reply ? t("{move} does not force the win: {reply} holds on.", { move, reply }) :
+    t("{move} does not force the win: the opponent can hold on.", { move });
+}
+// P: the puzzle from the server; line: the moves played so far (the solution's first moves);
+// mine: the solver's own moves, as sent with the result; hints: how many hints were shown;
+// over: solved, failed or solution shown; posted: the result was sent (only the first attempt counts)
+const S = { P: null, game: null, line: [], mine: [], hints: 0, over: false, failed: false, posted: false,
+  selected: null, busy: false, hintCell: null };
+let board = null;
+let topo = null;
+
+function token() {
+  let tok = null;
+  try { tok = localStorage.getItem(TOKEN_KEY); } catch { /* private mode: a token per page */ }
+  if (!tok || !/^[A-Za-z0-9_-]{16,64}$/.test(tok)) {
+    const bytes = new Uint8Array(18);
+    crypto.getRandomValues(bytes);
+    tok = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    try { localStorage.setItem(TOKEN_KEY, tok); } catch { /* private mode */ }
+  }
+  return tok;
+}
+
+async function api(url, body) {
+  const headers = body === undefined ? {} : await changeHeaders();
+  headers["X-Puzzler"] = token();
+  const r = await fetch(url, body === undefined ? { headers, cache: "no-store" } :
+    { method: "POST", headers, body: JSON.stringify(body) });
+  const data = await r.json();
+  if (!r.ok) throw new Error(data.message || r.statusText);
+  return data;
+}
+
+function feedback(text, kind = "") {
+  $("feedback").textContent = text;
+  $("feedback").className = `feedback ${kind}`;
+}
+
+function sideOf() { return S.P.side; }
+function other(side) { return side === "south" ? "north" : "south"; }
+
+function showPlayer(player) {
+  if (!player) { $("puzzle-score").textContent = ""; return; }
+  const args = { rating: player.rating, solved: player.solved, failed: player.failed };
+  $("puzzle-score").textContent = player.provisional ?
+    t("Your puzzle rating: {rating} (provisional) · solved {solved}, failed {failed}", args) :
+    t("Your puzzle rating: {rating} · solved {solved}, failed {failed}", args);
+}
+
+async function load(id) {
+  const skip = S.P ? `?skip=${encodeURIComponent(S.P.id)}` : "";
+  const data = await api(id ? `/api/puzzles/${encodeURIComponent(id)}` : `/api/puzzles/next${skip}`);
+  Object.assign(S, { P: data, game: data.game, line: [], mine: [], hints: 0, over: false, failed: false,
+    posted: false, selected: null, busy: false, hintCell: null });
+  history.replaceState(null, "", `/puzzles/${encodeURIComponent(data.id)}`);
+  board.setFlip(data.side === "north");  // the solver's camp at the bottom, as in a game
+  $("puzzle-title").textContent = t("Puzzle {id}", { id: data.id });
+  const who = SIDE_NAME[data.side];
+  $("puzzle-goal").textContent = t("{side} to move: find the only move that wins or saves the game.", { side: who });
+  $("puzzle-meta").textContent = data.plays === 1 ? t("Puzzle rating {rating} · played once", { rating: data.rating }) :
+    t("Puzzle rating {rating} · played {n} times", { rating: data.rating, n: data.plays });
+  $("tray-mine-title").textContent = t("Your pieces (you play {side}, at the bottom)", { side: who });
+  $("btn-hint").textContent = t("Hint");
+  $("btn-hint").disabled = false;
+  $("btn-solution").disabled = false;
+  $("btn-retry").hidden = true;
+  $("btn-analyse").hidden = true;
+  $("btn-analyse").href = `/analysis?position=${encodeURIComponent(data.position)}`;
+  showPlayer(data.player);
+  feedback("");
+  render();
+}
+
+function renderLine() {
+  const ol = $("puzzle-line");
+  ol.replaceChildren();
+  S.line.forEach((m, i) => {
+    const li = document.createElement("li");
+    const by = i % 2 === 0 ? t("you ({side})", { side: SIDE_NAME[sideOf()] }) : SIDE_NAME[other(sideOf())];
+    li.textContent = `${m} — ${by}`;
+    ol.appendChild(li);
+  });
+}
+
+function render() {
+  const g = S.game;
+  const me = sideOf();
+  const playing = !S.over && g.turn === me && !g.outcome && !S.busy;
+  const legal = new Set(S.selected && playing ? g.legal[S.selected] || [] : []);
+  const hint = S.hintCell && !S.selected ? new Set([S.hintCell]) : null;
+  board.render({ towers: g.towers, leaders: g.leaders, last: g.last },
+    { legalCells: hint || legal, selected: S.selected });
+  const [s0, s1] = g.score;
+  const tray = $("tray-mine");
+  tray.replaceChildren();
+  // only the pieces still in the reserve: a puzzle comes late in a game, when few are left
+  for (const p of g.reserves[me]) {
+    const [size, c] = [p[0], p[1]];
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "slot";
+    b.dataset.piece = p;
+    b.classList.toggle("playable", playing);
+    b.classList.toggle("selected", S.selected === p);
+    b.setAttribute("aria-pressed", String(S.selected === p));
+    b.setAttribute("aria-label", `${p}, ${t("size {size}, {colour}", { size, colour: COLOUR_NAME[c] })}`);
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("viewBox", "-45 -2 90 34");
+    svg.setAttribute("aria-hidden", "true");
+    drawPiece(svg, p, 0, 0, 30);
+    b.appendChild(svg);
+    b.onclick = (e) => pick(p, e.detail === 0);  // detail 0: Enter or Space, not a pointer
+    tray.appendChild(b);
+  }
+  if (!g.reserves[me].length) tray.textContent = t("none left");
+  trayKeys(tray);  // one Tab stop, the arrow keys within (static/traykeys.js)
+  rove(tray);
+  const theirs = g.reserves[other(me)];
+  $("tray-theirs").textContent = theirs.length ? theirs.join(" ") : t("none left");
+  $("tray-theirs-title").firstChild.textContent = `${t("{side}'s pieces:", { side: SIDE_NAME[other(me)] })} `;
+  const monoliths = t("Monoliths: South {south}, North {north}", { south: s0, north: s1 });
+  $("puzzle-monoliths").textContent = !g.outcome ? monoliths : `${monoliths} · ${SIDE_NAME[g.outcome] ?
+    t("{side} has won", { side: SIDE_NAME[g.outcome] }) : t("nobody has won")}`;
+  renderLine();
+}
+
+/** Pick (or put back) a piece.  ``keyboard``: chosen with Enter or Space, so the focus follows the
+ * move: to the piece's first legal cell, or back to the piece when it was put back. */
+function pick(p, keyboard = false) {
+  const g = S.game;
+  if (S.over || S.busy || g.turn !== sideOf()) return;
+  S.selected = S.selected === p ? null : p;
+  const cells = S.selected ? g.legal[p] || [] : [];
+  render();
+  if (S.selected) {
+    $("info").textContent = cells.length === 1 ? t("{piece}: 1 cell highlighted. Choose it on the board.", { piece: p }) :
+      t("{piece}: {n} cells highlighted. Choose one on the board.", { piece: p, n: cells.length });
+    if (!cells.length) feedback(t("{piece} fits nowhere here: every tower holds its size or its colour.", { piece: p }), "bad");
+    board.bringIntoView();
+    if (keyboard && cells.length) board.focusCell(cells[0]);
+  } else if (keyboard) {
+    const b = document.querySelector(`#tray-mine .slot[data-piece="${p}"]`);
+    if (b) b.focus();
+  }
+}
+
+async function sendResult() {
+  if (S.posted) return;
+  S.posted = true;
+  try {
+    const r = await api(`/api/puzzles/${encodeURIComponent(S.P.id)}/result`, { moves: S.mine, hints: S.hints });
+    if (r.player) showPlayer(r.player);
+    if (r.rated) {
+      const d = r.after - r.before;
+      $("puzzle-score").textContent += ` (${d >= 0 ? "+" : "−"}${Math.abs(d)})`;
+    }
+  } catch { /* the puzzle still plays; the rating waits for the next one */ }
+}
+
+function finish(kind) {
+  S.over = true;
+  S.selected = null;
+  S.hintCell = null;
+  $("btn-hint").disabled = true;
+  $("btn-solution").disabled = kind === "shown";
+  $("btn-retry").hidden = kind === "solved";
+  $("btn-analyse").hidden = false;
+  render();
+  sendResult();
+  $("btn-next").focus();
+}
+
+async function play(move) {
+  if (S.over || S.busy) return;
+  S.busy = true;
+  try {
+    const data = await api(`/api/puzzles/${encodeURIComponent(S.P.id)}/try`, { moves: S.line, try: move });
+    S.selected = null;
+    if (!data.legal) {
+      feedback(data.message, "bad");
+      return;
+    }
+    S.mine.push(data.played);
+    S.game = data.game;
+    if (!data.correct) {
+      S.failed = true;
+      S.line.push(data.played);
+      if (data.reply) S.line.push(data.reply);
+      feedback(`${wrongWords(data.played, data.reply)} ${t("Try again, or show the solution.")}`, "bad");
+      finish("failed");
+      return;
+    }
+    S.hintCell = null;
+    S.line.push(data.played);
+    if (data.reply) S.line.push(data.reply);
+    if (data.done) {
+      const theme = themeText();
+      feedback(S.failed ? t("That is the solution. ({theme}.)", { theme }) :
+        t("Solved! {move} was the only move. {theme}.", { move: data.played, theme }), "good");
+      finish("solved");
+    } else {
+      feedback(t("Right: {move}. {side} answers {reply}. Find the next move.",
+        { move: data.played, side: SIDE_NAME[other(sideOf())], reply: data.reply }), "good");
+      S.refocus = true;  // the tray is drawn again below: the keyboard goes on from its first piece
+    }
+  } catch (err) {
+    feedback(t("The server could not answer: {why}", { why: err.message }), "bad");
+  } finally {
+    S.busy = false;
+    render();
+    if (S.refocus) {
+      S.refocus = false;
+      const first = document.querySelector("#tray-mine .slot");
+      if (first) first.focus();
+    }
+  }
+}
+
+function hint() {
+  if (S.over) return;
+  const next = S.P.solution[S.line.length];
+  if (!next) return;
+  const [piece, cell] = next.split("@");
+  S.hints += 1;
+  if (S.hints === 1) {
+    feedback(t("Hint: {theme}.", { theme: themeText() }));
+    $("btn-hint").textContent = t("Another hint");
+  } else if (S.hints === 2) {
+    S.hintCell = cell || null;
+    feedback(cell ? t("Hint: the move is on {cell} (highlighted). This attempt no longer counts as solved.", { cell }) :
+      t("Hint: you must pass."));
+    $("btn-hint").textContent = t("Last hint");
+    render();
+  } else {
+    feedback(cell ? t("Hint: play {piece} on {cell}.", { piece, cell }) : t("Hint: play {piece}.", { piece }));
+    $("btn-hint").disabled = true;
+  }
+}
+
+async function showSolution() {
+  S.hints = Math.max(S.hints, 9);
+  S.over = true;
+  const game = await api(`/api/puzzles/${encodeURIComponent(S.P.id)}`);
+  S.game = game.game;
+  S.line = [];
+  // replay the whole line on the server, move by move, so the board ends on the final position
+  for (let i = 0; i < S.P.solution.length; i += 2) {
+    const data = await api(`/api/puzzles/${encodeURIComponent(S.P.id)}/try`, { moves: S.line, try: S.P.solution[i] });
+    S.game = data.game;
+    S.line.push(data.played);
+    if (data.reply) S.line.push(data.reply);
+  }
+  feedback(t("Solution: {moves}. {theme}.", { moves: S.P.solution.join(", "), theme: themeText() }), "");
+  finish("shown");
+}
+
+async function main() {
+  topo = await (await fetch("/api/topology")).json();
+  board = new Board($("board"), topo, {
+    onCell: (cell) => {
+      if (!S.game) return;
+      if (!S.selected) {
+        const c = topo.cells.find((x) => x.name === cell);
+        $("info").textContent = describeTower(cell, S.game.towers[cell] || [], c.camp);
+        return;
+      }
+      play(`${S.selected}@${cell}`);
+    },
+    onAlignment: (name) => {
+      if (!name || !S.game) return;
+      const c = S.game.confrontations[name];
+      if (c) $("info").textContent = t("Alignment {name}: {reason}.", { name, reason: c.reason });
+    },
+    onCellInfo: () => {},
+  });
+  board.build();
+  $("btn-hint").onclick = hint;
+  $("btn-solution").onclick = () => showSolution().catch((e) => feedback(e.message, "bad"));
+  $("btn-retry").onclick = async () => {
+    const id = S.P.id;
+    const posted = S.posted;
+    await load(id);
+    S.posted = posted;  // only the first attempt is rated
+    S.failed = true;
+  };
+  $("btn-next").onclick = () => load().catch((e) => feedback(t("Could not load a puzzle: {why}", { why: e.message }), "bad"));
+  $("typed").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("typed-move").value.trim();
+    if (!text) return;
+    $("typed-move").value = "";
+    play(text);
+  });
+  const m = location.pathname.match(/^\/puzzles\/([A-Za-z0-9]+)$/);
+  await load(m ? m[1] : undefined);
+}
+
+main().catch((err) => feedback(t("Could not load the puzzles: {why}", { why: err.message }), "bad"));

@@ -1,0 +1,55 @@
+// The notification settings page (/settings): this browser's switches (notify.js) and the
+// account's e-mail address and mail switches (web/social/notify.py).
+import { postJSON, whoami } from "./account.js";
+import { t } from "./i18n.js";
+import { mountSwitches } from "./notify.js";
+
+const $ = (id) => document.getElementById(id);
+
+const RESULTS = {
+  "email=confirmed": t("Your e-mail address is confirmed."),
+  "email=expired": t("This confirmation link has expired or was already used."),
+  "unsubscribed=turn": t("You will get no more mails about your turn."),
+  "unsubscribed=invite": t("You will get no more invitation mails."),
+  "unsubscribed=all": t("You will get no more mails: the address is forgotten."),
+  "unsubscribed=invalid": t("This unsubscribe link is not valid."),
+};
+
+function showState(s) {
+  $("email-input").value = s.email || "";
+  $("mail-turn").checked = s.kinds.turn;
+  $("mail-invite").checked = s.kinds.invite;
+  $("email-state").textContent = !s.email ? t("No address yet.") : s.confirmed ? t("Confirmed.") :
+    t("Waiting for confirmation: follow the link of the mail we sent.");
+}
+
+async function init() {
+  mountSwitches($("notify-switches"));
+  const q = new URLSearchParams(location.search);
+  for (const [key, text] of Object.entries(RESULTS)) {
+    const [k, v] = key.split("=");
+    if (q.get(k) === v) $("settings-result").textContent = text;
+  }
+  if (!(await whoami()).account) { $("email-login").hidden = false; return; }
+  let r;
+  try { r = await fetch("/api/notify/settings", { cache: "no-store" }); } catch { return; }
+  if (r.status === 401) { $("email-login").hidden = false; return; }
+  const s = await r.json();
+  if (!s.email_enabled) { $("email-off").hidden = false; return; }
+  $("email-form").hidden = false;
+  showState(s);
+  $("email-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    $("email-error").textContent = "";
+    const email = $("email-input").value.trim();
+    const body = { turn: $("mail-turn").checked, invite: $("mail-invite").checked };
+    if (email !== (s.email || "")) body.email = email || null;
+    const res = await postJSON("/api/notify/settings", body);
+    if (!res.ok) { $("email-error").textContent = res.data.message || t("error"); return; }
+    Object.assign(s, res.data);
+    showState(s);
+    $("settings-result").textContent = body.email ? t("Saved. A confirmation mail is on its way.") : t("Saved.");
+  });
+}
+
+init();

@@ -1,0 +1,268 @@
+"""Game analysis (jericho_game.ai.analysis): the marks' thresholds, exact terminal and decided positions,
+forced moves, and the mover's point of view in the losses.  Budgets are tiny: these check the
+logic, not the search's strength."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from jericho_game import Game, kernel
+from jericho_game.ai import analysis
+from jericho_game.ai._util import winning_sevens
+from jericho_game.ai.analysis import PositionEval, classify, evaluate, evaluate_game, evaluate_ply, judge
+
+
+def _random_game(seed: int) -> Game:
+    rng = random.Random(seed)
+    game = Game()
+    while not game.is_over():
+        game.play(rng.choice(game.legal_moves()))
+    return game
+
+
+def _random_games() -> list[Game]:
+    return [_random_game(s) for s in range(12)]
+
+
+def _greedy_game(seed: int) -> Game:
+    """A game of two ``easy`` players: seed 1 ends with both sides forced to pass (exhaustion)."""
+    from jericho_game.ai.base import make_player
+
+    players = {"south": make_player("easy", seed=seed), "north": make_player("easy", seed=seed + 100)}
+    game = Game()
+    while not game.is_over():
+        game.play(players[game.turn.value].choose_move(game, None))
+    return game
+
+
+def test_marks_follow_the_stated_thresholds() -> None:
+    assert (analysis.INACCURACY, analysis.MISTAKE, analysis.BLUNDER) == (0.10, 0.20, 0.30)
+    assert classify(0.0) is None and classify(0.0999) is None
+    assert classify(0.10) == "inaccuracy" and classify(0.1999) == "inaccuracy"
+    assert classify(0.20) == "mistake" and classify(0.2999) == "mistake"
+    assert classify(0.30) == "blunder" and classify(1.0) == "blunder"
+    assert [(name, sign) for name, _, sign in analysis.THRESHOLDS] == [
+        ("blunder", "??"),
+        ("mistake", "?"),
+        ("inaccuracy", "?!"),
+    ]
+
+
+def _ev(ply: int, south: float, turn: str, best: str | None = "1R@a1") -> PositionEval:
+    return PositionEval(ply, south, turn, best, False, 100)
+
+
+def test_the_loss_is_the_drop_of_the_movers_own_winning_chance() -> None:
+    moves = ["5R@d2", "4Y@d3", "3G@c2", "2B@c3"]
+    evals = [
+        _ev(0, 0.70, "south"),  # South to move, 70 % for South
+        _ev(1, 0.35, "north"),  # after South's move: 35 % for South: South lost 35 points
+        _ev(2, 0.55, "south"),  # after North's move: North went from 65 % to 45 %: lost 20 points
+        _ev(3, 0.50, "north", best="9X@z9"),  # South went from 55 % to 50 %: lost 5 points
+        _ev(4, 0.10, "south"),  # North went from 50 % to 90 %: a gain is no loss
+    ]
+    got = judge(moves, evals)
+    assert [j.ply for j in got] == [1, 2, 3, 4]
+    assert [j.side for j in got] == ["south", "north", "south", "north"]
+    assert [j.loss for j in got] == pytest.approx([0.35, 0.20, 0.05, 0.0])
+    assert [j.mark for j in got] == ["blunder", "mistake", None, None]
+    assert got[1].before == pytest.approx(0.65) and got[1].after == pytest.approx(0.45)
+    assert got[0].best == "1R@a1"  # the AI's preferred move in the position before
+    # a move the AI itself prefers is never marked, whatever the search's noise says
+    same = [_ev(0, 0.90, "south", best="5R@d2"), _ev(1, 0.40, "north")]
+    (j,) = judge(["5R@d2"], same)
+    assert j.loss == 0.0 and j.mark is None
+
+
+def test_judging_a_review_in_progress_covers_only_the_moves_with_both_positions() -> None:
+    moves = ["5R@d2", "4Y@d3", "3G@c2"]
+    assert judge(moves, []) == [] and judge(moves, [_ev(0, 0.5, "south")]) == []
+    assert [j.ply for j in judge(moves, [_ev(0, 0.5, "south"), _ev(1, 0.5, "north")])] == [1]
+    with pytest.raises(ValueError, match="out of order"):
+        judge(moves, [_ev(0, 0.5, "south"), _ev(2, 0.5, "north")])
+
+
+def test_a_finished_position_is_exact_from_souths_point_of_view() -> None:
+    seen = set()
+    for game in [*_random_games(), _greedy_game(1)]:  # won by seven, and by exhaustion
+        ev = evaluate(game, len(game.history), sims=10)
+        result = game.outcome()
+        seen.add(result)
+        assert ev.exact and ev.best is None and ev.sims == 0
+        assert ev.south == {"south": 1.0, "north": 0.0, "draw": 0.5}[result]
+        assert ev.chance("north") == 1.0 - ev.south
+    assert {"south", "north"} <= seen  # both sides' wins were checked
+
+
+def test_a_forced_move_takes_the_value_of_the_position_after_it() -> None:
+    for game in [_greedy_game(1), _greedy_game(2)]:
+        for ply in range(len(game.history)):
+            g = Game.from_moves([str(m) for m in game.history[:ply]])
+            legal = g.legal_moves()
+            if len(legal) == 1 and not g.is_over():
+                ev = evaluate(g, ply, sims=30, seed=5)
+                after = g.copy()
+                after.play(legal[0])
+                nxt = evaluate(after, ply, sims=30, seed=5)
+                assert ev.best == str(legal[0]) and ev.turn == g.turn.value
+                assert (ev.south, ev.exact, ev.sims) == (nxt.south, nxt.exact, nxt.sims)
+                return
+    pytest.fail("no forced move found in the sample games")
+
+
+def test_seven_monoliths_that_no_reply_breaks_are_an_exact_win_for_the_mover() -> None:
+    for game in _random_games():
+        g = Game()
+        for mv in game.history:
+            if not g.is_over() and len(g.legal_moves()) > 1:
+                state = g.state.copy()
+                wins = winning_sevens(state, state.legal_codes())
+                if wins:
+                    ev = evaluate(g, len(g.history), sims=10)
+                    mover = g.turn.value
+                    assert ev.exact and ev.chance(mover) == 1.0 and ev.sims == 0
+                    after = g.copy()
+                    after.play(ev.best or "")  # the preferred move is one of the winning ones
+                    assert after.score()[0 if mover == "south" else 1] >= 7
+                    return
+            g.play(mv)
+    pytest.fail("no decided seven found in the sample games")
+
+
+def test_a_searched_position_gives_a_chance_a_legal_preferred_move_and_reproduces() -> None:
+    game = Game.from_moves(["5R@d2", "4Y@d3"])
+    a = evaluate(game, 2, sims=200, seed=3)
+    b = evaluate(game, 2, sims=200, seed=3)
+    assert a == b  # a simulation budget and a seed: reproducible
+    assert 0.0 < a.south < 1.0 and not a.exact and a.sims == 200 and a.turn == "south"
+    assert a.best is not None and game.is_legal(a.best)
+    with pytest.raises(ValueError):
+        evaluate(game, 2, sims=0)
+
+
+def test_every_position_of_a_game_is_evaluated_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    game = _random_game(3)
+    moves = [str(m) for m in game.history]
+    evals = evaluate_game(None, moves, sims=20)
+    assert [e.ply for e in evals] == list(range(len(moves) + 1))
+    assert evals[-1].exact and evals[-1].south in (0.0, 0.5, 1.0)
+    assert evaluate_ply(None, moves, len(moves), 20, None) == evals[-1]
+    assert evaluate_ply(None, moves, 4, 20, None) == evals[4]
+    with pytest.raises(ValueError, match="outside the game"):
+        evaluate_ply(None, moves, len(moves) + 1, 20, None)
+    judged = judge(moves, evals)
+    assert len(judged) == len(moves) and all(j.loss >= 0.0 for j in judged)
+
+
+def test_the_pure_python_search_gives_the_same_kind_of_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    game = Game.from_moves(["5R@d2", "4Y@d3", "3G@c2"])
+    monkeypatch.setattr(kernel, "C", None)  # as on a machine without the C kernel
+    ev = evaluate(game, 3, sims=60, seed=1)
+    assert 0.0 < ev.south < 1.0 and ev.sims == 60 and ev.turn == "north"
+    assert ev.best is not None and game.is_legal(ev.best)
+
+
+# -- issue 21: reviews that explain a loss ---------------------------------------------------------
+
+
+def slow_slide() -> tuple[list[str], list[PositionEval]]:
+    """A constructed game of 24 numbered moves (48 plies) that South loses by small steps: its winning
+    chance slides from 40 % to 0 %, no single move loses 10 points until one takes it from 8 % to a
+    decided 3 %; North always plays the AI's preferred move.  (As the expert game of issue 21.)"""
+    south_losses = [0.01, 0.02, 0.03, 0.0, 0.05, 0.02, 0.01, 0.01, 0.0, 0.03, 0.02, 0.06]
+    south_losses += [0.01, 0.0, 0.02, 0.01, 0.01, 0.0, 0.01, 0.0, 0.05, 0.01, 0.01, 0.01]
+    assert len(south_losses) == 24 and all(x < analysis.INACCURACY for x in south_losses)
+    moves, evals = [], [PositionEval(0, 0.40, "south", "1R@a1", False, 100)]
+    south = 0.40
+    for k, loss in enumerate(south_losses):
+        ply = 2 * k + 1
+        south = round(south - loss, 4)
+        if ply == 41:  # the move that decides it: from 8 % to 3 %
+            assert (round(south + loss, 4), south) == (0.08, 0.03)
+        moves.append(f"{1 + k % 5}W@b{ply}")  # never the preferred "1R@a1"
+        evals.append(PositionEval(ply, south, "north", f"N{ply}", False, 100))
+        moves.append(f"N{ply}")  # North plays the AI's choice
+        evals.append(PositionEval(ply + 1, south, "south", "1R@a1", False, 100))
+    evals[-1] = PositionEval(48, 0.0, "south", None, True, 0)
+    return moves, evals
+
+
+def test_a_slow_slide_names_its_turning_points_with_their_share() -> None:
+    moves, evals = slow_slide()
+    judged = judge(moves, evals)
+    south = [j for j in judged if j.side == "south"]
+    # the per-move thresholds alone never trip before the deciding move...
+    assert [j.ply for j in south if j.mark] == [41]
+    turning = analysis.turning_points(judged)
+    tp = turning["south"]
+    assert len(tp) == 3  # ... yet the three costliest South moves are named
+    assert [t.ply for t in tp] == [23, 9, 41]  # 6 points, then the two of 5 (the last: 8 % -> 3 %)
+    assert [t.loss for t in tp] == pytest.approx([0.06, 0.05, 0.05])
+    total = sum(j.loss for j in south)
+    assert total == pytest.approx(0.40)  # the whole slide, 40 % to 0 %, by South's own moves
+    assert tp[0].share == pytest.approx(0.06 / total, abs=1e-3)
+    assert turning["north"] == []  # North lost nothing
+
+
+def test_a_move_into_a_decided_position_is_a_blunder_whatever_its_size() -> None:
+    moves, evals = slow_slide()
+    j = judge(moves, evals)[40]
+    assert (j.ply, j.side, j.before, j.after) == (41, "south", pytest.approx(0.08), pytest.approx(0.03))
+    assert j.loss == pytest.approx(0.05) and j.mark == "blunder" and j.decided
+    # the issue's example: 28 % to a decided 0 % was only a "mistake" (28 < 30)
+    (k,) = judge(["4B@c2"], [_ev(0, 0.72, "north"), PositionEval(1, 1.0, "south", None, True, 0)])
+    assert k.side == "north" and k.loss == pytest.approx(0.28) and k.mark == "blunder" and k.decided
+    # an already decided game is not decided again; a tiny drop across the line is noise
+    (k,) = judge(["4B@c2"], [_ev(0, 0.04, "south"), _ev(1, 0.0, "north")])
+    assert k.mark is None and not k.decided
+    (k,) = judge(["4B@c2"], [_ev(0, 0.07, "south"), _ev(1, 0.04, "north")])
+    assert k.mark is None and not k.decided
+    # nor is the AI's own move, nor a move that decides the game for its mover
+    (k,) = judge(["1R@a1"], [_ev(0, 0.30, "south"), _ev(1, 0.0, "north")])
+    assert k.mark is None and not k.decided
+    (k,) = judge(["4B@c2"], [_ev(0, 0.60, "south"), _ev(1, 0.99, "north")])
+    assert k.mark is None and not k.decided
+    assert analysis.decided(0.05) and analysis.decided(0.95) and analysis.decided(0.5, exact=True)
+    assert not analysis.decided(0.06) and not analysis.decided(0.94)
+
+
+def test_move_accuracy_follows_lichess_curve() -> None:
+    assert analysis.move_accuracy(0.0) == 100.0 and analysis.move_accuracy(-0.1) == 100.0
+    # 103.1668 * exp(-0.04354 * 10) - 3.1669 + 1
+    assert analysis.move_accuracy(0.10) == pytest.approx(103.1668100711649 * 0.6470 - 2.166924740191411, abs=0.01)
+    assert analysis.move_accuracy(0.01) == pytest.approx(96.6, abs=0.05)
+    assert analysis.move_accuracy(1.0) == 0.0
+    xs = [analysis.move_accuracy(x / 100) for x in range(0, 101)]
+    assert all(a >= b for a, b in zip(xs, xs[1:], strict=False))
+
+
+def test_accuracy_per_side_tells_the_slide_from_the_clean_play() -> None:
+    moves, evals = slow_slide()
+    judged = judge(moves, evals)
+    acc = analysis.accuracy(judged, evals)
+    assert acc["north"] == 100.0  # every North move was the AI's
+    assert acc["south"] is not None and 60.0 < acc["south"] < 95.0
+    # one large blunder costs more than many tiny slips of the same total
+    one = [_ev(0, 0.5, "south"), _ev(1, 0.2, "north"), _ev(2, 0.2, "south")]
+    many = [_ev(0, 0.5, "south")]
+    for k in range(1, 7):
+        many.append(_ev(k, 0.5 - 0.05 * ((k + 1) // 2), "north" if k % 2 else "south"))
+    a1 = analysis.accuracy(judge(["2W@a1", "1R@a1"], one), one)["south"]
+    a2 = analysis.accuracy(judge(["2W@a1", "1R@a1"] * 3, many), many)["south"]
+    assert a1 is not None and a2 is not None and a1 < a2
+    assert analysis.accuracy([], []) == {"south": None, "north": None}
+
+
+def test_a_searched_position_carries_its_line_a_legal_sequence_from_the_preferred_move() -> None:
+    game = Game.from_moves(["5R@d2", "4Y@d3"])
+    ev = evaluate(game, 2, sims=200, seed=3)
+    assert ev.line[0] == ev.best and 2 <= len(ev.line) <= analysis.LINE_PLIES
+    g = game.copy()
+    for mv in ev.line:
+        assert g.is_legal(mv), (mv, ev.line)
+        g.play(mv)
+    assert evaluate(game, 2, sims=200, seed=3).line == ev.line  # reproducible
+    over = _random_game(3)
+    assert evaluate(over, len(over.history), sims=10).line == ()

@@ -1,0 +1,391 @@
+"""The arena: round robin bookkeeping, records, JSON, reproducibility, Elo maths."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from jericho_game import Game
+from jericho_game.ai.arena import (
+    add_arguments,
+    bradley_terry,
+    build_tasks,
+    elo_table,
+    format_table,
+    opening,
+    run,
+    run_arena,
+    summarise,
+)
+from jericho_game.record import read_record
+
+TINY = ["random", "greedy", "mcts:sims=20"]
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, "arena")
+    return parser.parse_args(argv)
+
+
+def test_round_robin_round_trip(tmp_path: Path) -> None:
+    summary = run_arena(TINY, games=2, jobs=1, seed=3, out=tmp_path / "games")
+    assert summary["finished_games"] == summary["planned_games"] == 6
+    assert len(summary["pairings"]) == 3
+    for p in summary["pairings"]:
+        assert p["wins"] + p["draws"] + p["losses"] == p["games"] == 2
+    records = sorted((tmp_path / "games").iterdir())
+    assert len(records) == 6
+    # every record replays to the stored result
+    for g in summary["games"]:
+        replay = Game.from_moves(g["moves"])
+        assert replay.outcome() == g["result"]
+        text = Path(g["record"]).read_text()
+        assert g["south"] in text and g["north"] in text
+        record = read_record(text)
+        assert record.game.outcome() == g["result"]
+        assert record.tags["South"] == g["south"] and record.tags["North"] == g["north"]
+    # ratings: greedy and mcts beat random here, so random is rated lowest
+    by_name = {p["player"]: p for p in summary["players"]}
+    assert by_name["random"]["elo"] == min(p["elo"] for p in summary["players"])
+    for p in summary["players"]:
+        assert p["elo_low"] <= p["elo"] <= p["elo_high"]
+        assert p["moves"] > 0
+    assert "random" in format_table(summary)
+
+
+def test_same_openings_both_sides() -> None:
+    tasks = build_tasks(["a", "b", "c"], games=4, seed=9, plies=2, time_limit=None, nodes=None)
+    assert len(tasks) == 3 * 4
+    by_pair: dict[int, list] = {}
+    for t in tasks:
+        by_pair.setdefault(t.pairing, []).append(t)
+    for games in by_pair.values():
+        assert games[0].opening == games[1].opening and games[0].south == games[1].north
+        assert games[2].opening == games[3].opening and games[2].opening != games[0].opening
+    # every pairing meets the same openings
+    assert [t.opening for t in by_pair[0]] == [t.opening for t in by_pair[2]]
+    assert opening(9, 0, 2) == tasks[0].opening and len(tasks[0].opening) == 2
+
+
+def test_odd_games_rounded_up() -> None:
+    assert len(build_tasks(["a", "b"], games=3, seed=0, plies=1, time_limit=None, nodes=None)) == 4
+
+
+def test_reproducible_with_seed() -> None:
+    a = run_arena(["greedy", "mcts:sims=30"], games=2, seed=5)
+    b = run_arena(["greedy", "mcts:sims=30"], games=2, seed=5)
+    assert [g["moves"] for g in a["games"]] == [g["moves"] for g in b["games"]]
+    assert a["pairings"] == b["pairings"]
+    c = run_arena(["greedy", "mcts:sims=30"], games=2, seed=6)
+    assert [g["moves"] for g in a["games"]] != [g["moves"] for g in c["games"]]
+
+
+def test_parallel_matches_serial() -> None:
+    serial = run_arena(["random", "greedy"], games=4, jobs=1, seed=2)
+    parallel = run_arena(["random", "greedy"], games=4, jobs=2, seed=2)
+    assert [g["moves"] for g in serial["games"]] == [g["moves"] for g in parallel["games"]]
+
+
+def test_cli_json_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "json.json"
+    png = tmp_path / "elo.png"
+    args = parse(["random", "greedy", "--games", "2", "--seed", "1", "--json", str(out), "--png", str(png), "--quiet"])
+    assert run(args) == 0
+    printed = capsys.readouterr().out
+    assert "Elo" in printed and "greedy" in printed
+    data = json.loads(out.read_text())
+    assert {p["player"] for p in data["players"]} == {"random", "greedy"}
+    assert data["pairings"][0]["games"] == 2
+    pytest.importorskip("matplotlib")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["random"], "at least two"),
+        (["random", "deepblue"], "unknown player"),
+        (["random", "greedy", "--games", "0"], "at least 1"),
+        (["random", "random"], "twice"),
+        (["random", "mcts:bogus=1"], "bogus"),
+    ],
+)
+def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(parse(argv)) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_interrupted_run_keeps_finished_games(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import jericho_game.ai.arena as arena
+
+    real = arena.play_game
+    calls = {"n": 0}
+
+    def flaky(task: arena.Task) -> arena.GameResult:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(task)
+
+    monkeypatch.setattr(arena, "play_game", flaky)
+    summary = arena.run_arena(["random", "greedy"], games=4, seed=1, out=tmp_path)
+    assert summary["interrupted"] and summary["finished_games"] == 2
+    assert len(list(tmp_path.iterdir())) == 2
+
+
+# -- Elo maths ------------------------------------------------------------------------------
+def test_bradley_terry_two_players_closed_form() -> None:
+    # 3 wins, 1 loss, no prior: the difference is 400*log10(3)
+    r = bradley_terry(2, [(0, 1, 1.0)] * 3 + [(0, 1, 0.0)], prior=0)
+    assert r[0] - r[1] == pytest.approx(400 * math.log10(3), abs=1e-6)
+    assert r[0] + r[1] == pytest.approx(0, abs=1e-9)
+
+
+def test_bradley_terry_draws_and_symmetry() -> None:
+    r = bradley_terry(2, [(0, 1, 0.5)] * 4, prior=0)
+    assert r == pytest.approx([0, 0], abs=1e-9)
+    # swapping who is listed first changes nothing
+    a = bradley_terry(3, [(0, 1, 1.0), (1, 2, 1.0), (0, 2, 0.5)])
+    b = bradley_terry(3, [(1, 0, 0.0), (2, 1, 0.0), (2, 0, 0.5)])
+    assert a == pytest.approx(b)
+
+
+def test_bradley_terry_transitive_and_finite() -> None:
+    games = [(0, 1, 1.0)] * 5 + [(1, 2, 1.0)] * 5 + [(0, 2, 1.0)] * 5
+    r = bradley_terry(3, games)
+    assert r[0] > r[1] > r[2]
+    assert all(math.isfinite(x) for x in r)
+
+
+def test_bradley_terry_absent_player_and_bad_input() -> None:
+    r = bradley_terry(3, [(0, 1, 1.0)])
+    assert math.isnan(r[2]) and math.isfinite(r[0])
+    with pytest.raises(ValueError, match="bad game result"):
+        bradley_terry(2, [(0, 1, 2.0)])
+
+
+def test_elo_interval_contains_estimate_and_narrows() -> None:
+    few = elo_table(2, [(0, 0, 1, 1.0)] * 6 + [(0, 0, 1, 0.0)] * 4, seed=1)
+    many = elo_table(2, [(0, 0, 1, 1.0)] * 60 + [(0, 0, 1, 0.0)] * 40, seed=1)
+    for elo, lo, hi in few + many:
+        assert lo <= elo <= hi
+    assert (many[0][2] - many[0][1]) < (few[0][2] - few[0][1])
+
+
+def test_elo_interval_of_a_clean_sweep_is_not_a_point() -> None:
+    # Resampling 4 wins out of 4 always gives 4 out of 4: the interval must not collapse
+    # to the estimate, as if four games proved the exact rating difference.
+    for games in (4, 20):
+        (elo, lo, hi), _ = elo_table(2, [(0, 0, 1, 1.0)] * games, seed=1)
+        assert lo < elo - 50 and hi >= elo
+
+
+def test_elo_interval_matches_the_normal_approximation() -> None:
+    # 600 wins, 400 losses: p = 0.6, difference D = 400 log10(p / (1 - p)).  Its standard
+    # error is dD/dp * sqrt(p (1 - p) / n) = 400 / ln 10 / (p (1 - p)) * sqrt(p (1 - p) / n),
+    # and each rating is +-D/2, so a 95% half-width of 1.96 * SE / 2 (about 11 Elo).
+    p, n = 0.6, 1000
+    se = 400 / math.log(10) / (p * (1 - p)) * math.sqrt(p * (1 - p) / n)
+    (elo, lo, hi), _ = elo_table(2, [(0, 0, 1, 1.0)] * 600 + [(0, 0, 1, 0.0)] * 400, seed=2)
+    assert elo == pytest.approx(200 * math.log10(p / (1 - p)), abs=0.5)  # the virtual draw moves it a little
+    assert (hi - lo) / 2 == pytest.approx(1.96 * se / 2, rel=0.3)
+
+
+def test_summary_counts() -> None:
+    from jericho_game.ai.arena import GameResult
+
+    games = [
+        GameResult(0, 0, "x", "y", "south", [], 0, (7, 0), 1.0, 0.5, 10, 10),
+        GameResult(0, 1, "y", "x", "south", [], 0, (7, 0), 0.5, 1.0, 10, 10),
+        GameResult(0, 2, "x", "y", "draw", [], 0, (6, 6), 1.0, 0.5, 10, 10),
+    ]
+    s = summarise(["x", "y"], games, 0, False, 1.0, 4)
+    row = s["pairings"][0]
+    assert (row["wins"], row["draws"], row["losses"]) == (1, 1, 1)
+    x = next(p for p in s["players"] if p["player"] == "x")
+    assert x["moves"] == 30 and x["mean_time_per_move"] == pytest.approx(3.0 / 30)
+
+
+def test_summary_without_games() -> None:
+    s = summarise(["x", "y"], [], 0, True, 0.0, 2)
+    assert all(p["elo"] is None for p in s["players"])
+    assert "(no game)" in format_table(s) and "interrupted" in format_table(s)
+
+
+class ClosingSpy:
+    """A random player that records being closed (registered below as ``closing-spy``)."""
+
+    closed: list[int] = []
+
+    def __init__(self, seed: int | None = None) -> None:
+        from jericho_game.ai.random_player import RandomPlayer
+
+        self.name = "closing-spy"
+        self._inner = RandomPlayer(seed=seed)
+
+    def choose_move(self, game: Game, limit: object = None) -> object:
+        return self._inner.choose_move(game, limit)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        ClosingSpy.closed.append(1)
+
+
+def test_players_holding_resources_are_closed_after_each_game() -> None:
+    from jericho_game.ai.base import register
+
+    register("closing-spy", __name__, "ClosingSpy")
+    ClosingSpy.closed.clear()
+    summary = run_arena(["closing-spy", "greedy"], games=2, jobs=1, seed=4)
+    assert summary["finished_games"] == 2
+    assert len(ClosingSpy.closed) == 2  # one spy per game, each closed once
+
+
+def test_an_external_engine_plays_in_the_arena(tmp_path: Path) -> None:
+    # Issue 5: the arena accepts a program speaking the engine protocol as a player,
+    # tested with `jericho engine` itself.
+    spec = "external:cmd=jericho engine --player mcts:sims=20"
+    summary = run_arena([spec, "random"], games=2, jobs=1, seed=8, out=tmp_path)
+    assert summary["finished_games"] == 2
+    for g in summary["games"]:
+        replay = Game.from_moves(g["moves"])  # every move it sent was legal
+        assert replay.outcome() == g["result"]
+    ext = next(p for p in summary["players"] if p["player"] == spec)
+    assert ext["moves"] > 0
+    # The same seed reproduces the external engine's games too (seeds travel with 'go').
+    again = run_arena([spec, "random"], games=2, jobs=1, seed=8)
+    assert [g["moves"] for g in again["games"]] == [g["moves"] for g in summary["games"]]
+
+
+def test_run_arena_refuses_a_player_given_twice() -> None:
+    with pytest.raises(ValueError, match="twice: greedy"):
+        run_arena(["greedy", "random", "greedy"], games=2)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [({"time_limit": -1.0}, "--time"), ({"nodes": 0}, "--nodes")])
+def test_run_arena_refuses_bad_budgets_before_playing(kwargs: dict, message: str, tmp_path: Path) -> None:
+    # Not a round robin of forfeits: the budgets are checked before any game.
+    with pytest.raises(ValueError, match=message):
+        run_arena(["mcts:sims=5", "random"], games=2, out=tmp_path, **kwargs)
+    assert not list(tmp_path.iterdir())
+
+
+class FailingOnThirdMove:
+    """A random player that raises on its third move (registered below as ``failing``)."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        from jericho_game.ai.random_player import RandomPlayer
+
+        self.name = "failing"
+        self._inner = RandomPlayer(seed=seed)
+        self._moves = 0
+
+    def choose_move(self, game: Game, limit: object = None) -> object:
+        self._moves += 1
+        if self._moves == 3:
+            raise RuntimeError("engine crashed\nwith a two-line message")
+        return self._inner.choose_move(game, limit)  # type: ignore[arg-type]
+
+
+def test_a_failing_player_loses_its_games_and_the_round_robin_goes_on(tmp_path: Path) -> None:
+    from jericho_game.ai.base import register
+
+    register("failing", __name__, "FailingOnThirdMove")
+    summary = run_arena(["failing", "greedy"], games=2, jobs=1, seed=3, out=tmp_path)
+    assert summary["finished_games"] == 2 and summary["forfeits"] == 2
+    row = summary["pairings"][0]
+    assert (row["a"], row["wins"], row["draws"], row["losses"]) == ("failing", 0, 0, 2)
+    for g in summary["games"]:
+        failing_side = "south" if g["south"] == "failing" else "north"
+        assert g["result"] != failing_side and g["result"] != "draw"
+        assert g["error"] == "failing failed: RuntimeError: engine crashed | with a two-line message"
+        assert not Game.from_moves(g["moves"]).is_over()  # stopped at the failure, moves still legal
+        record = read_record(Path(g["record"]).read_text())
+        assert record.tags["Termination"] == g["error"]
+        assert record.tags["Result"] == {"south": "1-0", "north": "0-1"}[g["result"]]
+    assert "2 lost by a failing player" in format_table(summary)
+
+
+def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> None:
+    # Ctrl-C in a terminal interrupts the whole process group: the workers must leave it
+    # to the parent, which stops the pool, prints the table of the finished games and
+    # writes the JSON.  Waits on files, never on the clock.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out, summary = tmp_path / "games", tmp_path / "summary.json"
+    # As in a terminal: a test run started in the background (nohup, `&`) ignores SIGINT, and an
+    # ignored signal stays ignored across exec, so the arena would never see the Ctrl-C.  A tiny
+    # Python restores it and execs the arena (not preexec_fn: a fork running Python code in a
+    # process whose other threads, JAX's among them, may hold locks can deadlock).
+    restore = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.executable, sys.argv[1:])"
+    )
+    # the pure-Python search: the C one plays all 200 games in well under a second, before the Ctrl-C
+    cmd = [sys.executable, "-c", restore, sys.executable, "-m", "jericho_game", "arena", "random", "mcts-py:sims=40"]
+    cmd += ["--games", "200", "--jobs", "2", "--seed", "1", "--out", str(out), "--json", str(summary), "--quiet"]
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        while proc.poll() is None and (not out.is_dir() or len(list(out.iterdir())) < 2):
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "(interrupted)" in stdout and "Traceback" not in stderr
+    data = json.loads(summary.read_text())
+    assert data["interrupted"] and 2 <= data["finished_games"] < 200
+    records = {p.name for p in out.iterdir()}
+    assert all(Path(g["record"]).name in records for g in data["games"])
+
+
+def test_the_table_shows_mean_and_max_time_per_move_and_warns_on_unequal_time() -> None:
+    from jericho_game.ai.arena import GameResult, time_warning
+
+    # The audit's match: 0.51 s against 0.79 s per move, silently unequal.
+    games = [
+        GameResult(0, 0, "expert", "other", "north", [], 0, (0, 7), 5.1, 7.9, 10, 10, max_south=0.9, max_north=0.8),
+        GameResult(0, 1, "other", "expert", "south", [], 0, (7, 0), 7.9, 5.1, 10, 10, max_south=0.8, max_north=0.95),
+    ]
+    s = summarise(["expert", "other"], games, 0, False, 1.0, 2)
+    (times,) = s["pairing_times"]
+    assert times["mean_time_a"] == pytest.approx(0.51) and times["max_time_a"] == pytest.approx(0.95)
+    assert times["mean_time_b"] == pytest.approx(0.79) and times["max_time_b"] == pytest.approx(0.8)
+    expert = next(p for p in s["players"] if p["player"] == "expert")
+    assert expert["max_time_per_move"] == pytest.approx(0.95)
+    table = format_table(s)
+    assert "max s" in table and "0.510 (0.950)" in table and "0.790 (0.800)" in table
+    (warning,) = s["time_warnings"]
+    assert warning in table and "unequal time" in warning and "expert 0.510" in warning
+    # Within 10%: no warning; instant players are never warned about.
+    assert time_warning("a", 1.0, "b", 1.09) is None
+    assert time_warning("a", 1.0, "b", 1.11) is not None
+    assert time_warning("a", 0.0001, "b", 0.003) is None
+
+
+def test_arena_time_gives_both_sides_the_same_time_per_move() -> None:
+    # Audit: mcts:sims=N ignored --time (and the expert spent 0.51 s a move under --time 1, its
+    # own cap less a 15% margin: tests/ai/test_limits.py checks the levels); now every side spends
+    # the limit.  (Players that prove wins, like the solver levels, answer those moves at once.)
+    limit = 0.08
+    s = run_arena(["mcts:sims=30", "hard"], games=2, seed=3, time_limit=limit)
+    assert s["time_warnings"] == [] and s["forfeits"] == 0
+    for p in s["players"]:
+        # Forced moves and certain wins answer at once, so the mean may be a little lower.
+        assert 0.8 * limit <= p["mean_time_per_move"] <= 1.05 * limit + 0.05, p
+        # The longest move: loose, a busy machine can deschedule the search past its deadline.
+        assert p["max_time_per_move"] <= 1.05 * limit + 0.6, p

@@ -1,0 +1,281 @@
+"""The learned evaluator: its features, its C evaluation against NumPy, the search with it, training."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import numpy as np
+import pytest
+
+from jericho_game import Game, kernel
+from jericho_game.ai import evalnet
+from jericho_game.ai.base import Limit, PlayerSpecError, make_player
+from jericho_game.envs.encoding import default_encoding
+
+pytestmark = pytest.mark.skipif(kernel.C is None, reason="the learned evaluator runs in the C kernel")
+
+#: As in tests/ai/test_limits.py: a busy machine may not schedule the search the moment its
+#: deadline passes, so the wall-clock upper bound has slack (the lower bound has none).
+LOAD_SLACK = 0.4
+ENC = default_encoding()
+T = ENC.tables
+
+
+def random_states(games: int, seed: int, plies: int = 70) -> list:
+    """Positions of random games (both sides to move, passes and the end included)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(games):
+        st = kernel.new_state(T, "c")
+        for _ in range(rng.randrange(plies)):
+            codes = st.legal_codes()
+            if st.outcome >= 0 or not codes:
+                break
+            st.push(rng.choice(codes))
+        out.append(st)
+    return out
+
+
+def expected_features(state) -> set[int]:
+    """The features, computed independently: the canonical flat observation, plus champions."""
+    obs, _ = ENC.canonical(ENC.observe(state, side=state.turn))
+    seg = ENC.split(obs)
+    nc, na = ENC.n_cells, ENC.n_alignments
+    towers = seg["towers"].reshape(nc, 4, 10)
+    out = {int(i) for i in np.flatnonzero(towers.reshape(-1))}
+    base = nc * 40
+    out |= {base + int(i) for i in np.flatnonzero(seg["reserves"].reshape(-1))}
+    base += 50
+    out |= {base + int(i) for i in np.flatnonzero(seg["leaders"].reshape(-1))}
+    base += 3 * na
+    out |= {base + int(i) for i in np.flatnonzero(seg["score"].reshape(-1))}
+    base += 2 * (na + 1)
+    out |= {base + int(i) for i in np.flatnonzero(seg["last_piece"].reshape(-1))}
+    base += 25
+    out |= {base + int(i) for i in np.flatnonzero(seg["last_cell"].reshape(-1))}
+    base += nc
+    if seg["passed"].reshape(-1)[0]:
+        out.add(base)
+    base += 1
+
+    def strength(cell: int) -> tuple[int, ...]:  # RULES.md section 4, from the observation
+        sizes = [int(np.argmax(towers[cell, lv, :5])) + 1 for lv in range(4) if towers[cell, lv].any()]
+        return (int(len(sizes) >= 2), *reversed(sizes), *([0] * (4 - len(sizes))))
+
+    for a in range(na):  # canonical: the mover's camp is South's
+        for rel, cells in enumerate((T.align_south[a], T.align_north[a])):
+            best = max((strength(c) for c in cells), default=(0, 0))
+            top = best[1] if best[1] else 0
+            out.add(base + (a * 2 + rel) * 7 + top)
+            if best[0]:
+                out.add(base + (a * 2 + rel) * 7 + 6)
+    return out
+
+
+def test_features_are_the_canonical_observation_and_the_champions():
+    seen_north = seen_pass = 0
+    for st in random_states(150, seed=1):
+        got = evalnet.features(st)
+        assert len(got) == len(set(got)), "a feature twice"
+        assert set(got) == expected_features(st)
+        assert max(got) < evalnet.n_features()
+        seen_north += st.turn == 1
+        seen_pass += st.passes > 0
+    assert seen_north > 30
+
+
+def test_mirrored_features_are_the_mirrored_games_features():
+    mirror = ENC.symmetry("mirror")
+    for st in random_states(60, seed=2):
+        twin = kernel.new_state(T, "c")
+        for code in st.history_codes():
+            twin.push(int(mirror.action(code)))
+        assert set(evalnet.features(st, mirror=True)) == set(evalnet.features(twin))
+        # the mirrored position's legal moves are the mirrored moves
+        mapped = evalnet.action_map(st.turn, True)[np.array(st.legal_codes() or [650])]
+        twins = evalnet.action_map(twin.turn)[np.array(twin.legal_codes() or [650])]
+        assert set(mapped.tolist()) == set(twins.tolist())
+
+
+def test_c_evaluation_equals_the_numpy_reference():
+    net = evalnet.EvalNet.random(hidden=(48, 24), seed=3)
+    for a in net.arrays.values():  # non-zero everywhere, so every weight matters
+        a += np.random.default_rng(4).normal(0, 0.05, a.shape).astype(np.float32)
+    knet = evalnet.kernel_net(net)
+    assert knet.hidden == (48, 24)
+    for st in random_states(40, seed=5):
+        if st.outcome >= 0:
+            continue
+        values, logits = evalnet.forward(net, [evalnet.features(st)])
+        value, moves = knet.evaluate(st)
+        assert value == pytest.approx(float(values[0]), abs=1e-4)
+        amap = evalnet.action_map(st.turn)
+        assert sorted(code for code, _ in moves) == sorted(st.legal_codes())
+        for code, logit in moves:
+            assert logit == pytest.approx(float(logits[0, amap[code]]), abs=1e-4)
+
+
+def test_bad_weights_are_refused_with_what_is_wrong(tmp_path):
+    net = evalnet.EvalNet.random(seed=0)
+    board = kernel.board(T)
+    a = dict(net.arrays)
+    cells, aligns = evalnet.feature_maps(1)
+    with pytest.raises(ValueError, match="w2 has"):
+        kernel.C.Net(board, a["w1"], a["b1"], a["w2"][:-1], a["b2"], a["wv"], a["bv"], a["wp"], a["bp"], cells, aligns)
+    with pytest.raises(TypeError, match="float32"):
+        kernel.C.Net(
+            board,
+            a["w1"].astype(np.float64),
+            a["b1"],
+            a["w2"],
+            a["b2"],
+            a["wv"],
+            a["bv"],
+            a["wp"],
+            a["bp"],
+            cells,
+            aligns,
+        )
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not an evaluator weights file"):
+        evalnet.load(bad)
+    with pytest.raises(ValueError, match="no evaluator weights"):
+        evalnet.load(tmp_path / "absent.npz")
+    np.savez(tmp_path / "partial.npz", w1=a["w1"])
+    with pytest.raises(ValueError, match="lack b1"):
+        evalnet.load(tmp_path / "partial.npz")
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    path = tmp_path_factory.mktemp("evaluator") / "net.npz"
+    evalnet.EvalNet.random(hidden=(32, 16), seed=7).save(path)
+    return str(path)
+
+
+def test_the_search_with_an_evaluator_plays_legal_moves_within_its_limits(weights):
+    for mix in ("0", "0.5", "1"):
+        player = make_player(f"mcts:sims=400,greedy=1,solver=1,evaluator={weights},mix={mix}", seed=1)
+        g = Game()
+        for _ in range(6):
+            move = player.choose_move(g)
+            assert move in g.legal_moves()
+            assert player.last_sims <= 400
+            g.push(move)
+    timed = make_player(f"mcts:greedy=1,solver=1,evaluator={weights}", seed=2)
+    t0 = time.perf_counter()
+    timed.choose_move(Game(), Limit(time=0.6))
+    took = time.perf_counter() - t0
+    assert 0.6 * 0.95 <= took <= 0.6 * 1.05 + LOAD_SLACK, took
+
+
+def test_the_evaluator_changes_the_search_and_is_reproducible(weights):
+    def visits(spec: str) -> list:
+        p = make_player(spec, seed=3)
+        g = Game()
+        p.choose_move(g)
+        return sorted(p.last_children)
+
+    plain = visits("mcts:sims=600,greedy=1,solver=1")
+    guided = visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1")
+    assert guided == visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1")
+    assert guided != plain
+
+
+def test_evaluator_options_are_checked_when_given(weights, tmp_path):
+    with pytest.raises(PlayerSpecError, match="no file"):
+        make_player("mcts:evaluator=/no/such/file.npz")
+    corrupt = tmp_path / "corrupt.npz"
+    corrupt.write_bytes(b"PK not really")
+    with pytest.raises(PlayerSpecError, match="not an evaluator weights file"):
+        make_player(f"mcts:evaluator={corrupt}")
+    with pytest.raises(PlayerSpecError, match="mix"):
+        make_player(f"mcts:evaluator={weights},mix=1.5")
+    with pytest.raises(PlayerSpecError, match="cprior"):
+        make_player(f"mcts:evaluator={weights},cprior=-1")
+
+
+def test_training_learns_the_search_s_visits(tmp_path):
+    from jericho_game.ai import selfplay
+
+    play = selfplay.SelfPlayConfig(sims=80)
+    data = selfplay.play_games(play, None, games=6, seed=1, jobs=1)
+    n = len(data["z"])
+    assert n > 100 and n % 2 == 0 and set(np.unique(data["z"])) <= {-1.0, 0.0, 1.0}
+    # every policy target is a distribution over legal actions
+    for r in range(0, n, 7):
+        pa = data["pol_a"][data["pol_a_off"][r] : data["pol_a_off"][r + 1]]
+        legal = data["legal"][data["legal_off"][r] : data["legal_off"][r + 1]]
+        assert set(pa.tolist()) <= set(legal.tolist())
+        assert data["pol_p"][data["pol_a_off"][r] : data["pol_a_off"][r + 1]].sum() == pytest.approx(1.0, abs=1e-5)
+    net = evalnet.EvalNet.random(hidden=(32, 16), seed=1)
+    learn = selfplay.TrainConfig(epochs=1, holdout=0.0, batch=64, lr=1e-2)
+    rows = np.arange(n)
+    x, legal, target, z = selfplay._batch(data, rows, evalnet.n_features(), 1.0)
+    before = selfplay._step(net.arrays, x, legal, target, z, 0.0, want_grads=False)
+    for epoch in range(6):
+        selfplay.train(net, [data], learn, seed=epoch)
+    after = selfplay._step(net.arrays, x, legal, target, z, 0.0, want_grads=False)
+    assert after[0] < before[0] - 0.5  # policy cross-entropy
+    assert after[1] < before[1]  # value error
+
+
+def test_expert_iteration_resumes_from_its_files(tmp_path):
+    from jericho_game.ai import selfplay
+
+    lines: list[str] = []
+    play, learn = selfplay.SelfPlayConfig(sims=30), selfplay.TrainConfig(epochs=1, hidden=(16, 8))
+    first = selfplay.expert_iteration(tmp_path, 1, 2, play, learn, log=lines.append)
+    assert first == tmp_path / "net-001.npz" and (tmp_path / "games-000.npz").exists()
+    stamp = (tmp_path / "games-000.npz").stat().st_mtime_ns
+    second = selfplay.expert_iteration(tmp_path, 2, 2, play, learn, log=lines.append)
+    assert second == tmp_path / "net-002.npz"
+    assert (tmp_path / "games-000.npz").stat().st_mtime_ns == stamp  # kept, not replayed
+    assert evalnet.load(second).meta["generation"] == 2
+    assert len((tmp_path / "log.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_run_can_start_from_given_weights(tmp_path, weights):
+    """--init: the first generation already searches with the given weights, then trains them on."""
+    from jericho_game.ai import selfplay
+
+    play, learn = selfplay.SelfPlayConfig(sims=30), selfplay.TrainConfig(epochs=1, hidden=(8, 8))
+    out = selfplay.expert_iteration(tmp_path / "on", 1, 2, play, learn, log=lambda _: None, init=weights)
+    net = evalnet.load(out)
+    assert net.hidden == evalnet.load(weights).hidden == (32, 16)  # the given weights' sizes, not learn's
+    assert net.meta["init"] == weights and net.meta["generation"] == 1
+    assert json.loads((tmp_path / "on" / "config.json").read_text())["init"] == weights
+    start = evalnet.load(weights)
+    assert any(not np.array_equal(net.arrays[k], start.arrays[k]) for k in start.arrays)  # trained on
+    # Generation 0 searched with them: its games differ from a run without weights.
+    plain = selfplay.expert_iteration(tmp_path / "plain", 1, 2, play, learn, log=lambda _: None)
+    assert plain is not None
+    with np.load(tmp_path / "on" / "games-000.npz") as a, np.load(tmp_path / "plain" / "games-000.npz") as b:
+        assert any(a[k].shape != b[k].shape or not np.array_equal(a[k], b[k]) for k in a.files)
+
+
+def test_train_command_checks_its_options(tmp_path, capsys):
+    from jericho_game.cli import main
+
+    assert main(["train", "--out", str(tmp_path), "--games", "0"]) == 2
+    assert "--games must be positive" in capsys.readouterr().out
+    assert main(["train", "--out", str(tmp_path), "--hidden", "12"]) == 2
+    assert "--hidden" in capsys.readouterr().out
+    assert main(["train", "--out", str(tmp_path), "--init", str(tmp_path / "absent.npz")]) == 2
+    assert "no file at" in capsys.readouterr().out
+    (tmp_path / "bad.npz").write_bytes(b"junk")
+    assert main(["train", "--out", str(tmp_path), "--init", str(tmp_path / "bad.npz")]) == 2
+    assert "not an evaluator weights file" in capsys.readouterr().out
+
+
+def test_the_shipped_weights_fit_and_guide_a_search():
+    net = evalnet.load(evalnet.SHIPPED)
+    assert net.hidden == tuple(net.meta["hidden"]) and net.meta["generation"] >= 1
+    assert evalnet.SHIPPED.stat().st_size <= 5_000_000  # the issue's bound on shipped weights
+    player = make_player("mcts:sims=300,c=0.3,greedy=1,solver=1,evaluator=shipped,mix=0", seed=4)
+    g = Game()
+    move = player.choose_move(g)
+    assert move in g.legal_moves() and player.last_sims == 300

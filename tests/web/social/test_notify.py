@@ -1,0 +1,388 @@
+"""E-mail notifications (issue 23, point 3), on SQLite and PostgreSQL, through a real local SMTP
+server (aiosmtpd): an address confirmed by a link, invitations by mail, the one-click unsubscribe
+in every mail, the outbox's background sender with its retries (never a request), and exactly
+one delivery when two senders race for the same outbox."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import re
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from aiosmtpd.controller import Controller
+from argon2 import PasswordHasher
+from sqlalchemy import text
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from starlette.testclient import TestClient
+
+from jericho_game.web.accounts.accounts import CSRF_HEADER, AccountService  # noqa: E402
+from jericho_game.web.round.rooms import ClientError  # noqa: E402
+from jericho_game.web.server import create_app  # noqa: E402
+from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, check_email  # noqa: E402
+from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
+from tests.web.test_server import another, visitors  # noqa: E402
+
+CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+PW = "correct horse battery staple"
+FAST = MailPolicy(first_retry=0.3, max_retry=1.0, poll=0.2, lease=30.0, max_attempts=4)
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Inbox:
+    """What the local SMTP server received; ``refuse`` answers (e.g. "451 ...") used up one per mail."""
+
+    def __init__(self) -> None:
+        self.mails: list[email.message.EmailMessage] = []
+        self.refuse: list[str] = []
+        self.lock = threading.Lock()
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's name
+        with self.lock:
+            if self.refuse:
+                return self.refuse.pop(0)
+            msg = email.message_from_bytes(envelope.content, policy=email.policy.default)
+            assert isinstance(msg, email.message.EmailMessage)
+            self.mails.append(msg)
+        return "250 OK"
+
+    def wait(self, n: int, timeout: float = 30.0) -> list[email.message.EmailMessage]:
+        end = time.monotonic() + timeout
+        while len(self.mails) < n:
+            assert time.monotonic() < end, f"only {len(self.mails)} of {n} mails arrived"
+            time.sleep(0.05)
+        return self.mails
+
+
+@pytest.fixture()
+def smtp() -> Iterator[tuple[Inbox, int]]:
+    inbox = Inbox()
+    port = _port()
+    ctl = Controller(inbox, hostname="127.0.0.1", port=port)
+    ctl.start()
+    yield inbox, port
+    ctl.stop()
+
+
+def _app(db: str, port: int | None) -> Any:
+    url = f"smtp://127.0.0.1:{port}?from=jericho@example.org" if port else None
+    return create_app(db, ai_processes=0, password_hasher=CHEAP, smtp=url, mail_policy=FAST)
+
+
+def _csrf(c: TestClient) -> str:
+    token: str = c.get("/api/account").json()["csrf"]
+    return token
+
+
+def _signup(c: TestClient, name: str) -> None:
+    r = c.post("/api/account/signup", json={"username": name, "password": PW}, headers={CSRF_HEADER: _csrf(c)})
+    assert r.status_code == 201, r.text
+
+
+def _post(c: TestClient, path: str, body: dict[str, Any]) -> Any:
+    return c.post(path, json=body, headers={CSRF_HEADER: _csrf(c)})
+
+
+def _link(msg: email.message.EmailMessage, path: str) -> str:
+    body = msg.get_content()
+    m = re.search(r"https?://\S+" + re.escape(path) + r"\S*", body)
+    assert m, body
+    parts = urlsplit(m.group(0))
+    return parts.path + ("?" + parts.query if parts.query else "") + ("#" + parts.fragment if parts.fragment else "")
+
+
+def _confirm(c: TestClient, inbox: Inbox, address: str) -> email.message.EmailMessage:
+    n = len(inbox.mails)
+    r = _post(c, "/api/notify/settings", {"email": address})
+    assert r.status_code == 200, r.text
+    assert r.json()["email"] == address and r.json()["confirmed"] is False
+    msg = inbox.wait(n + 1)[n]
+    assert msg["To"] == address and "Confirm" in msg["Subject"]
+    r = c.get(_link(msg, "/api/notify/confirm"), follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/settings?email=confirmed"
+    assert c.get("/api/notify/settings").json()["confirmed"] is True
+    return msg
+
+
+def test_an_address_is_confirmed_by_the_link_of_a_mail_sent_by_the_background_job(
+    db: str, smtp: tuple[Inbox, int]
+) -> None:
+    inbox, port = smtp
+    with TestClient(_app(db, port)) as c:
+        _signup(c, "ada")
+        assert c.get("/api/notify/settings").json() == {
+            "email_enabled": True,
+            "email": None,
+            "confirmed": False,
+            "kinds": {"turn": True, "invite": True},
+        }
+        msg = _confirm(c, inbox, "ada@example.org")
+        # every mail: a one-click unsubscribe (RFC 8058 headers and a link in the text)
+        assert msg["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+        assert "/api/notify/unsubscribe?" in msg["List-Unsubscribe"] and "kind=all" in msg["List-Unsubscribe"]
+        assert "/api/notify/unsubscribe?" in msg.get_content()
+        assert msg["From"] == "jericho@example.org"
+        # the link works once: a second use is an expired link, and the address stays confirmed
+        again = c.get(_link(msg, "/api/notify/confirm"), follow_redirects=False)
+        assert again.headers["location"] == "/settings?email=expired"
+        assert c.get("/api/notify/settings").json()["confirmed"] is True
+
+
+def test_bad_addresses_and_fields_are_refused_and_change_nothing(db: str, smtp: tuple[Inbox, int]) -> None:
+    inbox, port = smtp
+    with TestClient(_app(db, port)) as c:
+        assert c.get("/api/notify/settings").status_code == 401  # an account's settings
+        _signup(c, "ada")
+        for bad in [
+            "ada@example.org\r\nBcc: all@example.org",
+            "no-at-sign",
+            "a@b",
+            "<a@b.org>",
+            42,
+            "x" * 250 + "@b.org",
+        ]:
+            r = _post(c, "/api/notify/settings", {"email": bad})
+            assert r.status_code == 400 and r.json()["error"] == "bad_email", (bad, r.text)
+        r = _post(c, "/api/notify/settings", {"turn": "yes"})
+        assert r.status_code == 400 and "turn must be true or false" in r.json()["message"]
+        r = _post(c, "/api/notify/settings", {"sms": True})
+        assert r.status_code == 400 and "sms" in r.json()["message"]
+        # without the CSRF token the session's change is refused
+        r = c.post("/api/notify/settings", json={"email": "ada@example.org"})
+        assert r.status_code == 403 and r.json()["error"] == "csrf"
+        assert c.get("/api/notify/settings").json()["email"] is None
+        # a second confirmation mail within the minute is refused (a mail bomb through the form)
+        assert _post(c, "/api/notify/settings", {"email": "ada@example.org"}).status_code == 200
+        r = _post(c, "/api/notify/settings", {"email": "other@example.org"})
+        assert r.status_code == 429 and r.json()["error"] == "too_soon"
+        assert c.get("/api/notify/settings").json()["email"] == "ada@example.org"
+        inbox.wait(1)
+        time.sleep(0.5)
+        assert len(inbox.mails) == 1
+
+
+def test_without_smtp_no_address_is_taken(db: str) -> None:
+    with TestClient(_app(db, None)) as c:
+        _signup(c, "ada")
+        assert c.get("/api/notify/settings").json()["email_enabled"] is False
+        r = _post(c, "/api/notify/settings", {"email": "ada@example.org"})
+        assert r.status_code == 409 and r.json()["error"] == "email_off"
+        assert _post(c, "/api/notify/settings", {"turn": False}).json()["kinds"]["turn"] is False
+
+
+def test_an_invitation_by_mail_and_its_one_click_unsubscribe(db: str, smtp: tuple[Inbox, int]) -> None:
+    inbox, port = smtp
+    app = _app(db, port)
+    with visitors(app, 3) as (ada, bob, eve):
+        _signup(ada, "ada")
+        _signup(bob, "bob")
+        _signup(eve, "eve")
+        _confirm(bob, inbox, "bob@example.org")
+        g = _post(ada, "/api/games", {"mode": "online"}).json()
+        # only a player of the game may invite, and only to an existing account
+        r = _post(eve, "/api/notify/invite", {"game": g["id"], "username": "bob"})
+        assert r.status_code == 403 and r.json()["error"] == "not_your_game"
+        r = _post(ada, "/api/notify/invite", {"game": g["id"], "username": "nobody"})
+        assert r.status_code == 404 and r.json()["error"] == "unknown_account"
+        n = len(inbox.mails)
+        r = _post(ada, "/api/notify/invite", {"game": g["id"], "username": "bob", "token": g["token"]})
+        assert r.status_code == 200 and r.json()["ok"] is True
+        msg = inbox.wait(n + 1)[n]
+        assert msg["To"] == "bob@example.org" and "ada" in msg["Subject"]
+        join = _link(msg, f"/g/{g['id']}")
+        invite = join.split("#invite=", 1)[1]
+        # the same invitation twice: one mail (a second would be spam)
+        assert _post(ada, "/api/notify/invite", {"game": g["id"], "username": "bob"}).status_code == 200
+        r = _post(bob, f"/api/games/{g['id']}/join", {"invite": invite})
+        assert r.status_code == 200, r.text
+        # a game that is not waiting any more is not invitable
+        r = _post(ada, "/api/notify/invite", {"game": g["id"], "username": "eve"})
+        assert r.status_code == 409 and r.json()["error"] == "not_invitable"
+        # one click on the mail's link, without logging in: no more invitations
+        unsub = _link(msg, "/api/notify/unsubscribe")
+        assert "kind=invite" in unsub
+        with another(ada) as anyone:  # no cookies: the link works without logging in
+            r = anyone.get(unsub, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == "/settings?unsubscribed=invite"
+        assert bob.get("/api/notify/settings").json()["kinds"] == {"turn": True, "invite": False}
+        g2 = _post(ada, "/api/games", {"mode": "online"}).json()
+        assert _post(ada, "/api/notify/invite", {"game": g2["id"], "username": "bob"}).json()["ok"] is True
+        # RFC 8058: the mail program's POST turns every kind off and forgets the address
+        all_link = msg["List-Unsubscribe"].strip("<>")
+        with another(ada) as anyone:
+            r = anyone.post(all_link.replace("kind=invite", "kind=all"))
+        assert r.status_code == 200 and r.json() == {"ok": True, "kind": "all"}
+        assert bob.get("/api/notify/settings").json()["email"] is None
+        with another(ada) as anyone:
+            assert anyone.post(unsub.replace("u=", "u=x")).status_code == 404
+        time.sleep(1.0)  # the sender looks every 0.2 s: nothing more may arrive
+    assert len(inbox.mails) == n + 1
+    storage = Storage(resolve_db_url(db))
+    with storage.engine.connect() as conn:
+        kinds = conn.execute(text("SELECT kind FROM mail_outbox ORDER BY id")).scalars().all()
+    storage.close()
+    assert kinds == ["confirm", "invite"]
+
+
+def _outbox(db: str) -> list[dict[str, Any]]:
+    storage = Storage(resolve_db_url(db))
+    with storage.engine.connect() as conn:
+        rows = [dict(r) for r in conn.execute(text("SELECT * FROM mail_outbox ORDER BY id")).mappings()]
+    storage.close()
+    return rows
+
+
+def _until(pred: Callable[[], bool], timeout: float = 30.0) -> None:
+    end = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_refused_mail_is_retried_later_and_a_permanent_refusal_ends_it(db: str, smtp: tuple[Inbox, int]) -> None:
+    inbox, port = smtp
+    inbox.refuse = ["451 4.3.0 try again later"]
+    with TestClient(_app(db, port)) as c:
+        _signup(c, "ada")
+        r = _post(c, "/api/notify/settings", {"email": "ada@example.org"})
+        assert r.status_code == 200
+        inbox.wait(1)
+        row = _outbox(db)[0]
+        assert row["attempts"] == 2 and row["sent_at"] is not None and row["failed_at"] is None
+        assert row["sent_at"] - row["created_at"] >= FAST.first_retry * 0.9  # waited before the retry
+        inbox.refuse = ["550 5.1.1 no such mailbox"]
+        time.sleep(FAST.poll)  # past the confirmation mail's minute: let the clock do it
+    notifier_db = db
+    with TestClient(
+        create_app(
+            notifier_db,
+            ai_processes=0,
+            password_hasher=CHEAP,
+            smtp=f"smtp://127.0.0.1:{port}",
+            mail_policy=MailPolicy(first_retry=0.3, poll=0.2, confirm_every=0.0),
+        )
+    ) as c:
+        assert _post(c, "/api/account/login", {"username": "ada", "password": PW}).status_code == 200
+        assert _post(c, "/api/notify/settings", {"email": "gone@example.org"}).status_code == 200
+        _until(lambda: _outbox(db)[-1]["failed_at"] is not None)
+    row = _outbox(db)[-1]
+    assert row["attempts"] == 1 and row["sent_at"] is None and "550" in row["last_error"]
+    assert len(inbox.mails) == 1
+
+
+def test_the_request_never_waits_for_the_mail_server(db: str) -> None:
+    """SMTP down: the address is taken at once, the mail waits in the outbox and goes when the
+    server comes up."""
+    port = _port()
+    with TestClient(_app(db, port)) as c:
+        _signup(c, "ada")
+        t0 = time.monotonic()
+        r = _post(c, "/api/notify/settings", {"email": "ada@example.org"})
+        assert r.status_code == 200 and time.monotonic() - t0 < 5
+        _until(lambda: bool(_outbox(db)) and _outbox(db)[0]["last_error"] is not None)
+        row = _outbox(db)[0]
+        assert row["sent_at"] is None and row["failed_at"] is None  # a refused connection: tried again
+        inbox = Inbox()
+        ctl = Controller(inbox, hostname="127.0.0.1", port=port)
+        ctl.start()
+        try:
+            inbox.wait(1)
+        finally:
+            ctl.stop()
+        assert inbox.mails[0]["To"] == "ada@example.org"
+
+
+def test_two_senders_on_one_database_send_each_mail_once(db: str, smtp: tuple[Inbox, int]) -> None:
+    """Two processes' senders racing for the same outbox (two stores, two notifiers, threads)."""
+    inbox, port = smtp
+    url = resolve_db_url(db)
+    cfg = SmtpConfig.parse(f"smtp://127.0.0.1:{port}")
+    stores = [Storage(url), Storage(url)]
+    notifiers = [Notifier(s, AccountService(s, hasher=CHEAP), cfg, policy=FAST) for s in stores]
+    acc = notifiers[0].accounts.create_account("ada", PW)
+    notifiers[0].update(acc.id, {}, "http://site.example", "en")
+    with stores[0].engine.begin() as conn:
+        conn.execute(
+            text("UPDATE mail_prefs SET email = 'ada@example.org', confirmed = 1 WHERE account_id = :a"), {"a": acc.id}
+        )
+        for i in range(20):
+            assert notifiers[0].queue_turn(conn, acc.id, f"g{i}", 3, "bob")
+        assert not notifiers[0].queue_turn(conn, acc.id, "g0", 3, "bob")  # the same turn: one mail
+    start = threading.Barrier(2)
+
+    def drain(n: Notifier) -> None:
+        start.wait()
+        while n.deliver_one():
+            pass
+
+    threads = [threading.Thread(target=drain, args=(n,)) for n in notifiers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    inbox.wait(20)
+    time.sleep(0.3)
+    subjects = sorted(m.get_content().split("/g/")[1].split()[0] for m in inbox.mails)
+    assert subjects == sorted(f"g{i}" for i in range(20))  # each once, none twice
+    assert all(r["attempts"] == 1 and r["sent_at"] is not None for r in _outbox(db))
+    for s in stores:
+        s.close()
+
+
+def test_the_smtp_url_is_checked() -> None:
+    cfg = SmtpConfig.parse("smtp+starttls://me%40x:p%3Ass@mail.example.org?from=j@example.org&site=https://j.example/")
+    assert (cfg.host, cfg.port, cfg.security, cfg.user, cfg.password) == (
+        "mail.example.org",
+        587,
+        "starttls",
+        "me@x",
+        "p:ss",
+    )
+    assert cfg.sender == "j@example.org" and cfg.site == "https://j.example"
+    assert SmtpConfig.parse("smtps://mail.example.org").port == 465
+    for bad, why in [
+        ("http://user:secret@mail.example.org", "must start with smtp"),
+        ("smtp://", "names no host"),
+        ("smtp://mail.example.org?form=x", "unknown parameter"),
+        ("smtp://mail.example.org?from=nobody", "is not an address"),
+        ("smtp://mail.example.org?site=ftp://x", "http(s)"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(why)) as exc:
+            SmtpConfig.parse(bad)
+        assert "secret" not in str(exc.value)
+    with pytest.raises(ClientError):
+        check_email("a@b.c\nBcc: x@y.z")
+    assert check_email(" ada@example.org ") == "ada@example.org"
+
+
+def test_a_mail_the_mail_library_refuses_is_given_up_not_retried_forever(db: str, smtp: tuple[Inbox, int]) -> None:
+    inbox, port = smtp
+    storage = Storage(resolve_db_url(db))
+    n = Notifier(storage, AccountService(storage, hasher=CHEAP), SmtpConfig.parse(f"smtp://127.0.0.1:{port}"))
+    with storage.engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO mail_outbox (kind, to_addr, subject, body, unsubscribe, created_at, next_try, attempts) "
+                "VALUES ('turn', 'a@example.org', 'two\nlines', 'x', 'http://x', 0, 0, 0)"
+            )
+        )
+    assert n.deliver_one() is True
+    assert n.deliver_one() is False  # nothing left to try
+    row = _outbox(db)[0]
+    assert row["failed_at"] is not None and row["sent_at"] is None and "ValueError" in row["last_error"]
+    storage.close()
+    assert inbox.mails == []
