@@ -1,15 +1,15 @@
 """Which games were decided within the endgame solver's reach (issue 31's arena measurement).
 
-For every game record given (``jericho arena --out DIR`` writes them), the position before each
-move is solved, win/draw/loss only, within ``--seconds`` (one table kept along the game: a solved
-position stays solved).  The first position the solver settles is where the game became exact; a
-move after it that changes the exact value (a won or drawn game thrown away) means the game was
-decided in a solved position, by that move's player.
+For every game record given (``jericho arena --out DIR`` writes them), the positions are solved,
+win/draw/loss only, within ``--seconds`` each, from the last backwards until one is not settled
+(one table kept along the game: a solved position stays solved).  The first position the solver
+settles is where the game became exact; a move after it that changes the exact value (a won or
+drawn game thrown away) means the game was decided in a solved position, by that move's player.
 
     python examples/endgame_decided.py DIR_OR_FILE... [--seconds 0.25]
 
 Prints, per player name: games, games reaching a solved position before their end, the mean
-ply and pieces left there, and the moves that changed the exact value.
+ply there, and the moves that changed the exact value.
 """
 
 from __future__ import annotations
@@ -21,24 +21,32 @@ from pathlib import Path
 
 from jericho_game import Game
 from jericho_game.ai.solver import Table, solve
+from jericho_game.moves import Move
 from jericho_game.record import read_record
 
 
-def south_values(game_moves: list[object], seconds: float) -> list[int | None]:
-    """South's exact value (1/0/-1) before each move and after the last; None where not settled."""
-    game = Game()
+def south_values(game_moves: list[Move], seconds: float) -> list[int | None]:
+    """South's exact value (1/0/-1) before each move and after the last; None where not settled.
+
+    Solved from the end backwards (each position then finds its successors in the table) until
+    the first position the solver does not settle in time; the earlier ones count as unsettled.
+    """
+    games = [Game()]
+    for move in game_moves:
+        games.append(games[-1].copy())
+        games[-1].play(move)
     table = Table(8)
-    out: list[int | None] = []
-    for i in range(len(game_moves) + 1):
+    out: list[int | None] = [None] * len(games)
+    for i in range(len(games) - 1, -1, -1):
+        game = games[i]
         if game.is_over():
             outcome = game.outcome()
-            out.append(0 if outcome == "draw" else 1 if outcome == "south" else -1)
-        else:
-            sol = solve(game, seconds=seconds, table=table, line=False, distance=False)
-            v = sol.value
-            out.append(None if v is None else v if game.turn.value == "south" else -v)
-        if i < len(game_moves):
-            game.play(game_moves[i])  # type: ignore[arg-type]
+            out[i] = 0 if outcome == "draw" else 1 if outcome == "south" else -1
+            continue
+        v = solve(game, seconds=seconds, table=table, line=False, distance=False).value
+        if v is None:
+            break
+        out[i] = v if game.turn.value == "south" else -v
     return out
 
 

@@ -76,12 +76,17 @@ __all__ = ["MCTSPlayer", "KernelMCTSPlayer", "Node", "mcts", "DEFAULT_SIMS"]
 #: Simulations of an MCTS player given no budget at all (no ``sims``, ``time`` nor limit).
 DEFAULT_SIMS = 2000
 #: The endgame solver in the C search (``endgame=1``): tried at the root with at most this many
-#: pieces left in the reserves, within this share of the move's time and this many solver nodes
-#: per simulation of its budget; in the tree, on leaves with at most ``ENDGAME_LEAF_PIECES``
-#: pieces left, ``ENDGAME_LEAF_NODES`` nodes each (win/draw/loss only); its table's size (MB).
-ENDGAME_ROOT_PIECES = 16
-ENDGAME_SHARE = 0.3
-ENDGAME_NODES_PER_SIM = 10
+#: pieces left in the reserves; win/draw/loss first within ``ENDGAME_FIRST`` of the move's time
+#: and ``ENDGAME_FIRST_NODES`` solver nodes per simulation of its budget (most attempts that fail
+#: fail here, so a failure costs little), then the rest within ``ENDGAME_SHARE`` of the time and
+#: ``ENDGAME_NODES_PER_SIM`` nodes per simulation in all; in the tree, on leaves with at most
+#: ``ENDGAME_LEAF_PIECES`` pieces left, ``ENDGAME_LEAF_NODES`` nodes each (win/draw/loss only);
+#: its table's size (MB).
+ENDGAME_ROOT_PIECES = 14
+ENDGAME_FIRST = 0.05
+ENDGAME_FIRST_NODES = 2
+ENDGAME_SHARE = 0.2
+ENDGAME_NODES_PER_SIM = 8
 ENDGAME_LEAF_PIECES = 7
 ENDGAME_LEAF_NODES = 1000
 ENDGAME_TABLE_MB = 4.0
@@ -500,7 +505,8 @@ class KernelMCTSPlayer:
         return to_move(game, best[0])
 
     def _solve_root(self, game: Game, state: State, sims: int | None, deadline: Deadline) -> int | set[int] | None:
-        """The endgame solver at the root, within ``ENDGAME_SHARE`` of the move's budget.
+        """The endgame solver at the root, within ``ENDGAME_SHARE`` of the move's budget (win/draw/loss
+        within ``ENDGAME_FIRST`` of it, or nothing more is tried).
 
         Returns the move code to play (a won position: the fastest win, or a winning move when
         only win/draw/loss was settled; a lost one: the longest defence), the codes of the moves
@@ -515,20 +521,22 @@ class KernelMCTSPlayer:
         # Node budget from the simulations (a level stays reproducible), seconds from the clock;
         # the calls below share both.
         budget = [ENDGAME_NODES_PER_SIM * sims if sims else None]
-        stop = None
+        stop = first = None
         if deadline.stop is not None:
-            stop = time.perf_counter() + ENDGAME_SHARE * (deadline.stop - time.perf_counter())
+            now, span = time.perf_counter(), deadline.stop - time.perf_counter()
+            stop, first = now + ENDGAME_SHARE * span, now + ENDGAME_FIRST * span
 
-        def run(**options: Any) -> Solution:
-            nodes = budget[0]
-            seconds = None if stop is None else max(0.0005, stop - time.perf_counter())
+        def run(until: float | None = None, cap: int | None = None, **options: Any) -> Solution:
+            nodes = budget[0] if cap is None or budget[0] is None else min(cap, budget[0])
+            end = until if until is not None else stop
+            seconds = None if end is None else max(0.0005, end - time.perf_counter())
             sol = solve(state, nodes=max(1, nodes) if nodes is not None else None, seconds=seconds,
                         table=self._table, line=False, **options)  # fmt: skip
-            if nodes is not None:
-                budget[0] = nodes - sol.nodes
+            if budget[0] is not None:
+                budget[0] -= sol.nodes
             return sol
 
-        wdl = run(distance=False)
+        wdl = run(first, ENDGAME_FIRST_NODES * sims if sims else None, distance=False)
         if not wdl.solved:
             return None
         self.last_solution = wdl
