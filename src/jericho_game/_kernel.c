@@ -1855,6 +1855,7 @@ static double now_seconds(void);
 #define SV_WIN 1000 /* > the longest game: 50 placements and at most one pass between two */
 #define SV_INF 30000
 #define SV_MAXPLY 128
+#define SV_WIN2_TRIES 3 /* moves reaching seven checked for an unbreakable seven */
 enum { SV_EMPTY = 0, SV_EXACT = 1, SV_LOWER = 2, SV_UPPER = 3 };
 
 /* One transposition entry, 16 bytes; a table is buckets of two: the first slot keeps the
@@ -1941,6 +1942,7 @@ static inline int sv_terminal(const Pos *P, int ply)
 typedef struct {
     long long score;
     int code;
+    int reach; /* the move gives its player seven (and leaves no seven of the opponent's) */
 } SvScored;
 
 static int sv_scored_desc(const void *x, const void *y)
@@ -1972,6 +1974,7 @@ static int sv_ordered(Sv *S, Pos *P, int ply, int tt_move, int *out, int *win2)
     for (int i = 0; i < n; i++) {
         int code = codes[i];
         long long v = S->history[code];
+        sc[i].reach = 0;
         if (code != B->pass_code) {
             int s = piece_size(code / B->n_cells), c = code % B->n_cells;
             if (dme[s][c] == 0x7F) {
@@ -1985,11 +1988,7 @@ static int sv_ordered(Sv *S, Pos *P, int ply, int tt_move, int *out, int *win2)
                 v -= 1LL << 40; /* leaves the opponent's seven standing: lost at once */
             else if (mine >= SEVEN) {
                 v += 1LL << 36;
-                if (*win2 < 0) { /* check that no reply breaks the seven */
-                    Pos child = *P;
-                    apply(B, &child, code);
-                    if (child.outcome == NO_OUTCOME && !breaks_possible(B, &child, me)) *win2 = code;
-                }
+                sc[i].reach = 1;
             }
             v += (long long)(dme[s][c] - dopp[s][c]) * (1LL << 24);
         }
@@ -2002,6 +2001,19 @@ static int sv_ordered(Sv *S, Pos *P, int ply, int tt_move, int *out, int *win2)
     }
     qsort(sc, (size_t)n, sizeof(SvScored), sv_scored_desc);
     for (int i = 0; i < n; i++) out[i] = sc[i].code;
+    /* Whether one of the best few moves reaching seven makes it unbreakable.  Only a few: each
+       check costs a breaks_possible (every reply's effect), and with six monoliths a side can
+       have a hundred placements reaching seven; the search finds any other such win anyway. */
+    for (int i = 0, tried = 0; i < n && tried < SV_WIN2_TRIES; i++) {
+        if (!sc[i].reach) continue;
+        Pos child = *P;
+        apply(B, &child, sc[i].code);
+        tried++;
+        if (child.outcome == NO_OUTCOME && child.score[me] >= SEVEN && !breaks_possible(B, &child, me)) {
+            *win2 = sc[i].code;
+            break;
+        }
+    }
     return n;
 }
 

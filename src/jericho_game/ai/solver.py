@@ -43,6 +43,7 @@ DEFAULT_TABLE_MB = 4.0
 #: one pass between two).
 _WIN = 1000
 _ENTRY = 16  # bytes per table entry (the C SvEntry)
+_WIN2_TRIES = 3  # moves reaching seven checked for an unbreakable seven (SV_WIN2_TRIES)
 
 MovesMode = Literal["wdl", "exact"]
 
@@ -237,6 +238,7 @@ class _PySearch:
         score = st.score
         effects: dict[tuple[int, int], tuple[int, int]] = {}
         keyed = []
+        reach: set[int] = set()
         win2 = -1
         for code in codes:
             k = 0
@@ -256,17 +258,22 @@ class _PySearch:
                     k -= 1 << 40
                 elif score[me] + dme >= SEVEN:
                     k += 1 << 36
-                    if win2 < 0:
-                        st.push(code)
-                        if st.outcome == NO_OUTCOME and not _breaks_possible(st, me):
-                            win2 = code
-                        st.pop()
+                    reach.add(code)
                 k += (dme - dopp) << 24
             if code == tt_move:
                 k += 1 << 44
             keyed.append((-k, code))
         keyed.sort()
-        return [c for _k, c in keyed], win2
+        ordered = [c for _k, c in keyed]
+        # The best few moves reaching seven: is one of them a seven no reply breaks?
+        for code in [c for c in ordered if c in reach][:_WIN2_TRIES]:
+            st.push(code)
+            found = st.outcome == NO_OUTCOME and st.score[me] >= SEVEN and not _breaks_possible(st, me)
+            st.pop()
+            if found:
+                win2 = code
+                break
+        return ordered, win2
 
     def search(self, st: State, alpha: int, beta: int, ply: int) -> tuple[int, int]:
         """(value, best move) of ``st`` at ``ply`` (fail-soft, like ``sv_search``)."""
