@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from jericho_game import Game, kernel
-from jericho_game.ai.solver import solve
 from jericho_game.ai import Limit, make_player
+from jericho_game.ai.solver import solve
 from tests.ai.test_solver import ISSUE_EXAMPLES, TABLES, positions
 
 pytestmark = pytest.mark.skipif(kernel.C is None, reason="the endgame play is the C search's")

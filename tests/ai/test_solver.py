@@ -327,8 +327,8 @@ def test_c_kernel_rejects_bad_arguments() -> None:
 
 def test_bench_prints_the_solver_table(capsys) -> None:  # type: ignore[no-untyped-def]
     """``jericho bench --solver`` prints one row per size (speed itself is never asserted)."""
-    from jericho_game.cli import main
     from jericho_game.ai.bench import SOLVER_SIZES, late_game
+    from jericho_game.cli import main
 
     assert main(["bench", "--solver", "--sample", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -57,8 +57,6 @@ __all__ = [
 Figure = tuple[str, float, str]
 
 
-
-
 def _rate(step: Callable[[], int], seconds: float) -> float:
     """Units per second of ``step`` (which returns how many units it did) over ``seconds``."""
     step()  # warm caches
