@@ -8,13 +8,17 @@
   and ``expert``, which beat ``hard`` 100-0 (issue 32 point 5).
 * ``expert`` — the strong search on the C kernel: greedy playouts (each move the best of all
   placements by immediate margin) and the MCTS-solver (proven wins and losses), 30,000
-  simulations, never more than 1 s per move.
+  simulations, never more than 1 s per move; and the endgame solver (``endgame=1``): a position
+  it settles within 30% of the move's budget is played exactly (fastest win, longest defence,
+  never a losing move from a drawn one), and solved leaves are proofs in the tree.
   Without the C kernel: the pure-Python search, 4,000 simulations, at most 2.5 s.
 * ``master`` — the expert's search with ``MASTER_SIMS`` simulations, never more than 3 s per move.
   Without the C kernel: the pure-Python search, 12,000 simulations, at most 3 s.
 * ``expert-v1`` and ``master-v1`` — the levels before the strong search (best-of-10 sampled
   playouts, sevens defended, no solver; 30,000 and 100,000 simulations, 1 s and 3 s), frozen so
   that every change is measured against them (docs/ai.md, "Tuning log").
+* ``expert-v2`` and ``master-v2`` — the expert and master before the endgame solver (issue 31):
+  greedy playouts and the MCTS-solver, 30,000 and 100,000 simulations, 1 s and 3 s, frozen.
 
 Budgets are simulation counts, so a level plays the same on any machine (only slower or
 faster) and arena results reproduce; the time caps keep the promises (expert 1 s, master
@@ -39,6 +43,8 @@ __all__ = [
     "master",
     "expert_v1",
     "master_v1",
+    "expert_v2",
+    "master_v2",
     "LEVELS",
     "LADDER",
     "Level",
@@ -72,6 +78,11 @@ STRONG_WIDEN = 2.0
 EXPERT_V1_C = (30_000, 1.0)
 MASTER_V1_C = (100_000, 3.0)
 STRONG_K = 10
+#: The v2 levels (frozen before the endgame solver, issue 31): today's strong search without it.
+EXPERT_V2_C = (30_000, 1.0)
+MASTER_V2_C = (100_000, 3.0)
+V2_C = 0.3
+V2_WIDEN = 2.0
 #: The same levels on the pure-Python core (the expert is the pre-kernel expert).
 EXPERT_PY = (4_000, 2.5)
 MASTER_PY = (12_000, 3.0)
@@ -83,7 +94,14 @@ def _strong(sims: int, time: float, seed: int | None) -> Player:
     """The expert's and master's search: greedy playouts and the solver on the C kernel, the
     pre-kernel search in Python."""
     if kernel.C is not None:
-        return mcts(sims=sims, time=time, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1, seed=seed)
+        return mcts(sims=sims, time=time, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1, endgame=1, seed=seed)
+    return mcts(sims=sims, time=time, playout="guided", seed=seed)
+
+
+def _v2(sims: int, time: float, seed: int | None) -> Player:
+    """The v2 expert's and master's search (frozen): greedy playouts and the MCTS-solver, no endgame solver."""
+    if kernel.C is not None:
+        return mcts(sims=sims, time=time, c=V2_C, widen=V2_WIDEN, greedy=1, solver=1, seed=seed)
     return mcts(sims=sims, time=time, playout="guided", seed=seed)
 
 
@@ -168,6 +186,18 @@ def master_v1(seed: int | None = None) -> Player:
     """The master before the strong search (frozen to measure against): 100,000 simulations, <= 3 s."""
     sims, time = MASTER_V1_C if kernel.C is not None else MASTER_PY
     return _named(_v1(sims, time, seed), "master-v1")
+
+
+def expert_v2(seed: int | None = None) -> Player:
+    """The expert before the endgame solver (frozen to measure against): 30,000 simulations, <= 1 s."""
+    sims, time = EXPERT_V2_C if kernel.C is not None else EXPERT_PY
+    return _named(_v2(sims, time, seed), "expert-v2")
+
+
+def master_v2(seed: int | None = None) -> Player:
+    """The master before the endgame solver (frozen to measure against): 100,000 simulations, <= 3 s."""
+    sims, time = MASTER_V2_C if kernel.C is not None else MASTER_PY
+    return _named(_v2(sims, time, seed), "master-v2")
 
 
 LEVELS = {
