@@ -348,22 +348,34 @@ class KernelBatchEngine:
         return picked[:k], self.masks(picked[:k])
 
     def views(
-        self, games: np.ndarray, sides: np.ndarray, view: View, layout: np.ndarray | None = None
+        self,
+        games: np.ndarray,
+        sides: np.ndarray,
+        view: View,
+        layout: np.ndarray | None = None,
+        obs_dtype: Any = np.float32,
+        mask_dtype: Any = np.int8,
+        threads: int = 1,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Observations and masks of ``games`` seen by ``sides`` in ``view``, written by C in their final
         form (flat or planar, absolute or canonical): equal to :meth:`observe_and_mask` followed by the
         view's NumPy post-processing (:meth:`View.observations`), at a fraction of the cost.
-        ``layout``: ``view_layout(view)``, made once by the caller (made here when not given)."""
+        ``layout``: ``view_layout(view)``, made once by the caller (made here when not given).
+        ``obs_dtype``: float32, or uint8 / bool (the same 0/1 values, one byte each); ``mask_dtype``: int8
+        or bool.  ``threads``: how many threads the C code splits a large batch over (it runs without the
+        GIL either way)."""
         games = self._ints(games)
         k = len(games)
+        obs_dt, mask_dt = np.dtype(obs_dtype), np.dtype(mask_dtype)
         if k == self.n:  # the whole batch, every step: recycled arrays (subsets are small and vary in size)
-            obs, masks = self._buffer((k, *view.shape), np.float32), self._buffer((k, self._n_act), np.int8)
+            obs, masks = self._buffer((k, *view.shape), obs_dt), self._buffer((k, self._n_act), mask_dt)
         else:
-            obs, masks = np.empty((k, *view.shape), dtype=np.float32), np.empty((k, self._n_act), dtype=np.int8)
-        self._views(self._c, games, self._ints(sides), obs, masks, view_layout(view) if layout is None else layout)
+            obs, masks = np.empty((k, *view.shape), dtype=obs_dt), np.empty((k, self._n_act), dtype=mask_dt)
+        layout = view_layout(view) if layout is None else layout
+        self._views(self._c, games, self._ints(sides), obs, masks, layout, threads)
         return obs, masks
 
-    def _buffer(self, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    def _buffer(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
         """An array to fill: one this engine returned before and nobody references any more, else a new one.
 
         A batch of planes is 22 MB at B=1024; a new array of that size each step costs the kernel's page
@@ -384,7 +396,7 @@ class KernelBatchEngine:
         return arr
 
 
-def _aligned_empty(shape: tuple[int, ...], dtype: type, align: int = 64) -> np.ndarray:
+def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype[Any], align: int = 64) -> np.ndarray:
     """``np.empty(shape, dtype)`` starting on an ``align``-byte boundary (the C planes' non-temporal stores need
     16; a cache line is 64), whatever the allocator gives."""
     size = int(np.prod(shape)) * np.dtype(dtype).itemsize
@@ -453,6 +465,9 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         render_mode: str | None = None,
         positions: bool = False,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        obs_dtype: Any = "float32",
+        mask_dtype: Any = "int8",
+        num_threads: int = 1,
         **unused: Any,
     ) -> None:
         if not isinstance(opponent, str):
@@ -473,6 +488,12 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
         self.num_envs = int(num_envs)
+        self.obs_dtype = _dtype_option("obs_dtype", obs_dtype, OBS_DTYPES)
+        self.mask_dtype = _dtype_option("mask_dtype", mask_dtype, MASK_DTYPES)
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int | np.integer) or num_threads < 1:
+            raise ValueError(f"num_threads must be a positive integer, got {num_threads!r}")
+        #: Threads the compiled engine's observations use for a large batch (the Python engine: ignored).
+        self.num_threads = int(num_threads)
         self.encoding = default_encoding()
         self.view = View(self.encoding, observation, view)
         self._layout = view_layout(self.view)  # what the C kernel's batch_views reads
@@ -499,8 +520,8 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         n_act = self.encoding.n_actions
         self.single_observation_space = gymnasium.spaces.Dict(
             {
-                "observation": self.view.observation_space(),
-                "action_mask": gymnasium.spaces.Box(0, 1, (n_act,), dtype=np.int8),
+                "observation": self.view.observation_space(self.obs_dtype),
+                "action_mask": gymnasium.spaces.Box(0, 1, (n_act,), dtype=self.mask_dtype),
             }
         )
         self.single_action_space = gymnasium.spaces.Discrete(n_act)
@@ -509,7 +530,7 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         self.render_mode = None
         self._all = np.arange(self.num_envs)
         self.sides = np.zeros(self.num_envs, dtype=np.int64)
-        self._masks = np.zeros((self.num_envs, n_act), dtype=np.int8)  # in the agent's view, agent to move
+        self._masks = np.zeros((self.num_envs, n_act), dtype=self.mask_dtype)  # in the agent's view, agent to move
         self._needs_reset = np.zeros(self.num_envs, dtype=bool)
         self._started = False
 
@@ -639,8 +660,10 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         engine = self.engine
         which = self._all if games is None else games
         sides = self.sides[which]
-        if isinstance(engine, KernelBatchEngine):
-            obs, masks = engine.views(which, sides, self.view, self._layout)  # the final form, written by C
+        if isinstance(engine, KernelBatchEngine):  # the final form, written by C
+            obs, masks = engine.views(
+                which, sides, self.view, self._layout, self.obs_dtype, self.mask_dtype, self.num_threads
+            )
         else:
             both = getattr(engine, "observe_and_mask", None)
             if both is not None:
@@ -648,6 +671,7 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
             else:
                 flat, masks = engine.observe(which, sides), engine.masks(which)
             obs, masks = self.view.observations(flat, masks, sides)
+            obs, masks = obs.astype(self.obs_dtype, copy=False), masks.astype(self.mask_dtype, copy=False)
         if games is None:
             self._masks = masks
         return {"observation": obs, "action_mask": masks}
@@ -765,6 +789,23 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release."""
+
+
+#: The observation dtypes of the vector env: float32 (the default), or one byte a value.
+OBS_DTYPES = ("float32", "uint8", "bool")
+#: The mask dtypes: int8 (the default: what Gymnasium's ``Discrete.sample(mask=...)`` takes) or bool.
+MASK_DTYPES = ("int8", "bool")
+
+
+def _dtype_option(name: str, value: Any, allowed: tuple[str, ...]) -> np.dtype[Any]:
+    """``value`` (a name, a numpy dtype or type) as a dtype among ``allowed``; ``ValueError`` naming the option else."""
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.name not in allowed:
+        raise ValueError(f"bad {name} {value!r}: choose one of {', '.join(allowed)}")
+    return dtype
 
 
 def make_vec(num_envs: int = 64, **kwargs: Any) -> JerichoVectorEnv:
