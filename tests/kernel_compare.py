@@ -334,7 +334,13 @@ def compare_compact(seed: int, n: int = 256, steps: int = 40) -> tuple[int, set[
     py._start = kernel.new_state(t, "python")
     py.states = [py._start.copy() for _ in range(n)]
     views = [View(enc, o, v) for o in ("flat", "planar") for v in ("absolute", "canonical")]
-    kinds = [("uint8", "bool", 1), ("bool", "bool", 1), ("uint8", "int8", 3), ("float32", "bool", 2), ("bool", "uint8", 4)]
+    kinds = [
+        ("uint8", "bool", 1),
+        ("bool", "bool", 1),
+        ("uint8", "int8", 3),
+        ("float32", "bool", 2),
+        ("bool", "uint8", 4),
+    ]
     everything = np.arange(n)
     positions = 0
     seen: set[tuple[str, str, str, int]] = set()

@@ -4073,6 +4073,11 @@ static inline void view_store_plane_u8(uint8_t *dst, uint32_t bits, int hw)
         uint64_t v = view_byte_spread[bits >> j & 255];
         memcpy(dst + j, &v, 8);
     }
+    if (j + 4 <= hw) { /* the standard grid's last four places */
+        uint32_t v = (uint32_t)view_byte_spread[bits >> j & 15];
+        memcpy(dst + j, &v, 4);
+        j += 4;
+    }
     for (; j < hw; j++) dst[j] = (uint8_t)(bits >> j & 1);
 }
 
@@ -4104,7 +4109,11 @@ static void view_job_run(const ViewJob *J)
             if (L->planar) {
                 uint32_t bits[VIEW_MAX_CHANNELS];
                 view_planar_bits(self, L, P, me, turned, bits);
-                for (int ch = 0; ch < L->channels; ch++) view_store_plane_u8(obs + (size_t)ch * L->hw, bits[ch], L->hw);
+                /* most planes are all zeros (the constant ones of absent pieces, scores, leaders ...): one memset,
+                   then the others */
+                memset(obs, 0, (size_t)L->obs_len);
+                for (int ch = 0; ch < L->channels; ch++)
+                    if (bits[ch]) view_store_plane_u8(obs + (size_t)ch * L->hw, bits[ch], L->hw);
             } else {
                 float flat[VIEW_MAX_FLAT];
                 view_flat_one(self, L, P, me, turned, flat);

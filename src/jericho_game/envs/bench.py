@@ -85,6 +85,8 @@ def vector_figures(
                 np.zeros((rollout, *obs["observation"].shape), dtype=obs["observation"].dtype),
                 np.zeros((rollout, *obs["action_mask"].shape), dtype=obs["action_mask"].dtype),
             )
+            for buf in buffers:
+                buf.fill(0)  # touch every page now: a rollout buffer is allocated once, not in the timed steps
             runs[name] = {
                 "envs": envs,
                 "obs": obs,
