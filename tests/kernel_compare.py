@@ -428,13 +428,10 @@ def malformed_views() -> int:
         lambda: f(e._c, i64, i64 % 2, obs.astype(np.int16), masks, good),  # neither float32 nor one byte
         lambda: f(e._c, i64, i64 % 2, np.empty((4, 1239), dtype=np.uint8), masks, good),  # compact, wrong size
         lambda: f(e._c, i64, i64 % 2, obs, masks.astype(np.int32), good),
-        lambda: f(e._c, i64, i64 % 2, obs, masks, good, 0),  # no threads
-        lambda: f(e._c, i64, i64 % 2, obs, masks, good, -3),
-        lambda: f(e._c, i64, i64 % 2, obs, masks, good, "2"),
     ]
     raised = _count_raised(calls, "malformed batch_views calls")
     f(e._c, i64, i64 % 2, obs, None, good)  # masks are optional
-    f(e._c, i64, i64 % 2, obs.astype(np.uint8), masks.astype(bool), good, 8)  # compact, more threads than games
+    f(e._c, i64, i64 % 2, obs.astype(np.uint8), masks.astype(bool), good)  # compact
     return raised
 
 

@@ -4039,15 +4039,12 @@ static void view_mask_one(const Board *B, const ViewLayout *L, const Pos *P, int
    '?') each value is one byte, 0 or 1, the same values as the float32 ones (a quarter of the memory: 5,376
    bytes a position for the planes instead of 21,504).  The masks may be int8, uint8 or bool.  Everything
    after the arguments are checked is plain C on the engine's positions and the buffers, so it runs without
-   the GIL (other Python threads go on meanwhile), and with threads > 1 the batch is split into that many
-   contiguous slices written by as many POSIX threads (at least VIEW_MIN_PER_THREAD games each).  The
-   caller must not push to, reset or free the engine from another thread during the call: batch_views
-   only reads the positions, but a concurrent push would make them inconsistent. */
+   the GIL: other Python threads go on meanwhile, and envs/vector.py splits a large batch over several
+   Python threads (num_threads), each calling batch_views on its slice (POSIX threads here would raise the
+   wheels' glibc floor from 2.17 to 2.34, where pthread_create moved into libc).  The caller must not push
+   to or reset the engine from another thread during the call: batch_views only reads the positions, but
+   a concurrent push would make them inconsistent. */
 
-#include <pthread.h>
-
-#define VIEW_MAX_THREADS 64
-#define VIEW_MIN_PER_THREAD 64
 #define VIEW_NOGIL_MIN 32 /* smaller calls keep the GIL: releasing it costs more than the work */
 #define VIEW_MAX_FLAT (MAXC * OBS_LEVELS * OBS_LEVEL_WIDTH + MAXC + 2 * N_PIECES + 3 * MAXA + 2 * (MAXA + 1) + 2 + \
                        N_PIECES + MAXC + 1 + 2)
@@ -4088,7 +4085,7 @@ typedef struct {
     void *obs;      /* float32 or bytes, len(games) x L->obs_len */
     uint8_t *masks; /* NULL: none */
     int bytes;      /* obs is one byte a value */
-    Py_ssize_t from, to;
+    Py_ssize_t k;
 } ViewJob;
 
 static void view_job_run(const ViewJob *J)
@@ -4097,7 +4094,7 @@ static void view_job_run(const ViewJob *J)
     const ViewLayout *L = J->L;
     const Board *B = &self->board->b;
     int n_act = B->pass_code + 1;
-    for (Py_ssize_t i = J->from; i < J->to; i++) {
+    for (Py_ssize_t i = 0; i < J->k; i++) {
         const Pos *P = &self->pos[J->games[i]];
         int me = (int)J->sides[i], turned = L->canonical && me == 1;
         if (!J->bytes) {
@@ -4123,36 +4120,8 @@ static void view_job_run(const ViewJob *J)
         if (J->masks) view_mask_one(B, L, P, turned, (int8_t *)(J->masks + i * n_act));
     }
 #if VIEW_STREAM
-    _mm_sfence(); /* this thread's streamed stores are done before the caller reads the planes */
+    _mm_sfence(); /* the streamed stores are done before the caller reads the planes */
 #endif
-}
-
-static void *view_job_thread(void *arg)
-{
-    view_job_run((const ViewJob *)arg);
-    return NULL;
-}
-
-/* Run the batch's jobs on `threads` threads (this one included); a thread that cannot be started has its
-   slice written by this one. */
-static void view_jobs(ViewJob *base, Py_ssize_t k, int threads)
-{
-    if (threads > VIEW_MAX_THREADS) threads = VIEW_MAX_THREADS;
-    Py_ssize_t most = k / VIEW_MIN_PER_THREAD;
-    if (threads > most) threads = (int)(most > 1 ? most : 1);
-    ViewJob jobs[VIEW_MAX_THREADS];
-    pthread_t tid[VIEW_MAX_THREADS];
-    int started[VIEW_MAX_THREADS];
-    for (int t = 0; t < threads; t++) {
-        jobs[t] = *base;
-        jobs[t].from = k * t / threads;
-        jobs[t].to = k * (t + 1) / threads;
-        started[t] = t > 0 && pthread_create(&tid[t], NULL, view_job_thread, &jobs[t]) == 0;
-    }
-    for (int t = 0; t < threads; t++)
-        if (!started[t]) view_job_run(&jobs[t]);
-    for (int t = 1; t < threads; t++)
-        if (started[t]) pthread_join(tid[t], NULL);
 }
 
 /* The observations' buffer: float32 (*bytes = 0) or one byte a value (*bytes = 1), `want` values. */
@@ -4187,13 +4156,7 @@ static int view_out_buffer(PyObject *obj, Py_buffer *v, Py_ssize_t want, int *by
 static PyObject *k_batch_views(PyObject *Py_UNUSED(mod), PyObject *args)
 {
     PyObject *eo, *go, *so, *oo, *mo, *lo;
-    int threads = 1;
-    if (!PyArg_ParseTuple(args, "O!OOOOO|i:batch_views", &BatchType, &eo, &go, &so, &oo, &mo, &lo, &threads))
-        return NULL;
-    if (threads < 1) {
-        PyErr_Format(PyExc_ValueError, "batch_views: threads must be at least 1, got %d", threads);
-        return NULL;
-    }
+    if (!PyArg_ParseTuple(args, "O!OOOOO:batch_views", &BatchType, &eo, &go, &so, &oo, &mo, &lo)) return NULL;
     BatchObject *self = (BatchObject *)eo;
     const Board *B = &self->board->b;
     Py_buffer g, s, o, m, l;
@@ -4211,13 +4174,13 @@ static PyObject *k_batch_views(PyObject *Py_UNUSED(mod), PyObject *args)
     if (have_masks && batch_buffer(mo, &m, 1, 'b', k * (B->pass_code + 1), "masks")) goto free_o;
     if (!batch_games(self, &g) && !batch_sides(&s)) {
         ViewJob job = {self, &L, (const int64_t *)g.buf, (const int64_t *)s.buf, o.buf,
-                       have_masks ? (uint8_t *)m.buf : NULL, bytes, 0, k};
+                       have_masks ? (uint8_t *)m.buf : NULL, bytes, k};
         if (k >= VIEW_NOGIL_MIN) {
             Py_BEGIN_ALLOW_THREADS
-            view_jobs(&job, k, threads);
+            view_job_run(&job);
             Py_END_ALLOW_THREADS
         } else {
-            view_jobs(&job, k, 1);
+            view_job_run(&job);
         }
         result = Py_None;
         Py_INCREF(result);
@@ -4260,10 +4223,10 @@ static PyMethodDef module_methods[] = {
      "alphabeta(state, moves, depth=64, nodes=0, seconds=0, width=16, tt_bits=20, table=None) -> "
      "(best code, value, depth completed, nodes, seconds)."},
     {"batch_views", k_batch_views, METH_VARARGS,
-     "batch_views(engine, games, sides, out, masks, layout, threads=1): fill out (float32, or uint8/bool: one byte "
-     "a value) with the observations of a BatchEngine's games seen by sides (flat or planar, absolute or canonical, "
-     "as the int64 layout says) and masks (int8/uint8/bool, or None) with their legal masks in the same view; "
-     "without the GIL, on `threads` threads for large batches."},
+     "batch_views(engine, games, sides, out, masks, layout): fill out (float32, or uint8/bool: one byte a value) "
+     "with the observations of a BatchEngine's games seen by sides (flat or planar, absolute or canonical, as the "
+     "int64 layout says) and masks (int8/uint8/bool, or None) with their legal masks in the same view; without the "
+     "GIL for batches of 32 games or more."},
     {NULL, NULL, 0, NULL},
 };
 

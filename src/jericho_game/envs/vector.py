@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 from typing import Any, Protocol
 
@@ -76,6 +77,10 @@ from jericho_game.envs.views import View
 from jericho_game.game import Game
 
 __all__ = ["JerichoVectorEnv", "BatchEngine", "KernelBatchEngine", "PythonBatchEngine", "batch_engine", "view_layout"]
+
+
+#: The fewest games a thread of ``num_threads`` writes the observations of (smaller batches use fewer threads).
+MIN_GAMES_PER_THREAD = 64
 
 
 class BatchEngine(Protocol):
@@ -302,6 +307,7 @@ class KernelBatchEngine:
         self._n_act = enc.n_actions
         self._views = kernel.C.batch_views
         self._pool: list[np.ndarray] = []  # arrays handed out by views(), taken back once unreferenced
+        self._pool_threads: ThreadPoolExecutor | None = None  # views() on several threads (num_threads)
 
     @staticmethod
     def _ints(a: np.ndarray) -> np.ndarray:
@@ -362,8 +368,8 @@ class KernelBatchEngine:
         view's NumPy post-processing (:meth:`View.observations`), at a fraction of the cost.
         ``layout``: ``view_layout(view)``, made once by the caller (made here when not given).
         ``obs_dtype``: float32, or uint8 / bool (the same 0/1 values, one byte each); ``mask_dtype``: int8
-        or bool.  ``threads``: how many threads the C code splits a large batch over (it runs without the
-        GIL either way)."""
+        or bool.  ``threads``: how many threads write a large batch, each a contiguous slice of at least
+        ``MIN_GAMES_PER_THREAD`` games (the C call runs without the GIL, so Python threads overlap)."""
         games = self._ints(games)
         k = len(games)
         obs_dt, mask_dt = np.dtype(obs_dtype), np.dtype(mask_dtype)
@@ -372,8 +378,35 @@ class KernelBatchEngine:
         else:
             obs, masks = np.empty((k, *view.shape), dtype=obs_dt), np.empty((k, self._n_act), dtype=mask_dt)
         layout = view_layout(view) if layout is None else layout
-        self._views(self._c, games, self._ints(sides), obs, masks, layout, threads)
+        sides = self._ints(sides)
+        parts = min(int(threads), k // MIN_GAMES_PER_THREAD)
+        if parts <= 1:
+            self._views(self._c, games, sides, obs, masks, layout)
+            return obs, masks
+        # Contiguous slices of the batch, one per thread: the C call runs without the GIL, so they overlap.
+        cuts = [k * i // parts for i in range(parts + 1)]
+        slices = [slice(cuts[i], cuts[i + 1]) for i in range(parts)]
+        pool = self._threads(parts - 1)
+        jobs = [
+            pool.submit(self._views, self._c, games[sl], sides[sl], obs[sl], masks[sl], layout) for sl in slices[1:]
+        ]
+        self._views(self._c, games[slices[0]], sides[slices[0]], obs[slices[0]], masks[slices[0]], layout)
+        for job in jobs:
+            job.result()  # an error in a slice is raised here
         return obs, masks
+
+    def _threads(self, workers: int) -> ThreadPoolExecutor:
+        """The engine's worker threads (``workers`` of them, besides the caller's), made once."""
+        if self._pool_threads is None or self._pool_threads._max_workers != workers:
+            self.close()
+            self._pool_threads = ThreadPoolExecutor(workers, thread_name_prefix="jericho-views")
+        return self._pool_threads
+
+    def close(self) -> None:
+        """Stop the worker threads of ``num_threads`` (if any were started)."""
+        if self._pool_threads is not None:
+            self._pool_threads.shutdown(wait=True)
+            self._pool_threads = None
 
     def _buffer(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
         """An array to fill: one this engine returned before and nobody references any more, else a new one.
@@ -788,7 +821,10 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         return obs, rewards, terminated, truncated, info
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Nothing to release."""
+        """Stop the observation threads of ``num_threads``, if any."""
+        close = getattr(self.engine, "close", None)
+        if close is not None:
+            close()
 
 
 #: The observation dtypes of the vector env: float32 (the default), or one byte a value.
