@@ -692,7 +692,7 @@ def main(argv: list[str] | None = None) -> None:
     timers: list[tuple[str, Any]] = []
     baseline = _load_baseline(args.baseline) if args.baseline else None
     for kind in kinds:
-        name = f"jax env ({kind} observation)" + (", fastest path" if args.anchor else "")
+        name = f"jericho ({kind}, 651 actions), fastest path" if args.anchor else f"jax env ({kind} observation)"
         timers.append((name, _jericho_timer(sys.modules[__name__], args.batch, args.steps, kind)))
         if baseline is not None:
             timers.append((f"baseline ({kind} observation)", _jericho_timer(baseline, args.batch, args.steps, kind)))
