@@ -3727,6 +3727,21 @@ static PyObject *Batch_to_move(PyObject *op, PyObject *args)
     return result;
 }
 
+/* Every game's monolith counts, South's then North's (the vector env's reward shaping, issue 35). */
+static PyObject *Batch_scores(PyObject *op, PyObject *arg)
+{
+    BatchObject *self = (BatchObject *)op;
+    Py_buffer o;
+    if (batch_buffer(arg, &o, 1, 'q', 2 * self->n, "scores")) return NULL;
+    int64_t *out = (int64_t *)o.buf;
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        out[2 * i] = self->pos[i].score[0];
+        out[2 * i + 1] = self->pos[i].score[1];
+    }
+    PyBuffer_Release(&o);
+    Py_RETURN_NONE;
+}
+
 static PyObject *Batch_get_n(PyObject *op, void *Py_UNUSED(cl)) { return PyLong_FromSsize_t(((BatchObject *)op)->n); }
 
 static PyObject *Batch_get_observation_size(PyObject *op, void *Py_UNUSED(cl))
@@ -3753,6 +3768,7 @@ static PyMethodDef Batch_methods[] = {
     {"observe", Batch_observe, METH_VARARGS,
      "observe(games, sides, out): fill float32 out (len(games) x observation_size) with the flat observations."},
     {"masks", Batch_masks, METH_VARARGS, "masks(games, out): fill int8 out (len(games) x n_actions) with legal masks."},
+    {"scores", Batch_scores, METH_O, "scores(out): fill int64 out (n x 2) with every game's monolith counts."},
     {"to_move", Batch_to_move, METH_VARARGS,
      "to_move(games, sides, out) -> k: out[:k] = the games in progress with sides[i] to move."},
     {NULL, NULL, 0, NULL},

@@ -103,6 +103,9 @@ class BatchEngine(Protocol):
     def masks(self, games: np.ndarray) -> np.ndarray:
         """Legal-action masks ``(len(games), n_actions)`` (int8) of ``games``."""
 
+    def scores(self) -> np.ndarray:
+        """Every game's monolith counts ``(n, 2)`` (South's, North's): the reward shaping's margins."""
+
 
 class PythonBatchEngine:
     """:class:`BatchEngine` on the engine's ``State`` objects, with numpy for the batch work."""
@@ -269,6 +272,10 @@ class PythonBatchEngine:
         obs[:, off["turn"] + 1] = me == 1
         return obs
 
+    def scores(self) -> np.ndarray:
+        """Every game's monolith counts ``(n, 2)``: South's, North's."""
+        return np.array([s.score for s in self.states], dtype=np.int64).reshape(self.n, 2)
+
     def observe_and_mask(self, games: np.ndarray, sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`observe` and :meth:`masks` from one pass over the states."""
         f = self._fields(games)
@@ -327,6 +334,12 @@ class KernelBatchEngine:
         outcome = np.empty(self.n, dtype=np.int64)
         self._c.status(turn, outcome)
         return turn, outcome
+
+    def scores(self) -> np.ndarray:
+        """Every game's monolith counts ``(n, 2)``: South's, North's."""
+        out = np.empty((self.n, 2), dtype=np.int64)
+        self._c.scores(out)
+        return out
 
     def observe(self, games: np.ndarray, sides: np.ndarray) -> np.ndarray:
         """Observations of ``games`` seen by ``sides``."""
@@ -501,6 +514,7 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         obs_dtype: Any = "float32",
         mask_dtype: Any = "int8",
         num_threads: int = 1,
+        shaping: float = 0.0,
         **unused: Any,
     ) -> None:
         if not isinstance(opponent, str):
@@ -527,6 +541,13 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
             raise ValueError(f"num_threads must be a positive integer, got {num_threads!r}")
         #: Threads the compiled engine's observations use for a large batch (the Python engine: ignored).
         self.num_threads = int(num_threads)
+        try:
+            #: Reward shaping: this times the change of the agent's monolith margin over each step (0: none).
+            self.shaping = float(shaping)
+        except (TypeError, ValueError):
+            raise ValueError(f"shaping must be a number, got {shaping!r}") from None
+        if not np.isfinite(self.shaping):
+            raise ValueError(f"shaping must be finite, got {shaping!r}")
         self.encoding = default_encoding()
         self.view = View(self.encoding, observation, view)
         self._layout = view_layout(self.view)  # what the C kernel's batch_views reads
@@ -634,6 +655,12 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         elif isinstance(self.engine, PythonBatchEngine):
             # Back at the standard start: the fastest engine again (the compiled one when built).
             self.engine = batch_engine(self.num_envs, self.encoding, self._kernel_option)
+
+    def _margins(self, sides: np.ndarray) -> np.ndarray:
+        """Each game's monolith margin (``sides``' count minus the other's)."""
+        scores = self.engine.scores()
+        rows = np.arange(self.num_envs)
+        return scores[rows, sides] - scores[rows, 1 - sides]
 
     def _draw_sides(self, games: np.ndarray) -> None:
         if self.self_play:
@@ -766,9 +793,12 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         legal = self._masks[playing, acts[playing]] == 1  # both in the agent's view
         if self.view.view == "canonical":
             acts = np.where(self.sides == 1, self.encoding.symmetry("half-turn").actions(acts), acts)
+        self._step_sides = self.sides.copy()  # whose step it is (self-play changes sides below)
         illegal = np.zeros(self.num_envs, dtype=bool)
         illegal[playing[~legal]] = True
         playing = playing[legal]
+        if self.shaping:
+            before = self._margins(self.sides)
         self._push(playing, acts[playing])
         self._opponent_moves(playing)
         if len(restart):
@@ -782,6 +812,11 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         lost = over & (outcome == 1 - self.sides)
         rewards[won] = 1.0
         rewards[lost] = -1.0
+        if self.shaping:  # the single env's shaping: the margin's change over the agent's step (and the replies)
+            moved = np.zeros(self.num_envs, dtype=bool)
+            moved[playing] = True
+            change = self._margins(self._step_sides) - before
+            rewards[moved] += self.shaping * change[moved]
         rewards[illegal] = -1.0
         terminated[over | illegal] = True
         self._needs_reset = terminated.copy()
