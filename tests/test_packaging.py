@@ -358,9 +358,10 @@ def test_the_wheel_is_repaired_into_a_manylinux_wheel_that_installs_and_runs(dis
         assert wheel.name.endswith("-py3-none-any.whl")  # nothing to repair: a pure-Python wheel
         return
     fixed_dir = tmp_path / "fixed"
+    tools = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     done = subprocess.run(
         [sys.executable, "-m", "auditwheel", "repair", "--wheel-dir", str(fixed_dir), str(wheel)],
-        capture_output=True, text=True, timeout=300,
+        env=tools, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     (fixed,) = fixed_dir.glob("jericho_game-*.whl")

@@ -265,7 +265,9 @@ def test_the_bench_times_a_baseline_version_and_the_anchors_alike(tmp_path: Path
     baseline = tmp_path / "old_jax_env.py"
     baseline.write_text((ROOT / "src" / "jericho_game" / "envs" / "jax_env.py").read_text())
     args = ("--bench", "--batch", "8", "--steps", "2", "--repeat", "1", "--observation", "flat")
-    out = _run("-m", "jericho_game.envs.jax_env", *args, "--baseline", str(baseline), "--anchor", "--anchor-games", "othello")
+    out = _run(
+        "-m", "jericho_game.envs.jax_env", *args, "--baseline", str(baseline), "--anchor", "--anchor-games", "othello"
+    )
     lines = out.strip().splitlines()
     assert [line.split(", B=")[0] for line in lines[:5]] == [
         "jericho (flat, 651 actions), fastest path",
