@@ -259,24 +259,31 @@ def test_the_bench_command_prints_steps_per_second() -> None:
     assert out.strip().endswith("steps/s")
 
 
-def test_the_bench_times_a_baseline_version_and_the_anchors_alike(tmp_path: Path) -> None:
-    """``--anchor``: this env and pgx's games (here Othello alone, to keep it short), each with pgx's idioms
-    (``auto_reset``, ``act_randomly``) and with its fastest path; a baseline version beside them."""
+def test_the_bench_times_a_baseline_version_alternately(tmp_path: Path) -> None:
     baseline = tmp_path / "old_jax_env.py"
     baseline.write_text((ROOT / "src" / "jericho_game" / "envs" / "jax_env.py").read_text())
     args = ("--bench", "--batch", "8", "--steps", "2", "--repeat", "1", "--observation", "flat")
-    out = _run(
-        "-m", "jericho_game.envs.jax_env", *args, "--baseline", str(baseline), "--anchor", "--anchor-games", "othello"
-    )
+    out = _run("-m", "jericho_game.envs.jax_env", *args, "--baseline", str(baseline))
     lines = out.strip().splitlines()
-    assert [line.split(", B=")[0] for line in lines[:5]] == [
+    assert [line.split(",")[0] for line in lines[:2]] == ["jax env (flat observation)", "baseline (flat observation)"]
+    assert all("steps per CPU second" in line for line in lines[:2]) and lines[2].startswith("load average"), out
+
+
+def test_the_anchor_times_every_env_alike() -> None:
+    """``--anchor``: this env and pgx's games (here Othello alone, to keep it short), each with pgx's idioms
+    (``auto_reset``, ``act_randomly``) and with its fastest path."""
+    args = ("--bench", "--batch", "8", "--steps", "2", "--repeat", "1", "--observation", "flat")
+    out = _run("-m", "jericho_game.envs.jax_env", *args, "--anchor", "--anchor-games", "othello")
+    lines = out.strip().splitlines()
+    assert [line.split(", B=")[0] for line in lines[:4]] == [
         "jericho (flat, 651 actions), fastest path",
-        "baseline (flat observation)",
         "jericho (flat, 651 actions), pgx idioms",
         "pgx othello (65 actions), pgx idioms",
         "pgx othello (65 actions), fastest path",
     ], out
-    assert all("steps per CPU second" in line for line in lines[:5]) and lines[5].startswith("load average"), out
+    assert all("steps per CPU second" in line for line in lines[:4]) and lines[4].startswith("load average"), out
+    with pytest.raises(AssertionError, match="not pgx games: tictactoe3"):
+        _run("-m", "jericho_game.envs.jax_env", *args, "--anchor", "--anchor-games", "othello,tictactoe3")
 
 
 def test_one_draw_actions_are_legal_and_uniform() -> None:

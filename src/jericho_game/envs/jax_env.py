@@ -688,6 +688,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.batch < 1 or args.steps < 1 or args.repeat < 1:
         parser.error("--batch, --steps and --repeat must be at least 1")
     kinds = ("planar", "flat") if args.observation == "both" else (args.observation,)
+    games = tuple(g for g in args.anchor_games.split(",") if g)
+    if args.anchor:
+        import pgx
+
+        unknown = [g for g in games if g not in pgx.available_envs()]
+        if unknown:
+            parser.error(f"--anchor-games: not pgx games: {', '.join(unknown)}")
     device = jax.devices()[0]
     timers: list[tuple[str, Any]] = []
     baseline = _load_baseline(args.baseline) if args.baseline else None
@@ -697,12 +704,6 @@ def main(argv: list[str] | None = None) -> None:
         if baseline is not None:
             timers.append((f"baseline ({kind} observation)", _jericho_timer(baseline, args.batch, args.steps, kind)))
     if args.anchor:
-        games = tuple(g for g in args.anchor_games.split(",") if g)
-        import pgx
-
-        unknown = [g for g in games if g not in pgx.available_envs()]
-        if unknown:
-            parser.error(f"--anchor-games: not pgx games: {', '.join(unknown)}")
         timers += _anchor_timers(games, kinds, args.batch, args.steps)
     load = os.getloadavg()
     best = {name: (0.0, 0.0) for name, _ in timers}
