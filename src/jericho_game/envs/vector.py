@@ -20,6 +20,12 @@ Each sub-environment is the single-agent game of :class:`jericho_game.envs.gym_e
   seeded from the batch's generator at ``reset`` (a level's time limit is dropped so that
   its simulation budget alone decides), asked for its move game by game.
 
+``obs_dtype="uint8" | "bool"`` gives the same observations one byte a value (float32 by default),
+``mask_dtype="bool"`` bool masks (int8 by default: what Gymnasium's ``Discrete.sample(mask=)``
+takes), ``num_threads=N`` writes a large batch's observations on N threads (the C calls of a
+step release the GIL), ``shaping=c`` adds ``c`` times the change of the stepping side's monolith
+margin over each step to its reward (as the single env's ``shaping``).
+
 ``positions=True`` adds ``info["position"]``: each game's position text
 (docs/notation.md) for the observation returned.  ``reset(options=...)`` takes
 ``"position"`` (a position text: every episode starts there) and ``"moves"`` (opening
