@@ -245,10 +245,10 @@ def test_random_actions_are_legal_and_cover_the_mask() -> None:
     assert seen[0] == {3} and seen[1] == {PASS_ACTION} and seen[2] == {5, 9, 600} and len(seen[3]) > 40
 
 
-def _run(*args: str) -> str:
+def _run(*args: str, timeout: float = 240) -> str:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=240)
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=timeout)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -269,11 +269,13 @@ def test_the_bench_times_a_baseline_version_alternately(tmp_path: Path) -> None:
     assert all("steps per CPU second" in line for line in lines[:2]) and lines[2].startswith("load average"), out
 
 
+@pytest.mark.timeout(1200)
 def test_the_anchor_times_every_env_alike() -> None:
     """``--anchor``: this env and pgx's games (here Othello alone, to keep it short), each with pgx's idioms
     (``auto_reset``, ``act_randomly``) and with its fastest path."""
     args = ("--bench", "--batch", "8", "--steps", "2", "--repeat", "1", "--observation", "flat")
-    out = _run("-m", "jericho_game.envs.jax_env", *args, "--anchor", "--anchor-games", "othello")
+    # four programs to compile (two of this env, two of Othello): minutes on a loaded machine
+    out = _run("-m", "jericho_game.envs.jax_env", *args, "--anchor", "--anchor-games", "othello", timeout=900)
     lines = out.strip().splitlines()
     assert [line.split(", B=")[0] for line in lines[:4]] == [
         "jericho (flat, 651 actions), fastest path",
