@@ -2,6 +2,7 @@
 // While the game is played a player sees the players' tab only and a spectator the spectators'
 // tab only; once it is over both are shown to everyone (the replay shows the messages up to the
 // position on the board).  Nothing a user writes is HTML: every text goes in textContent.
+import { whoami } from "./account.js";
 import { t } from "./i18n.js";
 
 const ROOMS = ["players", "spectators"];
@@ -19,7 +20,9 @@ export class ChatPanel {
     this.enabled = false;
     this.tab = null;
     this.replayPly = null;
+    this.loggedIn = false;  // reports come from players and accounts (an anonymous watcher has no button)
     this.build();
+    whoami().then((me) => { this.loggedIn = !!me.account; this.render(); });
   }
 
   build() {
@@ -160,7 +163,7 @@ export class ChatPanel {
       li.append(who, document.createTextNode(" "), body);
       if (this.replayPly !== null || this.over()) li.title = t("written at move {n}", { n: m.ply });
       const own = mine !== null && m.side === mine;
-      if (!own) {
+      if (!own && (this.seated() || this.loggedIn)) {
         const report = document.createElement("button");
         report.type = "button";
         report.className = "chat-report";
