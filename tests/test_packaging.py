@@ -305,8 +305,8 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Pat
         "site/static/app.js",
     ):
         assert f"jericho_game/web/{page}" in names, page  # the web app's pages and translations ship
-    for data in ("ai/data/puzzles.jsonl", "ai/evaluator.npz", "ai/net_weights.npz"):
-        assert f"jericho_game/{data}" in names, data  # the AI's shipped puzzles and weights
+    for data in ("ai/data/puzzles.jsonl", "ai/evaluator.npz", "ai/net_weights.npz", "ai/WEIGHTS.md"):
+        assert f"jericho_game/{data}" in names, data  # the AI's shipped puzzles, weights and their datasheet
     compiled = any(n.startswith("jericho_game/_kernel") for n in names)
     assert compiled or not (shutil.which("gcc") or shutil.which("cc")), "a compiler is here but the wheel has no kernel"
 
@@ -342,3 +342,69 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Pat
         assert probe["ai_plies"] == 1
     assert "pure Python (forced by JERICHO_KERNEL=python)" in run(jericho, "--version", kernel="python")
     assert run(py, "-c", _IMPORTS_PROBE).strip().endswith("imports ok")
+
+
+def test_the_wheel_is_repaired_into_a_manylinux_wheel_that_installs_and_runs(dist: Path, tmp_path: Path) -> None:
+    """``auditwheel repair`` (the dev extra's) makes the wheel a manylinux one: its tag names glibc 2.17 or older
+    (the kernel uses no newer symbol: POSIX threads, for one, would need 2.34), and it installs into a fresh venv
+    and runs with its kernel.  ``python3 tasks.py wheels`` does the same for each CPython 3.11-3.13 found."""
+    import zipfile
+
+    if sys.platform != "linux":
+        pytest.skip("manylinux wheels are Linux's")
+    (wheel,) = dist.glob("jericho_game-*.whl")
+    if not any(n.startswith("jericho_game/_kernel") for n in zipfile.ZipFile(wheel).namelist()):
+        assert not (shutil.which("gcc") or shutil.which("cc")), "a compiler is here but the wheel has no kernel"
+        assert wheel.name.endswith("-py3-none-any.whl")  # nothing to repair: a pure-Python wheel
+        return
+    fixed_dir = tmp_path / "fixed"
+    tools = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    done = subprocess.run(
+        [sys.executable, "-m", "auditwheel", "repair", "--wheel-dir", str(fixed_dir), str(wheel)],
+        env=tools, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    (fixed,) = fixed_dir.glob("jericho_game-*.whl")
+    tags = re.findall(r"manylinux_(\d+)_(\d+)_(\w+?)(?:\.|$)", fixed.name.removesuffix(".whl"))
+    assert tags, f"no manylinux tag in {fixed.name}"
+    assert min((int(a), int(b)) for a, b, _ in tags) <= (2, 17), f"{fixed.name}: needs a newer glibc than 2.17"
+    abi = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    assert fixed.name.startswith(f"jericho_game-{PYPROJECT['version']}-{abi}-{abi}-"), fixed.name
+
+    venv_dir = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv_dir)], check=True, capture_output=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JERICHO_KERNEL", "VIRTUAL_ENV")}
+    py = venv_dir / "bin" / "python"
+    done = subprocess.run(
+        [py, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--disable-pip-version-check", fixed],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = subprocess.run([venv_dir / "bin" / "jericho", "--version"], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)  # fmt: skip
+    assert out.returncode == 0 and "(kernel: C" in out.stdout, out.stdout + out.stderr
+
+
+def test_the_sdist_builds_and_runs_without_a_compiler(dist: Path, tmp_path: Path) -> None:
+    """From the sdist a user installs, with no working C compiler: the package installs without the kernel
+    and plays on the pure-Python core."""
+    (sdist,) = dist.glob("jericho_game-*.tar.gz")
+    site = tmp_path / "site"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JERICHO_KERNEL", "JERICHO_REQUIRE_KERNEL")}
+    env.update(CC="/bin/false", CXX="/bin/false")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps", "--target", str(site),
+         str(sdist)],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not list(site.glob("jericho_game/_kernel*")), "an extension was built with CC=/bin/false"
+    probe = (
+        "import jericho_game, jericho_game.kernel as k; from jericho_game import Game; g = Game(); "
+        "g.play(g.legal_moves()[0]); print(k.NAME, jericho_game.__file__)"
+    )
+    out = subprocess.run([sys.executable, "-S", "-c", probe], env=dict(env, PYTHONPATH=str(site)), cwd=site,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    name, where = out.stdout.split()
+    assert name == "python" and where.startswith(str(site))

@@ -3461,7 +3461,7 @@ enum { O_TOWERS, O_CAMP, O_RESERVES, O_LEADERS, O_SCORE, O_SEVEN, O_LPIECE, O_LC
 
 static PyTypeObject BatchType;
 
-/* A C-contiguous buffer of `kind` items ('q' int64, 'f' float32, 'b' int8); want < 0: any length. */
+/* A C-contiguous buffer of `kind` items ('q' int64, 'f' float32, 'b' int8, uint8 or bool); want < 0: any length. */
 static int batch_buffer(PyObject *obj, Py_buffer *v, int writable, char kind, Py_ssize_t want, const char *what)
 {
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
@@ -3476,10 +3476,10 @@ static int batch_buffer(PyObject *obj, Py_buffer *v, int writable, char kind, Py
     if (*f == '@' || *f == '=' || *f == '<') f++;
     Py_ssize_t size = kind == 'q' ? 8 : kind == 'f' ? 4 : 1;
     int ok = v->itemsize == size && *f && f[1] == '\0' &&
-             (kind == 'q' ? (*f == 'q' || *f == 'l') : kind == 'f' ? *f == 'f' : (*f == 'b' || *f == 'B'));
+             (kind == 'q' ? (*f == 'q' || *f == 'l') : kind == 'f' ? *f == 'f' : (*f == 'b' || *f == 'B' || *f == '?'));
     if (!ok) {
         PyErr_Format(PyExc_TypeError, "%s: expected a contiguous %s array, got format '%s' (item size %zd)", what,
-                     kind == 'q' ? "int64" : kind == 'f' ? "float32" : "int8", v->format ? v->format : "B",
+                     kind == 'q' ? "int64" : kind == 'f' ? "float32" : "int8, uint8 or bool", v->format ? v->format : "B",
                      v->itemsize);
         PyBuffer_Release(v);
         return -1;
@@ -3606,22 +3606,25 @@ static PyObject *Batch_push(PyObject *op, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < k; i++) {
+    Py_ssize_t bad = -1;
+    int why = 0;
+    Py_BEGIN_ALLOW_THREADS /* plain C on the engine's positions: other threads run meanwhile */
+    for (Py_ssize_t i = 0; i < k && bad < 0; i++) {
         const Pos *P = &self->pos[gi[i]];
-        if (seen[gi[i]]++) {
-            PyErr_Format(PyExc_ValueError, "game %lld appears twice in one push", (long long)gi[i]);
-            goto done;
-        }
-        if (P->outcome != NO_OUTCOME) {
-            PyErr_Format(PyExc_ValueError, "game %lld is over: no move can be pushed", (long long)gi[i]);
-            goto done;
-        }
-        if (ci[i] < 0 || ci[i] > B->pass_code || !is_legal(B, P, (long)ci[i])) {
-            PyErr_Format(PyExc_ValueError, "illegal move code %lld in game %lld", (long long)ci[i], (long long)gi[i]);
-            goto done;
-        }
+        why = seen[gi[i]]++ ? 1 : P->outcome != NO_OUTCOME ? 2
+              : (ci[i] < 0 || ci[i] > B->pass_code || !is_legal(B, P, (long)ci[i])) ? 3 : 0;
+        if (why) bad = i;
     }
-    for (Py_ssize_t i = 0; i < k; i++) apply(B, &self->pos[gi[i]], (int)ci[i]);
+    if (bad < 0)
+        for (Py_ssize_t i = 0; i < k; i++) apply(B, &self->pos[gi[i]], (int)ci[i]);
+    Py_END_ALLOW_THREADS
+    if (bad >= 0) {
+        long long gb = (long long)gi[bad], cb = (long long)ci[bad];
+        if (why == 1) PyErr_Format(PyExc_ValueError, "game %lld appears twice in one push", gb);
+        else if (why == 2) PyErr_Format(PyExc_ValueError, "game %lld is over: no move can be pushed", gb);
+        else PyErr_Format(PyExc_ValueError, "illegal move code %lld in game %lld", cb, gb);
+        goto done;
+    }
     result = Py_None;
     Py_INCREF(result);
 done:
@@ -3725,8 +3728,10 @@ static PyObject *Batch_masks(PyObject *op, PyObject *args)
     PyObject *result = NULL;
     if (!batch_games(self, &g)) {
         const int64_t *gi = (const int64_t *)g.buf;
+        Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t i = 0; i < k; i++)
             batch_mask_one(B, &self->pos[gi[i]], (int8_t *)m.buf + i * (B->pass_code + 1));
+        Py_END_ALLOW_THREADS
         result = Py_None;
         Py_INCREF(result);
     }
@@ -3769,6 +3774,21 @@ static PyObject *Batch_to_move(PyObject *op, PyObject *args)
     return result;
 }
 
+/* Every game's monolith counts, South's then North's (the vector env's reward shaping, issue 35). */
+static PyObject *Batch_scores(PyObject *op, PyObject *arg)
+{
+    BatchObject *self = (BatchObject *)op;
+    Py_buffer o;
+    if (batch_buffer(arg, &o, 1, 'q', 2 * self->n, "scores")) return NULL;
+    int64_t *out = (int64_t *)o.buf;
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        out[2 * i] = self->pos[i].score[0];
+        out[2 * i + 1] = self->pos[i].score[1];
+    }
+    PyBuffer_Release(&o);
+    Py_RETURN_NONE;
+}
+
 static PyObject *Batch_get_n(PyObject *op, void *Py_UNUSED(cl)) { return PyLong_FromSsize_t(((BatchObject *)op)->n); }
 
 static PyObject *Batch_get_observation_size(PyObject *op, void *Py_UNUSED(cl))
@@ -3795,6 +3815,7 @@ static PyMethodDef Batch_methods[] = {
     {"observe", Batch_observe, METH_VARARGS,
      "observe(games, sides, out): fill float32 out (len(games) x observation_size) with the flat observations."},
     {"masks", Batch_masks, METH_VARARGS, "masks(games, out): fill int8 out (len(games) x n_actions) with legal masks."},
+    {"scores", Batch_scores, METH_O, "scores(out): fill int64 out (n x 2) with every game's monolith counts."},
     {"to_move", Batch_to_move, METH_VARARGS,
      "to_move(games, sides, out) -> k: out[:k] = the games in progress with sides[i] to move."},
     {NULL, NULL, 0, NULL},
@@ -3998,14 +4019,13 @@ static inline void view_store_plane(float *dst, uint32_t bits, int hw)
 /* The planes of P seen by `me` (envs/planar.py's Planar.from_flat of the flat view above): each plane
    as a bit mask over the grid first (the constant ones all ones or all zeros), then every float of
    the output stored once. */
-static void view_planar_one(const BatchObject *self, const ViewLayout *L, const Pos *P, int me, int turned,
-                            float *planes)
+static void view_planar_bits(const BatchObject *self, const ViewLayout *L, const Pos *P, int me, int turned,
+                             uint32_t *bits)
 {
     const Board *B = &self->board->b;
     const int *off = self->off;
     int nc = B->n_cells, hw = L->hw, them = 1 - me;
     uint32_t full = hw == 32 ? 0xFFFFFFFFu : (1u << hw) - 1;
-    uint32_t bits[VIEW_MAX_CHANNELS];
     memset(bits, 0, (size_t)L->channels * sizeof(uint32_t));
     for (int c = 0; c < nc; c++) {
         uint32_t at = 1u << L->cell_pos[turned ? L->half_cell[c] : c];
@@ -4046,7 +4066,14 @@ static void view_planar_one(const BatchObject *self, const ViewLayout *L, const 
     if (P->turn == me) CONST_ON(off[O_TURN]);
     if (me == 1 && !turned) CONST_ON(off[O_TURN] + 1);
 #undef CONST_ON
-    for (int ch = 0; ch < L->channels; ch++) view_store_plane(planes + (size_t)ch * hw, bits[ch], hw);
+}
+
+static void view_planar_one(const BatchObject *self, const ViewLayout *L, const Pos *P, int me, int turned,
+                            float *planes)
+{
+    uint32_t bits[VIEW_MAX_CHANNELS];
+    view_planar_bits(self, L, P, me, turned, bits);
+    for (int ch = 0; ch < L->channels; ch++) view_store_plane(planes + (size_t)ch * L->hw, bits[ch], L->hw);
 }
 
 /* The legal mask of P (batch_mask_one's), its cells turned by the half turn when `turned`. */
@@ -4070,6 +4097,125 @@ static void view_mask_one(const Board *B, const ViewLayout *L, const Pos *P, int
     if (!any) mask[B->pass_code] = 1;
 }
 
+/* ---- compact observations and threads (issue 35) ---- */
+/* batch_views also writes compact observations: when `out` is a uint8 or bool array (format 'B', 'b' or
+   '?') each value is one byte, 0 or 1, the same values as the float32 ones (a quarter of the memory: 5,376
+   bytes a position for the planes instead of 21,504).  The masks may be int8, uint8 or bool.  Everything
+   after the arguments are checked is plain C on the engine's positions and the buffers, so it runs without
+   the GIL: other Python threads go on meanwhile, and envs/vector.py splits a large batch over several
+   Python threads (num_threads), each calling batch_views on its slice (POSIX threads here would raise the
+   wheels' glibc floor from 2.17 to 2.34, where pthread_create moved into libc).  The caller must not push
+   to or reset the engine from another thread during the call: batch_views only reads the positions, but
+   a concurrent push would make them inconsistent. */
+
+#define VIEW_NOGIL_MIN 32 /* smaller calls keep the GIL: releasing it costs more than the work */
+#define VIEW_MAX_FLAT (MAXC * OBS_LEVELS * OBS_LEVEL_WIDTH + MAXC + 2 * N_PIECES + 3 * MAXA + 2 * (MAXA + 1) + 2 + \
+                       N_PIECES + MAXC + 1 + 2)
+
+/* The eight bytes (0 or 1) of a byte of a plane's bits: bit i -> byte i (little-endian), built at import. */
+static uint64_t view_byte_spread[256];
+
+static void view_bytes_init(void)
+{
+    for (int b = 0; b < 256; b++) {
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++)
+            if (b >> i & 1) v |= (uint64_t)1 << (8 * i);
+        view_byte_spread[b] = v;
+    }
+}
+
+/* One plane of hw bytes (<= 32): 1 where `bits` has a 1, else 0. */
+static inline void view_store_plane_u8(uint8_t *dst, uint32_t bits, int hw)
+{
+    int j = 0;
+    for (; j + 8 <= hw; j += 8) {
+        uint64_t v = view_byte_spread[bits >> j & 255];
+        memcpy(dst + j, &v, 8);
+    }
+    if (j + 4 <= hw) { /* the standard grid's last four places */
+        uint32_t v = (uint32_t)view_byte_spread[bits >> j & 15];
+        memcpy(dst + j, &v, 4);
+        j += 4;
+    }
+    for (; j < hw; j++) dst[j] = (uint8_t)(bits >> j & 1);
+}
+
+typedef struct {
+    const BatchObject *self;
+    const ViewLayout *L;
+    const int64_t *games, *sides;
+    void *obs;      /* float32 or bytes, len(games) x L->obs_len */
+    uint8_t *masks; /* NULL: none */
+    int bytes;      /* obs is one byte a value */
+    Py_ssize_t k;
+} ViewJob;
+
+static void view_job_run(const ViewJob *J)
+{
+    const BatchObject *self = J->self;
+    const ViewLayout *L = J->L;
+    const Board *B = &self->board->b;
+    int n_act = B->pass_code + 1;
+    for (Py_ssize_t i = 0; i < J->k; i++) {
+        const Pos *P = &self->pos[J->games[i]];
+        int me = (int)J->sides[i], turned = L->canonical && me == 1;
+        if (!J->bytes) {
+            float *obs = (float *)J->obs + i * L->obs_len;
+            if (L->planar) view_planar_one(self, L, P, me, turned, obs);
+            else view_flat_one(self, L, P, me, turned, obs);
+        } else {
+            uint8_t *obs = (uint8_t *)J->obs + i * L->obs_len;
+            if (L->planar) {
+                uint32_t bits[VIEW_MAX_CHANNELS];
+                view_planar_bits(self, L, P, me, turned, bits);
+                /* most planes are all zeros (the constant ones of absent pieces, scores, leaders ...): one memset,
+                   then the others */
+                memset(obs, 0, (size_t)L->obs_len);
+                for (int ch = 0; ch < L->channels; ch++)
+                    if (bits[ch]) view_store_plane_u8(obs + (size_t)ch * L->hw, bits[ch], L->hw);
+            } else {
+                float flat[VIEW_MAX_FLAT];
+                view_flat_one(self, L, P, me, turned, flat);
+                for (int f = 0; f < L->obs_len; f++) obs[f] = (uint8_t)(flat[f] != 0.0f);
+            }
+        }
+        if (J->masks) view_mask_one(B, L, P, turned, (int8_t *)(J->masks + i * n_act));
+    }
+#if VIEW_STREAM
+    _mm_sfence(); /* the streamed stores are done before the caller reads the planes */
+#endif
+}
+
+/* The observations' buffer: float32 (*bytes = 0) or one byte a value (*bytes = 1), `want` values. */
+static int view_out_buffer(PyObject *obj, Py_buffer *v, Py_ssize_t want, int *bytes)
+{
+    if (PyObject_GetBuffer(obj, v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "observations: expected a contiguous writable array, got %.80s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    const char *f = v->format ? v->format : "B";
+    if (*f == '@' || *f == '=' || *f == '<') f++;
+    int is_float = v->itemsize == 4 && f[0] == 'f' && f[1] == '\0';
+    int is_byte = v->itemsize == 1 && (f[0] == 'B' || f[0] == 'b' || f[0] == '?') && f[1] == '\0';
+    if (!is_float && !is_byte) {
+        PyErr_Format(PyExc_TypeError,
+                     "observations: expected a contiguous float32, uint8 or bool array, got format '%s' (item size %zd)",
+                     v->format ? v->format : "B", v->itemsize);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    if (v->len / v->itemsize != want) {
+        PyErr_Format(PyExc_ValueError, "observations: expected %zd items, got %zd", want, v->len / v->itemsize);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    *bytes = is_byte;
+    return 0;
+}
+
 static PyObject *k_batch_views(PyObject *Py_UNUSED(mod), PyObject *args)
 {
     PyObject *eo, *go, *so, *oo, *mo, *lo;
@@ -4077,7 +4223,7 @@ static PyObject *k_batch_views(PyObject *Py_UNUSED(mod), PyObject *args)
     BatchObject *self = (BatchObject *)eo;
     const Board *B = &self->board->b;
     Py_buffer g, s, o, m, l;
-    int have_masks = mo != Py_None;
+    int have_masks = mo != Py_None, bytes = 0;
     ViewLayout L;
     PyObject *result = NULL;
     if (batch_buffer(lo, &l, 0, 'q', -1, "layout")) return NULL;
@@ -4087,21 +4233,18 @@ static PyObject *k_batch_views(PyObject *Py_UNUSED(mod), PyObject *args)
     if (batch_buffer(go, &g, 0, 'q', -1, "games")) return NULL;
     Py_ssize_t k = g.len / 8;
     if (batch_buffer(so, &s, 0, 'q', k, "sides")) goto free_g;
-    if (batch_buffer(oo, &o, 1, 'f', k * L.obs_len, "observations")) goto free_s;
+    if (view_out_buffer(oo, &o, k * L.obs_len, &bytes)) goto free_s;
     if (have_masks && batch_buffer(mo, &m, 1, 'b', k * (B->pass_code + 1), "masks")) goto free_o;
     if (!batch_games(self, &g) && !batch_sides(&s)) {
-        const int64_t *gi = (const int64_t *)g.buf, *si = (const int64_t *)s.buf;
-        float *obs = (float *)o.buf;
-        for (Py_ssize_t i = 0; i < k; i++) {
-            const Pos *P = &self->pos[gi[i]];
-            int me = (int)si[i], turned = L.canonical && me == 1;
-            if (L.planar) view_planar_one(self, &L, P, me, turned, obs + i * L.obs_len);
-            else view_flat_one(self, &L, P, me, turned, obs + i * L.obs_len);
-            if (have_masks) view_mask_one(B, &L, P, turned, (int8_t *)m.buf + i * (B->pass_code + 1));
+        ViewJob job = {self, &L, (const int64_t *)g.buf, (const int64_t *)s.buf, o.buf,
+                       have_masks ? (uint8_t *)m.buf : NULL, bytes, k};
+        if (k >= VIEW_NOGIL_MIN) {
+            Py_BEGIN_ALLOW_THREADS
+            view_job_run(&job);
+            Py_END_ALLOW_THREADS
+        } else {
+            view_job_run(&job);
         }
-#if VIEW_STREAM
-        _mm_sfence(); /* the streamed stores are done before the caller reads the planes */
-#endif
         result = Py_None;
         Py_INCREF(result);
     }
@@ -4143,9 +4286,10 @@ static PyMethodDef module_methods[] = {
      "alphabeta(state, moves, depth=64, nodes=0, seconds=0, width=16, tt_bits=20, table=None) -> "
      "(best code, value, depth completed, nodes, seconds)."},
     {"batch_views", k_batch_views, METH_VARARGS,
-     "batch_views(engine, games, sides, out, masks, layout): fill float32 out with the observations of a "
-     "BatchEngine's games seen by sides (flat or planar, absolute or canonical, as the int64 layout says) and int8 "
-     "masks (or None) with their legal masks in the same view."},
+     "batch_views(engine, games, sides, out, masks, layout): fill out (float32, or uint8/bool: one byte a value) "
+     "with the observations of a BatchEngine's games seen by sides (flat or planar, absolute or canonical, as the "
+     "int64 layout says) and masks (int8/uint8/bool, or None) with their legal masks in the same view; without the "
+     "GIL for batches of 32 games or more."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -4162,6 +4306,7 @@ PyMODINIT_FUNC PyInit__kernel(void)
         PyType_Ready(&BatchType) < 0)
         return NULL;
     recip_init();
+    view_bytes_init();
     for (int c = 0; c < MAXC; c++) identity_map[c] = c;
     PyObject *m = PyModule_Create(&kernel_module);
     if (!m) return NULL;

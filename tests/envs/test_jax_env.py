@@ -245,10 +245,10 @@ def test_random_actions_are_legal_and_cover_the_mask() -> None:
     assert seen[0] == {3} and seen[1] == {PASS_ACTION} and seen[2] == {5, 9, 600} and len(seen[3]) > 40
 
 
-def _run(*args: str) -> str:
+def _run(*args: str, timeout: float = 240) -> str:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=240)
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=timeout)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -259,18 +259,44 @@ def test_the_bench_command_prints_steps_per_second() -> None:
     assert out.strip().endswith("steps/s")
 
 
-def test_the_bench_times_a_baseline_version_and_the_othello_anchor_alternately(tmp_path: Path) -> None:
+def test_the_bench_times_a_baseline_version_alternately(tmp_path: Path) -> None:
     baseline = tmp_path / "old_jax_env.py"
     baseline.write_text((ROOT / "src" / "jericho_game" / "envs" / "jax_env.py").read_text())
     args = ("--bench", "--batch", "8", "--steps", "2", "--repeat", "1", "--observation", "flat")
-    out = _run("-m", "jericho_game.envs.jax_env", *args, "--baseline", str(baseline), "--anchor")
+    out = _run("-m", "jericho_game.envs.jax_env", *args, "--baseline", str(baseline))
     lines = out.strip().splitlines()
-    assert [line.split(",")[0] for line in lines[:3]] == [
-        "jax env (flat observation)",
-        "baseline (flat observation)",
-        "pgx othello (anchor)",
+    assert [line.split(",")[0] for line in lines[:2]] == ["jax env (flat observation)", "baseline (flat observation)"]
+    assert all("steps per CPU second" in line for line in lines[:2]) and lines[2].startswith("load average"), out
+
+
+@pytest.mark.timeout(1200)
+def test_the_anchor_times_every_env_alike() -> None:
+    """``--anchor``: this env and pgx's games (here Othello alone, to keep it short), each with pgx's idioms
+    (``auto_reset``, ``act_randomly``) and with its fastest path."""
+    args = ("--bench", "--batch", "8", "--steps", "2", "--repeat", "1", "--observation", "flat")
+    # four programs to compile (two of this env, two of Othello): minutes on a loaded machine
+    out = _run("-m", "jericho_game.envs.jax_env", *args, "--anchor", "--anchor-games", "othello", timeout=900)
+    lines = out.strip().splitlines()
+    assert [line.split(", B=")[0] for line in lines[:4]] == [
+        "jericho (flat, 651 actions), fastest path",
+        "jericho (flat, 651 actions), pgx idioms",
+        "pgx othello (65 actions), pgx idioms",
+        "pgx othello (65 actions), fastest path",
     ], out
-    assert all("steps per CPU second" in line for line in lines[:3]) and lines[3].startswith("load average"), out
+    assert all("steps per CPU second" in line for line in lines[:4]) and lines[4].startswith("load average"), out
+    with pytest.raises(AssertionError, match="not pgx games: tictactoe3"):
+        _run("-m", "jericho_game.envs.jax_env", *args, "--anchor", "--anchor-games", "othello,tictactoe3")
+
+
+def test_one_draw_actions_are_legal_and_uniform() -> None:
+    """The anchors' fastest choice (any action count): only legal actions, each about equally often."""
+    from jericho_game.envs.jax_env import one_draw_actions
+
+    mask = jnp.zeros((4000, 10), dtype=bool).at[:, jnp.array([1, 4, 9])].set(True)
+    picks = np.asarray(one_draw_actions(jax.random.PRNGKey(0), mask))
+    counts = np.bincount(picks, minlength=10)
+    assert set(np.flatnonzero(counts)) == {1, 4, 9}
+    assert counts[[1, 4, 9]].min() > 1200  # 1,333 expected each
 
 
 def test_the_mctx_example_searches_and_plays_legal_moves() -> None:

@@ -212,21 +212,48 @@ def test_view_layout_is_the_python_geometry() -> None:
 
 
 def test_bench_vector_prints_flat_against_planar_canonical(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
-    """``jericho bench --vector``: both observations' agent steps/s and the share, for both opponents."""
+    """``jericho bench --vector``: flat, planar + canonical in float32 and uint8 (one thread and two), each step
+    copied into a rollout buffer; the agent steps/s of each and their shares of flat's, for both opponents."""
     import json
 
     from jericho_game.cli import main
 
     out = tmp_path / "bench.json"
-    assert main(["bench", "--vector", "--seconds", "0.3", "--json", str(out)]) == 0
-    assert "planar+canonical / flat" in capsys.readouterr().out
+    assert main(["bench", "--vector", "--seconds", "0.4", "--rollout", "2", "--json", str(out)]) == 0
+    assert "planar+canonical uint8 / flat" in capsys.readouterr().out
     figures = {(f["label"], f["unit"]): f["value"] for f in json.loads(out.read_text())["figures"]}
-    assert len(figures) == 12
+    assert len(figures) == 28
     engine = "C" if kernel.C is not None else "Python"
+    names = ["planar+canonical", "planar+canonical uint8", "planar+canonical uint8, 2 threads"]
     for who in ("random opponent", "self-play"):
         for unit in ("agent steps/s", "agent steps/CPU s"):
-            flat = figures[(f"vector env B=1024 ({engine}), {who}, flat", unit)]
-            planar = figures[(f"vector env B=1024 ({engine}), {who}, planar+canonical", unit)]
-            share = figures[(f"vector env B=1024, {who}, planar+canonical / flat", f"% ({unit})")]
-            assert flat > 0 and planar > 0
-            assert share == pytest.approx(100 * planar / flat)
+            flat = figures[(f"vector env B=1024 ({engine}), {who}, rollout copy 2, flat", unit)]
+            assert flat > 0
+            for name in names:
+                rate = figures[(f"vector env B=1024 ({engine}), {who}, rollout copy 2, {name}", unit)]
+                share = figures[(f"vector env B=1024, {who}, {name} / flat", f"% ({unit})")]
+                assert rate > 0 and share == pytest.approx(100 * rate / flat)
+    assert main(["bench", "--vector", "--rollout", "-1"]) == 2
+
+
+def test_bench_vector_copies_into_a_rollout_buffer_of_the_observations_dtype(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The rollout buffer the figures copy into has the observations' dtype and shape (compact stays compact)
+    and receives every step's observations and masks."""
+    from jericho_game.envs import bench
+
+    made: list[np.ndarray] = []
+    real_zeros = np.zeros
+
+    def zeros(shape, dtype=float):  # type: ignore[no-untyped-def]
+        arr = real_zeros(shape, dtype=dtype)
+        made.append(arr)
+        return arr
+
+    monkeypatch.setattr(bench.np, "zeros", zeros)
+    bench.vector_figures(seconds=0.2, num_envs=8, rounds=1, rollout=3, threads=1)
+    observations = [a for a in made if a.ndim >= 3 and a.shape[-1] in (7, 1239)]
+    dtypes = sorted({(a.dtype.name, a.shape[1:]) for a in observations})
+    assert dtypes == [("float32", (8, 192, 4, 7)), ("float32", (8, 1239)), ("uint8", (8, 192, 4, 7))]
+    assert all(a.shape[0] == 3 and a.any() for a in observations)  # every slot written
+    masks = [a for a in made if a.ndim == 3 and a.shape[-1] == 651]
+    assert {a.dtype.name for a in masks} == {"int8", "bool"} and all(a.any() for a in masks)

@@ -42,7 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "bench") -> None:
     parser.add_argument(
         "--vector",
         action="store_true",
-        help="only the vector env at B=1024: flat against planar+canonical observations, alternated (rl extra)",
+        help="only the vector env at B=1024: flat against planar+canonical observations (float32, and uint8 with "
+        "bool masks, on one thread and on --threads), each step copied into a rollout buffer, alternated (rl extra)",
+    )
+    parser.add_argument(
+        "--rollout", type=int, default=8, help="steps of the rollout buffer --vector copies into (default 8; 0: none)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=2, help="threads of --vector's threaded configuration (default 2; 1: none)"
     )
     parser.add_argument(
         "--solver",
@@ -104,7 +111,10 @@ def run(args: argparse.Namespace) -> int:
     elif getattr(args, "vector", False):
         from jericho_game.envs import bench as env_bench  # the rl extra
 
-        show(env_bench.vector_figures(args.seconds))
+        if args.rollout < 0 or args.threads < 1:
+            print("jericho bench: --rollout must be at least 0 and --threads at least 1", file=sys.stderr)
+            return 2
+        show(env_bench.vector_figures(args.seconds, rollout=args.rollout, threads=args.threads))
     else:
         _all_figures(args, show)
     if args.json:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["figures", "net_figures", "vector_figures", "NET_BATCHES"]
+__all__ = ["figures", "net_figures", "vector_figures", "NET_BATCHES", "VECTOR_KINDS"]
 
 #: Batch sizes of the net's forward-pass figures.
 NET_BATCHES = (1, 16, 256, 1024)
@@ -37,27 +37,62 @@ def _vector_rate(num_envs: int, seconds: float, opponent: str = "random") -> tup
     return steps / (time.perf_counter() - start), kind
 
 
-def vector_figures(seconds: float = 3.0, num_envs: int = 1024, rounds: int = 10) -> list[Figure]:
-    """The vector env's flat observations against its planar + canonical ones (the net's input), at
-    ``num_envs``, random opponent and self-play: agent steps per second of each, and the second as a share
-    of the first; the same per CPU second of this process (what a loaded machine's time slicing changes
-    least).  The two are measured in alternate slices (``rounds`` each, ``seconds`` in all per
-    observation), so that a machine whose load changes weighs on both alike."""
+#: The configurations ``vector_figures`` alternates: name -> (observation, view, obs_dtype, mask_dtype, threads);
+#: ``threads`` None: the ``threads`` argument.
+VECTOR_KINDS: dict[str, tuple[str, str, str, str, int | None]] = {
+    "flat": ("flat", "absolute", "float32", "int8", 1),
+    "planar+canonical": ("planar", "canonical", "float32", "int8", 1),
+    "planar+canonical uint8": ("planar", "canonical", "uint8", "bool", 1),
+    "planar+canonical uint8, threads": ("planar", "canonical", "uint8", "bool", None),
+}
+
+
+def vector_figures(
+    seconds: float = 3.0, num_envs: int = 1024, rounds: int = 10, rollout: int = 8, threads: int = 2
+) -> list[Figure]:
+    """The vector env's flat observations against its planar + canonical ones (the net's input, float32 and
+    uint8 with bool masks, and the latter on ``threads`` threads), at ``num_envs``, random opponent and
+    self-play: agent steps per second of each, and each as a share of flat's; the same per CPU second of
+    this process (what a loaded machine's time slicing changes least; with threads, the CPU of all of
+    them).  Each step's observations and masks are copied into a preallocated rollout buffer of ``rollout``
+    steps, as Stable-Baselines3 and CleanRL store them (``rollout=0``: no copy); the buffer has the
+    observations' dtype (a compact observation is stored compact).  The configurations are measured in
+    alternate slices (``rounds`` each, ``seconds`` in all per configuration), so that a machine whose load
+    changes weighs on all alike."""
     from jericho_game.envs.vector import JerichoVectorEnv, PythonBatchEngine
 
     out: list[Figure] = []
+    kinds = {
+        (name.replace("threads", f"{threads} threads")): (*kind[:4], threads if kind[4] is None else kind[4])
+        for name, kind in VECTOR_KINDS.items()
+        if kind[4] is not None or threads > 1
+    }
     for opponent in ("random", "self"):
-        kinds = {"flat": ("flat", "absolute"), "planar+canonical": ("planar", "canonical")}
         runs: dict[str, dict[str, Any]] = {}
-        for name, (observation, view) in kinds.items():
+        for name, (observation, view, obs_dtype, mask_dtype, n_threads) in kinds.items():
             envs = JerichoVectorEnv(
-                num_envs=num_envs, agent_side="random", opponent=opponent, observation=observation, view=view
+                num_envs=num_envs,
+                agent_side="random",
+                opponent=opponent,
+                observation=observation,
+                view=view,
+                obs_dtype=obs_dtype,
+                mask_dtype=mask_dtype,
+                num_threads=n_threads,
             )
             obs, _ = envs.reset(seed=0)
+            buffers = (
+                np.zeros((rollout, *obs["observation"].shape), dtype=obs["observation"].dtype),
+                np.zeros((rollout, *obs["action_mask"].shape), dtype=obs["action_mask"].dtype),
+            )
+            for buf in buffers:
+                buf.fill(0)  # touch every page now: a rollout buffer is allocated once, not in the timed steps
             runs[name] = {
                 "envs": envs,
                 "obs": obs,
                 "rng": np.random.default_rng(0),
+                "buffers": buffers,
+                "t": 0,
                 "steps": 0,
                 "wall": 0.0,
                 "cpu": 0.0,
@@ -65,24 +100,31 @@ def vector_figures(seconds: float = 3.0, num_envs: int = 1024, rounds: int = 10)
         engine = "Python" if isinstance(runs["flat"]["envs"].engine, PythonBatchEngine) else "C"
         for _ in range(rounds):
             for run in runs.values():
-                envs, obs, rng = run["envs"], run["obs"], run["rng"]
-                steps = 0
+                envs, obs, rng, (obs_buf, mask_buf) = run["envs"], run["obs"], run["rng"], run["buffers"]
+                steps, t = 0, run["t"]
                 start, cpu = time.perf_counter(), time.process_time()
                 while time.perf_counter() - start < seconds / rounds:
                     mask = obs["action_mask"]
                     obs, *_ = envs.step(np.argmax(rng.random(mask.shape, dtype=np.float32) * mask, axis=1))
+                    if rollout:
+                        obs_buf[t] = obs["observation"]  # the rollout buffer's copy (SB3's, CleanRL's)
+                        mask_buf[t] = obs["action_mask"]
+                        t = (t + 1) % rollout
                     steps += num_envs
                 run["cpu"] += time.process_time() - cpu
                 run["wall"] += time.perf_counter() - start
-                run["obs"] = obs
+                run["obs"], run["t"] = obs, t
                 run["steps"] += steps
         who = "random opponent" if opponent == "random" else "self-play"
+        copy = f", rollout copy {rollout}" if rollout else ""
         for clock, unit in (("wall", "agent steps/s"), ("cpu", "agent steps/CPU s")):
             rates = {name: run["steps"] / run[clock] for name, run in runs.items()}
             for name, rate in rates.items():
-                out.append((f"vector env B={num_envs} ({engine}), {who}, {name}", rate, unit))
-            share = 100.0 * rates["planar+canonical"] / rates["flat"]
-            out.append((f"vector env B={num_envs}, {who}, planar+canonical / flat", share, f"% ({unit})"))
+                out.append((f"vector env B={num_envs} ({engine}), {who}{copy}, {name}", rate, unit))
+            for name, rate in rates.items():
+                if name != "flat":
+                    share = 100.0 * rate / rates["flat"]
+                    out.append((f"vector env B={num_envs}, {who}, {name} / flat", share, f"% ({unit})"))
     return out
 
 

@@ -588,20 +588,54 @@ def _jericho_timer(module: Any, batch: int, steps: int, observation: str) -> Any
     return _timed_play(batch, steps, env.init, step)[0]
 
 
-def _othello_timer(batch: int, steps: int) -> Any:
-    """The anchor: pgx's Othello with pgx's own ``auto_reset`` and ``act_randomly``."""
-    import pgx
+#: pgx games ``--anchor`` times beside this env: Othello, and games of a similar action space (go_9x9: 82
+#: actions, chess: 4,672; this env: 651).  ``--anchor-games`` picks others (go_19x19 ...).
+ANCHOR_GAMES = ("othello", "go_9x9", "chess")
+
+
+def one_draw_actions(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
+    """Uniformly random legal actions for masks ``(B, A)`` of any game: one random number per game and a
+    cumulative sum over the mask (the ``k``-th legal action), where pgx's ``act_randomly`` draws ``A`` Gumbel
+    numbers per game.  :func:`random_actions` is the same idea in two levels for this game's 651 actions."""
+    upto = jnp.cumsum(legal_action_mask.astype(jnp.int32), axis=-1)
+    total = upto[..., -1]
+    u = jax.random.uniform(key, total.shape)
+    k = jnp.minimum((u * total).astype(jnp.int32), total - 1)
+    return jnp.argmax(upto > k[..., None], axis=-1).astype(jnp.int32)
+
+
+def _pgx_idiom_timer(env: Any, batch: int, steps: int, choose: Any = None) -> Any:
+    """Random play on any ``pgx.core.Env`` (pgx's games or this one) with pgx's own idioms: ``auto_reset(env.step,
+    env.init)`` (a key per game) and ``act_randomly`` (or ``choose(key, masks)``)."""
     from pgx.experimental import act_randomly
     from pgx.experimental import auto_reset as pgx_auto_reset
 
-    env = pgx.make("othello")
+    pick = act_randomly if choose is None else choose
     stepper = jax.vmap(pgx_auto_reset(env.step, env.init))
 
     def step(s: Any, key: jax.Array) -> Any:
         k1, k2 = jax.random.split(key)
-        return stepper(s, act_randomly(k1, s.legal_action_mask), jax.random.split(k2, batch))
+        return stepper(s, pick(k1, s.legal_action_mask), jax.random.split(k2, batch))
 
     return _timed_play(batch, steps, env.init, step)[0]
+
+
+def _anchor_timers(games: tuple[str, ...], kinds: tuple[str, ...], batch: int, steps: int) -> list[tuple[str, Any]]:
+    """Every env timed with the same idioms: pgx's ``auto_reset`` and ``act_randomly`` for all (this env
+    included), then each env's fastest path (this env: its own ``auto_reset`` and ``random_actions``; a pgx
+    game: pgx's ``auto_reset`` with :func:`one_draw_actions`, the same one-number choice)."""
+    import pgx
+
+    timers: list[tuple[str, Any]] = []
+    for kind in kinds:
+        env = Jericho(observation=kind)
+        timers.append((f"jericho ({kind}, 651 actions), pgx idioms", _pgx_idiom_timer(env, batch, steps)))
+    for game in games:
+        env = pgx.make(game)  # type: ignore[arg-type]
+        label = f"pgx {game} ({env.num_actions} actions)"
+        timers.append((f"{label}, pgx idioms", _pgx_idiom_timer(env, batch, steps)))
+        timers.append((f"{label}, fastest path", _pgx_idiom_timer(env, batch, steps, one_draw_actions)))
+    return timers
 
 
 def bench(batch: int = 1024, steps: int = 200, observation: str = "planar", repeat: int = 3) -> tuple[float, float]:
@@ -636,7 +670,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--baseline", metavar="FILE", help="another version of this module to time in the same run, alternated"
     )
-    parser.add_argument("--anchor", action="store_true", help="also time pgx's othello the same way (alternated)")
+    parser.add_argument(
+        "--anchor",
+        action="store_true",
+        help="also time pgx's games (--anchor-games) and this env with pgx's idioms (auto_reset, act_randomly) and "
+        "with each env's fastest path, alternated",
+    )
+    parser.add_argument(
+        "--anchor-games",
+        default=",".join(ANCHOR_GAMES),
+        help=f"pgx games --anchor times, comma-separated (default {','.join(ANCHOR_GAMES)})",
+    )
     args = parser.parse_args(argv)
     if not args.bench:
         parser.print_help()
@@ -644,17 +688,23 @@ def main(argv: list[str] | None = None) -> None:
     if args.batch < 1 or args.steps < 1 or args.repeat < 1:
         parser.error("--batch, --steps and --repeat must be at least 1")
     kinds = ("planar", "flat") if args.observation == "both" else (args.observation,)
+    games = tuple(g for g in args.anchor_games.split(",") if g)
+    if args.anchor:
+        import pgx
+
+        unknown = [g for g in games if g not in pgx.available_envs()]
+        if unknown:
+            parser.error(f"--anchor-games: not pgx games: {', '.join(unknown)}")
     device = jax.devices()[0]
     timers: list[tuple[str, Any]] = []
     baseline = _load_baseline(args.baseline) if args.baseline else None
     for kind in kinds:
-        timers.append(
-            (f"jax env ({kind} observation)", _jericho_timer(sys.modules[__name__], args.batch, args.steps, kind))
-        )
+        name = f"jericho ({kind}, 651 actions), fastest path" if args.anchor else f"jax env ({kind} observation)"
+        timers.append((name, _jericho_timer(sys.modules[__name__], args.batch, args.steps, kind)))
         if baseline is not None:
             timers.append((f"baseline ({kind} observation)", _jericho_timer(baseline, args.batch, args.steps, kind)))
     if args.anchor:
-        timers.append(("pgx othello (anchor)", _othello_timer(args.batch, args.steps)))
+        timers += _anchor_timers(games, kinds, args.batch, args.steps)
     load = os.getloadavg()
     best = {name: (0.0, 0.0) for name, _ in timers}
     for _ in range(args.repeat):

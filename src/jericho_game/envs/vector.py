@@ -20,6 +20,12 @@ Each sub-environment is the single-agent game of :class:`jericho_game.envs.gym_e
   seeded from the batch's generator at ``reset`` (a level's time limit is dropped so that
   its simulation budget alone decides), asked for its move game by game.
 
+``obs_dtype="uint8" | "bool"`` gives the same observations one byte a value (float32 by default),
+``mask_dtype="bool"`` bool masks (int8 by default: what Gymnasium's ``Discrete.sample(mask=)``
+takes), ``num_threads=N`` writes a large batch's observations on N threads (the C calls of a
+step release the GIL), ``shaping=c`` adds ``c`` times the change of the stepping side's monolith
+margin over each step to its reward (as the single env's ``shaping``).
+
 ``positions=True`` adds ``info["position"]``: each game's position text
 (docs/notation.md) for the observation returned.  ``reset(options=...)`` takes
 ``"position"`` (a position text: every episode starts there) and ``"moves"`` (opening
@@ -56,6 +62,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 from typing import Any, Protocol
 
@@ -78,6 +85,10 @@ from jericho_game.game import Game
 __all__ = ["JerichoVectorEnv", "BatchEngine", "KernelBatchEngine", "PythonBatchEngine", "batch_engine", "view_layout"]
 
 
+#: The fewest games a thread of ``num_threads`` writes the observations of (smaller batches use fewer threads).
+MIN_GAMES_PER_THREAD = 64
+
+
 class BatchEngine(Protocol):
     """What the vector env needs from an engine holding ``n`` games (numbered ``0..n-1``)."""
 
@@ -97,6 +108,9 @@ class BatchEngine(Protocol):
 
     def masks(self, games: np.ndarray) -> np.ndarray:
         """Legal-action masks ``(len(games), n_actions)`` (int8) of ``games``."""
+
+    def scores(self) -> np.ndarray:
+        """Every game's monolith counts ``(n, 2)`` (South's, North's): the reward shaping's margins."""
 
 
 class PythonBatchEngine:
@@ -264,6 +278,10 @@ class PythonBatchEngine:
         obs[:, off["turn"] + 1] = me == 1
         return obs
 
+    def scores(self) -> np.ndarray:
+        """Every game's monolith counts ``(n, 2)``: South's, North's."""
+        return np.array([s.score for s in self.states], dtype=np.int64).reshape(self.n, 2)
+
     def observe_and_mask(self, games: np.ndarray, sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`observe` and :meth:`masks` from one pass over the states."""
         f = self._fields(games)
@@ -302,6 +320,7 @@ class KernelBatchEngine:
         self._n_act = enc.n_actions
         self._views = kernel.C.batch_views
         self._pool: list[np.ndarray] = []  # arrays handed out by views(), taken back once unreferenced
+        self._pool_threads: ThreadPoolExecutor | None = None  # views() on several threads (num_threads)
 
     @staticmethod
     def _ints(a: np.ndarray) -> np.ndarray:
@@ -321,6 +340,12 @@ class KernelBatchEngine:
         outcome = np.empty(self.n, dtype=np.int64)
         self._c.status(turn, outcome)
         return turn, outcome
+
+    def scores(self) -> np.ndarray:
+        """Every game's monolith counts ``(n, 2)``: South's, North's."""
+        out = np.empty((self.n, 2), dtype=np.int64)
+        self._c.scores(out)
+        return out
 
     def observe(self, games: np.ndarray, sides: np.ndarray) -> np.ndarray:
         """Observations of ``games`` seen by ``sides``."""
@@ -348,22 +373,61 @@ class KernelBatchEngine:
         return picked[:k], self.masks(picked[:k])
 
     def views(
-        self, games: np.ndarray, sides: np.ndarray, view: View, layout: np.ndarray | None = None
+        self,
+        games: np.ndarray,
+        sides: np.ndarray,
+        view: View,
+        layout: np.ndarray | None = None,
+        obs_dtype: Any = np.float32,
+        mask_dtype: Any = np.int8,
+        threads: int = 1,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Observations and masks of ``games`` seen by ``sides`` in ``view``, written by C in their final
         form (flat or planar, absolute or canonical): equal to :meth:`observe_and_mask` followed by the
         view's NumPy post-processing (:meth:`View.observations`), at a fraction of the cost.
-        ``layout``: ``view_layout(view)``, made once by the caller (made here when not given)."""
+        ``layout``: ``view_layout(view)``, made once by the caller (made here when not given).
+        ``obs_dtype``: float32, or uint8 / bool (the same 0/1 values, one byte each); ``mask_dtype``: int8
+        or bool.  ``threads``: how many threads write a large batch, each a contiguous slice of at least
+        ``MIN_GAMES_PER_THREAD`` games (the C call runs without the GIL, so Python threads overlap)."""
         games = self._ints(games)
         k = len(games)
+        obs_dt, mask_dt = np.dtype(obs_dtype), np.dtype(mask_dtype)
         if k == self.n:  # the whole batch, every step: recycled arrays (subsets are small and vary in size)
-            obs, masks = self._buffer((k, *view.shape), np.float32), self._buffer((k, self._n_act), np.int8)
+            obs, masks = self._buffer((k, *view.shape), obs_dt), self._buffer((k, self._n_act), mask_dt)
         else:
-            obs, masks = np.empty((k, *view.shape), dtype=np.float32), np.empty((k, self._n_act), dtype=np.int8)
-        self._views(self._c, games, self._ints(sides), obs, masks, view_layout(view) if layout is None else layout)
+            obs, masks = np.empty((k, *view.shape), dtype=obs_dt), np.empty((k, self._n_act), dtype=mask_dt)
+        layout = view_layout(view) if layout is None else layout
+        sides = self._ints(sides)
+        parts = min(int(threads), k // MIN_GAMES_PER_THREAD)
+        if parts <= 1:
+            self._views(self._c, games, sides, obs, masks, layout)
+            return obs, masks
+        # Contiguous slices of the batch, one per thread: the C call runs without the GIL, so they overlap.
+        cuts = [k * i // parts for i in range(parts + 1)]
+        slices = [slice(cuts[i], cuts[i + 1]) for i in range(parts)]
+        pool = self._threads(parts - 1)
+        jobs = [
+            pool.submit(self._views, self._c, games[sl], sides[sl], obs[sl], masks[sl], layout) for sl in slices[1:]
+        ]
+        self._views(self._c, games[slices[0]], sides[slices[0]], obs[slices[0]], masks[slices[0]], layout)
+        for job in jobs:
+            job.result()  # an error in a slice is raised here
         return obs, masks
 
-    def _buffer(self, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    def _threads(self, workers: int) -> ThreadPoolExecutor:
+        """The engine's worker threads (``workers`` of them, besides the caller's), made once."""
+        if self._pool_threads is None or self._pool_threads._max_workers != workers:
+            self.close()
+            self._pool_threads = ThreadPoolExecutor(workers, thread_name_prefix="jericho-views")
+        return self._pool_threads
+
+    def close(self) -> None:
+        """Stop the worker threads of ``num_threads`` (if any were started)."""
+        if self._pool_threads is not None:
+            self._pool_threads.shutdown(wait=True)
+            self._pool_threads = None
+
+    def _buffer(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
         """An array to fill: one this engine returned before and nobody references any more, else a new one.
 
         A batch of planes is 22 MB at B=1024; a new array of that size each step costs the kernel's page
@@ -384,7 +448,7 @@ class KernelBatchEngine:
         return arr
 
 
-def _aligned_empty(shape: tuple[int, ...], dtype: type, align: int = 64) -> np.ndarray:
+def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype[Any], align: int = 64) -> np.ndarray:
     """``np.empty(shape, dtype)`` starting on an ``align``-byte boundary (the C planes' non-temporal stores need
     16; a cache line is 64), whatever the allocator gives."""
     size = int(np.prod(shape)) * np.dtype(dtype).itemsize
@@ -453,6 +517,10 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         render_mode: str | None = None,
         positions: bool = False,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        obs_dtype: Any = "float32",
+        mask_dtype: Any = "int8",
+        num_threads: int = 1,
+        shaping: float = 0.0,
         **unused: Any,
     ) -> None:
         if not isinstance(opponent, str):
@@ -473,6 +541,19 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
         self.num_envs = int(num_envs)
+        self.obs_dtype = _dtype_option("obs_dtype", obs_dtype, OBS_DTYPES)
+        self.mask_dtype = _dtype_option("mask_dtype", mask_dtype, MASK_DTYPES)
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int | np.integer) or num_threads < 1:
+            raise ValueError(f"num_threads must be a positive integer, got {num_threads!r}")
+        #: Threads the compiled engine's observations use for a large batch (the Python engine: ignored).
+        self.num_threads = int(num_threads)
+        try:
+            #: Reward shaping: this times the change of the agent's monolith margin over each step (0: none).
+            self.shaping = float(shaping)
+        except (TypeError, ValueError):
+            raise ValueError(f"shaping must be a number, got {shaping!r}") from None
+        if not np.isfinite(self.shaping):
+            raise ValueError(f"shaping must be finite, got {shaping!r}")
         self.encoding = default_encoding()
         self.view = View(self.encoding, observation, view)
         self._layout = view_layout(self.view)  # what the C kernel's batch_views reads
@@ -499,8 +580,8 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         n_act = self.encoding.n_actions
         self.single_observation_space = gymnasium.spaces.Dict(
             {
-                "observation": self.view.observation_space(),
-                "action_mask": gymnasium.spaces.Box(0, 1, (n_act,), dtype=np.int8),
+                "observation": self.view.observation_space(self.obs_dtype),
+                "action_mask": gymnasium.spaces.Box(0, 1, (n_act,), dtype=self.mask_dtype),
             }
         )
         self.single_action_space = gymnasium.spaces.Discrete(n_act)
@@ -509,7 +590,7 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         self.render_mode = None
         self._all = np.arange(self.num_envs)
         self.sides = np.zeros(self.num_envs, dtype=np.int64)
-        self._masks = np.zeros((self.num_envs, n_act), dtype=np.int8)  # in the agent's view, agent to move
+        self._masks = np.zeros((self.num_envs, n_act), dtype=self.mask_dtype)  # in the agent's view, agent to move
         self._needs_reset = np.zeros(self.num_envs, dtype=bool)
         self._started = False
 
@@ -581,6 +662,12 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
             # Back at the standard start: the fastest engine again (the compiled one when built).
             self.engine = batch_engine(self.num_envs, self.encoding, self._kernel_option)
 
+    def _margins(self, sides: np.ndarray) -> np.ndarray:
+        """Each game's monolith margin (``sides``' count minus the other's)."""
+        scores = self.engine.scores()
+        rows = np.arange(self.num_envs)
+        return scores[rows, sides] - scores[rows, 1 - sides]
+
     def _draw_sides(self, games: np.ndarray) -> None:
         if self.self_play:
             turn, _ = self.engine.status()
@@ -639,8 +726,10 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         engine = self.engine
         which = self._all if games is None else games
         sides = self.sides[which]
-        if isinstance(engine, KernelBatchEngine):
-            obs, masks = engine.views(which, sides, self.view, self._layout)  # the final form, written by C
+        if isinstance(engine, KernelBatchEngine):  # the final form, written by C
+            obs, masks = engine.views(
+                which, sides, self.view, self._layout, self.obs_dtype, self.mask_dtype, self.num_threads
+            )
         else:
             both = getattr(engine, "observe_and_mask", None)
             if both is not None:
@@ -648,6 +737,7 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
             else:
                 flat, masks = engine.observe(which, sides), engine.masks(which)
             obs, masks = self.view.observations(flat, masks, sides)
+            obs, masks = obs.astype(self.obs_dtype, copy=False), masks.astype(self.mask_dtype, copy=False)
         if games is None:
             self._masks = masks
         return {"observation": obs, "action_mask": masks}
@@ -709,9 +799,12 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         legal = self._masks[playing, acts[playing]] == 1  # both in the agent's view
         if self.view.view == "canonical":
             acts = np.where(self.sides == 1, self.encoding.symmetry("half-turn").actions(acts), acts)
+        self._step_sides = self.sides.copy()  # whose step it is (self-play changes sides below)
         illegal = np.zeros(self.num_envs, dtype=bool)
         illegal[playing[~legal]] = True
         playing = playing[legal]
+        if self.shaping:
+            before = self._margins(self.sides)
         self._push(playing, acts[playing])
         self._opponent_moves(playing)
         if len(restart):
@@ -725,6 +818,11 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         lost = over & (outcome == 1 - self.sides)
         rewards[won] = 1.0
         rewards[lost] = -1.0
+        if self.shaping:  # the single env's shaping: the margin's change over the agent's step (and the replies)
+            moved = np.zeros(self.num_envs, dtype=bool)
+            moved[playing] = True
+            change = self._margins(self._step_sides) - before
+            rewards[moved] += self.shaping * change[moved]
         rewards[illegal] = -1.0
         terminated[over | illegal] = True
         self._needs_reset = terminated.copy()
@@ -764,7 +862,27 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         return obs, rewards, terminated, truncated, info
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Nothing to release."""
+        """Stop the observation threads of ``num_threads``, if any."""
+        close = getattr(self.engine, "close", None)
+        if close is not None:
+            close()
+
+
+#: The observation dtypes of the vector env: float32 (the default), or one byte a value.
+OBS_DTYPES = ("float32", "uint8", "bool")
+#: The mask dtypes: int8 (the default: what Gymnasium's ``Discrete.sample(mask=...)`` takes) or bool.
+MASK_DTYPES = ("int8", "bool")
+
+
+def _dtype_option(name: str, value: Any, allowed: tuple[str, ...]) -> np.dtype[Any]:
+    """``value`` (a name, a numpy dtype or type) as a dtype among ``allowed``; ``ValueError`` naming the option else."""
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.name not in allowed:
+        raise ValueError(f"bad {name} {value!r}: choose one of {', '.join(allowed)}")
+    return dtype
 
 
 def make_vec(num_envs: int = 64, **kwargs: Any) -> JerichoVectorEnv:

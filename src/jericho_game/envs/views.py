@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from jericho_game.extras import missing_extra
 
 try:
@@ -48,9 +50,9 @@ class View:
         self.shape: tuple[int, ...] = self.planar.shape if self.planar else (encoding.observation_size,)
         self._half_turn = encoding.symmetry("half-turn") if view == "canonical" else None
 
-    def observation_space(self) -> gymnasium.spaces.Box:
-        """The space of one observation array."""
-        return gymnasium.spaces.Box(0.0, 1.0, self.shape, dtype=np.float32)
+    def observation_space(self, dtype: Any = np.float32) -> gymnasium.spaces.Box:
+        """The space of one observation array (float32, or a compact ``uint8`` / ``bool``: the same 0/1 values)."""
+        return gymnasium.spaces.Box(0, 1, self.shape, dtype=dtype)
 
     def turned(self, side: int) -> bool:
         """Whether ``side``'s observations and actions are turned (canonical view, North)."""
