@@ -330,7 +330,9 @@ def _wrong_words(p: Puzzle, played: str, reply: str | None) -> str:
     if p.theme in ("break-the-seven", "hold-on"):
         then = f" {reply} wins at once" if reply else " the opponent keeps a winning line"
         return f"{played} does not save the game:{then}."
-    then = f"{reply} holds on" if reply else "the opponent can hold on"
+    if reply == "pass":  # a pass does not "hold on" (issue 34): the opponent passes and holds on
+        return f"{played} does not force the win: the opponent passes and still holds on."
+    then = f"the answer {reply} holds on" if reply else "the opponent can hold on"
     return f"{played} does not force the win: {then}."
 
 

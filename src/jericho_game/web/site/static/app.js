@@ -22,7 +22,8 @@ initContrast();
 
 const $ = (id) => document.getElementById(id);
 const SIDE_NAME = { south: t("South"), north: t("North") };
-const KIND = { column: t("column"), diagonal: t("diagonal") };
+// the board's alignment kinds (boards/standard.json), in the page's language (issue 34: "falling diagonal" was left in English)
+const KIND = { vertical: t("column"), "rising diagonal": t("rising diagonal"), "falling diagonal": t("falling diagonal") };
 const COLOURS = ["R", "Y", "G", "B", "W"];
 
 const S = {
@@ -180,7 +181,7 @@ async function startGame(id) {
         body: JSON.stringify({ invite: hash.get("invite"), name: storedName() || undefined }) });
       const data = await r.json();
       if (r.ok) store.set(`jericho:seat:${id}`, data.token);
-      else say(`${data.message}.`, "note");
+      else say(`${String(data.message).replace(/[.\s]+$/, "")}.`, "note");  // one full stop, not ".."
     } catch {
       say(t("Could not join: the server is unreachable."));
     }
@@ -434,7 +435,8 @@ function showCellInfo(cell, sticky = false) {
   if (!view) return;
   const c = S.topo.cells.find((x) => x.name === cell);
   const aligns = S.topo.alignments.filter((a) => a.cells.includes(cell)).map((a) => a.name);
-  $("info").textContent = `${describeTower(cell, view.towers[cell], c.camp)}. Alignments: ${aligns.join(", ")}.`;
+  $("info").textContent = t("{tower}. Alignments: {list}.",
+    { tower: describeTower(cell, view.towers[cell], c.camp), list: aligns.join(", ") });
 }
 
 function wireControls() {
@@ -757,9 +759,10 @@ function render() {
     $("info").innerHTML = "";
     const b = document.createElement("b");
     b.textContent = t("Alignment {name} ({kind}): ", { name: a.name, kind: KIND[a.kind] ?? a.kind });
-    $("info").append(b, `${champ("south")}; ${champ("north")}. ${reason}.`);
+    // one sentence to translate: French puts a (narrow) no-break space before ";" (issue 34)
+    $("info").append(b, t("{south}; {north}. {reason}.", { south: champ("south"), north: champ("north"), reason }));
   } else if (S.selected && S.previewCell && pv.cells && pv.cells[S.previewCell]) {
-    $("info").textContent = `${S.selected}@${S.previewCell}: ${pv.cells[S.previewCell].words}.`;
+    $("info").textContent = t("{move}: {words}.", { move: `${S.selected}@${S.previewCell}`, words: pv.cells[S.previewCell].words });
   } else if (!S.selected) {
     $("info").textContent = S.replay ? t("Replay: use ◀ ▶ or the arrow keys.") :
       g.status === "over" ? resultText(g) :
@@ -801,6 +804,9 @@ function render() {
   if (location.pathname + location.hash !== address) history.replaceState(null, "", address);
   // reviewing or replaying: the board stays in view (sticky beside the panel, pinned on a phone)
   $("play").classList.toggle("studying", !!S.replay || g.status === "over");
+  // a watcher's trays are both small, and the chat comes first (style.css, #play.watching)
+  $("play").classList.toggle("watching", !seated && S.role !== "both");
+  $("tray-mine-block").classList.toggle("small", !seated && S.role !== "both");
   if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
   renderLinks();
   if (g.mode === "online" && g.status === "waiting" && !g.public && mySides().length && !S.inviteMounted) {

@@ -7,6 +7,7 @@ import { Board, COLOUR_NAME, describeTower, drawPiece } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { changeHeaders } from "./account.js";
 import { t } from "./i18n.js";
+import { showOffline, unreachable } from "./offline.js";
 import { rove, trayKeys } from "./traykeys.js";
 
 initContrast();
@@ -28,7 +29,9 @@ function wrongWords(move, reply) {
     return reply ? t("{move} does not save the game: {reply} wins at once.", { move, reply }) :
       t("{move} does not save the game: the opponent keeps a winning line.", { move });
   }
-  return reply ? t("{move} does not force the win: {reply} holds on.", { move, reply }) :
+  // a pass is not a move that "holds on" (issue 34: "…pass holds on."): the opponent passes and holds on
+  if (reply === "pass") return t("{move} does not force the win: the opponent passes and still holds on.", { move });
+  return reply ? t("{move} does not force the win: the answer {reply} holds on.", { move, reply }) :
     t("{move} does not force the win: the opponent can hold on.", { move });
 }
 // P: the puzzle from the server; line: the moves played so far (the solution's first moves);
@@ -38,6 +41,7 @@ const S = { P: null, game: null, line: [], mine: [], hints: 0, over: false, fail
   selected: null, busy: false, hintCell: null };
 let board = null;
 let topo = null;
+const FRESH_INFO = $("info").textContent;  // the page's first line, in the page's language
 
 function token() {
   let tok = null;
@@ -98,6 +102,7 @@ async function load(id) {
   $("btn-analyse").href = `/analysis?position=${encodeURIComponent(data.position)}`;
   showPlayer(data.player);
   feedback("");
+  $("info").textContent = FRESH_INFO;  // the last puzzle's line goes (issue 34)
   render();
 }
 
@@ -313,7 +318,13 @@ async function main() {
     S.posted = posted;  // only the first attempt is rated
     S.failed = true;
   };
-  $("btn-next").onclick = () => load().catch((e) => feedback(t("Could not load a puzzle: {why}", { why: e.message }), "bad"));
+  // the next puzzle: the last one's lines are cleared and the keyboard goes on from the new puzzle's
+  // pieces (issue 34: the focus stayed on the button, 12-13 Tabs from the tray, under a stale line)
+  $("btn-next").onclick = () => load().then(() => {
+    const first = document.querySelector("#tray-mine .slot");
+    if (first) first.focus();
+    else $("tray-mine").focus();
+  }).catch((e) => feedback(t("Could not load a puzzle: {why}", { why: e.message }), "bad"));
   $("typed").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("typed-move").value.trim();
@@ -325,4 +336,7 @@ async function main() {
   await load(m ? m[1] : undefined);
 }
 
-main().catch((err) => feedback(t("Could not load the puzzles: {why}", { why: err.message }), "bad"));
+main().catch((err) => {
+  if (unreachable(err)) showOffline($("puzzle"), t("The puzzles need the server: it checks every move."));
+  else feedback(t("Could not load the puzzles: {why}", { why: err.message }), "bad");
+});
