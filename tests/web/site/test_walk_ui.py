@@ -204,7 +204,8 @@ SMALL_TARGETS = """() => {
     if (r.bottom < 0) continue;  // the skip link, off screen until focused
     if (e.matches('a') && inline(e)) continue;
     if (r.width < 24 || r.height < 24) {
-      out.push([e.tagName, e.id || e.className, (e.textContent || '').trim().slice(0, 24), Math.round(r.width), Math.round(r.height)]);
+      const words = (e.textContent || '').trim().slice(0, 24);
+      out.push([e.tagName, e.id || e.className, words, Math.round(r.width), Math.round(r.height)]);
     }
   }
   return out;
@@ -287,7 +288,10 @@ def test_learn_and_puzzles_say_plainly_that_they_need_the_server_offline(
 #: the word before (French typography puts a (narrow) no-break space before them).
 NOT_FRENCH = [r"\bdiagonal\b", r"\bprovisional\b", r"docs/", r"\bAlignments\b", r"[^.]\.\.(?!\.)", r"[^\W\d_][;!?]"]
 TEXTS = """() => { const out = []; const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  while (w.nextNode()) { const p = w.currentNode.parentElement; if (p && !p.closest('script, style, [hidden]')) out.push(w.currentNode.textContent); }
+  while (w.nextNode()) {
+    const p = w.currentNode.parentElement;
+    if (p && !p.closest('script, style, [hidden]')) out.push(w.currentNode.textContent);
+  }
   for (const e of document.querySelectorAll('[title], [aria-label], [placeholder]'))
     out.push(e.getAttribute('title') || '', e.getAttribute('aria-label') || '', e.getAttribute('placeholder') || '');
   return out.join('\\n'); }"""

@@ -2,10 +2,12 @@
 // language), the account link, and the service worker that makes the site installable.
 import { postJSON, whoami } from "./account.js";
 import { initContrast } from "./contrast.js";
+import { syncLooks } from "./looks.js";
 import { initTheme } from "./theme.js";
 
 initContrast();
 initTheme();
+syncLooks();  // a logged-in player's board and piece themes, from the account
 
 // The switches are a toolbar: one Tab stop, the arrow keys (and Home / End) move within it.
 const tools = [...document.querySelectorAll(".switches button")];
