@@ -1,9 +1,9 @@
 """The house's shape (docs/architecture.md): layers that import downwards only, and no import circle.
 
-rules <- encodings <- ai <- envs <- web (storage <- common, i18n <- features <- airunner <- site
-<- transport, tools) <- cli.  Every import counts: at the top of a module, inside a function, under
-``TYPE_CHECKING``, relative or ``from package import module``.  The rules engine also depends on
-nothing but the standard library.
+rules <- encodings <- ai <- envs <- web <- cli; inside web: storage <- common, i18n <- the features
+(round <- lobby, accounts <- learn, social) <- airunner <- site <- transport, tools.  Every import
+counts: at the top of a module, inside a function, under ``TYPE_CHECKING``, relative or
+``from package import module``.  The rules engine also depends on nothing but the standard library.
 """
 
 from __future__ import annotations
@@ -36,10 +36,11 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("envs", ["jericho_game.envs"]),
     ("web storage", ["jericho_game.web.storage"]),
     ("web common", ["jericho_game.web.common", "jericho_game.web.i18n"]),
-    (
-        "web features",
-        [f"jericho_game.web.{f}" for f in ("round", "lobby", "accounts", "learn", "social")],
-    ),
+    # the features, lowest first: a seek becomes a game and a rating follows one (round); puzzle
+    # ratings and chat mutes name accounts
+    ("web round", ["jericho_game.web.round"]),
+    ("web lobby and accounts", ["jericho_game.web.lobby", "jericho_game.web.accounts"]),
+    ("web learning and social", ["jericho_game.web.learn", "jericho_game.web.social"]),
     ("web AI runner", ["jericho_game.web.airunner"]),
     ("web site", ["jericho_game.web.site"]),
     ("web transport", ["jericho_game.web", "jericho_game.web.tools"]),

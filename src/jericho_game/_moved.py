@@ -1,4 +1,4 @@
-"""Import paths that moved when the package was arranged by concern (CHANGELOG.md, 0.2.0).
+"""Import paths that moved when the package was arranged by concern (CHANGELOG.md, "Changed").
 
 ``jericho_game.players`` became :mod:`jericho_game.ai`; the arena, the analysis, the training and
 the puzzle search moved into it; the programs (terminal game, engine protocol) into
