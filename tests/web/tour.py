@@ -182,9 +182,9 @@ STOPS: dict[str, Callable[[Page, str], Any]] = {
     "leaderboard": leaderboard,
     "profile": profile,
     "games": games,
-    "settings": settings,
     "404": not_found,
     "offline": offline,
+    "settings": settings,
 }
 
 
