@@ -1,8 +1,10 @@
 """Shared fixtures (the conformance vectors of ../shared/conformance/) and the test tiers.
 
 The slow tier (marker ``slow``): browser tests (Chromium through Playwright), tests that start
-server processes, and every test on PostgreSQL.  ``python3 tasks.py test --fast`` leaves it out
-(``-m "not slow"``); ``python3 tasks.py test`` and CI run everything.
+server processes, every test on PostgreSQL, builds of wheels and the JAX env's compiled tests, and
+the few exhaustive agreement runs (thousands of games) that have quicker siblings in the fast tier.
+``python3 tasks.py test --fast`` leaves it out (``-m "not slow"``); ``python3 tasks.py test`` and CI
+run everything.
 """
 
 from __future__ import annotations
@@ -49,7 +51,21 @@ def conformance_games() -> list[dict]:
 
 
 #: Test files whose every test is in the slow tier (besides every ``*_ui.py``/``*_multiprocess.py``).
-SLOW_FILES = {"test_browser.py", "test_ui.py", "test_shutdown_leaks.py", "test_examples.py"}
+SLOW_FILES = {
+    "test_browser.py",
+    "test_ui.py",
+    "test_shutdown_leaks.py",
+    "test_examples.py",
+    "test_packaging.py",  # builds an sdist and wheels, installs them in fresh venvs
+    "test_kernel_build.py",  # compiles the kernel into wheels
+    "test_jax_env.py",  # XLA compiles each batch size
+}
+#: Single tests in the slow tier: exhaustive runs whose smaller siblings stay in the fast tier.
+SLOW_TESTS = {
+    "test_two_thousand_random_games_agree_ply_by_ply",  # C and Python kernels, 2,000 games x 8
+    "test_values_and_plies_match_brute_force",  # the solver against brute force on 2,000 positions
+    "test_check_env_for_every_opponent",  # Gymnasium's checker against every level, expert included
+}
 
 
 def is_slow(item: pytest.Item) -> bool:
@@ -57,11 +73,22 @@ def is_slow(item: pytest.Item) -> bool:
     name = item.path.name
     if name in SLOW_FILES or name.endswith(("_ui.py", "_multiprocess.py")):
         return True
+    if getattr(item, "originalname", item.name) in SLOW_TESTS:
+        return True
     params = getattr(getattr(item, "callspec", None), "params", {})
     fixtures = getattr(item, "fixturenames", ())
     if params.get("db") == "postgresql" or "postgres_socket" in fixtures:
         return True
     return item.get_closest_marker("slow") is not None
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the fast tier, files wholly in the slow tier are not even imported (Playwright, JAX)."""
+    if config.getoption("markexpr", "") == "not slow":
+        name = collection_path.name
+        if name in SLOW_FILES or name.endswith(("_ui.py", "_multiprocess.py")):
+            return True
+    return None
 
 
 def pytest_configure(config: pytest.Config) -> None:

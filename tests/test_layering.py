@@ -41,6 +41,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("web round", ["jericho_game.web.round"]),
     ("web lobby and accounts", ["jericho_game.web.lobby", "jericho_game.web.accounts"]),
     ("web learning and social", ["jericho_game.web.learn", "jericho_game.web.social"]),
+    # challenges and pairings become games (round), blocks reach the chat and mail (social)
+    ("web people and tournaments", ["jericho_game.web.people", "jericho_game.web.tournaments"]),
     ("web AI runner", ["jericho_game.web.airunner"]),
     ("web site", ["jericho_game.web.site"]),
     ("web transport", ["jericho_game.web", "jericho_game.web.tools"]),

@@ -167,6 +167,93 @@ def offline(page: Page, server: str) -> None:
     expect(page.locator("#offline h1")).to_be_visible()
 
 
+_SESSIONS: dict[tuple[str, str], list[Any]] = {}  # (server, name) -> the session's cookies
+
+
+def _login(page: Page, server: str, name: str) -> None:
+    """Log this page's context in as ``name`` (signed up once per server; later its session cookie
+    is put back, so that the log-in throttle never sees the tour) without opening a page."""
+    page.context.clear_cookies()
+    kept = _SESSIONS.get((server, name))
+    if kept is not None:
+        page.context.add_cookies(kept)
+        return
+    body = {"username": name, "password": f"{name}'s long password"}
+    r = _post_csrf(page, server, "/api/account/signup", body)
+    assert r.ok, r.text()
+    _SESSIONS[(server, name)] = [dict(c) for c in page.context.cookies() if c["name"] == "jericho_session"]
+
+
+def _again(call: Callable[[], APIResponse]) -> APIResponse:
+    """A request, once more if it met the reset of an idle connection (see :func:`_post`)."""
+    try:
+        return call()
+    except Error as exc:
+        if "ECONNRESET" not in str(exc) and "socket hang up" not in str(exc):
+            raise
+        return call()
+
+
+def _get_json(page: Page, url: str) -> Any:
+    return _again(lambda: page.request.get(url)).json()
+
+
+def _post_csrf(page: Page, server: str, path: str, body: dict[str, Any]) -> APIResponse:
+    """POST as the context's logged-in account (with its CSRF token)."""
+    csrf = _get_json(page, server + "/api/account")["csrf"]
+    return _again(lambda: page.request.post(server + path, data=body, headers={"X-CSRF-Token": csrf}))
+
+
+def challenges(page: Page, server: str) -> None:
+    """Ada's challenges: one received from Brice (who follows her), one she sent to Carla."""
+    for name in ("carla_tour", "ada_tour"):
+        _login(page, server, name)
+    _login(page, server, "brice_tour")
+    _post_csrf(page, server, "/api/people/follow", {"username": "ada_tour", "follow": True})
+    _post_csrf(page, server, "/api/challenges", {"username": "ada_tour", "clock": 5, "increment": 3, "rated": True})
+    _login(page, server, "ada_tour")
+    _post_csrf(page, server, "/api/people/follow", {"username": "brice_tour", "follow": True})
+    _post_csrf(page, server, "/api/challenges", {"username": "carla_tour", "per_move_days": 3})
+    page.goto(server + "/challenges")
+    expect(page.locator("#ch-incoming li").first).to_contain_text("brice_tour")
+    expect(page.locator("#ch-outgoing li").first).to_contain_text("carla_tour")
+
+
+def _tournament(page: Page, server: str) -> str:
+    """A running arena with three players (made once per server); Ada logged in."""
+    _login(page, server, "ada_tour")
+    listed = _get_json(page, server + "/api/tournaments")
+    for t in listed["running"]:
+        if t["name"] == "Tour arena":
+            return str(t["id"])
+    t = _post_csrf(page, server, "/api/tournaments", {"name": "Tour arena", "clock": 5, "minutes": 60}).json()
+    for name in ("brice_tour", "carla_tour", "ada_tour"):
+        _login(page, server, name)
+        _post_csrf(page, server, f"/api/tournaments/{t['id']}/join", {})
+    # it starts at once: at the servers' next look at the tournaments (every second)
+    for _ in range(100):
+        if _get_json(page, server + f"/api/tournaments/{t['id']}")["status"] == "running":
+            break
+        page.wait_for_timeout(100)
+    return str(t["id"])
+
+
+def tournaments(page: Page, server: str) -> None:
+    _tournament(page, server)
+    page.goto(server + "/tournaments")
+    expect(page.locator("#t-running li a").first).to_contain_text("Tour arena")
+    expect(page.locator("#t-form")).to_be_visible()
+
+
+def tournament(page: Page, server: str) -> None:
+    tid = _tournament(page, server)
+    page.goto(server + f"/tournaments/{tid}")
+    expect(page.locator("#t-standings tbody tr")).to_have_count(3)
+def unsubscribe(page: Page, server: str) -> None:
+    page.goto(server + "/unsubscribe?u=not-a-secret&kind=invite")  # what a mail's link leads to
+    expect(page.locator("#unsubscribe-submit")).to_be_visible()
+
+
 STOPS: dict[str, Callable[[Page, str], Any]] = {
     "home": home,
     "game": game,
@@ -184,6 +271,10 @@ STOPS: dict[str, Callable[[Page, str], Any]] = {
     "games": games,
     "404": not_found,
     "offline": offline,
+    "challenges": challenges,
+    "tournaments": tournaments,
+    "tournament": tournament,
+    "unsubscribe": unsubscribe,
     "settings": settings,
 }
 

@@ -66,6 +66,7 @@ from jericho_game.web.learn.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.learn.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
 from jericho_game.web.learn.review import routes as review_routes
 from jericho_game.web.lobby.seeks import Lobby
+from jericho_game.web.people.people import PeoplePolicy, PeopleService, people_routes
 from jericho_game.web.round import endings, mygames
 from jericho_game.web.round.correspondence import correspondence_routes, turn_mail_hook
 from jericho_game.web.round.messages import Incoming, MessageTable, game_messages
@@ -79,6 +80,7 @@ from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, not
 from jericho_game.web.storage.broker import Broker, make_broker
 from jericho_game.web.storage.database import LOBBY_ID, PRESENCE_VERSION, AIJob, Storage, resolve_db_url
 from jericho_game.web.storage.threads import CallThreads
+from jericho_game.web.tournaments.tournaments import TournamentPolicy, TournamentService, tournament_routes
 
 __all__ = ["ClientError", "Conn", "Limits", "Transport", "create_app", "add_arguments", "run", "SECURITY_HEADERS"]
 
@@ -776,6 +778,8 @@ def create_app(
     rating_policy: RatingPolicy | None = None,
     smtp: str | None = None,
     mail_policy: MailPolicy | None = None,
+    people_policy: PeoplePolicy | None = None,
+    tournament_policy: TournamentPolicy | None = None,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
@@ -788,7 +792,9 @@ def create_app(
     ``review_seconds``: the budget per position of a game review (web/learn/review.py);
     ``rating_policy``: which rated games count, and when a rating is provisional (web/accounts/ratings.py);
     ``smtp``: the ``--smtp`` URL that e-mail notifications go through (None: no mail), ``mail_policy``
-    its retries and limits (web/social/notify.py).
+    its retries and limits (web/social/notify.py); ``people_policy``: the challenges' limits
+    (web/people/people.py); ``tournament_policy``: the tournaments' timing and limits
+    (web/tournaments/tournaments.py).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -843,6 +849,7 @@ def create_app(
     notifier = Notifier(storage, accounts, SmtpConfig.parse(smtp) if smtp else None, clock=clock, policy=mail_policy)
     # correspondence games (web/round/correspondence.py): the quota, and a turn's mail in the move's transaction
     service.correspondence_per_client = limits.correspondence_per_client
+    service.correspondence_seeks = limits.correspondence_seeks
     service.on_move.append(turn_mail_hook(notifier, service))
 
     def lobby_extras(rec: Any) -> dict[str, Any]:
@@ -890,6 +897,13 @@ def create_app(
     transport.reviews = reviews
     chat = Chat(ChatStore(storage), service)  # the games' chat (web/social/chat.py): its messages and routes
     chat.install(transport)
+    # people (web/people/people.py): follows, blocks, challenges; a block holds in the chat and the invitations
+    people = PeopleService(storage, accounts, service, notifier, policy=people_policy)
+    chat.blocks = people.blocked_by
+    notifier.blocked = people.is_blocked
+    # tournaments (web/tournaments/tournaments.py): arenas and Swiss, paired by every process
+    tournaments = TournamentService(storage, accounts, service, policy=tournament_policy)
+    tournaments.after = transport.after
 
     async def rules_md(request: Request) -> Response:
         return PlainTextResponse(
@@ -1010,6 +1024,7 @@ def create_app(
         await transport.start()
         rating_task = asyncio.get_running_loop().create_task(ratings.run())
         mail_task = asyncio.get_running_loop().create_task(notifier.run())
+        tournament_task = asyncio.get_running_loop().create_task(tournaments.run())
         # A full collection stopped every thread for 60-90 ms under load, scanning among others
         # the start-up heap (the imported libraries: tens of thousands of objects that live as
         # long as the process), and such a stall is what the slowest acknowledgements waited for
@@ -1020,9 +1035,10 @@ def create_app(
         gc.unfreeze()
         rating_task.cancel()
         mail_task.cancel()
+        tournament_task.cancel()
         await streams.close()
         # their rounds in threads end before the storage's pool is disposed
-        await asyncio.wait([rating_task, mail_task])
+        await asyncio.wait([rating_task, mail_task, tournament_task])
         await transport.stop()
         # The tasks just cancelled may have left a storage call running in a thread: its statement
         # ends before the pool is disposed (jericho_game.web.storage.threads; bounded).
@@ -1056,6 +1072,8 @@ def create_app(
         *correspondence_routes(storage, accounts, limits.max_my_games),  # "your turn" (web/round/correspondence.py)
         *puzzle_routes(PuzzleService(storage), accounts),  # /api/puzzles (jericho_game.web.learn.puzzles)
         *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.social.chat)
+        *people_routes(people, transport.after),  # follows, blocks, challenges (jericho_game.web.people.people)
+        *tournament_routes(tournaments),  # arenas and Swiss (jericho_game.web.tournaments.tournaments)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -1074,6 +1092,8 @@ def create_app(
     app.state.ratings = ratings
     app.state.chat = chat
     app.state.notifier = notifier
+    app.state.people = people
+    app.state.tournaments = tournaments
     return app
 
 

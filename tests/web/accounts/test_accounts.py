@@ -24,7 +24,7 @@ with warnings.catch_warnings():
 
 from jericho_game.web.accounts.accounts import CSRF_HEADER, SESSION_COOKIE, AccountService  # noqa: E402
 from jericho_game.web.accounts.glicko2 import Rating, update  # noqa: E402
-from jericho_game.web.accounts.ratings import Ratings  # noqa: E402
+from jericho_game.web.accounts.ratings import RatingPolicy, Ratings  # noqa: E402
 from jericho_game.web.round.rooms import ClientError, GameService  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
@@ -103,13 +103,14 @@ def join(c: TestClient, g: dict[str, Any]) -> Any:
     return c.post(f"/api/games/{g['id']}/join", json={"invite": g["invite"]}, headers={CSRF_HEADER: csrf(c)})
 
 
-def both_move(svc: GameService, game_id: str, portal: Any = None) -> None:
-    """Each side makes one placement (a game in which a side never moved is not rated): on the
-    app's own event loop (a TestClient's ``portal``), else through a throwaway service on the same
-    database (another "process": ``svc`` stays bound to no loop of ours)."""
+def both_move(svc: GameService, game_id: str, portal: Any = None, each: int = RatingPolicy.min_placements) -> None:
+    """Each side makes ``each`` placements (a rated game counts once each side made
+    ``RatingPolicy.min_placements``): on the app's own event loop (a TestClient's ``portal``), else
+    through a throwaway service on the same database (another "process": ``svc`` stays bound to no
+    loop of ours)."""
     mover = svc if portal is not None else GameService(svc.storage)
     try:
-        for side in ("south", "north"):
+        for side in ("south", "north") * each:
             move = str(mover.room(game_id).game.legal_moves()[0])
             if portal is not None:
                 change = portal.call(mover.move, game_id, frozenset({side}), move, None)
@@ -409,10 +410,16 @@ def test_a_rated_game_updates_both_ratings_once_and_shows_on_the_leaderboard(cli
         "result": "lost",
         "reason": "resign",
         "rated": True,
-        "moves": 1,  # one placement each (a game where a side never moved is not rated): move 1
+        "moves": 5,  # five placements each (less play is not rated): moves 1. to 5.
     }
+    # after one game both ratings are provisional: not ranked (issue 33) ...
+    assert alice["provisional"] and bobp["provisional"]
+    assert client.get("/api/leaderboard").json()["players"] == []
+    # ... until they are established (a deviation of at most 110: many games later)
+    with app.state.service.storage.engine.begin() as conn:
+        conn.execute(text("UPDATE accounts SET rd = 80"))
     board = client.get("/api/leaderboard").json()["players"]
-    assert [(p["rank"], p["username"]) for p in board] == [(1, "bob"), (2, "alice")]
+    assert [(p["rank"], p["username"], p["provisional"]) for p in board] == [(1, "bob", False), (2, "alice", False)]
     time.sleep(0.6)  # another round of the rating loop changes nothing
     assert wait_rated(client, "alice")["rated_games"] == 1
     # the rematch is rated too, with the seats (and accounts) swapped
@@ -517,7 +524,8 @@ def test_the_rating_update_happens_exactly_once_under_a_race(db: str) -> None:
         assert rows == {"alice": 1, "bob": 1}
         winner = stores[0].load(gid).result  # type: ignore[union-attr]
         want = update(Rating(), [(Rating(), 1.0)]).rating
-        top = ratings[0].leaderboard()[0]
+        assert ratings[0].leaderboard() == []  # one game each: provisional, not ranked
+        top = ratings[0].profile("alice" if winner == "south" else "bob")
         assert top["username"] == ("alice" if winner == "south" else "bob") and top["rating"] == round(want)
     finally:
         for s in stores:

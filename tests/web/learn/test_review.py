@@ -345,10 +345,14 @@ def test_a_dead_workers_review_step_is_taken_over_and_its_late_result_is_refused
     store = ReviewStore(storage)
     try:
         assert store.insert("takeover", None, OPENING[:2], 10, 1.0, 16)[0]
-        a = store.claim("worker-a", 0.05)  # worker A claims position 0, then dies (no renewal)
+        # worker A claims position 0, then dies (no renewal).  The lease is long enough that a loaded
+        # machine cannot let it run out before B's first try (it did with 0.05 s, under load 37).
+        lease = 3.0
+        a = store.claim("worker-a", lease)
+        claimed = time.monotonic()
         assert a is not None and a.ply == 0 and set(a.changed) == {"takeover"}
         assert store.claim("worker-b", 5.0) is None  # held: nobody else takes it meanwhile
-        time.sleep(0.1)
+        time.sleep(max(0.0, lease + 0.1 - (time.monotonic() - claimed)))
         b = store.claim("worker-b", 5.0)  # the lease ran out: B takes the same position over
         assert b is not None and b.ply == 0 and b.changed == ()  # already running: nothing new to say
         ev = evaluate_ply(None, b.moves, 0, 10, 1.0)

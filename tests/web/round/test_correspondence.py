@@ -174,7 +174,7 @@ def test_a_fischer_increment_is_added_after_each_move_and_shown(db: str) -> None
         # bad time controls are refused, naming what is wrong, and nothing is created
         for body, why in [
             ({"mode": "ai", "increment": 5}, "increment needs a clock"),
-            ({"mode": "ai", "clock": 5, "increment": 600}, "between 0 and 60"),
+            ({"mode": "ai", "clock": 5, "increment": 600}, "between 1 and 60"),
             ({"mode": "ai", "per_move_days": 3}, "online games only"),
             ({"mode": "online", "per_move_days": 4}, "one of 1, 2, 3, 5, 7, 14"),
             ({"mode": "online", "per_move_days": 3, "clock": 10}, "one or the other"),
@@ -269,3 +269,46 @@ def test_a_correspondence_turn_is_mailed_to_an_absent_player_once(db: str, smtp:
         _move(ada, quick, q_south)
         time.sleep(1.0)
         assert len(inbox.mails) == n + 1
+
+
+def test_correspondence_seeks_from_many_addresses_cannot_fill_the_lobby_for_a_week(db: str) -> None:
+    """Issue 33, item 9: 55 addresses x 1 correspondence seek filled the lobby for up to 7 days.  Now
+    the list holds Limits.correspondence_seeks, anonymous seeks are refused past it and last a day,
+    and an account's seek still gets in, crowding out the oldest anonymous one."""
+    from jericho_game.web.common.limits import Limits
+    from jericho_game.web.round.correspondence import ANONYMOUS_SEEK_MAX_AGE, SEEK_MAX_AGE
+
+    cap = Limits().correspondence_seeks
+    clock = Clock()
+    app = _clocked(db, clock)
+    seek = {"mode": "online", "side": "south", "per_move_days": 7, "public": True, "name": "Anon"}
+    with TestClient(app) as c:
+        made, refused = [], []
+        for i in range(55):
+            r = TestClient(app, client=(f"10.9.{i}.1", 1000)).post("/api/games", json=seek)
+            (made if r.status_code == 201 else refused).append(r)
+            clock.t += 1
+        assert len(made) == cap and len(refused) == 55 - cap
+        assert all(r.status_code == 429 and r.json()["error"] == "lobby_full" for r in refused)
+        assert str(cap) in refused[0].json()["message"] and "nothing was created" in refused[0].json()["message"]
+        assert len(c.get("/api/lobby").json()["seeks"]) == cap
+        # an account's seek gets in; the sweep then expires the oldest anonymous one (accounts first)
+        _signup(c, "ada")
+        mine = _post(c, "/api/games", {**seek, "name": None})
+        assert mine.status_code == 201, mine.text
+        lobby = app.state.transport.lobby
+        due = lobby._due()
+        oldest = made[0].json()["id"]
+        assert due == [(oldest, True)]
+        svc = app.state.service
+        assert expire_seek(svc, oldest, True) is not None
+        assert expire_seek(svc, made[1].json()["id"], True) is None  # checked again under the lock: it fits
+        listed = [s["id"] for s in c.get("/api/lobby").json()["seeks"]]
+        assert len(listed) == cap and mine.json()["id"] in listed and oldest not in listed
+        # a day later the anonymous seeks have expired, the account's stays its week
+        clock.t += ANONYMOUS_SEEK_MAX_AGE
+        for gid, crowded in lobby._due():
+            expire_seek(svc, gid, crowded)
+        assert [s["id"] for s in c.get("/api/lobby").json()["seeks"]] == [mine.json()["id"]]
+        clock.t += SEEK_MAX_AGE - ANONYMOUS_SEEK_MAX_AGE
+        assert [gid for gid, _ in lobby._due()] == [mine.json()["id"]]

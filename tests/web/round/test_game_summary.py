@@ -21,7 +21,16 @@ from tests.web.accounts.test_accounts import (  # the accounts tests' server, br
 )
 from tests.web.test_server import WS
 
-OPENING = ["5R@d2", "1G@d3", "4Y@c2"]  # 3 plies: numbered moves 1. and 2.
+
+def _opening(plies: int) -> list[str]:
+    """The first legal move each time, ``plies`` times (a rated game counts after 5 placements each)."""
+    from jericho_game.game import Game
+
+    game = Game()
+    return [str(game.play(game.legal_moves()[0])) for _ in range(plies)]
+
+
+RATED_OPENING = _opening(2 * 5)  # 10 plies: numbered moves 1. to 5.
 
 
 def _play_and_resign(c: Any, g: dict[str, Any], bob: Any, bob_token: str, moves: list[str]) -> None:
@@ -55,7 +64,7 @@ def test_a_rated_games_end_shows_both_players_rating_change(client: Any, app: An
     g = create(client, mode="online", side="south", rated=True)
     joined = join(bob, g)
     assert joined.status_code == 200
-    _play_and_resign(client, g, bob, joined.json()["token"], OPENING)
+    _play_and_resign(client, g, bob, joined.json()["token"], RATED_OPENING)
     data = _ratings(bob, g["id"])  # anyone may read it, the opponent too
     lost = update(Rating(), [(Rating(), 0.0)])
     won = update(Rating(), [(Rating(), 1.0)])
@@ -77,8 +86,8 @@ def test_a_rated_games_end_shows_both_players_rating_change(client: Any, app: An
         },
     ]
     assert data["players"][0]["change"] < 0 < data["players"][1]["change"]
-    # the profile's recent games count numbered moves (3 plies: moves 1. and 2.)
-    assert client.get("/api/players/alice").json()["games"][0]["moves"] == 2
+    # the profile's recent games count numbered moves (10 plies: moves 1. to 5.)
+    assert client.get("/api/players/alice").json()["games"][0]["moves"] == 5
     # an unrated game says so; an unknown game is a 404 with a code
     u = create(client, mode="hotseat")
     assert client.get(f"/api/games/{u['id']}/ratings").json() == {"game": u["id"], "status": "unrated", "players": []}

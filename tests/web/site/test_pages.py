@@ -39,6 +39,7 @@ PAGES = [
     "/analysis",
     "/puzzles",
     "/puzzles/p1",
+    "/unsubscribe?u=x&kind=invite",
 ]
 FR = {"Accept-Language": "fr-FR,fr;q=0.9,en;q=0.8"}
 

@@ -13,13 +13,25 @@ player (primary key: game and account) and deletes the job.  So a rating changes
 per rated game, however many processes race for the job, and a process killed in the middle
 leaves the job for the next one.
 
-Farming (issue 22: five sock puppets resigning at once took a farmer from 1500 to 2035 in 17 s)
-is bounded three ways, as lichess does: a game in which a side never made a move (a placement;
-forced passes do not count) changes no rating; at most :attr:`RatingPolicy.pair_games_per_day`
-rated games between the same two accounts count in any 24 hours (the pair's later games change
-no rating); and a rating whose deviation is above :attr:`RatingPolicy.provisional_rd` is
-*provisional*, shown with a "?" (API field ``provisional``).  A rated game that changed no
-rating says why (table ``rating_skipped``; ``unrated`` on the profile's game list).
+Farming (issue 22: five sock puppets resigning at once took a farmer from 1500 to 2035 in 17 s;
+issue 33: with one placement each, 1500 to 2001 in 11 s) is bounded four ways, as lichess does:
+
+- *real play*: a game counts only when each side made at least
+  :attr:`RatingPolicy.min_placements` placements (forced passes do not count), about a fifth of
+  a side's reserve: a game resigned after a move or two changes no rating (lichess aborts, and
+  leaves unrated, games without real play);
+- *pairs*: at most :attr:`RatingPolicy.pair_games_per_day` rated games between the same two
+  accounts count in any 24 hours;
+- *new accounts*: an account younger than :attr:`RatingPolicy.new_account_days` days counts at
+  most :attr:`RatingPolicy.new_account_games_per_day` rated games in any 24 hours (fresh sock
+  puppets are new accounts, and so is the account they feed);
+- *provisional ratings*: a rating whose deviation is above :attr:`RatingPolicy.provisional_rd`
+  is shown with a "?" (API field ``provisional``) and kept off the leaderboard, as lichess keeps
+  provisional players off its rankings.
+
+A rated game that changed no rating says why (table ``rating_skipped``; ``unrated`` on the
+profile's game list); it is played as usual.  Every count is read from the database in the
+transaction that applies the game, under both accounts' row locks.
 """
 
 from __future__ import annotations
@@ -44,7 +56,7 @@ from jericho_game.web.round.mygames import moves_of
 from jericho_game.web.round.rooms import ClientError
 from jericho_game.web.storage.database import GameRecord, Storage, Tx
 
-__all__ = ["RatingPolicy", "Ratings", "both_moved", "rating_routes", "ratings_metadata"]
+__all__ = ["RatingPolicy", "Ratings", "both_moved", "placements", "rating_routes", "ratings_metadata"]
 
 log = logging.getLogger("jericho_game.web")
 
@@ -88,12 +100,20 @@ class RatingPolicy:
 
     pair_games_per_day: int = 3  # rated games between two accounts that count in 24 hours
     provisional_rd: float = 110.0  # a rating with a deviation above this is provisional (lichess: 110)
+    min_placements: int = 5  # placements each side must make for a rated game to count
+    new_account_days: float = 7.0  # an account younger than this is new ...
+    new_account_games_per_day: int = 5  # ... and counts at most this many rated games in 24 hours
 
 
-def both_moved(moves: list[str]) -> bool:
-    """Whether each side made at least one placement (rated games start from the standard
-    position, South first, and sides alternate: a forced pass is recorded as ``pass``)."""
-    return any(m != "pass" for m in moves[0::2]) and any(m != "pass" for m in moves[1::2])
+def placements(moves: list[str]) -> tuple[int, int]:
+    """The placements (not forced passes) South and North made (rated games start from the
+    standard position, South first, and sides alternate: a forced pass is recorded as ``pass``)."""
+    return sum(m != "pass" for m in moves[0::2]), sum(m != "pass" for m in moves[1::2])
+
+
+def both_moved(moves: list[str], at_least: int = 1) -> bool:
+    """Whether each side made at least ``at_least`` placements."""
+    return min(placements(moves)) >= at_least
 
 
 class Ratings:
@@ -125,10 +145,16 @@ class Ratings:
         if rec.south_account is None or rec.north_account is None or rec.south_account == rec.north_account:
             return
         tx.wrote = True
-        if rec.start_position is None and not both_moved(rec.moves):
-            tx.conn.execute(
-                rating_skipped.insert().values(game_id=rec.id, why="a side never made a move", at=time.time())
+        need = self.policy.min_placements
+        if rec.start_position is None and not both_moved(rec.moves, need):
+            south, north = placements(rec.moves)
+            why = (
+                "a side never made a move"
+                if not min(south, north)
+                else f"too little play: a rated game counts once each side made {need} placements "
+                f"(South made {south}, North {north})"
             )
+            tx.conn.execute(rating_skipped.insert().values(game_id=rec.id, why=why, at=time.time()))
             return
         tx.conn.execute(
             text("INSERT INTO rating_jobs (game_id, created_at) VALUES (:g, :t)"), {"g": rec.id, "t": time.time()}
@@ -171,12 +197,31 @@ class Ratings:
         south, north, result, at = int(game[0]), int(game[1]), game[2], float(game[3])
         lock = " FOR UPDATE" if self.storage.postgres else ""
         rows = conn.execute(
-            text(f"SELECT id, rating, rd, volatility FROM accounts WHERE id IN (:a, :b) ORDER BY id{lock}"),
+            text(
+                "SELECT id, rating, rd, volatility, created_at, username FROM accounts WHERE id IN (:a, :b) "
+                f"ORDER BY id{lock}"
+            ),
             {"a": south, "b": north},
         ).all()
         before = {int(r[0]): Rating(float(r[1]), float(r[2]), float(r[3])) for r in rows}
         if len(before) != 2:
             return
+        # a new account counts a few rated games a day (issue 33: sock puppets are new accounts)
+        for r in rows:
+            if float(r[4]) <= at - self.policy.new_account_days * 86400.0:
+                continue
+            limit = self.policy.new_account_games_per_day
+            had = conn.execute(
+                text("SELECT count(*) FROM rating_history WHERE account_id = :a AND at > :since AND at <= :at"),
+                {"a": int(r[0]), "since": at - 86400.0, "at": at},
+            ).scalar_one()
+            if had >= limit:
+                why = (
+                    f"{r[5]} is a new account (under {self.policy.new_account_days:g} days old), which counts "
+                    f"{limit} rated games in 24 hours"
+                )
+                conn.execute(rating_skipped.insert().values(game_id=game_id, why=why, at=time.time()))
+                return
         # both accounts are locked: the pair's count cannot change under us in another process
         n = self.policy.pair_games_per_day
         counted = conn.execute(
@@ -264,14 +309,15 @@ class Ratings:
         return {"game": game_id, "status": "done", "players": players}
 
     def leaderboard(self, limit: int = 100) -> list[dict[str, Any]]:
-        """Accounts with at least one rated game, best rating first."""
+        """Accounts with an established rating (rated games, and a deviation of at most
+        :attr:`RatingPolicy.provisional_rd`: provisional ratings are not ranked), best rating first."""
         with self.storage.reader.connect() as conn:
             rows = conn.execute(
                 text(
                     "SELECT username, rating, rd, rated_games FROM accounts WHERE rated_games > 0 AND disabled = 0 "
-                    "ORDER BY rating DESC, username_key LIMIT :n"
+                    "AND rd <= :rd ORDER BY rating DESC, username_key LIMIT :n"
                 ),
-                {"n": limit},
+                {"n": limit, "rd": self.policy.provisional_rd},
             ).all()
         return [
             {

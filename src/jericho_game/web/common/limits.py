@@ -45,3 +45,6 @@ class Limits:
     seeks_per_client: int = 3  # open seeks in the lobby, per address (and account), all processes
     # issue 23: unfinished correspondence games per account (or creator address), web/round/correspondence.py
     correspondence_per_client: int = 50
+    # issue 33: open correspondence seeks in the lobby at once (all creators): past it an anonymous seek is
+    # refused, and an account's seek crowds out the oldest anonymous one (web/round/correspondence.py)
+    correspondence_seeks: int = 40

@@ -101,7 +101,9 @@ ERRORS = {
     "login_required": N_("Log in first."),
     "not_logged_in": N_("You are not logged in."),
     "bad_login": N_("Wrong username or password."),
-    "bad_password": N_("This password is not accepted: at least 10 characters, and not a common password."),
+    "bad_password": N_(
+        "This password is not accepted: at least 10 characters, not a common password, and hard to guess."
+    ),
     "username_taken": N_("This username is already taken."),
     "unknown_account": N_("There is no such player."),
     "signup_closed": N_("Sign-up is closed on this server."),
@@ -117,6 +119,7 @@ ERRORS = {
     "chat_muted": N_("An administrator has muted your chat on this site."),
     "spectator_chat": N_("The spectators' chat opens to the players once the game is over."),
     "unknown_message": N_("There is no such chat message."),
+    "chat_text": N_("A chat message is plain text on one line: this one has characters that are not allowed."),
     # e-mail notifications (web/social/notify.py)
     "bad_email": N_("This e-mail address is not valid."),
     "email_off": N_("This server sends no e-mail."),
@@ -124,8 +127,29 @@ ERRORS = {
     "not_your_game": N_("Only a player of this game can do this."),
     "not_invitable": N_("Only an online game waiting for its invited opponent can be sent by mail."),
     "bad_link": N_("This link is not valid."),
+    "lobby_full": N_(
+        "The lobby's list of correspondence seeks is full: log in, or invite a player with the game's link."
+    ),
     "correspondence_quota": N_("You already have the most correspondence games going: finish one first."),
     "unavailable": N_("The engine is not available on this server."),
+    # people (web/people/people.py)
+    "not_yourself": N_("That is you: choose another player."),
+    "blocked": N_("This player does not take this from you."),
+    "blocking": N_("You blocked this player: unblock them first."),
+    "too_many_follows": N_("You follow the most players there can be: unfollow one first."),
+    "too_many_challenges": N_("Too many of your challenges wait for an answer: cancel one or wait."),
+    "already_challenged": N_("You already challenged this player: wait for the answer."),
+    "unknown_challenge": N_("There is no such challenge."),
+    "not_yours": N_("Only the other player can do this."),
+    "not_pending": N_("This challenge was already answered."),
+    # tournaments (web/tournaments/tournaments.py)
+    "unknown_tournament": N_("There is no such tournament."),
+    "tournament_over": N_("This tournament is over."),
+    "tournament_full": N_("This tournament is full."),
+    "not_joined": N_("You have not joined this tournament."),
+    "too_many_tournaments": N_("You already run the most tournaments: wait until one ends."),
+    "no_berserk": N_("This tournament has no berserk."),
+    "too_late": N_("Berserk is only before your first move."),
 }
 
 

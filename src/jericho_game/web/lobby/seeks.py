@@ -15,7 +15,10 @@ a slow reader only ever holds the latest).
 **Expiry** (every process sweeps every :data:`SWEEP` seconds; the game's row lock makes one of
 them do it): an open seek ends with no result (reason ``expired``) once its creator's seat has
 had no connection on any process for ``seek_idle`` seconds (default 2 minutes), or once it is
-``seek_max_age`` old (default 1 hour).
+``seek_max_age`` old (default 1 hour).  A correspondence seek lasts a week (a day when its creator
+has no account), and the lobby holds ``Limits.correspondence_seeks`` of them (issue 33): past it
+an anonymous creator is refused (``lobby_full``), and an account's seek crowds out the oldest
+anonymous one, which the sweep expires (web/round/correspondence.py, :func:`crowded_out`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from jericho_game.web import i18n
 from jericho_game.web.common import jsonin
 from jericho_game.web.common.fairshare import SocketCaps, too_many
-from jericho_game.web.round.correspondence import seek_expired
+from jericho_game.web.round.correspondence import crowded_out, seek_expired
 from jericho_game.web.round.endings import expire_seek
 from jericho_game.web.round.rooms import SIDES, Change, GameService
 from jericho_game.web.storage.database import LOBBY_ID, GameRecord, Presence
@@ -171,16 +174,17 @@ class Lobby:
         except Exception:  # noqa: BLE001 - the database is away: next sweep
             log.exception("could not look for stale seeks")
             return
-        for gid in due:
+        for gid, crowded in due:
             try:
-                change = await self.service.off_loop(expire_seek, self.service, gid)
+                change = await self.service.off_loop(expire_seek, self.service, gid, crowded)
             except Exception:  # noqa: BLE001 - e.g. taken meanwhile: next sweep looks again
                 log.exception("could not expire seek %s", gid)
                 continue
             if change is not None:
                 self.announce(change)
 
-    def _due(self) -> list[str]:
+    def _due(self) -> list[tuple[str, bool]]:
+        """The seeks to expire now, each with whether it is crowded out (rather than too old or idle)."""
         svc = self.service
         now = svc.now()
         seeks = svc.storage.public_games(joined=False, limit=1000)
@@ -191,7 +195,10 @@ class Lobby:
             side = _creator(rec)
             since = None if p.present[side] else (p.away_since[side] or listed_at(rec))
             if seek_expired(rec, now, since, svc.seek_idle, svc.seek_max_age):  # web/round/correspondence.py
-                due.append(rec.id)
+                due.append((rec.id, False))
+        # issue 33: the correspondence list holds svc.correspondence_seeks, accounts' seeks first
+        expired = {gid for gid, _ in due}
+        due += [(gid, True) for gid in crowded_out(seeks, svc.correspondence_seeks) if gid not in expired]
         return due
 
     # -- clients ----------------------------------------------------------------------------

@@ -39,25 +39,64 @@ from jericho_game.web.storage.database import GameRecord
 __all__ = [
     "DAY",
     "DAYS",
+    "ANONYMOUS_SEEK_MAX_AGE",
+    "SEEK_MAX_AGE",
     "active_games",
     "check_days",
+    "crowded_out",
+    "seek_account",
+    "still_crowded_out",
     "correspondence_routes",
     "side_to_move",
     "waiting_for",
 ]
 
 
-SEEK_MAX_AGE = 7 * 86400.0  # a correspondence seek stays in the lobby a week, its creator away or not
+SEEK_MAX_AGE = 7 * 86400.0  # an account's correspondence seek stays in the lobby a week, its creator away or not
+ANONYMOUS_SEEK_MAX_AGE = 86400.0  # an anonymous one a day (issue 33: 55 addresses filled the lobby for 7 days)
+
+
+def seek_account(rec: GameRecord) -> int | None:
+    """The account of a seek's creator (the seat holding a token; None: an anonymous seek)."""
+    return rec.south_account if rec.south_token else rec.north_account
 
 
 def seek_expired(rec: GameRecord, now: float, away_since: float | None, idle: float, max_age: float) -> bool:
     """Whether an open public seek has expired: a real-time one once its creator has been away
     ``idle`` seconds or it is ``max_age`` old; a correspondence one (nobody waits at the page for a
-    game of days) only once it is :data:`SEEK_MAX_AGE` old."""
+    game of days) only once it is :data:`SEEK_MAX_AGE` old, or :data:`ANONYMOUS_SEEK_MAX_AGE` when
+    its creator has no account."""
     listed = float(rec.meta.get("listed_at") or rec.created_at)
     if rec.per_move_days is not None:
-        return now - listed >= SEEK_MAX_AGE
+        return now - listed >= (SEEK_MAX_AGE if seek_account(rec) is not None else ANONYMOUS_SEEK_MAX_AGE)
     return (away_since is not None and now - away_since >= idle) or now - listed >= max_age
+
+
+def crowded_out(seeks: list[GameRecord], cap: int) -> list[str]:
+    """The open correspondence seeks (of ``seeks``) that do not fit in the lobby's list of ``cap``:
+    accounts' seeks first, then the anonymous ones, newest first; so an account's seek crowds out the
+    oldest anonymous one (a list full of anonymous seeks is refused to more anonymous ones when
+    they are created: ``Storage.create``)."""
+    corr = [r for r in seeks if r.per_move_days is not None and r.public and not r.joined]
+    accounts = sorted((r for r in corr if seek_account(r) is not None), key=lambda r: (r.created_at, r.id))
+    anonymous = sorted((r for r in corr if seek_account(r) is None), key=lambda r: (r.created_at, r.id), reverse=True)
+    return [r.id for r in (accounts + anonymous)[cap:] if seek_account(r) is None]
+
+
+_CROWDING = text(
+    "SELECT count(*) FROM games WHERE public = 1 AND joined = 0 AND result IS NULL AND reason IS NULL "
+    "AND mode = 'online' AND per_move_days IS NOT NULL AND id <> :id "
+    "AND ((CASE WHEN south_token IS NOT NULL THEN south_account ELSE north_account END) IS NOT NULL "
+    "OR created_at > :at OR (created_at = :at AND id > :id))"
+)
+
+
+def still_crowded_out(conn: Connection, rec: GameRecord, cap: int) -> bool:
+    """Checked again under the seek's row lock: an anonymous correspondence seek with ``cap`` open
+    seeks ahead of it (every account's, and the newer anonymous ones)."""
+    if rec.per_move_days is None or seek_account(rec) is not None:
+        return False
+    return int(conn.execute(_CROWDING, {"id": rec.id, "at": rec.created_at}).scalar_one()) >= cap
 
 
 _ACTIVE = text(

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from jericho_game.pieces import Side
-from jericho_game.web.round.correspondence import seek_expired
+from jericho_game.web.round.correspondence import seek_expired, still_crowded_out
 from jericho_game.web.round.gameroom import SIDE_NAMES, SIDES, Change, ClientError, Room, both_moved
 from jericho_game.web.storage.database import Tx
 
@@ -224,9 +224,11 @@ def abort(svc: GameService, game_id: str, seats: frozenset[str]) -> Change:
     return svc.commits.write(game_id, decide)
 
 
-def expire_seek(svc: GameService, game_id: str) -> Change | None:
+def expire_seek(svc: GameService, game_id: str, crowded: bool = False) -> Change | None:
     """End an open public seek nobody took (reason ``expired``, no result) when its creator has been
-    away ``svc.seek_idle`` seconds or it is ``svc.seek_max_age`` old; None when it does not qualify."""
+    away ``svc.seek_idle`` seconds or it is ``svc.seek_max_age`` old, or (``crowded``) when it is an
+    anonymous correspondence seek crowded out of the lobby's list (checked again under the lock:
+    :func:`still_crowded_out`); None when it does not qualify."""
 
     def decide(tx: Tx, room: Room) -> Change:
         rec = room.rec
@@ -239,7 +241,9 @@ def expire_seek(svc: GameService, game_id: str) -> Change | None:
         listed = float(rec.meta.get("listed_at") or rec.created_at)
         if since is None and not seen.present[creator]:
             since = listed  # never connected
-        if not seek_expired(rec, now, since, svc.seek_idle, svc.seek_max_age):
+        if not seek_expired(rec, now, since, svc.seek_idle, svc.seek_max_age) and not (
+            crowded and still_crowded_out(tx.conn, rec, svc.correspondence_seeks)
+        ):
             return Change(room)
         new = rec.copy()
         new.result, new.reason = None, "expired"

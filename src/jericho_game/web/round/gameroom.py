@@ -120,6 +120,13 @@ def quota_error(exc: QuotaFull) -> ClientError:
             f"({exc.limit}): wait for an opponent or cancel one; nothing was created",
             429,
         )
+    if exc.what == "lobby":
+        return ClientError(
+            "lobby_full",
+            f"the lobby's list of correspondence seeks is full ({exc.limit} open seeks): log in to place yours "
+            "ahead of anonymous ones, or invite a player with the game's link; nothing was created",
+            429,
+        )
     return ClientError(
         "review_quota",
         f"you already have {exc.have} game reviews waiting, the most one player or address may have at once "

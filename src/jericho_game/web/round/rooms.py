@@ -142,6 +142,7 @@ class GameService:
         # (a correspondence turn's mail, web/round/correspondence.py), and the correspondence quota
         self.on_move: list[Callable[[Tx, Room], None]] = []
         self.correspondence_per_client = 50  # unfinished correspondence games per player (Limits)
+        self.correspondence_seeks = 40  # open correspondence seeks in the lobby at once (Limits)
         self.account_name: Callable[[int], str | None] = lambda account_id: None
 
     # -- levels ----------------------------------------------------------------------------
@@ -428,6 +429,7 @@ class GameService:
                 max_jobs=self.max_ai_jobs,
                 max_client_jobs=self.ai_per_client,
                 max_client_seeks=self.seeks_per_client,
+                max_corr_seeks=self.correspondence_seeks,
             )
         except QueueFull as exc:
             raise ClientError("busy", f"the server is busy: {exc}; try again soon", 503) from None

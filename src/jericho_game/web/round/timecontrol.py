@@ -15,8 +15,9 @@ from typing import Any
 
 from jericho_game.web.storage.database import GameRecord
 
-__all__ = ["DAY", "DAYS", "MAX_INCREMENT", "TimeControl", "check_days", "credit", "parse"]
+__all__ = ["DAY", "DAYS", "MAX_INCREMENT", "MIN_INCREMENT", "TimeControl", "check_days", "credit", "parse"]
 
+MIN_INCREMENT = 1  # seconds per move: whole seconds, as lichess offers (0 or none: no increment)
 MAX_INCREMENT = 60  # seconds per move (the page offers 2, 3, 5 and 10)
 DAYS = (1, 2, 3, 5, 7, 14)  # the days per move offered (lichess offers 1, 2, 3, 5, 7, 10, 14)
 DAY = 86400.0
@@ -66,8 +67,17 @@ def parse(spec: dict[str, Any], mode: str, min_clock: float) -> TimeControl:
         raise ValueError(f"clock must be null or minutes per side between {min_clock:g} and 180")
     if increment in (None, 0, False):
         return TimeControl(clock=clock_s)
-    if isinstance(increment, bool) or not isinstance(increment, int | float) or not 0 < increment <= MAX_INCREMENT:
-        raise ValueError(f"increment must be seconds per move between 0 and {MAX_INCREMENT}")
+    if (
+        isinstance(increment, bool)
+        or not isinstance(increment, int | float)
+        or not MIN_INCREMENT <= increment <= MAX_INCREMENT
+        or increment != int(increment)
+    ):
+        # 0.001 s would be an increment in name only (and a lobby entry that misleads): whole seconds
+        raise ValueError(
+            f"increment must be whole seconds per move between {MIN_INCREMENT} and {MAX_INCREMENT} "
+            f"(0 or null: none), not {str(increment)[:20]!r}"
+        )
     if clock_s is None:
         raise ValueError("increment needs a clock: send clock (minutes) too")
     return TimeControl(clock=clock_s, increment=float(increment))

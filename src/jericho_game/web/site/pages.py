@@ -62,8 +62,12 @@ PAGES: dict[str, tuple[str, str]] = {
     "/analysis": ("analysis.html", "analysis"),
     "/puzzles": ("puzzles.html", "puzzles"),
     "/settings": ("settings.html", "settings"),  # notifications (static/settings.js, web/social/notify.py)
+    "/unsubscribe": ("unsubscribe.html", "settings"),  # a mail's unsubscribe link: confirm with a POST
     "/puzzles/{id}": ("puzzles.html", "puzzles"),
     "/offline": ("offline.html", "offline"),
+    "/challenges": ("challenges.html", "challenges"),  # static/challenges.js, web/people/people.py
+    "/tournaments": ("tournaments.html", "tournaments"),  # web/tournaments/tournaments.py
+    "/tournaments/{id}": ("tournament.html", "tournaments"),
 }
 
 

@@ -8,13 +8,19 @@ Per game there are two rooms:
   the players neither read nor write it, so no spectator ever writes to the players during a
   game; once it is over the players may read and write it too.
 
-A message is at most :attr:`ChatPolicy.max_chars` characters (one line: control characters are
-dropped), an author (a seat, or a spectator's account) may post at most :attr:`ChatPolicy.burst`
-messages in :attr:`ChatPolicy.window` seconds per game, counted from the stored messages (so
-across every server process).  A player may mute the opponent's chat in one game, for themselves
-(``chat_mute``); any reader may report a message (``chat_report``: stored for the admins, see
-``GET /api/admin/chat/reports``); an admin mutes an account site-wide with ``jericho user mute
-NAME`` (``unmute``).
+A message is at most :attr:`ChatPolicy.max_chars` characters of visible text on one line (NFC;
+control characters, line separators and runs of combining marks refused: :func:`clean_text`).
+An author (a seat, or a spectator's account) may post at most :attr:`ChatPolicy.burst` messages
+in :attr:`ChatPolicy.window` seconds per game, and an account (or an address) at most
+:attr:`ChatPolicy.account_burst` (anonymous authors from one address
+:attr:`ChatPolicy.address_burst`) in all games together,
+counted from the stored messages (so across every server process).  A player may mute the
+opponent's chat in one game, for themselves (``chat_mute``): the opponent is then hidden from
+that player everywhere in the game (both rooms, live, in history, in the replay's chat).  Players
+and logged-in watchers may report a message (``chat_report``, limited per reporter and per
+address: stored for the admins, who page through the open reports grouped by message, ``GET
+/api/admin/chat/reports``); an admin mutes an account site-wide with ``jericho user mute NAME``
+(``unmute``).
 
 The database is the truth: messages, mutes and reports are rows of the game database (SQLite or
 PostgreSQL).  A message is numbered per game (``seq``) in a transaction that holds the game's row
@@ -36,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, UniqueConstraint, text
+from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, UniqueConstraint, inspect, text
 from sqlalchemy.engine import Connection
 
 from jericho_game.web.round.gameroom import SIDE_NAMES, ClientError, Room
@@ -47,7 +53,20 @@ if TYPE_CHECKING:
     from jericho_game.web.common.conn import Conn
     from jericho_game.web.round.rooms import GameService
 
-__all__ = ["CHAT_CHANGED", "ROOMS", "ChatPolicy", "ChatMessage", "ChatStore", "Chat", "clean_text"]
+__all__ = [
+    "CHAT_CHANGED",
+    "Hidden",
+    "MAX_MARKS",
+    "hidden_for",
+    "readable",
+    "ROOMS",
+    "ChatPolicy",
+    "ChatMessage",
+    "ChatStore",
+    "Chat",
+    "clean_text",
+    "invisible",
+]
 
 log = logging.getLogger("jericho_game.web")
 
@@ -65,7 +84,13 @@ class ChatPolicy:
     max_chars: int = 500  # characters of one message
     burst: int = 5  # messages one author may post in `window` seconds, per game
     window: float = 10.0
+    account_burst: int = 10  # messages one account may post in `window` seconds in all games together
+    address_burst: int = 20  # ... and anonymous authors from one address
     history: int = 200  # the latest messages sent to a page that (re)connects
+    reports_per_reporter: int = 10  # reports one account (or an anonymous player's seat) may file per `report_window`
+    reports_per_address: int = 20  # reports filed from one address per `report_window`
+    report_window: float = 3600.0
+    reports_page: int = 50  # reported messages per page of the admins' list (at most 200)
 
 
 _metadata = MetaData()
@@ -110,10 +135,21 @@ reports_table = Table(
     Column("message_id", Integer, nullable=False),
     Column("game_id", String(32), nullable=False),
     Column("at", Float, nullable=False),
-    Column("reporter", String(80), nullable=False),  # "account:7", "seat:south" or "address:1.2.3.4"
+    Column("reporter", String(80), nullable=False),  # "account:7" or "seat:south" (an anonymous player)
     Column("reason", Text, nullable=True),
+    Column("address", String(64), nullable=True),  # the reporter's address (the per-address limit)
+    Column("closed_at", Float, nullable=True),  # an admin dealt with it (None: open)
     UniqueConstraint("message_id", "reporter", name="chat_reports_once"),
 )
+# Indexes that tables made by older versions lack too: ChatStore creates them where missing.
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS chat_messages_account_at ON chat_messages (account, at)",
+    "CREATE INDEX IF NOT EXISTS chat_messages_address_at ON chat_messages (address, at)",
+    "CREATE INDEX IF NOT EXISTS chat_reports_reporter_at ON chat_reports (reporter, at)",
+    "CREATE INDEX IF NOT EXISTS chat_reports_address_at ON chat_reports (address, at)",
+    "CREATE INDEX IF NOT EXISTS chat_reports_open ON chat_reports (closed_at, message_id)",
+)
+_LOCK = text("SELECT pg_advisory_xact_lock(hashtext(:k))")
 
 _NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 
@@ -163,18 +199,73 @@ def _message(row: Any) -> ChatMessage:
     )
 
 
+# Characters that show nothing by themselves (Unicode's Default_Ignorable_Code_Point, the Hangul
+# fillers among them, and the blank braille pattern): a message made of these and spaces alone is
+# blank (the audit posted U+3164 HANGUL FILLER).
+_INVISIBLE_RANGES = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x2800, 0x2800),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+_JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner: needed by emoji sequences and some scripts
+MAX_MARKS = 4  # combining marks in a row (Vietnamese needs 2, Indic and Tibetan stacks 3 or 4)
+
+
+def invisible(ch: str) -> bool:
+    """Whether ``ch`` shows nothing by itself (a space, a format or default-ignorable character)."""
+    cp = ord(ch)
+    return ch.isspace() or unicodedata.category(ch) in ("Zs", "Cf") or any(a <= cp <= b for a, b in _INVISIBLE_RANGES)
+
+
+def _refuse_text(what: str) -> ClientError:
+    return ClientError("chat_text", f"a chat message is plain text on one line: {what}; nothing was sent")
+
+
 def clean_text(raw: Any, max_chars: int) -> str:
-    """A message's text as stored: NFC, one line (control and format characters dropped, runs of
-    spaces kept as written), trimmed; ``bad_message`` when empty, ``chat_too_long`` over the cap."""
+    """A message's text as stored: NFC, one line, trimmed, with invisible format characters dropped
+    (bidi overrides, zero-width spaces; the joiners ZWJ/ZWNJ kept).  Refused, saying why (issue 33):
+    ``bad_message`` when blank or made only of invisible characters (U+3164 HANGUL FILLER, zero-width
+    characters, ...), ``chat_text`` for a control character or a line or paragraph separator
+    (U+2028, U+2029, a line break) or more than :data:`MAX_MARKS` combining marks in a row (the
+    "Zalgo" text lichess refuses too), ``chat_too_long`` over the cap."""
     if not isinstance(raw, str):
         raise ClientError("bad_message", "a chat message needs 'text': the words to send")
     if len(raw) > 4 * max_chars:  # far over: refuse before normalizing a long string
         raise ClientError("chat_too_long", f"a chat message is at most {max_chars} characters")
     norm = unicodedata.normalize("NFC", raw)
-    kept = "".join(" " if ch in "\t\n\r" else ch for ch in norm if ch in "\t\n\r" or unicodedata.category(ch)[0] != "C")
-    out = kept.strip()
-    if not out:
-        raise ClientError("bad_message", "a chat message needs 'text': the words to send")
+    kept = []
+    run = 0
+    for ch in norm:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Zl", "Zp"):
+            name = unicodedata.name(ch, "a control character")
+            raise _refuse_text(f"U+{ord(ch):04X} ({name}) is not allowed")
+        if cat == "Cs":  # a lone surrogate (JSON allows "\\ud800"): no character at all
+            raise _refuse_text(f"U+{ord(ch):04X} is half of a character")
+        if cat == "Cf" and ch not in _JOINERS:
+            continue  # invisible formatting (bidi overrides, zero-width space, ...): dropped
+        run = run + 1 if cat in ("Mn", "Me") else 0
+        if run > MAX_MARKS:
+            raise _refuse_text(f"at most {MAX_MARKS} combining marks in a row")
+        kept.append(ch)
+    out = "".join(kept).strip()
+    if not out or all(invisible(ch) or unicodedata.category(ch).startswith("M") for ch in out):
+        raise ClientError("bad_message", "a chat message needs 'text': visible words to send, not only blank space")
     if len(out) > max_chars:
         raise ClientError("chat_too_long", f"a chat message is at most {max_chars} characters, this one has {len(out)}")
     return out
@@ -187,6 +278,29 @@ class ChatStore:
         self.storage = storage
         self.postgres = storage.postgres
         storage.create_tables(_metadata)
+        try:
+            self._migrate()
+        except Exception:  # noqa: BLE001 - another process migrated at the same moment: look again
+            time.sleep(0.2)
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Add what databases written by older versions lack (issue 33: the reports' address and state)."""
+        have = {c["name"] for c in inspect(self.storage.engine).get_columns("chat_reports")}
+        with self.storage.engine.begin() as conn:
+            if "address" not in have:
+                conn.exec_driver_sql("ALTER TABLE chat_reports ADD COLUMN address VARCHAR(64)")
+            if "closed_at" not in have:
+                conn.exec_driver_sql("ALTER TABLE chat_reports ADD COLUMN closed_at FLOAT")
+            for sql in _INDEXES:
+                conn.exec_driver_sql(sql)
+
+    def _lock(self, conn: Connection, *keys: str) -> None:
+        """PostgreSQL: take these keys' transaction locks (in order), so that counts across games made
+        under them are exact across processes (SQLite: its write lock already serializes writers)."""
+        if self.postgres:
+            for key in sorted(keys):
+                conn.execute(_LOCK, {"k": "jericho-" + key})
 
     def post(
         self,
@@ -221,6 +335,35 @@ class ChatStore:
                     f"too many chat messages: at most {policy.burst} in {policy.window:g} seconds; wait a moment",
                     429,
                 )
+            # across games (issue 33: one account wrote 75 messages into 15 games in 0.2 s), as
+            # lichess's flood guard counts a user's messages in every chat together; an anonymous
+            # author (no account to count) is counted by address, so logged-in people behind one
+            # NAT or proxy never share a budget
+            since = now - policy.window
+            addr = ((address or "")[:64] or None) if account is None else None
+            self._lock(
+                conn,
+                *([f"chat-account:{account}"] if account is not None else []),
+                *([f"chat-address:{addr}"] if addr else []),
+            )
+            for column, value, cap in (
+                ("account", account, policy.account_burst),
+                ("address", addr, policy.address_burst),
+            ):
+                if value is None:
+                    continue
+                n = conn.execute(
+                    text(f"SELECT COUNT(*) FROM chat_messages WHERE {column} = :v AND at > :since"),
+                    {"v": value, "since": since},
+                ).scalar_one()
+                if n >= cap:
+                    who = "your account" if column == "account" else "your address"
+                    raise ClientError(
+                        "rate_limited",
+                        f"too many chat messages from {who}: at most {cap} in {policy.window:g} seconds in all "
+                        "games together; wait a moment",
+                        429,
+                    )
             last = conn.execute(
                 text("SELECT COALESCE(MAX(seq), 0) FROM chat_messages WHERE game_id = :g"), {"g": game_id}
             ).scalar_one()
@@ -313,43 +456,175 @@ class ChatStore:
             row = conn.execute(text(f"SELECT {cols} FROM chat_messages WHERE id = :i"), {"i": message_id}).first()
         return None if row is None else _message(row)
 
-    def report(self, message: ChatMessage, reporter: str, reason: str | None, now: float) -> bool:
-        """Store a report of ``message`` by ``reporter``; False when that reporter had reported it already."""
+    def report(
+        self,
+        message: ChatMessage,
+        reporter: str,
+        reason: str | None,
+        now: float,
+        *,
+        address: str | None = None,
+        policy: ChatPolicy | None = None,
+    ) -> bool:
+        """Store a report of ``message`` by ``reporter`` (``account:N``, or ``seat:SIDE`` for an
+        anonymous player of the message's game) from ``address``; False when that reporter had
+        reported it already; ``rate_limited`` past the reporter's or the address's limit (issue 33:
+        300 reports from 60 addresses in 3 s)."""
+        policy = policy or ChatPolicy()
+        addr = (address or "")[:64] or None
         with self.storage.engine.begin() as conn:
+            self._lock(conn, f"report-reporter:{reporter}", *([f"report-address:{addr}"] if addr else []))
             seen = conn.execute(
                 text("SELECT 1 FROM chat_reports WHERE message_id = :m AND reporter = :r"),
                 {"m": message.id, "r": reporter},
             ).first()
             if seen is not None:
                 return False
+            since = now - policy.report_window
+            hours = f"{policy.report_window / 3600:g} hour" + ("s" if policy.report_window != 3600 else "")
+            # a seat is a reporter within its game; an account everywhere
+            in_game = " AND game_id = :g" if reporter.startswith("seat:") else ""
+            mine = conn.execute(
+                text(f"SELECT COUNT(*) FROM chat_reports WHERE reporter = :r AND at > :since{in_game}"),
+                {"r": reporter, "since": since, "g": message.game_id},
+            ).scalar_one()
+            if mine >= policy.reports_per_reporter:
+                raise ClientError(
+                    "rate_limited",
+                    f"you have sent {mine} reports in the last {hours}, the most there may be: wait; nothing was sent",
+                    429,
+                )
+            if addr is not None:
+                here = conn.execute(
+                    text("SELECT COUNT(*) FROM chat_reports WHERE address = :a AND at > :since"),
+                    {"a": addr, "since": since},
+                ).scalar_one()
+                if here >= policy.reports_per_address:
+                    raise ClientError(
+                        "rate_limited",
+                        f"{here} reports came from your address in the last {hours}, the most there may be: "
+                        "wait; nothing was sent",
+                        429,
+                    )
             conn.execute(
                 reports_table.insert().values(
-                    message_id=message.id, game_id=message.game_id, at=now, reporter=reporter[:80], reason=reason
+                    message_id=message.id,
+                    game_id=message.game_id,
+                    at=now,
+                    reporter=reporter[:80],
+                    reason=reason,
+                    address=addr,
                 )
             )
         return True
 
-    def reports(self, limit: int = 200) -> list[dict[str, Any]]:
-        """The latest reports, newest first, each with the message reported."""
+    def reports(self, page: int = 1, per_page: int = 50) -> dict[str, Any]:
+        """The open reports, one entry per reported message (how many reports, by whom, why), the
+        longest waiting first, a page at a time: a flood of reports is one entry per message and
+        cannot push another report out of reach (issue 33)."""
+        per_page = max(1, min(200, per_page))
+        page = max(1, page)
         with self.storage.reader.connect() as conn:
-            rows = conn.execute(
+            total = conn.execute(
                 text(
-                    "SELECT r.id, r.at, r.reporter, r.reason, m.id AS message_id, m.game_id, m.room, m.author, "
-                    "m.account, m.text, m.at AS written FROM chat_reports r "
-                    "JOIN chat_messages m ON m.id = r.message_id ORDER BY r.id DESC LIMIT :n"
+                    "SELECT COUNT(DISTINCT r.message_id) FROM chat_reports r "
+                    "JOIN chat_messages m ON m.id = r.message_id WHERE r.closed_at IS NULL"
+                )
+            ).scalar_one()
+            groups = conn.execute(
+                text(
+                    "SELECT r.message_id, COUNT(*) AS n, MIN(r.at) AS first_at, MAX(r.at) AS last_at "
+                    "FROM chat_reports r JOIN chat_messages m ON m.id = r.message_id WHERE r.closed_at IS NULL "
+                    "GROUP BY r.message_id ORDER BY MIN(r.at), r.message_id LIMIT :n OFFSET :o"
                 ),
-                {"n": limit},
+                {"n": per_page, "o": (page - 1) * per_page},
             ).all()
-        return [dict(r._mapping) for r in rows]
+            out = []
+            for g in groups:
+                msg = conn.execute(
+                    text("SELECT id, game_id, room, author, account, text, at, ply FROM chat_messages WHERE id = :i"),
+                    {"i": g.message_id},
+                ).first()
+                if msg is None:
+                    continue
+                latest = conn.execute(
+                    text(
+                        "SELECT reporter, reason, at FROM chat_reports WHERE message_id = :m AND closed_at IS NULL "
+                        "ORDER BY at, id LIMIT 10"
+                    ),
+                    {"m": g.message_id},
+                ).all()
+                out.append(
+                    {
+                        "message_id": msg.id,
+                        "game_id": msg.game_id,
+                        "room": msg.room,
+                        "author": msg.author,
+                        "account": msg.account,
+                        "text": msg.text,
+                        "written": msg.at,
+                        "ply": msg.ply,
+                        "reports": int(g.n),
+                        "first_at": float(g.first_at),
+                        "last_at": float(g.last_at),
+                        "reporters": [r.reporter for r in latest],  # the first ten
+                        "reasons": [r.reason for r in latest if r.reason],
+                    }
+                )
+        pages = max(1, -(-int(total) // per_page))
+        return {"reports": out, "total": int(total), "page": page, "pages": pages, "per_page": per_page}
+
+    def close_reports(self, message_id: int, now: float) -> int:
+        """Close the open reports of one message (an admin dealt with it); how many were open."""
+        with self.storage.engine.begin() as conn:
+            n = conn.execute(
+                text("UPDATE chat_reports SET closed_at = :t WHERE message_id = :m AND closed_at IS NULL"),
+                {"t": now, "m": message_id},
+            ).rowcount
+        return int(n or 0)
 
 
-def readable(msg: ChatMessage, seats: frozenset[str], over: bool, mutes: set[str]) -> bool:
-    """Whether a reader holding ``seats`` (none: a spectator) may read ``msg`` now."""
+@dataclass(frozen=True)
+class Hidden:
+    """Whose messages one reader does not see: the opponents they muted (by seat, and by account,
+    so a muted opponent's messages are hidden in both rooms, written from the seat or as a watcher)."""
+
+    sides: frozenset[str] = frozenset()
+    accounts: frozenset[int] = frozenset()
+
+    def hides(self, msg: ChatMessage) -> bool:
+        return msg.side in self.sides or (msg.account is not None and msg.account in self.accounts)
+
+
+NOBODY = Hidden()
+
+
+def hidden_for(rec: Any, seats: frozenset[str], account: int | None, mutes: set[str]) -> Hidden:
+    """What a reader holding ``seats`` and logged in as ``account`` (None: anonymous) does not see in
+    the game ``rec`` whose muting seats are ``mutes`` (issue 33: a mute hides the person everywhere
+    for the one who muted: both rooms, live, in history and in the replay's chat)."""
+    mine = set(seats) | {s for s in SIDE_NAMES if account is not None and getattr(rec, f"{s}_account", None) == account}
+    own_accounts = {getattr(rec, f"{s}_account", None) for s in mine} | {account}
+    sides: set[str] = set()
+    accounts: set[int] = set()
+    for side in mine & mutes:
+        other = "north" if side == "south" else "south"
+        if other in mine:
+            continue  # both seats are this reader's (hot-seat, or one account at both): nobody to hide
+        sides.add(other)
+        other_account = getattr(rec, f"{other}_account", None)
+        if other_account is not None and other_account not in own_accounts:
+            accounts.add(other_account)
+    return Hidden(frozenset(sides), frozenset(accounts)) if sides else NOBODY
+
+
+def readable(msg: ChatMessage, seats: frozenset[str], over: bool, hidden: Hidden = NOBODY) -> bool:
+    """Whether a reader holding ``seats`` (none: a spectator) may read ``msg`` now, not counting the
+    opponents it muted (``hidden``: :func:`hidden_for`)."""
+    if hidden.hides(msg):
+        return False
     if msg.room == "players":
-        if not seats:
-            return over  # the players' chat is theirs while they play; the game's record afterwards
-        muted = any(s in mutes for s in seats) and msg.side is not None and msg.side not in seats
-        return not muted
+        return bool(seats) or over  # the players' chat is theirs while they play; the game's record afterwards
     return not seats or over  # spectators' chat: the players only once the game is over
 
 
@@ -373,6 +648,9 @@ class Chat:
         self.sent: dict[str, int] = {}  # game -> the last seq sent to this process's clients
         self._dirty: set[str] = set()
         self._draining: asyncio.Task[None] | None = None
+        # the accounts each of the given accounts blocked (web/people/people.py sets it): a blocked
+        # player cannot write to the blocker in the players' chat, and the blocker never reads them
+        self.blocks: Callable[[list[int]], dict[int, set[int]]] = lambda accounts: {}
 
     def install(self, transport: Any) -> None:
         """Add the chat's message kinds to the transport's table and hear the chat's announcements."""
@@ -424,6 +702,12 @@ class Chat:
             author = self.account_name(account) or "?"
         if await self.service.off_loop_read(self.store.site_muted, account):
             raise ClientError("chat_muted", "an admin muted your chat on this site", 403)
+        if side is not None and wanted == "players" and account is not None:
+            other = getattr(rec, "north_account" if side == "south" else "south_account")
+            if other is not None:
+                blocked = await self.service.off_loop_read(self.blocks, [other])
+                if account in blocked.get(other, set()):
+                    raise ClientError("blocked", "your opponent does not take chat messages from you", 403)
         message = await self.service.off_loop(
             lambda: self.store.post(
                 m.game_id,
@@ -452,7 +736,9 @@ class Chat:
             return self.store.messages(m.game_id, latest=self.policy.history), self.store.mutes(m.game_id)
 
         messages, mutes = await self.service.off_loop_read(read)
-        shown = [x.as_json() for x in messages if readable(x, m.seats, over, mutes)]
+        hidden = hidden_for(room.rec, m.seats, m.conn.account, mutes)
+        blocked = await self._blocked_by(m.conn.account)
+        shown = [x.as_json() for x in messages if readable(x, m.seats, over, hidden) and x.account not in blocked]
         muted = any(s in mutes for s in m.seats)
         m.transport.send(m.conn, {"type": "chat_history", "messages": shown, "muted": muted, "enabled": True})
 
@@ -472,6 +758,12 @@ class Chat:
         message_id = m.msg.get("id")
         if not isinstance(message_id, int) or isinstance(message_id, bool):
             raise ClientError("bad_message", "chat_report needs 'id': the number of the message")
+        if m.conn.account is None and not m.seats:
+            # issue 33: 60 addresses x 5 anonymous reports flooded the admins' list; as on lichess,
+            # reports come from accounts (and here from the players of the game too)
+            raise ClientError(
+                "login_required", "log in to report a chat message (watchers need an account; players need none)", 403
+            )
         reason = m.msg.get("reason")
         if reason is not None:
             reason = clean_text(reason, self.policy.max_chars)
@@ -479,16 +771,22 @@ class Chat:
         found = await self.service.off_loop_read(self.store.message, message_id)
         over = self.service.status(room) == "over"
         # one can report what one may read, in this game (a report names no other game's message)
-        if found is None or found.game_id != m.game_id or not readable(found, m.seats, over, set()):
+        if found is None or found.game_id != m.game_id or not readable(found, m.seats, over):
             raise ClientError("unknown_message", f"there is no chat message {message_id} that you can read here", 404)
-        if m.conn.account is not None:
-            reporter = f"account:{m.conn.account}"
-        elif m.seats:
-            reporter = f"seat:{next(iter(m.seats))}"
-        else:
-            reporter = f"address:{m.conn.address}"
-        await self.service.off_loop(self.store.report, found, reporter, reason, self.service.now())
+        reporter = f"account:{m.conn.account}" if m.conn.account is not None else f"seat:{next(iter(m.seats))}"
+        await self.service.off_loop(
+            lambda: self.store.report(
+                found, reporter, reason, self.service.now(), address=m.conn.address, policy=self.policy
+            )
+        )
         m.transport.send(m.conn, {"type": "chat_reported", "id": message_id, "ref": m.ref})
+
+    async def _blocked_by(self, account: int | None) -> set[int]:
+        """The accounts ``account`` blocked (web/people): their messages are not shown to it."""
+        if account is None:
+            return set()
+        blocked = await self.service.off_loop_read(self.blocks, [account])
+        return blocked.get(account, set())
 
     # -- fan-out ---------------------------------------------------------------------------
     def changed(self, game_id: str) -> None:
@@ -515,31 +813,40 @@ class Chat:
     async def _deliver(self, game_id: str) -> None:
         after = self.sent.get(game_id)
 
-        def read() -> tuple[list[ChatMessage], set[str], Room]:
+        readers = [c.account for c in self.transport.conns.get(game_id, set()) if c.account is not None]
+
+        def read() -> tuple[list[ChatMessage], set[str], Room, dict[int, set[int]]]:
             # a game first heard of here: its latest messages (pages drop the ones they have)
             new = self.store.messages(game_id, after or 0, latest=None if after is not None else 20)
-            return new, self.store.mutes(game_id), self.service.room(game_id)
+            return new, self.store.mutes(game_id), self.service.room(game_id), self.blocks(readers)
 
-        new, mutes, room = await self.service.off_loop_read(read)
+        new, mutes, room, blocks = await self.service.off_loop_read(read)
         if not new:
             return
         self.sent[game_id] = max(self.sent.get(game_id, 0), new[-1].seq)
         over = self.service.status(room) == "over"
         conns: set[Conn] = self.transport.conns.get(game_id, set())
         for conn in list(conns):
+            hidden = hidden_for(room.rec, conn.seats, conn.account, mutes)
             for msg in new:
                 if after is not None and msg.seq <= after:
                     continue
-                if readable(msg, conn.seats, over, mutes):
+                if msg.account is not None and msg.account in blocks.get(conn.account or -1, ()):
+                    continue  # the reader blocked its author
+                if readable(msg, conn.seats, over, hidden):
                     conn.put(json.dumps(msg.as_json()), "chat", self.transport.limits)
 
     # -- HTTP ------------------------------------------------------------------------------
     def routes(self, accounts: Any) -> list[Any]:
-        """``GET /api/games/{id}/chat`` (what a spectator may read: the replay's chat) and
-        ``GET /api/admin/chat/reports`` (admins)."""
+        """``GET /api/games/{id}/chat`` (what a spectator may read: the replay's chat, without the
+        opponent a player muted: the player's session, or their seat's token in ``X-Seat-Token``),
+        ``GET /api/admin/chat/reports?page=N`` and ``POST /api/admin/chat/reports/close`` (admins)."""
         from starlette.requests import Request
         from starlette.responses import JSONResponse, Response
         from starlette.routing import Route
+
+        from jericho_game.web.common import jsonin
+        from jericho_game.web.round.gameroom import same_secret
 
         async def public(request: Request) -> Response:
             game_id = request.path_params["id"]
@@ -547,18 +854,49 @@ class Chat:
             over = self.service.status(room) == "over"
             if room.rec.mode != "online":
                 return JSONResponse({"messages": [], "over": over, "enabled": False})
-            messages = await self.service.off_loop_read(self.store.messages, game_id, 0, PUBLIC_LATEST)
-            shown = [m.as_json() for m in messages if readable(m, frozenset(), over, set())]
-            return JSONResponse({"messages": shown, "over": over, "enabled": True})
+            sess = await self.service.off_loop_read(accounts.session_of, request)
+            token = request.headers.get("x-seat-token")
+            seats = frozenset(
+                s for s in SIDE_NAMES if token and same_secret(token, getattr(room.rec, f"{s}_token", None))
+            )
 
-        async def reports(request: Request) -> Response:
-            sess = accounts.session_of(request)
+            def read() -> tuple[list[ChatMessage], set[str]]:
+                return self.store.messages(game_id, 0, PUBLIC_LATEST), self.store.mutes(game_id)
+
+            messages, mutes = await self.service.off_loop_read(read)
+            hidden = hidden_for(room.rec, seats, None if sess is None else sess.account.id, mutes)
+            # the replay's chat is what a spectator reads: the seats only say whom this reader muted
+            shown = [m.as_json() for m in messages if readable(m, frozenset(), over, hidden)]
+            return JSONResponse(
+                {"messages": shown, "over": over, "enabled": True},
+                headers={"Cache-Control": "private, no-store"} if hidden is not NOBODY else {},
+            )
+
+        def admin(request: Request, change: bool = False) -> Any:
+            sess = accounts.account_for_change(request) if change else accounts.session_of(request)
             if sess is None or not sess.account.admin:
                 raise ClientError("not_admin", "only an admin may read the chat reports", 403)
-            rows = await self.service.off_loop_read(self.store.reports)
-            return JSONResponse({"reports": rows})
+            return sess
+
+        async def reports(request: Request) -> Response:
+            await self.service.off_loop_read(admin, request)
+            raw = request.query_params.get("page", "1")
+            if not raw.isdigit() or not 1 <= int(raw) <= 10**6:
+                raise ClientError("bad_request", "page must be a whole number from 1")
+            page = await self.service.off_loop_read(self.store.reports, int(raw), self.policy.reports_page)
+            return JSONResponse(page, headers={"Cache-Control": "private, no-store"})
+
+        async def close(request: Request) -> Response:
+            await self.service.off_loop_read(admin, request, True)
+            body = await jsonin.read_object(request, 1024, ClientError)
+            message_id = body.get("message")
+            if not isinstance(message_id, int) or isinstance(message_id, bool):
+                raise ClientError("bad_request", "send {'message': the number of the reported message}")
+            n = await self.service.off_loop(self.store.close_reports, message_id, self.service.now())
+            return JSONResponse({"closed": n})
 
         return [
             Route("/api/games/{id}/chat", public),
             Route("/api/admin/chat/reports", reports),
+            Route("/api/admin/chat/reports/close", close, methods=["POST"]),
         ]

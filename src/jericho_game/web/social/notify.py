@@ -13,9 +13,11 @@ started with ``--smtp URL``.
 - **Kinds.** ``turn`` (a correspondence game waits for the player's move) and ``invite`` (a
   player invited this account to a game by name, ``POST /api/notify/invite``); each has a
   switch, on by default.
-- **Unsubscribe.** Every mail carries a one-click link (``GET`` or ``POST`` with RFC 8058's
-  ``List-Unsubscribe-Post``) made of the account's unsubscribe secret and the mail's kind: it
-  turns that kind off without logging in (``all``: every kind, and the address is forgotten).
+- **Unsubscribe.** Every mail carries a link made of the account's unsubscribe secret and the
+  mail's kind that turns that kind off without logging in (``all``: every kind, and the address is
+  forgotten): a ``POST`` does it (RFC 8058's one click: ``List-Unsubscribe-Post:
+  List-Unsubscribe=One-Click``), a ``GET`` changes nothing and leads to the page ``/unsubscribe``,
+  whose button POSTs (mail scanners follow every link of a mail: issue 33).
 - **Outbox.** Nothing is ever sent from a request: a mail is a row of ``mail_outbox`` written in
   the transaction of whatever caused it (so it exists if and only if that change committed).
   Every server process runs :meth:`Notifier.run`, which claims due rows with a lease (``FOR
@@ -42,7 +44,7 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+from urllib.parse import parse_qs, parse_qsl, unquote, urlencode, urlsplit
 
 from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, text
 from sqlalchemy.engine import Connection
@@ -230,6 +232,9 @@ class Notifier:
         self.policy = policy or MailPolicy()
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._wake: asyncio.Event | None = None
+        # whether the first account blocked the second (web/people/people.py sets it): a blocked
+        # player's invitations are not mailed (and the sender is not told)
+        self.blocked: Callable[[Connection, int, int], bool] = lambda conn, blocker, blocked: False
         storage.create_tables(notify_metadata)
 
     @property
@@ -381,6 +386,25 @@ class Notifier:
         )
         return True
 
+    def site_of(self, p: dict[str, Any]) -> str:
+        """The site's address for the links of a mail to the account of preferences ``p``."""
+        return self._site(p)
+
+    def queue(
+        self,
+        conn: Connection,
+        p: dict[str, Any],
+        kind: str,
+        subject: str,
+        body: str,
+        *,
+        dedupe: str | None = None,
+        sender: int | None = None,
+    ) -> bool:
+        """Queue a mail of ``kind`` to the account of preferences ``p`` (from :meth:`mailable`) in the
+        transaction ``conn`` of whatever caused it (e.g. a challenge, web/people/people.py)."""
+        return self._put(conn, p, kind, subject, body, dedupe=dedupe, sender=sender)
+
     def _queue_confirm(self, conn: Connection, p: dict[str, Any], token: str) -> None:
         tr = i18n.translations(p["lang"])
         link = f"{self._site(p)}/api/notify/confirm?{urlencode({'token': token})}"
@@ -460,7 +484,7 @@ class Notifier:
                     429,
                 )
             p = self.mailable(conn, target.id, "invite")
-            if p is None:
+            if p is None or self.blocked(conn, target.id, sender):
                 return False
             tr = i18n.translations(p["lang"])
             link = f"{self._site(p)}/g/{rec.id}#invite={rec.invite}"
@@ -595,6 +619,16 @@ class Notifier:
             self._wake.clear()
 
 
+async def _form(request: Request) -> dict[str, str]:
+    """A small urlencoded POST body (the unsubscribe page's form, RFC 8058's one-click body) as a
+    dict of first values; anything else reads as empty."""
+    body = await request.body()
+    if len(body) > 4096 or not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        return {}
+    pairs = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+    return dict(reversed(pairs))
+
+
 def notify_routes(notifier: Notifier) -> list[Route]:
     """``/api/notify/...``: settings, the confirmation and unsubscribe links, invitations by mail."""
     accounts = notifier.accounts
@@ -625,13 +659,21 @@ def notify_routes(notifier: Notifier) -> list[Route]:
         return RedirectResponse(f"/settings?email={'confirmed' if ok else 'expired'}", status_code=303)
 
     async def unsubscribe(request: Request) -> Response:
-        kind = request.query_params.get("kind", "")
-        ok = await blocking(notifier.unsubscribe, request.query_params.get("u", ""), kind)
-        if request.method == "POST":  # RFC 8058: the mail program's one click, no page
-            if not ok:
-                raise ClientError("bad_link", "this unsubscribe link is not valid", 404)
-            return JSONResponse({"ok": True, "kind": kind})
-        return RedirectResponse(f"/settings?unsubscribed={kind if ok else 'invalid'}", status_code=303)
+        if request.method == "GET":
+            # A GET changes nothing: mail scanners and link previews follow every link of a mail
+            # (issue 33).  The page (/unsubscribe) asks, and its button POSTs here.
+            asked = {"u": request.query_params.get("u", "")[:100], "kind": request.query_params.get("kind", "")[:10]}
+            return RedirectResponse(f"/unsubscribe?{urlencode(asked)}", status_code=303)
+        form = await _form(request)
+        secret = request.query_params.get("u") or form.get("u", "")
+        kind = request.query_params.get("kind") or form.get("kind", "")
+        ok = await blocking(notifier.unsubscribe, secret, kind)
+        if form.get("confirm") == "page":  # the page's button: back to the settings, which say what happened
+            return RedirectResponse(f"/settings?unsubscribed={kind if ok else 'invalid'}", status_code=303)
+        # RFC 8058: the mail program's one click (body "List-Unsubscribe=One-Click"), no page
+        if not ok:
+            raise ClientError("bad_link", "this unsubscribe link is not valid", 404)
+        return JSONResponse({"ok": True, "kind": kind})
 
     async def invite(request: Request) -> Response:
         sess = await blocking(accounts.account_for_change, request)

@@ -275,6 +275,11 @@ _CLIENT_SEEKS = text(
     "SELECT count(*) FROM games WHERE public = 1 AND joined = 0 AND result IS NULL AND reason IS NULL "
     "AND mode = 'online' AND (address = :address OR south_account = :account OR north_account = :account)"
 )
+_CORR_SEEKS = text(  # open correspondence seeks: by accounts (the creator's seat has one), and in all
+    "SELECT COALESCE(SUM(CASE WHEN (CASE WHEN south_token IS NOT NULL THEN south_account ELSE north_account END) "
+    "IS NOT NULL THEN 1 ELSE 0 END), 0), COUNT(*) FROM games WHERE public = 1 AND joined = 0 AND result IS NULL "
+    "AND reason IS NULL AND mode = 'online' AND per_move_days IS NOT NULL"
+)
 _JOB_OF = text("SELECT version FROM ai_jobs WHERE game_id = :id AND version = :v")
 _HOT = {
     "insert_move": _INSERT_MOVE,
@@ -607,12 +612,15 @@ class Storage:
         max_jobs: int | None = None,
         max_client_jobs: int | None = None,
         max_client_seeks: int | None = None,
+        max_corr_seeks: int | None = None,
     ) -> None:
         """Insert a new game (with any moves it already has); with ``job_level``, queue its AI move too.
 
         Raises :class:`QueueFull` (nothing stored) when ``max_jobs`` jobs already wait, and
         :class:`QuotaFull` when the game's client (``rec.address`` or the creator's account)
-        already has ``max_client_jobs`` AI jobs or, for a public seek, ``max_client_seeks`` open seeks."""
+        already has ``max_client_jobs`` AI jobs or, for a public seek, ``max_client_seeks`` open seeks,
+        or (``"lobby"``) a correspondence seek finds ``max_corr_seeks`` open ones: all of them for an
+        anonymous creator, those of accounts for an account's (which crowds an anonymous one out)."""
         with self.engine.begin() as conn:
             if self.postgres and rec.address and (max_client_jobs is not None or max_client_seeks is not None):
                 # one client's creations on several processes take turns: the count below is then exact
@@ -622,6 +630,14 @@ class Storage:
                 n = int(conn.execute(_CLIENT_SEEKS, {"address": rec.address, "account": account}).scalar_one())
                 if n >= max_client_seeks:
                     raise QuotaFull("seeks", n, max_client_seeks)
+            if max_corr_seeks is not None and rec.public and not rec.joined and rec.per_move_days is not None:
+                if self.postgres:  # creations of correspondence seeks on every process take turns: exact count
+                    conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('jericho-correspondence-seeks'))"))
+                by_accounts, every = (int(x) for x in conn.execute(_CORR_SEEKS).one())
+                creator = rec.south_account if rec.south_token else rec.north_account
+                n = every if creator is None else by_accounts
+                if n >= max_corr_seeks:
+                    raise QuotaFull("lobby", n, max_corr_seeks)
             self._insert(conn, rec, job_level, max_jobs, max_client_jobs)
 
     def _client_jobs(self, conn: Connection, rec: GameRecord) -> int:

@@ -21,8 +21,9 @@ export class ChatPanel {
     this.tab = null;
     this.replayPly = null;
     this.account = null;  // whether this browser is logged in (null: not known yet)
+    this.loggedIn = false;  // reports come from players and accounts (an anonymous watcher has no button)
     this.build();
-    whoami().then((me) => { this.account = !!me.account; this.render(); });
+    whoami().then((me) => { this.account = !!me.account; this.loggedIn = !!me.account; this.render(); });
   }
 
   build() {
@@ -176,7 +177,7 @@ export class ChatPanel {
       li.append(who, document.createTextNode(" "), body);
       if (this.replayPly !== null || this.over()) li.title = t("written at move {n}", { n: m.ply });
       const own = mine !== null && m.side === mine;
-      if (!own) {
+      if (!own && (this.seated() || this.loggedIn)) {
         const report = document.createElement("button");
         report.type = "button";
         report.className = "chat-report";

@@ -1,4 +1,4 @@
-// The leaderboard (/leaderboard): accounts with rated games, best Glicko-2 rating first.
+// The leaderboard (/leaderboard): accounts with an established rating (not provisional), best Glicko-2 rating first.
 import "./account.js";
 import { t } from "./i18n.js";
 
@@ -13,8 +13,8 @@ async function init() {
   const main = document.getElementById("leaderboard");
   main.append(el("h1", t("Leaderboard")));
   main.append(el("p", t("Glicko-2 ratings from rated online games between accounts. ± is the rating deviation: " +
-    "how sure the rating is (it narrows with every game). A “?” marks a provisional rating: " +
-    "its deviation is still above 110, too few games to trust it."), "note"));
+    "how sure the rating is (it narrows with every game). Provisional ratings, whose deviation is still " +
+    "above 110 (too few games to trust them), are not ranked: they show with a “?” on the player's page."), "note"));
   let players = [];
   try {
     players = (await (await fetch("/api/leaderboard")).json()).players;
@@ -23,7 +23,7 @@ async function init() {
     return;
   }
   if (!players.length) {
-    main.append(el("p", t("No rated games yet. Log in, start an online game and tick “Rated”."), "empty"));
+    main.append(el("p", t("No established ratings yet. Log in, start an online game and tick “Rated”."), "empty"));
     return;
   }
   const table = el("table");

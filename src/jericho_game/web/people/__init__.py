@@ -1,0 +1,7 @@
+"""People: follows, blocks and challenges between accounts (docs/web.md, "People").
+
+Owns the tables ``follows``, ``blocks``, ``challenges`` and ``people_seen``; a challenge accepted
+becomes a game through the game round's service (``GameService.create`` then ``join``).
+
+May import: the rules library, storage, common, i18n, the game round, accounts and social.
+"""

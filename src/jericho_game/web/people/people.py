@@ -1,0 +1,638 @@
+"""People (issue 34, point 1): follow a player, block one, challenge one by name.
+
+- **Follow.** ``POST /api/people/follow`` ``{"username", "follow": bool}``: a row of ``follows``.
+  A profile shows the player's followers and who they follow (``GET /api/people/{name}``); the
+  account's own page lists the followed players who are **online**: an account is online while
+  one of its pages asked the server in the last :attr:`PeoplePolicy.online_ttl` seconds (each
+  page asks ``GET /api/challenges`` every 20 s, which stamps ``people_seen``: the database, so
+  every server process sees the same).
+- **Block.** ``POST /api/people/block`` ``{"username", "block": bool}``: the blocked player can no
+  longer challenge the blocker, invite them by mail (web/social/notify.py asks :meth:`blocked`),
+  nor write to them in a game's chat (web/social/chat.py asks it too: the message is refused in
+  the players' room and hidden from the blocker in the spectators' room).  Blocking also ends
+  the follows both ways and cancels the pending challenges between the two.
+- **Challenge.** ``POST /api/challenges`` ``{"username", "clock", "increment" | "per_move_days",
+  "rated", "side"}`` (the time control as ``POST /api/games`` takes it): a pending row of
+  ``challenges``, and an invitation mail when the challenged player takes invitations.  The
+  challenged player accepts (``POST /api/challenges/{id}/accept``) or declines (``.../decline``);
+  the challenger may cancel (``.../cancel``).  Accepting creates the game through the game
+  round's own service (``GameService.create`` for the challenger's seat, then ``join`` for the
+  challenged one, both bound to their accounts), so a challenge game is an online game like any
+  other: the same clocks, ratings, chat, endings.
+- **Limits** (:class:`PeoplePolicy`, stored and enforced in the database): at most
+  ``pending_sent`` pending challenges sent by an account, at most ``per_hour`` challenges sent in
+  the last hour, one pending challenge per pair (a unique key), and a challenge expires after
+  ``expires_after`` seconds.  The counting runs under a per-challenger lock (PostgreSQL's advisory
+  lock, SQLite's single writer), so two server processes cannot both let a sender past a limit.
+
+Accepting is safe on any number of processes: the game is created first, then the challenge is
+moved from ``pending`` to ``accepted`` with the game's id by a compare-and-set; the loser of a race
+aborts the game it made (no result: it never started).  A process killed between the two leaves a
+waiting game nobody was told of and the challenge still pending (accept again); killed after the
+compare-and-set, the challenged player's next accept takes the seat (:meth:`accept` is idempotent).
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, UniqueConstraint, text
+from sqlalchemy.engine import Connection
+
+from jericho_game.web import i18n
+from jericho_game.web.accounts.accounts import Account, AccountService
+from jericho_game.web.round import timecontrol
+from jericho_game.web.round.gameroom import ClientError
+from jericho_game.web.storage.database import Storage
+
+if TYPE_CHECKING:
+    from jericho_game.web.round.rooms import Change, GameService
+    from jericho_game.web.social.notify import Notifier
+
+__all__ = ["PeoplePolicy", "PeopleService", "people_metadata", "SIDES"]
+
+SIDES = ("south", "north", "random")
+STATUSES = ("pending", "accepted", "declined", "cancelled", "expired")
+
+people_metadata = MetaData()
+
+follows_table = Table(
+    "follows",
+    people_metadata,
+    Column("follower", Integer, primary_key=True),
+    Column("followed", Integer, primary_key=True),
+    Column("at", Float, nullable=False),
+)
+Index("follows_followed", follows_table.c.followed)
+
+blocks_table = Table(
+    "blocks",
+    people_metadata,
+    Column("blocker", Integer, primary_key=True),
+    Column("blocked", Integer, primary_key=True),
+    Column("at", Float, nullable=False),
+)
+
+challenges_table = Table(
+    "challenges",
+    people_metadata,
+    Column("id", String(16), primary_key=True),
+    Column("challenger", Integer, nullable=False),
+    Column("challenged", Integer, nullable=False),
+    Column("status", String(12), nullable=False),  # pending, accepted, declined, cancelled, expired
+    # "challenger:challenged" while pending, else NULL: at most one pending challenge per pair
+    Column("pending_pair", String(40), nullable=True),
+    Column("side", String(8), nullable=False),  # the challenger's side: south, north or random
+    Column("clock", Float, nullable=True),  # minutes per side (None: none)
+    Column("increment", Float, nullable=True),
+    Column("per_move_days", Integer, nullable=True),
+    Column("rated", Integer, nullable=False, default=0),
+    Column("created_at", Float, nullable=False),
+    Column("decided_at", Float, nullable=True),
+    Column("reason", String(16), nullable=True),  # a decline's reason (later, casual, rated, timecontrol)
+    Column("game_id", String(32), nullable=True),
+    UniqueConstraint("pending_pair", name="challenges_one_pending_per_pair"),
+)
+Index("challenges_challenger", challenges_table.c.challenger, challenges_table.c.created_at)
+Index("challenges_challenged", challenges_table.c.challenged, challenges_table.c.status)
+
+seen_table = Table(  # when an account's pages last asked the server (online = recently)
+    "people_seen",
+    people_metadata,
+    Column("account", Integer, primary_key=True),
+    Column("at", Float, nullable=False),
+)
+
+DECLINE_REASONS = ("generic", "later", "timecontrol", "rated", "casual")
+
+
+@dataclass(frozen=True)
+class PeoplePolicy:
+    """The limits of follows and challenges (docs/web.md, "Limits")."""
+
+    pending_sent: int = 5  # pending challenges one account has sent at once
+    per_hour: int = 20  # challenges one account may send in an hour
+    expires_after: float = 24 * 3600.0  # seconds a challenge waits for an answer
+    online_ttl: float = 60.0  # an account is online this long after its pages last asked the server
+    max_follows: int = 400  # players one account may follow
+    list_limit: int = 200  # names a followers/following list returns
+
+
+def _challenge_json(row: Any, names: Callable[[int], str | None]) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "from": names(int(row.challenger)),
+        "to": names(int(row.challenged)),
+        "status": row.status,
+        "side": row.side,
+        "clock": row.clock,
+        "increment": row.increment,
+        "per_move_days": row.per_move_days,
+        "rated": bool(row.rated),
+        "created_at": row.created_at,
+        "decided_at": row.decided_at,
+        "reason": row.reason,
+        "game": row.game_id,
+    }
+
+
+class PeopleService:
+    """Follows, blocks and challenges over one :class:`Storage` (SQL), the accounts and the game round."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        accounts: AccountService,
+        service: GameService,
+        notifier: Notifier | None = None,
+        *,
+        policy: PeoplePolicy | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.storage = storage
+        self.accounts = accounts
+        self.service = service
+        self.notifier = notifier
+        self.policy = policy or PeoplePolicy()
+        self.now = clock or service.now
+        storage.create_tables(people_metadata)
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _target(self, username: Any, me: int) -> Account:
+        if not isinstance(username, str) or not username.strip() or len(username) > 64:
+            raise ClientError("bad_request", "send 'username': the player's name")
+        acc = self.accounts.find(username.strip())
+        if acc is None:
+            raise ClientError("unknown_account", f"there is no player named {username.strip()[:30]!r}", 404)
+        if acc.id == me:
+            raise ClientError("not_yourself", "that is you: choose another player", 409)
+        return acc
+
+    def _lock(self, conn: Connection, key: str) -> None:
+        if self.storage.postgres:  # one account's changes on several processes take turns
+            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
+
+    def _name(self, account_id: int) -> str | None:
+        return self.accounts.name_of(account_id)
+
+    @staticmethod
+    def is_blocked(conn: Connection, blocker: int, blocked: int) -> bool:
+        """Whether ``blocker`` blocked ``blocked`` (inside any transaction)."""
+        row = conn.execute(
+            text("SELECT 1 FROM blocks WHERE blocker = :a AND blocked = :b"), {"a": blocker, "b": blocked}
+        ).first()
+        return row is not None
+
+    def blocked(self, blocker: int | None, blocked: int | None) -> bool:
+        """Whether account ``blocker`` blocked account ``blocked`` (None: an anonymous player: never)."""
+        if blocker is None or blocked is None:
+            return False
+        with self.storage.reader.connect() as conn:
+            return self.is_blocked(conn, blocker, blocked)
+
+    def blocked_by(self, accounts: list[int]) -> dict[int, set[int]]:
+        """For each of ``accounts``: the accounts it blocked."""
+        out: dict[int, set[int]] = {a: set() for a in accounts}
+        if not accounts:
+            return out
+        with self.storage.reader.connect() as conn:
+            rows = conn.execute(blocks_table.select().where(blocks_table.c.blocker.in_(sorted(set(accounts))))).all()
+        for r in rows:
+            out[int(r.blocker)].add(int(r.blocked))
+        return out
+
+    # -- follows and blocks -----------------------------------------------------------------------
+    def follow(self, me: int, username: Any, on: Any) -> dict[str, Any]:
+        """Follow (``on`` true) or unfollow a player; the relation afterwards."""
+        if not isinstance(on, bool):
+            raise ClientError("bad_request", "'follow' must be true or false")
+        target = self._target(username, me)
+        with self.storage.engine.begin() as conn:
+            self._lock(conn, f"jericho-people:{me}")
+            conn.execute(text("DELETE FROM follows WHERE follower = :a AND followed = :b"), {"a": me, "b": target.id})
+            if on:
+                if self.is_blocked(conn, target.id, me) or self.is_blocked(conn, me, target.id):
+                    raise ClientError("blocked", "you cannot follow this player", 403)
+                n = conn.execute(text("SELECT count(*) FROM follows WHERE follower = :a"), {"a": me}).scalar_one()
+                if int(n) >= self.policy.max_follows:
+                    raise ClientError(
+                        "too_many_follows", f"you follow {n} players, the most there can be: unfollow one first", 429
+                    )
+                conn.execute(follows_table.insert().values(follower=me, followed=target.id, at=self.now()))
+        return self.relation(me, target.username)
+
+    def block(self, me: int, username: Any, on: Any) -> dict[str, Any]:
+        """Block (``on`` true) or unblock a player; blocking ends the follows both ways and cancels
+        the pending challenges between the two."""
+        if not isinstance(on, bool):
+            raise ClientError("bad_request", "'block' must be true or false")
+        target = self._target(username, me)
+        now = self.now()
+        with self.storage.engine.begin() as conn:
+            self._lock(conn, f"jericho-people:{me}")
+            conn.execute(text("DELETE FROM blocks WHERE blocker = :a AND blocked = :b"), {"a": me, "b": target.id})
+            if on:
+                conn.execute(blocks_table.insert().values(blocker=me, blocked=target.id, at=now))
+                conn.execute(
+                    text(
+                        "DELETE FROM follows WHERE (follower = :a AND followed = :b) "
+                        "OR (follower = :b AND followed = :a)"
+                    ),
+                    {"a": me, "b": target.id},
+                )
+                conn.execute(
+                    text(
+                        "UPDATE challenges SET status = 'cancelled', pending_pair = NULL, decided_at = :t "
+                        "WHERE status = 'pending' AND ((challenger = :a AND challenged = :b) "
+                        "OR (challenger = :b AND challenged = :a))"
+                    ),
+                    {"a": me, "b": target.id, "t": now},
+                )
+        return self.relation(me, target.username)
+
+    def relation(self, me: int | None, username: Any) -> dict[str, Any]:
+        """A player's people page: followers and following (names), and what ``me`` is to them."""
+        if not isinstance(username, str) or len(username) > 64:
+            raise ClientError("unknown_account", "there is no such player", 404)
+        acc = self.accounts.find(username)
+        if acc is None:
+            raise ClientError("unknown_account", f"there is no player named {username[:30]!r}", 404)
+        limit = self.policy.list_limit
+        with self.storage.reader.connect() as conn:
+            followers = conn.execute(
+                text(
+                    "SELECT a.username FROM follows f JOIN accounts a ON a.id = f.follower "
+                    "WHERE f.followed = :b ORDER BY a.username LIMIT :n"
+                ),
+                {"b": acc.id, "n": limit},
+            ).all()
+            following = conn.execute(
+                text(
+                    "SELECT a.username FROM follows f JOIN accounts a ON a.id = f.followed "
+                    "WHERE f.follower = :b ORDER BY a.username LIMIT :n"
+                ),
+                {"b": acc.id, "n": limit},
+            ).all()
+            counts = conn.execute(
+                text(
+                    "SELECT (SELECT count(*) FROM follows WHERE followed = :b), "
+                    "(SELECT count(*) FROM follows WHERE follower = :b)"
+                ),
+                {"b": acc.id},
+            ).one()
+            mine: dict[str, Any] = {}
+            if me is not None and me != acc.id:
+                mine = {
+                    "following": conn.execute(
+                        text("SELECT 1 FROM follows WHERE follower = :a AND followed = :b"), {"a": me, "b": acc.id}
+                    ).first()
+                    is not None,
+                    "followed_by": conn.execute(
+                        text("SELECT 1 FROM follows WHERE follower = :b AND followed = :a"), {"a": me, "b": acc.id}
+                    ).first()
+                    is not None,
+                    "blocking": self.is_blocked(conn, me, acc.id),
+                }
+            seen = conn.execute(text("SELECT at FROM people_seen WHERE account = :a"), {"a": acc.id}).first()
+        online = seen is not None and seen[0] > self.now() - self.policy.online_ttl
+        return {
+            "username": acc.username,
+            "online": online,
+            "followers": [r[0] for r in followers],
+            "following": [r[0] for r in following],
+            "followers_count": int(counts[0]),
+            "following_count": int(counts[1]),
+            "me": mine or None,  # None: not logged in, or one's own page
+        }
+
+    def seen(self, me: int) -> None:
+        """Stamp ``me`` as online now (written at most every few seconds)."""
+        now = self.now()
+        with self.storage.engine.begin() as conn:
+            done = conn.execute(  # at most every 15 s: an account's pages ask every 20 s each
+                text("UPDATE people_seen SET at = :t WHERE account = :a AND at < :soon"),
+                {"a": me, "t": now, "soon": now - 15},
+            ).rowcount
+            if (
+                not done
+                and conn.execute(text("SELECT 1 FROM people_seen WHERE account = :a"), {"a": me}).first() is None
+            ):
+                try:
+                    with conn.begin_nested():
+                        conn.execute(seen_table.insert().values(account=me, at=now))
+                except Exception:  # noqa: BLE001 - another process stamped it first: fine
+                    pass
+
+    def online(self, me: int) -> list[dict[str, Any]]:
+        """The players ``me`` follows who are online now, by name."""
+        with self.storage.reader.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT a.username FROM follows f JOIN people_seen s ON s.account = f.followed "
+                    "JOIN accounts a ON a.id = f.followed WHERE f.follower = :a AND s.at > :t ORDER BY a.username"
+                ),
+                {"a": me, "t": self.now() - self.policy.online_ttl},
+            ).all()
+        return [{"username": r[0]} for r in rows]
+
+    # -- challenges -----------------------------------------------------------------------------
+    def challenge(self, me: int, body: dict[str, Any], site: str = "") -> dict[str, Any]:
+        """Send a challenge (the body of ``POST /api/challenges``); the stored challenge."""
+        fields = {"username", "clock", "increment", "per_move_days", "rated", "side"}
+        unknown = set(body) - fields
+        if unknown:
+            raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))[:200]}")
+        target = self._target(body.get("username"), me)
+        side = body.get("side", "random")
+        if side not in SIDES:
+            raise ClientError("bad_request", "side must be south, north or random")
+        rated = body.get("rated", False)
+        if not isinstance(rated, bool):
+            raise ClientError("bad_request", "rated must be true or false")
+        try:
+            control = timecontrol.parse(body, "online", self.service.min_clock)
+        except ValueError as exc:
+            raise ClientError("bad_request", str(exc)) from None
+        now = self.now()
+        cid = secrets.token_urlsafe(9).replace("-", "x").replace("_", "y")[:12]
+        p = self.policy
+        with self.storage.engine.begin() as conn:
+            self._lock(conn, f"jericho-challenge:{me}")
+            if self.is_blocked(conn, target.id, me):
+                raise ClientError("blocked", f"{target.username} does not take challenges from you", 403)
+            if self.is_blocked(conn, me, target.id):
+                raise ClientError("blocking", f"you blocked {target.username}: unblock them first", 409)
+            self._expire(conn, now)
+            pending = conn.execute(
+                text("SELECT count(*) FROM challenges WHERE challenger = :a AND status = 'pending'"), {"a": me}
+            ).scalar_one()
+            if int(pending) >= p.pending_sent:
+                raise ClientError(
+                    "too_many_challenges",
+                    f"you have {pending} challenges waiting for an answer (the most is {p.pending_sent}): "
+                    "cancel one or wait for the answers",
+                    429,
+                )
+            sent = conn.execute(
+                text("SELECT count(*) FROM challenges WHERE challenger = :a AND created_at > :t"),
+                {"a": me, "t": now - 3600},
+            ).scalar_one()
+            if int(sent) >= p.per_hour:
+                raise ClientError(
+                    "rate_limited", f"you have sent {p.per_hour} challenges this hour (the most): wait a while", 429
+                )
+            pair = f"{me}:{target.id}"
+            if conn.execute(text("SELECT 1 FROM challenges WHERE pending_pair = :p"), {"p": pair}).first():
+                raise ClientError(
+                    "already_challenged", f"you already challenged {target.username}: wait for the answer", 409
+                )
+            row = {
+                "id": cid,
+                "challenger": me,
+                "challenged": target.id,
+                "status": "pending",
+                "pending_pair": pair,
+                "side": side,
+                "clock": control.clock / 60.0 if control.clock and control.per_move_days is None else None,
+                "increment": control.increment,
+                "per_move_days": control.per_move_days,
+                "rated": int(rated),
+                "created_at": now,
+            }
+            conn.execute(challenges_table.insert().values(**row))
+            self._mail(conn, me, target.id, cid)
+        if self.notifier is not None:
+            self.notifier.wake()
+        return self.get(cid)
+
+    def _mail(self, conn: Connection, me: int, target: int, cid: str) -> None:
+        """The challenge's mail, in its transaction, when the challenged player takes invitations."""
+        n = self.notifier
+        if n is None:
+            return
+        p = n.mailable(conn, target, "invite")
+        if p is None:
+            return
+        tr = i18n.translations(p["lang"])
+        name = self._name(me) or "?"
+        link = f"{n.site_of(p)}/challenges#{cid}"
+        subject = tr.gettext("Jericho: {name} challenges you to a game").format(name=name)
+        body = tr.gettext("{name} challenges you to a game of Jericho.\n\nAccept or decline it here: {link}").format(
+            name=name, link=link
+        )
+        n.queue(conn, p, "invite", subject, body, dedupe=f"challenge:{cid}", sender=me)
+
+    def _expire(self, conn: Connection, now: float) -> None:
+        conn.execute(
+            text(
+                "UPDATE challenges SET status = 'expired', pending_pair = NULL, decided_at = :t "
+                "WHERE status = 'pending' AND created_at < :old"
+            ),
+            {"t": now, "old": now - self.policy.expires_after},
+        )
+
+    def _row(self, conn: Connection, cid: Any) -> Any:
+        if not isinstance(cid, str) or not 1 <= len(cid) <= 16:
+            raise ClientError("unknown_challenge", "there is no such challenge", 404)
+        row = conn.execute(challenges_table.select().where(challenges_table.c.id == cid)).first()
+        if row is None:
+            raise ClientError("unknown_challenge", "there is no such challenge", 404)
+        return row
+
+    def get(self, cid: str) -> dict[str, Any]:
+        """One challenge as the API shows it."""
+        with self.storage.reader.connect() as conn:
+            return _challenge_json(self._row(conn, cid), self._name)
+
+    def mine(self, me: int) -> dict[str, Any]:
+        """``me``'s challenges: ``incoming`` and ``outgoing`` pending ones, and ``recent`` answered
+        ones (the last day: the page tells the challenger "accepted, play" once), newest first;
+        with the followed players online (``online``).  Stamps ``me`` online."""
+        now = self.now()
+        self.seen(me)
+        with self.storage.reader.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT * FROM challenges WHERE (challenger = :a OR challenged = :a) "
+                    "AND (status = 'pending' OR decided_at > :day) ORDER BY created_at DESC LIMIT 200"
+                ),
+                {"a": me, "day": now - 86400},
+            ).all()
+        old = now - self.policy.expires_after
+        incoming: list[dict[str, Any]] = []
+        outgoing: list[dict[str, Any]] = []
+        recent: list[dict[str, Any]] = []
+        for r in rows:
+            j = _challenge_json(r, self._name)
+            if r.status == "pending" and r.created_at < old:
+                j["status"] = "expired"
+            if j["status"] == "pending":
+                (incoming if r.challenged == me else outgoing).append(j)
+            else:
+                recent.append(j)
+        return {"incoming": incoming, "outgoing": outgoing, "recent": recent, "online": self.online(me)}
+
+    def decide(self, me: int, cid: Any, status: str, reason: Any = None) -> dict[str, Any]:
+        """Decline (the challenged player) or cancel (the challenger) a pending challenge."""
+        if status == "declined":
+            if reason is None:
+                reason = "generic"
+            if reason not in DECLINE_REASONS:
+                raise ClientError("bad_request", f"reason must be one of {', '.join(DECLINE_REASONS)}")
+        now = self.now()
+        with self.storage.engine.begin() as conn:
+            row = self._row(conn, cid)
+            who = row.challenged if status == "declined" else row.challenger
+            if me not in (row.challenger, row.challenged):
+                raise ClientError("unknown_challenge", "there is no such challenge", 404)
+            if who != me:
+                what = "decline" if status == "declined" else "cancel"
+                raise ClientError("not_yours", f"only the other player can {what} this challenge", 403)
+            done = conn.execute(
+                text(
+                    "UPDATE challenges SET status = :s, pending_pair = NULL, decided_at = :t, reason = :r "
+                    "WHERE id = :i AND status = 'pending'"
+                ),
+                {"s": status, "t": now, "r": reason if status == "declined" else None, "i": cid},
+            ).rowcount
+            if not done:
+                raise ClientError("not_pending", f"this challenge was already {row.status}", 409)
+        return self.get(str(cid))
+
+    def accept(self, me: int, cid: Any, client: str = "?") -> tuple[dict[str, Any], Change | None]:
+        """Accept a challenge sent to ``me``: the game is created by the game round's service, the
+        challenge marked accepted with it (compare-and-set), and ``me`` seated.  Returns the
+        challenge and the join's change (None when ``me`` was already seated)."""
+        from jericho_game.web.round.endings import abort  # the round's endings import the room service
+
+        now = self.now()
+        with self.storage.reader.connect() as conn:
+            row = self._row(conn, cid)
+            if row.challenged != me:
+                if row.challenger == me:
+                    raise ClientError("not_yours", "only the challenged player can accept this challenge", 403)
+                raise ClientError("unknown_challenge", "there is no such challenge", 404)
+            if self.is_blocked(conn, me, row.challenger) or self.is_blocked(conn, row.challenger, me):
+                raise ClientError("blocked", "one of you blocked the other: this challenge cannot be played", 403)
+        if row.status == "accepted" and row.game_id:
+            return self.get(row.id), self._seat(row.game_id, me)  # a second accept: the same game
+        if row.status != "pending":
+            raise ClientError("not_pending", f"this challenge was already {row.status}", 409)
+        if row.created_at < now - self.policy.expires_after:
+            raise ClientError("not_pending", "this challenge has expired", 409)
+        side = row.side if row.side != "random" else random.choice(("south", "north"))
+        spec: dict[str, Any] = {"mode": "online", "side": side, "rated": bool(row.rated)}
+        if row.per_move_days is not None:
+            spec["per_move_days"] = int(row.per_move_days)
+        elif row.clock:
+            spec["clock"] = row.clock
+            if row.increment:
+                spec["increment"] = row.increment
+        room, reply = self.service.create(spec, f"challenge:{row.challenger}", int(row.challenger))
+        game_id = room.rec.id
+        with self.storage.engine.begin() as conn:
+            won = conn.execute(
+                text(
+                    "UPDATE challenges SET status = 'accepted', pending_pair = NULL, decided_at = :t, game_id = :g "
+                    "WHERE id = :i AND status = 'pending'"
+                ),
+                {"t": now, "g": game_id, "i": row.id},
+            ).rowcount
+        if not won:  # answered meanwhile (another tab, another process): this game never starts
+            abort(self.service, game_id, frozenset({reply["side"]}))
+            fresh = self.get(row.id)
+            if fresh["status"] == "accepted" and fresh["game"]:
+                return fresh, self._seat(fresh["game"], me)
+            raise ClientError("not_pending", f"this challenge was already {fresh['status']}", 409)
+        return self.get(row.id), self._seat(game_id, me, reply.get("invite"))
+
+    def _seat(self, game_id: str, me: int, invite: str | None = None) -> Change | None:
+        rec = self.storage.load(game_id)
+        if rec is None:
+            raise ClientError("unknown_game", "the challenge's game is gone", 404)
+        if me in (rec.south_account, rec.north_account):
+            return None
+        change, _ = self.service.join(game_id, invite or rec.invite, me)
+        return change
+
+
+def people_routes(people: PeopleService, after: Callable[[Change], None]) -> list[Any]:
+    """``/api/people/...`` and ``/api/challenges...``; ``after``: the transport's fan-out of a game
+    change (the join that starts a challenge's game)."""
+    import asyncio
+
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from jericho_game.web.common import jsonin
+
+    accounts = people.accounts
+
+    async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    async def me_for_change(request: Request) -> int:
+        sess = await blocking(accounts.account_for_change, request)  # 403 csrf without the token
+        if sess is None:
+            raise ClientError("not_logged_in", "log in first: follows and challenges belong to an account", 401)
+        return int(sess.account.id)
+
+    async def me_reading(request: Request) -> int | None:
+        sess = await blocking(accounts.session_of, request)
+        return None if sess is None else int(sess.account.id)
+
+    def answer(data: Any, status: int = 200) -> Response:
+        return JSONResponse(data, status_code=status, headers={"Cache-Control": "private, no-store"})
+
+    async def person(request: Request) -> Response:
+        me = await me_reading(request)
+        return answer(await blocking(people.relation, me, request.path_params["name"]))
+
+    async def follow(request: Request) -> Response:
+        me = await me_for_change(request)
+        body = await jsonin.read_object(request, 4096, ClientError)
+        return answer(await blocking(people.follow, me, body.get("username"), body.get("follow")))
+
+    async def block(request: Request) -> Response:
+        me = await me_for_change(request)
+        body = await jsonin.read_object(request, 4096, ClientError)
+        return answer(await blocking(people.block, me, body.get("username"), body.get("block")))
+
+    async def challenges(request: Request) -> Response:
+        if request.method == "GET":
+            me = await me_reading(request)
+            if me is None:
+                raise ClientError("not_logged_in", "log in first: challenges belong to an account", 401)
+            return answer(await blocking(people.mine, me))
+        me = await me_for_change(request)
+        body = await jsonin.read_object(request, 4096, ClientError)
+        return answer(await blocking(people.challenge, me, body), 201)
+
+    async def act(request: Request) -> Response:
+        me = await me_for_change(request)
+        body = await jsonin.read_object(request, 4096, ClientError)  # empty: {}
+        cid, what = request.path_params["id"], request.path_params["what"]
+        if what == "accept":
+            client = request.client.host if request.client else "?"
+            data, change = await blocking(people.accept, me, cid, client)
+            if change is not None:
+                after(change)
+            return answer(data)
+        if what == "decline":
+            return answer(await blocking(people.decide, me, cid, "declined", body.get("reason")))
+        if what == "cancel":
+            return answer(await blocking(people.decide, me, cid, "cancelled"))
+        raise ClientError("not_found", "a challenge can be accepted, declined or cancelled", 404)
+
+    return [
+        Route("/api/people/follow", follow, methods=["POST"]),
+        Route("/api/people/block", block, methods=["POST"]),
+        Route("/api/people/{name}", person),
+        Route("/api/challenges", challenges, methods=["GET", "POST"]),
+        Route("/api/challenges/{id}/{what}", act, methods=["POST"]),
+    ]

@@ -1,0 +1,82 @@
+// The challenges page (/challenges): challenge a player by name; the challenges received (accept,
+// decline), sent (cancel) and answered today; the followed players online (web/people/people.py).
+import { postJSON, whoami } from "./account.js";
+import { t } from "./i18n.js";
+import { challengeForm, challengeText, el } from "./people.js";
+
+const $ = (id) => document.getElementById(id);
+
+function playerLink(name) {
+  const a = el("a", name);
+  a.href = `/players/${encodeURIComponent(name)}`;
+  return a;
+}
+
+function button(text, onClick) {
+  const b = el("button", text);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function fill(list, items, row, empty) {
+  list.replaceChildren(...(items.length ? items.map(row) : [el("li", empty, "empty")]));
+}
+
+const STATUS = () => ({ accepted: t("accepted"), declined: t("declined"), cancelled: t("cancelled"), expired: t("expired") });
+
+async function act(c, what, body) {
+  const r = await postJSON(`/api/challenges/${encodeURIComponent(c.id)}/${what}`, body);
+  if (!r.ok) { $("ch-error").textContent = r.data.message || ""; return; }
+  if (what === "accept" && r.data.game) { location.href = `/g/${encodeURIComponent(r.data.game)}`; return; }
+  load();
+}
+
+async function load() {
+  const r = await fetch("/api/challenges", { cache: "no-store" });
+  if (!r.ok) return;
+  const d = await r.json();
+  fill($("ch-incoming"), d.incoming, (c) => {
+    const li = el("li");
+    li.id = `challenge-${c.id}`;
+    li.append(playerLink(c.from), el("span", challengeText(c, false), "muted"),
+      button(t("Accept"), () => act(c, "accept")), button(t("Decline"), () => act(c, "decline", { reason: "generic" })));
+    return li;
+  }, t("No challenge waiting for you."));
+  fill($("ch-outgoing"), d.outgoing, (c) => {
+    const li = el("li");
+    li.append(playerLink(c.to), el("span", challengeText(c, true), "muted"), button(t("Cancel"), () => act(c, "cancel")));
+    return li;
+  }, t("No challenge sent."));
+  fill($("ch-recent"), d.recent, (c) => {
+    const li = el("li");
+    li.append(el("span", t("{from} against {to}", { from: c.from, to: c.to })),
+      el("span", STATUS()[c.status] || c.status, "muted"));
+    if (c.game) {
+      const a = el("a", t("Open the game"));
+      a.href = `/g/${encodeURIComponent(c.game)}`;
+      li.append(a);
+    }
+    return li;
+  }, t("Nothing answered today."));
+  fill($("ch-online"), d.online, (p) => {
+    const li = el("li");
+    li.append(playerLink(p.username));
+    return li;
+  }, t("None of the players you follow is online."));
+}
+
+async function init() {
+  if (!(await whoami()).account) { $("ch-login").hidden = false; return; }
+  $("ch-body").hidden = false;
+  const err = el("p", "", "error");
+  err.id = "ch-error";
+  err.setAttribute("role", "alert");
+  $("ch-form").append(challengeForm(null, load), err);
+  const wanted = new URLSearchParams(location.search).get("to");
+  if (wanted) { const input = $("ch-form").querySelector("input"); if (input) input.value = wanted; }
+  await load();
+  setInterval(() => { if (!document.hidden) load(); }, 10000);
+}
+
+init();

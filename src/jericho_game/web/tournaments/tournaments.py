@@ -1,0 +1,906 @@
+"""Tournaments (issue 34, point 2): arenas and Swiss tournaments, run by every server process.
+
+- **Create** (``POST /api/tournaments``, any account): ``kind`` ``arena`` (``minutes`` long, pairing
+  as soon as players are free, web/tournaments/arena.py) or ``swiss`` (``rounds``, pairing by score
+  with no repeat, web/tournaments/swiss.py), the time control (``clock`` minutes and ``increment``,
+  as ``POST /api/games`` takes them), ``rated``, ``berserk`` (arenas), ``starts_in`` minutes from
+  now (0: at once).  An admin may feature one on the home page (``.../feature``).
+- **Join** (``.../join``) while it is scheduled or running; **withdraw** (``.../withdraw``): an
+  arena player pauses (is paired no more until they join again), a Swiss player leaves the next
+  rounds.  A player is paired only while their tournament page is open: the page asks for the
+  tournament every few seconds (``GET /api/tournaments/{id}``), which stamps the player as present.
+- **Games** are online games created by the game round's service (``GameService.create`` for the
+  South player, ``join`` for the North one, both bound to their accounts): watchable, with chat,
+  clocks and ratings as any other (a rated tournament's games are rated games).  A game's result
+  is written into the tournament in the transaction that ends the game (the round's ``on_finish``
+  hook): a finished game is counted exactly once, whichever process ends it.
+
+**Several processes, kill -9.**  Every process looks at the running tournaments every
+:attr:`TournamentPolicy.tick` seconds; a pairing is decided in one transaction that holds the
+tournament's row lock (PostgreSQL ``FOR UPDATE``, SQLite's single writer), and each paired player
+takes a row of ``tournament_slots`` whose primary key (tournament, account, slot) admits one game
+per player at a time (slot ``busy``, arenas) or one per round (slot ``r3``, Swiss): two processes
+cannot pair a player twice.  The game is then made and joined; a process killed in between leaves
+a pairing without a game, whose game the next look (any process) makes after
+:attr:`TournamentPolicy.stale` seconds (a compare-and-set ties one game to a pairing: a second one
+made by a slow process is aborted); a game made but not joined is joined by the next look.  An
+aborted game (no result) counts as a loss for both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import (
+    Column,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    text,
+)
+from sqlalchemy.engine import Connection
+
+from jericho_game.web.accounts.accounts import AccountService
+from jericho_game.web.round import timecontrol
+from jericho_game.web.round.gameroom import ClientError
+from jericho_game.web.storage.database import GameRecord, Storage, Tx
+from jericho_game.web.tournaments import arena, swiss
+
+if TYPE_CHECKING:
+    from jericho_game.web.round.rooms import Change, GameService
+
+__all__ = ["TournamentPolicy", "TournamentService", "tournament_metadata", "tournament_routes"]
+
+log = logging.getLogger("jericho_game.web")
+
+KINDS = ("arena", "swiss")
+
+tournament_metadata = MetaData()
+
+tournaments_table = Table(
+    "tournaments",
+    tournament_metadata,
+    Column("id", String(16), primary_key=True),
+    Column("kind", String(8), nullable=False),
+    Column("name", String(80), nullable=False),
+    Column("creator", Integer, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("starts_at", Float, nullable=False),
+    Column("minutes", Integer, nullable=True),  # an arena's length
+    Column("rounds", Integer, nullable=True),  # a Swiss tournament's rounds
+    Column("round", Integer, nullable=False, default=0),  # the Swiss round paired last
+    Column("clock", Float, nullable=False),  # minutes per side
+    Column("increment", Float, nullable=True),
+    Column("rated", Integer, nullable=False, default=0),
+    Column("berserk", Integer, nullable=False, default=0),
+    Column("featured", Integer, nullable=False, default=0),
+    Column("status", String(12), nullable=False),  # scheduled, running, finished
+    Column("ended_at", Float, nullable=True),
+)
+Index("tournaments_status", tournaments_table.c.status, tournaments_table.c.starts_at)
+
+players_table = Table(
+    "tournament_players",
+    tournament_metadata,
+    Column("tournament", String(16), nullable=False),
+    Column("account", Integer, nullable=False),
+    Column("joined_at", Float, nullable=False),
+    Column("rating", Float, nullable=False),  # at joining: the pairing's order among equal scores
+    Column("score", Float, nullable=False, default=0),  # arena: points; Swiss: 1 a win, 0.5 a draw
+    Column("games", Integer, nullable=False, default=0),
+    Column("streak", Integer, nullable=False, default=0),  # wins in a row (arena: fire from 2)
+    Column("souths", Integer, nullable=False, default=0),
+    Column("norths", Integer, nullable=False, default=0),
+    Column("had_bye", Integer, nullable=False, default=0),
+    Column("withdrawn", Integer, nullable=False, default=0),
+    Column("seen_at", Float, nullable=True),  # the player's tournament page last asked
+    PrimaryKeyConstraint("tournament", "account"),
+)
+
+pairings_table = Table(
+    "tournament_pairings",
+    tournament_metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tournament", String(16), nullable=False),
+    Column("round", Integer, nullable=False),  # Swiss: the round; arena: 0
+    Column("south", Integer, nullable=False),
+    Column("north", Integer, nullable=True),  # None: a bye (Swiss)
+    Column("game_id", String(32), nullable=True),
+    Column("status", String(10), nullable=False),  # creating (no game yet), playing, done
+    Column("created_at", Float, nullable=False),
+    Column("done_at", Float, nullable=True),
+    Column("result", String(8), nullable=True),  # south, north, draw; None: none (aborted)
+    Column("south_points", Float, nullable=True),
+    Column("north_points", Float, nullable=True),
+    Column("berserk_south", Integer, nullable=False, default=0),
+    Column("berserk_north", Integer, nullable=False, default=0),
+)
+Index("tournament_pairings_game", pairings_table.c.game_id)
+Index("tournament_pairings_t", pairings_table.c.tournament, pairings_table.c.status)
+
+slots_table = Table(  # one game per player at a time (arena: "busy") or per round (Swiss: "r3")
+    "tournament_slots",
+    tournament_metadata,
+    Column("tournament", String(16), nullable=False),
+    Column("account", Integer, nullable=False),
+    Column("slot", String(8), nullable=False),
+    Column("pairing", Integer, nullable=False),
+    PrimaryKeyConstraint("tournament", "account", "slot"),
+)
+
+
+@dataclass(frozen=True)
+class TournamentPolicy:
+    """The tournaments' limits and timing (docs/web.md, "Limits")."""
+
+    tick: float = 1.0  # seconds between a process's looks at the running tournaments
+    present: float = 20.0  # a player is paired while their tournament page asked this recently
+    stale: float = 15.0  # seconds after which any process makes the game of a pairing left without one
+    open_per_account: int = 3  # tournaments not yet finished that one account created
+    max_players: int = 200
+    max_minutes: int = 360  # an arena's longest duration
+    max_rounds: int = 15
+    max_start_in: int = 7 * 24 * 60  # minutes: the furthest start
+
+
+def _clean_name(raw: Any) -> str:
+    if not isinstance(raw, str):
+        raise ClientError("bad_request", "name must be text: the tournament's name")
+    name = " ".join(unicodedata.normalize("NFC", raw).split())
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")
+    if not 2 <= len(name) <= 60:
+        raise ClientError("bad_request", "a tournament's name has 2 to 60 characters")
+    return name
+
+
+def _int_in(body: dict[str, Any], field: str, lo: int, hi: int, default: int | None = None) -> int:
+    v = body.get(field, default)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ClientError("bad_request", f"{field} must be a whole number from {lo} to {hi}")
+    return v
+
+
+class TournamentService:
+    """Tournaments over one :class:`Storage`, the accounts and the game round's service."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        accounts: AccountService,
+        service: GameService,
+        *,
+        policy: TournamentPolicy | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.storage = storage
+        self.accounts = accounts
+        self.service = service
+        self.policy = policy or TournamentPolicy()
+        self.now = clock or service.now
+        self.after: Callable[[Change], None] = lambda change: None  # the transport's fan-out
+        storage.create_tables(tournament_metadata)
+        service.on_finish.append(self.on_finish)
+
+    # -- creating, joining -----------------------------------------------------------------------
+    def create(self, me: int, body: dict[str, Any]) -> dict[str, Any]:
+        """A new tournament from the body of ``POST /api/tournaments``."""
+        fields = {"kind", "name", "clock", "increment", "rated", "berserk", "minutes", "rounds", "starts_in"}
+        unknown = set(body) - fields
+        if unknown:
+            raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))[:200]}")
+        kind = body.get("kind", "arena")
+        if kind not in KINDS:
+            raise ClientError("bad_request", "kind must be arena or swiss")
+        name = _clean_name(body.get("name"))
+        p = self.policy
+        if body.get("clock") in (None, 0, False):
+            raise ClientError("bad_request", "a tournament needs a clock: minutes per side")
+        try:
+            control = timecontrol.parse(
+                {"clock": body.get("clock"), "increment": body.get("increment")}, "online", self.service.min_clock
+            )
+        except ValueError as exc:
+            raise ClientError("bad_request", str(exc)) from None
+        rated, berserk = body.get("rated", True), body.get("berserk", False)
+        if not isinstance(rated, bool) or not isinstance(berserk, bool):
+            raise ClientError("bad_request", "rated and berserk must be true or false")
+        if berserk and kind != "arena":
+            raise ClientError("bad_request", "berserk is for arenas")
+        minutes = _int_in(body, "minutes", 1, p.max_minutes, 60) if kind == "arena" else None
+        rounds = _int_in(body, "rounds", 1, p.max_rounds, 5) if kind == "swiss" else None
+        starts_in = body.get("starts_in", 0)  # minutes (a fraction too: 0.5 is half a minute)
+        if (
+            isinstance(starts_in, bool)
+            or not isinstance(starts_in, int | float)
+            or not 0 <= starts_in <= p.max_start_in
+        ):
+            raise ClientError("bad_request", f"starts_in must be minutes from now, 0 to {p.max_start_in}")
+        now = self.now()
+        tid = secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
+        assert control.clock is not None
+        with self.storage.engine.begin() as conn:
+            if self.storage.postgres:
+                conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"jericho-tcreate:{me}"})
+            n = conn.execute(
+                text("SELECT count(*) FROM tournaments WHERE creator = :a AND status != 'finished'"), {"a": me}
+            ).scalar_one()
+            if int(n) >= p.open_per_account:
+                raise ClientError(
+                    "too_many_tournaments",
+                    f"you already run {n} tournaments (the most is {p.open_per_account}): wait until one ends",
+                    429,
+                )
+            conn.execute(
+                tournaments_table.insert().values(
+                    id=tid,
+                    kind=kind,
+                    name=name,
+                    creator=me,
+                    created_at=now,
+                    starts_at=now + 60 * starts_in,
+                    minutes=minutes,
+                    rounds=rounds,
+                    round=0,
+                    clock=control.clock / 60.0,
+                    increment=control.increment,
+                    rated=int(rated),
+                    berserk=int(berserk),
+                    featured=0,
+                    status="scheduled",
+                )
+            )
+        return self.show(tid, me)
+
+    def _tournament(self, conn: Connection, tid: Any, lock: bool = False) -> Any:
+        if not isinstance(tid, str) or not re.fullmatch(r"[A-Za-z0-9]{1,16}", tid):
+            raise ClientError("unknown_tournament", "there is no such tournament", 404)
+        sql = "SELECT * FROM tournaments WHERE id = :t" + (" FOR UPDATE" if lock and self.storage.postgres else "")
+        row = conn.execute(text(sql), {"t": tid}).first()
+        if row is None:
+            raise ClientError("unknown_tournament", "there is no such tournament", 404)
+        return row
+
+    def join(self, me: int, tid: Any) -> dict[str, Any]:
+        """Join a scheduled or running tournament (again, after a withdrawal)."""
+        acc = self.accounts.get(me)
+        if acc is None:
+            raise ClientError("not_logged_in", "log in first", 401)
+        now = self.now()
+        with self.storage.engine.begin() as conn:
+            t = self._tournament(conn, tid, lock=True)
+            if t.status == "finished":
+                raise ClientError("tournament_over", "this tournament is over", 409)
+            if t.kind == "swiss" and t.status == "running" and t.round >= (t.rounds or 0):
+                raise ClientError("tournament_over", "this tournament is playing its last round", 409)
+            had = conn.execute(
+                text("SELECT withdrawn FROM tournament_players WHERE tournament = :t AND account = :a"),
+                {"t": t.id, "a": me},
+            ).first()
+            if had is not None:
+                conn.execute(
+                    text(
+                        "UPDATE tournament_players SET withdrawn = 0, seen_at = :n "
+                        "WHERE tournament = :t AND account = :a"
+                    ),
+                    {"t": t.id, "a": me, "n": now},
+                )
+            else:
+                n = conn.execute(
+                    text("SELECT count(*) FROM tournament_players WHERE tournament = :t"), {"t": t.id}
+                ).scalar_one()
+                if int(n) >= self.policy.max_players:
+                    raise ClientError("tournament_full", f"this tournament is full ({n} players)", 409)
+                conn.execute(
+                    players_table.insert().values(
+                        tournament=t.id,
+                        account=me,
+                        joined_at=now,
+                        rating=acc.rating,
+                        score=0,
+                        games=0,
+                        streak=0,
+                        souths=0,
+                        norths=0,
+                        had_bye=0,
+                        withdrawn=0,
+                        seen_at=now,
+                    )
+                )
+        return self.show(str(tid), me)
+
+    def withdraw(self, me: int, tid: Any) -> dict[str, Any]:
+        """Pause in an arena, leave the next rounds of a Swiss tournament."""
+        with self.storage.engine.begin() as conn:
+            t = self._tournament(conn, tid)
+            done = conn.execute(
+                text("UPDATE tournament_players SET withdrawn = 1 WHERE tournament = :t AND account = :a"),
+                {"t": t.id, "a": me},
+            ).rowcount
+            if not done:
+                raise ClientError("not_joined", "you have not joined this tournament", 409)
+        return self.show(str(tid), me)
+
+    def feature(self, me: int, tid: Any, on: Any) -> dict[str, Any]:
+        """An admin features a tournament on the home page (or stops)."""
+        acc = self.accounts.get(me)
+        if acc is None or not acc.admin:
+            raise ClientError("not_admin", "only an admin may feature a tournament", 403)
+        if not isinstance(on, bool):
+            raise ClientError("bad_request", "'featured' must be true or false")
+        with self.storage.engine.begin() as conn:
+            t = self._tournament(conn, tid)
+            conn.execute(text("UPDATE tournaments SET featured = :f WHERE id = :t"), {"f": int(on), "t": t.id})
+        return self.show(str(tid), me)
+
+    # -- reading --------------------------------------------------------------------------------
+    def _summary(self, t: Any, players: int) -> dict[str, Any]:
+        now = self.now()
+        ends_at = t.starts_at + 60 * t.minutes if t.kind == "arena" else None
+        return {
+            "id": t.id,
+            "kind": t.kind,
+            "name": t.name,
+            "creator": self.accounts.name_of(int(t.creator)),
+            "status": t.status,
+            "starts_at": t.starts_at,
+            "starts_in": max(0.0, round(t.starts_at - now, 1)),
+            "ends_at": ends_at,
+            "minutes": t.minutes,
+            "rounds": t.rounds,
+            "round": t.round,
+            "clock": t.clock,
+            "increment": t.increment,
+            "rated": bool(t.rated),
+            "berserk": bool(t.berserk),
+            "featured": bool(t.featured),
+            "players": players,
+        }
+
+    def listing(self) -> dict[str, Any]:
+        """The tournaments: ``featured`` (not finished), ``running``, ``scheduled`` and ``finished`` (the latest)."""
+        with self.storage.reader.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT t.*, (SELECT count(*) FROM tournament_players p WHERE p.tournament = t.id) AS n "
+                    "FROM tournaments t WHERE t.status != 'finished' ORDER BY t.starts_at LIMIT 100"
+                )
+            ).all()
+            old = conn.execute(
+                text(
+                    "SELECT t.*, (SELECT count(*) FROM tournament_players p WHERE p.tournament = t.id) AS n "
+                    "FROM tournaments t WHERE t.status = 'finished' ORDER BY t.ended_at DESC LIMIT 20"
+                )
+            ).all()
+        out: dict[str, list[dict[str, Any]]] = {"featured": [], "running": [], "scheduled": [], "finished": []}
+        for r in rows:
+            s = self._summary(r, int(r.n))
+            out[r.status].append(s)
+            if r.featured:
+                out["featured"].append(s)
+        out["finished"] = [self._summary(r, int(r.n)) for r in old]
+        return out
+
+    def show(self, tid: str, me: int | None = None, seen: bool = False) -> dict[str, Any]:
+        """A tournament's page: its summary, ``standings`` (ranked, with tie-breaks for Swiss),
+        ``games`` (the latest pairings) and ``me`` (the viewer's place and game).  ``seen``: stamp
+        the viewer present (the page's poll)."""
+        now = self.now()
+        if seen and me is not None:
+            with self.storage.reader.connect() as conn:
+                last = conn.execute(
+                    text("SELECT seen_at FROM tournament_players WHERE tournament = :t AND account = :a"),
+                    {"t": tid, "a": me},
+                ).scalar_one_or_none()
+            if last is not None and last < now - 5:  # a write at most every 5 s per player
+                with self.storage.engine.begin() as conn:
+                    conn.execute(
+                        text("UPDATE tournament_players SET seen_at = :n WHERE tournament = :t AND account = :a"),
+                        {"n": now, "t": tid, "a": me},
+                    )
+        with self.storage.reader.connect() as conn:
+            t = self._tournament(conn, tid)
+            players = conn.execute(
+                text(
+                    "SELECT p.*, a.username FROM tournament_players p JOIN accounts a ON a.id = p.account "
+                    "WHERE p.tournament = :t"
+                ),
+                {"t": tid},
+            ).all()
+            pairings = conn.execute(
+                text("SELECT * FROM tournament_pairings WHERE tournament = :t AND status != 'void' ORDER BY id DESC"),
+                {"t": tid},
+            ).all()
+        names = {int(p.account): p.username for p in players}
+        scores = {int(p.account): float(p.score) for p in players}
+        breaks: dict[int, tuple[float, float]] = {}
+        if t.kind == "swiss":
+            games = []
+            for g in pairings:
+                if g.status != "done" or g.north is None:
+                    continue
+                games.append((int(g.south), int(g.north), float(g.south_points or 0)))
+                games.append((int(g.north), int(g.south), float(g.north_points or 0)))
+            breaks = swiss.tie_breaks(scores, games)
+        fire = t.kind == "arena"
+        ranked = sorted(
+            players,
+            key=lambda p: (
+                -float(p.score),
+                *(-x for x in breaks.get(int(p.account), (0.0, 0.0))),
+                -float(p.rating),
+                p.username,
+            ),
+        )
+        standings = []
+        for rank, p in enumerate(ranked, 1):
+            row: dict[str, Any] = {
+                "rank": rank,
+                "username": p.username,
+                "score": float(p.score),
+                "games": int(p.games),
+                "rating": round(float(p.rating)),
+                "withdrawn": bool(p.withdrawn),
+            }
+            if fire:
+                row["fire"] = int(p.streak) >= 2
+            if t.kind == "swiss":
+                row["buchholz"], row["sonneborn_berger"] = breaks.get(int(p.account), (0.0, 0.0))
+            standings.append(row)
+        games_out = [
+            {
+                "game": g.game_id,
+                "round": g.round,
+                "south": names.get(int(g.south)),
+                "north": names.get(int(g.north)) if g.north is not None else None,
+                "status": g.status,
+                "result": g.result,
+                "south_points": g.south_points,
+                "north_points": g.north_points,
+                "berserk": {"south": bool(g.berserk_south), "north": bool(g.berserk_north)},
+            }
+            for g in pairings[:100]
+        ]
+        mine: dict[str, Any] | None = None
+        if me is not None and me in names:
+            current = next(
+                (g for g in pairings if g.status in ("creating", "playing") and me in (g.south, g.north)), None
+            )
+            p = next(x for x in players if int(x.account) == me)
+            mine = {
+                "joined": True,
+                "withdrawn": bool(p.withdrawn),
+                "game": current.game_id if current is not None else None,
+                "side": ("south" if current.south == me else "north") if current is not None else None,
+            }
+        elif me is not None:
+            mine = {"joined": False}
+        summary = self._summary(t, len(players))
+        return {
+            **summary,
+            "standings": standings,
+            "games": games_out,
+            "me": mine,
+            "tie_breaks": ["buchholz", "sonneborn_berger"] if t.kind == "swiss" else [],
+        }
+
+    # -- results (in the transaction that ends the game) -------------------------------------------
+    def on_finish(self, tx: Tx, rec: GameRecord) -> None:
+        """The round's hook: a tournament game ended (``rec.result`` set): its points, in its transaction."""
+        conn = tx.conn
+        g = conn.execute(
+            text("SELECT * FROM tournament_pairings WHERE game_id = :g AND status = 'playing'"), {"g": rec.id}
+        ).first()
+        if g is None:
+            return
+        kind = conn.execute(text("SELECT kind FROM tournaments WHERE id = :t"), {"t": g.tournament}).scalar_one()
+        self._record(conn, g, str(kind), rec.result, len(rec.moves))
+
+    def _record(self, conn: Connection, g: Any, kind: str, result: str | None, plies: int) -> None:
+        got: dict[str, float] = {}
+        for side in ("south", "north"):
+            account = int(getattr(g, side))
+            me = conn.execute(
+                text("SELECT streak FROM tournament_players WHERE tournament = :t AND account = :a"),
+                {"t": g.tournament, "a": account},
+            ).first()
+            streak = int(me.streak) if me is not None else 0
+            outcome = "draw" if result == "draw" else "win" if result == side else "loss"
+            pts: float
+            if kind == "arena":
+                pts, after = arena.points(outcome, streak, bool(getattr(g, f"berserk_{side}")), plies)
+            else:
+                pts, after = {"win": 1.0, "draw": 0.5, "loss": 0.0}[outcome], (streak + 1 if outcome == "win" else 0)
+            got[side] = float(pts)
+            conn.execute(
+                text(
+                    f"UPDATE tournament_players SET score = score + :p, games = games + 1, streak = :s, "
+                    f"{side}s = {side}s + 1 WHERE tournament = :t AND account = :a"
+                ),
+                {"p": pts, "s": after, "t": g.tournament, "a": account},
+            )
+        conn.execute(
+            text(
+                "UPDATE tournament_pairings SET status = 'done', done_at = :n, result = :r, south_points = :sp, "
+                "north_points = :np WHERE id = :i"
+            ),
+            {"n": self.now(), "r": result, "sp": got["south"], "np": got["north"], "i": g.id},
+        )
+        conn.execute(text("DELETE FROM tournament_slots WHERE pairing = :i AND slot = 'busy'"), {"i": g.id})
+
+    # -- berserk ---------------------------------------------------------------------------------
+    def berserk(self, me: int, tid: Any, game_id: Any) -> Change:
+        """Halve one's own clock before one's first move (arenas that allow it): +1 point for a win."""
+        with self.storage.reader.connect() as conn:
+            t = self._tournament(conn, tid)
+            if not t.berserk:
+                raise ClientError("no_berserk", "this tournament has no berserk", 409)
+            g = conn.execute(
+                text("SELECT * FROM tournament_pairings WHERE tournament = :t AND game_id = :g AND status = 'playing'"),
+                {"t": t.id, "g": game_id if isinstance(game_id, str) else ""},
+            ).first()
+        if g is None or me not in (g.south, g.north):
+            raise ClientError("not_your_game", "this is not your game in this tournament", 403)
+        side = "south" if g.south == me else "north"
+        from jericho_game.web.round.gameroom import Change as _Change
+
+        def decide(tx: Tx, room: Any) -> Any:
+            rec = room.rec
+            mine = [i for i in range(len(rec.moves)) if (i % 2 == 0) == (side == "south")]
+            if mine or rec.result is not None or rec.reason is not None:
+                raise ClientError("too_late", "berserk is only before your first move", 409)
+            done = tx.conn.execute(
+                text(f"UPDATE tournament_pairings SET berserk_{side} = 1 WHERE id = :i AND berserk_{side} = 0"),
+                {"i": g.id},
+            ).rowcount
+            if not done:
+                return _Change(room)
+            new = rec.copy()
+            self.service._charge(new, room.game)
+            setattr(new, f"{side}_time", float(getattr(new, f"{side}_time") or 0.0) / 2)
+            return _Change(self.service.commits.commit(tx, room, new, room.game))
+
+        change: Change = self.service.commits.write(str(game_id), decide)
+        return change
+
+    # -- pairing (every process, every tick) ------------------------------------------------------------
+    def tick(self) -> list[Change]:
+        """Start, pair, end the tournaments that are due; the joins' changes (to fan out)."""
+        now = self.now()
+        with self.storage.reader.connect() as conn:
+            due = conn.execute(
+                text(
+                    "SELECT id FROM tournaments WHERE (status = 'scheduled' AND starts_at <= :n) OR status = 'running'"
+                ),
+                {"n": now},
+            ).all()
+        changes: list[Change] = []
+        for (tid,) in due:
+            try:
+                changes += self.tick_one(str(tid))
+            except Exception:  # noqa: BLE001 - the next tick (here or elsewhere) tries again
+                log.exception("could not run tournament %s", tid)
+        return changes
+
+    def tick_one(self, tid: str) -> list[Change]:
+        """One look at one tournament: recover, then pair what is due (in one locked transaction),
+        then make and join the games."""
+        changes = self._recover(tid)
+        made = self._pair(tid)
+        for pid, south, north, clock, increment, rated in made:
+            change = self._make_game(pid, south, north, clock, increment, rated)
+            if change is not None:
+                changes.append(change)
+        return changes
+
+    def _pair(self, tid: str) -> list[tuple[int, int, int, float, float | None, bool]]:
+        now = self.now()
+        p = self.policy
+        made: list[tuple[int, int, int, float, float | None, bool]] = []
+        with self.storage.engine.begin() as conn:
+            t = self._tournament(conn, tid, lock=True)
+            if t.status == "finished" or t.starts_at > now:
+                return []
+            if t.status == "scheduled":
+                conn.execute(text("UPDATE tournaments SET status = 'running' WHERE id = :t"), {"t": tid})
+            players = conn.execute(text("SELECT * FROM tournament_players WHERE tournament = :t"), {"t": tid}).all()
+            unfinished = conn.execute(
+                text(
+                    "SELECT count(*) FROM tournament_pairings "
+                    "WHERE tournament = :t AND status IN ('creating', 'playing')"
+                ),
+                {"t": tid},
+            ).scalar_one()
+            pairs: list[tuple[int, int | None]] = []
+            round_no = 0
+            if t.kind == "arena":
+                if now >= t.starts_at + 60 * (t.minutes or 0):
+                    if not unfinished:
+                        self._finish(conn, tid, now)
+                    return []
+                busy = {
+                    int(r[0])
+                    for r in conn.execute(
+                        text("SELECT account FROM tournament_slots WHERE tournament = :t AND slot = 'busy'"), {"t": tid}
+                    ).all()
+                }
+                last = self._last_opponents(conn, tid)
+                free = [
+                    arena.Free(
+                        int(x.account),
+                        int(x.score),
+                        float(x.rating),
+                        int(x.souths),
+                        int(x.norths),
+                        last.get(int(x.account)),
+                    )
+                    for x in players
+                    if not x.withdrawn and int(x.account) not in busy and (x.seen_at or 0) > now - p.present
+                ]
+                pairs = [(s, n) for s, n in arena.pair_free(free)]
+            else:
+                if unfinished:
+                    return []
+                if t.round >= (t.rounds or 0):
+                    self._finish(conn, tid, now)
+                    return []
+                entrants = self._entrants(conn, tid, [x for x in players if not x.withdrawn])
+                if len(entrants) < 2:
+                    if t.round > 0 or now > t.starts_at + 3600:
+                        self._finish(conn, tid, now)
+                    return []
+                round_no = int(t.round) + 1
+                try:
+                    pairing = swiss.pair_round(entrants, round_no)
+                except ValueError:
+                    self._finish(conn, tid, now)
+                    return []
+                pairs = [(s, n) for s, n in pairing.games]
+                if pairing.bye is not None:
+                    pairs.append((pairing.bye, None))
+                conn.execute(
+                    text("UPDATE tournaments SET round = :r WHERE id = :t AND round = :was"),
+                    {"r": round_no, "t": tid, "was": t.round},
+                )
+            slot = "busy" if t.kind == "arena" else f"r{round_no}"
+            # the time of the pairing, read after the free players were: a game whose end freed a
+            # player committed before that read, so its end time is earlier than this one
+            now = self.now()
+            for south, north in pairs:
+                bye = north is None
+                key = conn.execute(
+                    pairings_table.insert().values(
+                        tournament=tid,
+                        round=round_no,
+                        south=south,
+                        north=north,
+                        game_id=None,
+                        status="done" if bye else "creating",
+                        created_at=now,
+                        done_at=now if bye else None,
+                        south_points=1.0 if bye else None,
+                        north_points=None,
+                        berserk_south=0,
+                        berserk_north=0,
+                    )
+                ).inserted_primary_key
+                assert key is not None
+                pid = int(key[0])
+                for account in (south, north):
+                    if account is not None:  # the primary key refuses a second game for a player
+                        conn.execute(
+                            slots_table.insert().values(tournament=tid, account=account, slot=slot, pairing=pid)
+                        )
+                if bye:
+                    conn.execute(
+                        text(
+                            "UPDATE tournament_players SET score = score + 1, had_bye = 1 "
+                            "WHERE tournament = :t AND account = :a"
+                        ),
+                        {"t": tid, "a": south},
+                    )
+                else:
+                    assert north is not None
+                    made.append((pid, south, north, float(t.clock), t.increment, bool(t.rated)))
+        return made
+
+    @staticmethod
+    def _last_opponents(conn: Connection, tid: str) -> dict[int, int]:
+        last: dict[int, int] = {}
+        rows = conn.execute(
+            text(
+                "SELECT south, north FROM tournament_pairings WHERE tournament = :t AND status != 'void' "
+                "AND north IS NOT NULL ORDER BY id"
+            ),
+            {"t": tid},
+        ).all()
+        for s, n in rows:
+            last[int(s)], last[int(n)] = int(n), int(s)
+        return last
+
+    @staticmethod
+    def _entrants(conn: Connection, tid: str, players: list[Any]) -> list[swiss.Entrant]:
+        rows = conn.execute(
+            text(
+                "SELECT south, north FROM tournament_pairings "
+                "WHERE tournament = :t AND status = 'done' ORDER BY round, id"
+            ),
+            {"t": tid},
+        ).all()
+        out = {
+            int(p.account): swiss.Entrant(int(p.account), float(p.score), float(p.rating), had_bye=bool(p.had_bye))
+            for p in players
+        }
+        for s, n in rows:
+            if int(s) in out:
+                out[int(s)].colours.append("S" if n is not None else "-")
+                if n is not None:
+                    out[int(s)].opponents.add(int(n))
+            if n is not None and int(n) in out:
+                out[int(n)].colours.append("N")
+                out[int(n)].opponents.add(int(s))
+        return list(out.values())
+
+    def _finish(self, conn: Connection, tid: str, now: float) -> None:
+        conn.execute(
+            text("UPDATE tournaments SET status = 'finished', ended_at = :n, featured = 0 WHERE id = :t"),
+            {"n": now, "t": tid},
+        )
+
+    def _make_game(
+        self, pid: int, south: int, north: int, clock: float, increment: float | None, rated: bool
+    ) -> Change | None:
+        """Make a pairing's game through the round's service, tie it to the pairing, seat North."""
+        from jericho_game.web.round.endings import abort
+
+        spec: dict[str, Any] = {"mode": "online", "side": "south", "clock": clock, "rated": rated}
+        if increment:
+            spec["increment"] = increment
+        room, reply = self.service.create(spec, f"tournament:{pid}", south)
+        with self.storage.engine.begin() as conn:
+            won = conn.execute(
+                text(
+                    "UPDATE tournament_pairings SET game_id = :g, status = 'playing' "
+                    "WHERE id = :i AND status = 'creating'"
+                ),
+                {"g": room.rec.id, "i": pid},
+            ).rowcount
+        if not won:  # another process made this pairing's game meanwhile: this one never starts
+            abort(self.service, room.rec.id, frozenset({"south"}))
+            return None
+        change, _ = self.service.join(room.rec.id, reply["invite"], north)
+        return change
+
+    def _recover(self, tid: str) -> list[Change]:
+        """Make the games of the pairings a killed process left without one (the players stay paired:
+        a Swiss round keeps its pairing); seat the North players of games made but not joined; end
+        the pairings of games that ended with no result (aborted)."""
+        now = self.now()
+        changes: list[Change] = []
+        with self.storage.reader.connect() as conn:
+            t = self._tournament(conn, tid)
+            stale = conn.execute(
+                text(
+                    "SELECT id, south, north FROM tournament_pairings WHERE tournament = :t AND status = 'creating' "
+                    "AND created_at < :old"
+                ),
+                {"t": tid, "old": now - self.policy.stale},
+            ).all()
+        for pid, south, north in stale:  # the compare-and-set in _make_game lets one process make it
+            change = self._make_game(int(pid), int(south), int(north), float(t.clock), t.increment, bool(t.rated))
+            if change is not None:
+                changes.append(change)
+        with self.storage.reader.connect() as conn:
+            playing = conn.execute(
+                text(
+                    "SELECT p.id, p.game_id, p.north, g.joined, g.result, g.reason FROM tournament_pairings p "
+                    "JOIN games g ON g.id = p.game_id WHERE p.tournament = :t AND p.status = 'playing'"
+                ),
+                {"t": tid},
+            ).all()
+        for pid, game_id, north, joined, result, reason in playing:
+            if not joined and reason is None:
+                rec = self.storage.load(game_id)
+                if rec is not None and rec.invite and not rec.joined and float(rec.created_at) < now - 2:
+                    try:
+                        change, _ = self.service.join(game_id, rec.invite, int(north))
+                        changes.append(change)
+                    except ClientError:
+                        pass  # joined meanwhile
+            elif result is None and reason is not None:  # aborted: a loss for both
+                with self.storage.engine.begin() as conn:
+                    g = conn.execute(
+                        text(
+                            "SELECT * FROM tournament_pairings WHERE id = :i AND status = 'playing'"
+                            + (" FOR UPDATE" if self.storage.postgres else "")
+                        ),
+                        {"i": pid},
+                    ).first()
+                    if g is not None:
+                        kind = conn.execute(text("SELECT kind FROM tournaments WHERE id = :t"), {"t": tid}).scalar_one()
+                        self._record(conn, g, kind, None, 0)
+        return changes
+
+    async def run(self) -> None:
+        """Every process: look at the tournaments every :attr:`TournamentPolicy.tick` seconds."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.policy.tick)
+            try:
+                changes = await loop.run_in_executor(None, self.tick)
+            except Exception:  # noqa: BLE001 - the database is away: the next tick tries again
+                log.exception("could not look at the tournaments")
+                continue
+            for change in changes:
+                self.after(change)
+
+
+def tournament_routes(tournaments: TournamentService) -> list[Any]:
+    """``/api/tournaments``: the list, creation, one tournament, join, withdraw, feature, berserk."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from jericho_game.web.common import jsonin
+
+    accounts = tournaments.accounts
+
+    async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    async def me_for_change(request: Request) -> int:
+        sess = await blocking(accounts.account_for_change, request)
+        if sess is None:
+            raise ClientError("not_logged_in", "log in first: tournaments are played by accounts", 401)
+        return int(sess.account.id)
+
+    async def me_reading(request: Request) -> int | None:
+        sess = await blocking(accounts.session_of, request)
+        return None if sess is None else int(sess.account.id)
+
+    def answer(data: Any, status: int = 200) -> Response:
+        return JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})
+
+    async def listing(request: Request) -> Response:
+        if request.method == "GET":
+            return answer(await blocking(tournaments.listing))
+        me = await me_for_change(request)
+        body = await jsonin.read_object(request, 4096, ClientError)
+        return answer(await blocking(tournaments.create, me, body), 201)
+
+    async def one(request: Request) -> Response:
+        me = await me_reading(request)
+        return answer(await blocking(tournaments.show, request.path_params["id"], me, True))
+
+    async def act(request: Request) -> Response:
+        me = await me_for_change(request)
+        body = await jsonin.read_object(request, 4096, ClientError)
+        tid, what = request.path_params["id"], request.path_params["what"]
+        if what == "join":
+            return answer(await blocking(tournaments.join, me, tid))
+        if what == "withdraw":
+            return answer(await blocking(tournaments.withdraw, me, tid))
+        if what == "feature":
+            return answer(await blocking(tournaments.feature, me, tid, body.get("featured")))
+        if what == "berserk":
+            change = await blocking(tournaments.berserk, me, tid, body.get("game"))
+            if change.committed:
+                tournaments.after(change)
+            return answer({"ok": True})
+        raise ClientError("not_found", "a tournament can be joined, withdrawn from, featured or berserked", 404)
+
+    return [
+        Route("/api/tournaments", listing, methods=["GET", "POST"]),
+        Route("/api/tournaments/{id}", one),
+        Route("/api/tournaments/{id}/{what}", act, methods=["POST"]),
+    ]

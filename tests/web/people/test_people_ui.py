@@ -1,0 +1,101 @@
+"""People and tournaments in a real browser (issue 34, points 1-2): follow and challenge from a
+profile, the challenge's notice on another page, accepting it into the game, the challenger's
+notice; a block refusing the next challenge; a tournament created, joined by two players, who
+are then shown their game."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from argon2 import PasswordHasher
+from playwright.sync_api import Browser, expect
+
+from jericho_game.web.server import create_app
+from tests.web import test_browser, tour
+from tests.web.test_browser import serve_in_thread, watch_errors
+
+browser = test_browser.browser
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("people") / "games.sqlite3"
+    app = create_app(str(db), password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+    yield from serve_in_thread(app)
+
+
+def test_follow_challenge_accept_and_block_in_the_pages(server: str, browser: Browser) -> None:
+    ada_ctx, bob_ctx = tour.new_context(browser, "light"), tour.new_context(browser, "fr")
+    ada, bob = ada_ctx.new_page(), bob_ctx.new_page()
+    errors = watch_errors(ada) + watch_errors(bob)
+    tour._login(ada, server, "ada_ui")
+    tour._login(bob, server, "bob_ui")
+    # Ada follows Bob and challenges him from his profile
+    ada.goto(server + "/players/bob_ui")
+    ada.click("#btn-follow")
+    expect(ada.locator("#btn-follow")).to_have_attribute("aria-pressed", "true")
+    expect(ada.locator("#people-followers")).to_contain_text("ada_ui")
+    ada.click("#challenge-details summary")
+    form = ada.locator("#challenge-details form")
+    form.locator("select").first.select_option("5+3")
+    form.locator("select").nth(1).select_option("north")
+    form.locator("input[type=checkbox]").check()
+    form.locator("button[type=submit]").click()
+    expect(form.locator("p[role=status]")).to_contain_text("bob_ui")
+    # Bob, on another page (in French), hears of it and accepts it on /challenges
+    bob.goto(server + "/leaderboard")
+    notice = bob.locator("#challenge-notice")
+    expect(notice).to_contain_text("ada_ui")
+    notice.locator("a").click()
+    expect(bob).to_have_url(server + "/challenges")
+    row = bob.locator("#ch-incoming li").first
+    expect(row).to_contain_text("5 min + 3 s")
+    row.locator("button").first.click()
+    expect(bob).to_have_url(re.compile(r"/g/[A-Za-z0-9]+$"))
+    game = bob.url.split("/g/")[1]
+    # Ada's next page tells her, with the game
+    ada.goto(server + "/tournaments")
+    expect(ada.locator("#challenge-notice")).to_contain_text("bob_ui accepted your challenge")
+    ada.locator("#challenge-notice a").click()
+    expect(ada).to_have_url(server + f"/g/{game}")
+    # Bob blocks Ada: her next challenge is refused
+    bob.on("dialog", lambda d: d.accept())
+    bob.goto(server + "/players/ada_ui")
+    bob.click("#btn-block")
+    expect(bob.locator("#btn-block")).to_have_attribute("aria-pressed", "true")
+    ada.goto(server + "/challenges")
+    ada.fill("#ch-form input", "bob_ui")
+    ada.locator("#ch-form button[type=submit]").click()
+    expect(ada.locator("#ch-form p[role=alert]").first).to_contain_text("does not take challenges")
+    ada_ctx.close()
+    bob_ctx.close()
+    assert not [e for e in errors if "status of 40" not in e], errors
+
+
+def test_a_tournament_is_created_joined_and_pairs_its_players(server: str, browser: Browser) -> None:
+    ada_ctx, bob_ctx = tour.new_context(browser, "dark"), tour.new_context(browser, "light", tour.SIZES["phone"])
+    ada, bob = ada_ctx.new_page(), bob_ctx.new_page()
+    errors = watch_errors(ada) + watch_errors(bob)
+    tour._login(ada, server, "ada_t")
+    tour._login(bob, server, "bob_t")
+    ada.goto(server + "/tournaments")
+    ada.fill("#t-name", "Friday arena")
+    ada.fill("#t-start", "0")
+    ada.locator("#t-form button[type=submit]").click()
+    expect(ada.locator("#t-title")).to_have_text("Friday arena")
+    ada.click("#t-join")
+    expect(ada.locator("#t-standings tbody tr")).to_have_count(1)
+    bob.goto(ada.url)
+    bob.click("#t-join")
+    # both pages open: the next look at the tournament pairs them; each is shown their game
+    expect(bob.locator("#t-mygame a")).to_be_visible(timeout=15000)
+    expect(ada.locator("#t-mygame a")).to_be_visible(timeout=15000)
+    assert ada.locator("#t-mygame a").get_attribute("href") == bob.locator("#t-mygame a").get_attribute("href")
+    expect(ada.locator("#t-games li a").first).to_have_text("Watch")
+    width = bob.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, width
+    ada_ctx.close()
+    bob_ctx.close()
+    assert not [e for e in errors if "status of 40" not in e], errors
