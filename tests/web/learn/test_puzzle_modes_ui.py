@@ -96,8 +96,9 @@ def test_a_streak_rises_in_difficulty_until_the_first_mistake(server: str, brows
         ratings.append(rating(page, server, current(page)))
         solve(page)
         expect(page.locator("#streak-line")).to_contain_text(f"Streak: {n} solved in a row")
+        before = current(page)  # read before the click: the next puzzle may be in before click() returns
         page.click("#btn-next")
-        page.wait_for_function("(id) => !location.pathname.endsWith('/' + id)", arg=current(page))
+        page.wait_for_function("(id) => !location.pathname.endsWith('/' + id)", arg=before)
     ratings.append(rating(page, server, current(page)))
     assert ratings[0] < ratings[1] < ratings[2], ratings  # each harder than the last
     # the first mistake ends it, and the best streak is kept

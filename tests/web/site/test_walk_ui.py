@@ -11,6 +11,7 @@ import pytest
 from argon2 import PasswordHasher
 from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
 
+from jericho_game.web.accounts.ratings import RatingPolicy
 from jericho_game.web.server import Limits, create_app
 from tests.web import test_browser
 from tests.web.site.test_defects_ui import FIVE_COLOURS, hotseat, online_pair, place, sign_up
@@ -29,6 +30,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         str(db),
         limits=Limits(rate=1000.0, burst=1000),
         password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1),
+        # one placement each makes a rated game here, and no rating is provisional, so that the two
+        # players of one game are on the leaderboard (the defaults: 5 placements, deviation 110)
+        rating_policy=RatingPolicy(min_placements=1, provisional_rd=400.0),
     )
     yield from test_browser.serve_in_thread(app)
 
