@@ -73,13 +73,17 @@ def is_slow(item: pytest.Item) -> bool:
     name = item.path.name
     if name in SLOW_FILES or name.endswith(("_ui.py", "_multiprocess.py")):
         return True
-    if getattr(item, "originalname", item.name) in SLOW_TESTS:
+    if getattr(item, "originalname", item.name) in SLOW_TESTS or item.get_closest_marker("slow") is not None:
         return True
     params = getattr(getattr(item, "callspec", None), "params", {})
-    fixtures = getattr(item, "fixturenames", ())
+    fixtures = set(getattr(item, "fixturenames", ()))
     if params.get("db") == "postgresql" or "postgres_socket" in fixtures:
         return True
-    return item.get_closest_marker("slow") is not None
+    # a browser test in a file of fast tests: it asks for a browser or a page, and its module uses Playwright
+    module = getattr(item, "module", None)
+    names = vars(module).values() if module is not None else ()
+    uses_playwright = any(str(getattr(v, "__module__", "")).startswith("playwright") for v in names)
+    return uses_playwright and bool({"browser", "page"} & fixtures)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -1855,6 +1855,7 @@ static double now_seconds(void);
 #define SV_WIN 1000 /* > the longest game: 50 placements and at most one pass between two */
 #define SV_INF 30000
 #define SV_MAXPLY 128
+#define SV_WIN2_TRIES 3 /* moves reaching seven checked for an unbreakable seven */
 enum { SV_EMPTY = 0, SV_EXACT = 1, SV_LOWER = 2, SV_UPPER = 3 };
 
 /* One transposition entry, 16 bytes; a table is buckets of two: the first slot keeps the
@@ -1878,6 +1879,19 @@ typedef struct {
     int killers[SV_MAXPLY][2];
     int history[MAXCODES];
 } Sv;
+
+/* The table's key: the engine's hash_key, except that the last placement is left out when the
+   asymmetry rule cannot bite (the side to move lacks that piece, or no aligned cell holds the
+   tower it was placed on), since nothing else reads it; so the two orders of one player's two
+   placements meet in the table far more often. */
+static inline uint64_t sv_key(const Board *B, const Pos *P)
+{
+    int last = B->pass_code;
+    if (P->last_cell >= 0 && (P->reserve[(int)P->turn] >> P->last_piece & 1) && forbidden_copy(B, P))
+        last = P->last_piece * B->n_cells + P->last_cell;
+    uint64_t z = P->zhash ^ B->z_last[last] ^ B->z_pass[P->passes > 2 ? 2 : P->passes];
+    return P->turn ? z ^ B->z_turn : z;
+}
 
 static inline int sv_to_tt(int v, int ply) { return v > SV_WIN / 2 ? v + ply : v < -SV_WIN / 2 ? v - ply : v; }
 static inline int sv_from_tt(int v, int ply) { return v > SV_WIN / 2 ? v - ply : v < -SV_WIN / 2 ? v + ply : v; }
@@ -1928,6 +1942,7 @@ static inline int sv_terminal(const Pos *P, int ply)
 typedef struct {
     long long score;
     int code;
+    int reach; /* the move gives its player seven (and leaves no seven of the opponent's) */
 } SvScored;
 
 static int sv_scored_desc(const void *x, const void *y)
@@ -1959,6 +1974,7 @@ static int sv_ordered(Sv *S, Pos *P, int ply, int tt_move, int *out, int *win2)
     for (int i = 0; i < n; i++) {
         int code = codes[i];
         long long v = S->history[code];
+        sc[i].reach = 0;
         if (code != B->pass_code) {
             int s = piece_size(code / B->n_cells), c = code % B->n_cells;
             if (dme[s][c] == 0x7F) {
@@ -1972,11 +1988,7 @@ static int sv_ordered(Sv *S, Pos *P, int ply, int tt_move, int *out, int *win2)
                 v -= 1LL << 40; /* leaves the opponent's seven standing: lost at once */
             else if (mine >= SEVEN) {
                 v += 1LL << 36;
-                if (*win2 < 0) { /* check that no reply breaks the seven */
-                    Pos child = *P;
-                    apply(B, &child, code);
-                    if (child.outcome == NO_OUTCOME && !breaks_possible(B, &child, me)) *win2 = code;
-                }
+                sc[i].reach = 1;
             }
             v += (long long)(dme[s][c] - dopp[s][c]) * (1LL << 24);
         }
@@ -1989,6 +2001,19 @@ static int sv_ordered(Sv *S, Pos *P, int ply, int tt_move, int *out, int *win2)
     }
     qsort(sc, (size_t)n, sizeof(SvScored), sv_scored_desc);
     for (int i = 0; i < n; i++) out[i] = sc[i].code;
+    /* Whether one of the best few moves reaching seven makes it unbreakable.  Only a few: each
+       check costs a breaks_possible (every reply's effect), and with six monoliths a side can
+       have a hundred placements reaching seven; the search finds any other such win anyway. */
+    for (int i = 0, tried = 0; i < n && tried < SV_WIN2_TRIES; i++) {
+        if (!sc[i].reach) continue;
+        Pos child = *P;
+        apply(B, &child, sc[i].code);
+        tried++;
+        if (child.outcome == NO_OUTCOME && child.score[me] >= SEVEN && !breaks_possible(B, &child, me)) {
+            *win2 = sc[i].code;
+            break;
+        }
+    }
     return n;
 }
 
@@ -2004,7 +2029,7 @@ static int sv_search(Sv *S, Pos *P, int alpha, int beta, int ply, int *best)
     if (alpha < -hi) alpha = -hi;
     if (beta > hi) beta = hi;
     if (alpha >= beta) return alpha;
-    uint64_t h = hash_key(B, P);
+    uint64_t h = sv_key(B, P);
     SvEntry *e = sv_probe(S, h);
     int tt_move = -1;
     if (e) {
@@ -2062,7 +2087,10 @@ static int sv_search(Sv *S, Pos *P, int alpha, int beta, int ply, int *best)
 /* The exact value of P at `ply` (side to move's view, SV_WIN - plies / 0 / -(SV_WIN - plies),
    plies from the root) and a best move; returns 0, or -1 when the budget ran out (nothing else
    is then meaningful).  A first pass only asks win, draw or loss (a window around 0, much
-   cheaper); with `exact`, a second finds the distance, its moves ordered by the first's table. */
+   cheaper than an open window).  With `exact`, the distance of a win or loss is then found as a
+   mate search finds it: null-window tests "does the game end within d plies?" for d = 1, 2, ...,
+   each cut at depth d by the distance bounds of sv_search, the first that says yes giving the
+   distance; the table carries what each test proved to the next. */
 static int sv_value(Sv *S, Pos *P, int ply, int exact, int *value, int *best)
 {
     *best = -1;
@@ -2073,8 +2101,27 @@ static int sv_value(Sv *S, Pos *P, int ply, int exact, int *value, int *best)
     int v = sv_search(S, P, -1, 1, ply, best);
     if (S->abort) return -1;
     if (v != 0 && exact) {
-        v = v > 0 ? sv_search(S, P, 0, SV_INF, ply, best) : sv_search(S, P, -SV_INF, 0, ply, best);
-        if (S->abort) return -1;
+        for (int d = 1; d < SV_WIN / 2; d++) {
+            int bound = SV_WIN - (ply + d), mv = -1; /* a win within d plies is >= bound */
+            if (v > 0) {
+                int r = sv_search(S, P, bound - 1, bound, ply, &mv);
+                if (S->abort) return -1;
+                if (r >= bound) { /* won within d, not within d - 1: exactly d */
+                    v = bound;
+                    *best = mv;
+                    break;
+                }
+            } else {
+                int r = sv_search(S, P, -bound, -bound + 1, ply, &mv);
+                if (S->abort) return -1;
+                if (r <= -bound) { /* lost within d plies: the previous test's move lasts longest */
+                    v = -bound;
+                    if (d == 1) *best = mv;
+                    break;
+                }
+                *best = mv; /* a move that survives d plies */
+            }
+        }
     }
     *value = v;
     return 0;
@@ -3280,10 +3327,10 @@ static PyObject *k_solve(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwd
     PyObject *state, *table = Py_None;
     long max_nodes = 0;
     double seconds = 0.0;
-    int tt_bits = 18, moves = 0, want_line = 1;
-    static char *kwlist[] = {"state", "nodes", "seconds", "tt_bits", "table", "moves", "line", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|ldiOip:solve", kwlist, &StateType, &state, &max_nodes,
-                                     &seconds, &tt_bits, &table, &moves, &want_line))
+    int tt_bits = 18, moves = 0, want_line = 1, exact = 1;
+    static char *kwlist[] = {"state", "nodes", "seconds", "tt_bits", "table", "moves", "line", "exact", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|ldiOipp:solve", kwlist, &StateType, &state, &max_nodes,
+                                     &seconds, &tt_bits, &table, &moves, &want_line, &exact))
         return NULL;
     if (max_nodes < 0 || !(seconds >= 0.0) || isinf(seconds) || tt_bits < 10 || tt_bits > 28 || moves < 0 ||
         moves > 2) {
@@ -3317,14 +3364,14 @@ static PyObject *k_solve(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwd
     int value = 0, best = -1, status, line[SV_MAXPLY], n_line = 0;
     int codes[MAXCODES], n_codes = 0, mvalue[MAXCODES], mhave[MAXCODES];
     Py_BEGIN_ALLOW_THREADS
-    status = sv_value(S, &R, 0, 1, &value, &best);
+    status = sv_value(S, &R, 0, exact, &value, &best);
     if (status == 0 && want_line) {
         /* The principal line: each position's best move again (the table makes it cheap); a
            line cut by the budget stops there, the value stands. */
         Pos P = R;
         int mv = best, v;
         while (P.outcome == NO_OUTCOME && n_line < SV_MAXPLY) {
-            if (n_line && sv_value(S, &P, 0, 1, &v, &mv)) break;
+            if (n_line && sv_value(S, &P, 0, exact, &v, &mv)) break;
             line[n_line++] = mv;
             apply(B, &P, mv);
         }
@@ -3377,7 +3424,7 @@ static PyObject *k_solve(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwd
         Py_DECREF(t);
     }
     {
-        PyObject *r = sv_result(value, status == 0 ? 2 : 0);
+        PyObject *r = sv_result(value, status == 0 ? 1 + (exact || R.outcome != NO_OUTCOME) : 0);
         if (r) out = Py_BuildValue("(OiOOld)", r, best, pyline, pymoves, count, elapsed);
         Py_XDECREF(r);
     }

@@ -228,10 +228,11 @@ def test_expert_iteration_resumes_from_its_files(tmp_path):
 
     lines: list[str] = []
     play, learn = selfplay.SelfPlayConfig(sims=30), selfplay.TrainConfig(epochs=1, hidden=(16, 8))
-    first = selfplay.expert_iteration(tmp_path, 1, 2, play, learn, log=lines.append)
+    nogate = selfplay.GateConfig(games=0)
+    first = selfplay.expert_iteration(tmp_path, 1, 2, play, learn, log=lines.append, gate_cfg=nogate)
     assert first == tmp_path / "net-001.npz" and (tmp_path / "games-000.npz").exists()
     stamp = (tmp_path / "games-000.npz").stat().st_mtime_ns
-    second = selfplay.expert_iteration(tmp_path, 2, 2, play, learn, log=lines.append)
+    second = selfplay.expert_iteration(tmp_path, 2, 2, play, learn, log=lines.append, gate_cfg=nogate)
     assert second == tmp_path / "net-002.npz"
     assert (tmp_path / "games-000.npz").stat().st_mtime_ns == stamp  # kept, not replayed
     assert evalnet.load(second).meta["generation"] == 2
@@ -243,7 +244,10 @@ def test_a_run_can_start_from_given_weights(tmp_path, weights):
     from jericho_game.ai import selfplay
 
     play, learn = selfplay.SelfPlayConfig(sims=30), selfplay.TrainConfig(epochs=1, hidden=(8, 8))
-    out = selfplay.expert_iteration(tmp_path / "on", 1, 2, play, learn, log=lambda _: None, init=weights)
+    nogate = selfplay.GateConfig(games=0)
+    out = selfplay.expert_iteration(
+        tmp_path / "on", 1, 2, play, learn, log=lambda _: None, init=weights, gate_cfg=nogate
+    )
     net = evalnet.load(out)
     assert net.hidden == evalnet.load(weights).hidden == (32, 16)  # the given weights' sizes, not learn's
     assert net.meta["init"] == weights and net.meta["generation"] == 1
@@ -251,7 +255,7 @@ def test_a_run_can_start_from_given_weights(tmp_path, weights):
     start = evalnet.load(weights)
     assert any(not np.array_equal(net.arrays[k], start.arrays[k]) for k in start.arrays)  # trained on
     # Generation 0 searched with them: its games differ from a run without weights.
-    plain = selfplay.expert_iteration(tmp_path / "plain", 1, 2, play, learn, log=lambda _: None)
+    plain = selfplay.expert_iteration(tmp_path / "plain", 1, 2, play, learn, log=lambda _: None, gate_cfg=nogate)
     assert plain is not None
     with np.load(tmp_path / "on" / "games-000.npz") as a, np.load(tmp_path / "plain" / "games-000.npz") as b:
         assert any(a[k].shape != b[k].shape or not np.array_equal(a[k], b[k]) for k in a.files)

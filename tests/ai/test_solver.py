@@ -119,18 +119,19 @@ def check_line(codes: list[int], sol: Solution) -> None:
     assert st.outcome != NO_OUTCOME, (codes, sol)
     want = {1: mover, -1: 1 - mover, 0: core.DRAW}[sol.value or 0]
     assert st.outcome == want, (codes, sol)
-    if sol.value != 0:
+    if sol.value != 0 and sol.plies is not None:
         assert len(sol.line) == sol.plies, (codes, sol)
 
 
 # -- the tests -----------------------------------------------------------------------------
 
 #: The sample: 2,000 positions with 2, 3 or 4 pieces left in the reserves (the brute force
-#: needs ~2 ms, ~60 ms and ~0.7 s for them on the pure-Python core).
-SAMPLE = ((1600, 2), (385, 3), (15, 4))
+#: needs ~2 ms, ~30 ms and ~0.25 s for them on the pure-Python core: ~20 s of CPU in all).
+SAMPLE = ((1685, 2), (300, 3), (15, 4))
 
 
 @needs_c
+@pytest.mark.timeout(900)  # ~25 s of CPU, but a shared machine under load may take many times that
 def test_values_and_plies_match_brute_force() -> None:
     """2,000 seeded late positions: the C solver's value and plies equal the brute force's, for the
     position and (moves="exact") for every legal move; the line plays out to the claimed end."""
@@ -172,6 +173,10 @@ def test_win_draw_loss_per_move_agrees_with_exact() -> None:
         for move, (v, p) in wdl.moves.items():
             assert v == exact.moves[move][0]
             assert p is None or p == exact.moves[move][1]  # a distance only where it is exact
+        quick = solve(c, distance=False)  # win/draw/loss only: no plies, a move that keeps the value
+        assert quick.value == exact.value and quick.plies is None and quick.nodes <= exact.nodes
+        assert quick.move is not None and exact.moves[quick.move][0] == exact.value
+        check_line(codes, quick)
 
 
 def test_python_search_matches_brute_force() -> None:
@@ -181,6 +186,7 @@ def test_python_search_matches_brute_force() -> None:
         sol = solve(state_of(codes, "python"), moves="exact")
         assert (sol.value, sol.plies) == want, (codes, want, sol)
         check_line(codes, sol)
+        assert solve(state_of(codes, "python"), distance=False).value == want[0]
 
 
 @needs_c
@@ -317,3 +323,43 @@ def test_c_kernel_rejects_bad_arguments() -> None:
     ):
         with pytest.raises(ValueError):
             call()
+
+
+def test_bench_prints_the_solver_table(capsys) -> None:  # type: ignore[no-untyped-def]
+    """``jericho bench --solver`` prints one row per size (speed itself is never asserted)."""
+    from jericho_game.ai.bench import SOLVER_SIZES, late_game
+    from jericho_game.cli import main
+
+    assert main(["bench", "--solver", "--sample", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in lines if line.split() and line.split()[0].isdigit()]
+    assert [int(r[0]) for r in rows] == list(SOLVER_SIZES)
+    assert all(r[1].endswith("%") and r[2].endswith("%") for r in rows)
+    game = late_game(6, 3)
+    assert not game.is_over() and sum(len(game.reserve(side)) for side in ("south", "north")) == 6
+    assert main(["bench", "--solver", "--sample", "0"]) == 2
+
+
+@needs_c
+def test_mcts_leaves_solved_are_proofs() -> None:
+    """The C MCTS with the solver at its leaves: every proof it reports agrees with the solver's
+    win/draw/loss of that move, and late positions get proven roots."""
+    proven_roots = 0
+    for codes in positions(12, 6060, (6, 7, 8)):
+        st = state_of(codes, "c")
+        exact = solve(st, moves="wdl", distance=False)
+        assert exact.moves is not None
+        tree = kernel.C.Tree()
+        _, _, _, children = kernel.C.mcts(
+            st, 3, sims=3000, greedy=True, solver=True, proofs=True, tree=tree, solve_nodes=20000, solve_pieces=10
+        )
+        tries, proofs = tree.solver
+        assert tries >= proofs >= 1
+        for code, _n, _w, proof in children:
+            if proof >= 0:
+                want = {1: 1, 0: -1, 2: 0}[proof]
+                assert exact.moves[TABLES.move_objects[code]][0] == want, (codes, code, proof)
+        won = any(p == 1 for *_, p in children)
+        all_known = len(children) == len(st.legal_codes()) and all(p >= 0 for *_, p in children)
+        proven_roots += won or all_known
+    assert proven_roots >= 6

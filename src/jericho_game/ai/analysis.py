@@ -99,6 +99,11 @@ __all__ = [
     "accuracy",
     "classify",
     "decided",
+    "decisive",
+    "verdict",
+    "Decisive",
+    "solved_eval",
+    "SOLVE_NODES",
     "move_accuracy",
     "evaluate",
     "evaluate_game",
@@ -130,6 +135,10 @@ TURNING = 3
 LINE_PLIES = 5
 #: Each later ply of the line is searched with this share of the position's budget (1/8).
 _LINE_SHARE = 8
+#: The endgame solver's budget in a review's position (nodes; at most this share of the
+#: position's seconds): late positions are solved outright, the rest go to the search.
+SOLVE_NODES = 20_000
+SOLVE_SHARE = 0.25
 
 _RESULT_VALUE = {"south": 1.0, "north": 0.0, "draw": 0.5}
 
@@ -149,6 +158,16 @@ class PositionEval:
     exact: bool
     sims: int
     line: tuple[str, ...] = field(default=())
+    #: The solver's verdict, when it decided the position to the end of the game: the side to
+    #: move's value (1 win, 0 draw, -1 loss) and the plies to the end under best play (``None``
+    #: for a draw); ``None``/``None`` when the position was not solved.
+    value: int | None = None
+    plies: int | None = None
+
+    @property
+    def solved(self) -> bool:
+        """Whether the position's result is known to the end of the game (solved or finished)."""
+        return self.value is not None
 
     def chance(self, side: str) -> float:
         """``side``'s winning chance in this position."""
@@ -210,23 +229,62 @@ def evaluate(game: Game, ply: int, *, sims: int, seconds: float | None = None, s
         raise ValueError(f"sims must be at least 1, got {sims}")
     turn = game.turn.value
     if game.is_over():
-        result = game.outcome()
-        assert result is not None
-        return PositionEval(ply, _RESULT_VALUE[result], turn, None, True, 0)
+        return _finished(game, ply)
     legal = game.legal_moves()
     if len(legal) == 1:  # forced: the position after the only move is this one's value
         after = game.copy()
         after.play(legal[0])
         nxt = evaluate(after, ply, sims=sims, seconds=seconds, seed=seed)
         line = (str(legal[0]), *nxt.line)[:LINE_PLIES]
-        return PositionEval(ply, nxt.south, turn, str(legal[0]), nxt.exact, nxt.sims, line)
+        value, plies = _forced(nxt, turn)
+        return PositionEval(ply, nxt.south, turn, str(legal[0]), nxt.exact, nxt.sims, line, value, plies)
     won = _winning_seven(game)
     if won is not None:  # seven monoliths that no reply breaks: won, no search needed
-        return PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,))
+        return PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,), 1, 2)
+    solved = solved_eval(game, ply, SOLVE_NODES, None if seconds is None else seconds * SOLVE_SHARE)
+    if solved is not None:
+        return solved
     move, mover_value, done, proven = _search(game, sims, seconds, seed)
     south = mover_value if turn == "south" else 1.0 - mover_value
     line = _line(game, str(move), sims, seconds, seed)
     return PositionEval(ply, south, turn, str(move), proven, done, line)
+
+
+def _finished(game: Game, ply: int) -> PositionEval:
+    result = game.outcome()
+    assert result is not None
+    turn = game.turn.value
+    value = 0 if result == "draw" else 1 if result == turn else -1
+    return PositionEval(ply, _RESULT_VALUE[result], turn, None, True, 0, (), value, 0 if value else None)
+
+
+def _forced(nxt: PositionEval, turn: str) -> tuple[int | None, int | None]:
+    """The solver's verdict of a position whose only move leads to ``nxt`` (the other side to move
+    there, unless that move ended the game... which ``nxt.turn`` says)."""
+    if nxt.value is None:
+        return None, None
+    value = nxt.value if nxt.turn == turn else -nxt.value
+    return value, None if nxt.plies is None else nxt.plies + 1
+
+
+def solved_eval(
+    game: Game, ply: int, nodes: int, seconds: float | None, whole_line: bool = False
+) -> PositionEval | None:
+    """The endgame solver's evaluation of ``game``'s position when it decides it within ``nodes``
+    (and ``seconds``), else ``None``: exact, its best move, its line (the first
+    :data:`LINE_PLIES` moves, or the whole line to the end with ``whole_line``), value and plies."""
+    from jericho_game.ai.solver import solve
+
+    sol = solve(game, nodes=nodes, seconds=seconds if seconds is None or seconds > 0 else None)
+    if sol.value is None or sol.move is None:
+        return None
+    turn = game.turn.value
+    mover = {1: 1.0, 0: 0.5, -1: 0.0}[sol.value]
+    south = mover if turn == "south" else 1.0 - mover
+    line = tuple(str(m) for m in sol.line)
+    return PositionEval(
+        ply, south, turn, str(sol.move), True, 0, line if whole_line else line[:LINE_PLIES], sol.value, sol.plies
+    )
 
 
 def _winning_seven(game: Game) -> str | None:
@@ -290,6 +348,8 @@ STREAM_SLICE = 0.05
 #: Each ply of a streamed evaluation's line after the first: a search of this many seconds at most
 #: (the line is recomputed at every update, so it costs little: 4 of them after each update).
 STREAM_LINE_SECONDS = 0.02
+#: The endgame solver's budget before the analysis board's search starts (nodes, seconds).
+STREAM_SOLVE_NODES, STREAM_SOLVE_SECONDS = 300_000, 0.5
 
 
 def stream(
@@ -313,9 +373,7 @@ def stream(
         raise ValueError(f"sims and seconds must be positive, got {sims} and {seconds}")
     turn = game.turn.value
     if game.is_over():
-        result = game.outcome()
-        assert result is not None
-        yield PositionEval(ply, _RESULT_VALUE[result], turn, None, True, 0)
+        yield _finished(game, ply)
         return
     legal = game.legal_moves()
     if len(legal) == 1:
@@ -323,12 +381,20 @@ def stream(
         after.play(legal[0])
         forced = str(legal[0])
         for ev in stream(after, ply, sims=sims, seconds=seconds, stopped=stopped, every=every, seed=seed):
-            line = (forced, *ev.line)[:LINE_PLIES]
-            yield PositionEval(ply, ev.south, turn, forced, ev.exact, ev.sims, line)
+            value, plies = _forced(ev, turn)
+            line = (forced, *ev.line)[: len(ev.line) + 1 if ev.solved else LINE_PLIES]
+            yield PositionEval(ply, ev.south, turn, forced, ev.exact, ev.sims, line, value, plies)
         return
     won = _winning_seven(game)
     if won is not None:
-        yield PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,))
+        yield PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,), 1, 2)
+        return
+    # a position the endgame solver decides reads like a tablebase: its value, plies and whole line
+    solved = solved_eval(game, ply, STREAM_SOLVE_NODES, min(seconds, STREAM_SOLVE_SECONDS), whole_line=True)
+    if solved is not None:
+        yield solved
+        return
+    if stopped():
         return
     from jericho_game.ai.levels import MASTER_TIME, master
     from jericho_game.ai.mcts import KernelMCTSPlayer, MCTSPlayer, Node
@@ -408,10 +474,57 @@ def judge(moves: list[str], evals: list[PositionEval]) -> list[MoveJudgement]:
         mark = classify(loss)
         # an undecided game made lost: a blunder whatever the size of the drop
         lost_it = not decided(b, before.exact) and a <= DECIDED + 1e-9 and loss >= DECIDING_LOSS - 1e-9
+        # a won or drawn game made lost, as the solver proves it: a blunder whatever the figures
+        if before.exact and after.exact and b >= 0.5 - 1e-9 and a <= 1e-9:
+            lost_it = True
+            loss = max(loss, b - a)
         if lost_it:
             mark = "blunder"
         out.append(MoveJudgement(k, move, side, b, a, round(loss, 4), mark, before.best, lost_it))
     return out
+
+
+def verdict(ev: PositionEval) -> str | None:
+    """The result a position fixes, if any: "south" or "north" (a won game for that side: solved,
+    or the strongest search at least 1 − :data:`DECIDED`) or "draw" (a solved draw); else ``None``."""
+    if ev.exact:
+        return "south" if ev.south >= 1.0 - 1e-9 else "north" if ev.south <= 1e-9 else "draw"
+    if ev.south >= 1.0 - DECIDED - 1e-9:
+        return "south"
+    if ev.south <= DECIDED + 1e-9:
+        return "north"
+    return None
+
+
+@dataclass(frozen=True)
+class Decisive:
+    """When the game was decided: after move ``ply`` (0: before any move) the result ``result``
+    ("south", "north" or "draw") was fixed and stayed so to the end; ``exact`` when the position
+    after that move was solved (not the search's 95 %)."""
+
+    ply: int
+    result: str
+    exact: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+def decisive(evals: list[PositionEval], total: int | None = None) -> Decisive | None:
+    """The first move after which the result was fixed (see :func:`verdict`): the earliest
+    position from which every later one, to the end of the game, has the same verdict as the
+    last.  ``None`` unless every position of the game is evaluated (``total``: the game's moves,
+    when ``evals`` may be a prefix) and the last position has a verdict."""
+    if not evals or (total is not None and len(evals) != total + 1):
+        return None
+    last = verdict(evals[-1])
+    if last is None:
+        return None
+    k = len(evals) - 1
+    while k > 0 and verdict(evals[k - 1]) == last:
+        k -= 1
+    return Decisive(k, last, evals[k].exact)
 
 
 def move_accuracy(loss: float) -> float:
@@ -423,10 +536,14 @@ def move_accuracy(loss: float) -> float:
     return min(100.0, max(0.0, raw))
 
 
-def accuracy(judgements: list[MoveJudgement], evals: list[PositionEval]) -> dict[str, float | None]:
+def accuracy(
+    judgements: list[MoveJudgement], evals: list[PositionEval], decided_at: int | None = None
+) -> dict[str, float | None]:
     """Each side's accuracy (0–100, ``None`` for a side without a judged move), as the module
     describes: the mean of the volatility-weighted mean and the harmonic mean of its moves'
-    accuracies.  ``evals`` as for :func:`judge` (the positions around every judged move)."""
+    accuracies.  ``evals`` as for :func:`judge` (the positions around every judged move).
+    With ``decided_at`` (:func:`decisive`'s ply) the moves played after it, in a decided game,
+    are left out: they cannot pad a side's accuracy."""
     n = len(judgements)
     if n == 0:
         return {"south": None, "north": None}
@@ -439,7 +556,11 @@ def accuracy(judgements: list[MoveJudgement], evals: list[PositionEval]) -> dict
     weights = [min(12.0, max(0.5, statistics.pstdev(w))) for w in windows[:n]]
     out: dict[str, float | None] = {}
     for side in ("south", "north"):
-        mine = [(move_accuracy(j.loss), weights[j.ply - 1]) for j in judgements if j.side == side]
+        mine = [
+            (move_accuracy(j.loss), weights[j.ply - 1])
+            for j in judgements
+            if j.side == side and (decided_at is None or j.ply <= decided_at)
+        ]
         if not mine:
             out[side] = None
             continue
@@ -529,7 +650,10 @@ def main(argv: list[str] | None = None) -> int:
         played = f"{j.move:>7} {j.side:5} loss {j.loss:.2f} {j.mark or '':10}" if j else " " * 37
         print(f"{ev.ply:3}  {played} South {ev.south:.3f}{' exact' if ev.exact else '      '}  AI prefers {ev.best}")
     judgements = list(judged.values())
-    acc = accuracy(judgements, evals)
+    moment = decisive(evals, len(moves))
+    acc = accuracy(judgements, evals, moment.ply if moment else None)
+    if moment is not None:
+        print(f"decided after move {moment.ply}: {moment.result}{' (solved)' if moment.exact else ''}")
     first = evals[0].turn if evals else "south"
     for side, points in turning_points(judgements).items():
         steps = ", ".join(

@@ -560,7 +560,12 @@ def write_png(summary: dict[str, Any], path: Path) -> bool:
 # -- command line ---------------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser, name: str = "arena") -> None:
     """Options of ``jericho arena``."""
-    parser.add_argument("players", nargs="+", metavar="PLAYER", help="player specs, e.g. greedy mcts:sims=2000")
+    parser.add_argument("players", nargs="*", metavar="PLAYER", help="player specs, e.g. greedy mcts:sims=2000")
+    parser.add_argument(
+        "--ladder",
+        action="store_true",
+        help="play the ladder of levels (ai/levels.py: easy ... master) besides PLAYERs",
+    )
     parser.add_argument("--games", type=int, default=10, help="games per pairing (rounded up to even; default 10)")
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of openings and players (default 0)")
@@ -574,8 +579,17 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "arena") -> None:
     parser.add_argument("--quiet", action="store_true", help="no per-game progress lines")
 
 
+def ladder_specs(args: argparse.Namespace) -> list[str]:
+    """The players of the round robin: ``--ladder``'s levels (weakest first), then the others given."""
+    from jericho_game.ai.levels import ladder
+
+    specs = ladder() if getattr(args, "ladder", False) else []
+    return specs + [p for p in args.players if p not in specs]
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``jericho arena``."""
+    args.players = ladder_specs(args)
     if len(args.players) < 2:
         print("jericho arena: give at least two players", file=sys.stderr)
         return 2

@@ -71,10 +71,16 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "easy": ("jericho_game.ai.levels", "easy"),
     "medium": ("jericho_game.ai.levels", "medium"),
     "hard": ("jericho_game.ai.levels", "hard"),
+    "strong": ("jericho_game.ai.levels", "strong"),  # the ladder (ai/levels.py LADDER; a test keeps them equal)
+    "advanced": ("jericho_game.ai.levels", "advanced"),
+    "skilled": ("jericho_game.ai.levels", "skilled"),
+    "veteran": ("jericho_game.ai.levels", "veteran"),
     "expert": ("jericho_game.ai.levels", "expert"),
     "master": ("jericho_game.ai.levels", "master"),
     "expert-v1": ("jericho_game.ai.levels", "expert_v1"),  # frozen, to measure against
     "master-v1": ("jericho_game.ai.levels", "master_v1"),
+    "expert-v2": ("jericho_game.ai.levels", "expert_v2"),  # before the endgame solver (issue 31)
+    "master-v2": ("jericho_game.ai.levels", "master_v2"),
     # Outside programs: an engine speaking docs/protocol.md, and OpenSpiel's Python MCTS bot.
     "external": ("jericho_game.cli.protocol_client", "ExternalEnginePlayer"),
     "openspiel-mcts": ("jericho_game.envs.openspiel_bot", "OpenSpielMCTSPlayer"),
@@ -114,6 +120,9 @@ OPTION_RULES: dict[str, tuple[str, object, object]] = {
     "defend": ("int", 0, 1),
     "subtree": ("int", 0, 1),
     "transpose": ("int", 0, 1),
+    "endgame": ("int", 0, 1),
+    "solve_nodes": ("int", 0, 100_000_000),
+    "solve_pieces": ("int", 0, 50),
     "symmetry": ("int", 0, 1),
     "python": ("int", 0, 1),
     "tt_size": ("int", 1024, 1 << 26),

@@ -57,8 +57,6 @@ __all__ = [
 Figure = tuple[str, float, str]
 
 
-
-
 def _rate(step: Callable[[], int], seconds: float) -> float:
     """Units per second of ``step`` (which returns how many units it did) over ``seconds``."""
     step()  # warm caches
@@ -225,7 +223,7 @@ def expert_times(positions: int = 6, level: str = "expert") -> tuple[float, floa
 def evaluator_figures(game: Game, seconds: float) -> list[Figure]:
     """The learned evaluator's speed in C (ai/evalnet.py): evaluations per second of one
     position (its value and the logit of every legal move), and the strongest search's
-    simulations per second with it (its value mixed half and half with the playouts').
+    simulations per second with it (its value mixed half and half with the playouts', and alone).
     Weights of the shipped shape; the figures do not depend on their values.  Empty without
     NumPy (the ``rl`` extra)."""
     try:
@@ -254,9 +252,22 @@ def evaluator_figures(game: Game, seconds: float) -> list[Figure]:
         net=knet,
         mix=0.5,
     )
+    # mix 1: the network's value alone at every new leaf, no playout (issue 32's gate for the value)
+    n1, elapsed1, _nodes, _children = kernel.C.mcts(
+        state,
+        seeded.getrandbits(64),
+        seconds=seconds,
+        c=STRONG_C,
+        widen=STRONG_WIDEN,
+        greedy=True,
+        solver=True,
+        net=knet,
+        mix=1.0,
+    )
     return [
         (f"learned evaluator evaluations/s, mid-game (value + priors, {hidden[0]}x{hidden[1]})", rate, "evals/s"),
         ("MCTS simulations/s, mid-game (strongest + learned evaluator, mix 0.5)", _n / elapsed, "sims/s"),
+        ("MCTS simulations/s, mid-game (strongest + learned evaluator's value only, mix 1)", n1 / elapsed1, "sims/s"),
     ]
 
 
@@ -334,38 +345,42 @@ SOLVER_SIZES = (2, 4, 6, 8, 10, 12, 14, 16)
 
 def solver_table(
     sizes: tuple[int, ...] = SOLVER_SIZES, sample: int = 20, seed: int = 31, limit: float = 1.0, fast: float = 0.1
-) -> list[tuple[int, int, float, float, float | None]]:
+) -> list[tuple[int, int, float, float, float | None, float]]:
     """The endgame solver on ``sample`` seeded late positions per size (:func:`late_game`).
 
     Rows: ``(pieces left, positions, share solved within fast s, share within limit s, median
-    seconds)``, the median ``None`` when fewer than half were solved within ``limit``.  Each
-    position is one call of :func:`jericho_game.ai.solver.solve` with ``seconds=limit`` and a
-    fresh table of the default size.
+    seconds, share whose win/draw/loss alone is settled within limit s)``, the median ``None``
+    when fewer than half were solved within ``limit``.  "Solved" is the exact value with its
+    plies: one call of :func:`jericho_game.ai.solver.solve` with ``seconds=limit`` and a fresh
+    table of the default size; the last column is a second call with ``distance=False``.
     """
     from jericho_game.ai.solver import solve
 
     rows = []
     for k in sizes:
         times = []
+        wdl = 0
         for i in range(sample):
             game = late_game(k, seed * 1000 + k * 100 + i)
             sol = solve(game, seconds=limit, line=False)
             times.append(sol.seconds if sol.solved else float("inf"))
+            wdl += solve(game, seconds=limit, line=False, distance=False).solved
         times.sort()
         quick = sum(t <= fast for t in times) / sample
         within = sum(t <= limit for t in times) / sample
         mid = times[(sample - 1) // 2] if sample % 2 else (times[sample // 2 - 1] + times[sample // 2]) / 2
-        rows.append((k, sample, quick, within, mid if mid <= limit else None))
+        rows.append((k, sample, quick, within, mid if mid <= limit else None, wdl / sample))
     return rows
 
 
 def print_solver_table(sample: int = 20, seed: int = 31) -> None:
     """Print :func:`solver_table` (``jericho bench --solver``)."""
     print(f"endgame solver: {sample} seeded positions per size, 1 s each at most")
-    print(f"{'pieces left':>11} {'solved <= 0.1 s':>16} {'solved <= 1 s':>14} {'median time':>12}")
-    for k, _n, quick, within, mid in solver_table(sample=sample, seed=seed):
+    head = f"{'pieces left':>11} {'solved <= 0.1 s':>16} {'solved <= 1 s':>14} {'median time':>12}"
+    print(f"{head} {'win/draw/loss <= 1 s':>21}")
+    for k, _n, quick, within, mid, wdl in solver_table(sample=sample, seed=seed):
         median = f"{mid:.3f} s" if mid is not None else "> 1 s"
-        print(f"{k:>11} {quick:>16.0%} {within:>14.0%} {median:>12}", flush=True)
+        print(f"{k:>11} {quick:>16.0%} {within:>14.0%} {median:>12} {wdl:>21.0%}", flush=True)
 
 
 def symmetry_table(depth: int = 2) -> list[tuple[str, int, int, float, float, bool]]:

@@ -3,15 +3,22 @@
 * ``easy`` — ``greedy`` (one ply, random among equals); instant.
 * ``medium`` — ``mcts`` with guided playouts, 200 simulations; instant on the C kernel.
 * ``hard`` — ``mcts`` with guided playouts, 800 simulations.
+* ``strong``, ``advanced``, ``skilled`` and ``veteran`` — the expert's search with small budgets
+  (``RUNG_SIMS``: 100, 250, 1,000 and 3,000 simulations, at most 1 s): the rungs between ``hard``
+  and ``expert``, which beat ``hard`` 100-0 (issue 32 point 5).
 * ``expert`` — the strong search on the C kernel: greedy playouts (each move the best of all
   placements by immediate margin) and the MCTS-solver (proven wins and losses), 30,000
-  simulations, never more than 1 s per move.
+  simulations, never more than 1 s per move; and the endgame solver (``endgame=1``): a position
+  it settles within 30% of the move's budget is played exactly (fastest win, longest defence,
+  never a losing move from a drawn one), and solved leaves are proofs in the tree.
   Without the C kernel: the pure-Python search, 4,000 simulations, at most 2.5 s.
 * ``master`` — the expert's search with ``MASTER_SIMS`` simulations, never more than 3 s per move.
   Without the C kernel: the pure-Python search, 12,000 simulations, at most 3 s.
 * ``expert-v1`` and ``master-v1`` — the levels before the strong search (best-of-10 sampled
   playouts, sevens defended, no solver; 30,000 and 100,000 simulations, 1 s and 3 s), frozen so
   that every change is measured against them (docs/ai.md, "Tuning log").
+* ``expert-v2`` and ``master-v2`` — the expert and master before the endgame solver (issue 31):
+  greedy playouts and the MCTS-solver, 30,000 and 100,000 simulations, 1 s and 3 s, frozen.
 
 Budgets are simulation counts, so a level plays the same on any machine (only slower or
 faster) and arena results reproduce; the time caps keep the promises (expert 1 s, master
@@ -20,6 +27,8 @@ faster) and arena results reproduce; the time caps keep the promises (expert 1 s
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from jericho_game import kernel
 from jericho_game.ai.base import Player
@@ -34,13 +43,28 @@ __all__ = [
     "master",
     "expert_v1",
     "master_v1",
+    "expert_v2",
+    "master_v2",
     "LEVELS",
+    "LADDER",
+    "Level",
+    "ladder",
+    "think_time",
+    "strong",
+    "advanced",
+    "skilled",
+    "veteran",
     "EXPERT_TIME",
     "MASTER_TIME",
 ]
 
 MEDIUM_SIMS = 200
 HARD_SIMS = 800
+#: The rungs between hard and expert (issue 32): the expert's search with small budgets, each
+#: 2.5-4 times the one below (docs/ai.md, "The ladder"); without the kernel, the Python search.
+RUNG_SIMS = {"strong": 100, "advanced": 250, "skilled": 1_000, "veteran": 3_000}
+RUNG_PY = {"strong": 1_000, "advanced": 1_500, "skilled": 2_000, "veteran": 3_000}
+RUNG_TIME = 1.0
 #: Expert and master budgets on the C kernel: (simulations, seconds per move at most), the v1
 #: levels' own: a greedy playout costs about what a v1 playout does (1.0-1.3x with its memo of
 #: effects), so the same count takes about the same time (half the count lost to v1, docs/ai.md).
@@ -54,6 +78,11 @@ STRONG_WIDEN = 2.0
 EXPERT_V1_C = (30_000, 1.0)
 MASTER_V1_C = (100_000, 3.0)
 STRONG_K = 10
+#: The v2 levels (frozen before the endgame solver, issue 31): today's strong search without it.
+EXPERT_V2_C = (30_000, 1.0)
+MASTER_V2_C = (100_000, 3.0)
+V2_C = 0.3
+V2_WIDEN = 2.0
 #: The same levels on the pure-Python core (the expert is the pre-kernel expert).
 EXPERT_PY = (4_000, 2.5)
 MASTER_PY = (12_000, 3.0)
@@ -65,7 +94,14 @@ def _strong(sims: int, time: float, seed: int | None) -> Player:
     """The expert's and master's search: greedy playouts and the solver on the C kernel, the
     pre-kernel search in Python."""
     if kernel.C is not None:
-        return mcts(sims=sims, time=time, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1, seed=seed)
+        return mcts(sims=sims, time=time, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1, endgame=1, seed=seed)
+    return mcts(sims=sims, time=time, playout="guided", seed=seed)
+
+
+def _v2(sims: int, time: float, seed: int | None) -> Player:
+    """The v2 expert's and master's search (frozen): greedy playouts and the MCTS-solver, no endgame solver."""
+    if kernel.C is not None:
+        return mcts(sims=sims, time=time, c=V2_C, widen=V2_WIDEN, greedy=1, solver=1, seed=seed)
     return mcts(sims=sims, time=time, playout="guided", seed=seed)
 
 
@@ -94,6 +130,32 @@ def medium(seed: int | None = None) -> Player:
 def hard(seed: int | None = None) -> Player:
     """MCTS with a moderate simulation budget."""
     return _named(mcts(sims=HARD_SIMS, playout="guided", seed=seed), "hard")
+
+
+def _rung(name: str, seed: int | None) -> Player:
+    if kernel.C is None:
+        return _named(mcts(sims=RUNG_PY[name], time=RUNG_TIME, playout="guided", seed=seed), name)
+    return _named(_strong(RUNG_SIMS[name], RUNG_TIME, seed), name)
+
+
+def strong(seed: int | None = None) -> Player:
+    """The expert's search (greedy playouts, the solver) with 100 simulations, at most 1 s."""
+    return _rung("strong", seed)
+
+
+def advanced(seed: int | None = None) -> Player:
+    """The expert's search with 250 simulations, at most 1 s."""
+    return _rung("advanced", seed)
+
+
+def skilled(seed: int | None = None) -> Player:
+    """The expert's search with 1,000 simulations, at most 1 s."""
+    return _rung("skilled", seed)
+
+
+def veteran(seed: int | None = None) -> Player:
+    """The expert's search with 3,000 simulations, at most 1 s."""
+    return _rung("veteran", seed)
 
 
 def expert(seed: int | None = None, time: float = EXPERT_TIME) -> Player:
@@ -126,4 +188,66 @@ def master_v1(seed: int | None = None) -> Player:
     return _named(_v1(sims, time, seed), "master-v1")
 
 
-LEVELS = {"easy": easy, "medium": medium, "hard": hard, "expert": expert, "master": master}
+def expert_v2(seed: int | None = None) -> Player:
+    """The expert before the endgame solver (frozen to measure against): 30,000 simulations, <= 1 s."""
+    sims, time = EXPERT_V2_C if kernel.C is not None else EXPERT_PY
+    return _named(_v2(sims, time, seed), "expert-v2")
+
+
+def master_v2(seed: int | None = None) -> Player:
+    """The master before the endgame solver (frozen to measure against): 100,000 simulations, <= 3 s."""
+    sims, time = MASTER_V2_C if kernel.C is not None else MASTER_PY
+    return _named(_v2(sims, time, seed), "master-v2")
+
+
+LEVELS = {
+    "easy": easy,
+    "medium": medium,
+    "hard": hard,
+    "strong": strong,
+    "advanced": advanced,
+    "skilled": skilled,
+    "veteran": veteran,
+    "expert": expert,
+    "master": master,
+}
+
+
+@dataclass(frozen=True)
+class Level:
+    """A rung of the ladder people climb.
+
+    ``elo``: about where it stands (docs/ai.md, "The ladder": one scale, ``easy`` at 1,000),
+    shown next to its name on the site; ``think``: the least seconds a move of it takes for a
+    person (the web app waits out the rest, so no upper level answers at once); ``cap``: the
+    most seconds its search takes on the C kernel."""
+
+    name: str
+    elo: int
+    think: float
+    cap: float
+
+
+#: The ladder, weakest first: the one list the web app's picker, the engine protocol and the
+#: arena (``jericho arena --ladder``) offer.  Every name is a registered player (ai/base.py).
+LADDER: tuple[Level, ...] = (
+    Level("easy", 1000, 0.5, 0.01),
+    Level("medium", 1340, 0.6, 0.05),
+    Level("hard", 1500, 0.8, 0.1),
+    Level("strong", 1610, 1.0, RUNG_TIME),
+    Level("advanced", 1880, 1.0, RUNG_TIME),
+    Level("skilled", 2100, 1.0, RUNG_TIME),
+    Level("veteran", 2360, 1.0, RUNG_TIME),
+    Level("expert", 2540, 1.0, EXPERT_C[1]),
+    Level("master", 2790, 1.5, MASTER_C[1]),
+)
+
+
+def ladder() -> list[str]:
+    """The ladder's level names, weakest first."""
+    return [lv.name for lv in LADDER]
+
+
+def think_time(name: str) -> float:
+    """The least seconds a move of level ``name`` takes for a person (0 for any other player)."""
+    return next((lv.think for lv in LADDER if lv.name == name), 0.0)

@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from typing import Any
 
 from jericho_game import kernel
 from jericho_game.ai._util import (
@@ -65,6 +66,7 @@ from jericho_game.ai._util import (
 )
 from jericho_game.ai.base import Limit
 from jericho_game.ai.playout import guided_playout
+from jericho_game.ai.solver import Solution, Table, solve
 from jericho_game.core import DRAW, NO_OUTCOME, SEVEN, State, random_playout
 from jericho_game.game import Game
 from jericho_game.moves import Move
@@ -73,6 +75,21 @@ __all__ = ["MCTSPlayer", "KernelMCTSPlayer", "Node", "mcts", "DEFAULT_SIMS"]
 
 #: Simulations of an MCTS player given no budget at all (no ``sims``, ``time`` nor limit).
 DEFAULT_SIMS = 2000
+#: The endgame solver in the C search (``endgame=1``): tried at the root with at most this many
+#: pieces left in the reserves; win/draw/loss first within ``ENDGAME_FIRST`` of the move's time
+#: and ``ENDGAME_FIRST_NODES`` solver nodes per simulation of its budget (most attempts that fail
+#: fail here, so a failure costs little), then the rest within ``ENDGAME_SHARE`` of the time and
+#: ``ENDGAME_NODES_PER_SIM`` nodes per simulation in all; in the tree, on leaves with at most
+#: ``ENDGAME_LEAF_PIECES`` pieces left, ``ENDGAME_LEAF_NODES`` nodes each (win/draw/loss only);
+#: its table's size (MB).
+ENDGAME_ROOT_PIECES = 14
+ENDGAME_FIRST = 0.05
+ENDGAME_FIRST_NODES = 2
+ENDGAME_SHARE = 0.2
+ENDGAME_NODES_PER_SIM = 8
+ENDGAME_LEAF_PIECES = 7
+ENDGAME_LEAF_NODES = 1000
+ENDGAME_TABLE_MB = 4.0
 
 
 def _check_budget(sims: int | None, time: float | None, playout: str, k: int) -> None:
@@ -335,6 +352,9 @@ class KernelMCTSPlayer:
         final: str = "visits",
         subtree: int = 0,
         transpose: int = 0,
+        endgame: int = 0,
+        solve_nodes: int = 0,
+        solve_pieces: int = 0,
     ) -> None:
         if kernel.C is None:
             raise RuntimeError("KernelMCTSPlayer needs the C kernel (not built, or JERICHO_KERNEL=python)")
@@ -379,6 +399,20 @@ class KernelMCTSPlayer:
         self.mix = float(mix)
         self.cprior = float(cprior)
         self._evaluator_options()  # read and check the weights now, not in the first move's time
+        if solve_nodes < 0 or solve_pieces < 0:
+            raise ValueError(f"solve_nodes and solve_pieces must be >= 0, got {solve_nodes}, {solve_pieces}")
+        if (endgame or solve_nodes) and not solver:
+            raise ValueError("endgame=1 and solve_nodes need solver=1 (the tree's proofs)")
+        #: The endgame solver (issue 31): at the root, a position it settles within a share of the
+        #: move's budget is played exactly (fastest win, longest defence, a drawing move chosen by
+        #: the search among the drawing moves); in the tree, leaves with at most ``solve_pieces``
+        #: pieces left are solved within ``solve_nodes`` nodes and count as proofs.
+        self.endgame = bool(endgame)
+        self.solve_nodes = int(solve_nodes) if solve_nodes else (ENDGAME_LEAF_NODES if endgame else 0)
+        self.solve_pieces = int(solve_pieces) if solve_pieces else (ENDGAME_LEAF_PIECES if endgame else 0)
+        self._table: Table | None = None
+        #: What the root solver found in the last move (None: not tried, or not solved in budget).
+        self.last_solution: Solution | None = None
         self._rng = random.Random(seed)
         self._tree = kernel.C.Tree() if self.reuse else None
         self._tree_key: tuple[str | None, tuple[int, ...]] | None = None
@@ -414,6 +448,13 @@ class KernelMCTSPlayer:
         wins = winning_sevens(state, codes)
         if wins:  # a certain win needs no search
             return to_move(game, wins[self._rng.randrange(len(wins))])
+        allowed: set[int] | None = None
+        self.last_solution = None
+        if self.endgame:
+            exact = self._solve_root(game, state, sims, deadline)
+            if isinstance(exact, int):
+                return to_move(game, exact)
+            allowed = exact
         seconds = 0.0
         if deadline.stop is not None:
             seconds = max(0.001, deadline.stop - time.perf_counter())
@@ -440,6 +481,8 @@ class KernelMCTSPlayer:
             proofs=True,
             reroot=self.subtree,
             transpose=self.transpose,
+            solve_nodes=self.solve_nodes,
+            solve_pieces=self.solve_pieces,
             **self._evaluator_options(),
         )
         self.last_reused = tree.simulations - done if tree is not None else 0
@@ -448,12 +491,70 @@ class KernelMCTSPlayer:
         self.last_proofs = {code: proof for code, _n, _w, proof in children if proof >= 0}
         proofs = self.last_proofs.values()
         self.last_proven = 1 in proofs or (len(self.last_proofs) == len(codes) and all(p == 0 for p in proofs))
+        if allowed is not None:  # a solved draw: only the moves that keep it
+            kept = [ch for ch in children if ch[0] in allowed]
+            if not kept:
+                assert self.last_solution is not None and self.last_solution.move is not None
+                return self.last_solution.move
+            children = kept
         # A proven win is played at once; a proven loss only when every move loses.
         if self.final == "lcb":
             best = max(children, key=lambda ch: (ch[3] == 1, ch[3] != 0, _lower_bound(ch[1], ch[2]), ch[1], -ch[0]))
         else:
             best = max(children, key=lambda ch: (ch[3] == 1, ch[3] != 0, ch[1], ch[2], -ch[0]))
         return to_move(game, best[0])
+
+    def _solve_root(self, game: Game, state: State, sims: int | None, deadline: Deadline) -> int | set[int] | None:
+        """The endgame solver at the root, within ``ENDGAME_SHARE`` of the move's budget (win/draw/loss
+        within ``ENDGAME_FIRST`` of it, or nothing more is tried).
+
+        Returns the move code to play (a won position: the fastest win, or a winning move when
+        only win/draw/loss was settled; a lost one: the longest defence), the codes of the moves
+        that keep a solved draw (the search chooses among them), or ``None`` (not settled, or lost
+        without the distance: the search plays on).
+        """
+        left = bin(state.reserve[0]).count("1") + bin(state.reserve[1]).count("1")
+        if left > ENDGAME_ROOT_PIECES:
+            return None
+        if self._table is None:
+            self._table = Table(ENDGAME_TABLE_MB)
+        # Node budget from the simulations (a level stays reproducible), seconds from the clock;
+        # the calls below share both.
+        budget = [ENDGAME_NODES_PER_SIM * sims if sims else None]
+        stop = first = None
+        if deadline.stop is not None:
+            now, span = time.perf_counter(), deadline.stop - time.perf_counter()
+            stop, first = now + ENDGAME_SHARE * span, now + ENDGAME_FIRST * span
+
+        def run(until: float | None = None, cap: int | None = None, **options: Any) -> Solution:
+            nodes = budget[0] if cap is None or budget[0] is None else min(cap, budget[0])
+            end = until if until is not None else stop
+            seconds = None if end is None else max(0.0005, end - time.perf_counter())
+            sol = solve(state, nodes=max(1, nodes) if nodes is not None else None, seconds=seconds,
+                        table=self._table, line=False, **options)  # fmt: skip
+            if budget[0] is not None:
+                budget[0] -= sol.nodes
+            return sol
+
+        wdl = run(first, ENDGAME_FIRST_NODES * sims if sims else None, distance=False)
+        if not wdl.solved:
+            return None
+        self.last_solution = wdl
+        if wdl.value == 0:
+            each = run(moves="wdl", distance=False)
+            if each.moves is None or any(v is None for v, _ in each.moves.values()):
+                assert wdl.move is not None
+                return game.tables.object_code[id(wdl.move)]
+            return {game.tables.object_code[id(m)] for m, (v, _) in each.moves.items() if v == 0}
+        exact = run()
+        if exact.solved:
+            self.last_solution = exact
+            assert exact.move is not None
+            return game.tables.object_code[id(exact.move)]
+        if wdl.value == 1:
+            assert wdl.move is not None
+            return game.tables.object_code[id(wdl.move)]
+        return None
 
     def _evaluator_options(self) -> dict[str, object]:
         if self.evaluator is None:
@@ -467,6 +568,7 @@ class KernelMCTSPlayer:
         state = dict(self.__dict__)
         state["_tree"] = None
         state["_tree_key"] = None
+        state["_table"] = None
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -508,6 +610,9 @@ def mcts(
     final: str = "visits",
     subtree: int = 0,
     transpose: int = 0,
+    endgame: int = 0,
+    solve_nodes: int = 0,
+    solve_pieces: int = 0,
 ) -> KernelMCTSPlayer | MCTSPlayer:
     """The ``mcts`` player: :class:`KernelMCTSPlayer` on the C kernel, else :class:`MCTSPlayer`.
 
@@ -540,6 +645,9 @@ def mcts(
             final=final,
             subtree=subtree,
             transpose=transpose,
+            endgame=endgame,
+            solve_nodes=solve_nodes,
+            solve_pieces=solve_pieces,
         )
     # The Python search always keeps its subtree between moves (``reuse``).
     extras = (
@@ -548,6 +656,8 @@ def mcts(
         ("greedy", greedy),
         ("evaluator", evaluator),
         ("transpose", transpose),
+        ("endgame", endgame),
+        ("solve_nodes", solve_nodes),
     )
     for name, value in (*extras, ("final", None if final == "visits" else final)):
         if value:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -38,8 +39,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from jericho_game.ai.solver import DRAW_VALUE, LOSS, WIN, Solution, Table, solve
 from jericho_game.core import NO_OUTCOME, SEVEN, State
-from jericho_game.errors import PositionError
+from jericho_game.errors import JerichoError, PositionError
 from jericho_game.game import Game
 
 __all__ = [
@@ -53,6 +55,9 @@ __all__ = [
     "has_win_1",
     "winning_moves_2",
     "saving_moves",
+    "KIND",
+    "MAX_WINNING_MOVES",
+    "theme_of",
     "find_puzzle",
     "refutation",
     "puzzle_id",
@@ -64,17 +69,40 @@ __all__ = [
     "SHIPPED",
 ]
 
-#: Themes, in the order the web page lists them.
-THEMES = ("win-in-1", "win-in-2", "break-the-seven", "hold-on")
+#: Themes, in the order the web page lists them: what the puzzle's move does.
+THEMES = ("win-in-1", "win-in-2", "long-win", "win-by-exhaustion", "break-the-seven", "hold-on")
+#: The kind of each theme: "win" (the position is won; every winning first move is right) or
+#: "defence" (the position is drawn; exactly one move holds, every other loses).
+KIND = {
+    "win-in-1": "win",
+    "win-in-2": "win",
+    "long-win": "win",
+    "win-by-exhaustion": "win",
+    "break-the-seven": "defence",
+    "hold-on": "defence",
+}
 #: What each theme asks, in words (the first hint on the web page).
 THEME_NAMES = {
     "win-in-1": "Win in 1: make seven monoliths that no reply can break",
-    "win-in-2": "Win in 2: one move forces seven monoliths on your next turn",
-    "break-the-seven": "Break the seven: your opponent holds seven monoliths; only one move saves you",
-    "hold-on": "Hold on: your opponent threatens an unbreakable seven; only one move stops it",
+    "win-in-2": "Win in 2: force the win within two of your moves",
+    "long-win": "Win the endgame: a forced win, whatever the defence, to the end of the game",
+    "win-by-exhaustion": "Win by exhaustion: when neither side can place, the one with more monoliths wins",
+    "break-the-seven": "Break the seven: your opponent holds seven monoliths; only one move saves the draw",
+    "hold-on": "Hold on: only one move keeps the draw; every other move loses",
 }
 #: A first rating for each theme (Glicko-2 scale); play results move it afterwards.
-THEME_RATING = {"win-in-1": 1200.0, "break-the-seven": 1350.0, "hold-on": 1600.0, "win-in-2": 1750.0}
+THEME_RATING = {
+    "win-in-1": 1200.0,
+    "break-the-seven": 1350.0,
+    "win-in-2": 1500.0,
+    "hold-on": 1600.0,
+    "win-by-exhaustion": 1650.0,
+    "long-win": 1750.0,
+}
+#: A won position is a puzzle only when at most this many first moves win.
+MAX_WINNING_MOVES = 3
+#: The solver's table while a game is scanned for puzzles (megabytes).
+SCAN_TABLE_MB = 16.0
 #: Where the shipped set lives inside the package.
 SHIPPED = "ai/data/puzzles.jsonl"
 
@@ -312,12 +340,21 @@ def saving_moves(state: State, budget: Budget | None = None, stop_after: int | N
     return out
 
 
-# -- puzzles --------------------------------------------------------------------------------
+# -- puzzles ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Puzzle:
-    """One proved puzzle.  ``solution`` alternates the solver's moves and the replies."""
+    """One puzzle, proved to the end of the game by the solver (:mod:`jericho_game.ai.solver`).
+
+    ``solution`` is what the solver of the puzzle plays: one move, the fastest win (win puzzles)
+    or the only move that holds (defence puzzles); ``accept`` every first move that is right
+    (every winning move of a win puzzle, the holding move of a defence puzzle); ``line`` the
+    fastest line to the end of the game after the best move (both sides playing best moves);
+    ``value`` the game's value for the side to move (1 won, 0 drawn) and ``plies`` the length of
+    the fastest win (``None`` for a draw).  Puzzles made before these fields existed (and a
+    multi-move ``solution``) still load: ``accept`` then defaults to the solution's first move.
+    """
 
     id: str
     position: str
@@ -325,15 +362,34 @@ class Puzzle:
     solution: tuple[str, ...]
     rating: float
     source: str = ""
+    accept: tuple[str, ...] = ()
+    line: tuple[str, ...] = ()
+    value: int | None = None
+    plies: int | None = None
 
     @property
     def side(self) -> str:
         """``"south"`` or ``"north"``: the side the puzzle is solved for (the side to move)."""
         return self.position.split()[3]
 
+    @property
+    def kind(self) -> str:
+        """``"win"`` (win the game) or ``"defence"`` (find the one move that holds)."""
+        return KIND[self.theme]
+
+    @property
+    def accepted(self) -> tuple[str, ...]:
+        """The first moves that solve the puzzle (``accept``, else the solution's first move)."""
+        return self.accept or self.solution[:1]
+
+    def accepts(self, move: str) -> bool:
+        """Whether ``move`` (notation, any case and spaces) is a right first move."""
+        want = move.strip().lower()
+        return any(m.lower() == want for m in self.accepted)
+
     def to_json(self) -> dict[str, Any]:
         """The puzzle as a JSON object (one line of a ``.jsonl`` file)."""
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "position": self.position,
             "theme": self.theme,
@@ -341,6 +397,14 @@ class Puzzle:
             "rating": round(self.rating),
             "source": self.source,
         }
+        if self.accept:
+            out["accept"] = list(self.accept)
+        if self.line:
+            out["line"] = list(self.line)
+        if self.value is not None:
+            out["value"] = self.value
+            out["plies"] = self.plies
+        return out
 
     @classmethod
     def from_json(cls, obj: Any) -> Puzzle:
@@ -354,6 +418,14 @@ class Puzzle:
             raise PuzzleError(f"puzzle {obj['id']}: unknown theme {obj['theme']!r} (themes: {', '.join(THEMES)})")
         if not obj["solution"] or not all(isinstance(m, str) for m in obj["solution"]):
             raise PuzzleError(f"puzzle {obj['id']}: the solution must be a non-empty list of moves")
+        for key in ("accept", "line"):
+            if not isinstance(obj.get(key, []), list) or not all(isinstance(m, str) for m in obj.get(key, [])):
+                raise PuzzleError(f"puzzle {obj['id']}: {key!r} must be a list of moves")
+        value, plies = obj.get("value"), obj.get("plies")
+        if value not in (None, 0, 1) or isinstance(value, bool):
+            raise PuzzleError(f"puzzle {obj['id']}: 'value' must be 1 (won), 0 (drawn) or absent")
+        if plies is not None and (not isinstance(plies, int) or isinstance(plies, bool) or plies < 1):
+            raise PuzzleError(f"puzzle {obj['id']}: 'plies' must be a whole number of plies >= 1 or null")
         rating = obj.get("rating", THEME_RATING[obj["theme"]])
         if not isinstance(rating, int | float):
             raise PuzzleError(f"puzzle {obj['id']}: rating must be a number")
@@ -364,6 +436,10 @@ class Puzzle:
             solution=tuple(obj["solution"]),
             rating=float(rating),
             source=str(obj.get("source", "")),
+            accept=tuple(obj.get("accept", ())),
+            line=tuple(obj.get("line", ())),
+            value=value,
+            plies=plies,
         )
 
 
@@ -376,73 +452,108 @@ def _name(game: Game, code: int) -> str:
     return str(game.tables.move_objects[code])
 
 
-def _win_line(game: Game, first: int, b: Budget) -> list[str] | None:
-    """The line of a unique working move ``first``: ``[first]`` for a win in 1, else
-    ``[first, reply, finish]`` with a reply after which exactly one move wins in 1."""
-    s = game.state
-    me = s.turn
-    s.push(first)
-    try:
-        if _won_after_push(s, me):
-            return [_name(game, first)]
-        codes = s.legal_codes()
-        # The reply that keeps the opponent best placed, as a stubborn defender would play it.
-        margin = s.margin_deltas(codes)
-        for i in sorted(range(len(codes)), key=lambda i: (-margin[i], codes[i])):
-            b.spend()
-            s.push(codes[i])
-            try:
-                if s.outcome != NO_OUTCOME:
-                    continue
-                wins = winning_moves_1(s, b)
-                if len(wins) == 1:
-                    return [_name(game, first), _name(game, codes[i]), _name(game, wins[0])]
-            finally:
-                s.pop()
+def _by_exhaustion(game: Game, line: Iterable[str]) -> bool:
+    """Whether ``line`` played from ``game`` ends the game by two passes in a row."""
+    g = game.copy()
+    for mv in line:
+        g.play(mv)
+    tail = [str(m) for m in g.history[-2:]]
+    return g.is_over() and tail == ["pass", "pass"]
+
+
+def theme_of(game: Game, value: int, plies: int | None, line: tuple[str, ...]) -> str:
+    """The theme of a puzzle of ``game``'s position: what its move does (see :data:`THEMES`)."""
+    if value == WIN:
+        if _by_exhaustion(game, line):
+            return "win-by-exhaustion"
+        assert plies is not None
+        return "win-in-1" if plies <= 2 else "win-in-2" if plies <= 4 else "long-win"
+    return "break-the-seven" if game.state.score[1 - game.state.turn] >= SEVEN else "hold-on"
+
+
+def _classify(game: Game, sol: Solution) -> tuple[str, tuple[str, ...]] | None:
+    """``(kind, accepted moves)`` of a solved position with per-move values, or ``None`` (no puzzle)."""
+    assert sol.moves is not None
+    if sol.value == LOSS or sol.value is None or sol.move is None:
+        return None  # a lost position (its best move still loses) is no puzzle
+    if any(v is None for v, _ in sol.moves.values()):
+        return None  # the budget did not reach every move
+    if len(sol.moves) < 2:
+        return None  # a forced move is no decision
+    if sol.value == WIN:
+        wins = tuple(sorted(str(m) for m, (v, _) in sol.moves.items() if v == WIN))
+        if len(wins) > MAX_WINNING_MOVES or len(wins) == len(sol.moves):
+            return None  # no puzzle when (nearly) anything wins
+        return "win", wins
+    holds = [str(m) for m, (v, _) in sol.moves.items() if v is not None and v >= DRAW_VALUE]
+    if len(holds) != 1:
         return None
-    finally:
-        s.pop()
+    return "defence", tuple(holds)
 
 
-def find_puzzle(game: Game, budget: Budget | None = None, source: str = "") -> Puzzle | None:
+def find_puzzle(
+    game: Game, budget: Budget | None = None, source: str = "", table: Table | None = None
+) -> Puzzle | None:
     """The puzzle of ``game``'s current position, or ``None`` when it is none.
 
-    Raises :class:`SearchLimit` when the budget runs out before the proof is complete.
-    ``game`` is unchanged afterwards (moves are pushed and popped on its state).
+    The solver decides the position to the end of the game: a *win* puzzle is a won position
+    where at most :data:`MAX_WINNING_MOVES` first moves win (and not every move does), and
+    accepts each of them; a *defence* puzzle is a drawn position where exactly one move holds
+    the draw and every other move loses.  A lost position is no puzzle.  Raises
+    :class:`SearchLimit` when ``budget`` (its ``nodes`` and ``seconds``) runs out before the
+    position and every move are decided.  ``game`` is not changed.
     """
     b = budget or _unlimited()
-    s = game.state
-    if s.outcome != NO_OUTCOME:
+    if game.is_over():
         return None
-    codes = s.legal_codes()
-    if len(codes) < 2:
+    if len(game.legal_moves()) < 2:
         return None  # a forced move is no puzzle
-    position = game.position()
-    wins = winning_moves_2(s, b, stop_after=2)
-    if len(wins) >= 2:
+    first = solve(game, nodes=b.nodes, seconds=b.seconds, table=table, line=False)
+    if first.value is None:
+        raise SearchLimit(f"the solver did not decide the position within {b.nodes} positions / {b.seconds} s")
+    if first.value == LOSS:
         return None
-    if len(wins) == 1:
-        line = _win_line(game, wins[0], b)
-        if line is None:
-            return None
-        theme = "win-in-1" if len(line) == 1 else "win-in-2"
-    else:
-        saves = saving_moves(s, b, stop_after=2)
-        if len(saves) != 1:
-            return None
-        line = [_name(game, saves[0])]
-        theme = "break-the-seven" if s.score[1 - s.turn] >= SEVEN else "hold-on"
-    rating = float(round(THEME_RATING[theme] + min(200.0, len(codes) / 3)))  # more choices, harder to spot
-    return Puzzle(puzzle_id(position), position, theme, tuple(line), rating, source)
+    sol = solve(game, nodes=b.nodes, seconds=b.seconds, table=table, moves="wdl")
+    if sol.value is None or sol.moves is None or any(v is None for v, _ in sol.moves.values()):
+        raise SearchLimit(f"the solver did not decide every move within {b.nodes} positions / {b.seconds} s")
+    found = _classify(game, sol)
+    if found is None:
+        return None
+    kind, accept = found
+    line = tuple(str(m) for m in sol.line)
+    if not line or not _line_ends(game, line, sol.value):
+        raise SearchLimit("the solver's line was cut short by the budget")
+    theme = theme_of(game, sol.value, sol.plies, line)
+    position = game.position()
+    n = len(sol.moves)
+    rating = float(round(THEME_RATING[theme] + min(200.0, n / 3) - 40 * (len(accept) - 1)))
+    return Puzzle(puzzle_id(position), position, theme, line[:1], rating, source, accept, line, sol.value, sol.plies)
+
+
+def _line_ends(game: Game, line: tuple[str, ...], value: int) -> bool:
+    """Whether ``line`` is legal from ``game`` and ends the game with ``value`` for its mover."""
+    g = game.copy()
+    me = g.turn.value
+    try:
+        for mv in line:
+            g.play(mv)
+    except (JerichoError, ValueError, KeyError):
+        return False
+    if not g.is_over():
+        return False
+    outcome = g.outcome()
+    return outcome == me if value == WIN else outcome == "draw"
 
 
 def verify(puzzle: Puzzle, budget: Budget | None = None) -> list[str]:
-    """Re-prove ``puzzle``: an empty list when it holds, else what is wrong.
+    """Re-prove ``puzzle`` to the end of the game: an empty list when it holds, else what is wrong.
 
-    Checks that the position and moves are valid and the line is legal, that the first move
-    is the one and only working move of the position (win within 2 for win themes; saving
-    move, with no win available, for defence themes), and for a win in 2 that the final move
-    is the only win in 1 after the reply.
+    The solver decides the position and every first move (no horizon): the value must be the
+    puzzle's (won for a win theme, drawn for a defence theme); a win puzzle's accepted moves
+    must be exactly the winning moves, a defence puzzle's its one holding move with every other
+    move lost; the solution is the first move of the line; the line is legal, ends the game
+    with the promised result, and a win's line is as short as the fastest win; the theme is
+    the one :func:`theme_of` gives.  ``budget`` bounds the solver (default: none).
     """
     b = budget or _unlimited()
     problems: list[str] = []
@@ -452,99 +563,101 @@ def verify(puzzle: Puzzle, budget: Budget | None = None) -> list[str]:
         return [f"position: {exc}"]
     if puzzle.id != puzzle_id(puzzle.position):
         problems.append(f"id {puzzle.id} is not the position's id {puzzle_id(game.position())}")
-    s = game.state
-    codes: list[int] = []
-    probe = game.copy()
-    for i, text in enumerate(puzzle.solution):
-        try:
-            played = probe.play(text)
-        except (ValueError, KeyError) as exc:
-            return problems + [f"solution move {i + 1} {text!r}: {exc}"]
-        codes.append(probe.tables.object_code[id(played)])
-    want = {"win-in-1": 1, "win-in-2": 3, "break-the-seven": 1, "hold-on": 1}[puzzle.theme]
-    if len(codes) != want:
-        problems.append(f"a {puzzle.theme} solution has {want} moves, this one {len(codes)}")
+    reason = game.why_illegal(puzzle.solution[0])
+    if reason is not None:
+        return problems + [f"solution move 1 {puzzle.solution[0]!r}: {reason}"]
+    sol = solve(game, nodes=b.nodes, seconds=b.seconds, moves="wdl")
+    if sol.value is None or sol.moves is None or any(v is None for v, _ in sol.moves.values()):
+        return problems + ["the solver did not decide the position within the budget"]
+    want = 1 if puzzle.kind == "win" else 0
+    words = {WIN: "won", DRAW_VALUE: "drawn", LOSS: "lost"}
+    if sol.value != want:
+        problems.append(f"the position is {words[sol.value]} for the side to move, not {words[want]}")
         return problems
-    me = s.turn
-    if puzzle.theme in ("win-in-1", "win-in-2"):
-        wins = winning_moves_2(s, b)
-        if wins != [codes[0]]:
-            names = [_name(game, c) for c in wins]
-            problems.append(f"the working moves are {names or 'none'}, not exactly {puzzle.solution[0]}")
-        s.push(codes[0])
-        won = _won_after_push(s, me)
-        if puzzle.theme == "win-in-1" and not won:
-            problems.append(f"{puzzle.solution[0]} does not win in 1")
-        if puzzle.theme == "win-in-2":
-            if won:
-                problems.append(f"{puzzle.solution[0]} already wins in 1: the theme should be win-in-1")
-            s.push(codes[1])
-            if s.outcome != NO_OUTCOME:
-                problems.append(f"the reply {puzzle.solution[1]} ends the game")
-            else:
-                finish = winning_moves_1(s, b)
-                if finish != [codes[2]]:
-                    names = [_name(game, c) for c in finish]
-                    problems.append(
-                        f"after the reply the wins in 1 are {names or 'none'}, not exactly {puzzle.solution[2]}"
-                    )
-            s.pop()
-        s.pop()
-    else:
-        if winning_moves_2(s, b, stop_after=1):
-            problems.append("the solver has a win within 2 moves: not a defence puzzle")
-        saves = saving_moves(s, b)
-        if saves != [codes[0]]:
-            names = [_name(game, c) for c in saves]
-            problems.append(f"the saving moves are {names or 'none'}, not exactly {puzzle.solution[0]}")
-        holds = s.score[1 - me] >= SEVEN
-        if holds != (puzzle.theme == "break-the-seven"):
-            problems.append(f"theme {puzzle.theme} does not match the opponent's {s.score[1 - me]} monoliths")
+    found = _classify(game, sol)
+    accepted = sorted(m.lower() for m in puzzle.accepted)
+    if found is None:
+        if sol.value == WIN:
+            n = sum(v == WIN for v, _ in sol.moves.values())
+            problems.append(f"{n} of {len(sol.moves)} moves win: not a puzzle")
+        else:
+            holds = sorted(str(m) for m, (v, _) in sol.moves.items() if v is not None and v >= DRAW_VALUE)
+            problems.append(f"the moves that hold are {holds or 'none'}, not exactly one")
+        return problems
+    if sorted(m.lower() for m in found[1]) != accepted:
+        what = "winning" if found[0] == "win" else "holding"
+        problems.append(f"the {what} moves are {list(found[1])}, not exactly {sorted(puzzle.accepted)}")
+    if not puzzle.accepts(puzzle.solution[0]):
+        problems.append(f"the solution {puzzle.solution[0]} is not one of the accepted moves")
+    line = puzzle.line or puzzle.solution
+    if line[0].lower() != puzzle.solution[0].lower():
+        problems.append(f"the line starts with {line[0]}, not the solution {puzzle.solution[0]}")
+    line_ok = _line_ends(game, line, want)
+    if not line_ok:
+        problems.append(f"the line {' '.join(line)} does not end the game {'won' if want else 'drawn'}")
+    elif want == WIN and len(line) != sol.plies:
+        line_ok = False
+        problems.append(f"the line takes {len(line)} plies, the fastest win {sol.plies}")
+    if puzzle.plies != (sol.plies if want == WIN else None):
+        problems.append(f"plies {puzzle.plies} is not the fastest win's {sol.plies}")
+    # the theme of the puzzle's own line (a fastest one), else of the solver's
+    theme = theme_of(game, sol.value, sol.plies, line if line_ok else tuple(str(m) for m in sol.line))
+    if theme != puzzle.theme:
+        problems.append(f"the theme is {theme}, not {puzzle.theme}")
     return problems
 
 
 def refutation(game: Game, theme: str, budget: Budget | None = None) -> str | None:
-    """After a wrong move of the solver (the opponent to move in ``game``): a reply that shows why.
-
-    For a win theme, a reply after which the solver has no win in 1; for a defence theme, the
-    opponent's win in 1.  ``None`` when the game is over or none is found (a wrong move that
-    works beyond the puzzle's horizon).  ``game`` is unchanged.
-    """
+    """After a wrong move of the puzzle's solver (the opponent to move in ``game``): the reply
+    that shows why, by the endgame solver: the opponent's fastest win (or, after a wrong move in
+    a win puzzle, a reply that holds the draw).  ``None`` when the game is over or the budget
+    runs out.  ``game`` is unchanged."""
     b = budget or _unlimited()
-    s = game.state
-    if s.outcome != NO_OUTCOME:
+    if game.is_over():
         return None
-    solver = 1 - s.turn
-    if theme in ("break-the-seven", "hold-on"):
-        wins = winning_moves_1(s, b, first=True)
-        return _name(game, wins[0]) if wins else None
-    codes = s.legal_codes()
-    after = _score_after(s, codes, solver)
-    for i in sorted(range(len(codes)), key=after.__getitem__):
-        b.spend()
-        s.push(codes[i])
-        try:
-            if s.outcome == NO_OUTCOME and not has_win_1(s, b):
-                return _name(game, codes[i])
-            if s.outcome not in (NO_OUTCOME, solver):
-                return _name(game, codes[i])
-        finally:
-            s.pop()
-    return None
+    sol = solve(game, nodes=b.nodes, seconds=b.seconds, line=False)
+    if sol.value is None or sol.move is None:
+        return None
+    if sol.value == LOSS:
+        return None  # the wrong move still wins: nothing refutes it
+    return str(sol.move)
 
 
 def puzzles_from_game(
-    start: Game, moves: Iterable[str], budget: Budget, source: str = ""
+    start: Game, moves: Iterable[str], budget: Budget, source: str = "", deviations: int = 0
 ) -> Iterator[tuple[int, Puzzle | None, str | None]]:
-    """Walk a game and yield ``(ply, puzzle or None, why skipped or None)`` for each position
-    before a move (the budget restarts at each position)."""
+    """Walk a game from its end backwards and yield ``(ply, puzzle or None, why skipped or None)``
+    for each position before a move, the latest first (the budget restarts at each position;
+    one solver table serves the whole game).  With ``deviations``, up to that many positions one
+    other move away from each (the move drawn from ``source`` and the ply, so reproducible) are
+    tried too, with the same ``ply``.  The walk stops after the first position of the game the
+    solver cannot decide within the budget: the earlier ones are harder still."""
     game = start.copy()
-    for ply, text in enumerate(list(moves)):
+    played = list(moves)
+    for text in played:
+        game.play(text)
+    table = Table(SCAN_TABLE_MB)
+    for ply in range(len(played) - 1, -1, -1):
+        game.undo()
         try:
-            yield ply, find_puzzle(game, budget.start(), f"{source}ply {ply}".strip()), None
+            yield ply, find_puzzle(game, budget.start(), f"{source}ply {ply}".strip(), table), None
         except SearchLimit as exc:
             yield ply, None, str(exc)
-        game.play(text)
+            return
+        if deviations <= 0:
+            continue
+        others = sorted((str(m) for m in game.legal_moves() if str(m) != played[ply]), key=str)
+        rng = random.Random(f"jericho-puzzles-deviation:{source}:{ply}")
+        # a deviation is tried on a tenth of the budget: most of them are easy, the rest not worth it
+        side = Budget(None if budget.nodes is None else max(1, budget.nodes // 10), budget.seconds)
+        for other in rng.sample(others, min(deviations, len(others))):
+            game.play(other)
+            try:
+                yield ply, find_puzzle(game, side.start(), f"{source}ply {ply} after {other}".strip(), table), None
+            except SearchLimit as exc:
+                yield ply, None, str(exc)
+            finally:
+                game.undo()
 
 
 # -- files ----------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ DEFAULT_TABLE_MB = 4.0
 #: one pass between two).
 _WIN = 1000
 _ENTRY = 16  # bytes per table entry (the C SvEntry)
+_WIN2_TRIES = 3  # moves reaching seven checked for an unbreakable seven (SV_WIN2_TRIES)
 
 MovesMode = Literal["wdl", "exact"]
 
@@ -140,6 +141,7 @@ def solve(
     table_mb: float = DEFAULT_TABLE_MB,
     moves: MovesMode | None = None,
     line: bool = True,
+    distance: bool = True,
 ) -> Solution:
     """The exact value of ``game``'s position for its side to move, within a budget.
 
@@ -148,7 +150,9 @@ def solve(
     ``table`` reuses a :class:`Table` (else a fresh one of ``table_mb`` megabytes is used).
     ``moves="wdl"`` also classifies every legal move as winning, drawing or losing for its
     player, ``moves="exact"`` gives each its exact value and plies (more work).  ``line=False``
-    skips writing the principal line.  ``game`` is a :class:`~jericho_game.Game` or a kernel
+    skips writing the principal line.  ``distance=False`` asks win, draw or loss only (often ten
+    times cheaper: ``plies`` is then ``None``, and ``move`` and ``line`` keep the result without
+    being the fastest win or the longest defence).  ``game`` is a :class:`~jericho_game.Game` or a kernel
     state; it is not changed.  Raises ``ValueError`` naming a bad argument, ``TypeError`` for
     something that is not a game.
     """
@@ -170,20 +174,20 @@ def solve(
         bits = own.bits if own is not None else _table_bits(table_mb)
         if own is not None:
             with own.lock:
-                raw = kernel.C.solve(state, nodes or 0, seconds or 0.0, bits, own.buffer, mode, line)
+                raw = kernel.C.solve(state, nodes or 0, seconds or 0.0, bits, own.buffer, mode, line, distance)
         else:
-            raw = kernel.C.solve(state, nodes or 0, seconds or 0.0, bits, None, mode, line)
+            raw = kernel.C.solve(state, nodes or 0, seconds or 0.0, bits, None, mode, line, distance)
     else:
         if table is None:
             table = Table(table_mb)
         with table.lock:
-            raw = _py_solve(state, nodes, seconds, table._py, 1 << table.bits, mode, line)
+            raw = _py_solve(state, nodes, seconds, table._py, 1 << table.bits, mode, line, distance)
     (value, plies), best, codes, per_move, count, elapsed = raw
     if value is None:
         return Solution(None, None, None, (), count, elapsed, None)
     return Solution(
         value=value,
-        plies=None if value == DRAW_VALUE else plies,
+        plies=None if value == DRAW_VALUE or plies < 0 else plies,
         move=objects[best] if best >= 0 else None,
         line=tuple(objects[c] for c in codes),
         nodes=count,
@@ -234,6 +238,7 @@ class _PySearch:
         score = st.score
         effects: dict[tuple[int, int], tuple[int, int]] = {}
         keyed = []
+        reach: set[int] = set()
         win2 = -1
         for code in codes:
             k = 0
@@ -253,17 +258,22 @@ class _PySearch:
                     k -= 1 << 40
                 elif score[me] + dme >= SEVEN:
                     k += 1 << 36
-                    if win2 < 0:
-                        st.push(code)
-                        if st.outcome == NO_OUTCOME and not _breaks_possible(st, me):
-                            win2 = code
-                        st.pop()
+                    reach.add(code)
                 k += (dme - dopp) << 24
             if code == tt_move:
                 k += 1 << 44
             keyed.append((-k, code))
         keyed.sort()
-        return [c for _k, c in keyed], win2
+        ordered = [c for _k, c in keyed]
+        # The best few moves reaching seven: is one of them a seven no reply breaks?
+        for code in [c for c in ordered if c in reach][:_WIN2_TRIES]:
+            st.push(code)
+            found = st.outcome == NO_OUTCOME and st.score[me] >= SEVEN and not _breaks_possible(st, me)
+            st.pop()
+            if found:
+                win2 = code
+                break
+        return ordered, win2
 
     def search(self, st: State, alpha: int, beta: int, ply: int) -> tuple[int, int]:
         """(value, best move) of ``st`` at ``ply`` (fail-soft, like ``sv_search``)."""
@@ -319,12 +329,25 @@ class _PySearch:
         self.tt[h] = (stored, move, flag)
 
     def value(self, st: State, ply: int, exact: bool) -> tuple[int, int]:
+        """``sv_value``: win/draw/loss with a window around 0, then (``exact``) the distance by
+        null-window tests "does the game end within d plies?" for d = 1, 2, ..."""
         if st.outcome != NO_OUTCOME:
             return _terminal(st, ply), -1
         v, best = self.search(st, -1, 1, ply)
-        if v != 0 and exact:
-            v, best = self.search(st, 0, 30000, ply) if v > 0 else self.search(st, -30000, 0, ply)
-        return v, best
+        if v == 0 or not exact:
+            return v, best
+        for d in range(1, _WIN // 2):
+            bound = _WIN - (ply + d)
+            if v > 0:
+                r, mv = self.search(st, bound - 1, bound, ply)
+                if r >= bound:
+                    return bound, mv
+            else:
+                r, mv = self.search(st, -bound, -bound + 1, ply)
+                if r <= -bound:
+                    return -bound, mv if d == 1 else best
+                best = mv
+        raise AssertionError("a game cannot last that long")
 
 
 def _terminal(st: State, ply: int) -> int:
@@ -367,13 +390,14 @@ def _py_solve(
     capacity: int,
     mode: int,
     want_line: bool,
+    exact: bool = True,
 ) -> tuple[Any, ...]:
     """The pure-Python search, answering in ``_kernel.solve``'s form."""
     t0 = time.perf_counter()
     st = kernel.python_state(state) if kernel.is_c_state(state) else state.copy()
     S = _PySearch(tt, capacity, nodes, seconds)
     try:
-        value, best = S.value(st, 0, True)
+        value, best = S.value(st, 0, exact)
     except _Abort:
         return (None, None), -1, [], [], S.count, time.perf_counter() - t0
     line: list[int] = []
@@ -383,7 +407,7 @@ def _py_solve(
             mv = best
             while st.outcome == NO_OUTCOME and len(line) < 128:
                 if line:
-                    mv = S.value(st, 0, True)[1]
+                    mv = S.value(st, 0, exact)[1]
                 line.append(mv)
                 st.push(mv)
         for _ in line:
@@ -409,4 +433,5 @@ def _py_solve(
                 st.pop()
             r = _result(v)
             per_move.append((code, r if exact or r[0] is None else (r[0], -1)))
-    return _result(value), best, line, per_move, S.count, time.perf_counter() - t0
+    result = _result(value) if exact or st.outcome != NO_OUTCOME else (_result(value)[0], -1)
+    return result, best, line, per_move, S.count, time.perf_counter() - t0

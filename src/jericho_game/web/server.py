@@ -48,6 +48,7 @@ except ImportError as exc:
 
 
 from jericho_game.ai.base import Limit
+from jericho_game.ai.levels import LADDER
 from jericho_game.game import Game
 from jericho_game.web import i18n
 from jericho_game.web.accounts.accounts import AccountService, account_routes
@@ -76,7 +77,7 @@ from jericho_game.web.site import pages
 from jericho_game.web.site.errors import InternalErrors
 from jericho_game.web.site.httpguard import uvicorn_options
 from jericho_game.web.social.chat import Chat, ChatStore
-from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, notify_routes
+from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, check_public_url, notify_routes
 from jericho_game.web.storage.broker import Broker, make_broker
 from jericho_game.web.storage.database import LOBBY_ID, PRESENCE_VERSION, AIJob, Storage, resolve_db_url
 from jericho_game.web.storage.threads import CallThreads
@@ -134,7 +135,7 @@ class Transport:
                 service.storage,
                 self._play_ai,
                 slots=slots,
-                pool=make_pool(ai_processes, ai_nice),
+                pool=make_pool(ai_processes + 1 if ai_processes > 0 else 0, ai_nice),  # + the cheap lane's
                 ai_limit=ai_limit,
                 ai_delay=ai_delay,
                 on_claim=lambda job: self.broker.publish(job.game_id, -1),
@@ -780,6 +781,7 @@ def create_app(
     mail_policy: MailPolicy | None = None,
     people_policy: PeoplePolicy | None = None,
     tournament_policy: TournamentPolicy | None = None,
+    public_url: str | None = None,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
@@ -795,6 +797,8 @@ def create_app(
     its retries and limits (web/social/notify.py); ``people_policy``: the challenges' limits
     (web/people/people.py); ``tournament_policy``: the tournaments' timing and limits
     (web/tournaments/tournaments.py).
+    its retries and limits (web/social/notify.py); ``public_url``: the site's public address, which
+    every link in a mail starts with (required with ``smtp``: never the request's ``Host``).
     """
     limits = limits or Limits()
     url = resolve_db_url(db_url)
@@ -814,7 +818,9 @@ def create_app(
         seek_max_age=limits.seek_max_age,
         ai_per_client=limits.ai_per_client,
         seeks_per_client=limits.seeks_per_client,
+        ai_budget=fairshare.AIBudget.from_limits(limits),
     )
+    fairshare.set_ipv4_prefix(limits.ipv4_prefix)  # one client: an IPv6 /64, an IPv4 /prefix (issue 33)
     if ai_processes is None:
         ai_processes = min(2, os.cpu_count() or 1)
     review_jobs = ReviewJobs(ReviewStore(storage), broker)
@@ -846,7 +852,14 @@ def create_app(
     service.on_finish.append(ratings.queue)
     service.account_name = accounts.name_of
     # e-mail notifications (web/social/notify.py): off without --smtp
-    notifier = Notifier(storage, accounts, SmtpConfig.parse(smtp) if smtp else None, clock=clock, policy=mail_policy)
+    notifier = Notifier(
+        storage,
+        accounts,
+        SmtpConfig.parse(smtp) if smtp else None,
+        clock=clock,
+        policy=mail_policy,
+        public_url=public_url,
+    )
     # correspondence games (web/round/correspondence.py): the quota, and a turn's mail in the move's transaction
     service.correspondence_per_client = limits.correspondence_per_client
     service.correspondence_seeks = limits.correspondence_seeks
@@ -916,7 +929,9 @@ def create_app(
         return JSONResponse(Game().topology.to_dict())
 
     async def levels(request: Request) -> Response:
-        return JSONResponse({"levels": service.levels(), "default": service.default_level()})
+        levels = service.levels()
+        elo = {lv.name: lv.elo for lv in LADDER if lv.name in levels}  # ai/levels.py: "about 1,400" on the picker
+        return JSONResponse({"levels": levels, "default": service.default_level(), "elo": elo})
 
     async def healthz(request: Request) -> Response:
         try:
@@ -928,7 +943,7 @@ def create_app(
     async def create(request: Request) -> Response:
         account = account_id(request)  # before the body: a CSRF-less post is refused as such
         spec = await _json_body(request, limits)
-        client = request.client.host if request.client else "?"
+        client = address_of(request)  # the client's group: an IPv6 /64, an IPv4 /--ipv4-prefix (issue 33)
         room, reply = await service.off_loop(service.create, spec, client, account)
         service.announce(room)
         if room.rec.public:
@@ -1179,8 +1194,14 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         "--smtp",
         default=None,
         help="send e-mail notifications through this SMTP server, e.g. "
-        "smtp+starttls://user:password@mail.example.org:587?from=jericho@example.org&site=https://jericho.example.org "
+        "smtp+starttls://user:password@mail.example.org:587?from=jericho@example.org; needs --public-url "
         "(default: no e-mail; see docs/web.md, 'Notifications')",
+    )
+    parser.add_argument(
+        "--public-url",
+        default=None,
+        help="the site's public address, e.g. https://jericho.example.org: every link in a mail starts with it "
+        "(required with --smtp: links are never built from a request's Host header)",
     )
     parser.add_argument(
         "--review-sims",
@@ -1218,6 +1239,7 @@ def app_from_env() -> Starlette:
         review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
         rating_policy=RatingPolicy(pair_games_per_day=cfg.get("pair_games", RatingPolicy.pair_games_per_day)),
         smtp=cfg.get("smtp"),
+        public_url=cfg.get("public_url"),
     )
 
 
@@ -1248,6 +1270,14 @@ def run(args: argparse.Namespace) -> int:
         fair = fairshare.settings(args)
         if args.smtp:
             SmtpConfig.parse(args.smtp)  # a clear message now (the password is never printed)
+        if args.public_url is not None:
+            check_public_url(args.public_url)
+        if args.smtp and not args.public_url:
+            raise ValueError(
+                "--smtp needs --public-url, the site's address for the links in mails (e.g. --public-url "
+                "https://jericho.example.org): a link is never built from a request's Host header, which any "
+                "client can choose"
+            )
     except ValueError as exc:
         print(f"jericho serve: {exc}", flush=True)
         return 2
@@ -1296,6 +1326,7 @@ def run(args: argparse.Namespace) -> int:
                 review_seconds=args.review_seconds,
                 rating_policy=RatingPolicy(pair_games_per_day=args.rated_games_per_pair),
                 smtp=args.smtp,
+                public_url=args.public_url,
             )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
@@ -1321,6 +1352,7 @@ def run(args: argparse.Namespace) -> int:
                 "pair_games": args.rated_games_per_pair,
                 "fair": fair,
                 "smtp": args.smtp,
+                "public_url": args.public_url,
             }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]

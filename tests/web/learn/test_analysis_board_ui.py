@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from jericho_game.web.server import Limits, create_app
-from tests.web import test_browser
+from tests.web import test_browser, tour
 from tests.web.test_browser import watch_errors
 from tests.web.test_ui import hotseat, still_shot
 
@@ -155,4 +156,61 @@ def test_a_replay_position_opens_on_the_analysis_board(server: str, browser: Bro
     expect(page.locator('#an-moves .an-mv[aria-current="step"]')).to_have_accessible_name("1... 1G@d3")
     expect(page.locator("#an-turn")).to_contain_text("South to move")
     assert not errors, errors
+    ctx.close()
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["desktop", "phone"])
+def test_a_solved_position_reads_like_a_tablebase_with_an_arrow_and_its_text(
+    server: str, browser: Browser, size: tuple[int, int]
+) -> None:
+    """Issue 31 point 5: a position the endgame solver decides shows "Win in 4 plies" and the
+    solver's whole line; the best move is an arrow on the board (a toggle, remembered); the
+    position's text can be copied from its box, and a pasted one loads (a bad one is named)."""
+    from tests.ai.test_analysis import LOST, WON
+
+    w, h = size
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    page.goto(server + "/analysis?" + urlencode({"position": WON}))
+    expect(page.locator("#an-position")).to_have_value(WON)
+    page.click("#an-engine")
+    evaluation = page.locator("#an-eval")
+    expect(evaluation).to_contain_text("Win in 4 plies", timeout=30000)
+    expect(evaluation).to_contain_text("South to move, solved to the end of the game")
+    expect(page.locator("#an-engine-state")).to_contain_text("endgame solver decided this position")
+    expect(page.locator("#an-pv")).to_contain_text("The solver's line:")
+    expect(page.locator("#an-pv .an-mv")).to_have_text(["1. 4Y@f1", "1... 5Y@g3", "2. pass", "2... pass"])
+    arrow = page.locator("#board #an-arrow")
+    expect(arrow).to_have_attribute("data-move", "4Y@f1")
+    expect(arrow).to_have_attribute("aria-hidden", "true")
+    still_shot(page, f"analysis-{w}x{h}-solved.png")
+    assert tour.axe_violations(page) == []  # the solved evaluation, the arrow, the toggle, the box
+    # the arrow's toggle, remembered by the browser
+    toggle = page.get_by_label("Show the engine's best move as an arrow")
+    toggle.uncheck()
+    expect(arrow).to_have_count(0)
+    page.reload()
+    expect(page.get_by_label("Show the engine's best move as an arrow")).not_to_be_checked()
+    page.click("#an-engine")
+    expect(page.locator("#an-eval")).to_contain_text("Win in 4 plies", timeout=30000)
+    expect(page.locator("#board #an-arrow")).to_have_count(0)
+    page.get_by_label("Show the engine's best move as an arrow").check()
+    expect(page.locator("#board #an-arrow")).to_have_attribute("data-move", "4Y@f1")
+    # the position's text: copy it; paste a bad one (named, nothing lost), then a good one
+    page.get_by_role("button", name="Copy the position").click()
+    expect(page.locator("#info")).to_have_text(re.compile(r"Position copied\.|Select the text and copy it"))
+    box = page.get_by_label("This position as text (copy it, or paste one and load it)")
+    box.fill("a1:9Z south")
+    page.get_by_role("button", name="Load this position").click()
+    expect(page.locator("#an-error")).to_contain_text("Could not load it")
+    expect(page.locator("#an-turn")).to_contain_text("South to move")  # still the position it was
+    box.fill(LOST)
+    box.press("Enter")
+    expect(page.locator("#an-turn")).to_contain_text("North to move")
+    expect(page.locator("#an-error")).to_have_text("")
+    expect(page.locator("#an-eval")).to_contain_text("Loss in 3 plies", timeout=30000)
+    expect(page.locator("#an-eval")).to_contain_text("North to move")
+    # the bad position's refusal (400) is the only console message
+    assert [e for e in errors if "status of 400" not in e] == []
     ctx.close()

@@ -177,8 +177,36 @@ def test_bad_positions_get_coded_errors_and_the_socket_stays(client: TestClient)
         assert until(ws, lambda m: m["type"] == "done")["reason"] == "decided"
 
 
-def test_the_solver_proves_a_position_and_the_figure_is_exact() -> None:
-    # a game near its end, where the master's solver proves the result within its budget
+def test_the_endgame_solver_decides_a_late_position_like_a_tablebase(client: TestClient) -> None:
+    """Near the end the endgame solver answers before any search: one exact update with the side
+    to move's value, the plies to the end and the whole line, then ``done`` with ``solved``."""
+    game = Game.from_moves(OPENING)
+    while not game.is_over():
+        game.play(game.legal_moves()[0])
+    moves = [str(m) for m in game.history]
+    pos = Game.from_moves(moves[:-6])
+    (ev,) = list(stream(pos, len(moves) - 6, sims=20_000, seconds=3.0))
+    assert ev.exact and ev.sims == 0 and ev.value in (-1, 0, 1) and ev.best == ev.line[0]
+    end = pos.copy()
+    for mv in ev.line:
+        end.play(mv)
+    assert end.is_over() and len(ev.line) == (ev.plies if ev.value else len(ev.line))
+    outcome = end.outcome()
+    assert ev.value == (0 if outcome == "draw" else 1 if outcome == pos.turn.value else -1)
+    with client.websocket_connect("/ws/analysis", headers={"x-test-address": "10.0.0.9"}) as ws:
+        ws.send_json({"type": "analyse", "id": 6, "moves": moves[:-6]})
+        upd = until(ws, lambda m: m["type"] == "update")
+        assert (upd["value"], upd["plies"], upd["line"], upd["exact"]) == (ev.value, ev.plies, list(ev.line), True)
+        assert len(upd["labels"]) == len(upd["line"])
+        assert until(ws, lambda m: m["type"] == "done")["reason"] == "solved"
+
+
+def test_the_solver_proves_a_position_and_the_figure_is_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a game near its end, where the master's solver proves the result within its budget (the
+    # endgame solver, which would answer first, is given no budget here)
+    from jericho_game.ai import analysis
+
+    monkeypatch.setattr(analysis, "STREAM_SOLVE_NODES", 1)
     game = Game.from_moves(OPENING)
     while not game.is_over():
         game.play(game.legal_moves()[0])
@@ -283,6 +311,7 @@ def test_an_ai_move_takes_the_slot_back_and_the_analysis_resumes_after_it(client
     # waits ("queued") and then starts again
     runner = client.app.state.transport.runner  # type: ignore[attr-defined]
     runner.slots = 1
+    runner.cheap_slots = 0  # no slot of the cheap lane (issue 33), where a random move would not need the analysis's
     with client.websocket_connect("/ws/analysis", headers={"x-test-address": "10.0.3.1"}) as ws:
         ws.send_json({"type": "analyse", "id": 1, "moves": OPENING})
         until(ws, lambda m: m["type"] == "update")
@@ -311,8 +340,18 @@ class FakeQueue:
     def __init__(self) -> None:
         self.jobs: list[AIJob] = []
 
-    def claim_job(self, worker: str, lease: float, idle_clients_only: bool = False) -> AIJob | None:
+    def claim_job(
+        self, worker: str, lease: float, idle_clients_only: bool = False, lanes: tuple[int, ...] | None = None
+    ) -> AIJob | None:
+        if lanes is not None:  # the cheap lane's own slot (issue 33): these jobs are of no lane
+            return None
         return self.jobs.pop(0) if self.jobs else None
+
+    def runner_beat(self, name: str, slots: int, cheap_slots: int) -> None:
+        pass
+
+    def runner_gone(self, name: str) -> None:
+        pass
 
     def claimable_jobs(self, idle_clients_only: bool = False) -> int:
         return len(self.jobs)

@@ -250,12 +250,20 @@ class _FakeStorage:
         self.moves = moves
         self.claims = claims
 
-    def claim_job(self, worker: str, lease: float, idle_clients_only: bool = False) -> Any:
-        if self.moves == 0:
+    def claim_job(
+        self, worker: str, lease: float, idle_clients_only: bool = False, lanes: tuple[int, ...] | None = None
+    ) -> Any:
+        if self.moves == 0 or lanes is not None:  # the cheap lane's own slot (issue 33) takes none of these
             return None
         self.moves -= 1
         self.claims.append("move")
         return AIJob(f"g{self.moves}", 0, "random", None, [])
+
+    def runner_beat(self, name: str, slots: int, cheap_slots: int) -> None:
+        pass
+
+    def runner_gone(self, name: str) -> None:
+        pass
 
 
 def _run_runner(slots: int, moves: int, reviews: int) -> tuple[list[str], list[str], _FakeKind]:
@@ -424,7 +432,17 @@ def test_a_slow_slide_is_explained_accuracy_turning_points_lines_and_one_numberi
         # the per-move thresholds never trip on the slide; the move into a decided game is a blunder
         assert [(m["label"], m["mark"], m["decided"]) for m in judged if m["mark"]] == [("21.", "blunder", True)]
         assert done["decided"] == {"chance": 0.05, "least_loss": 0.05}
+        # the game was decided by move 21 (South's chance 3 % and lower to the end): named, marked,
+        # and the moves after it are not counted in the accuracy
+        assert done["decisive"] == {
+            "ply": 41, "result": "north", "exact": False, "label": "21.", "move": moves[40], "side": "south"
+        }  # fmt: skip
+        assert [m["ply"] for m in judged if m["decisive"]] == [41]
         assert done["accuracy"]["north"] == 100.0 and 60.0 < done["accuracy"]["south"] < 95.0
+        everything = review_module.accuracy(
+            review_module.judge(moves, list(table.values())), [table[i] for i in range(len(moves) + 1)]
+        )
+        assert done["accuracy"]["south"] < everything["south"]  # the moves after it no longer pad it
         assert done["slide"]["south"] == pytest.approx(0.40) and done["slide"]["north"] == 0.0
         south = done["turning"]["south"]
         assert [(t["label"], t["move"]) for t in south] == [("12.", moves[22]), ("5.", moves[8]), ("21.", moves[40])]
@@ -466,5 +484,6 @@ def test_a_review_table_made_before_lines_existed_gets_its_line_column(tmp_path:
     finally:
         storage.close()
     with sqlite3.connect(path) as conn:
-        assert "line" in [r[1] for r in conn.execute("PRAGMA table_info(review_positions)")]
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(review_positions)")]
+        assert {"line", "value", "plies"} <= set(columns)
         assert conn.execute("SELECT best, line FROM review_positions").fetchall() == [("5R@d2", None)]

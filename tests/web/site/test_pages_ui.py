@@ -133,19 +133,31 @@ def test_the_analysis_board_and_the_puzzles_speak_french(server: str, browser: B
     page.click("#an-engine")
     page.goto(server + "/puzzles")
     expect(page.locator("#puzzle-goal")).to_contain_text(
-        "de jouer : trouvez le seul coup qui gagne ou sauve la partie."
+        re.compile("de jouer : trouvez (le seul coup qui garde la nulle|un coup qui gagne la partie)[.]")
     )
     expect(page.locator("#puzzle-title")).to_contain_text("Problème ")
     expect(page.locator("#puzzle-meta")).to_contain_text("Classement du problème")
     page.click("#btn-solution")
     expect(page.locator("#feedback")).to_contain_text("Solution : ")
-    expect(page.locator("#feedback")).to_contain_text(re.compile("Gain en [12]|Briser les sept|Tenir bon"))
+    expect(page.locator("#feedback")).to_contain_text(
+        re.compile("Gain en [12]|Gagnez la finale|Gain à l’épuisement|Briser les sept|Tenir bon")
+    )
     analyse = page.locator("#btn-analyse")
     expect(analyse).to_have_text("Analyser")
     analyse.click()
     expect(page).to_have_url(re.compile(r"/analysis\?position="))
     expect(page.locator("#an-turn")).to_contain_text("de jouer")
     page.screenshot(path=str(ARTIFACTS / "analysis-fr-1280x800.png"))
+    # a solved position reads like a tablebase, in French too
+    from urllib.parse import urlencode
+
+    from tests.ai.test_analysis import WON
+
+    page.goto(server + "/analysis?" + urlencode({"position": WON}))
+    page.click("#an-engine")
+    expect(page.locator("#an-eval")).to_contain_text("Gain en 4 demi-coups", timeout=30000)
+    expect(page.locator("#an-eval")).to_contain_text("Sud au trait, résolu jusqu’à la fin de la partie")
+    expect(page.get_by_label("Montrer le meilleur coup du moteur par une flèche")).to_be_checked()
     assert not real(errors), errors
     ctx.close()
 

@@ -78,9 +78,13 @@ def smtp() -> Iterator[tuple[Inbox, int]]:
     ctl.stop()
 
 
+PUBLIC = "https://jericho.example.org"  # --public-url: every link in a mail starts with it (issue 33)
+
+
 def _app(db: str, port: int | None) -> Any:
     url = f"smtp://127.0.0.1:{port}?from=jericho@example.org" if port else None
-    return create_app(db, ai_processes=0, password_hasher=CHEAP, smtp=url, mail_policy=FAST)
+    site = PUBLIC if port else None
+    return create_app(db, ai_processes=0, password_hasher=CHEAP, smtp=url, mail_policy=FAST, public_url=site)
 
 
 def _csrf(c: TestClient) -> str:
@@ -290,6 +294,7 @@ def test_a_refused_mail_is_retried_later_and_a_permanent_refusal_ends_it(db: str
             password_hasher=CHEAP,
             smtp=f"smtp://127.0.0.1:{port}",
             mail_policy=MailPolicy(first_retry=0.3, poll=0.2, confirm_every=0.0),
+            public_url=PUBLIC,
         )
     ) as c:
         assert _post(c, "/api/account/login", {"username": "ada", "password": PW}).status_code == 200
@@ -328,9 +333,11 @@ def test_two_senders_on_one_database_send_each_mail_once(db: str, smtp: tuple[In
     url = resolve_db_url(db)
     cfg = SmtpConfig.parse(f"smtp://127.0.0.1:{port}")
     stores = [Storage(url), Storage(url)]
-    notifiers = [Notifier(s, AccountService(s, hasher=CHEAP), cfg, policy=FAST) for s in stores]
+    notifiers = [
+        Notifier(s, AccountService(s, hasher=CHEAP), cfg, policy=FAST, public_url="http://site.example") for s in stores
+    ]
     acc = notifiers[0].accounts.create_account("ada", PW)
-    notifiers[0].update(acc.id, {}, "http://site.example", "en")
+    notifiers[0].update(acc.id, {}, "en")
     with stores[0].engine.begin() as conn:
         conn.execute(
             text("UPDATE mail_prefs SET email = 'ada@example.org', confirmed = 1 WHERE account_id = :a"), {"a": acc.id}
@@ -360,7 +367,7 @@ def test_two_senders_on_one_database_send_each_mail_once(db: str, smtp: tuple[In
 
 
 def test_the_smtp_url_is_checked() -> None:
-    cfg = SmtpConfig.parse("smtp+starttls://me%40x:p%3Ass@mail.example.org?from=j@example.org&site=https://j.example/")
+    cfg = SmtpConfig.parse("smtp+starttls://me%40x:p%3Ass@mail.example.org?from=j@example.org")
     assert (cfg.host, cfg.port, cfg.security, cfg.user, cfg.password) == (
         "mail.example.org",
         587,
@@ -368,14 +375,14 @@ def test_the_smtp_url_is_checked() -> None:
         "me@x",
         "p:ss",
     )
-    assert cfg.sender == "j@example.org" and cfg.site == "https://j.example"
+    assert cfg.sender == "j@example.org"
     assert SmtpConfig.parse("smtps://mail.example.org").port == 465
     for bad, why in [
         ("http://user:secret@mail.example.org", "must start with smtp"),
         ("smtp://", "names no host"),
         ("smtp://mail.example.org?form=x", "unknown parameter"),
         ("smtp://mail.example.org?from=nobody", "is not an address"),
-        ("smtp://mail.example.org?site=ftp://x", "http(s)"),
+        ("smtp://mail.example.org?site=https://x.example", "give the site's address as --public-url"),
     ]:
         with pytest.raises(ValueError, match=re.escape(why)) as exc:
             SmtpConfig.parse(bad)
@@ -388,7 +395,7 @@ def test_the_smtp_url_is_checked() -> None:
 def test_a_mail_the_mail_library_refuses_is_given_up_not_retried_forever(db: str, smtp: tuple[Inbox, int]) -> None:
     inbox, port = smtp
     storage = Storage(resolve_db_url(db))
-    n = Notifier(storage, AccountService(storage, hasher=CHEAP), SmtpConfig.parse(f"smtp://127.0.0.1:{port}"))
+    n = Notifier(storage, AccountService(storage, hasher=CHEAP), SmtpConfig.parse(f"smtp://127.0.0.1:{port}"), public_url="http://site.example")
     with storage.engine.begin() as conn:
         conn.execute(
             text(
@@ -402,3 +409,129 @@ def test_a_mail_the_mail_library_refuses_is_given_up_not_retried_forever(db: str
     assert row["failed_at"] is not None and row["sent_at"] is None and "ValueError" in row["last_error"]
     storage.close()
     assert inbox.mails == []
+
+
+# -- issue 33: links from --public-url only; mail floods ----------------------------------------------------
+
+EVIL = {"Host": "evil.example"}
+
+
+def test_no_link_in_a_mail_comes_from_the_host_header(db: str, smtp: tuple[Inbox, int]) -> None:
+    """The audit: `Host: evil.example` made the server mail a stranger http://evil.example/api/notify/
+    confirm?token=... (and List-Unsubscribe too).  Every link of every mail now starts with
+    --public-url, whatever header the request that caused it carried."""
+    inbox, port = smtp
+    with visitors(_app(db, port), 2) as (ada, bob):
+        for c in (ada, bob):
+            c.headers.update(EVIL)
+        _signup(ada, "ada")
+        _signup(bob, "bob")
+        _confirm(bob, inbox, "bob@example.org")
+        g = _post(ada, "/api/games", {"mode": "online"}).json()
+        assert _post(ada, "/api/notify/invite", {"game": g["id"], "username": "bob"}).status_code == 200
+        mails = inbox.wait(2)
+    assert [m["Subject"] for m in mails][1].startswith("Jericho: ada")
+    for msg in mails:
+        links = re.findall(r"https?://\S+", msg.get_content()) + [msg["List-Unsubscribe"].strip("<>")]
+        assert len(links) >= 2 and all(link.startswith(PUBLIC + "/") for link in links), links
+        assert "evil" not in msg.as_string()
+
+
+def test_smtp_without_a_public_url_is_refused_with_a_clear_message(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    with pytest.raises(ValueError, match="--public-url"):
+        create_app(str(tmp_path / "a.sqlite3"), ai_processes=0, smtp="smtp://127.0.0.1:1")
+    cmd = [sys.executable, "-m", "jericho_game", "serve", "--db", str(tmp_path / "g.sqlite3"), "--port", "1"]
+    out = subprocess.run([*cmd, "--smtp", "smtp://127.0.0.1:1"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "--smtp needs --public-url" in out.stdout + out.stderr, out
+    bad = subprocess.run([*cmd, "--public-url", "evil.example"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--public-url must be the site's http(s) address" in bad.stdout + bad.stderr
+
+
+def _outbox_to(db: str, address: str) -> list[str]:
+    storage = Storage(resolve_db_url(db))
+    try:
+        with storage.engine.connect() as conn:
+            rows = conn.execute(text("SELECT kind FROM mail_outbox WHERE to_addr = :a"), {"a": address})
+            return [r[0] for r in rows]
+    finally:
+        storage.close()
+
+
+def test_ten_accounts_from_one_address_cannot_mail_a_stranger_ten_confirmations(
+    db: str, smtp: tuple[Inbox, int]
+) -> None:
+    """The audit: 10 accounts from one address sent 10 confirmation mails at once to a stranger.
+    Now one address receives at most 3 confirmation mails a day, whoever asks; the others are
+    refused with `mail_recipient_quota` and nothing is changed."""
+    inbox, port = smtp
+    with visitors(_app(db, port), 10) as clients:
+        codes = []
+        for i, c in enumerate(clients):
+            _signup(c, f"puppet{i}")
+            r = _post(c, "/api/notify/settings", {"email": "Stranger@example.org" if i % 2 else "stranger@example.org"})
+            codes.append(r.json().get("error") if r.status_code != 200 else 200)
+            if r.status_code != 200:
+                assert r.status_code == 429 and "nothing was changed" in r.json()["message"]
+                assert c.get("/api/notify/settings").json()["email"] is None  # nothing changed
+        inbox.wait(3)
+        time.sleep(0.5)
+    assert codes == [200] * 3 + ["mail_recipient_quota"] * 7
+    assert len(_outbox_to(db, "stranger@example.org") + _outbox_to(db, "Stranger@example.org")) == 3
+    assert len(inbox.mails) == 3
+
+
+def test_one_victim_cannot_receive_45_invitations_from_6_senders(db: str, smtp: tuple[Inbox, int]) -> None:
+    """The audit: one victim got 45 invitation mails in seconds from 6 senders.  Now one player
+    receives at most 10 invitation mails an hour, from everyone together (`mail_recipient_quota`)."""
+    inbox, port = smtp
+    app = create_app(
+        db,
+        ai_processes=0,
+        password_hasher=CHEAP,
+        smtp=f"smtp://127.0.0.1:{port}",
+        mail_policy=MailPolicy(first_retry=0.3, poll=0.2, per_sender_address=1000),  # one test address for all
+        public_url=PUBLIC,
+    )
+    with visitors(app, 7) as (victim, *senders):
+        _signup(victim, "victim")
+        _confirm(victim, inbox, "victim@example.org")
+        for i, c in enumerate(senders):
+            _signup(c, f"sender{i}")
+        outcomes = []
+        for _ in range(8):
+            for c in senders:
+                g = _post(c, "/api/games", {"mode": "online"}).json()
+                r = _post(c, "/api/notify/invite", {"game": g["id"], "username": "victim"})
+                outcomes.append(200 if r.status_code == 200 else r.json()["error"])
+        time.sleep(1.0)
+    assert len(outcomes) == 48 and outcomes.count(200) == 10
+    assert set(outcomes) == {200, "mail_recipient_quota"}
+    assert _outbox_to(db, "victim@example.org").count("invite") == 10
+
+
+def test_mails_from_one_address_and_the_servers_budget_are_limited(db: str, smtp: tuple[Inbox, int]) -> None:
+    """Per sending address (all its accounts) and a global budget per hour, counted in the database."""
+    inbox, port = smtp
+
+    def app(policy: MailPolicy) -> Any:
+        smtp_url = f"smtp://127.0.0.1:{port}"
+        return create_app(
+            db, ai_processes=0, password_hasher=CHEAP, smtp=smtp_url, mail_policy=policy, public_url=PUBLIC
+        )
+
+    with visitors(app(MailPolicy(poll=0.2, per_sender_address=2)), 3) as clients:
+        answers = []
+        for i, c in enumerate(clients):
+            _signup(c, f"user{i}")
+            r = _post(c, "/api/notify/settings", {"email": f"user{i}@example.org"})
+            answers.append(200 if r.status_code == 200 else r.json()["error"])
+    assert answers == [200, 200, "mail_sender_quota"]
+    with visitors(app(MailPolicy(poll=0.2, global_per_hour=2)), 1) as (c,):
+        _signup(c, "late")
+        r = _post(c, "/api/notify/settings", {"email": "late@example.org"})
+        assert r.status_code == 503 and r.json()["error"] == "mail_budget"
+        fr = c.post("/api/notify/settings?lang=fr", json={"email": "late@example.org"}, headers={CSRF_HEADER: _csrf(c)})
+        assert fr.json()["error"] == "mail_budget" and fr.json()["message"] != r.json()["message"]

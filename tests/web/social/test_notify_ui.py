@@ -78,6 +78,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, smtp: tuple[Inbox, int]) ->
         password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1),
         smtp=f"smtp://127.0.0.1:{smtp[1]}?from=jericho@example.org",
         mail_policy=MailPolicy(poll=0.2),
+        public_url="https://jericho.example.org",
     )
     yield from serve_in_thread(app)
 

@@ -53,6 +53,7 @@ from jericho_game.web import i18n
 from jericho_game.web.accounts.hashpool import HashPool
 from jericho_game.web.accounts.passwords import password_problem
 from jericho_game.web.common import jsonin
+from jericho_game.web.common.fairshare import address_of
 from jericho_game.web.round.rooms import ClientError
 from jericho_game.web.storage.database import Storage
 
@@ -62,6 +63,7 @@ __all__ = [
     "Session",
     "ThrottlePolicy",
     "SESSION_COOKIE",
+    "DEVICE_COOKIE",
     "CSRF_COOKIE",
     "CSRF_HEADER",
     "account_metadata",
@@ -72,6 +74,8 @@ __all__ = [
 ]
 
 SESSION_COOKIE = "jericho_session"
+DEVICE_COOKIE = "jericho_device"  # a browser that logged in to an account before: first in the password line
+DEVICE_DAYS = 365
 CSRF_COOKIE = "jericho_csrf"  # before logging in: the double-submit token of log-in and sign-up
 CSRF_HEADER = "x-csrf-token"
 SESSION_DAYS = 30
@@ -117,6 +121,17 @@ throttle_table = Table(
     Column("window_start", Float, nullable=False),
     Column("blocked_until", Float, nullable=True),
 )
+
+#: Browsers that logged in to an account (issue 33): the device cookie's SHA-256.  A log-in that brings
+#: one waits for its password check before any other (web/accounts/hashpool.py).
+devices_table = Table(
+    "login_devices",
+    account_metadata,
+    Column("id_hash", String(64), primary_key=True),
+    Column("account_id", Integer, nullable=False),
+    Column("used_at", Float, nullable=False),
+)
+Index("login_devices_account", devices_table.c.account_id)
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{2,23}$")
 
@@ -199,9 +214,12 @@ class ThrottlePolicy:
       stranger without the password cannot use these up: only a success counts).  An account
       keeps at most ``sessions_per_account`` live sessions: a new one ends the oldest.
 
-    An attempt counts as a failure the moment it is admitted (before the slow password check), so
-    parallel attempts cannot slip through together; a success takes it back.  A refused attempt
-    (429) does not check the password and does not count.
+    An attempt counts as a failure the moment it is admitted (before the slow password check, and
+    before it waits for the password pool), so parallel attempts cannot slip through together and a
+    ``503 busy`` of a full pool counts like a wrong password, per address and per account (issue 33);
+    a success takes it back.  A refused attempt (429) does not check the password and does not count.
+    The admission also sets the attempt's place in the password pool's line: a browser with the
+    account's device cookie first, then addresses without recent failures, then failing ones.
     """
 
     pair_free: int = 5
@@ -340,8 +358,10 @@ class AccountService:
             {"n": c["count"], "s": c["start"], "b": c["blocked"], "k": c["key"]},
         )
 
-    def _admit_login(self, key: str, address: str) -> None:
-        """Refuse (:class:`Throttled`) or admit one log-in attempt, counted as a failure until it succeeds."""
+    def _admit_login(self, key: str, address: str, device: str | None = None) -> int:
+        """Refuse (:class:`Throttled`) or admit one log-in attempt, counted as a failure until it succeeds;
+        its priority in the password pool's line (0: a device of the account, 1: an address without
+        failed log-ins in the window, 2: an address that has failed)."""
         p, now = self.policy, self.now()
         with self.storage.engine.begin() as conn:
             # a pair's window is a day: its failures in a row are forgotten after a quiet day
@@ -362,6 +382,10 @@ class AccountService:
             ok = self._counter(conn, f"ok:{key}", now, p.login_window)
             if ok["count"] >= p.account_logins:
                 raise Throttled("too many log-ins to this account", ok["start"] + p.login_window - now)
+            if device and self._known_device(conn, key, device):
+                priority = 0
+            else:
+                priority = 1 if addr["count"] == 0 and pair["count"] == 0 else 2
             tries["count"] += 1
             self._put(conn, tries)
             pair["count"] += 1
@@ -380,6 +404,45 @@ class AccountService:
                     ),
                     {"old": now - 2 * 86400.0, "now": now},
                 )
+        return priority
+
+    def _known_device(self, conn: Connection, key: str, device: str) -> bool:
+        if not re.fullmatch(r"[A-Za-z0-9_-]{32,64}", device):
+            return False
+        row = conn.execute(
+            text(
+                "SELECT 1 FROM login_devices d JOIN accounts a ON a.id = d.account_id "
+                "WHERE d.id_hash = :h AND a.username_key = :k"
+            ),
+            {"h": _hash_token(device), "k": key},
+        ).first()
+        return row is not None
+
+    def remember_device(self, account_id: int, device: str | None) -> str:
+        """After a successful log-in: the browser's device token (kept if it is already this account's,
+        else a new one), stored as its SHA-256; an account keeps its 20 most recent devices."""
+        now = self.now()
+        with self.storage.engine.begin() as conn:
+            if device and re.fullmatch(r"[A-Za-z0-9_-]{32,64}", device):
+                n = conn.execute(
+                    text("UPDATE login_devices SET used_at = :t WHERE id_hash = :h AND account_id = :a"),
+                    {"t": now, "h": _hash_token(device), "a": account_id},
+                ).rowcount
+                if n == 1:
+                    return device
+            token = secrets.token_urlsafe(32)
+            conn.execute(
+                text("INSERT INTO login_devices (id_hash, account_id, used_at) VALUES (:h, :a, :t)"),
+                {"h": _hash_token(token), "a": account_id, "t": now},
+            )
+            conn.execute(
+                text(
+                    "DELETE FROM login_devices WHERE account_id = :a AND id_hash NOT IN (SELECT id_hash FROM "
+                    "login_devices WHERE account_id = :a ORDER BY used_at DESC LIMIT 20)"
+                ),
+                {"a": account_id},
+            )
+        return token
 
     def _admit_signup(self, key: str, address: str) -> None:
         p, now = self.policy, self.now()
@@ -512,10 +575,20 @@ class AccountService:
 
     def login(self, username: Any, password: Any, address: str) -> tuple[Session, str]:
         """Check a password (throttled) and open a session: the session and its cookie value."""
+        self.admit_login(username, password, address)
+        return self.check_login(username, password, address)
+
+    def admit_login(self, username: Any, password: Any, address: str, device: str | None = None) -> int:
+        """The throttle's half of a log-in (the route runs it before the password pool): refused
+        (:class:`Throttled`) or counted as a failure until it succeeds; the attempt's priority in the
+        password pool's line (:meth:`_admit_login`)."""
         if not isinstance(username, str) or not isinstance(password, str) or len(password) > 256:
             raise ClientError("bad_login", "send a username and a password")
+        return self._admit_login(username.lower()[:24], address, device)
+
+    def check_login(self, username: str, password: str, address: str) -> tuple[Session, str]:
+        """The password's half of an admitted log-in (:meth:`admit_login`): the session and its cookie."""
         key = username.lower()[:24]
-        self._admit_login(key, address)
         with self.storage.reader.connect() as conn:
             row = conn.execute(
                 text("SELECT id, password_hash, disabled FROM accounts WHERE username_key = :k"), {"k": key}
@@ -632,8 +705,9 @@ def _same(a: str | None, b: str | None) -> bool:
 
 def _address(request: Request) -> str:
     # uvicorn has already replaced the peer by X-Forwarded-For when the proxy is trusted
-    # (--forwarded-allow-ips); otherwise no client can choose the address it is counted against
-    return request.client.host if request.client else "?"
+    # (--forwarded-allow-ips); otherwise no client can choose the address it is counted against.
+    # Counted by its group (issue 33): an IPv6 /64, an IPv4 /--ipv4-prefix
+    return address_of(request)
 
 
 async def _body(request: Request, limit: int = 4096) -> dict[str, Any]:
@@ -727,12 +801,29 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
     async def login(request: Request) -> Response:
         pre_session_csrf(request)
         data = await _body(request)
+        username, password, address = data.get("username"), data.get("password"), _address(request)
+        device = request.cookies.get(DEVICE_COOKIE)
+        # the throttle first, off the password pool (issue 33): a refused attempt takes no place in its
+        # line, an admitted one counts as a failure until it succeeds (a `busy` below too), and gets
+        # its place in the line: a known device first, failing addresses last
+        priority = await blocking(accounts.admit_login, username, password, address, device)
         # the password check on its own small pool: a burst of log-ins waits there (or is told
         # `busy`) and never holds up /healthz or anybody else's request
         sess, token = await accounts.hash_pool.run(
-            accounts.login, data.get("username"), data.get("password"), _address(request)
+            accounts.check_login, username, password, address, priority=priority
         )
-        return answer(request, sess, token)
+        device = await blocking(accounts.remember_device, sess.account.id, device)
+        response = answer(request, sess, token)
+        response.set_cookie(
+            DEVICE_COOKIE,
+            device,
+            max_age=DEVICE_DAYS * 86400,
+            path="/",
+            httponly=True,
+            samesite="lax",
+            secure=request.url.scheme == "https",
+        )
+        return response
 
     async def logout(request: Request) -> Response:
         sess = await blocking(accounts.account_for_change, request)

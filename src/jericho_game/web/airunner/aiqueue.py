@@ -33,6 +33,8 @@ from concurrent.futures import Executor
 from typing import Any, Protocol
 
 from jericho_game.ai.base import Limit
+from jericho_game.ai.levels import think_time
+from jericho_game.web.common.fairshare import CHEAP
 from jericho_game.web.common.workers import make_pool
 from jericho_game.web.storage.database import AIJob, Storage
 
@@ -41,6 +43,7 @@ __all__ = ["AIRunner", "JobKind", "think", "add_arguments", "run"]
 log = logging.getLogger("jericho_game.web")
 
 LEASE = 6.0  # seconds a claim holds without renewal: how long a dead runner's job waits
+BEAT = 2.0  # seconds between two renewals of the runner's row (its slots count in the AI's admission)
 
 
 def think(level: str, start_position: str | None, moves: list[str], limit: Limit | None) -> str | None:
@@ -63,6 +66,15 @@ def think(level: str, start_position: str | None, moves: list[str], limit: Limit
         return None
 
 
+def warm() -> None:
+    """Load the AI's modules in a worker process: the runner starts all its processes at once, so a
+    cheap move under load never waits for its process to be spawned (a second or more)."""
+    from jericho_game.ai.base import make_player
+    from jericho_game.game import Game
+
+    make_player("easy").choose_move(Game())
+
+
 class JobKind(Protocol):
     """Another kind of job for the AI workers (e.g. :class:`jericho_game.web.learn.review.ReviewJobs`)."""
 
@@ -81,7 +93,12 @@ class AIRunner:
     AI moves come first; jobs of the other ``kinds`` (game reviews) are claimed only when no AI
     move waits, and take at most all slots but one (one when there is only one).  Between clients
     the claims take turns (:meth:`Storage.claim_job`), and the last free slot is kept for a
-    client with nothing being thought about (fair share, docs/web.md "Limits and quotas")."""
+    client with nothing being thought about (fair share, docs/web.md "Limits and quotas").
+
+    Besides its ``slots``, a runner keeps ``cheap_slots`` for the cheap lane (issue 33: easy to hard,
+    a few milliseconds a move): so a cheap level's reply never waits for an expensive level's
+    thought, and the ``pool`` must have ``slots + cheap_slots`` workers.  Its row in ``ai_runners``,
+    renewed every :data:`BEAT` seconds, tells every process's admission control its slots."""
 
     def __init__(
         self,
@@ -95,8 +112,12 @@ class AIRunner:
         poll: float = 0.25,
         on_claim: Callable[[AIJob], None] | None = None,
         kinds: Sequence[JobKind] = (),
+        cheap_slots: int = 1,
     ) -> None:
         self.storage = storage
+        self.cheap_slots = max(0, cheap_slots)
+        self.cheap_busy = 0
+        self._beaten = 0.0
         self.play = play
         self.slots = max(1, slots)
         self.pool = pool
@@ -123,8 +144,31 @@ class AIRunner:
     async def run(self) -> None:
         """Claim and run jobs until cancelled."""
         loop = asyncio.get_running_loop()
+        try:  # every process of the pool now, not on demand (the cheap lane's would start late)
+            for _ in range(self.slots + self.cheap_slots):
+                self.pool.submit(warm)
+        except Exception:  # noqa: BLE001 - a pool that is shutting down: the jobs will say so
+            log.exception("could not start the AI processes")
         while True:
             self._wake.clear()
+            if time.monotonic() - self._beaten >= BEAT:
+                try:
+                    await loop.run_in_executor(
+                        None, self.storage.runner_beat, self.name, self.slots, self.cheap_slots
+                    )
+                    self._beaten = time.monotonic()
+                except Exception:  # noqa: BLE001 - the database is away: try again at the next poll
+                    log.exception("could not renew the AI runner's row")
+            while self.cheap_busy < self.cheap_slots:  # the cheap lane's own slots (issue 33)
+                try:
+                    job = await loop.run_in_executor(None, self._claim_cheap)
+                except Exception:  # noqa: BLE001 - the database is away: try again at the next poll
+                    log.exception("could not claim an AI job")
+                    job = None
+                if job is None:
+                    break
+                self.cheap_busy += 1
+                self._start(loop, job, cheap=True)
             while self.busy < self.slots:
                 # fair share (issue 22): the last free slot only takes a job of an address that has
                 # none being thought about, so one client's burst never holds every slot
@@ -139,17 +183,23 @@ class AIRunner:
                         continue
                     break
                 self.busy += 1
-                if self.on_claim is not None:
-                    self.on_claim(job)
-                task = loop.create_task(self._run_job(job))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._start(loop, job, cheap=False)
             if self.busy >= self.slots and self.interactive:
                 await self._preempt(loop)
             try:
                 await asyncio.wait_for(self._wake.wait(), self.poll)
             except TimeoutError:
                 pass
+
+    def _claim_cheap(self) -> AIJob | None:
+        return self.storage.claim_job(self.name, LEASE, False, (CHEAP,))
+
+    def _start(self, loop: asyncio.AbstractEventLoop, job: AIJob, cheap: bool) -> None:
+        if self.on_claim is not None:
+            self.on_claim(job)
+        task = loop.create_task(self._run_job(job, cheap))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # -- interactive jobs: the analysis board's engine streams (web/learn/analysis_stream.py) ---------
     async def acquire(self, preempt: Callable[[], None]) -> None:
@@ -247,7 +297,7 @@ class AIRunner:
             self.other_busy -= 1
             self._wake.set()
 
-    async def _run_job(self, job: AIJob) -> None:
+    async def _run_job(self, job: AIJob, cheap: bool = False) -> None:
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         try:
@@ -263,7 +313,8 @@ class AIRunner:
                         break
             if not alive:
                 return
-            wait = self.ai_delay - (time.monotonic() - started)
+            # the level's own least think time (ai/levels.py: no upper level answers at once)
+            wait = max(self.ai_delay, think_time(job.level)) - (time.monotonic() - started)
             if wait > 0:
                 await asyncio.sleep(wait)
             self.play(job, move)
@@ -277,7 +328,10 @@ class AIRunner:
         except Exception:  # noqa: BLE001 - the job stays queued: its lease runs out and it is tried again
             log.exception("AI job for game %s failed", job.game_id)
         finally:
-            self.busy -= 1
+            if cheap:
+                self.cheap_busy -= 1
+            else:
+                self.busy -= 1
             self._wake.set()
 
     async def close(self) -> None:
@@ -289,6 +343,10 @@ class AIRunner:
                 await task
             except (asyncio.CancelledError, Exception):  # noqa: BLE001
                 pass
+        try:
+            self.storage.runner_gone(self.name)
+        except Exception:  # noqa: BLE001 - its row goes stale anyway
+            pass
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
@@ -333,7 +391,7 @@ def run(args: argparse.Namespace) -> int:
             storage,
             service.ai_move,
             slots=max(1, args.processes),
-            pool=make_pool(args.processes, args.nice),
+            pool=make_pool(max(1, args.processes) + 1, args.nice),  # and one for the cheap lane (issue 33)
             ai_delay=args.ai_delay,
             on_claim=lambda job: None,  # the claim's NOTIFY already told the web servers
             kinds=[ReviewJobs(ReviewStore(storage), broker)],  # game reviews (web/learn/review.py)

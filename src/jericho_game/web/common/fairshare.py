@@ -30,16 +30,115 @@ account that holds a seat), else it is closed with ``full`` (1013).
 
 from __future__ import annotations
 
+import ipaddress
 import json
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SocketCaps", "address_of", "too_many"]
+__all__ = [
+    "AIBudget",
+    "SocketCaps",
+    "address_of",
+    "client_group",
+    "level_cost",
+    "lane_of",
+    "set_ipv4_prefix",
+    "too_many",
+    "CHEAP",
+    "HEAVY",
+    "DEFERRED",
+]
+
+#: How many leading bits of an address make one client (issue 33): an IPv6 /64 is one household or
+#: one server (anyone holding one holds 2^64 addresses), an IPv4 address one NAT by default.
+IPV6_PREFIX = 64
+_ipv4_prefix = 32
+
+
+def set_ipv4_prefix(bits: int) -> None:
+    """Count every IPv4 ``/bits`` network as one client (``jericho serve --ipv4-prefix``, default 32)."""
+    global _ipv4_prefix
+    if not 8 <= int(bits) <= 32:
+        raise ValueError(f"--ipv4-prefix must be between 8 and 32 bits, not {bits}")
+    _ipv4_prefix = int(bits)
+
+
+def client_group(host: str, ipv4_prefix: int | None = None) -> str:
+    """The client an address belongs to: its IPv6 /64 (``2001:db8:1:2::/64``), its IPv4 /prefix
+    (the address itself at /32), or the text unchanged when it is no IP address (``"?"``, a test's
+    ``"testclient"``).  An IPv4-mapped IPv6 address counts as the IPv4 address."""
+    bits4 = _ipv4_prefix if ipv4_prefix is None else ipv4_prefix
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host[:64]
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv4Address):
+        if bits4 >= 32:
+            return str(ip)
+        return str(ipaddress.ip_network(f"{ip}/{bits4}", strict=False))
+    return str(ipaddress.ip_network(f"{ip}/{IPV6_PREFIX}", strict=False))
 
 
 def address_of(conn: Any) -> str:
-    """The client address of a request or WebSocket (``"?"`` when the server has none)."""
+    """The client of a request or WebSocket: its address's group (:func:`client_group`; ``"?"`` when
+    the server has none).  Every fair-share count, quota and turn counts by it."""
     client = getattr(conn, "client", None)
-    return str(client.host) if client is not None and client.host else "?"
+    return client_group(str(client.host)) if client is not None and client.host else "?"
+
+
+# -- the AI's lanes and budgets (issue 33) -----------------------------------------------------------
+
+CHEAP, HEAVY, DEFERRED = 0, 1, 2  # ai_jobs.lane: claimed in this order
+
+#: Seconds of thought one move of a level costs at most (the levels' own caps on the C kernel,
+#: jericho_game.ai.levels: expert 1 s, master 3 s; the cheap ones measured on the 2-core test
+#: machine with room to spare: hard 0.02 s, medium 0.008 s, easy 0.0001 s).  Any other player
+#: offered (mcts, alphabeta with their default budgets) counts as the dearest level.
+LEVEL_COSTS = {"random": 0.001, "easy": 0.002, "greedy": 0.002, "medium": 0.01, "hard": 0.03, "expert": 1.0}
+DEAREST = 3.0
+CHEAP_COST = 0.25  # a level whose move costs at most this is answered in the cheap lane
+
+
+def level_cost(level: str | None) -> float:
+    """Seconds of thought one move of ``level`` costs at most (its weight in the AI's budget)."""
+    return LEVEL_COSTS.get(level or "random", DEAREST)
+
+
+def lane_of(level: str | None) -> int:
+    """:data:`CHEAP` for levels that answer within :data:`CHEAP_COST`, else :data:`HEAVY`."""
+    return CHEAP if level_cost(level) <= CHEAP_COST else HEAVY
+
+
+@dataclass(frozen=True)
+class AIBudget:
+    """Admission control of new AI games (issue 33, docs/web.md "Limits and quotas").
+
+    Every AI game being played (not finished, changed within ``active`` seconds) holds its level's
+    cost (:func:`level_cost`) in its lane.  A new game is admitted only while its lane's total stays
+    within ``per_slot`` seconds times the lane's slots (the AI runners alive, from their rows in the
+    database), and while no job of the lane has waited longer than ``max_wait`` (the queue's
+    measured wait): so a queued move never has more than ``per_slot`` seconds of others' thought
+    ahead of it.  A game idle longer than ``active`` that comes back while its lane is over budget
+    is still answered (a running game is never refused), in the deferred lane, after the admitted."""
+
+    active: float = 300.0
+    heavy_per_slot: float = 4.0
+    heavy_max_wait: float = 4.0
+    cheap_per_slot: float = 1.5
+    cheap_max_wait: float = 1.0
+
+    @classmethod
+    def from_limits(cls, limits: Any) -> AIBudget:
+        """The budget of a :class:`jericho_game.web.common.limits.Limits`."""
+        return cls(active=limits.ai_active, heavy_per_slot=limits.ai_budget, cheap_per_slot=limits.ai_cheap_budget)
+
+    def per_slot(self, lane: int) -> float:
+        return self.cheap_per_slot if lane == CHEAP else self.heavy_per_slot
+
+    def max_wait(self, lane: int) -> float:
+        return self.cheap_max_wait if lane == CHEAP else self.heavy_max_wait
 
 
 def too_many(what: str, limit: int) -> str:
@@ -101,6 +200,8 @@ FLAGS: list[tuple[str, str, type, str]] = [
     ("--ai-per-client", "ai_per_client", int, "games waiting for the AI's reply per address (and account)"),
     ("--reviews-per-client", "reviews_per_client", int, "game reviews waiting per address (and account)"),
     ("--seeks-per-client", "seeks_per_client", int, "open lobby seeks per address (and account)"),
+    ("--ipv4-prefix", "ipv4_prefix", int, "leading bits of an IPv4 address that make one client (an IPv6 /64 is one)"),
+    ("--ai-budget", "ai_budget", float, "seconds of expert/master thought per AI slot that games played may hold"),
 ]
 
 
@@ -120,5 +221,7 @@ def settings(values: Any) -> dict[str, Any]:
             continue
         if not kind(value) > 0:
             raise ValueError(f"{flag} must be positive, not {value}")
+        if name == "ipv4_prefix" and not 8 <= int(value) <= 32:
+            raise ValueError(f"{flag} must be between 8 and 32 bits, not {value}")
         out[name] = kind(value)
     return out

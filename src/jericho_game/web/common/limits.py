@@ -48,3 +48,10 @@ class Limits:
     # issue 33: open correspondence seeks in the lobby at once (all creators): past it an anonymous seek is
     # refused, and an account's seek crowds out the oldest anonymous one (web/round/correspondence.py)
     correspondence_seeks: int = 40
+    # issue 33 (web/common/fairshare.py): one client is an IPv6 /64 or an IPv4 /ipv4_prefix; the AI's
+    # admission control: seconds of thought per move round per AI slot that the games being played
+    # (changed within ai_active seconds) may hold, for expensive levels and cheap ones
+    ipv4_prefix: int = 32
+    ai_budget: float = 4.0
+    ai_cheap_budget: float = 1.5
+    ai_active: float = 300.0

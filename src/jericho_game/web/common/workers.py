@@ -39,6 +39,6 @@ def worker_init(nice: int) -> None:
 def make_pool(processes: int, nice: int = 10) -> Executor:
     """``processes`` niced worker processes; 0: one thread in this process (tests, tiny setups)."""
     if processes <= 0:
-        return ThreadPoolExecutor(max_workers=2, thread_name_prefix="jericho-ai")
+        return ThreadPoolExecutor(max_workers=3, thread_name_prefix="jericho-ai")  # 2 slots and a cheap one
     ctx = multiprocessing.get_context("spawn")  # never fork a process with an event loop and threads
     return ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=worker_init, initargs=(nice,))

@@ -94,6 +94,15 @@ ERRORS = {
     "ai_quota": N_("You already have the most games waiting for the AI: wait for a reply; nothing was changed."),
     "seek_quota": N_("You already have the most open seeks in the lobby: wait for an opponent or cancel one."),
     "review_quota": N_("You already have the most reviews waiting: wait for one to finish; nothing was queued."),
+    # issue 33: the AI's admission control and the mail quotas
+    "ai_full": N_("The AI is fully booked at this level: choose an easier level or try again in a few minutes."),
+    "mail_recipient_quota": N_(
+        "This address or player has been sent the most mails of this kind for now: nothing was sent."
+    ),
+    "mail_account_quota": N_("Your account has asked for the most confirmation mails for today: nothing was sent."),
+    "mail_sender_quota": N_("The most mails were asked for from your address for this hour: nothing was sent."),
+    "puzzle_rate": N_("You have played the most rated puzzles for a few minutes: wait a little; nothing was rated."),
+    "mail_budget": N_("This server has sent all the mails it may send this hour: try again later; nothing was sent."),
     "unknown_puzzle": N_("There is no such puzzle."),
     "illegal_move": N_("This move is not allowed in this position."),
     "bad_position": N_("This position text cannot be read."),

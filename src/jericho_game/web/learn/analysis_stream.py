@@ -134,8 +134,9 @@ def think_stream(
     """Stream the evaluation of the position after ``moves`` into ``out`` (runs in an AI worker).
 
     Puts ``("update", evaluation dict)`` as the search deepens, then ``("done", reason)`` with
-    reason ``"stopped"`` (``stop`` was set), ``"proven"`` (by the solver), ``"decided"`` (a finished
-    position, or a seven no reply breaks: nothing to search) or ``"cap"``."""
+    reason ``"stopped"`` (``stop`` was set), ``"proven"`` (by the search's solver), ``"solved"`` (by
+    the endgame solver, before any search: the update then reads like a tablebase, with the value,
+    the plies and the whole line), ``"decided"`` (a finished position: nothing to search) or ``"cap"``."""
     reason = "cap"
     try:
         game = replay(start, moves)
@@ -146,7 +147,8 @@ def think_stream(
         if stop.is_set():
             reason = "stopped"
         elif last is not None and last.exact:
-            reason = "proven" if last.sims else "decided"
+            # proven by the search's solver, solved by the endgame solver, or nothing to search
+            reason = "proven" if last.sims else "solved" if last.value is not None and last.line else "decided"
     except Exception as exc:  # noqa: BLE001 - said to the page rather than lost in a worker
         logging.getLogger("jericho_game.web").exception("analysis stream failed")
         reason = f"error: {type(exc).__name__}"
@@ -446,6 +448,9 @@ class AnalysisStreams:
                 "turn": payload["turn"],
                 "south": payload["south"],
                 "exact": payload["exact"],
+                # the endgame solver's verdict for the side to move (1, 0, -1) and plies to the end
+                "value": payload.get("value"),
+                "plies": payload.get("plies"),
                 "best": payload["best"],
                 "line": line,
                 "labels": [move_label(ply + 1 + i, run.first) for i in range(len(line))],

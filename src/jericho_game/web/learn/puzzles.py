@@ -1,60 +1,65 @@
 """Puzzles on the web: the ``/puzzles`` page, its API, and puzzle ratings in the database.
 
+A puzzle's first move is right when the endgame solver proved it so (the puzzle's ``accept``:
+every winning first move of a win puzzle, as lichess accepts any mate; the one holding move of a
+defence puzzle); the fastest line is shown once the puzzle is done.
+
 The puzzles are the package's proved set (:func:`jericho_game.ai.puzzles.shipped_puzzles`,
 made by ``jericho puzzles make``); what changes lives in the database, so any server process
 answers the same (docs/web.md, "Puzzles"):
 
-* ``puzzle_players`` — one Glicko-2 rating per *solver*: an account (``account:ID``) when the
-  request carries a live session, else a browser (``browser:`` + SHA-256 of the random token the
-  page keeps in ``localStorage`` and sends as ``X-Puzzler``);
-* ``puzzle_attempts`` — one row per (solver, puzzle), primary key: the first attempt is the
+* ``puzzle_players`` — one Glicko-2 rating per signed-in *solver* (``account:ID``).  As on lichess,
+  only accounts move ratings (issue 33: 200 made-up browser tokens failing one puzzle took its rating
+  from 1557 to 2415); an anonymous solver's progress is kept by its browser (``static/puzzles.js``);
+* ``puzzle_attempts`` — one row per (account, puzzle), primary key: the first attempt is the
   rated one, however many processes race (a repeat is answered from the row, rating unchanged);
+  with the client address, which the rates per address count;
 * ``puzzle_ratings`` — each puzzle's own Glicko-2 rating, moved by every rated attempt (the
   puzzle "loses" when the solver wins), starting from the shipped rating.
 
 ``GET /api/puzzles/next`` picks, among the puzzles the solver has not tried, one of the few
-whose rating is nearest the solver's.  ``POST /api/puzzles/{id}/try`` checks one move of the
-line and plays the reply; ``POST /api/puzzles/{id}/result`` rates the attempt from the moves the
-solver played (the server compares them with the solution; a cell or piece hint, or showing
-the solution, makes it a failure).
+whose rating is nearest the solver's; it does not carry the solution (issue 33: 30 of 30 solved in
+0.2 s).  ``POST /api/puzzles/{id}/try`` checks one move of the line and plays the reply; for an
+account, a wrong move is the attempt's failure and the line's last right move its success.
+``POST /api/puzzles/{id}/hint`` tells the next move's cell (level 2) or piece and cell (level 3),
+which makes an account's attempt a failure.  ``POST /api/puzzles/{id}/result`` ends the attempt
+(giving up, or after the last move) and answers the solution: it is given only after an attempt.
+Rated attempts are limited per account and per address (:data:`RATED_PER_ACCOUNT`,
+:data:`RATED_PER_ADDRESS`, per :data:`RATE_WINDOW`; ``puzzle_rate``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import random
-import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, select, text
+from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from jericho_game.ai.puzzles import THEME_NAMES, Budget, Puzzle, SearchLimit, refutation, shipped_puzzles
+from jericho_game.ai.puzzles import KIND, THEME_NAMES, Budget, Puzzle, SearchLimit, refutation, shipped_puzzles
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.web import i18n
 from jericho_game.web.accounts.accounts import AccountService, _body
 from jericho_game.web.accounts.glicko2 import Rating, update
+from jericho_game.web.common.fairshare import address_of
 from jericho_game.web.i18n import reasons
 from jericho_game.web.learn.tutorial import view
 from jericho_game.web.round.rooms import ClientError
 from jericho_game.web.storage.database import Storage
 
-__all__ = ["PuzzleService", "puzzle_routes", "games_from_db", "puzzles_metadata", "PUZZLER_HEADER"]
+__all__ = ["PuzzleService", "puzzle_routes", "games_from_db", "puzzles_metadata"]
 
 # a refused move in a puzzle; the English text is written in PuzzleService.try_move
 NOT_ALLOWED = i18n.N_("Not allowed: {reason}.")
 
-#: The header that carries an anonymous browser's puzzle token.
-PUZZLER_HEADER = "x-puzzler"
-_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{16,64}")
 #: How many of the nearest-rated unseen puzzles the next one is drawn from (so two solvers of the
 #: same rating do not all get the same sequence).
 NEAREST = 8
@@ -66,6 +71,11 @@ COSTLY_HINTS = 2
 #: cost at most this much CPU, and the answers are cached per position (they never change).
 REFUTE_NODES, REFUTE_SECONDS = 150_000, 1.0
 REFUTE_CACHE = 4096
+#: Rated attempts (issue 33): at most this many per account, and per client address (all its
+#: accounts), in any RATE_WINDOW seconds; beyond, ``puzzle_rate`` (429) and nothing is rated.
+RATED_PER_ACCOUNT = 30
+RATED_PER_ADDRESS = 60
+RATE_WINDOW = 600.0
 
 puzzles_metadata = MetaData()
 
@@ -90,6 +100,7 @@ puzzle_attempts = Table(
     Column("solved", Integer, nullable=False),
     Column("rating_before", Float, nullable=False),
     Column("rating", Float, nullable=False),
+    Column("address", String(64), nullable=True),  # the client address of the attempt (issue 33: rates)
 )
 Index("puzzle_attempts_recent", puzzle_attempts.c.player, puzzle_attempts.c.at)
 
@@ -105,6 +116,10 @@ puzzle_ratings = Table(
 )
 
 
+class _TriedBefore(Exception):
+    """The account's first attempt at the puzzle is stored already (it alone is rated)."""
+
+
 class PuzzleService:
     """Choosing, checking and rating puzzles; every decision reads the database."""
 
@@ -115,15 +130,14 @@ class PuzzleService:
             raise ValueError("no puzzles to serve")
         self.by_id = {p.id: p for p in self.puzzles}
         storage.create_tables(puzzles_metadata)
+        if "address" not in {c["name"] for c in inspect(storage.engine).get_columns("puzzle_attempts")}:
+            try:  # a table of an older version (issue 33)
+                with storage.engine.begin() as conn:
+                    conn.exec_driver_sql("ALTER TABLE puzzle_attempts ADD COLUMN address VARCHAR(64)")
+            except Exception:  # noqa: BLE001 - another process added it at the same moment
+                pass
 
-    # -- who is solving ----------------------------------------------------------------------------
-    @staticmethod
-    def browser_key(token: str | None) -> str | None:
-        """The solver key of an anonymous browser's token (``None``: no usable token)."""
-        if not token or not _TOKEN_RE.fullmatch(token):
-            return None
-        return "browser:" + hashlib.sha256(token.encode()).hexdigest()[:40]
-
+    # -- the puzzles ---------------------------------------------------------------------------------
     def get(self, puzzle_id: str) -> Puzzle:
         """The puzzle ``puzzle_id`` (404 ``unknown_puzzle`` when there is none)."""
         p = self.by_id.get(puzzle_id)
@@ -173,17 +187,19 @@ class PuzzleService:
         key: str | None,
         skip: str | None = None,
         rng: random.Random | None = None,
+        rating: float | None = None,
         theme: str | None = None,
         above: float | None = None,
     ) -> Puzzle:
-        """The next puzzle for solver ``key``: unseen, among the :data:`NEAREST` nearest its rating.
-        ``theme``: of that theme only (issue 34's filter); ``above``: a streak's next step, the
-        easiest unseen puzzle rated above it (rising difficulty; the hardest when none is)."""
+        """The next puzzle for solver ``key``: unseen, among the :data:`NEAREST` nearest its rating
+        (an anonymous browser may say the rating it keeps itself, ``rating``).  ``theme``: of that
+        theme only (issue 34's filter); ``above``: a streak's next step, the easiest unseen puzzle
+        rated above it (rising difficulty; the hardest when none is)."""
         if theme is not None and theme not in THEME_NAMES:
             raise ClientError("bad_request", f"'theme' must be one of {', '.join(THEME_NAMES)}")
         rng = rng or random.Random()
         with self.storage.reader.connect() as conn:
-            me = self._player(conn, key).rating if key else Rating().rating
+            me = self._player(conn, key).rating if key else (rating or Rating().rating)
             seen: dict[str, float] = {}
             if key:
                 seen = {
@@ -199,11 +215,11 @@ class PuzzleService:
             oldest = sorted(puzzles, key=lambda p: seen.get(p.id, 0.0))
             pool = [p for p in oldest[: max(1, len(oldest) // 4)] if p.id != skip] or oldest[:1]
         if above is not None:  # a streak: the easiest one rated above the last, else the hardest
-            def rating(p: Puzzle) -> float:
+            def strength(p: Puzzle) -> float:
                 return rated.get(p.id, p.rating)
 
-            harder = sorted((p for p in pool if rating(p) > above), key=rating)
-            return harder[0] if harder else max(pool, key=rating)
+            harder = sorted((p for p in pool if strength(p) > above), key=strength)
+            return harder[0] if harder else max(pool, key=strength)
         pool.sort(key=lambda p: (abs(rated.get(p.id, p.rating) - me), p.id))
         return rng.choice(pool[:NEAREST])
 
@@ -220,7 +236,8 @@ class PuzzleService:
             "side": p.side,
             "theme": p.theme,
             "theme_text": THEME_NAMES[p.theme],
-            "solution": list(p.solution),
+            "kind": p.kind,
+            "moves_to_find": len(p.solution[::2]),  # the solution itself comes after an attempt (/result)
             "rating": round(rating.rating),
             "plays": plays[0] if plays else 0,
             "solved_by": plays[1] if plays else 0,
@@ -229,8 +246,18 @@ class PuzzleService:
         }
 
     # -- playing ----------------------------------------------------------------------------------
-    def try_move(self, p: Puzzle, moves: Any, attempt: Any) -> dict[str, Any]:
-        """One move of the solver: ``moves`` are the line so far (the solution's first moves)."""
+    def try_move(
+        self, p: Puzzle, moves: Any, attempt: Any, key: str | None = None, address: str | None = None
+    ) -> dict[str, Any]:
+        """One move of the solver: ``moves`` are the line so far (the solution's first moves).  For an
+        account (``key``), a wrong move rates the attempt as failed, the line's last move as solved
+        (the first attempt only; a rating refused by the rates answers ``puzzle_rate``, nothing played)."""
+        out = self._try(p, moves, attempt)
+        if key is not None and out.get("legal") and (not out["correct"] or out.get("done")):
+            out["result"] = self._rate(key, p, bool(out["correct"]), address)
+        return out
+
+    def _try(self, p: Puzzle, moves: Any, attempt: Any) -> dict[str, Any]:
         if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
             raise ClientError("bad_request", "'moves' must be a list of moves in notation, e.g. [\"5R@d2\"]")
         if not isinstance(attempt, str) or len(attempt) > 32:
@@ -247,7 +274,9 @@ class PuzzleService:
             answer = {"legal": False, "correct": False, "message": f"Not allowed: {sides}.", "game": view(game)}
             return {**answer, "why": reason}  # the route says it in the request's language
         played = str(game.play(attempt))
-        if played != p.solution[step]:
+        # the first move: any move the solver proved right (every winning move of a win puzzle)
+        right = p.accepts(played) if step == 0 else played == p.solution[step]
+        if not right:
             reply = _refute(game.position(), p.theme)
             if reply is not None:
                 game.play(reply)  # the board shows the refutation played
@@ -255,27 +284,69 @@ class PuzzleService:
                 "legal": True, "correct": False, "played": played, "reply": reply,
                 "message": _wrong_words(p, played, reply), "game": view(game),
             }  # fmt: skip
-        reply = p.solution[step + 1] if step + 1 < len(p.solution) else None
+        on_line = played == p.solution[step]
+        reply = p.solution[step + 1] if on_line and step + 1 < len(p.solution) else None
         if reply is not None:
             game.play(reply)
-        done = step + 2 >= len(p.solution)
-        return {"legal": True, "correct": True, "played": played, "reply": reply, "done": done, "game": view(game)}
+        done = not on_line or step + 2 >= len(p.solution)
+        answer = {"legal": True, "correct": True, "played": played, "reply": reply, "done": done, "game": view(game)}
+        if done:  # the proof: the fastest line, and how many first moves were right
+            answer.update(line=list(p.line or p.solution), accepted=len(p.accepted))
+        return answer
 
-    def result(self, key: str | None, p: Puzzle, moves: Any, hints: Any) -> dict[str, Any]:
-        """Rate an attempt: solved when ``moves`` (the solver's own moves) are the solution's and
-        fewer than :data:`COSTLY_HINTS` hints were shown.  The first attempt per solver counts."""
+    def hint(self, key: str | None, p: Puzzle, moves: Any, level: Any, address: str | None = None) -> dict[str, Any]:
+        """The next move's cell (``level`` 2) or piece and cell (3) after the line ``moves``; for an
+        account the attempt is then a failure (rated, if it is the first)."""
+        if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
+            raise ClientError("bad_request", "'moves' must be the line so far, a list of moves in notation")
+        if level not in (2, 3) or isinstance(level, bool):
+            raise ClientError("bad_request", "'level' must be 2 (the cell) or 3 (the piece and the cell)")
+        step = len(moves)
+        if step % 2 or step >= len(p.solution) or [m.lower() for m in moves] != [m.lower() for m in p.solution[:step]]:
+            raise ClientError("bad_request", "'moves' must be the start of the puzzle's line, ending before your move")
+        out: dict[str, Any] = {}
+        if key is not None:
+            out["result"] = self._rate(key, p, False, address)
+        piece, _, cell = p.solution[step].partition("@")
+        out.update(cell=cell or None, piece=piece if level == 3 else None)
+        return out
+
+    def result(
+        self, key: str | None, p: Puzzle, moves: Any, hints: Any, address: str | None = None
+    ) -> dict[str, Any]:
+        """End an attempt and give the solution: solved when ``moves`` (the solver's own moves) are the
+        solution's and fewer than :data:`COSTLY_HINTS` hints were shown.  Rated only for an account
+        (``key``), and only its first attempt per puzzle counts."""
         if not isinstance(moves, list) or not all(isinstance(m, str) and len(m) <= 32 for m in moves) or len(moves) > 8:
             raise ClientError("bad_request", "'moves' must be the list of your moves in notation")
         if not isinstance(hints, int) or isinstance(hints, bool) or not 0 <= hints <= 10:
             raise ClientError("bad_request", "'hints' must be the number of hints shown (0-10)")
         mine = list(p.solution[::2])
-        solved = [m.strip().lower() for m in moves] == [m.lower() for m in mine] and hints < COSTLY_HINTS
+        said = [m.strip().lower() for m in moves]
+        # the first move: any right one (a win puzzle accepts every winning move); the rest: the line
+        right = bool(said) and p.accepts(said[0]) and (said == [m.lower() for m in mine] or len(said) == 1)
+        solved = right and hints < COSTLY_HINTS
         out: dict[str, Any] = {"id": p.id, "solved": solved, "solution": list(p.solution), "rated": False}
         if key is None:
             return out
+        out.update(self._rate(key, p, solved, address))
+        return out
+
+    def _rate(self, key: str, p: Puzzle, solved: bool, address: str | None) -> dict[str, Any]:
+        """Rate ``key``'s first attempt at ``p`` (in the database: one row per account and puzzle);
+        a later one is answered from the first.  ``puzzle_rate`` past the rates."""
+        out: dict[str, Any] = {"rated": False}
         now = time.time()
         try:
             with self.storage.engine.begin() as conn:
+                first = conn.execute(
+                    select(puzzle_attempts.c.at).where(
+                        (puzzle_attempts.c.player == key) & (puzzle_attempts.c.puzzle_id == p.id)
+                    )
+                ).first()
+                if first is not None:
+                    raise _TriedBefore
+                self._check_rates(conn, key, address, now)
                 # both rows exist before they are locked (a first attempt creates them; racing
                 # creators meet on the primary key and do nothing), then are locked in one order,
                 # solver before puzzle, so that concurrent attempts never deadlock
@@ -290,7 +361,7 @@ class PuzzleService:
                 conn.execute(
                     puzzle_attempts.insert().values(
                         player=key, puzzle_id=p.id, at=now, solved=int(solved),
-                        rating_before=me.rating, rating=new_me.rating,
+                        rating_before=me.rating, rating=new_me.rating, address=address,
                     )
                 )  # fmt: skip
                 conn.execute(
@@ -308,7 +379,7 @@ class PuzzleService:
                     ),
                     {"r": new_p.rating, "rd": new_p.rd, "v": new_p.volatility, "w": int(solved), "id": p.id},
                 )
-        except IntegrityError:
+        except (IntegrityError, _TriedBefore):
             # tried before (or a racing first try of another process won): report that attempt
             with self.storage.reader.connect() as conn:
                 row = conn.execute(
@@ -322,6 +393,33 @@ class PuzzleService:
             return out
         out.update(rated=True, before=round(me.rating), after=round(new_me.rating), player=self.player_view(key))
         return out
+
+    def _check_rates(self, conn: Any, key: str, address: str | None, now: float) -> None:
+        """``puzzle_rate`` (429) when the account or its address had their rated attempts of the window."""
+        if self.storage.postgres and address:  # one address's attempts on several processes, one after another
+            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": "jericho-puzzles:" + address})
+        since = now - RATE_WINDOW
+        n = conn.execute(
+            text("SELECT count(*) FROM puzzle_attempts WHERE player = :p AND at > :t"), {"p": key, "t": since}
+        ).scalar_one()
+        if int(n) >= RATED_PER_ACCOUNT:
+            raise ClientError(
+                "puzzle_rate",
+                f"you played {RATED_PER_ACCOUNT} rated puzzles in {RATE_WINDOW / 60:g} minutes: wait a few minutes; "
+                "nothing was rated",
+                429,
+            )
+        if address:
+            n = conn.execute(
+                text("SELECT count(*) FROM puzzle_attempts WHERE address = :a AND at > :t"), {"a": address, "t": since}
+            ).scalar_one()
+            if int(n) >= RATED_PER_ADDRESS:
+                raise ClientError(
+                    "puzzle_rate",
+                    f"{RATED_PER_ADDRESS} rated puzzles were played from your address in {RATE_WINDOW / 60:g} "
+                    "minutes: wait a few minutes; nothing was rated",
+                    429,
+                )
 
 
 # "INSERT ... ON CONFLICT DO NOTHING" reads the same on SQLite (3.24+) and PostgreSQL
@@ -345,9 +443,9 @@ def _refute(position: str, theme: str) -> str | None:
 
 
 def _wrong_words(p: Puzzle, played: str, reply: str | None) -> str:
-    if p.theme in ("break-the-seven", "hold-on"):
-        then = f" {reply} wins at once" if reply else " the opponent keeps a winning line"
-        return f"{played} does not save the game:{then}."
+    if KIND[p.theme] == "defence":
+        then = f"{reply} wins by force" if reply else "the opponent keeps a winning line"
+        return f"{played} loses the game: {then}."
     if reply == "pass":  # a pass does not "hold on" (issue 34): the opponent passes and holds on
         return f"{played} does not force the win: the opponent passes and still holds on."
     then = f"the answer {reply} holds on" if reply else "the opponent can hold on"
@@ -389,14 +487,19 @@ def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Rout
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
     def solver(request: Request, change: bool) -> str | None:
+        """The account that solves (its rating moves), or None: anonymous solving is kept in the browser."""
         sess = accounts.account_for_change(request) if change else accounts.session_of(request)
-        if sess is not None:
-            return f"account:{sess.account.id}"
-        return service.browser_key(request.headers.get(PUZZLER_HEADER))
+        return f"account:{sess.account.id}" if sess is not None else None
 
     async def next_puzzle(request: Request) -> Response:
         key = await blocking(solver, request, False)
         skip = request.query_params.get("skip")
+        try:  # an anonymous browser's own rating (static/puzzles.js keeps it)
+            rating: float | None = min(3000.0, max(500.0, float(request.query_params.get("rating", ""))))
+        except ValueError:
+            rating = None
+        if rating is not None and rating != rating:  # NaN
+            rating = None
         theme = request.query_params.get("theme") or None
         above: float | None = None
         if request.query_params.get("above"):
@@ -404,7 +507,7 @@ def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Rout
                 above = float(request.query_params["above"])
             except ValueError:
                 raise ClientError("bad_request", "'above' must be a rating, a number") from None
-        p = await blocking(lambda: service.next(key, skip, theme=theme, above=above))
+        p = await blocking(lambda: service.next(key, skip, None, rating, theme=theme, above=above))
         body = await blocking(service.describe, p)
         body["player"] = await blocking(service.player_view, key)
         return JSONResponse(body, headers={"Cache-Control": "no-store"})
@@ -419,7 +522,8 @@ def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Rout
     async def try_move(request: Request) -> Response:
         p = service.get(request.path_params["id"])
         data = await _body(request)
-        answer = await blocking(service.try_move, p, data.get("moves", []), data.get("try"))
+        key = await blocking(solver, request, True)
+        answer = await blocking(service.try_move, p, data.get("moves", []), data.get("try"), key, address_of(request))
         why = answer.pop("why", None)
         lang = i18n.request_language(request)
         if why is not None and lang != i18n.DEFAULT:  # the engine's reason, in the page's language
@@ -431,11 +535,20 @@ def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Rout
         p = service.get(request.path_params["id"])
         data = await _body(request)
         key = await blocking(solver, request, True)
-        return JSONResponse(await blocking(service.result, key, p, data.get("moves"), data.get("hints", 0)))
+        moves, hints = data.get("moves"), data.get("hints", 0)
+        return JSONResponse(await blocking(service.result, key, p, moves, hints, address_of(request)))
+
+    async def hint(request: Request) -> Response:
+        p = service.get(request.path_params["id"])
+        data = await _body(request)
+        key = await blocking(solver, request, True)
+        moves, level = data.get("moves", []), data.get("level")
+        return JSONResponse(await blocking(service.hint, key, p, moves, level, address_of(request)))
 
     return [
         Route("/api/puzzles/next", next_puzzle),
         Route("/api/puzzles/{id}", one),
         Route("/api/puzzles/{id}/try", try_move, methods=["POST"]),
         Route("/api/puzzles/{id}/result", result, methods=["POST"]),
+        Route("/api/puzzles/{id}/hint", hint, methods=["POST"]),
     ]

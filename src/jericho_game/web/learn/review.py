@@ -40,6 +40,7 @@ from jericho_game.ai.analysis import (
     THRESHOLDS,
     PositionEval,
     accuracy,
+    decisive,
     evaluate_ply,
     judge,
     replay,
@@ -114,6 +115,9 @@ positions_table = Table(
     Column("exact", Integer, nullable=False),
     Column("sims", Integer, nullable=False),
     Column("line", Text, nullable=True),  # the preferred move and the best play after it, space-separated
+    # the endgame solver's verdict (issue 31): the side to move's value (1, 0, -1) and plies to the end
+    Column("value", Integer, nullable=True),
+    Column("plies", Integer, nullable=True),
 )
 
 _UNFINISHED = "status IN ('queued', 'running')"
@@ -163,8 +167,9 @@ class ReviewStore:
     def _migrate(self) -> None:
         """Add the columns newer versions need to tables written by an older version: the
         ``line`` of ``review_positions`` (issue 21) and the fair-share ``address``/``account`` of
-        ``reviews`` (issue 22).  Another process may add them at the same moment: look again."""
-        self._add_columns("review_positions", {"line": "TEXT"})
+        ``reviews`` (issue 22), the solver's ``value``/``plies`` (issue 31).  Another process may
+        add them at the same moment: look again."""
+        self._add_columns("review_positions", {"line": "TEXT", "value": "INTEGER", "plies": "INTEGER"})
         self._add_columns("reviews", {"address": "VARCHAR(64)", "account": "INTEGER"})
 
     def _add_columns(self, table: str, wanted: dict[str, str]) -> None:
@@ -286,14 +291,16 @@ class ReviewStore:
                 return None
             rows = conn.execute(
                 text(
-                    "SELECT ply, south, turn, best, exact, sims, line FROM review_positions "
+                    "SELECT ply, south, turn, best, exact, sims, line, value, plies FROM review_positions "
                     "WHERE game_id = :id ORDER BY ply"
                 ),
                 {"id": game_id},
             )
             positions = [
-                PositionEval(int(p), float(s), t, b, bool(e), int(n), tuple(line.split()) if line else ())
-                for p, s, t, b, e, n, line in rows
+                PositionEval(
+                    int(p), float(s), t, b, bool(e), int(n), tuple(line.split()) if line else (), value, plies
+                )
+                for p, s, t, b, e, n, line, value, plies in rows
             ]
         return ReviewRecord(
             game_id,
@@ -398,8 +405,8 @@ class ReviewStore:
                 return None
             conn.execute(
                 text(
-                    "INSERT INTO review_positions (game_id, ply, south, turn, best, exact, sims, line) "
-                    "VALUES (:id, :ply, :south, :turn, :best, :exact, :sims, :line)"
+                    "INSERT INTO review_positions (game_id, ply, south, turn, best, exact, sims, line, value, plies) "
+                    "VALUES (:id, :ply, :south, :turn, :best, :exact, :sims, :line, :value, :plies)"
                 ),
                 {
                     "id": job.game_id,
@@ -410,6 +417,8 @@ class ReviewStore:
                     "exact": int(ev.exact),
                     "sims": ev.sims,
                     "line": " ".join(ev.line) or None,
+                    "value": ev.value,
+                    "plies": ev.plies,
                 },
             )
             return self._changed(conn, [job.game_id, *(self._queued_ids(conn) if done else [])])
@@ -575,10 +584,25 @@ class ReviewService:
         moves = judge(rec.moves, rec.positions) if rec.positions else []
         first = rec.positions[0].turn if rec.positions else "south"  # the side of the game's first move
         label = {m.ply: move_label(m.ply, first) for m in moves}
+        # when the game was decided: the first move after which the result was fixed to the end
+        moment = decisive(rec.positions, len(rec.moves)) if rec.positions else None
         judged = []
         for m in moves:
             # the number as every page writes it ("16..."), and the line the AI preferred there
-            judged.append({**m.to_dict(), "label": label[m.ply], "line": list(rec.positions[m.ply - 1].line)})
+            judged.append(
+                {
+                    **m.to_dict(),
+                    "label": label[m.ply],
+                    "line": list(rec.positions[m.ply - 1].line),
+                    "decisive": moment is not None and m.ply == moment.ply,
+                }
+            )
+        decided_game = None
+        if moment is not None:
+            decided_game = {**moment.to_dict(), "label": move_label(moment.ply, first) if moment.ply else None}
+            if moment.ply:
+                decided_game["move"] = rec.moves[moment.ply - 1]
+                decided_game["side"] = rec.positions[moment.ply - 1].turn  # who played the deciding move
         turning = {
             side: [{**t.to_dict(), "label": label[t.ply]} for t in points]
             for side, points in turning_points(moves).items()
@@ -596,7 +620,9 @@ class ReviewService:
             "moves": judged,
             "first": first,
             # what explains the result (jericho_game.ai.analysis): accuracy, and the costliest moves
-            "accuracy": accuracy(moves, rec.positions),
+            # the moves after the game was decided do not count in the accuracy
+            "accuracy": accuracy(moves, rec.positions, moment.ply if moment else None),
+            "decisive": decided_game,
             "slide": slide,  # each side's winning chance lost by its own moves, summed (0-1)
             "turning": turning,
             "error": rec.error,

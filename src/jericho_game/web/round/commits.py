@@ -106,7 +106,7 @@ class CommitPipeline:
         if new_moves:
             tx.append_moves(len(room.rec.moves), new_moves)
         if ai_next:
-            tx.put_job(rec, tx.version + 1, rec.ai_level or "random")
+            tx.put_job(rec, tx.version + 1, rec.ai_level or "random", self.svc.job_lane(tx, room))
         elif rec.mode == "ai":
             tx.drop_job()
         tx.save(rec)

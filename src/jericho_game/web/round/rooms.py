@@ -32,9 +32,11 @@ from collections.abc import Callable
 from typing import Any
 
 from jericho_game.ai.base import make_player, registered_names
+from jericho_game.ai.levels import ladder
 from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
 from jericho_game.pieces import Side
+from jericho_game.web.common.fairshare import CHEAP, DEFERRED, AIBudget, lane_of, level_cost
 from jericho_game.web.common.names import NameError_, check_name
 from jericho_game.web.round import timecontrol
 from jericho_game.web.round.commits import CommitPipeline
@@ -76,7 +78,8 @@ __all__ = [
 
 log = logging.getLogger("jericho_game.web")
 
-PREFERRED_LEVELS = ("easy", "medium", "hard", "expert", "master", "random", "greedy", "mcts", "alphabeta")
+#: The ladder of ai/levels.py (its one list, weakest first), then the research players.
+PREFERRED_LEVELS = (*ladder(), "random", "greedy", "mcts", "alphabeta")
 
 
 def _new_id() -> str:
@@ -106,6 +109,7 @@ class GameService:
         seek_max_age: float = 3600.0,
         ai_per_client: int | None = None,
         seeks_per_client: int | None = None,
+        ai_budget: AIBudget | None = None,
     ) -> None:
         self.storage = storage
         self.broker = broker or LocalBroker()
@@ -122,6 +126,8 @@ class GameService:
         # fair share (issue 22, web/common/fairshare.py): per client (address, and account) quotas; None: none
         self.ai_per_client = ai_per_client  # AI games waiting for the AI's reply at once
         self.seeks_per_client = seeks_per_client  # open seeks in the lobby at once
+        # issue 33: admission control of new AI games by their lane's budget (None: none)
+        self.ai_budget = ai_budget
         # what the lobby shows per seek beyond the game itself: the accounts work fills in
         # "rated" and "rating" (None: an anonymous, unrated game)
         self.lobby_extras: Callable[[GameRecord], dict[str, Any]] = lambda rec: {"rated": False, "rating": None}
@@ -430,6 +436,8 @@ class GameService:
                 max_client_jobs=self.ai_per_client,
                 max_client_seeks=self.seeks_per_client,
                 max_corr_seeks=self.correspondence_seeks,
+                job_lane=lane_of(rec.ai_level),
+                admit=self.ai_admission(rec) if mode == "ai" else None,
             )
         except QueueFull as exc:
             raise ClientError("busy", f"the server is busy: {exc}; try again soon", 503) from None
@@ -440,6 +448,58 @@ class GameService:
         room = self.commits.publish(Room(rec, game))
         reply["token"] = token
         return room, reply
+
+    def ai_admission(self, rec: GameRecord) -> Callable[[Any], None] | None:
+        """The admission control of a new AI game (issue 33; web/common/fairshare.py, :class:`AIBudget`),
+        run by the storage in the creating transaction: ``ai_full`` (503, nothing created) when the
+        lane of ``rec``'s level has no room for its cost or its queue has waited too long."""
+        budget = self.ai_budget
+        if budget is None:
+            return None
+        level = rec.ai_level
+        lane, cost = lane_of(level), level_cost(level)
+
+        def admit(conn: Any) -> None:
+            now = time.time()
+            slots, cheap = self.storage.ai_capacity(conn, now)
+            capacity = (cheap or slots) if lane == CHEAP else slots
+            if capacity <= 0:  # no AI runner alive: nothing thinks, so nobody's reply can be delayed
+                return
+            load = self.storage.ai_load(conn, rec.id, now - budget.active)
+            used = sum(level_cost(lv) * n for lv, n in load.items() if lane_of(lv) == lane)
+            room = budget.per_slot(lane) * capacity
+            waited = self.storage.lane_wait(conn, lane, now)
+            if used + cost > room or waited > budget.max_wait(lane):
+                why = (
+                    f"its {capacity} AI slot(s) already think {used:.3g} s per round of moves (the most is {room:g})"
+                    if used + cost > room
+                    else f"its AI moves already wait {waited:.1f} s (the most is {budget.max_wait(lane):g})"
+                )
+                raise ClientError(
+                    "ai_full",
+                    f"the AI is fully booked for level {str(level)[:40]!r}: {why}; choose an easier level or try again "
+                    "in a few minutes; nothing was created",
+                    503,
+                )
+
+        return admit
+
+    def job_lane(self, tx: Tx, room: Room) -> int:
+        """The lane of the AI move a change of ``room`` queues (issue 33): its level's lane; for an
+        expensive level whose game was idle longer than the budget's ``active`` (it weighed in no
+        admission meanwhile), the deferred lane when its lane has no room for it now: the running
+        game is answered, after the admitted ones."""
+        lane = lane_of(room.rec.ai_level)
+        admit = self.ai_admission(room.rec)
+        if lane == CHEAP or admit is None or self.ai_budget is None:
+            return lane
+        if room.rec.updated_at >= time.time() - self.ai_budget.active:
+            return lane
+        try:
+            admit(tx.conn)
+        except ClientError:
+            return DEFERRED
+        return lane
 
     def _correspondence_quota(self, account: int | None, address: str | None) -> None:
         """Refuse a new correspondence game past the player's quota (web/round/correspondence.py)."""
@@ -463,7 +523,7 @@ class GameService:
 
         def decide(tx: Tx, fresh: Room) -> Change:
             if self.ai_to_move(fresh) and not tx.has_job(fresh.version):
-                tx.put_job(fresh.rec, fresh.version, fresh.rec.ai_level or "random")
+                tx.put_job(fresh.rec, fresh.version, fresh.rec.ai_level or "random", lane_of(fresh.rec.ai_level))
             return Change(fresh)
 
         try:
@@ -729,7 +789,11 @@ class GameService:
             ai_first = rec.mode == "ai" and rec.ai_side == game.turn.value
             # in this transaction: the old game is locked, so exactly one rematch is ever created
             job_level = (rec.ai_level or "random") if ai_first else None
-            tx.insert_game(rec, job_level=job_level, max_client_jobs=self.ai_per_client)
+            admit = self.ai_admission(rec) if rec.mode == "ai" else None
+            if admit is not None:  # a rematch is a new game: admitted like one (issue 33)
+                self.storage.admission_lock(tx.conn)
+                admit(tx.conn)
+            tx.insert_game(rec, job_level=job_level, max_client_jobs=self.ai_per_client, job_lane=lane_of(job_level))
             new_old = old.copy()
             new_old.rematch_id = rec.id
             changed = self.commits.commit(tx, room, new_old, room.game)

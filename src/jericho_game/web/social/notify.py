@@ -46,7 +46,7 @@ from email.utils import formatdate, make_msgid
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, unquote, urlencode, urlsplit
 
-from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, text
+from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, inspect, text
 from sqlalchemy.engine import Connection
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -55,6 +55,7 @@ from starlette.routing import Route
 from jericho_game.web import i18n
 from jericho_game.web.accounts.accounts import AccountService
 from jericho_game.web.common import jsonin
+from jericho_game.web.common.fairshare import address_of
 from jericho_game.web.round.gameroom import ClientError, same_secret
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "Notifier",
     "SmtpConfig",
     "check_email",
+    "check_public_url",
     "notify_metadata",
     "notify_routes",
 ]
@@ -86,7 +88,8 @@ mail_prefs = Table(
     Column("turn", Integer, nullable=False, default=1),
     Column("invite", Integer, nullable=False, default=1),
     Column("lang", String(8), nullable=False, default="en"),  # the language the mails are written in
-    Column("site", String(300), nullable=False),  # the site's address, for the mails' links
+    # the address the player used (kept for older databases); the links use --public-url only (issue 33)
+    Column("site", String(300), nullable=False),
 )
 Index("mail_prefs_confirm", mail_prefs.c.confirm_hash)
 Index("mail_prefs_unsub", mail_prefs.c.unsub)
@@ -98,6 +101,7 @@ mail_outbox = Table(
     Column("dedupe", String(200), nullable=True, unique=True),  # one mail per event (e.g. one invitation)
     Column("account_id", Integer, nullable=True),  # the recipient's account
     Column("sender_id", Integer, nullable=True),  # who caused it (an invitation's author)
+    Column("sender_addr", String(64), nullable=True),  # the client address of the request that caused it (issue 33)
     Column("kind", String(16), nullable=False),  # confirm, turn, invite
     Column("to_addr", String(254), nullable=False),
     Column("subject", String(300), nullable=False),
@@ -113,6 +117,7 @@ mail_outbox = Table(
     Column("last_error", String(500), nullable=True),
 )
 Index("mail_outbox_due", mail_outbox.c.sent_at, mail_outbox.c.failed_at, mail_outbox.c.next_try)
+Index("mail_outbox_created", mail_outbox.c.created_at)
 
 # a practical address check: one @, no spaces or control characters (no header injection), a dot
 # in the domain; the confirmation link is the real test
@@ -126,6 +131,15 @@ def check_email(value: Any) -> str:
     if not isinstance(value, str) or len(value) > 254 or not _EMAIL.fullmatch(value.strip()):
         raise ClientError("bad_email", "an e-mail address looks like name@example.org (at most 254 characters)")
     return value.strip()
+
+
+def check_public_url(value: str) -> str:
+    """The site's public address (``--public-url``) without a trailing slash, or :class:`ValueError`."""
+    if not re.fullmatch(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s?#]*)?", value or ""):
+        raise ValueError(
+            f"--public-url must be the site's http(s) address, such as https://jericho.example.org, not {value[:60]!r}"
+        )
+    return value.rstrip("/")
 
 
 def _hash(token: str) -> str:
@@ -144,14 +158,20 @@ class MailPolicy:
     confirm_hours: float = 48.0
     confirm_every: float = 60.0  # at most one confirmation mail a minute per account
     invites_per_hour: int = 20  # invitation mails one account may cause per hour
+    # issue 33, mail floods: every count is of mail_outbox rows, in the database (all processes)
+    confirms_per_account: int = 5  # confirmation mails one account may cause per day
+    confirms_per_recipient: int = 3  # confirmation mails to one address per day, whoever asks
+    invites_per_recipient: int = 10  # invitation mails to one account (or address) per hour, from anyone
+    per_sender_address: int = 30  # confirmation and invitation mails caused from one client address per hour
+    global_per_hour: int = 1000  # mails of every kind the server queues per hour
 
 
 @dataclass(frozen=True)
 class SmtpConfig:
     """Where mail goes: ``smtp://[user:password@]host[:port]`` (``smtp+starttls://`` upgrades the
     connection, ``smtps://`` is TLS from the start), with query parameters ``from`` (the sender
-    address, default ``jericho@HOST``), ``site`` (the site's public address for the links, default:
-    the address the player used when adding their e-mail) and ``timeout`` (seconds, default 20)."""
+    address, default ``jericho@HOST``) and ``timeout`` (seconds, default 20).  The links in mails
+    start with ``--public-url`` (issue 33; ``site=`` of earlier versions is refused, naming it)."""
 
     host: str
     port: int
@@ -159,7 +179,6 @@ class SmtpConfig:
     user: str | None
     password: str | None
     sender: str
-    site: str | None
     timeout: float
 
     @classmethod
@@ -178,9 +197,11 @@ class SmtpConfig:
         except ValueError:
             raise ValueError("--smtp has a port that is not a number") from None
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        unknown = set(query) - {"from", "site", "timeout"}
+        if "site" in query:
+            raise ValueError("--smtp: site= is no longer read: give the site's address as --public-url")
+        unknown = set(query) - {"from", "timeout"}
         if unknown:
-            raise ValueError(f"--smtp: unknown parameter(s) {', '.join(sorted(unknown))} (from, site, timeout)")
+            raise ValueError(f"--smtp: unknown parameter(s) {', '.join(sorted(unknown))} (from, timeout)")
         sender = query.get("from") or f"jericho@{parts.hostname}"
         if "@" not in sender or any(c in sender for c in "\r\n"):
             raise ValueError(f"--smtp: from={sender[:60]!r} is not an address")
@@ -188,9 +209,6 @@ class SmtpConfig:
             timeout = float(query.get("timeout", 20))
         except ValueError:
             raise ValueError("--smtp: timeout must be seconds") from None
-        site = query.get("site")
-        if site is not None and not re.fullmatch(r"https?://[^\s/]+(/[^\s]*)?", site):
-            raise ValueError(f"--smtp: site={site[:60]!r} must be an http(s) address")
         return cls(
             host=parts.hostname,
             port=port,
@@ -198,7 +216,6 @@ class SmtpConfig:
             user=unquote(parts.username) if parts.username else None,
             password=unquote(parts.password) if parts.password else None,
             sender=sender,
-            site=site.rstrip("/") if site else None,
             timeout=timeout,
         )
 
@@ -224,10 +241,15 @@ class Notifier:
         *,
         clock: Callable[[], float] = time.time,
         policy: MailPolicy | None = None,
+        public_url: str | None = None,
     ) -> None:
         self.storage = storage
         self.accounts = accounts
         self.smtp = smtp
+        # issue 33: every link in a mail starts with the site's public address, never a request's Host
+        if smtp is not None and not public_url:
+            raise ValueError("--smtp needs --public-url: the links in mails are never built from a request's Host")
+        self.public_url = check_public_url(public_url) if public_url else None
         self.now = clock
         self.policy = policy or MailPolicy()
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -236,6 +258,17 @@ class Notifier:
         # player's invitations are not mailed (and the sender is not told)
         self.blocked: Callable[[Connection, int, int], bool] = lambda conn, blocker, blocked: False
         storage.create_tables(notify_metadata)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add the columns that outboxes written by older versions lack (issue 33: ``sender_addr``)."""
+        if "sender_addr" in {c["name"] for c in inspect(self.storage.engine).get_columns("mail_outbox")}:
+            return
+        try:
+            with self.storage.engine.begin() as conn:
+                conn.exec_driver_sql("ALTER TABLE mail_outbox ADD COLUMN sender_addr VARCHAR(64)")
+        except Exception:  # noqa: BLE001 - another process added it at the same moment
+            pass
 
     @property
     def enabled(self) -> bool:
@@ -258,9 +291,10 @@ class Notifier:
             "kinds": {k: bool(p[k]) if p else True for k in KINDS},
         }
 
-    def update(self, account_id: int, body: dict[str, Any], site: str, lang: str) -> dict[str, Any]:
+    def update(self, account_id: int, body: dict[str, Any], lang: str, address: str | None = None) -> dict[str, Any]:
         """Change the address (``"email"``: a new one is unconfirmed and gets a confirmation mail;
-        null forgets it) and/or the switches (``"turn"``, ``"invite"``: true or false)."""
+        null forgets it) and/or the switches (``"turn"``, ``"invite"``: true or false).  ``address``:
+        the requesting client's address, which the mail quotas count (issue 33)."""
         unknown = set(body) - {"email", *KINDS}
         if unknown:
             raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))}")
@@ -273,6 +307,7 @@ class Notifier:
                 raise ClientError("email_off", "this server sends no e-mail (it was started without --smtp)", 409)
             email = check_email(email)
         now = self.now()
+        site = self.public_url or ""  # never the request's address (issue 33)
         with self.storage.engine.begin() as conn:
             p = self._prefs(conn, account_id)
             if p is None:
@@ -295,6 +330,7 @@ class Notifier:
                             "wait a minute; nothing was changed",
                             429,
                         )
+                    self._quota(conn, "confirm", email, account_id, account_id, address)
                     token = secrets.token_urlsafe(24)
                     changes.update(
                         email=email,
@@ -306,7 +342,7 @@ class Notifier:
             conn.execute(mail_prefs.update().where(mail_prefs.c.account_id == account_id).values(**changes))
             if token is not None:
                 p = {**p, **changes}
-                self._queue_confirm(conn, p, token)
+                self._queue_confirm(conn, p, token, address)
         self.wake()
         return self.settings(account_id)
 
@@ -335,7 +371,9 @@ class Notifier:
 
     # -- queueing (inside the transaction of whatever caused the mail) ------------------------------
     def _site(self, p: dict[str, Any]) -> str:
-        return self.smtp.site if self.smtp and self.smtp.site else str(p["site"]).rstrip("/")
+        """The start of every link in a mail: ``--public-url`` (issue 33: never a request header)."""
+        assert self.public_url is not None  # no mail is queued without --smtp, which needs it
+        return self.public_url
 
     def _unsub_link(self, p: dict[str, Any], kind: str) -> str:
         return f"{self._site(p)}/api/notify/unsubscribe?{urlencode({'u': p['unsub'], 'kind': kind})}"
@@ -350,6 +388,7 @@ class Notifier:
         *,
         dedupe: str | None = None,
         sender: int | None = None,
+        sender_addr: str | None = None,
     ) -> bool:
         unsub_kind = kind if kind in KINDS else "all"
         unsub = self._unsub_link(p, unsub_kind)
@@ -374,6 +413,7 @@ class Notifier:
                 dedupe=dedupe,
                 account_id=p["account_id"],
                 sender_id=sender,
+                sender_addr=sender_addr,
                 kind=kind,
                 to_addr=p["email"],
                 subject=subject[:300],
@@ -405,7 +445,77 @@ class Notifier:
         transaction ``conn`` of whatever caused it (e.g. a challenge, web/people/people.py)."""
         return self._put(conn, p, kind, subject, body, dedupe=dedupe, sender=sender)
 
-    def _queue_confirm(self, conn: Connection, p: dict[str, Any], token: str) -> None:
+    # -- mail floods (issue 33): quotas counted in the outbox ---------------------------------------
+    def _count(self, conn: Connection, where: str, params: dict[str, Any], hours: float) -> int:
+        sql = f"SELECT count(*) FROM mail_outbox WHERE created_at > :since AND {where}"
+        return int(conn.execute(text(sql), {**params, "since": self.now() - hours * 3600}).scalar_one())
+
+    def over_budget(self, conn: Connection) -> bool:
+        """Whether the server has queued its :attr:`MailPolicy.global_per_hour` mails this hour."""
+        return self._count(conn, "1 = 1", {}, 1.0) >= self.policy.global_per_hour
+
+    def _quota(
+        self,
+        conn: Connection,
+        kind: str,
+        to_addr: str,
+        recipient: int,
+        sender: int,
+        address: str | None,
+    ) -> None:
+        """Refuse (a coded :class:`ClientError`, nothing queued) a confirmation or invitation mail past
+        a quota: per recipient address (and account), per sending account, per sending client
+        address, and the server's budget per hour (docs/web.md, "Notifications")."""
+        pol = self.policy
+        if self.storage.postgres:  # mails queued on several processes are counted one after another
+            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('jericho-mail-quota'))"))
+        to = to_addr.strip().lower()
+        if kind == "confirm":
+            n = self._count(conn, "kind = 'confirm' AND lower(to_addr) = :to", {"to": to}, 24.0)
+            if n >= pol.confirms_per_recipient:
+                raise ClientError(
+                    "mail_recipient_quota",
+                    f"this address was sent {pol.confirms_per_recipient} confirmation mails today: it gets no more "
+                    "until tomorrow; nothing was changed",
+                    429,
+                )
+            n = self._count(conn, "kind = 'confirm' AND account_id = :a", {"a": sender}, 24.0)
+            if n >= pol.confirms_per_account:
+                raise ClientError(
+                    "mail_account_quota",
+                    f"your account asked for {pol.confirms_per_account} confirmation mails today: wait until "
+                    "tomorrow; nothing was changed",
+                    429,
+                )
+        else:
+            n = self._count(
+                conn, "kind = 'invite' AND (account_id = :r OR lower(to_addr) = :to)", {"r": recipient, "to": to}, 1.0
+            )
+            if n >= pol.invites_per_recipient:
+                raise ClientError(
+                    "mail_recipient_quota",
+                    f"this player was sent {pol.invites_per_recipient} invitations this hour: share the game's "
+                    "link instead, or try later; nothing was sent",
+                    429,
+                )
+        if address:
+            n = self._count(conn, "kind IN ('confirm', 'invite') AND sender_addr = :s", {"s": address}, 1.0)
+            if n >= pol.per_sender_address:
+                raise ClientError(
+                    "mail_sender_quota",
+                    f"{pol.per_sender_address} mails were asked for from your address this hour: wait a while; "
+                    "nothing was sent",
+                    429,
+                )
+        if self.over_budget(conn):
+            raise ClientError(
+                "mail_budget",
+                f"this server has sent its {pol.global_per_hour} mails for this hour: try again later; "
+                "nothing was sent",
+                503,
+            )
+
+    def _queue_confirm(self, conn: Connection, p: dict[str, Any], token: str, address: str | None = None) -> None:
         tr = i18n.translations(p["lang"])
         link = f"{self._site(p)}/api/notify/confirm?{urlencode({'token': token})}"
         name = self.accounts.name_of(p["account_id"]) or "?"
@@ -414,7 +524,7 @@ class Notifier:
             "Hello {name},\n\nFollow this link to confirm that Jericho may write to this address:\n{link}\n\n"
             "The link works for {hours} hours."
         ).format(name=name, link=link, hours=round(self.policy.confirm_hours))
-        self._put(conn, p, "confirm", subject, body)
+        self._put(conn, p, "confirm", subject, body, sender=p["account_id"], sender_addr=address)
 
     def mailable(self, conn: Connection, account_id: int, kind: str) -> dict[str, Any] | None:
         """The account's preferences when it takes mails of ``kind`` now (confirmed address, switch on,
@@ -432,6 +542,9 @@ class Notifier:
         p = self.mailable(conn, account_id, "turn")
         if p is None:
             return False
+        if self.over_budget(conn):  # the move is played; its mail is not sent (issue 33)
+            log.warning("the mail budget of this hour is spent: no turn mail for game %s", game_id)
+            return False
         tr = i18n.translations(p["lang"])
         link = f"{self._site(p)}/g/{game_id}"
         who = opponent or tr.gettext("Your opponent")
@@ -439,7 +552,7 @@ class Notifier:
         body = tr.gettext("{name} has moved: it is your turn.\n\nPlay it here: {link}").format(name=who, link=link)
         return self._put(conn, p, "turn", subject, body, dedupe=f"turn:{game_id}:{ply}:{account_id}")
 
-    def invite(self, sender: int, game_id: str, token: Any, username: Any) -> bool:
+    def invite(self, sender: int, game_id: str, token: Any, username: Any, address: str | None = None) -> bool:
         """``sender`` (holding the creator's seat of a waiting invite-link game through ``token`` or
         its session) invites the account ``username``: an invitation mail with the join link, if
         that account takes invitations.  Whether it does is not told (an address is private)."""
@@ -486,13 +599,17 @@ class Notifier:
             p = self.mailable(conn, target.id, "invite")
             if p is None or self.blocked(conn, target.id, sender):
                 return False
+            dedupe = f"invite:{rec.id}:{target.id}"
+            if conn.execute(mail_outbox.select().where(mail_outbox.c.dedupe == dedupe)).first() is not None:
+                return False  # this invitation's mail exists already
+            self._quota(conn, "invite", p["email"], target.id, sender, address)
             tr = i18n.translations(p["lang"])
             link = f"{self._site(p)}/g/{rec.id}#invite={rec.invite}"
             subject = tr.gettext("Jericho: {name} invites you to a game").format(name=me)
             body = tr.gettext("{name} invites you to a game of Jericho.\n\nJoin it here: {link}").format(
                 name=me, link=link
             )
-            queued = self._put(conn, p, "invite", subject, body, dedupe=f"invite:{rec.id}:{target.id}", sender=sender)
+            queued = self._put(conn, p, "invite", subject, body, dedupe=dedupe, sender=sender, sender_addr=address)
         self.wake()
         return queued
 
@@ -636,9 +753,6 @@ def notify_routes(notifier: Notifier) -> list[Route]:
     async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
-    def site(request: Request) -> str:
-        return str(request.base_url).rstrip("/")
-
     async def settings(request: Request) -> Response:
         if request.method == "GET":
             sess = await blocking(accounts.session_of, request)
@@ -651,7 +765,7 @@ def notify_routes(notifier: Notifier) -> list[Route]:
         else:
             body = await jsonin.read_object(request, 4096, ClientError)
             lang = i18n.request_language(request)
-            data = await blocking(notifier.update, sess.account.id, body, site(request), lang)
+            data = await blocking(notifier.update, sess.account.id, body, lang, address_of(request))
         return JSONResponse(data, headers={"Cache-Control": "no-store"})
 
     async def confirm(request: Request) -> Response:
@@ -683,7 +797,9 @@ def notify_routes(notifier: Notifier) -> list[Route]:
         game = body.get("game")
         if not isinstance(game, str):
             raise ClientError("bad_request", "send {'game': ID, 'username': NAME}")
-        await blocking(notifier.invite, sess.account.id, game, body.get("token"), body.get("username"))
+        await blocking(
+            notifier.invite, sess.account.id, game, body.get("token"), body.get("username"), address_of(request)
+        )
         # the same answer whether a mail went or not: whether someone takes mail is theirs to know
         return JSONResponse({"ok": True, "email_enabled": notifier.enabled})
 

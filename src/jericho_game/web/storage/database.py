@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,9 +160,26 @@ jobs_table = Table(
     # the quotas count by them and the claim takes turns between addresses
     Column("address", String(64), nullable=True),
     Column("account", Integer, nullable=True),
+    # issue 33: the job's lane (0 cheap levels, 1 expensive levels, 2 expensive ones of a game that came
+    # back over budget, web/common/fairshare.py): claimed lane by lane, cheap ones also by a slot of their own
+    Column("lane", Integer, nullable=False, default=1, server_default="1"),
 )
 Index("ai_jobs_created", jobs_table.c.created_at)
 Index("ai_jobs_address", jobs_table.c.address)
+Index("games_updated", games_table.c.updated_at)
+
+#: The AI runners alive (issue 33): each renews its row every few seconds with its slots, so that the
+#: admission of new AI games (web/common/fairshare.py, AIBudget) knows the capacity of every process
+#: and ``jericho worker`` on the database; a killed runner's row goes stale and counts no more.
+ai_runners_table = Table(
+    "ai_runners",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("slots", Integer, nullable=False),  # slots for any job (expensive levels, reviews, analyses)
+    Column("cheap_slots", Integer, nullable=False),  # slots kept for the cheap lane
+    Column("seen_at", Float, nullable=False),
+)
+RUNNER_TTL = 10.0  # seconds a runner's row counts after its last renewal
 
 #: The analysis board's running engine streams (web/learn/analysis_stream.py): one row per client, so a
 #: new analysis of the same address or account replaces the old one on any process, and the AI
@@ -265,9 +282,19 @@ _NOTIFY = text("SELECT pg_notify(:channel, :payload)")
 _DELETE_JOB = text("DELETE FROM ai_jobs WHERE game_id = :id")
 _INSERT_JOB = text(
     "INSERT INTO ai_jobs (game_id, version, level, start_position, moves, created_at, claimed_by, lease_until, "
-    "address, account) VALUES (:game_id, :version, :level, :start_position, :moves, :created_at, NULL, NULL, "
-    ":address, :account)"
+    "address, account, lane) VALUES (:game_id, :version, :level, :start_position, :moves, :created_at, NULL, NULL, "
+    ":address, :account, :lane)"
 )
+# issue 33: the AI games being played (not over, changed since :since) per level, what the admission weighs
+_AI_LOAD = text(
+    "SELECT ai_level, count(*) FROM games WHERE mode = 'ai' AND result IS NULL AND reason IS NULL "
+    "AND updated_at >= :since "
+    "AND id <> :id GROUP BY ai_level"
+)
+_LANE_WAIT = text(
+    "SELECT min(created_at) FROM ai_jobs WHERE lane = :lane AND (lease_until IS NULL OR lease_until < :now)"
+)
+_CAPACITY = text("SELECT sum(slots), sum(cheap_slots) FROM ai_runners WHERE seen_at >= :since")
 # the AI jobs of one client (address or account), queued or being thought about, other games than this one
 _CLIENT_JOBS = text("SELECT count(*) FROM ai_jobs WHERE game_id <> :id AND (address = :address OR account = :account)")
 # the open seeks of one client (its address, or the account of the creator's seat)
@@ -392,8 +419,8 @@ class Tx:
         self.wrote = True
         self.conn.execute(_DELETE_MOVES, {"id": self.game_id, "ply": plies})
 
-    def put_job(self, rec: GameRecord, version: int, level: str) -> None:
-        """Queue an AI move for ``rec`` at ``version`` (replacing any older job of the game)."""
+    def put_job(self, rec: GameRecord, version: int, level: str, lane: int = 1) -> None:
+        """Queue an AI move for ``rec`` at ``version`` (replacing any older job of the game) in ``lane``."""
         self.wrote = True
         self.conn.execute(_DELETE_JOB, {"id": self.game_id})
         self.conn.execute(
@@ -407,6 +434,7 @@ class Tx:
                 "created_at": time.time(),
                 "address": rec.address,
                 "account": human_account(rec),
+                "lane": lane,
             },
         )
         self.store._notify(self.conn, JOBS_CHANNEL, self.game_id)
@@ -421,10 +449,12 @@ class Tx:
         row = self.conn.execute(_JOB_OF, {"id": self.game_id, "v": version}).first()
         return row is not None
 
-    def insert_game(self, rec: GameRecord, job_level: str | None = None, max_client_jobs: int | None = None) -> None:
+    def insert_game(
+        self, rec: GameRecord, job_level: str | None = None, max_client_jobs: int | None = None, job_lane: int = 1
+    ) -> None:
         """Insert another new game in this transaction (a rematch), with its AI job when ``job_level``
         (:class:`QuotaFull` when its client already has ``max_client_jobs`` AI jobs)."""
-        self.store._insert(self.conn, rec, job_level, None, max_client_jobs)
+        self.store._insert(self.conn, rec, job_level, None, max_client_jobs, job_lane)
 
     def drop_job(self) -> None:
         """Forget the game's waiting AI move, if any."""
@@ -496,6 +526,12 @@ class Storage:
     def _migrate(self) -> None:
         """Add the columns that databases written by older versions lack."""
         have = {c["name"] for c in inspect(self.engine).get_columns("games")}
+        if "lane" not in {c["name"] for c in inspect(self.engine).get_columns("ai_jobs")}:  # issue 33
+            try:
+                with self.engine.begin() as conn:
+                    conn.exec_driver_sql("ALTER TABLE ai_jobs ADD COLUMN lane INTEGER NOT NULL DEFAULT 1")
+            except Exception:  # noqa: BLE001 - another process added it at the same moment
+                pass
         with self.engine.begin() as conn:
             if "version" not in have:
                 conn.exec_driver_sql("ALTER TABLE games ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
@@ -521,6 +557,7 @@ class Storage:
                 conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS ai_jobs_address ON ai_jobs (address)")
             for side in ("south", "north"):
                 conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS games_{side}_account ON games ({side}_account)")
+            conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS games_updated ON games (updated_at)")
 
     def close(self) -> None:
         """Release the connection pool."""
@@ -587,19 +624,20 @@ class Storage:
     def _job_place(self, conn: Connection, game_id: str, version: int) -> int | None:
         now = time.time()
         row = conn.execute(
-            text("SELECT created_at, lease_until FROM ai_jobs WHERE game_id = :id AND version = :v"),
+            text("SELECT created_at, lease_until, lane FROM ai_jobs WHERE game_id = :id AND version = :v"),
             {"id": game_id, "v": version},
         ).first()
         if row is None:
             return None
         if row[1] is not None and row[1] >= now:
             return 0
+        # the jobs claimed before it: those of an earlier lane, and the older ones of its own
         ahead = conn.execute(
             text(
-                "SELECT count(*) FROM ai_jobs WHERE (lease_until IS NULL OR lease_until < :now) "
-                "AND (created_at < :c OR (created_at = :c AND game_id < :id))"
+                "SELECT count(*) FROM ai_jobs WHERE (lease_until IS NULL OR lease_until < :now) AND (lane < :lane "
+                "OR (lane = :lane AND (created_at < :c OR (created_at = :c AND game_id < :id))))"
             ),
-            {"now": now, "c": row[0], "id": game_id},
+            {"now": now, "c": row[0], "id": game_id, "lane": row[2]},
         ).scalar_one()
         return int(ahead) + 1
 
@@ -613,6 +651,8 @@ class Storage:
         max_client_jobs: int | None = None,
         max_client_seeks: int | None = None,
         max_corr_seeks: int | None = None,
+        job_lane: int = 1,
+        admit: Callable[[Connection], None] | None = None,
     ) -> None:
         """Insert a new game (with any moves it already has); with ``job_level``, queue its AI move too.
 
@@ -620,11 +660,18 @@ class Storage:
         :class:`QuotaFull` when the game's client (``rec.address`` or the creator's account)
         already has ``max_client_jobs`` AI jobs or, for a public seek, ``max_client_seeks`` open seeks,
         or (``"lobby"``) a correspondence seek finds ``max_corr_seeks`` open ones: all of them for an
-        anonymous creator, those of accounts for an account's (which crowds an anonymous one out)."""
+        anonymous creator, those of accounts for an account's (which crowds an anonymous one out).
+        ``admit(conn)``: the AI's admission control (issue 33), run in the transaction after every
+        creation of an AI game before it on any process (an advisory lock on PostgreSQL, SQLite's
+        write lock): it raises to refuse, and nothing is stored."""
         with self.engine.begin() as conn:
+            if admit is not None:
+                self.admission_lock(conn)
             if self.postgres and rec.address and (max_client_jobs is not None or max_client_seeks is not None):
                 # one client's creations on several processes take turns: the count below is then exact
                 conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": "jericho-client:" + rec.address})
+            if admit is not None:
+                admit(conn)
             if max_client_seeks is not None and rec.public and not rec.joined:
                 account = rec.south_account if rec.south_token else rec.north_account
                 n = int(conn.execute(_CLIENT_SEEKS, {"address": rec.address, "account": account}).scalar_one())
@@ -638,7 +685,50 @@ class Storage:
                 n = every if creator is None else by_accounts
                 if n >= max_corr_seeks:
                     raise QuotaFull("lobby", n, max_corr_seeks)
-            self._insert(conn, rec, job_level, max_jobs, max_client_jobs)
+            self._insert(conn, rec, job_level, max_jobs, max_client_jobs, job_lane)
+
+    # -- the AI's admission control (issue 33, web/common/fairshare.py) -------------------------------
+    def admission_lock(self, conn: Connection) -> None:
+        """Take the AI admission's turn in ``conn``'s transaction: admissions on every process run one
+        after another (PostgreSQL's advisory lock; on SQLite every write transaction already does)."""
+        if self.postgres:
+            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('jericho-ai-admission'))"))
+
+    def ai_load(self, conn: Connection, game_id: str, since: float) -> dict[str, int]:
+        """How many AI games (other than ``game_id``) of each level are being played: not over, and
+        changed since ``since``."""
+        rows = conn.execute(_AI_LOAD, {"since": since, "id": game_id}).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def lane_wait(self, conn: Connection, lane: int, now: float) -> float:
+        """How long the oldest job of ``lane`` nobody thinks about has waited (0: none waits)."""
+        oldest = conn.execute(_LANE_WAIT, {"lane": lane, "now": now}).scalar_one()
+        return 0.0 if oldest is None else max(0.0, now - float(oldest))
+
+    def ai_capacity(self, conn: Connection, now: float) -> tuple[int, int]:
+        """The slots of the AI runners alive on this database: (any job, cheap lane only)."""
+        row = conn.execute(_CAPACITY, {"since": now - RUNNER_TTL}).first()
+        return (int(row[0] or 0), int(row[1] or 0)) if row is not None else (0, 0)
+
+    def runner_beat(self, name: str, slots: int, cheap_slots: int) -> None:
+        """An AI runner is alive with these slots (renewed every few seconds)."""
+        now = time.time()
+        with self.engine.begin() as conn:
+            n = conn.execute(
+                text("UPDATE ai_runners SET slots = :s, cheap_slots = :c, seen_at = :t WHERE name = :n"),
+                {"s": slots, "c": cheap_slots, "t": now, "n": name},
+            ).rowcount
+            if n == 0:
+                conn.execute(
+                    text("INSERT INTO ai_runners (name, slots, cheap_slots, seen_at) VALUES (:n, :s, :c, :t)"),
+                    {"s": slots, "c": cheap_slots, "t": now, "n": name},
+                )
+            conn.execute(text("DELETE FROM ai_runners WHERE seen_at < :old"), {"old": now - 60 * RUNNER_TTL})
+
+    def runner_gone(self, name: str) -> None:
+        """An AI runner stopped: its slots count no more."""
+        with self.engine.begin() as conn:
+            conn.execute(text("DELETE FROM ai_runners WHERE name = :n"), {"n": name})
 
     def _client_jobs(self, conn: Connection, rec: GameRecord) -> int:
         params = {"id": rec.id, "address": rec.address, "account": human_account(rec)}
@@ -651,6 +741,7 @@ class Storage:
         job_level: str | None,
         max_jobs: int | None,
         max_client_jobs: int | None = None,
+        job_lane: int = 1,
     ) -> None:
         if job_level is not None and max_client_jobs is not None:
             n = self._client_jobs(conn, rec)
@@ -663,7 +754,7 @@ class Storage:
         if job_level is not None:
             if max_jobs is not None and tx.waiting_jobs() >= max_jobs:
                 raise QueueFull(max_jobs)
-            tx.put_job(rec, rec.version, job_level)
+            tx.put_job(rec, rec.version, job_level, job_lane)
         self._notify(conn, GAMES_CHANNEL, f"{rec.id} {rec.version}")
         if rec.public:
             self._notify(conn, GAMES_CHANNEL, f"{LOBBY_ID} 0")
@@ -693,10 +784,14 @@ class Storage:
         return tx
 
     # -- the AI job queue ----------------------------------------------------------------
-    def claim_job(self, worker: str, lease: float, idle_clients_only: bool = False) -> AIJob | None:
+    def claim_job(
+        self, worker: str, lease: float, idle_clients_only: bool = False, lanes: tuple[int, ...] | None = None
+    ) -> AIJob | None:
         """Claim an AI job nobody holds (or whose holder's lease ran out), for ``lease`` seconds.
 
-        Fair share (issue 22): the addresses take turns.  The job claimed is the oldest of the
+        Lanes first (issue 33): a job of the cheap lane before any expensive one, the deferred lane
+        last; ``lanes``: only jobs of these lanes (a runner's cheap slot takes lane 0 only).
+        Fair share (issue 22): within a lane the addresses take turns.  The job claimed is the oldest of the
         addresses with the fewest jobs being thought about now (by any worker), so one client's
         burst never queues ahead of another client's reply; ``idle_clients_only``: only a job of an
         address with none being thought about (a runner's last free slot is kept for those)."""
@@ -706,12 +801,14 @@ class Storage:
         idle = f" AND NOT EXISTS ({running.format('1')})" if idle_clients_only else ""
         # an address's analysis streams count as work being thought about for it (web/learn/analysis_stream.py)
         analysing = "SELECT count(*) FROM analysis_runs r WHERE r.lease_until >= :now AND r.address = j.address"
+        only = f" AND j.lane IN ({', '.join(str(int(n)) for n in lanes)})" if lanes else ""
         with self.engine.begin() as conn:
             row = conn.execute(
                 text(
                     "SELECT j.game_id, j.version, j.level, j.start_position, j.moves FROM ai_jobs j "
-                    f"WHERE (j.lease_until IS NULL OR j.lease_until < :now){idle} "
-                    f"ORDER BY ({running.format('count(*)')}) + ({analysing}), j.created_at, j.game_id LIMIT 1" + lock
+                    f"WHERE (j.lease_until IS NULL OR j.lease_until < :now){idle}{only} "
+                    f"ORDER BY j.lane, ({running.format('count(*)')}) + ({analysing}), j.created_at, j.game_id "
+                    "LIMIT 1" + lock
                 ),
                 {"now": now},
             ).first()

@@ -18,6 +18,7 @@ let nextId = 1;
 const node = (move, parent) => ({ id: nextId++, move, parent, children: [] });
 const A = {
   start: null,  // position text, null: the standard start
+  position: null,  // the text of the position shown
   first: "south",
   root: node(null, null),
   cur: null,
@@ -28,7 +29,7 @@ const A = {
 };
 // the engine's stream: one socket, one search at a time; `id` names the search the page wants,
 // and anything about another one is dropped
-const E = { ws: null, id: 0, state: "", retry: null };
+const E = { ws: null, id: 0, state: "", retry: null, best: null };
 A.cur = A.root;
 let board = null;
 let topo = null;
@@ -71,6 +72,8 @@ async function go(n) {
     A.cur = n;
     A.game = data.game;
     A.first = data.first;
+    A.position = data.position;
+    $("an-position").value = data.position || "";
     A.selected = null;
     $("info").textContent = "";
     error("");
@@ -109,6 +112,7 @@ function render() {
     t("{side} to move · {south}–{north} monoliths", { side: SIDE_NAME[turn], south: g.score[0], north: g.score[1] }) + where;
   const legal = new Set(A.selected ? g.legal[A.selected] || [] : []);
   board.render({ towers: g.towers, leaders: g.leaders, last: g.last }, { legalCells: legal, selected: A.selected });
+  drawArrow();
   drawTray(turn, over);
   $("an-pass").hidden = over || Object.keys(g.legal).length > 0;
   $("an-back").disabled = A.cur === A.root;
@@ -286,6 +290,7 @@ function onEngine(msg) {
     const words = {
       cap: t("The engine stopped at its limit ({n} simulations).", { n: sims }),
       proven: t("The engine proved the result."),
+      solved: t("The endgame solver decided this position to the end of the game."),
       decided: t("Nothing to search: the result is decided."),
       stopped: t("Stopped at {n} simulations.", { n: sims }),
     };
@@ -303,10 +308,13 @@ function showEval(data) {
   const bar = $("an-evalbar-south");
   const pv = $("an-pv");
   $("an-eval-box").dataset.engine = A.engine ? "on" : "off";
+  E.best = data && data.best && data.best.includes("@") ? data.best : null;
+  drawArrow();
   if (!data) {
     out.textContent = "";
     out.dataset.sims = "";
     out.dataset.final = "";
+    out.dataset.solved = "";
     bar.style.width = "50%";
     pv.replaceChildren();
     if (!A.engine) setState("", "");
@@ -315,13 +323,21 @@ function showEval(data) {
   const chance = Math.round(data.south * 100);
   bar.style.width = `${data.south * 100}%`;
   const sims = formatNumber(data.sims);
-  out.textContent = (data.exact ? t("South's winning chance {n}% (decided)", { n: chance }) :
-    t("South's winning chance {n}%", { n: chance })) + (data.sims ? ` · ${t("{n} simulations", { n: sims })}` : "");
+  const solved = data.value !== null && data.value !== undefined;
+  out.dataset.solved = solved ? "true" : "";
+  if (solved) {  // the endgame solver's verdict, for the side to move, as a tablebase says it
+    out.textContent = `${tablebase(data.value, data.plies)} · ${t("{side} to move, solved to the end of the game",
+      { side: SIDE_NAME[data.turn] })}`;
+  } else {
+    out.textContent = (data.exact ? t("South's winning chance {n}% (decided)", { n: chance }) :
+      t("South's winning chance {n}%", { n: chance })) + (data.sims ? ` · ${t("{n} simulations", { n: sims })}` : "");
+  }
   out.dataset.sims = String(data.sims);
   out.dataset.south = String(chance);
   pv.replaceChildren();
+  pv.classList.toggle("solved", solved);
   if (data.best) {
-    pv.append(`${t("best {move}", { move: data.best })} · ${t("line:")} `);
+    pv.append(solved ? `${t("The solver's line:")} ` : `${t("best {move}", { move: data.best })} · ${t("line:")} `);
     data.line.forEach((mv, i) => {
       const b = document.createElement("button");
       b.type = "button";
@@ -332,6 +348,52 @@ function showEval(data) {
       pv.append(b, " ");
     });
   }
+}
+
+/** The solver's value for the side to move in a tablebase's words: "Win in 7 plies", "Draw", "Loss in 4 plies". */
+function tablebase(value, plies) {
+  if (value === 0) return t("Draw");
+  if (value > 0) return plies === 1 ? t("Win in 1 ply") : t("Win in {n} plies", { n: plies });
+  return plies === 1 ? t("Loss in 1 ply") : t("Loss in {n} plies", { n: plies });
+}
+
+const ARROW_KEY = "jericho:analysis-arrow";
+
+function arrowWanted() {
+  try { return localStorage.getItem(ARROW_KEY) !== "off"; } catch { return true; }
+}
+
+/** The engine's best move drawn on the board: an arrow from the mover's edge to the cell, with the
+ * piece at its foot (a pass draws nothing).  Redrawn after every render; off when toggled off. */
+function drawArrow() {
+  const svg = $("board");
+  const old = svg.querySelector("#an-arrow");
+  if (old) old.remove();
+  const move = E.best;
+  if (!board || !topo || !A.game || !move || !arrowWanted() || A.game.outcome) return;
+  const [piece, cell] = move.split("@");
+  const c = topo.cells.find((x) => x.name === cell);
+  if (!c) return;
+  const ns = "http://www.w3.org/2000/svg";
+  const mk = (tag, attrs, parent) => {
+    const e = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    parent.appendChild(e);
+    return e;
+  };
+  const [x1, y1] = board.P(c.x, c.y);
+  const [x0, y0] = board.P(c.x * 0.55, A.game.turn === "south" ? -4.7 : 4.7);
+  const g = mk("g", { id: "an-arrow", class: "an-arrow", "aria-hidden": "true", "pointer-events": "none",
+    "data-move": move }, svg);
+  const defs = mk("defs", {}, g);
+  const marker = mk("marker", { id: "an-arrow-head", viewBox: "0 0 10 10", refX: "6", refY: "5",
+    markerWidth: "3.2", markerHeight: "3.2", orient: "auto-start-reverse" }, defs);
+  mk("path", { d: "M0,0 L10,5 L0,10 z", class: "an-arrow-head" }, marker);
+  const len = Math.hypot(x1 - x0, y1 - y0) || 1;
+  const stop = Math.max(0, len - 34);  // the head ends on the cell's edge, not over its tower
+  mk("line", { x1: x0, y1: y0, x2: x0 + (x1 - x0) * stop / len, y2: y0 + (y1 - y0) * stop / len,
+    class: "an-arrow-shaft", "marker-end": "url(#an-arrow-head)" }, g);
+  drawPiece(g, piece, x0, y0 - 14, 28);
 }
 
 /** Play the engine's line from the position it was given for (kept in the tree as a variation). */
@@ -468,6 +530,31 @@ function wire() {
     if (f) load({ record: await f.text() });
   };
   $("an-reset").onclick = () => start(null, []);
+  // the current position as text: copy it, or paste another and load it (a bad one is named)
+  $("an-copy-position").onclick = async () => {
+    const box = $("an-position");
+    box.value = A.position || box.value;
+    box.select();
+    try {
+      await navigator.clipboard.writeText(box.value);
+      $("info").textContent = t("Position copied.");
+    } catch {
+      $("info").textContent = t("Select the text and copy it (Ctrl+C).");
+    }
+  };
+  const loadPosition = () => {
+    const text = $("an-position").value.trim();
+    if (!text) { error(t("Paste a position text first.")); return; }
+    if (text === A.position) return;
+    load({ position: text });
+  };
+  $("an-load-position").onclick = loadPosition;
+  $("an-position").addEventListener("keydown", (e) => { if (e.key === "Enter") loadPosition(); });
+  $("an-arrow-toggle").checked = arrowWanted();
+  $("an-arrow-toggle").onchange = () => {
+    try { localStorage.setItem(ARROW_KEY, $("an-arrow-toggle").checked ? "on" : "off"); } catch { /* private mode */ }
+    drawArrow();
+  };
   document.addEventListener("keydown", (e) => {
     if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "TEXTAREA")) return;
     if (e.key === "ArrowLeft" && A.cur.parent) go(A.cur.parent);

@@ -3,7 +3,7 @@
 import { Board, COLOUR_NAME, drawPiece, describeTower, describePreview, drawZoom } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { changeHeaders, postJSON, whoami } from "./account.js";
-import { t } from "./i18n.js";
+import { formatNumber, t } from "./i18n.js";
 import { renderEndings } from "./endings.js";
 import { ChatPanel } from "./chat.js";
 import { startLobby } from "./lobby.js";
@@ -35,10 +35,14 @@ const S = {
 
 // What each AI level is like: one line each (strength from docs/ai.md's arena, think time measured there).
 const LEVELS = {
-  easy: t("New to the game: grabs the most monoliths it can right now. Answers at once."),
-  medium: t("A fair opponent that looks a few moves ahead. Answers at once."),
-  hard: t("Strong: reads further ahead. About 0.01 s a move."),
-  expert: t("Very strong: about 0.7 s a move, never more than 1 s."),
+  easy: t("New to the game: grabs the most monoliths it can right now."),
+  medium: t("A fair opponent that looks a few moves ahead."),
+  hard: t("Good: reads further ahead. Answers in about a second."),
+  strong: t("The first step above hard: the expert's search, looking at a hundred lines. About 1 s a move."),
+  advanced: t("The expert's search, two and a half times longer than strong. About 1 s a move."),
+  skilled: t("The expert's search, four times longer than advanced. About 1 s a move."),
+  veteran: t("The expert's search, three times longer than skilled. About 1 s a move."),
+  expert: t("Very strong: about 1 s a move."),
   master: t("The strongest: thinks longest, about 2.5 s a move, never more than 3 s."),
 };
 const RESEARCH = {
@@ -104,7 +108,16 @@ async function startHome() {
       b.textContent = levelName(name);
       const small = document.createElement("small");
       small.textContent = LEVELS[name] || RESEARCH[name] || t("A research player.");
-      label.append(input, b, small);
+      label.append(input, b);
+      const elo = data.elo && data.elo[name];  // ai/levels.py LADDER, measured in docs/ai.md
+      if (elo) {
+        const rating = document.createElement("span");
+        rating.className = "level-elo";
+        const about = t("about {elo}", { elo: formatNumber(elo) });
+        rating.textContent = ` (${about})`;
+        label.append(rating);
+      }
+      label.append(small);
       $(main ? "levels-main" : "levels-research").appendChild(label);
     }
   } catch {

@@ -1,8 +1,10 @@
-// Puzzles: a position from a real game where exactly one move wins or saves the game (proved by
-// the engine's search, jericho_game.puzzles).  The server checks each move and plays the reply
-// (POST /api/puzzles/ID/try) and rates the first attempt (POST /api/puzzles/ID/result); this page
-// only draws.  An anonymous browser is known by a random token kept in localStorage and sent as
-// X-Puzzler; a logged-in player's rating is the account's.  All text goes in through textContent.
+// Puzzles: a position from a real game that is won (every winning first move is right) or where
+// exactly one move holds the draw, proved to the end of the game by the endgame solver
+// (jericho_game.ai.puzzles).  The server checks each move and plays the reply
+// (POST /api/puzzles/ID/try), gives hints (POST /api/puzzles/ID/hint) and, after the attempt, the
+// solution and its fastest line (POST /api/puzzles/ID/result); this page only draws.  Only a
+// logged-in player's first attempt moves a rating (the account's, on the server); an anonymous
+// solver's progress is kept here, in localStorage.  All text goes in through textContent.
 import { Board, COLOUR_NAME, describeTower, drawPiece } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { changeHeaders } from "./account.js";
@@ -13,21 +15,23 @@ import { rove, trayKeys } from "./traykeys.js";
 initContrast();
 const $ = (id) => document.getElementById(id);
 const SIDE_NAME = { south: t("South"), north: t("North") };
-const TOKEN_KEY = "jericho:puzzler";
+const LOCAL_KEY = "jericho:puzzles";  // an anonymous solver's progress: {solved, failed, tried: {id: 1 or 0}}
 // what each theme asks (the server's theme_text, jericho_game.puzzles.THEME_NAMES, in the page's language)
 const THEME_TEXT = {
   "win-in-1": t("Win in 1: make seven monoliths that no reply can break"),
-  "win-in-2": t("Win in 2: one move forces seven monoliths on your next turn"),
-  "break-the-seven": t("Break the seven: your opponent holds seven monoliths; only one move saves you"),
-  "hold-on": t("Hold on: your opponent threatens an unbreakable seven; only one move stops it"),
+  "win-in-2": t("Win in 2: force the win within two of your moves"),
+  "long-win": t("Win the endgame: a forced win, whatever the defence, to the end of the game"),
+  "win-by-exhaustion": t("Win by exhaustion: when neither side can place, the one with more monoliths wins"),
+  "break-the-seven": t("Break the seven: your opponent holds seven monoliths; only one move saves the draw"),
+  "hold-on": t("Hold on: only one move keeps the draw; every other move loses"),
 };
 const themeText = () => THEME_TEXT[S.P.theme] ?? S.P.theme_text;
 
 /** Why a legal move is not the solution (the server's message, web/learn/puzzles.py, in the page's language). */
 function wrongWords(move, reply) {
-  if (S.P.theme === "break-the-seven" || S.P.theme === "hold-on") {
-    return reply ? t("{move} does not save the game: {reply} wins at once.", { move, reply }) :
-      t("{move} does not save the game: the opponent keeps a winning line.", { move });
+  if (S.P.kind === "defence" || S.P.theme === "break-the-seven" || S.P.theme === "hold-on") {
+    return reply ? t("{move} loses the game: {reply} wins by force.", { move, reply }) :
+      t("{move} loses the game: the opponent keeps a winning line.", { move });
   }
   // a pass is not a move that "holds on" (issue 34: "…pass holds on."): the opponent passes and holds on
   if (reply === "pass") return t("{move} does not force the win: the opponent passes and still holds on.", { move });
@@ -50,21 +54,26 @@ let board = null;
 let topo = null;
 const FRESH_INFO = $("info").textContent;  // the page's first line, in the page's language
 
-function token() {
-  let tok = null;
-  try { tok = localStorage.getItem(TOKEN_KEY); } catch { /* private mode: a token per page */ }
-  if (!tok || !/^[A-Za-z0-9_-]{16,64}$/.test(tok)) {
-    const bytes = new Uint8Array(18);
-    crypto.getRandomValues(bytes);
-    tok = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-    try { localStorage.setItem(TOKEN_KEY, tok); } catch { /* private mode */ }
+function local() {
+  let data = null;
+  try { data = JSON.parse(localStorage.getItem(LOCAL_KEY) || "null"); } catch { /* private mode, or not JSON */ }
+  if (!data || typeof data !== "object" || typeof data.tried !== "object" || data.tried === null) {
+    data = { solved: 0, failed: 0, tried: {} };
   }
-  return tok;
+  return data;
+}
+
+/** An anonymous attempt's end, kept in this browser (its first attempt at a puzzle only, as on the server). */
+function keepLocally(id, solved) {
+  const data = local();
+  if (id in data.tried) return;
+  data.tried[id] = solved ? 1 : 0;
+  data[solved ? "solved" : "failed"] += 1;
+  try { localStorage.setItem(LOCAL_KEY, JSON.stringify(data)); } catch { /* private mode */ }
 }
 
 async function api(url, body) {
   const headers = body === undefined ? {} : await changeHeaders();
-  headers["X-Puzzler"] = token();
   const r = await fetch(url, body === undefined ? { headers, cache: "no-store" } :
     { method: "POST", headers, body: JSON.stringify(body) });
   const data = await r.json();
@@ -81,7 +90,12 @@ function sideOf() { return S.P.side; }
 function other(side) { return side === "south" ? "north" : "south"; }
 
 function showPlayer(player) {
-  if (!player) { $("puzzle-score").textContent = ""; return; }
+  if (!player) {  // anonymous: the progress kept in this browser
+    const { solved, failed } = local();
+    $("puzzle-score").textContent = t("In this browser: solved {solved}, failed {failed} · log in to get a puzzle rating",
+      { solved, failed });
+    return;
+  }
   const args = { rating: player.rating, solved: player.solved, failed: player.failed };
   $("puzzle-score").textContent = player.provisional ?
     t("Your puzzle rating: {rating} (provisional) · solved {solved}, failed {failed}", args) :
@@ -96,12 +110,14 @@ async function load(id) {
   const query = q.toString() ? `?${q}` : "";
   const data = await api(id ? `/api/puzzles/${encodeURIComponent(id)}` : `/api/puzzles/next${query}`);
   Object.assign(S, { P: data, game: data.game, line: [], mine: [], hints: 0, over: false, failed: false,
-    posted: false, selected: null, busy: false, hintCell: null });
+    posted: false, selected: null, busy: false, hintCell: null, account: Boolean(data.player), rated: null });
   history.replaceState(null, "", `/puzzles/${encodeURIComponent(data.id)}`);
   board.setFlip(data.side === "north");  // the solver's camp at the bottom, as in a game
   $("puzzle-title").textContent = t("Puzzle {id}", { id: data.id });
   const who = SIDE_NAME[data.side];
-  $("puzzle-goal").textContent = t("{side} to move: find the only move that wins or saves the game.", { side: who });
+  $("puzzle-goal").textContent = data.kind === "defence" ?
+    t("{side} to move: find the only move that keeps the draw.", { side: who }) :
+    t("{side} to move: find a move that wins the game.", { side: who });
   // the puzzle's rating is hidden until it is solved or failed: it would tell how hard it is (issue 34)
   $("puzzle-meta").textContent = t("Puzzle rating: shown once you solve or fail it");
   $("tray-mine-title").textContent = t("Your pieces (you play {side}, at the bottom)", { side: who });
@@ -190,17 +206,30 @@ function pick(p, keyboard = false) {
   }
 }
 
-async function sendResult() {
+/** Show what the server said of a rated attempt (the answer of a wrong or last move, a hint, the result). */
+function showRated(r) {
+  if (!r) return;
+  if (r.player) showPlayer(r.player);
+  if (r.rated) {
+    const d = r.after - r.before;
+    $("puzzle-score").textContent += ` (${d >= 0 ? "+" : "−"}${Math.abs(d)})`;
+  }
+}
+
+async function sendResult(kind) {
   if (S.posted) return;
   S.posted = true;
+  if (!S.account) {  // anonymous: kept in this browser, the server rates nothing
+    keepLocally(S.P.id, kind === "solved" && !S.failed && S.hints < 2);
+    showPlayer(null);
+    return;
+  }
+  if (S.rated) { showRated(S.rated); return; }  // the server rated it with the move or the hint
   try {
-    const r = await api(`/api/puzzles/${encodeURIComponent(S.P.id)}/result`, { moves: S.mine, hints: S.hints });
-    if (r.player) showPlayer(r.player);
-    if (r.rated) {
-      const d = r.after - r.before;
-      $("puzzle-score").textContent += ` (${d >= 0 ? "+" : "−"}${Math.abs(d)})`;
-    }
-  } catch { /* the puzzle still plays; the rating waits for the next one */ }
+    showRated(await api(`/api/puzzles/${encodeURIComponent(S.P.id)}/result`, { moves: S.mine, hints: S.hints }));
+  } catch (err) {
+    feedback(t("The server could not answer: {why}", { why: err.message }), "bad");
+  }
 }
 
 function finish(kind) {
@@ -216,7 +245,7 @@ function finish(kind) {
     t("Puzzle rating {rating} · played {n} times", { rating: data.rating, n: data.plays });
   if (S.streak) streakStep(kind === "solved" && !S.failed && S.hints === 0);
   render();
-  sendResult();
+  sendResult(kind);
   $("btn-next").focus();
 }
 
@@ -232,6 +261,7 @@ async function play(move) {
     }
     S.mine.push(data.played);
     S.game = data.game;
+    if (data.result && !S.rated) S.rated = data.result;  // an account's attempt, rated by this move
     if (!data.correct) {
       S.failed = true;
       S.line.push(data.played);
@@ -245,8 +275,11 @@ async function play(move) {
     if (data.reply) S.line.push(data.reply);
     if (data.done) {
       const theme = themeText();
-      feedback(S.failed ? t("That is the solution. ({theme}.)", { theme }) :
-        t("Solved! {move} was the only move. {theme}.", { move: data.played, theme }), "good");
+      const line = (data.line || []).join(" ");
+      const words = S.failed ? t("That is the solution. ({theme}.)", { theme }) : data.accepted > 1 ?
+        t("Solved! {move} wins ({n} moves win). {theme}.", { move: data.played, n: data.accepted, theme }) :
+        t("Solved! {move} was the only move. {theme}.", { move: data.played, theme });
+      feedback(line ? `${words} ${t("The fastest line: {line}.", { line })}` : words, "good");
       finish("solved");
     } else {
       feedback(t("Right: {move}. {side} answers {reply}. Find the next move.",
@@ -266,16 +299,27 @@ async function play(move) {
   }
 }
 
-function hint() {
-  if (S.over) return;
-  const next = S.P.solution[S.line.length];
-  if (!next) return;
-  const [piece, cell] = next.split("@");
-  S.hints += 1;
-  if (S.hints === 1) {
+async function hint() {
+  if (S.over || S.busy) return;
+  if (S.hints === 0) {  // the theme: the page knows it
+    S.hints = 1;
     feedback(t("Hint: {theme}.", { theme: themeText() }));
     $("btn-hint").textContent = t("Another hint");
-  } else if (S.hints === 2) {
+    return;
+  }
+  // the cell, then the piece: the server tells them (and an account's attempt is then a failure)
+  let data;
+  try {
+    data = await api(`/api/puzzles/${encodeURIComponent(S.P.id)}/hint`, { moves: S.line, level: S.hints + 1 });
+  } catch (err) {
+    feedback(t("The server could not answer: {why}", { why: err.message }), "bad");
+    return;
+  }
+  if (data.result && !S.rated) S.rated = data.result;
+  const { cell } = data;
+  const piece = data.piece || "";
+  S.hints += 1;
+  if (S.hints === 2) {
     S.hintCell = cell || null;
     feedback(cell ? t("Hint: the move is on {cell} (highlighted). This attempt no longer counts as solved.", { cell }) :
       t("Hint: you must pass."));
@@ -290,17 +334,25 @@ function hint() {
 async function showSolution() {
   S.hints = Math.max(S.hints, 9);
   S.over = true;
+  // the solution comes with the attempt's end (a failure when it was not solved yet)
+  const end = await api(`/api/puzzles/${encodeURIComponent(S.P.id)}/result`, { moves: S.mine, hints: S.hints });
+  if (!S.posted) {
+    S.posted = true;
+    if (S.account) showRated(S.rated || end);
+    else { keepLocally(S.P.id, false); showPlayer(null); }
+  }
+  const solution = end.solution;
   const game = await api(`/api/puzzles/${encodeURIComponent(S.P.id)}`);
   S.game = game.game;
   S.line = [];
   // replay the whole line on the server, move by move, so the board ends on the final position
-  for (let i = 0; i < S.P.solution.length; i += 2) {
-    const data = await api(`/api/puzzles/${encodeURIComponent(S.P.id)}/try`, { moves: S.line, try: S.P.solution[i] });
+  for (let i = 0; i < solution.length; i += 2) {
+    const data = await api(`/api/puzzles/${encodeURIComponent(S.P.id)}/try`, { moves: S.line, try: solution[i] });
     S.game = data.game;
     S.line.push(data.played);
     if (data.reply) S.line.push(data.reply);
   }
-  feedback(t("Solution: {moves}. {theme}.", { moves: S.P.solution.join(", "), theme: themeText() }), "");
+  feedback(t("Solution: {moves}. {theme}.", { moves: solution.join(", "), theme: themeText() }), "");
   finish("shown");
 }
 
@@ -380,7 +432,7 @@ async function main() {
     const id = S.P.id;
     const posted = S.posted;
     await load(id);
-    S.posted = posted;  // only the first attempt is rated
+    S.posted = posted;  // only the first attempt is rated (and kept, for an anonymous solver)
     S.failed = true;
   };
   // the next puzzle: the last one's lines are cleared and the keyboard goes on from the new puzzle's

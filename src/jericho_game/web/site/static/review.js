@@ -206,7 +206,21 @@ export class ReviewPanel {
     const acc = (side) => (v.accuracy && v.accuracy[side] !== null && v.accuracy[side] !== undefined ?
       `, ${t("accuracy {n}%", { n: Math.round(v.accuracy[side]) })}` : "");
     return `${t("Review done ({n} simulations per position).", { n: budget })} ${sideText("south")}${acc("south")}. ` +
-      `${sideText("north")}${acc("north")}.`;
+      `${sideText("north")}${acc("north")}.${this.decisiveText(v) ? ` ${this.decisiveText(v)}` : ""}`;
+  }
+
+  /** When the game was decided (the first move after which the result was fixed: solved, or the
+   * strongest search at 95% or more), in words; "" when the review does not say. */
+  decisiveText(v) {
+    const d = v.decisive;
+    if (!d) return "";
+    if (!d.ply) {
+      return d.result === "draw" ? t("The game was a draw from the start.") :
+        t("{side} had a won game from the start.", { side: SIDE_NAME[d.result] });
+    }
+    const move = `${d.label} ${d.move}`;
+    return d.result === "draw" ? t("From move {move} the game was a draw.", { move }) :
+      t("From move {move} {side} had a won game.", { move, side: SIDE_NAME[d.result] });
   }
 
   drawChart(v, moves, ply) {
@@ -328,13 +342,16 @@ export class ReviewPanel {
     this.keys.replaceChildren();
     const turning = new Map();
     for (const side of ["south", "north"]) for (const tp of (v.turning && v.turning[side]) || []) turning.set(tp.ply, tp);
-    const keys = v.moves.filter((m) => m.mark || turning.has(m.ply));
+    const keys = v.moves.filter((m) => m.mark || turning.has(m.ply) || m.decisive);
     this.keysTitle.hidden = !keys.length;
     for (const m of keys) {
       const tp = turning.get(m.ply);
-      const li = el("li", { class: `rv-item${m.mark ? ` mark-${m.mark}` : ""}` });
+      const li = el("li", { class: `rv-item${m.mark ? ` mark-${m.mark}` : ""}${m.decisive ? " rv-decisive" : ""}` });
       const mark = m.mark ? MARK_WORD[m.mark] : "";
-      const what = !m.mark ? t("turning point") : m.decided ? t("{mark} (decided the game)", { mark }) : mark;
+      let what = !m.mark ? t("turning point") : m.decided ? t("{mark} (decided the game)", { mark }) : mark;
+      if (m.decisive && !m.decided) {
+        what = !m.mark && !tp ? t("from here the result was fixed") : `${what}; ${t("from here the result was fixed")}`;
+      }
       const share = tp ? `, ${t("{share} of {side}'s slide", { share: pct(tp.share), side: SIDE_NAME[m.side] })}` : "";
       const sign = m.mark ? v.thresholds[m.mark].sign : "";
       const preferred = t("the AI preferred {move}", { move: m.best });

@@ -1,0 +1,54 @@
+"""The ladder of levels (issue 32 point 5): one list in ai/levels.py for every front end."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from jericho_game import Game
+from jericho_game.ai import base, levels
+from jericho_game.ai.arena import add_arguments, ladder_specs
+
+
+def test_the_ladder_is_the_one_list_of_levels():
+    names = levels.ladder()
+    assert names[0] == "easy" and names[-1] == "master" and len(names) == len(set(names)) >= 7
+    assert list(levels.LEVELS) == names  # the factories, in the ladder's order
+    for name in names:  # each is a player of the registry (the engine protocol, the arena) built from levels.py
+        assert base._REGISTRY[name][0] == "jericho_game.ai.levels"
+        assert getattr(levels, base._REGISTRY[name][1]) is levels.LEVELS[name]
+    # every level the registry takes from levels.py is on the ladder or a frozen old level
+    from_levels = {n for n, (module, _) in base._REGISTRY.items() if module == "jericho_game.ai.levels"}
+    assert {n for n in from_levels if not n.endswith(("-v1", "-v2"))} == set(names)
+
+
+def test_the_ladder_climbs_and_its_times_suit_a_person():
+    elos = [lv.elo for lv in levels.LADDER]
+    assert elos == sorted(elos) and len(set(elos)) == len(elos)
+    for lv in levels.LADDER:
+        assert 0 < lv.think <= 3.0 and lv.cap <= 3.0, lv
+        assert levels.think_time(lv.name) == lv.think
+    upper = levels.LADDER[3:]
+    assert all(lv.think >= 1.0 for lv in upper)  # the upper levels never answer at once
+    assert levels.think_time("mcts:sims=10") == 0.0
+
+
+@pytest.mark.parametrize("name", ["strong", "advanced", "skilled", "veteran"])
+def test_the_new_rungs_play_legal_moves_under_their_names(name):
+    player = base.make_player(name, seed=1)
+    assert player.name == name
+    g = Game()
+    for _ in range(4):
+        move = player.choose_move(g)
+        assert move in g.legal_moves()
+        g.play(move)
+
+
+def test_the_arena_plays_the_ladder():
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--ladder", "--games", "2"])
+    assert ladder_specs(args) == levels.ladder()
+    args = parser.parse_args(["hard", "strong", "--games", "2"])
+    assert ladder_specs(args) == ["hard", "strong"]
