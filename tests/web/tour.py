@@ -156,6 +156,12 @@ def not_found(page: Page, server: str) -> None:
     expect(page.locator("#not-found")).to_be_visible()
 
 
+def settings(page: Page, server: str) -> None:
+    page.goto(server + "/settings")
+    expect(page.locator("#looks-preview .piece")).to_have_count(5)
+    expect(page.locator('#looks-form input[name="pieces"]:checked')).to_have_count(1)
+
+
 def offline(page: Page, server: str) -> None:
     page.goto(server + "/offline")
     expect(page.locator("#offline h1")).to_be_visible()
@@ -269,6 +275,7 @@ STOPS: dict[str, Callable[[Page, str], Any]] = {
     "tournaments": tournaments,
     "tournament": tournament,
     "unsubscribe": unsubscribe,
+    "settings": settings,
 }
 
 

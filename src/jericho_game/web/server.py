@@ -52,6 +52,7 @@ from jericho_game.ai.levels import LADDER
 from jericho_game.game import Game
 from jericho_game.web import i18n
 from jericho_game.web.accounts.accounts import AccountService, account_routes
+from jericho_game.web.accounts.prefs import Prefs, prefs_routes
 from jericho_game.web.accounts.ratings import RatingPolicy, Ratings, rating_routes
 from jericho_game.web.airunner.aiqueue import AIRunner
 from jericho_game.web.common import fairshare, jsonin
@@ -1080,6 +1081,7 @@ def create_app(
         *analysis_routes(service, streams),  # the analysis board, /analysis (jericho_game.web.learn.analysis_board)
         *tutorial.routes,  # read-only engine help: move preview, tutorial (jericho_game.web.learn.tutorial)
         *account_routes(accounts, STATIC),  # sign-up, log-in, sessions (jericho_game.web.accounts.accounts)
+        *prefs_routes(Prefs(storage), accounts),  # board and piece themes per account (jericho_game.web.accounts.prefs)
         *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.accounts.ratings)
         *notify_routes(notifier),  # e-mail address, switches, invitations by mail (jericho_game.web.social.notify)
         *correspondence_routes(storage, accounts, limits.max_my_games),  # "your turn" (web/round/correspondence.py)

@@ -183,10 +183,20 @@ class PuzzleService:
 
     # -- choosing ---------------------------------------------------------------------------------
     def next(
-        self, key: str | None, skip: str | None = None, rng: random.Random | None = None, rating: float | None = None
+        self,
+        key: str | None,
+        skip: str | None = None,
+        rng: random.Random | None = None,
+        rating: float | None = None,
+        theme: str | None = None,
+        above: float | None = None,
     ) -> Puzzle:
         """The next puzzle for solver ``key``: unseen, among the :data:`NEAREST` nearest its rating
-        (an anonymous browser may say the rating it keeps itself, ``rating``)."""
+        (an anonymous browser may say the rating it keeps itself, ``rating``).  ``theme``: of that
+        theme only (issue 34's filter); ``above``: a streak's next step, the easiest unseen puzzle
+        rated above it (rising difficulty; the hardest when none is)."""
+        if theme is not None and theme not in THEME_NAMES:
+            raise ClientError("bad_request", f"'theme' must be one of {', '.join(THEME_NAMES)}")
         rng = rng or random.Random()
         with self.storage.reader.connect() as conn:
             me = self._player(conn, key).rating if key else (rating or Rating().rating)
@@ -199,10 +209,17 @@ class PuzzleService:
                     )
                 }
             rated = {r[0]: r[1] for r in conn.execute(select(puzzle_ratings.c.puzzle_id, puzzle_ratings.c.rating))}
-        pool = [p for p in self.puzzles if p.id not in seen and p.id != skip]
+        puzzles = [p for p in self.puzzles if theme is None or p.theme == theme] or self.puzzles
+        pool = [p for p in puzzles if p.id not in seen and p.id != skip]
         if not pool:  # everything tried: the ones tried longest ago come back
-            oldest = sorted(self.puzzles, key=lambda p: seen.get(p.id, 0.0))
+            oldest = sorted(puzzles, key=lambda p: seen.get(p.id, 0.0))
             pool = [p for p in oldest[: max(1, len(oldest) // 4)] if p.id != skip] or oldest[:1]
+        if above is not None:  # a streak: the easiest one rated above the last, else the hardest
+            def strength(p: Puzzle) -> float:
+                return rated.get(p.id, p.rating)
+
+            harder = sorted((p for p in pool if strength(p) > above), key=strength)
+            return harder[0] if harder else max(pool, key=strength)
         pool.sort(key=lambda p: (abs(rated.get(p.id, p.rating) - me), p.id))
         return rng.choice(pool[:NEAREST])
 
@@ -429,7 +446,9 @@ def _wrong_words(p: Puzzle, played: str, reply: str | None) -> str:
     if KIND[p.theme] == "defence":
         then = f"{reply} wins by force" if reply else "the opponent keeps a winning line"
         return f"{played} loses the game: {then}."
-    then = f"{reply} holds on" if reply else "the opponent can hold on"
+    if reply == "pass":  # a pass does not "hold on" (issue 34): the opponent passes and holds on
+        return f"{played} does not force the win: the opponent passes and still holds on."
+    then = f"the answer {reply} holds on" if reply else "the opponent can hold on"
     return f"{played} does not force the win: {then}."
 
 
@@ -481,7 +500,14 @@ def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Rout
             rating = None
         if rating is not None and rating != rating:  # NaN
             rating = None
-        p = await blocking(service.next, key, skip, None, rating)
+        theme = request.query_params.get("theme") or None
+        above: float | None = None
+        if request.query_params.get("above"):
+            try:
+                above = float(request.query_params["above"])
+            except ValueError:
+                raise ClientError("bad_request", "'above' must be a rating, a number") from None
+        p = await blocking(lambda: service.next(key, skip, None, rating, theme=theme, above=above))
         body = await blocking(service.describe, p)
         body["player"] = await blocking(service.player_view, key)
         return JSONResponse(body, headers={"Cache-Control": "no-store"})

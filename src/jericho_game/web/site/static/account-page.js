@@ -58,7 +58,8 @@ async function init() {
       return;
     }
     $("password").value = "";
-    const why = res.data.message || t("error");
+    // the server's sentence may end in a full stop: the page's own sentence adds one ("incorrect.." in issue 34)
+    const why = (res.data.message || t("error")).replace(/[.\s]+$/, "");
     const field = { bad_username: $("username"), username_taken: $("username"), bad_password: $("password") }[res.data.error];
     refuse(field, signup ? t("Could not sign up: {why}.", { why }) : t("Could not log in: {why}.", { why }));
     $("account-submit").disabled = false;

@@ -79,7 +79,7 @@ export async function renderNav() {
   const home = $("account-home");
   if (home) {
     const parts = [link("/leaderboard", t("Leaderboard"), "nav-leaderboard"),
-      link("/settings", t("Notifications"), "nav-settings")];  // sound, browser notifications, e-mail
+      link("/settings", t("Settings"), "nav-settings")];  // themes, sound, browser notifications, e-mail
     if (me.account) {
       const out = document.createElement("button");
       out.type = "button";

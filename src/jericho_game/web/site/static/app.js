@@ -11,6 +11,7 @@ import { nameForm, storedName } from "./names.js";
 import { ReviewPanel } from "./review.js";
 import { moveLabel } from "./notation.js";
 import { RatingChange } from "./ratingchange.js";
+import { premoveAllowed, premoveFate } from "./premove.js";
 import { Notices, mountInvite, mountSwitches } from "./notify.js";
 import { deadlineText, perMoveText, startYourTurn, timeLeft } from "./yourturn.js";
 import { announce, moveWords } from "./announce.js";
@@ -22,7 +23,8 @@ initContrast();
 
 const $ = (id) => document.getElementById(id);
 const SIDE_NAME = { south: t("South"), north: t("North") };
-const KIND = { column: t("column"), diagonal: t("diagonal") };
+// the board's alignment kinds (boards/standard.json), in the page's language (issue 34: "falling diagonal" was left in English)
+const KIND = { vertical: t("column"), "rising diagonal": t("rising diagonal"), "falling diagonal": t("falling diagonal") };
 const COLOURS = ["R", "Y", "G", "B", "W"];
 
 const S = {
@@ -193,7 +195,7 @@ async function startGame(id) {
         body: JSON.stringify({ invite: hash.get("invite"), name: storedName() || undefined }) });
       const data = await r.json();
       if (r.ok) store.set(`jericho:seat:${id}`, data.token);
-      else say(`${data.message}.`, "note");
+      else say(`${String(data.message).replace(/[.\s]+$/, "")}.`, "note");  // one full stop, not ".."
     } catch {
       say(t("Could not join: the server is unreachable."));
     }
@@ -281,6 +283,7 @@ function connect() {
       if (msg.game.status === "over" && msg.game.rated && S.ratings) S.ratings.gameOver();
       if (S.chat) S.chat.setGame(msg.game);
       render();
+      if ((S.premove || S.preselect) && myTurn()) playPremove();
       sayAnswer(before, msg.game);
       if (S.askedPly !== null && S.askedPly !== undefined) { enterReplay(S.askedPly); S.askedPly = null; }
       loadPreview();
@@ -346,6 +349,13 @@ function myTurn() {
 // ---------------------------------------------------------------- interaction
 function clickCell(cell, event) {
   if (!S.game) return;
+  if (S.premove) { cancelPremove(); return; }  // a click on the board cancels the queued move
+  if (S.preselect && premoveAllowed(S.game, mySides(), !!S.replay)) {
+    S.premove = `${S.preselect}@${cell}`;  // queued, shown, never sent before the turn
+    S.preselect = null;
+    render();
+    return;
+  }
   // the second click of a double click may land after the move: it must not open the zoom either
   if (event && event.detail > 1) return;
   const view = currentView();
@@ -409,6 +419,17 @@ function whyNotPiece(piece) {
 }
 
 function selectPiece(piece, byKeyboard = false) {
+  const g = S.game;
+  if (premoveAllowed(g, mySides(), !!S.replay) && g.reserves[mySides()[0]].includes(piece)) {
+    // the opponent is to move: the piece of a premove (premove.js); the same piece again cancels it
+    if (S.premove && S.premove.startsWith(`${piece}@`)) { cancelPremove(); return; }
+    S.premove = null;
+    S.preselect = S.preselect === piece ? null : piece;
+    say("");
+    render();
+    if (S.preselect) S.board.bringIntoView();
+    return;
+  }
   const why = whyNotPiece(piece);
   if (why) {
     say(why, "note");
@@ -426,6 +447,30 @@ function selectPiece(piece, byKeyboard = false) {
       t("{piece} ({words}): {n} cells highlighted.", { piece, words: pieceWords(piece), n })) + " " +
       t("A badge on a cell shows how the move changes your lead in monoliths (+1: one more for you).");
   }
+}
+
+/** Drop the queued move (a click on the board, Escape, its piece chosen again). */
+function cancelPremove() {
+  const had = S.premove;
+  S.premove = S.preselect = null;
+  if (had) say(t("Premove {move} cancelled.", { move: had }), "note");
+  render();
+}
+
+/** The turn has come: play the queued move if it is legal now, else drop it with a word; a piece
+ * chosen without its cell becomes the selection. */
+function playPremove() {
+  const move = S.premove, piece = S.preselect;
+  S.premove = S.preselect = null;
+  if (piece) {
+    if ((S.game.legal[piece] || []).length) S.selected = piece;
+  } else if (premoveFate(S.game, move) === "play") {
+    S.pending = S.game.ply;
+    send({ type: "move", move, ply: S.game.ply });
+  } else {
+    say(t("Premove {move} dropped: it is not legal in this position.", { move }), "note");
+  }
+  render();
 }
 
 function pieceWords(p) {
@@ -447,7 +492,8 @@ function showCellInfo(cell, sticky = false) {
   if (!view) return;
   const c = S.topo.cells.find((x) => x.name === cell);
   const aligns = S.topo.alignments.filter((a) => a.cells.includes(cell)).map((a) => a.name);
-  $("info").textContent = `${describeTower(cell, view.towers[cell], c.camp)}. Alignments: ${aligns.join(", ")}.`;
+  $("info").textContent = t("{tower}. Alignments: {list}.",
+    { tower: describeTower(cell, view.towers[cell], c.camp), list: aligns.join(", ") });
 }
 
 function wireControls() {
@@ -492,7 +538,10 @@ function wireControls() {
   });
   document.addEventListener("keydown", (e) => {
     if (e.target && e.target.tagName === "INPUT") return;
-    if (e.key === "Escape") { S.selected = null; S.stickyAlign = null; S.previewCell = null; render(); }
+    if (e.key === "Escape") {
+      if (S.premove || S.preselect) cancelPremove();
+      S.selected = null; S.stickyAlign = null; S.previewCell = null; render();
+    }
     if (S.lineFrame && S.review && S.review.line && (e.key === "ArrowLeft" || e.key === "ArrowRight")) {
       S.review.stepLine(S.review.line.i + (e.key === "ArrowLeft" ? -1 : 1));  // stepping through the AI's line
       return;
@@ -747,6 +796,9 @@ function render() {
   banner.className = cls;
   // selection sanity
   if (S.selected && (!myTurn() || !g.legal[S.selected])) S.selected = null;
+  if ((S.premove || S.preselect) && !myTurn() && !premoveAllowed(g, mySides(), !!S.replay)) {
+    S.premove = S.preselect = null;  // the game ended, or a replay opened: no queued move
+  }
   // board
   const conf = S.hoverAlign && !S.replay ? g.confrontations[S.hoverAlign] : null;
   const champions = new Set(conf ? [conf.south, conf.north].filter(Boolean) : []);
@@ -759,6 +811,9 @@ function render() {
     preview: pv.cells,
     previewLines: pv.lines,
   });
+  // the queued move's cell, outlined (style.css: .cell.premove)
+  const queuedCell = S.premove ? S.premove.split("@")[1] : null;
+  for (const c of $("board").querySelectorAll(".cell")) c.classList.toggle("premove", c.dataset.cell === queuedCell);
   if (conf) {
     const a = S.topo.alignments.find((x) => x.name === S.hoverAlign);
     const champ = (side) => conf[side] ?
@@ -770,9 +825,14 @@ function render() {
     $("info").innerHTML = "";
     const b = document.createElement("b");
     b.textContent = t("Alignment {name} ({kind}): ", { name: a.name, kind: KIND[a.kind] ?? a.kind });
-    $("info").append(b, `${champ("south")}; ${champ("north")}. ${reason}.`);
+    // one sentence to translate: French puts a (narrow) no-break space before ";" (issue 34)
+    $("info").append(b, t("{south}; {north}. {reason}.", { south: champ("south"), north: champ("north"), reason }));
   } else if (S.selected && S.previewCell && pv.cells && pv.cells[S.previewCell]) {
-    $("info").textContent = `${S.selected}@${S.previewCell}: ${pv.cells[S.previewCell].words}.`;
+    $("info").textContent = t("{move}: {words}.", { move: `${S.selected}@${S.previewCell}`, words: pv.cells[S.previewCell].words });
+  } else if (S.premove) {
+    $("info").textContent = t("Premove {move}: played as soon as it is your turn, if it is legal then. A click on the board or Escape cancels it.", { move: S.premove });
+  } else if (S.preselect) {
+    $("info").textContent = t("Premove: now choose the cell for {piece}. It is played as soon as it is your turn.", { piece: S.preselect });
   } else if (!S.selected) {
     $("info").textContent = S.replay ? t("Replay: use ◀ ▶ or the arrow keys.") :
       g.status === "over" ? resultText(g) :
@@ -814,6 +874,9 @@ function render() {
   if (location.pathname + location.hash !== address) history.replaceState(null, "", address);
   // reviewing or replaying: the board stays in view (sticky beside the panel, pinned on a phone)
   $("play").classList.toggle("studying", !!S.replay || g.status === "over");
+  // a watcher's trays are both small, and the chat comes first (style.css, #play.watching)
+  $("play").classList.toggle("watching", !seated && S.role !== "both");
+  $("tray-mine-block").classList.toggle("small", !seated && S.role !== "both");
   if (S.review) S.review.render(g, S.replay ? S.replay.i : g.moves.length);
   renderLinks();
   if (g.mode === "online" && g.status === "waiting" && !g.public && mySides().length && !S.inviteMounted) {
@@ -892,10 +955,14 @@ function drawTray(node, side, interactive) {
     const playable = canMove && has && (g.legal[p] || []).length > 0;
     b.disabled = !has;
     b.classList.toggle("playable", playable);
-    b.setAttribute("aria-disabled", playable ? "false" : "true");
+    // out of turn in a real-time game a piece can be chosen for a premove (premove.js)
+    const premovable = interactive && has && !playable && premoveAllowed(g, mySides(), !!S.replay) && side === mySides()[0];
+    b.setAttribute("aria-disabled", playable || premovable ? "false" : "true");
     b.tabIndex = playable ? 0 : -1;
     b.classList.toggle("used", !has);
-    const chosen = interactive && S.selected === p;  // never outline the opponent's copy of the piece
+    const queued = interactive && (S.preselect === p || (!!S.premove && S.premove.startsWith(`${p}@`)));
+    b.classList.toggle("premoved", queued);
+    const chosen = interactive && (S.selected === p || queued);  // never outline the opponent's copy of the piece
     b.classList.toggle("selected", chosen);
     b.setAttribute("aria-pressed", chosen ? "true" : "false");
     b.setAttribute("aria-label", `${p}, ${pieceWords(p)}${has ? "" : t(", already placed")}`);

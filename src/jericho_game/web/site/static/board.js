@@ -91,7 +91,7 @@ export function drawPiece(parent, piece, cx, y, h, { top = false, zoom = false, 
   el("rect", {
     x: cx - w / 2, y, width: w, height: h, rx: Math.min(7, h / 3),
     fill: PIECE_FILL[col], stroke: top ? "#1b1510" : col === "W" ? "#6f6758" : "rgba(0,0,0,.45)",
-    "stroke-width": top ? 3 : 1.5, class: "piece-body",
+    "stroke-width": top ? 3 : 1.5, class: `piece-body col-${col}`,  // col-R...: the piece sets' fills (style.css)
   }, g);
   // a soft highlight band so the bar reads as a cylinder
   el("rect", { x: cx - w / 2 + 3, y: y + 2, width: w - 6, height: Math.max(2, h * 0.22), rx: 3,
@@ -99,7 +99,7 @@ export function drawPiece(parent, piece, cx, y, h, { top = false, zoom = false, 
   // the notation (5R) on every piece: the colour never rests on the fill alone.  ``dense``: the
   // letters' capitals may take 80% of a thin bar's height (tall towers on small cells)
   const t = el("text", {
-    x: cx, y: y + h / 2 + 1, "text-anchor": "middle", "dominant-baseline": "central", class: "piece-label",
+    x: cx, y: y + h / 2 + 1, "text-anchor": "middle", "dominant-baseline": "central", class: `piece-label col-${col}`,
     "font-size": Math.min(h * (dense ? 1.1 : 0.9), 32), "font-weight": 800, fill: PIECE_INK[col],
   }, g);
   t.textContent = piece;

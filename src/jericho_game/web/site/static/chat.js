@@ -20,9 +20,10 @@ export class ChatPanel {
     this.enabled = false;
     this.tab = null;
     this.replayPly = null;
+    this.account = null;  // whether this browser is logged in (null: not known yet)
     this.loggedIn = false;  // reports come from players and accounts (an anonymous watcher has no button)
     this.build();
-    whoami().then((me) => { this.loggedIn = !!me.account; this.render(); });
+    whoami().then((me) => { this.account = !!me.account; this.loggedIn = !!me.account; this.render(); });
   }
 
   build() {
@@ -72,7 +73,13 @@ export class ChatPanel {
     this.mute = el("input", { type: "checkbox", id: "chat-mute" });
     this.mute.addEventListener("change", () => this.send({ type: "chat_mute", mute: this.mute.checked }));
     this.muteLabel = el("label", { className: "chat-mute" }, this.mute, " ", t("Mute my opponent's chat"));
-    this.root.replaceChildren(this.title, this.tabs, this.log, this.note, this.form, this.muteLabel);
+    // a watcher without an account reads the spectators' chat but cannot write in it: the box says
+    // so and is disabled (it looked writable, and a message was refused only once sent: issue 34)
+    this.signin = el("p", { id: "chat-signin", className: "chat-signin" });
+    const login = el("a", { id: "chat-login", textContent: t("Log in") });
+    login.href = `/login?next=${encodeURIComponent(location.pathname)}`;
+    this.signin.append(t("Sign in or play to chat."), " ", login);
+    this.root.replaceChildren(this.title, this.tabs, this.log, this.note, this.signin, this.form, this.muteLabel);
   }
 
   /** The connection's role (welcome): ask for the chat as this reader may read it. */
@@ -145,6 +152,13 @@ export class ChatPanel {
     this.tabs.hidden = shown.length < 2;
     const writable = this.tab === "players" ? this.seated() : (!this.seated() || this.over());
     this.form.hidden = !writable || this.replayPly !== null;
+    const anonymous = !this.seated() && this.account === false;
+    this.signin.hidden = this.form.hidden || !anonymous;
+    this.input.disabled = anonymous;
+    this.sendButton.disabled = anonymous;
+    this.input.placeholder = anonymous ? t("Sign in or play to chat") : t("Write a message");
+    if (anonymous) this.input.setAttribute("aria-describedby", "chat-signin");
+    else this.input.removeAttribute("aria-describedby");
     this.muteLabel.hidden = !this.seated();
     this.mute.checked = this.muted;
     const mine = this.seated() ? this.role : null;

@@ -9,4 +9,12 @@
   } catch { /* private mode */ }
   root.dataset.theme = theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
   root.dataset.contrast = contrast || (matchMedia("(prefers-contrast: more)").matches ? "high" : "normal");
+  // the board and piece themes (looks.js): this browser's choice, else the defaults
+  let board = null, pieces = null;
+  try {
+    board = localStorage.getItem("jericho:board");
+    pieces = localStorage.getItem("jericho:pieces");
+  } catch { /* private mode */ }
+  root.dataset.board = ["wood", "slate", "paper"].includes(board) ? board : "wood";
+  root.dataset.pieces = ["classic", "bright", "deep"].includes(pieces) ? pieces : "classic";
 })();

@@ -3,10 +3,12 @@
 import { postJSON, whoami } from "./account.js";
 import { startChallengeBell } from "./challengebell.js";
 import { initContrast } from "./contrast.js";
+import { syncLooks } from "./looks.js";
 import { initTheme } from "./theme.js";
 
 initContrast();
 initTheme();
+syncLooks();  // a logged-in player's board and piece themes, from the account
 startChallengeBell();  // challenges received, accepted, declined: a notice on any page (web/people/people.py)
 
 // The switches are a toolbar: one Tab stop, the arrow keys (and Home / End) move within it.

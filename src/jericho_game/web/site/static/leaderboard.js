@@ -43,12 +43,15 @@ async function init() {
     a.href = `/players/${encodeURIComponent(p.username)}`;
     name.append(a);
     const rating = el("td", `${p.rating}${p.provisional ? "?" : ""}`, "num");
-    if (p.provisional) rating.title = "provisional: too few rated games to trust it yet";
+    if (p.provisional) rating.title = t("provisional: too few rated games to trust it yet");
     tr.append(name, rating, el("td", p.rd, "num"), el("td", p.games, "num"));
     body.append(tr);
   }
   table.append(body);
-  main.append(table);
+  // the table scrolls sideways inside its box on a narrow phone: the page keeps the screen's width
+  const box = el("div", undefined, "table-scroll");
+  box.append(table);
+  main.append(box);
 }
 
 init();

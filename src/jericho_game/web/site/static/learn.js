@@ -3,6 +3,7 @@
 import { Board, COLOUR_NAME, describePreview, describeTower, drawPiece } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { t } from "./i18n.js";
+import { showOffline, unreachable } from "./offline.js";
 import { rove, trayKeys } from "./traykeys.js";
 
 initContrast();
@@ -196,4 +197,7 @@ async function main() {
   await open(wanted >= 0 ? wanted : 0);
 }
 
-main().catch((err) => feedback(t("Could not load the tutorial: {why}", { why: err.message }), "bad"));
+main().catch((err) => {
+  if (unreachable(err)) showOffline($("learn"), t("The lessons need the server: it checks every move."));
+  else feedback(t("Could not load the tutorial: {why}", { why: err.message }), "bad");
+});

@@ -53,6 +53,17 @@ export function ratingChart(history) {
   return root;
 }
 
+/** A wide table in a box that scrolls sideways on a phone: the page itself keeps the screen's width
+ * (the profile was 577 px wide on a 390 px phone, issue 34). */
+export function scroller(table) {
+  const box = el("div", undefined, "table-scroll");
+  box.tabIndex = 0;  // a scrolling region is reachable by keyboard (axe: scrollable-region-focusable)
+  box.setAttribute("role", "region");
+  box.setAttribute("aria-label", t("Recent games"));
+  box.append(table);
+  return box;
+}
+
 async function init() {
   const main = document.getElementById("profile");
   const name = decodeURIComponent(location.pathname.split("/").pop() || "");
@@ -97,12 +108,12 @@ async function init() {
       const rated = el("td", g.rated ? t("rated") : g.unrated ? t("not rated") : "");
       if (g.unrated) rated.title = g.unrated; // why a rated game changed no rating
       tr.append(el("td", formatDate(g.date * 1000, true)), cell, el("td", opponent),
-        el("td", { south: t("South"), north: t("North") }[g.side] ?? g.side), el("td", result),
+        el("td", { south: t("South"), north: t("North"), both: t("both") }[g.side] ?? g.side), el("td", result),
         el("td", String(g.moves ?? "")), rated);
       body.append(tr);
     }
     table.append(body);
-    main.append(table);
+    main.append(scroller(table));
   }
   const me = await whoami();
   if (me.account && me.account.username === p.username) {

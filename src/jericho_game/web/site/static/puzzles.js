@@ -9,6 +9,7 @@ import { Board, COLOUR_NAME, describeTower, drawPiece } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { changeHeaders } from "./account.js";
 import { t } from "./i18n.js";
+import { showOffline, unreachable } from "./offline.js";
 import { rove, trayKeys } from "./traykeys.js";
 
 initContrast();
@@ -32,16 +33,26 @@ function wrongWords(move, reply) {
     return reply ? t("{move} loses the game: {reply} wins by force.", { move, reply }) :
       t("{move} loses the game: the opponent keeps a winning line.", { move });
   }
-  return reply ? t("{move} does not force the win: {reply} holds on.", { move, reply }) :
+  // a pass is not a move that "holds on" (issue 34: "…pass holds on."): the opponent passes and holds on
+  if (reply === "pass") return t("{move} does not force the win: the opponent passes and still holds on.", { move });
+  return reply ? t("{move} does not force the win: the answer {reply} holds on.", { move, reply }) :
     t("{move} does not force the win: the opponent can hold on.", { move });
 }
 // P: the puzzle from the server; line: the moves played so far (the solution's first moves);
 // mine: the solver's own moves, as sent with the result; hints: how many hints were shown;
 // over: solved, failed or solution shown; posted: the result was sent (only the first attempt counts)
 const S = { P: null, game: null, line: [], mine: [], hints: 0, over: false, failed: false, posted: false,
-  selected: null, busy: false, hintCell: null };
+  selected: null, busy: false, hintCell: null, streak: null };
+// issue 34: the theme filter (kept in this browser) and the streak: {count, last} while one runs
+const THEME_KEY = "jericho:puzzle-theme";
+const BEST_KEY = "jericho:streak-best";
+const kept = {
+  get(key) { try { return localStorage.getItem(key); } catch { return null; } },
+  set(key, v) { try { localStorage.setItem(key, v); } catch { /* private mode */ } },
+};
 let board = null;
 let topo = null;
+const FRESH_INFO = $("info").textContent;  // the page's first line, in the page's language
 
 function local() {
   let data = null;
@@ -92,8 +103,12 @@ function showPlayer(player) {
 }
 
 async function load(id) {
-  const skip = S.P ? `?skip=${encodeURIComponent(S.P.id)}` : "";
-  const data = await api(id ? `/api/puzzles/${encodeURIComponent(id)}` : `/api/puzzles/next${skip}`);
+  const q = new URLSearchParams();
+  if (S.P) q.set("skip", S.P.id);
+  if (S.streak) q.set("above", String(S.streak.last));  // a streak: the next one is harder
+  else if ($("puzzle-theme").value) q.set("theme", $("puzzle-theme").value);
+  const query = q.toString() ? `?${q}` : "";
+  const data = await api(id ? `/api/puzzles/${encodeURIComponent(id)}` : `/api/puzzles/next${query}`);
   Object.assign(S, { P: data, game: data.game, line: [], mine: [], hints: 0, over: false, failed: false,
     posted: false, selected: null, busy: false, hintCell: null, account: Boolean(data.player), rated: null });
   history.replaceState(null, "", `/puzzles/${encodeURIComponent(data.id)}`);
@@ -103,8 +118,8 @@ async function load(id) {
   $("puzzle-goal").textContent = data.kind === "defence" ?
     t("{side} to move: find the only move that keeps the draw.", { side: who }) :
     t("{side} to move: find a move that wins the game.", { side: who });
-  $("puzzle-meta").textContent = data.plays === 1 ? t("Puzzle rating {rating} · played once", { rating: data.rating }) :
-    t("Puzzle rating {rating} · played {n} times", { rating: data.rating, n: data.plays });
+  // the puzzle's rating is hidden until it is solved or failed: it would tell how hard it is (issue 34)
+  $("puzzle-meta").textContent = t("Puzzle rating: shown once you solve or fail it");
   $("tray-mine-title").textContent = t("Your pieces (you play {side}, at the bottom)", { side: who });
   $("btn-hint").textContent = t("Hint");
   $("btn-hint").disabled = false;
@@ -114,6 +129,7 @@ async function load(id) {
   $("btn-analyse").href = `/analysis?position=${encodeURIComponent(data.position)}`;
   showPlayer(data.player);
   feedback("");
+  $("info").textContent = FRESH_INFO;  // the last puzzle's line goes (issue 34)
   render();
 }
 
@@ -222,8 +238,12 @@ function finish(kind) {
   S.hintCell = null;
   $("btn-hint").disabled = true;
   $("btn-solution").disabled = kind === "shown";
-  $("btn-retry").hidden = kind === "solved";
+  $("btn-retry").hidden = kind === "solved" || !!S.streak;
   $("btn-analyse").hidden = false;
+  const data = S.P;
+  $("puzzle-meta").textContent = data.plays === 1 ? t("Puzzle rating {rating} · played once", { rating: data.rating }) :
+    t("Puzzle rating {rating} · played {n} times", { rating: data.rating, n: data.plays });
+  if (S.streak) streakStep(kind === "solved" && !S.failed && S.hints === 0);
   render();
   sendResult(kind);
   $("btn-next").focus();
@@ -336,7 +356,57 @@ async function showSolution() {
   finish("shown");
 }
 
+/** Start or stop a streak (the button). */
+function toggleStreak() {
+  if (S.streak) { endStreak(); return; }
+  S.streak = { count: 0, last: 0 };
+  showStreak();
+  load().then(focusTray).catch((e) => feedback(t("Could not load a puzzle: {why}", { why: e.message }), "bad"));
+}
+
+/** A streak's puzzle is over: one more, or the end at the first mistake. */
+function streakStep(solved) {
+  if (!solved) { endStreak(); return; }
+  S.streak.count += 1;
+  S.streak.last = S.P.rating;
+  showStreak();
+}
+
+function endStreak() {
+  const n = S.streak ? S.streak.count : 0;
+  const best = Math.max(n, Number(kept.get(BEST_KEY)) || 0);
+  kept.set(BEST_KEY, String(best));
+  S.streak = null;
+  showStreak();
+  $("streak-line").textContent = t("Streak over: {n} solved in a row. Best streak: {best}.", { n, best });
+}
+
+function showStreak() {
+  const on = !!S.streak;
+  $("btn-streak").setAttribute("aria-pressed", String(on));
+  $("btn-streak").textContent = on ? t("Stop the streak") : t("Puzzle streak");
+  $("puzzle-theme").disabled = on;  // a streak mixes every theme
+  $("btn-hint").hidden = on;  // no hints in a streak: the first mistake ends it
+  if (on) {
+    $("streak-line").textContent = t("Streak: {n} solved in a row. Best streak: {best}.",
+      { n: S.streak.count, best: Math.max(S.streak.count, Number(kept.get(BEST_KEY)) || 0) });
+  }
+}
+
+function focusTray() {
+  const first = document.querySelector("#tray-mine .slot");
+  if (first) first.focus();
+  else $("tray-mine").focus();
+}
+
 async function main() {
+  $("puzzle-theme").value = kept.get(THEME_KEY) || "";
+  if ($("puzzle-theme").selectedIndex < 0) $("puzzle-theme").value = "";
+  $("puzzle-theme").addEventListener("change", () => {
+    kept.set(THEME_KEY, $("puzzle-theme").value);
+    load().catch((e) => feedback(t("Could not load a puzzle: {why}", { why: e.message }), "bad"));
+  });
+  $("btn-streak").onclick = toggleStreak;
   topo = await (await fetch("/api/topology")).json();
   board = new Board($("board"), topo, {
     onCell: (cell) => {
@@ -365,7 +435,12 @@ async function main() {
     S.posted = posted;  // only the first attempt is rated (and kept, for an anonymous solver)
     S.failed = true;
   };
-  $("btn-next").onclick = () => load().catch((e) => feedback(t("Could not load a puzzle: {why}", { why: e.message }), "bad"));
+  // the next puzzle: the last one's lines are cleared and the keyboard goes on from the new puzzle's
+  // pieces (issue 34: the focus stayed on the button, 12-13 Tabs from the tray, under a stale line)
+  $("btn-next").onclick = () => {
+    if (S.streak && !S.over) endStreak();  // skipping a streak's puzzle ends the streak
+    load().then(focusTray).catch((e) => feedback(t("Could not load a puzzle: {why}", { why: e.message }), "bad"));
+  };
   $("typed").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("typed-move").value.trim();
@@ -377,4 +452,7 @@ async function main() {
   await load(m ? m[1] : undefined);
 }
 
-main().catch((err) => feedback(t("Could not load the puzzles: {why}", { why: err.message }), "bad"));
+main().catch((err) => {
+  if (unreachable(err)) showOffline($("puzzle"), t("The puzzles need the server: it checks every move."));
+  else feedback(t("Could not load the puzzles: {why}", { why: err.message }), "bad");
+});

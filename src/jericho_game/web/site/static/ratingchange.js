@@ -1,6 +1,7 @@
 // The end screen of a rated game: both players' rating change ("Alice 1500 → 1512 (+12)").  The
 // server applies the update a moment after the game ends (web/accounts/ratings.py), so a "pending" answer
 // is asked again a few times.  All text goes in through textContent.
+import { renderNav, whoami } from "./account.js";
 import { t } from "./i18n.js";
 
 const WAIT_MS = 500;
@@ -31,6 +32,9 @@ export class RatingChange {
       if (data && data.status === "done") {
         this.show(data.players);
         this.state = "done";
+        // the header's "name (rating)" shows the new rating at once, not after a reload (issue 34)
+        whoami(true);
+        renderNav();
         return;
       }
       if (data && (data.status === "unrated" || data.status === "none")) break;

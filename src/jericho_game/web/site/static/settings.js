@@ -3,6 +3,8 @@
 import { postJSON, whoami } from "./account.js";
 import { t } from "./i18n.js";
 import { mountSwitches } from "./notify.js";
+import { drawPiece } from "./board.js";
+import { chooseLooks, looks, syncLooks } from "./looks.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -23,8 +25,40 @@ function showState(s) {
     t("Waiting for confirmation: follow the link of the mail we sent.");
 }
 
+/** The board and piece themes: two groups of radio buttons and a preview (looks.js). */
+async function mountLooks() {
+  const svg = $("looks-preview");
+  const NS = "http://www.w3.org/2000/svg";
+  const add = (tag, attrs, parent = svg) => {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+    parent.append(e);
+    return e;
+  };
+  add("rect", { x: 2, y: 2, width: 556, height: 116, rx: 18, class: "octagon", fill: "#e4cfa4", stroke: "#6b4b26", "stroke-width": 4 });
+  ["R", "Y", "G", "B", "W"].forEach((c, i) => {
+    const cell = add("g", { class: "cell", transform: `translate(${60 + i * 110} 60)` });
+    add("rect", { x: -50, y: -50, width: 100, height: 100, rx: 8, class: "cell-bg" }, cell);
+    drawPiece(cell, `${5 - i}${c}`, 0, -14, 28);
+  });
+  const show = () => {
+    const now = looks();
+    for (const key of ["board", "pieces"]) {
+      for (const input of document.querySelectorAll(`#looks-form input[name="${key}"]`)) input.checked = input.value === now[key];
+    }
+  };
+  await syncLooks();
+  show();
+  $("looks-form").addEventListener("change", async (e) => {
+    const input = e.target;
+    const saved = await chooseLooks({ [input.name]: input.value });
+    $("looks-saved").textContent = saved ? t("Saved with your account.") : t("Saved in this browser.");
+  });
+}
+
 async function init() {
   mountSwitches($("notify-switches"));
+  mountLooks();
   const q = new URLSearchParams(location.search);
   for (const [key, text] of Object.entries(RESULTS)) {
     const [k, v] = key.split("=");

@@ -7,7 +7,7 @@
 const VERSION = "__VERSION__";
 const ASSETS = __ASSETS__;
 const CACHE = `jericho-${VERSION}`;
-const KEPT = ["/", "/rules", "/learn", "/offline", "/api/rules.md", "/api/topology", "/manifest.webmanifest"];
+const KEPT = ["/", "/rules", "/learn", "/puzzles", "/offline", "/api/rules.md", "/api/topology", "/manifest.webmanifest"];
 
 self.addEventListener("install", (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll([...ASSETS, ...KEPT])).then(() => self.skipWaiting()));
