@@ -120,6 +120,14 @@ async function startHome() {
       label.append(small);
       $(main ? "levels-main" : "levels-research").appendChild(label);
     }
+    // The ladder is a compact grid: what the checked level is, said once under it.
+    const about = () => {
+      const checked = $("levels-main").querySelector("input:checked");
+      const small = checked && checked.parentElement.querySelector("small");
+      $("level-about").textContent = small ? small.textContent : "";
+    };
+    $("levels-main").addEventListener("change", about);
+    about();
   } catch {
     $("home-error").textContent = t("Could not reach the server.");
   }
