@@ -381,7 +381,8 @@ def test_bench_figures_shape() -> None:
 
     out = figures(seconds=0.05, expert_positions=0, short=0.05)
     # the v1 and the strongest playouts, and the learned evaluator, are measured on the C kernel only
-    kernel_only = ["sims/s", "sims/s", "evals/s", "sims/s"] if kernel.C is not None else []
+    # (then the strongest search with the evaluator at mix 0.5 and with its value alone, mix 1)
+    kernel_only = ["sims/s", "sims/s", "evals/s", "sims/s", "sims/s"] if kernel.C is not None else []
     units = ["sims/s"] * 4 + kernel_only + ["sims/s", "nodes/s", "plies", "plies", "nodes/s"]
     assert [unit for _, _, unit in out] == units
     labels = [label for label, _, _ in out]

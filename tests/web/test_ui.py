@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 from websockets.sync.client import connect as ws_connect
 
+from jericho_game.ai.levels import ladder
 from tests.web import test_browser
 from tests.web.colour import ciede2000, fe_color_matrix, hex_rgb
 from tests.web.test_browser import ARTIFACTS, watch_errors
@@ -525,11 +526,14 @@ def test_ai_levels_read_as_levels_with_one_line_each(server: str, context: Brows
     page = context.new_page()
     page.goto(server + "/")
     labels = page.locator("#levels-main label")
-    expect(labels).to_have_count(5)
-    for i, name in enumerate(("Easy", "Medium", "Hard", "Expert", "Master")):
+    expect(labels).to_have_count(len(ladder()))  # the ladder (ai/levels.py), weakest first
+    names = ("Easy", "Medium", "Hard", "Strong", "Advanced", "Skilled", "Veteran", "Expert", "Master")
+    for i, name in enumerate(names):
         expect(labels.nth(i).locator("b")).to_have_text(name)
-        line = labels.nth(i).locator("small").inner_text()
-        assert line and " s" in line or "at once" in line, line  # what to expect and how long it thinks
+        expect(labels.nth(i).locator(".level-elo")).to_contain_text("about")  # its Elo on one scale
+        labels.nth(i).click()  # the checked level says, once under the grid, what to expect
+        line = page.locator("#level-about").inner_text()  # what to expect of it, in one line
+        assert line and line == labels.nth(i).locator("small").text_content(), line
     expect(page.locator("#levels-research")).to_be_hidden()  # research players: under the fold
     page.locator("#levels-advanced summary").click()
     expect(page.locator("#levels-research input[value=mcts]")).to_be_visible()
@@ -622,7 +626,7 @@ def test_replay_buttons_show_drawn_icons(server: str, context: BrowserContext) -
 def test_keyboard_reaches_the_pieces_quickly(server: str, context: BrowserContext) -> None:
     page = context.new_page()
     page.goto(server + "/")
-    expect(page.locator("#levels-main label")).to_have_count(5)
+    expect(page.locator("#levels-main label")).to_have_count(len(ladder()))
     # the decorative board on the home page takes no Tab stop
     assert page.evaluate("document.querySelectorAll('#home-board [tabindex=\"0\"]').length") == 0
     for _ in range(12):

@@ -224,9 +224,9 @@ def _tournament(page: Page, server: str) -> str:
     _login(page, server, "ada_tour")
     listed = _get_json(page, server + "/api/tournaments")
     for t in listed["running"]:
-        if t["name"] == "Tour arena":
+        if t["name"] == "Jericho 2026":
             return str(t["id"])
-    t = _post_csrf(page, server, "/api/tournaments", {"name": "Tour arena", "clock": 5, "minutes": 60}).json()
+    t = _post_csrf(page, server, "/api/tournaments", {"name": "Jericho 2026", "clock": 5, "minutes": 60}).json()
     for name in ("brice_tour", "carla_tour", "ada_tour"):
         _login(page, server, name)
         _post_csrf(page, server, f"/api/tournaments/{t['id']}/join", {})
@@ -241,7 +241,7 @@ def _tournament(page: Page, server: str) -> str:
 def tournaments(page: Page, server: str) -> None:
     _tournament(page, server)
     page.goto(server + "/tournaments")
-    expect(page.locator("#t-running li a").first).to_contain_text("Tour arena")
+    expect(page.locator("#t-running li a").first).to_contain_text("Jericho 2026")
     expect(page.locator("#t-form")).to_be_visible()
 
 

@@ -86,7 +86,8 @@ def test_no_english_message_on_any_french_page(server: str, browser: Browser) ->
         said = page_words(page)
         found = [f for f in fragments if f in said]
         prose = re.sub(r"\S+\.(md|py|js)\b", "", said)  # file names are not words
-        found += sorted({w for w in re.findall(r"[A-Za-z']{3,}", prose) if w.lower() in words})
+        # whole words, accents included: "Confirmé" is French, not the English "Confirm" + "é"
+        found += sorted({w for w in re.findall(r"[A-Za-zÀ-ÿ']{3,}", prose) if w.lower() in words})
         if found:
             leaks[name] = found
     ctx.close()
@@ -110,7 +111,9 @@ def test_ai_levels_and_dates_in_french(server: str, browser: Browser) -> None:
     page = ctx.new_page()
     page.goto(server + "/")
     labels = page.locator("#levels-main label b")
-    expect(labels).to_have_text(["Facile", "Moyen", "Difficile", "Expert", "Maître"])
+    expect(labels).to_have_text(
+        ["Facile", "Moyen", "Difficile", "Fort", "Avancé", "Confirmé", "Chevronné", "Expert", "Maître"]
+    )
     g = page.request.post(server + "/api/games", data={"mode": "ai", "level": "easy", "side": "south"}).json()
     page.goto(g["links"]["play"])
     expect(page.locator("#north-name")).to_have_text("IA · Facile")
