@@ -150,6 +150,11 @@ class Transport:
         # presence rows of this process: its id, and the counts last written per game
         self.process = f"{socket.gethostname()[:30]}:{os.getpid()}:{random.randrange(1 << 30):x}"
         self.written: dict[str, dict[str, int]] = {}
+        # the presence this process last worked out per game with clients here.  It is kept by game
+        # id, not only on the cached room: a commit that builds the next room while a presence
+        # read lands would otherwise carry the older counts, and no later read would send the
+        # newer ones (a watcher count stuck at 0: a CI hang)
+        self.present: dict[str, dict[str, Any]] = {}
         self._presence_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jericho-presence")
         self.lobby = Lobby(service, limits, self.after)
         # fair share: this process's game sockets that hold no seat, per address and account
@@ -289,6 +294,9 @@ class Transport:
     def _broadcast_room(self, room: Room, force: bool = False) -> None:
         gid = room.rec.id
         key = (room.version, room.ai_place)
+        present = self.present.get(gid)
+        if present is not None and room.present != present:
+            room.present = present
         last = self.sent.get(gid)
         if not force and last is not None and (last[0] > room.version or last == key):
             return  # never an older state after a newer one
@@ -401,7 +409,7 @@ class Transport:
         if room is not None and room.rec.mode != "online":
             # against the AI and hot-seat nothing is decided on presence: this process's own count is
             # enough, and a move's commit never waits for a presence write (SQLite has one writer)
-            room.present = {**counts, "away": {}}
+            room.present = self.present[game_id] = {**counts, "away": {}}
             return
         old = self.written.get(game_id, {"south": 0, "north": 0, "watchers": 0})
         if old != counts:
@@ -448,8 +456,8 @@ class Transport:
             "watchers": p.watchers,
             "away": {s: t for s, t in p.away_since.items() if t is not None and not local[s]},
         }
-        if present != room.present:
-            room.present = present
+        if present != room.present or present != self.present.get(game_id):
+            room.present = self.present[game_id] = present
             if broadcast:
                 self.broadcast(room)
 
@@ -689,6 +697,8 @@ class Transport:
                 if timer is not None:
                     timer.cancel()
         self.presence(game_id)
+        if game_id not in self.conns:  # nobody here any more: nothing to keep up to date
+            self.present.pop(game_id, None)
 
 
 # -- HTTP --------------------------------------------------------------------------------------
