@@ -206,11 +206,6 @@ def _in_view(page: Page, selector: str) -> bool:
     return b["y"] >= -0.5 and b["y"] + b["height"] <= vp["height"] + 0.5 and b["x"] >= -0.5
 
 
-@pytest.mark.xfail(
-    reason="regression from the merge of issue 34 point 5 (the result line under the header):"
-    " the board leaves the view at 1280x800; to fix first",
-    strict=False,
-)
 def test_a_slow_slide_is_explained_and_the_board_stays_in_view_at_every_size(
     server: str, browser: Browser, monkeypatch: pytest.MonkeyPatch
 ) -> None:
