@@ -453,7 +453,9 @@ class Transport:
         present = {
             "south": int(p.present["south"] or local["south"] > 0),
             "north": int(p.present["north"] or local["north"] > 0),
-            "watchers": p.watchers,
+            # never fewer than this process's own: a watcher's first state counts it (it said
+            # "1 watching" a moment later, a line more in a phone's score bar: the bar grew under it)
+            "watchers": max(p.watchers, local["watchers"]),
             "away": {s: t for s, t in p.away_since.items() if t is not None and not local[s]},
         }
         if present != room.present or present != self.present.get(game_id):
