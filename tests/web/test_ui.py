@@ -279,6 +279,23 @@ def test_a_player_never_sees_the_spectators_page_while_the_hello_travels(server:
     ctx.close()
 
 
+def test_a_spectator_arriving_does_not_move_a_players_board_on_a_phone(server: str, browser: Browser) -> None:
+    # between the two clocks "· 1 watching" took a third line of the score bar: its room is kept
+    player = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
+    watcher = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = player.new_page()
+    g = page.request.post(server + "/api/games", data={"mode": "online", "side": "south", "clock": 5}).json()
+    page.goto(g["links"]["play"])
+    expect(page.locator("#clock-north")).to_be_visible()
+    expect(page.locator("#turn")).to_contain_text("Waiting")
+    before = box(page, "#board")
+    watcher.new_page().goto(g["links"]["watch"])
+    expect(page.locator("#turn")).to_contain_text("1 watching", use_inner_text=True)  # shown, not only kept
+    assert box(page, "#board") == before, "a spectator's arrival moved the board"
+    player.close()
+    watcher.close()
+
+
 @pytest.mark.parametrize("who", ["player with clocks", "spectator"])
 def test_the_score_bar_holds_names_clocks_and_turn_on_a_phone(server: str, browser: Browser, who: str) -> None:
     ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})

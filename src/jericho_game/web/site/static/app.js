@@ -782,7 +782,7 @@ function render() {
   const off = 13 - view.score[0] - view.score[1];
   const small = document.createElement("small");
   small.textContent = (off === 1 ? t("1 monolith off the board") : t("{n} monoliths off the board", { n: off })) +
-    (mySides().length ? "" : ` · ${t("you are watching")}`) + (g.watchers ? ` · ${t("{n} watching", { n: g.watchers })}` : "");
+    (mySides().length ? "" : ` · ${t("you are watching")}`);
   if (g.status === "playing" && g.deadline && g.per_move_days) {
     // the deadline of the side to move, in this player's own time zone
     small.append(` · ${perMoveText(g.per_move_days)} · ` +
@@ -790,6 +790,13 @@ function render() {
   } else if (g.increment) {
     small.append(` · ${t("+{n} s per move", { n: g.increment })}`);
   }
+  // the watchers last, their room kept while nobody watches: a spectator arriving adds no line to
+  // a phone's score bar (between the clocks it wrapped to a third line: the board moved 12 px down)
+  const seen = document.createElement("span");
+  seen.className = g.watchers ? "watchers" : "watchers none";
+  seen.textContent = ` · ${t("{n} watching", { n: g.watchers || 1 })}`;
+  if (!g.watchers) seen.setAttribute("aria-hidden", "true");
+  small.append(seen);
   $("turn").appendChild(small);
   document.title = `${myTurn() ? "● " : ""}Jericho · ${turn}`;
   // banner
