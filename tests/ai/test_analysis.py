@@ -399,7 +399,7 @@ def test_random_moves_against_expert_review_far_below_expert_and_name_the_decidi
 @pytest.mark.slow
 def test_random_play_reviews_far_below_sound_play_over_several_games() -> None:
     """Three more random games against ``expert`` under RANDOM_MAX, and a game of two sound players
-    (``expert`` against itself) whose winner is over SOUND_MIN: a minute or two, hence the slow tier."""
+    (``expert`` against itself) whose winner is over SOUND_MIN: two minutes, hence the slow tier."""
     randoms = []
     for seed in (100, 101, 102):
         moves, evals = _play_and_review("random", "expert", seed)
@@ -409,10 +409,14 @@ def test_random_play_reviews_far_below_sound_play_over_several_games() -> None:
         south = analysis.accuracy(judged, evals, moment.ply)["south"]
         assert south is not None and south < RANDOM_MAX, (seed, south)
         randoms.append(south)
+    # expert's moves are capped at 1 s, so under load the game may differ (a draw once): the better
+    # of the two sides is held over SOUND_MIN (the winner when there is one)
     moves, evals = _play_and_review("expert", "expert", 200)
     judged = judge(moves, evals)
     moment = analysis.decisive(evals, len(moves))
-    assert moment is not None and moment.result in ("south", "north")
+    assert moment is not None
     acc = analysis.accuracy(judged, evals, moment.ply)
-    winner = acc[moment.result]
-    assert winner is not None and winner > SOUND_MIN > RANDOM_MAX > max(randoms), (acc, randoms)
+    south, north = acc["south"], acc["north"]
+    assert south is not None and north is not None
+    better = acc[moment.result] if moment.result in acc else max(south, north)
+    assert better is not None and better > SOUND_MIN > RANDOM_MAX > max(randoms), (acc, randoms)
