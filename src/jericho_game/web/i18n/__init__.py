@@ -55,6 +55,7 @@ __all__ = [
 # general words, and the code stays the same in every language.
 ERRORS = {
     "bad_request": N_("This request is not valid."),
+    "bad_filter": N_("A search filter is not valid: check the form's fields."),
     "bad_json": N_("The request is not valid JSON."),
     "bad_message": N_("This message is not understood."),
     "too_large": N_("The request is too large."),

@@ -113,9 +113,9 @@ class PlayerStats:
             tallies = [by_side[side], by_speed[speed_of(clock, inc, days)], by_opponent[who]]
             if len(first.get(gid, [])) == 2:
                 tallies.append(openings[" ".join(first[gid])])
-            for t in tallies:
-                t["games"] += 1
-                t[outcome] += 1
+            for tally in tallies:
+                tally["games"] += 1
+                tally[outcome] += 1
         opponents = sorted(by_opponent.items(), key=lambda kv: (-kv[1]["games"], kv[0]))[:TOP]
         top_openings = sorted(openings.items(), key=lambda kv: (-kv[1]["games"], kv[0]))[:TOP]
         return {
@@ -124,8 +124,8 @@ class PlayerStats:
             "counted": len(games),
             "by_side": by_side,
             "by_speed": dict(sorted(by_speed.items())),
-            "by_opponent": [{"kind": k, "name": n, **t} for (k, n), t in opponents],
-            "openings": [{"moves": m.split(), **t} for m, t in top_openings],
+            "by_opponent": [{"kind": k, "name": n, **tally} for (k, n), tally in opponents],
+            "openings": [{"moves": m.split(), **tally} for m, tally in top_openings],
             "rating": [{"at": h[0], "rating": round(h[1], 1), "rd": round(h[2], 1), "game": h[3]} for h in history],
             "accuracy": self._accuracy(games, reviewed, side_of),
         }

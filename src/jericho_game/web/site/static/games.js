@@ -1,5 +1,6 @@
 // "My games": the games whose seat tokens this browser keeps (localStorage jericho:seat:ID),
 // listed by the server (POST /api/mygames) and downloadable as one .jgn file.  Names are text only.
+import { whoami } from "./account.js";
 import { initContrast } from "./contrast.js";
 import { formatDate, t } from "./i18n.js";
 import { levelName } from "./levels.js";
@@ -49,6 +50,12 @@ async function post(path, games) {
 }
 
 async function main() {
+  // logged in: every game of the account can be searched (web/people/gamesearch.py)
+  whoami().then((me) => {
+    if (!me.account) return;
+    $("games-search-link").href = `/players/${encodeURIComponent(me.account.username)}/games`;
+    $("games-search").hidden = false;
+  }).catch(() => {});
   const games = held();
   const body = $("games");
   let rows = [];
