@@ -254,6 +254,26 @@ def unsubscribe(page: Page, server: str) -> None:
     expect(page.locator("#unsubscribe-submit")).to_be_visible()
 
 
+def _player_games(page: Page, server: str) -> None:
+    """Dora (logged in) with two hot-seat games, made once per server: her search and statistics pages."""
+    _login(page, server, "dora_tour")
+    if not _get_json(page, server + "/api/players/dora_tour/games")["games"]:
+        for _ in range(2):
+            _post_csrf(page, server, "/api/games", {"mode": "hotseat"})
+
+
+def player_games(page: Page, server: str) -> None:
+    _player_games(page, server)
+    page.goto(server + "/players/dora_tour/games")
+    expect(page.locator("#pg-games tbody tr")).to_have_count(2)
+
+
+def player_stats(page: Page, server: str) -> None:
+    _player_games(page, server)
+    page.goto(server + "/players/dora_tour/stats")
+    expect(page.locator("#ps-side")).to_be_visible()
+
+
 STOPS: dict[str, Callable[[Page, str], Any]] = {
     "home": home,
     "game": game,
@@ -276,6 +296,8 @@ STOPS: dict[str, Callable[[Page, str], Any]] = {
     "tournament": tournament,
     "unsubscribe": unsubscribe,
     "settings": settings,
+    "player-games": player_games,  # added last: the looks of the screenshots' earlier stops stay as they were
+    "player-stats": player_stats,
 }
 
 
