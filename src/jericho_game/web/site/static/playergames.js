@@ -57,6 +57,7 @@ function row(g, heads) {
     tr.append(td);
   }
   const td = document.createElement("td");
+  td.dataset.label = heads[tr.children.length] || "";
   const a = document.createElement("a");
   a.href = `/g/${encodeURIComponent(g.id)}`;
   a.textContent = g.status === "over" ? t("Replay") : t("Resume");

@@ -51,7 +51,7 @@ function resultsTable(id, caption, rows) {
   const table = el("table");
   table.id = id;
   const head = el("tr");
-  for (const [h, cls] of [[caption, ""], [t("Games"), "num"], [t("Won"), "num"], [t("Lost"), "num"], [t("Draw"), "num"], [t("Score"), "num"]]) {
+  for (const [h, cls] of [[caption, ""], [t("Games"), "num"], [t("Wins"), "num"], [t("Losses"), "num"], [t("Draws"), "num"], [t("Score"), "num"]]) {
     const th = el("th", h, cls);
     th.scope = "col";
     head.append(th);
@@ -103,23 +103,24 @@ async function main() {
     a.href = `/players/${enc}/games?${new URLSearchParams(query)}`;
     return a;
   };
+  const none = () => el("p", t("No finished games yet."), "empty");
   grid.append(section(t("Results by side"), resultsTable("ps-side", t("Side"),
     Object.entries(s.by_side).map(([k, v]) => [link({ side: k }, SIDE[k]), v]))));
-  grid.append(section(t("Results by time control"), resultsTable("ps-speed", t("Time control"),
-    Object.entries(s.by_speed).map(([k, v]) => [link({ speed: k }, SPEED[k] || k), v]))));
+  const speeds = Object.entries(s.by_speed).map(([k, v]) => [link({ speed: k }, SPEED[k] || k), v]);
+  grid.append(section(t("Results by time control"), speeds.length ? resultsTable("ps-speed", t("Time control"), speeds) : none()));
   const opponents = s.by_opponent.map((o) => {
     if (o.kind === "ai") return [link({ level: o.name }, `${t("AI")} · ${levelName(o.name)}`), o];
     if (o.kind === "human") return [link({ opponent: o.name }, o.name), o];
     return [t("Anonymous"), o];
   });
   grid.append(section(t("Results by opponent"), opponents.length ? resultsTable("ps-opponent", t("Opponent"), opponents)
-    : el("p", t("No finished games yet."), "empty")));
+    : none()));
   const openings = s.openings.map((o) => {
     const code = el("code", o.moves.join(" "));
     return [code, o];
   });
   grid.append(section(t("Most played first moves"), openings.length ? resultsTable("ps-openings", t("First moves"), openings)
-    : el("p", t("No finished games yet."), "empty")));
+    : none()));
   $("ps-body").append(grid);
   const ratings = s.rating.map((p) => p.rating);
   $("ps-body").append(section(t("Rating history"), ratings.length
