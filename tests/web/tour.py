@@ -182,6 +182,10 @@ def _login(page: Page, server: str, name: str) -> None:
     r = _post_csrf(page, server, "/api/account/signup", body)
     assert r.ok, r.text()
     _SESSIONS[(server, name)] = [dict(c) for c in page.context.cookies() if c["name"] == "jericho_session"]
+    # only the session, as when it is put back: the sign-up's language cookie (the new account's
+    # language, English for a request without Accept-Language) would turn a French tour English
+    page.context.clear_cookies()
+    page.context.add_cookies(_SESSIONS[(server, name)])
 
 
 def _again(call: Callable[[], APIResponse]) -> APIResponse:
