@@ -220,13 +220,15 @@ def _csrf(c: TestClient) -> str:
     return token
 
 
-def test_the_http_routes_search_export_and_refuse(db: str) -> None:
+def test_the_http_routes_search_export_and_refuse(db: str, monkeypatch: Any) -> None:
     app = create_app(db, ai_processes=0, password_hasher=CHEAP)
     with TestClient(app) as c:
         storage = app.state.service.storage
         who = seed(storage, app.state.accounts)
         r = c.get("/api/players/ada/games", params={"result": "lost"})
         assert r.status_code == 200 and r.json()["games"] == []  # anonymous: g2 is private
+        r = c.get("/api/players/ada/games.jgn")
+        assert r.headers["x-games"] == "1" and len(read_records(r.text)) == 1  # g1 only, the public one
         r = c.post("/api/account/login", json={"username": "ada", "password": PW}, headers={CSRF_HEADER: _csrf(c)})
         assert r.status_code == 200, r.text
         r = c.get("/api/players/ada/games", params={"result": "lost"})
@@ -245,6 +247,11 @@ def test_the_http_routes_search_export_and_refuse(db: str) -> None:
         assert c.get("/api/players/ada/games.jgn", params={"result": "nope"}).status_code == 400
         r = c.get("/api/players/ada/games.jgn", params={"mode": "online", "result": "won"})
         assert len(read_records(r.text)) == 1
+        # the cap: the newest games the filters choose, still written oldest first
+        monkeypatch.setattr(gamesearch, "MAX_EXPORT", 3)
+        r = c.get("/api/players/ada/games.jgn")
+        assert r.headers["x-games"] == "3"
+        assert [len(rec.moves) for rec in read_records(r.text)] == [2, 0, 0]  # g3, g4, g5
         assert who["ada"] != who["bob"]
 
 
