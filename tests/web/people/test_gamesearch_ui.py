@@ -6,9 +6,11 @@ charts; in English and in French on a phone (390 px: nothing wider than the scre
 from __future__ import annotations
 
 import calendar
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from argon2 import PasswordHasher
@@ -114,6 +116,13 @@ def test_search_filter_page_and_export_then_the_statistics(server: str, browser:
     page.fill("#pg-position", g.position())
     page.click("#pg-search")
     expect(rows).to_have_count(13)
+    # the same search from the analysis board's position
+    page.goto(server + "/analysis?" + urlencode({"position": g.position()}))
+    expect(page.locator("#an-position")).to_have_value(g.position())
+    page.click("#an-find-games")
+    expect(page).to_have_url(re.compile(r"/players/ada_gs/games\?position="))
+    expect(rows).to_have_count(20)
+    expect(page.locator("#pg-position")).to_have_value(g.position())
     page.fill("#pg-position", "not a position")
     page.click("#pg-search")
     expect(page.locator("#pg-error")).to_contain_text("position")
