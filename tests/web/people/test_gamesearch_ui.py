@@ -164,3 +164,31 @@ def test_both_pages_in_french_on_a_phone(server: str, browser: Browser) -> None:
     assert tour.axe_violations(page) == []
     ctx.close()
     assert not errors, errors
+
+
+def test_my_games_filter_the_browsers_list(server: str, browser: Browser) -> None:
+    """/games (the games this browser holds, no account needed): a text, a result and a kind of game."""
+    ctx = tour.new_context(browser, "light", tour.SIZES["phone"])
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    tour._game(page, server, ("5R@d2",))  # a hot-seat game in progress
+    tour._over(page, server)  # a hot-seat game resigned
+    page.goto(server + "/games")
+    rows = page.locator("#games tr")
+    expect(rows).to_have_count(2)
+    expect(page.locator("#games-count")).to_have_text("2 of 2 games")
+    page.select_option("#games-outcome", "playing")
+    expect(page.locator("#games tr:visible")).to_have_count(1)
+    expect(page.locator("#games-count")).to_have_text("1 of 2 games")
+    page.select_option("#games-outcome", "")
+    page.select_option("#games-kind", "ai")
+    expect(page.locator("#games tr:visible")).to_have_count(0)
+    page.select_option("#games-kind", "hotseat")
+    page.fill("#games-find", "no such words")
+    expect(page.locator("#games tr:visible")).to_have_count(0)
+    page.fill("#games-find", "")
+    expect(page.locator("#games tr:visible")).to_have_count(2)
+    _fits(page)
+    assert tour.axe_violations(page) == []
+    ctx.close()
+    assert not errors, errors

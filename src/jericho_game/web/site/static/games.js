@@ -44,6 +44,25 @@ function opponentText(g) {
   return o.name || t("Anonymous");
 }
 
+/** Shows the rows that match the filter's text, result and kind of game, and says how many. */
+function filterRows() {
+  const find = $("games-find").value.trim().toLowerCase();
+  const outcome = $("games-outcome").value, kind = $("games-kind").value;
+  const rows = [...$("games").rows];
+  let shown = 0;
+  for (const tr of rows) {
+    const ok = (!find || tr.textContent.toLowerCase().includes(find)) && (!outcome || tr.dataset.outcome === outcome)
+      && (!kind || tr.dataset.kind === kind);
+    tr.hidden = !ok;
+    shown += ok ? 1 : 0;
+  }
+  $("games-filter").hidden = false;
+  $("games-count").textContent = t("{shown} of {total} games", { shown, total: rows.length });
+}
+
+for (const id of ["games-find", "games-outcome", "games-kind"]) $(id).addEventListener("input", filterRows);
+$("games-filter").addEventListener("submit", (e) => e.preventDefault());
+
 async function post(path, games) {
   return fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ games }) });
@@ -87,9 +106,13 @@ async function main() {
     a.textContent = g.status === "over" ? t("Replay") : t("Resume");
     td.appendChild(a);
     tr.appendChild(td);
+    // what the filter above the list looks at (the browser's list is short: filtered here, not asked again)
+    tr.dataset.outcome = g.status === "over" ? g.outcome || "none" : "playing";
+    tr.dataset.kind = g.opponent.kind === "open" ? "human" : g.opponent.kind;
     body.appendChild(tr);
   }
   $("games-empty").hidden = rows.length > 0;
+  if (rows.length) filterRows();
   const dl = $("download-all");
   dl.disabled = rows.length === 0;
   dl.onclick = async () => {
