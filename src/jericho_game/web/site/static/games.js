@@ -57,7 +57,7 @@ function filterRows() {
     shown += ok ? 1 : 0;
   }
   $("games-filter").hidden = false;
-  $("games-count").textContent = t("{shown} of {total} games", { shown, total: rows.length });
+  $("games-count").textContent = t("Games shown: {shown} of {total}", { shown, total: rows.length });
 }
 
 for (const id of ["games-find", "games-outcome", "games-kind"]) $(id).addEventListener("input", filterRows);
