@@ -253,6 +253,8 @@ def tournament(page: Page, server: str) -> None:
     tid = _tournament(page, server)
     page.goto(server + f"/tournaments/{tid}")
     expect(page.locator("#t-standings tbody tr")).to_have_count(3)
+
+
 def unsubscribe(page: Page, server: str) -> None:
     page.goto(server + "/unsubscribe?u=not-a-secret&kind=invite")  # what a mail's link leads to
     expect(page.locator("#unsubscribe-submit")).to_be_visible()
