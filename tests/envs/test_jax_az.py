@@ -160,3 +160,22 @@ def test_two_devices_share_the_batch(tmp_path: Path) -> None:
     assert record["devices"] == 2
     assert record["games"] >= 4 and record["policy_loss"] > 0
     assert (tmp_path / "ckpt-000001.npz").exists()
+
+
+def test_evaluate_counts_the_games_from_the_nets_side(trained: Path) -> None:
+    result = jax_az.evaluate(str(trained / "ckpt-000001.npz"), "random", games=2, sims=2, seed=3)
+    assert result["games"] == 2 == result["wins"] + result["draws"] + result["losses"]
+    assert result["score"] == (result["wins"] + result["draws"] / 2) / 2
+    low, high = result["ci95"]
+    assert 0.0 <= low <= result["score"] <= high <= 1.0
+
+
+def test_wilson_interval() -> None:
+    low, high = jax_az.wilson(1.0, 200)
+    assert 0.97 < low < 1.0 and high == 1.0  # not empty at 100%, unlike the normal interval
+    low, high = jax_az.wilson(0.5, 100)
+    assert abs((0.5 - low) - (high - 0.5)) < 1e-12 and 0.39 < low < 0.41
+    assert (
+        jax_az.wilson(0.7, 1000)[1] - jax_az.wilson(0.7, 1000)[0]
+        < jax_az.wilson(0.7, 100)[1] - jax_az.wilson(0.7, 100)[0]
+    )

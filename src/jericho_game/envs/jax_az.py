@@ -78,6 +78,7 @@ __all__ = [
     "save_weights",
     "state_from_game",
     "train",
+    "wilson",
 ]
 
 #: The network's input: the flat observation.
@@ -588,12 +589,14 @@ class JaxAZPlayer:
 
 
 # -- evaluation -----------------------------------------------------------------------------
-def evaluate(weights: str, opponent: str, games: int, sims: int, jobs: int = 1, seed: int = 0) -> dict[str, Any]:
+def evaluate(
+    weights: str, opponent: str, games: int, sims: int, jobs: int = 1, seed: int = 0, progress: bool = False
+) -> dict[str, Any]:
     """Play ``jax-az:weights,sims=N`` against ``opponent`` in the arena; score with a 95% interval."""
     from jericho_game.ai.arena import run_arena
 
     me = f"jax-az:{weights},sims={sims}"
-    summary = run_arena([me, opponent], games=games, jobs=jobs, seed=seed, progress=False)
+    summary = run_arena([me, opponent], games=games, jobs=jobs, seed=seed, progress=progress)
     wins = draws = losses = 0
     for g in summary["games"]:
         mine = "south" if g["south"] == me else "north"
@@ -605,9 +608,6 @@ def evaluate(weights: str, opponent: str, games: int, sims: int, jobs: int = 1, 
             losses += 1
     n = wins + draws + losses
     score = (wins + 0.5 * draws) / n if n else float("nan")
-    # The normal interval of a mean of per-game scores (1, 1/2, 0).
-    var = ((wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score**2) / (n - 1)) if n > 1 else 0.0
-    half = 1.96 * math.sqrt(var / n) if n else float("nan")
     return {
         "player": me,
         "opponent": opponent,
@@ -616,9 +616,22 @@ def evaluate(weights: str, opponent: str, games: int, sims: int, jobs: int = 1, 
         "draws": draws,
         "losses": losses,
         "score": score,
-        "ci95": [max(0.0, score - half), min(1.0, score + half)],
+        "ci95": list(wilson(score, n)),
         "seconds": summary.get("seconds"),
     }
+
+
+def wilson(score: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's 95% interval for a score (a draw counted as half a win) over ``n`` games.
+
+    Unlike the normal interval it is not empty at 100% or 0%; with draws it is a little wide
+    (their variance is below a coin's), so it errs on the safe side.
+    """
+    if n < 1:
+        return float("nan"), float("nan")
+    centre = (score + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(score * (1 - score) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 # -- command line ---------------------------------------------------------------------------
@@ -648,6 +661,7 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--json", type=Path, default=None, help="append the result as a JSON line")
+    e.add_argument("--progress", action="store_true", help="a line per finished game on stderr")
     x = sub.add_parser("export", help="write a checkpoint's network alone, in float16")
     x.add_argument("checkpoint")
     x.add_argument("out")
@@ -671,7 +685,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(exc))
         return 0
     if args.command == "evaluate":
-        result = evaluate(args.weights, args.opponent, args.games, args.sims, args.jobs, args.seed)
+        result = evaluate(args.weights, args.opponent, args.games, args.sims, args.jobs, args.seed, args.progress)
         print(json.dumps(result))
         if args.json is not None:
             with open(args.json, "a", encoding="utf-8") as f:
