@@ -356,11 +356,6 @@ def test_make_and_verify_name_what_is_wrong(tmp_path: Path) -> None:
     assert broken.returncode == 2 and "bad.jsonl:1: puzzle field 'position'" in broken.stderr
 
 
-@pytest.mark.xfail(
-    reason="the pure-Python solver gives no distance for 1c63af7d where the C one does:"
-    " to fix first",
-    strict=False,
-)
 def test_the_pure_python_core_proves_puzzles_too(tmp_path: Path) -> None:
     import os
 

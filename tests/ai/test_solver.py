@@ -196,6 +196,13 @@ def test_python_and_c_agree_on_larger_positions() -> None:
         c = solve(state_of(codes, "c"))
         py = solve(state_of(codes, "python"))
         assert (c.value, c.plies) == (py.value, py.plies), codes
+        # asking for every move's win/draw/loss must not lose the root's own distance (the Python
+        # search once overwrote its distance flag in the per-move loop: a won root with no plies)
+        c_wdl = solve(state_of(codes, "c"), moves="wdl")
+        py_wdl = solve(state_of(codes, "python"), moves="wdl")
+        assert (c_wdl.value, c_wdl.plies) == (py_wdl.value, py_wdl.plies) == (c.value, c.plies), codes
+        assert c_wdl.moves is not None and py_wdl.moves is not None
+        assert {m: v for m, (v, _) in c_wdl.moves.items()} == {m: v for m, (v, _) in py_wdl.moves.items()}, codes
 
 
 #: The three examples of issue 31 (positions of the puzzle set of 2026-12-02).

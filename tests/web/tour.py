@@ -182,6 +182,10 @@ def _login(page: Page, server: str, name: str) -> None:
     r = _post_csrf(page, server, "/api/account/signup", body)
     assert r.ok, r.text()
     _SESSIONS[(server, name)] = [dict(c) for c in page.context.cookies() if c["name"] == "jericho_session"]
+    # only the session, as when it is put back: the sign-up's language cookie (the new account's
+    # language, English for a request without Accept-Language) would turn a French tour English
+    page.context.clear_cookies()
+    page.context.add_cookies(_SESSIONS[(server, name)])
 
 
 def _again(call: Callable[[], APIResponse]) -> APIResponse:
@@ -249,9 +253,31 @@ def tournament(page: Page, server: str) -> None:
     tid = _tournament(page, server)
     page.goto(server + f"/tournaments/{tid}")
     expect(page.locator("#t-standings tbody tr")).to_have_count(3)
+
+
 def unsubscribe(page: Page, server: str) -> None:
     page.goto(server + "/unsubscribe?u=not-a-secret&kind=invite")  # what a mail's link leads to
     expect(page.locator("#unsubscribe-submit")).to_be_visible()
+
+
+def _player_games(page: Page, server: str) -> None:
+    """Dora (logged in) with two hot-seat games, made once per server: her search and statistics pages."""
+    _login(page, server, "dora_tour")
+    if not _get_json(page, server + "/api/players/dora_tour/games")["games"]:
+        for _ in range(2):
+            _post_csrf(page, server, "/api/games", {"mode": "hotseat"})
+
+
+def player_games(page: Page, server: str) -> None:
+    _player_games(page, server)
+    page.goto(server + "/players/dora_tour/games")
+    expect(page.locator("#pg-games tbody tr")).to_have_count(2)
+
+
+def player_stats(page: Page, server: str) -> None:
+    _player_games(page, server)
+    page.goto(server + "/players/dora_tour/stats")
+    expect(page.locator("#ps-side")).to_be_visible()
 
 
 STOPS: dict[str, Callable[[Page, str], Any]] = {
@@ -276,6 +302,8 @@ STOPS: dict[str, Callable[[Page, str], Any]] = {
     "tournament": tournament,
     "unsubscribe": unsubscribe,
     "settings": settings,
+    "player-games": player_games,  # added last: the looks of the screenshots' earlier stops stay as they were
+    "player-stats": player_stats,
 }
 
 

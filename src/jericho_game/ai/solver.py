@@ -429,9 +429,10 @@ def _py_solve(
             except _Abort:
                 stopped = True
             finally:
-                exact = mode == 2 or st.outcome != NO_OUTCOME
+                # not ``exact``: that is the root's own distance setting, still needed below
+                move_exact = mode == 2 or st.outcome != NO_OUTCOME
                 st.pop()
             r = _result(v)
-            per_move.append((code, r if exact or r[0] is None else (r[0], -1)))
+            per_move.append((code, r if move_exact or r[0] is None else (r[0], -1)))
     result = _result(value) if exact or st.outcome != NO_OUTCOME else (_result(value)[0], -1)
     return result, best, line, per_move, S.count, time.perf_counter() - t0

@@ -67,7 +67,9 @@ from jericho_game.web.learn.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.learn.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
 from jericho_game.web.learn.review import routes as review_routes
 from jericho_game.web.lobby.seeks import Lobby
+from jericho_game.web.people.gamesearch import GameSearch
 from jericho_game.web.people.people import PeoplePolicy, PeopleService, people_routes
+from jericho_game.web.people.playerstats import PlayerStats, games_routes
 from jericho_game.web.round import endings, mygames
 from jericho_game.web.round.correspondence import correspondence_routes, turn_mail_hook
 from jericho_game.web.round.messages import Incoming, MessageTable, game_messages
@@ -1098,6 +1100,12 @@ def create_app(
         *puzzle_routes(PuzzleService(storage), accounts),  # /api/puzzles (jericho_game.web.learn.puzzles)
         *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.social.chat)
         *people_routes(people, transport.after),  # follows, blocks, challenges (jericho_game.web.people.people)
+        # a player's games searched and exported, their statistics (jericho_game.web.people.gamesearch, .playerstats)
+        *games_routes(
+            GameSearch(storage, accounts, service),
+            PlayerStats(storage, accounts, review_jobs.store),
+            write_game_record,
+        ),
         *tournament_routes(tournaments),  # arenas and Swiss (jericho_game.web.tournaments.tournaments)
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

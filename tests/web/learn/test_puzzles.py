@@ -188,6 +188,40 @@ def test_an_account_is_rated_once_per_puzzle_from_its_first_move(client: TestCli
     assert bad.status_code == 400 and "'moves'" in bad.json()["message"]
 
 
+def test_an_accounts_best_streak_is_kept_on_the_server_and_checked(client: TestClient) -> None:
+    """lichess keeps an account's Puzzle Streak record: the page sends the streak's puzzles when it
+    ends, and the server believes only a run of first attempts that were solved with no failed one
+    among them; the best is the greater of the old and the new, and comes with the player's view."""
+    one_move = [p for p in SHIPPED if len(p.solution) == 1][:4]
+    a, b, c, d = one_move
+    anonymous = post(client, "/api/puzzles/streak", {"puzzles": [a.id]})
+    assert anonymous.status_code in (401, 403)
+    csrf = sign_up(client)
+
+    def solve(p: Puzzle) -> None:
+        assert post(client, f"/api/puzzles/{p.id}/try", {"moves": [], "try": p.solution[0]}, csrf).json()["done"]
+
+    solve(a)
+    solve(b)
+    failed = post(client, f"/api/puzzles/{c.id}/try", {"moves": [], "try": wrong_move(c)}, csrf).json()
+    assert failed["result"]["rated"]
+    solve(d)
+    got = post(client, "/api/puzzles/streak", {"puzzles": [a.id, b.id]}, csrf)
+    assert got.status_code == 200 and got.json() == {"best": 2, "streak": 2}
+    across = post(client, "/api/puzzles/streak", {"puzzles": [a.id, b.id, d.id]}, csrf)  # c failed between
+    assert across.status_code == 409 and across.json()["error"] == "bad_streak"
+    unsolved = post(client, "/api/puzzles/streak", {"puzzles": [c.id]}, csrf)
+    assert unsolved.status_code == 409 and c.id in unsolved.json()["message"]
+    never = next(p for p in SHIPPED if p not in one_move)
+    assert post(client, "/api/puzzles/streak", {"puzzles": [never.id]}, csrf).status_code == 409
+    assert post(client, "/api/puzzles/streak", {"puzzles": ["nope"]}, csrf).status_code == 404
+    assert post(client, "/api/puzzles/streak", {"puzzles": [a.id, a.id]}, csrf).json()["error"] == "bad_streak"
+    assert post(client, "/api/puzzles/streak", {"puzzles": "abc"}, csrf).status_code == 400
+    shorter = post(client, "/api/puzzles/streak", {"puzzles": [d.id]}, csrf).json()
+    assert shorter == {"best": 2, "streak": 1}  # a shorter streak keeps the record
+    assert client.get("/api/puzzles/next").json()["player"]["streak_best"] == 2
+
+
 def test_rated_attempts_are_limited_per_account_and_per_address(client: TestClient, monkeypatch: Any) -> None:
     from jericho_game.web.learn import puzzles
 

@@ -8,7 +8,6 @@ import time
 import warnings
 from typing import Any
 
-import pytest
 from argon2 import PasswordHasher
 from sqlalchemy import text
 
@@ -257,11 +256,6 @@ def _until(ws: Any, kind: str, limit: int = 50) -> dict[str, Any]:
     raise AssertionError(f"no {kind} message")
 
 
-@pytest.mark.xfail(
-    reason="race on PostgreSQL seen once in CI after the merges:"
-    " to fix first",
-    strict=False,
-)
 def test_two_accepts_at_once_make_one_game(db: str) -> None:
     """Two accepts racing (two tabs, two processes): one game; the loser's game is aborted."""
     import threading

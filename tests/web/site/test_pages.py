@@ -36,6 +36,8 @@ PAGES = [
     "/signup",
     "/leaderboard",
     "/players/ada",
+    "/players/ada/games",
+    "/players/ada/stats",
     "/analysis",
     "/puzzles",
     "/puzzles/p1",

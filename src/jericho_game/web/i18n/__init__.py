@@ -55,6 +55,7 @@ __all__ = [
 # general words, and the code stays the same in every language.
 ERRORS = {
     "bad_request": N_("This request is not valid."),
+    "bad_filter": N_("A search filter is not valid: check the form's fields."),
     "bad_json": N_("The request is not valid JSON."),
     "bad_message": N_("This message is not understood."),
     "too_large": N_("The request is too large."),
@@ -104,6 +105,7 @@ ERRORS = {
     "puzzle_rate": N_("You have played the most rated puzzles for a few minutes: wait a little; nothing was rated."),
     "mail_budget": N_("This server has sent all the mails it may send this hour: try again later; nothing was sent."),
     "unknown_puzzle": N_("There is no such puzzle."),
+    "bad_streak": N_("This streak does not match your solved puzzles: your best streak was not changed."),
     "illegal_move": N_("This move is not allowed in this position."),
     "bad_position": N_("This position text cannot be read."),
     "bad_record": N_("This game record cannot be read."),

@@ -115,6 +115,18 @@ puzzle_ratings = Table(
     Column("wins", Integer, nullable=False),  # attempts the solver got right
 )
 
+#: The best puzzle streak of each account (issue 34: lichess keeps an account's Puzzle Streak
+#: record on the server; an anonymous browser keeps its own).
+puzzle_streaks = Table(
+    "puzzle_streaks",
+    puzzles_metadata,
+    Column("player", String(80), primary_key=True),
+    Column("best", Integer, nullable=False),
+    Column("at", Float, nullable=False),  # when the best was set
+)
+#: A streak longer than this is not believed (the shipped set has ~550 puzzles).
+MAX_STREAK = 1000
+
 
 class _TriedBefore(Exception):
     """The account's first attempt at the puzzle is stored already (it alone is rated)."""
@@ -171,15 +183,56 @@ class PuzzleService:
                     puzzle_players.c.rating, puzzle_players.c.rd, puzzle_players.c.solved, puzzle_players.c.failed
                 ).where(puzzle_players.c.player == key)
             ).first()
+            best = conn.execute(select(puzzle_streaks.c.best).where(puzzle_streaks.c.player == key)).scalar()
+        streak_best = int(best or 0)
         if row is None:
-            return {"rating": 1500, "rd": 350, "solved": 0, "failed": 0, "provisional": True}
+            return {"rating": 1500, "rd": 350, "solved": 0, "failed": 0, "provisional": True,
+                    "streak_best": streak_best}  # fmt: skip
         return {
             "rating": round(row[0]),
             "rd": round(row[1]),
             "solved": row[2],
             "failed": row[3],
             "provisional": row[1] > 110,
+            "streak_best": streak_best,
         }
+
+    def record_streak(self, key: str, ids: Any) -> dict[str, Any]:
+        """Keep ``key``'s best streak: ``ids`` are the puzzles it solved in a row in the streak just
+        ended.  The claim is checked against the rated attempts in the database, so a page cannot
+        make a record up: each puzzle's first attempt by ``key`` was solved, and no failed attempt
+        of ``key`` lies between the first and the last of them.  Returns ``{"best", "streak"}``."""
+        if not isinstance(ids, list) or not all(isinstance(i, str) and len(i) <= 16 for i in ids):
+            raise ClientError("bad_request", "'puzzles' must be the list of the streak's puzzle ids")
+        if len(ids) > MAX_STREAK or len(set(ids)) != len(ids):
+            raise ClientError("bad_streak", f"a streak is at most {MAX_STREAK} different puzzles")
+        for pid in ids:
+            self.get(pid)  # 404 unknown_puzzle names it
+        now = time.time()
+        with self.storage.engine.begin() as conn:
+            if ids:
+                rows = conn.execute(
+                    select(puzzle_attempts.c.puzzle_id, puzzle_attempts.c.solved, puzzle_attempts.c.at).where(
+                        (puzzle_attempts.c.player == key) & puzzle_attempts.c.puzzle_id.in_(ids)
+                    )
+                ).all()
+                solved = {r[0]: r[2] for r in rows if r[1]}
+                missing = [pid for pid in ids if pid not in solved]
+                if missing:
+                    raise ClientError("bad_streak", f"puzzle {missing[0]} was not solved at its first attempt", 409)
+                first, last = min(solved.values()), max(solved.values())
+                failed = conn.execute(
+                    text(
+                        "SELECT count(*) FROM puzzle_attempts WHERE player = :p AND solved = 0 "
+                        "AND at >= :a AND at <= :b"
+                    ),
+                    {"p": key, "a": first, "b": last},
+                ).scalar_one()
+                if int(failed):
+                    raise ClientError("bad_streak", "a puzzle was failed in the middle of this streak", 409)
+                conn.execute(_BEST_STREAK, {"p": key, "n": len(ids), "now": now})
+            best = conn.execute(select(puzzle_streaks.c.best).where(puzzle_streaks.c.player == key)).scalar()
+        return {"best": int(best or 0), "streak": len(ids)}
 
     # -- choosing ---------------------------------------------------------------------------------
     def next(
@@ -427,6 +480,12 @@ _NEW_PLAYER = text(
     "INSERT INTO puzzle_players (player, rating, rd, volatility, solved, failed, updated_at) "
     "VALUES (:p, 1500.0, 350.0, 0.06, 0, 0, :now) ON CONFLICT (player) DO NOTHING"
 )
+# the greater of the stored best and the new streak, in one statement on both databases
+_BEST_STREAK = text(
+    "INSERT INTO puzzle_streaks (player, best, at) VALUES (:p, :n, :now) ON CONFLICT (player) DO UPDATE "
+    "SET best = CASE WHEN excluded.best > puzzle_streaks.best THEN excluded.best ELSE puzzle_streaks.best END, "
+    "at = CASE WHEN excluded.best > puzzle_streaks.best THEN excluded.at ELSE puzzle_streaks.at END"
+)
 _NEW_PUZZLE = text(
     "INSERT INTO puzzle_ratings (puzzle_id, rating, rd, volatility, plays, wins) "
     "VALUES (:id, :r, :rd, 0.06, 0, 0) ON CONFLICT (puzzle_id) DO NOTHING"
@@ -545,8 +604,16 @@ def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Rout
         moves, level = data.get("moves", []), data.get("level")
         return JSONResponse(await blocking(service.hint, key, p, moves, level, address_of(request)))
 
+    async def streak(request: Request) -> Response:
+        data = await _body(request)
+        key = await blocking(solver, request, True)
+        if key is None:  # an anonymous browser keeps its best itself
+            raise ClientError("not_logged_in", "log in to keep your best streak on your account", 401)
+        return JSONResponse(await blocking(service.record_streak, key, data.get("puzzles")))
+
     return [
         Route("/api/puzzles/next", next_puzzle),
+        Route("/api/puzzles/streak", streak, methods=["POST"]),
         Route("/api/puzzles/{id}", one),
         Route("/api/puzzles/{id}/try", try_move, methods=["POST"]),
         Route("/api/puzzles/{id}/result", result, methods=["POST"]),

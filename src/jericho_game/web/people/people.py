@@ -556,7 +556,17 @@ class PeopleService:
             raise ClientError("unknown_game", "the challenge's game is gone", 404)
         if me in (rec.south_account, rec.north_account):
             return None
-        change, _ = self.service.join(game_id, invite or rec.invite, me)
+        try:
+            change, _ = self.service.join(game_id, invite or rec.invite, me)
+        except ClientError as exc:
+            # two accepts at once (two tabs, two processes) both seat ``me``: the one that loses the
+            # seat finds ``me`` already in it, which is what both asked for
+            if exc.code != "seat_taken":
+                raise
+            rec = self.storage.load(game_id)
+            if rec is None or me not in (rec.south_account, rec.north_account):
+                raise
+            return None
         return change
 
 

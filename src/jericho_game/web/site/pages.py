@@ -59,6 +59,8 @@ PAGES: dict[str, tuple[str, str]] = {
     "/signup": ("account.html", "signup"),
     "/leaderboard": ("leaderboard.html", "leaderboard"),
     "/players/{name}": ("profile.html", "profile"),
+    "/players/{name}/games": ("playergames.html", "profile"),  # search and export (web/people/gamesearch.py)
+    "/players/{name}/stats": ("playerstats.html", "profile"),  # statistics (web/people/playerstats.py)
     "/analysis": ("analysis.html", "analysis"),
     "/puzzles": ("puzzles.html", "puzzles"),
     "/settings": ("settings.html", "settings"),  # notifications (static/settings.js, web/social/notify.py)

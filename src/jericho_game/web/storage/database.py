@@ -67,6 +67,7 @@ __all__ = [
     "Presence",
     "QuotaFull",
     "human_account",
+    "record_from_row",
 ]
 
 GAMES_CHANNEL = "jericho_games"  # NOTIFY payload "game_id version": a game changed
@@ -356,6 +357,11 @@ def _record(row: Any, moves: list[str]) -> GameRecord:
     data["version"] = int(data["version"] or 0)
     data["rated"] = bool(data["rated"])
     return GameRecord(**data, moves=moves)
+
+
+def record_from_row(row: Any) -> GameRecord:
+    """A game read by a feature's own query (``SELECT g.* FROM games g ...``, a mapping), without its moves."""
+    return _record(row, [])
 
 
 def _row(rec: GameRecord) -> dict[str, Any]:

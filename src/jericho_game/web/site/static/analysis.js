@@ -4,6 +4,7 @@
 // share the position and the line as a .jgn record.  The server checks every move and draws
 // nothing (web/learn/analysis_board.py); this module keeps the tree.  Text goes in through textContent
 // only.
+import { whoami } from "./account.js";
 import { Board, COLOUR_NAME, describeTower, drawPiece } from "./board.js";
 import { initContrast } from "./contrast.js";
 import { formatNumber, t } from "./i18n.js";
@@ -550,6 +551,17 @@ function wire() {
   };
   $("an-load-position").onclick = loadPosition;
   $("an-position").addEventListener("keydown", (e) => { if (e.key === "Enter") loadPosition(); });
+  // logged in: search the account's games for the position shown (the link is built when followed)
+  whoami().then((me) => {
+    if (!me.account) return;
+    const find = $("an-find-games");
+    const base = `/players/${encodeURIComponent(me.account.username)}/games`;
+    const update = () => { find.href = `${base}?${new URLSearchParams({ position: $("an-position").value.trim() })}`; };
+    find.addEventListener("click", update);
+    find.addEventListener("focus", update);
+    update();
+    $("an-find-wrap").hidden = false;
+  }).catch(() => {});
   $("an-arrow-toggle").checked = arrowWanted();
   $("an-arrow-toggle").onchange = () => {
     try { localStorage.setItem(ARROW_KEY, $("an-arrow-toggle").checked ? "on" : "off"); } catch { /* private mode */ }

@@ -1,5 +1,6 @@
 // "My games": the games whose seat tokens this browser keeps (localStorage jericho:seat:ID),
 // listed by the server (POST /api/mygames) and downloadable as one .jgn file.  Names are text only.
+import { whoami } from "./account.js";
 import { initContrast } from "./contrast.js";
 import { formatDate, t } from "./i18n.js";
 import { levelName } from "./levels.js";
@@ -43,12 +44,37 @@ function opponentText(g) {
   return o.name || t("Anonymous");
 }
 
+/** Shows the rows that match the filter's text, result and kind of game, and says how many. */
+function filterRows() {
+  const find = $("games-find").value.trim().toLowerCase();
+  const outcome = $("games-outcome").value, kind = $("games-kind").value;
+  const rows = [...$("games").rows];
+  let shown = 0;
+  for (const tr of rows) {
+    const ok = (!find || tr.textContent.toLowerCase().includes(find)) && (!outcome || tr.dataset.outcome === outcome)
+      && (!kind || tr.dataset.kind === kind);
+    tr.hidden = !ok;
+    shown += ok ? 1 : 0;
+  }
+  $("games-filter").hidden = false;
+  $("games-count").textContent = t("Games shown: {shown} of {total}", { shown, total: rows.length });
+}
+
+for (const id of ["games-find", "games-outcome", "games-kind"]) $(id).addEventListener("input", filterRows);
+$("games-filter").addEventListener("submit", (e) => e.preventDefault());
+
 async function post(path, games) {
   return fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ games }) });
 }
 
 async function main() {
+  // logged in: every game of the account can be searched (web/people/gamesearch.py)
+  whoami().then((me) => {
+    if (!me.account) return;
+    $("games-search-link").href = `/players/${encodeURIComponent(me.account.username)}/games`;
+    $("games-search").hidden = false;
+  }).catch(() => {});
   const games = held();
   const body = $("games");
   let rows = [];
@@ -80,9 +106,13 @@ async function main() {
     a.textContent = g.status === "over" ? t("Replay") : t("Resume");
     td.appendChild(a);
     tr.appendChild(td);
+    // what the filter above the list looks at (the browser's list is short: filtered here, not asked again)
+    tr.dataset.outcome = g.status === "over" ? g.outcome || "none" : "playing";
+    tr.dataset.kind = g.opponent.kind === "open" ? "human" : g.opponent.kind;
     body.appendChild(tr);
   }
   $("games-empty").hidden = rows.length > 0;
+  if (rows.length) filterRows();
   const dl = $("download-all");
   dl.disabled = rows.length === 0;
   dl.onclick = async () => {

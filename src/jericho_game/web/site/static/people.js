@@ -149,7 +149,9 @@ export async function profileExtras(main, username) {
   } else if (me.account && me.account.username === p.username) {
     const link = el("a", t("Your challenges, and the players you follow who are online"));
     link.href = "/challenges";
-    box.append(el("p")).append(link);
+    const line = el("p");  // (append returns nothing: the link was never shown, and the page threw)
+    line.append(link);
+    box.append(line);
   }
   const head = main.querySelector(".profile-head");
   if (head) head.after(box); else main.append(box);

@@ -75,6 +75,15 @@ async function init() {
   }
   document.title = `Jericho · ${p.username}`;
   main.append(el("h1", p.username));
+  // the player's games searched and their statistics (web/people/gamesearch.py, playerstats.py)
+  const more = el("p", undefined, "pg-links");
+  for (const [path, text, id] of [["games", t("Search games"), "profile-search"], ["stats", t("Statistics"), "profile-stats"]]) {
+    const a = el("a", text);
+    a.href = `/players/${encodeURIComponent(p.username)}/${path}`;
+    a.id = id;
+    more.append(a, " ");
+  }
+  main.append(more);
   const head = el("div", undefined, "profile-head");
   const rating = el("span", `${p.rating}${p.provisional ? "?" : ""}`, "big");
   rating.id = "profile-rating";

@@ -43,7 +43,9 @@ function wrongWords(move, reply) {
 // over: solved, failed or solution shown; posted: the result was sent (only the first attempt counts)
 const S = { P: null, game: null, line: [], mine: [], hints: 0, over: false, failed: false, posted: false,
   selected: null, busy: false, hintCell: null, streak: null };
-// issue 34: the theme filter (kept in this browser) and the streak: {count, last} while one runs
+// issue 34: the theme filter (kept in this browser) and the streak: {count, last, ids} while one
+// runs; the best streak is the account's (on the server, checked against its solved puzzles) or,
+// anonymous, this browser's
 const THEME_KEY = "jericho:puzzle-theme";
 const BEST_KEY = "jericho:streak-best";
 const kept = {
@@ -110,7 +112,8 @@ async function load(id) {
   const query = q.toString() ? `?${q}` : "";
   const data = await api(id ? `/api/puzzles/${encodeURIComponent(id)}` : `/api/puzzles/next${query}`);
   Object.assign(S, { P: data, game: data.game, line: [], mine: [], hints: 0, over: false, failed: false,
-    posted: false, selected: null, busy: false, hintCell: null, account: Boolean(data.player), rated: null });
+    posted: false, selected: null, busy: false, hintCell: null, account: Boolean(data.player), rated: null,
+    serverBest: data.player ? data.player.streak_best || 0 : 0 });
   history.replaceState(null, "", `/puzzles/${encodeURIComponent(data.id)}`);
   board.setFlip(data.side === "north");  // the solver's camp at the bottom, as in a game
   $("puzzle-title").textContent = t("Puzzle {id}", { id: data.id });
@@ -243,9 +246,11 @@ function finish(kind) {
   const data = S.P;
   $("puzzle-meta").textContent = data.plays === 1 ? t("Puzzle rating {rating} · played once", { rating: data.rating }) :
     t("Puzzle rating {rating} · played {n} times", { rating: data.rating, n: data.plays });
-  if (S.streak) streakStep(kind === "solved" && !S.failed && S.hints === 0);
+  const solvedInStreak = kind === "solved" && !S.failed && S.hints === 0;
+  // the result is sent before a streak that ends here: the server checks the streak against them
+  S.sending = sendResult(kind);
+  if (S.streak) streakStep(solvedInStreak);
   render();
-  sendResult(kind);
   $("btn-next").focus();
 }
 
@@ -359,7 +364,7 @@ async function showSolution() {
 /** Start or stop a streak (the button). */
 function toggleStreak() {
   if (S.streak) { endStreak(); return; }
-  S.streak = { count: 0, last: 0 };
+  S.streak = { count: 0, last: 0, ids: [] };
   showStreak();
   load().then(focusTray).catch((e) => feedback(t("Could not load a puzzle: {why}", { why: e.message }), "bad"));
 }
@@ -369,16 +374,33 @@ function streakStep(solved) {
   if (!solved) { endStreak(); return; }
   S.streak.count += 1;
   S.streak.last = S.P.rating;
+  S.streak.ids.push(S.P.id);
   showStreak();
 }
 
-function endStreak() {
+/** The best streak so far: the account's, or this browser's. */
+function bestStreak() {
+  return S.account ? S.serverBest || 0 : Number(kept.get(BEST_KEY)) || 0;
+}
+
+async function endStreak() {
   const n = S.streak ? S.streak.count : 0;
-  const best = Math.max(n, Number(kept.get(BEST_KEY)) || 0);
-  kept.set(BEST_KEY, String(best));
+  const ids = S.streak ? S.streak.ids : [];
   S.streak = null;
   showStreak();
-  $("streak-line").textContent = t("Streak over: {n} solved in a row. Best streak: {best}.", { n, best });
+  let best = Math.max(n, bestStreak());
+  const over = () => { $("streak-line").textContent = t("Streak over: {n} solved in a row. Best streak: {best}.", { n, best }); };
+  over();
+  if (!S.account) { kept.set(BEST_KEY, String(best)); return; }
+  try {
+    await S.sending;  // the last puzzle's result first
+    const r = await api("/api/puzzles/streak", { puzzles: ids });
+    S.serverBest = r.best;
+    best = r.best;
+    over();
+  } catch (err) {
+    feedback(t("The server could not answer: {why}", { why: err.message }), "bad");
+  }
 }
 
 function showStreak() {
@@ -389,7 +411,7 @@ function showStreak() {
   $("btn-hint").hidden = on;  // no hints in a streak: the first mistake ends it
   if (on) {
     $("streak-line").textContent = t("Streak: {n} solved in a row. Best streak: {best}.",
-      { n: S.streak.count, best: Math.max(S.streak.count, Number(kept.get(BEST_KEY)) || 0) });
+      { n: S.streak.count, best: Math.max(S.streak.count, bestStreak()) });
   }
 }
 

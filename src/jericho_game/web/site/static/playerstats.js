@@ -1,0 +1,138 @@
+// A player's statistics (/players/NAME/stats, web/people/playerstats.py): results by side, time control
+// and opponent, the most played first moves, the rating history and the accuracy of reviewed games as
+// inline SVG charts (no library).  Names are text only.
+import { formatDate, t } from "./i18n.js";
+import { levelName } from "./levels.js";
+
+const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+const el = (tag, text, cls) => {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+};
+const svg = (tag, attrs = {}) => {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return e;
+};
+const SIDE = { south: t("South"), north: t("North") };
+const SPEED = {
+  bullet: t("Bullet"), blitz: t("Blitz"), rapid: t("Rapid"), classical: t("Classical"),
+  correspondence: t("Correspondence"), none: t("No clock"),
+};
+
+/** A line chart of ``values`` (numbers, oldest first) as an SVG with a text title for screen readers. */
+export function lineChart(values, id, title, [lo, hi] = [null, null]) {
+  const W = 640, H = 200, L = 48, R = 12, T = 12, B = 24;
+  const min = lo ?? Math.min(...values), max = hi ?? Math.max(...values);
+  const pad = lo === null ? Math.max(10, (max - min) * 0.1) : 0;
+  const y0 = min - pad, y1 = max + pad;
+  const x = (i) => L + (values.length === 1 ? (W - L - R) / 2 : (i * (W - L - R)) / (values.length - 1));
+  const y = (v) => T + ((y1 - v) * (H - T - B)) / (y1 - y0 || 1);
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "rating-chart", id, role: "img" });
+  const label = svg("title");
+  label.textContent = title;
+  root.append(label);
+  for (const v of [y0, (y0 + y1) / 2, y1]) {
+    root.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "axis" }));
+    const tick = svg("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end" });
+    tick.textContent = String(Math.round(v));
+    root.append(tick);
+  }
+  root.append(svg("polyline", { points: values.map((v, i) => `${x(i)},${y(v)}`).join(" "), class: "line" }));
+  values.forEach((v, i) => root.append(svg("circle", { cx: x(i), cy: y(v), r: 3.5 })));
+  return root;
+}
+
+/** A table of won / lost / drawn games per row, with the score in percent. */
+function resultsTable(id, caption, rows) {
+  const table = el("table");
+  table.id = id;
+  const head = el("tr");
+  for (const [h, cls] of [[caption, ""], [t("Games"), "num"], [t("Wins"), "num"], [t("Losses"), "num"], [t("Draws"), "num"], [t("Score"), "num"]]) {
+    const th = el("th", h, cls);
+    th.scope = "col";
+    head.append(th);
+  }
+  table.createTHead().append(head);
+  const body = table.createTBody();
+  for (const [name, r] of rows) {
+    const tr = el("tr");
+    const score = r.games ? Math.round((100 * (r.won + r.draw / 2)) / r.games) : 0;
+    const first = typeof name === "string" ? el("td", name) : el("td");
+    if (typeof name !== "string") first.append(name);
+    tr.append(first, el("td", r.games, "num"), el("td", r.won, "num"), el("td", r.lost, "num"), el("td", r.draw, "num"),
+      el("td", `${score} %`, "num"));
+    body.append(tr);
+  }
+  const box = el("div", undefined, "table-scroll");
+  box.tabIndex = 0;  // a scrolling region is reachable by keyboard (axe: scrollable-region-focusable)
+  box.setAttribute("role", "region");
+  box.setAttribute("aria-label", caption);
+  box.append(table);
+  return box;
+}
+
+function section(title, ...content) {
+  const s = el("section", undefined, "ps-section");
+  s.append(el("h2", title), ...content);
+  return s;
+}
+
+async function main() {
+  const name = decodeURIComponent(location.pathname.split("/")[2] || "");
+  const enc = encodeURIComponent(name);
+  document.title = `Jericho · ${name}`;
+  $("ps-title").textContent = t("Statistics of {name}", { name });
+  $("ps-profile").href = `/players/${enc}`;
+  $("ps-games").href = `/players/${enc}/games`;
+  const r = await fetch(`/api/players/${enc}/stats`);
+  const s = await r.json();
+  if (!r.ok) {
+    $("ps-error").textContent = s.message || r.statusText;
+    return;
+  }
+  let counted = s.counted === 1 ? t("1 finished game counted") : t("{n} finished games counted", { n: s.counted });
+  if (!s.all_games) counted += ` · ${t("Public and rated games only.")}`;
+  $("ps-counted").textContent = counted;
+  const grid = el("div", undefined, "ps-grid");
+  const link = (query, text) => {  // a row leads to those games in the search
+    const a = el("a", text);
+    a.href = `/players/${enc}/games?${new URLSearchParams(query)}`;
+    return a;
+  };
+  const none = () => el("p", t("No finished games yet."), "empty");
+  grid.append(section(t("Results by side"), resultsTable("ps-side", t("Side"),
+    Object.entries(s.by_side).map(([k, v]) => [link({ side: k }, SIDE[k]), v]))));
+  const speeds = Object.entries(s.by_speed).map(([k, v]) => [link({ speed: k }, SPEED[k] || k), v]);
+  grid.append(section(t("Results by time control"), speeds.length ? resultsTable("ps-speed", t("Time control"), speeds) : none()));
+  const opponents = s.by_opponent.map((o) => {
+    if (o.kind === "ai") return [link({ level: o.name }, `${t("AI")} · ${levelName(o.name)}`), o];
+    if (o.kind === "human") return [link({ opponent: o.name }, o.name), o];
+    return [t("Anonymous"), o];
+  });
+  grid.append(section(t("Results by opponent"), opponents.length ? resultsTable("ps-opponent", t("Opponent"), opponents)
+    : none()));
+  const openings = s.openings.map((o) => {
+    const code = el("code", o.moves.join(" "));
+    return [code, o];
+  });
+  grid.append(section(t("Most played first moves"), openings.length ? resultsTable("ps-openings", t("First moves"), openings)
+    : none()));
+  $("ps-body").append(grid);
+  const ratings = s.rating.map((p) => p.rating);
+  $("ps-body").append(section(t("Rating history"), ratings.length
+    ? lineChart(ratings, "ps-rating", t("Rating after each of {n} rated games: {list}",
+      { n: ratings.length, list: ratings.map((v) => Math.round(v)).join(", ") }))
+    : el("p", t("No rated games yet."), "empty")));
+  const acc = s.accuracy;
+  const accText = acc.map((a) => `${formatDate(a.at * 1000, true)}: ${a.accuracy}`).join(", ");
+  $("ps-body").append(section(t("Accuracy in reviewed games"), acc.length
+    ? lineChart(acc.map((a) => a.accuracy), "ps-accuracy", t("Accuracy in {n} reviewed games: {list}",
+      { n: acc.length, list: accText }), [0, 100])
+    : el("p", t("No reviewed games yet: ask for a review at the end of a game."), "empty")));
+}
+
+main();
