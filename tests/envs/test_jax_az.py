@@ -63,9 +63,11 @@ def test_the_same_call_resumes_and_refuses_other_settings(trained: Path, tmp_pat
         (run / f.name).parent.mkdir(exist_ok=True)
         (run / f.name).write_bytes(f.read_bytes())
     before, _ = jax_az.load_params(run / "ckpt-000001.npz")
+    with open(run / "log.jsonl", "a") as log:  # a run killed after its checkpoint had logged iteration 2
+        log.write(json.dumps({"iteration": 2, "killed": True}) + "\n")
     jax_az.train(run, TINY, iterations=2, quiet=True)
     records = _log(run)
-    assert [r["iteration"] for r in records] == [1, 2]
+    assert [r["iteration"] for r in records] == [1, 2] and "killed" not in records[1]
     assert records[1]["positions"] == 2 * records[0]["positions"]  # counters carried over
     assert [p.name for p in sorted(run.glob("ckpt-*.npz"))] == ["ckpt-000001.npz", "ckpt-000002.npz"]
     after, meta = jax_az.load_params(run / "ckpt-000002.npz")

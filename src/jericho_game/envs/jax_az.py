@@ -382,6 +382,17 @@ def _resume_or_start(directory: Path, config: Config) -> dict[str, Any] | None:
     return {"path": found[-1], "step": int(arrays["step"]), "meta": meta, **tree}
 
 
+def _cut_log(path: Path, iteration: int) -> None:
+    """Drop the log lines of iterations after ``iteration``: a killed run's work past its last
+    checkpoint, which the resumed run plays again (so each iteration is logged once)."""
+    if not path.exists():
+        return
+    lines = path.read_text(encoding="utf-8").splitlines()
+    kept = [line for line in lines if line.strip() and json.loads(line).get("iteration", 0) <= iteration]
+    if len(kept) != len(lines):
+        path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+
+
 def train(
     directory: str | Path,
     config: Config,
@@ -413,6 +424,7 @@ def train(
         params, m, v = ({k: jnp.asarray(x) for k, x in resumed[part].items()} for part in "pmv")
         step, iteration, totals = resumed["step"], int(meta["iteration"]), dict(meta["totals"])
         key = jnp.asarray(np.array(meta["key"], dtype=np.uint32))
+        _cut_log(directory / "log.jsonl", iteration)
         if not quiet:
             print(f"resuming from {resumed['path']} (iteration {iteration})", flush=True)
     np_rng = np.random.default_rng([config.seed, iteration])
