@@ -60,7 +60,7 @@ def test_the_loss_is_the_drop_of_the_movers_own_winning_chance() -> None:
         _ev(0, 0.70, "south"),  # South to move, 70 % for South
         _ev(1, 0.35, "north"),  # after South's move: 35 % for South: South lost 35 points
         _ev(2, 0.55, "south"),  # after North's move: North went from 65 % to 45 %: lost 20 points
-        _ev(3, 0.50, "north", best="9X@z9"),  # South went from 55 % to 50 %: lost 5 points
+        _ev(3, 0.50, "north", best="9X@z9"),  # South went from 55 % to 50 %: lost 5 points...
         _ev(4, 0.10, "south"),  # North went from 50 % to 90 %: a gain is no loss
     ]
     got = judge(moves, evals)
@@ -68,6 +68,12 @@ def test_the_loss_is_the_drop_of_the_movers_own_winning_chance() -> None:
     assert [j.side for j in got] == ["south", "north", "south", "north"]
     assert [j.loss for j in got] == pytest.approx([0.35, 0.20, 0.05, 0.0])
     assert [j.mark for j in got] == ["blunder", "mistake", None, None]
+    # the reply's bound: had North's reply decided the game (South 4 %), South's move 3 was a move
+    # into a lost game, worth at most that (the search at ply 3 had not seen the reply)
+    decided_reply = [*evals[:4], _ev(4, 0.04, "south")]
+    got = judge(moves, decided_reply)
+    assert got[2].loss == pytest.approx(0.51) and got[2].mark == "blunder" and got[2].decided
+    assert got[2].after == pytest.approx(0.50)  # the position's own figure stays what the search said
     assert got[1].before == pytest.approx(0.65) and got[1].after == pytest.approx(0.45)
     assert got[0].best == "1R@a1"  # the AI's preferred move in the position before
     # a move the AI itself prefers is never marked, whatever the search's noise says
@@ -224,6 +230,9 @@ def test_a_move_into_a_decided_position_is_a_blunder_whatever_its_size() -> None
     assert k.mark is None and not k.decided
     (k,) = judge(["4B@c2"], [_ev(0, 0.60, "south"), _ev(1, 0.99, "north")])
     assert k.mark is None and not k.decided
+    # a won game (95 % or more by the search) made lost is a blunder too (issue 31)
+    (k,) = judge(["4B@c2"], [_ev(0, 0.96, "south"), _ev(1, 0.04, "north")])
+    assert k.mark == "blunder" and k.decided
     assert analysis.decided(0.05) and analysis.decided(0.95) and analysis.decided(0.5, exact=True)
     assert not analysis.decided(0.06) and not analysis.decided(0.94)
 
@@ -340,30 +349,74 @@ def test_moves_after_the_game_was_decided_do_not_pad_the_accuracy() -> None:
     assert fair["north"] is None  # North had no move before the game was decided
 
 
-def test_random_moves_against_expert_the_deciding_move_is_named_and_counted_last() -> None:
-    """Random play against ``expert``, reviewed: the review names the move after which the game was
-    decided (for expert's side) and counts no move after it.  (The accuracy of random play stays
-    high, 59-92 over four seeds against expert's 94-98: the search's winning chances are too flat
-    for lichess's curve; docs/web.md, "Reviews", says so.  This test does not hide that.)"""
+#: Accuracy thresholds of the review tests below (issue 31), on lichess's per-move curve: a move
+#: that loses 2 points of winning chance scores 92.4, 1 point 96.6.  Random play loses more than 2
+#: points a move on average before its game is decided (South's chance slides from 43 % to the
+#: decided 5 % in 5-10 of its moves), so it stays under RANDOM_MAX; a sound player mostly plays the
+#: search's own move (no loss) and, winning, stays over SOUND_MIN.  Measured (docs/web.md, "Game
+#: review"): random against expert 72-90 (20 games), the winner of an expert game 96-100 (8).
+RANDOM_MAX = 92.0
+SOUND_MIN = 95.0
+
+
+def _play_and_review(south: str, north: str, seed: int, nodes: int | None = None) -> tuple[list[str], list]:
+    """A seeded game of two levels (``nodes``: their search's budget a move, else their own), reviewed
+    at 3,000 simulations a position (no time cap, so the figures reproduce on any machine)."""
     from jericho_game.ai.base import Limit, make_player
 
-    rnd, ex = make_player("random", seed=5), make_player("expert", seed=5)
+    players = {"south": make_player(south, seed=seed), "north": make_player(north, seed=seed + 1)}
     game = Game()
     while not game.is_over():
-        player = rnd if game.turn.value == "south" else ex
-        game.play(player.choose_move(game, Limit(seed=len(game.history))))
-    assert game.outcome() == "north"  # expert wins
+        limit = Limit(nodes=nodes, seed=seed * 1000 + len(game.history))
+        game.play(players[game.turn.value].choose_move(game, limit))
     moves = [str(m) for m in game.history]
-    evals = evaluate_game(None, moves, sims=3000, seconds=0.4)
+    return moves, evaluate_game(None, moves, sims=3000)
+
+
+def test_random_moves_against_expert_review_far_below_expert_and_name_the_deciding_move() -> None:
+    """Random play against ``expert`` (its own search and budget), reviewed: the review names the move
+    after which the game was decided (for expert's side), counts no move after it, and rates the random
+    side under RANDOM_MAX and expert over it."""
+    moves, evals = _play_and_review("random", "expert", 105)
+    assert evals[-1].south == 0.0  # expert (North) won
     judged = judge(moves, evals)
     moment = analysis.decisive(evals, len(moves))
-    assert moment is not None and moment.result == "north" and 1 <= moment.ply <= len(moves)
+    assert moment is not None and moment.result == "north" and 1 <= moment.ply < len(moves)
     assert evals[moment.ply].exact or evals[moment.ply].south <= analysis.DECIDED
     assert all(analysis.verdict(e) == "north" for e in evals[moment.ply :])
     assert analysis.verdict(evals[moment.ply - 1]) != "north"
     acc = analysis.accuracy(judged, evals, moment.ply)
-    assert acc["south"] is not None and acc["north"] is not None and acc["south"] < acc["north"], acc
+    count = analysis.counted(judged, moment.ply)
+    assert acc["south"] is not None and acc["north"] is not None
+    assert acc["south"] < RANDOM_MAX < acc["north"], acc
+    assert count["south"] == (moment.ply + 1) // 2 < (len(moves) + 1) // 2  # the moves after it do not count
     deciding = judged[moment.ply - 1]
     assert deciding.ply == moment.ply and deciding.move == moves[moment.ply - 1]
     # the deciding move made the game lost for South: if South played it, it lost winning chance
     assert deciding.side == "north" or deciding.after <= analysis.DECIDED + 1e-9
+
+
+@pytest.mark.slow
+def test_random_play_reviews_far_below_sound_play_over_several_games() -> None:
+    """Three more random games against ``expert`` under RANDOM_MAX, and a game of two sound players
+    (``expert`` against itself) whose winner is over SOUND_MIN: two minutes, hence the slow tier."""
+    randoms = []
+    for seed in (100, 101, 102):
+        moves, evals = _play_and_review("random", "expert", seed)
+        judged = judge(moves, evals)
+        moment = analysis.decisive(evals, len(moves))
+        assert moment is not None and moment.result == "north"
+        south = analysis.accuracy(judged, evals, moment.ply)["south"]
+        assert south is not None and south < RANDOM_MAX, (seed, south)
+        randoms.append(south)
+    # expert's moves are capped at 1 s, so under load the game may differ (a draw once): the better
+    # of the two sides is held over SOUND_MIN (the winner when there is one)
+    moves, evals = _play_and_review("expert", "expert", 200)
+    judged = judge(moves, evals)
+    moment = analysis.decisive(evals, len(moves))
+    assert moment is not None
+    acc = analysis.accuracy(judged, evals, moment.ply)
+    south, north = acc["south"], acc["north"]
+    assert south is not None and north is not None
+    better = acc[moment.result] if moment.result in acc else max(south, north)
+    assert better is not None and better > SOUND_MIN > RANDOM_MAX > max(randoms), (acc, randoms)

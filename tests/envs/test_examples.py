@@ -47,3 +47,19 @@ def test_transposition_count_example_counts_the_tree() -> None:
         nodes = int(line.split(": ")[1].split()[0])
         positions = int(line.split(", ")[1].split()[0])
         assert 0 < positions <= nodes <= 300  # a simulation that ends at a decided node adds none
+
+
+def test_review_calibration_example_plays_fits_and_refits(tmp_path: Path) -> None:
+    data = tmp_path / "calib.json"
+    out = run_example("calibrate_review.py", "--games", "2", "--sims", "60", "--seed", "3", "--out", str(data))
+    lines = out.strip().splitlines()
+    count = int(lines[0].split()[0])
+    assert count > 0 and lines[1].startswith("mean: a = ") and any(x.startswith("top: a = ") for x in lines)
+    again = run_example("calibrate_review.py", "--data", str(data))
+    assert again == out  # the fit is a function of the saved positions
+
+
+def test_review_accuracy_example_reviews_and_sums_up(tmp_path: Path) -> None:
+    out = run_example("review_accuracy.py", "--games", "1", "--sims", "60", "--nodes", "60", "--save", str(tmp_path))
+    assert out.startswith("seed 100: north in ") and "south (random): accuracy min" in out
+    assert len(list(tmp_path.glob("random-expert-100.json"))) == 1

@@ -4,6 +4,7 @@ browser) against a real uvicorn server.  Screenshots go to artifacts/ (git-ignor
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import threading
@@ -210,11 +211,6 @@ def test_a_person_plays_a_full_game_against_the_ai(server: str, browser: Browser
     ctx.close()
 
 
-@pytest.mark.xfail(
-    reason="regression from the merge of issue 34 point 5 (notices moved):"
-    " the out-of-turn message is not shown; to fix first",
-    strict=False,
-)
 def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Browser) -> None:
     a_ctx = browser.new_context(viewport=DESKTOP)
     b_ctx = browser.new_context(viewport=PHONE)
@@ -222,6 +218,7 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
     a, b, c = a_ctx.new_page(), b_ctx.new_page(), c_ctx.new_page()
     errors: list[Any] = [watch_errors(p) for p in (a, b, c)]
     a.goto(server + "/")
+    expect(a.locator("#levels-main input").first).to_be_visible()  # wired: a click before submits the bare form
     a.get_by_label("Online").check()
     a.select_option("select[name=side]", "south")
     a.select_option("select[name=clock]", "10")
@@ -241,8 +238,14 @@ def test_online_game_via_invite_link_with_a_spectator(server: str, browser: Brow
     expect(c.locator("#tray-mine .slot.playable")).to_have_count(0)
     c.click('#tray-mine .slot[data-piece="5R"]', force=True)
     expect(c.locator("#message")).to_contain_text("You are watching")
+    # out of turn in a real-time game a piece is chosen for a premove (issue 34 point 4), and the
+    # line under the tray says so (the refusal "It is South's turn, not yours" is for correspondence)
     b.click('#tray-mine .slot[data-piece="5R"]', force=True)
-    expect(b.locator("#message")).to_contain_text("It is South's turn, not yours")
+    expect(b.locator('#tray-mine .slot[data-piece="5R"]')).to_have_class(re.compile(r"\bpremoved\b"))
+    expect(b.locator("#info")).to_contain_text("Premove: now choose the cell for 5R")
+    b.click('#tray-mine .slot[data-piece="5R"]')  # chosen again: no premove
+    expect(b.locator("#tray-mine .slot.premoved")).to_have_count(0)
+    expect(b.locator("#message")).to_be_empty()
     expect(a.locator("#clock-south")).to_be_visible()
     for i in range(6):
         mover = a if i % 2 == 0 else b

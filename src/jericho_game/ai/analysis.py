@@ -19,8 +19,10 @@ Where the figures come from (:func:`evaluate`):
 * a forced move (one legal move, e.g. a forced pass) takes the value of the position after it;
 * otherwise the ``master`` level's search (MCTS, :mod:`jericho_game.ai.levels`) runs with
   ``sims`` simulations, never more than ``seconds``, and the figure is the search's **root
-  value**: the share of its simulations won by the side to move (draws half), turned to South's
-  point of view.  The preferred move is the search's choice (the most visited move).
+  value**: the share of its simulations won by the side to move (draws half), calibrated to a
+  winning chance (:func:`calibrate`, :data:`CALIBRATION`) and turned to South's point of view.
+  The preferred move is the search's choice (the most visited move).  A root the search's own
+  endgame solver settles is exact.
 
 Marks (:func:`classify`), on the mover's loss in winning chance:
 
@@ -32,6 +34,12 @@ mistake        0.20 (20 points)        ?
 blunder        0.30 (30 points)        ??
 =============  ======================  ====
 
+**The reply's bound.**  When the position after the opponent's reply is decided against the
+mover (exact, or at most :data:`DECIDED`), the move was worth at most that (the opponent chooses),
+so its loss is measured to there: a move that let the reply decide the game lost it all.  Not
+between two undecided figures: the lower of two noisy figures would charge every move the
+search's noise.
+
 A move that is the AI's preferred move, or the only legal move, is never marked (its loss is
 0): what remains of a drop there is the search's noise, not the player's error.  The
 thresholds are on a 0–1 scale of winning chances (lichess's 0.1/0.2/0.3 are on a −1…1 scale,
@@ -41,7 +49,8 @@ centipawns, so the marks need a wider margin.
 **Decided positions.**  A position is *decided* when it is exact (finished, or seven monoliths
 that no reply breaks) or when a side's winning chance is at most :data:`DECIDED` (5 %) — the
 other's at least 95 %.  A move that turns an undecided position into one decided against its
-mover is a **blunder whatever its size** (``MoveJudgement.decided``), provided it lost at least
+mover (or a won or drawn one into a lost one) is a **blunder whatever its size**
+(``MoveJudgement.decided``), provided it lost at least
 :data:`DECIDING_LOSS` (5 points: a smaller drop across the line is the search's noise).  So a
 move from 28 % to a lost 0 % is a blunder, not a "mistake".
 
@@ -97,6 +106,9 @@ __all__ = [
     "PositionEval",
     "TurningPoint",
     "accuracy",
+    "calibrate",
+    "CALIBRATION",
+    "counted",
     "classify",
     "decided",
     "decisive",
@@ -141,6 +153,14 @@ SOLVE_NODES = 20_000
 SOLVE_SHARE = 0.25
 
 _RESULT_VALUE = {"south": 1.0, "north": 0.0, "draw": 0.5}
+
+#: The search's value turned into a winning chance: ``1 / (1 + ((1 - v) / v) ** CALIBRATION)``, a
+#: logistic on the value's log-odds (symmetric: the two sides' chances still add up to 1).  Fitted
+#: by maximum likelihood on CALIBRATION_SAMPLE positions of self-play with the review's search
+#: (labelled by the game's result, draws ½), by
+#: ``python examples/calibrate_review.py --games 40 --sims 3000 --seconds 1 --seed 1``.
+CALIBRATION = 1.301
+CALIBRATION_SAMPLE = 1503  # positions, from 40 games
 
 
 @dataclass(frozen=True)
@@ -209,6 +229,13 @@ def classify(loss: float) -> str | None:
     return None
 
 
+def calibrate(value: float) -> float:
+    """The winning chance (0–1) of the side to move for the search's root value ``value`` (its share of
+    simulations won, draws half), by :data:`CALIBRATION`: a raw share of simulations is no probability."""
+    v = min(1.0 - 1e-4, max(1e-4, value))
+    return 1.0 / (1.0 + ((1.0 - v) / v) ** CALIBRATION)
+
+
 def decided(chance: float, exact: bool = False) -> bool:
     """Whether a position where a side's winning chance is ``chance`` is decided (see the module)."""
     return exact or chance <= DECIDED + 1e-9 or chance >= 1.0 - DECIDED - 1e-9
@@ -245,6 +272,8 @@ def evaluate(game: Game, ply: int, *, sims: int, seconds: float | None = None, s
     if solved is not None:
         return solved
     move, mover_value, done, proven = _search(game, sims, seconds, seed)
+    if not proven:
+        mover_value = calibrate(mover_value)
     south = mover_value if turn == "south" else 1.0 - mover_value
     line = _line(game, str(move), sims, seconds, seed)
     return PositionEval(ply, south, turn, str(move), proven, done, line)
@@ -326,6 +355,11 @@ def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Mo
     if isinstance(player, KernelMCTSPlayer):
         move = player.choose_move(game, Limit(nodes=sims, time=cap, seed=seed))
         children = [(visits, wins) for _, visits, wins in player.last_children]
+        settled = player.last_solution
+        if settled is not None and settled.value is not None:
+            # the search's own endgame solver settled the root: it ran no search (a win) or only
+            # among the drawing moves (a draw), so its children are no estimate; the result is exact
+            return move, {1: 1.0, 0: 0.5, -1: 0.0}[settled.value], sum(n for n, _ in children), True
         if player.last_proven:  # a move proven won, or every move proven lost
             won = 1 in player.last_proofs.values()
             return move, 1.0 if won else 0.0, sum(n for n, _ in children), True
@@ -420,7 +454,11 @@ def stream(
             done = sum(n for _, n, _ in player.last_children)
             wins = sum(w for _, _, w in player.last_children)
             value = wins / done if done else 0.5
-            if player.last_proven:
+            settled = player.last_solution
+            if settled is not None and settled.value is not None:  # the search's endgame solver settled it
+                proven = True
+                value = {1: 1.0, 0: 0.5, -1: 0.0}[settled.value]
+            elif player.last_proven:
                 proven = True
                 value = 1.0 if 1 in player.last_proofs.values() else 0.0
         else:
@@ -430,6 +468,8 @@ def stream(
             move = to_move(game, top.code)
             done = sum(ch.n for ch in root.children)
             value = sum(ch.w for ch in root.children) / done if done else 0.5
+        if not proven:
+            value = calibrate(value)
         finished = proven or done >= sims or time.monotonic() >= end
         if stopped():
             return
@@ -470,10 +510,21 @@ def judge(moves: list[str], evals: list[PositionEval]) -> list[MoveJudgement]:
         side = before.turn
         move = moves[k - 1]
         b, a = before.chance(side), after.chance(side)
-        loss = 0.0 if move == before.best else max(0.0, b - a)  # a forced move is the preferred one
+        # the reply's bound: a move is worth at most what the position after the opponent's reply is
+        # worth to its mover (the opponent chooses).  Used only when that position is decided against
+        # the mover (solved, or the search at 5 % or less): a move that let the reply decide the game
+        # was a move into a lost game.  Between two undecided figures the bound would charge every
+        # move the search's noise (the lower of two noisy figures): sound play reviewed 84 instead of
+        # 98 (median of 8 expert games, docs/web.md)
+        bound = a
+        if len(evals) > k + 1 and len(moves) > k:
+            reply = evals[k + 1]
+            if reply.exact or reply.chance(side) <= DECIDED + 1e-9:
+                bound = min(a, reply.chance(side))
+        loss = 0.0 if move == before.best else max(0.0, b - bound)  # a forced move is the preferred one
         mark = classify(loss)
-        # an undecided game made lost: a blunder whatever the size of the drop
-        lost_it = not decided(b, before.exact) and a <= DECIDED + 1e-9 and loss >= DECIDING_LOSS - 1e-9
+        # a game not lost (undecided, won or drawn) made lost: a blunder whatever the size of the drop
+        lost_it = b > DECIDED + 1e-9 and bound <= DECIDED + 1e-9 and loss >= DECIDING_LOSS - 1e-9
         # a won or drawn game made lost, as the solver proves it: a blunder whatever the figures
         if before.exact and after.exact and b >= 0.5 - 1e-9 and a <= 1e-9:
             lost_it = True
@@ -568,6 +619,15 @@ def accuracy(
         harmonic = len(mine) / sum(1.0 / max(1.0, a) for a, _ in mine)
         out[side] = round((weighted + harmonic) / 2.0, 1)
     return out
+
+
+def counted(judgements: list[MoveJudgement], decided_at: int | None = None) -> dict[str, int]:
+    """How many of each side's moves :func:`accuracy` counts: those played up to ``decided_at`` (all
+    of them without it)."""
+    return {
+        side: sum(1 for j in judgements if j.side == side and (decided_at is None or j.ply <= decided_at))
+        for side in ("south", "north")
+    }
 
 
 @dataclass(frozen=True)

@@ -455,7 +455,9 @@ class Transport:
         present = {
             "south": int(p.present["south"] or local["south"] > 0),
             "north": int(p.present["north"] or local["north"] > 0),
-            "watchers": p.watchers,
+            # never fewer than this process's own: a watcher's first state counts it (it said
+            # "1 watching" a moment later, a line more in a phone's score bar: the bar grew under it)
+            "watchers": max(p.watchers, local["watchers"]),
             "away": {s: t for s, t in p.away_since.items() if t is not None and not local[s]},
         }
         if present != room.present or present != self.present.get(game_id):
@@ -541,13 +543,15 @@ class Transport:
             seats = self.service.seats_of(room, token, conn.account)
             if not seats and token is not None:  # (an account alone with no seat here just watches)
                 conn.seats = frozenset()
-                self.send(conn, {"type": "welcome", "role": "spectator"})
+                self.send(conn, {"type": "welcome", "role": "spectator", "hello": True})
                 raise ClientError("bad_token", "this token does not hold a seat in this game: you are watching")
         conn.seats = seats
         if seats and conn.capped:  # a seat holder counts in no per-address cap (fair share)
             conn.capped = False
             self.caps.give(conn.address, conn.account)
-        self.send(conn, {"type": "welcome", "role": conn.role})
+        # "hello": this welcome answers the hello (the one sent at connection comes first and says
+        # spectator): a page holding a seat waits for it before drawing the game (static/app.js)
+        self.send(conn, {"type": "welcome", "role": conn.role, "hello": True})
         self.presence(game_id)
         if self.service.may_arrive(room, seats):
             change = await self.service.off_loop(self.service.arrive, game_id, seats)

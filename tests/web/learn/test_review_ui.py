@@ -66,6 +66,12 @@ def test_a_finished_game_is_reviewed_shared_and_stepped_through(server: str, bro
     review = page.request.get(f"{server}/api/games/{g['id']}/review").json()
     total = len(moves) + 1
     assert review["status"] == "done" and review["done"] == total
+    # each side's accuracy says over how many moves it counts (those up to the deciding move)
+    for side in ("south", "north"):
+        acc, k = review["accuracy"][side], review["counted"][side]
+        if acc is not None:
+            words = "over 1 move" if k == 1 else f"over {k} moves"
+            expect(page.locator("#review-status")).to_contain_text(f"accuracy {round(acc)}% {words}")
 
     # the chart: South's chances by ply, one point per position, and a dot per marked move
     line = page.locator("#review-chart .rv-line")
@@ -206,11 +212,6 @@ def _in_view(page: Page, selector: str) -> bool:
     return b["y"] >= -0.5 and b["y"] + b["height"] <= vp["height"] + 0.5 and b["x"] >= -0.5
 
 
-@pytest.mark.xfail(
-    reason="regression from the merge of issue 34 point 5 (the result line under the header):"
-    " the board leaves the view at 1280x800; to fix first",
-    strict=False,
-)
 def test_a_slow_slide_is_explained_and_the_board_stays_in_view_at_every_size(
     server: str, browser: Browser, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,6 +40,7 @@ from jericho_game.ai.analysis import (
     THRESHOLDS,
     PositionEval,
     accuracy,
+    counted,
     decisive,
     evaluate_ply,
     judge,
@@ -622,6 +623,7 @@ class ReviewService:
             # what explains the result (jericho_game.ai.analysis): accuracy, and the costliest moves
             # the moves after the game was decided do not count in the accuracy
             "accuracy": accuracy(moves, rec.positions, moment.ply if moment else None),
+            "counted": counted(moves, moment.ply if moment else None),  # the moves the accuracy counts
             "decisive": decided_game,
             "slide": slide,  # each side's winning chance lost by its own moves, summed (0-1)
             "turning": turning,

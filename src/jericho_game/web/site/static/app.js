@@ -262,69 +262,46 @@ function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${proto}://${location.host}/ws/${S.id}`);
   S.ws = ws;
+  // The server greets every socket as a spectator and sends it the game at once; a page that says
+  // hello holds that welcome and the states until the answer to its hello ("hello": true), and
+  // draws the game then, with its seat.  Drawn at once, a player saw for a round trip the spectator's
+  // page: small trays, the chat first, "you are watching · 1 watching" (its own socket), and on a
+  // phone a score bar one line taller, the board lower (the banner test's jump under load).
+  const greeting = { on: true, welcome: null, state: null };
+  const greeted = () => {
+    if (!greeting.on || S.ws !== ws) return;
+    greeting.on = false;
+    if (greeting.welcome) onServerMessage(greeting.welcome);
+    if (greeting.state) onServerMessage(greeting.state);
+  };
   ws.onopen = async () => {
     S.retry = 0;
     $("conn").hidden = true;
-    // a logged-in player's own seats open by their session, from any browser (web/accounts/accounts.py)
-    const me = await whoami();
     const name = storedName() || undefined;
-    if (S.token) ws.send(JSON.stringify({ type: "hello", token: S.token, name }));
-    else if (me.account) ws.send(JSON.stringify({ type: "hello", name }));
+    if (S.token) {
+      ws.send(JSON.stringify({ type: "hello", token: S.token, name }));
+    } else {
+      // a logged-in player's own seats open by their session, from any browser (web/accounts/accounts.py)
+      const me = await whoami();
+      if (me.account) ws.send(JSON.stringify({ type: "hello", name }));
+      else greeted();  // no hello: a spectator, as the server said
+    }
+    setTimeout(greeted, 5000);  // never a blank page for want of an answer
   };
   ws.onmessage = (ev) => {
     let msg;
     try { msg = JSON.parse(ev.data); } catch { return; }
-    if (msg.type === "state") {
-      if (S.notices) S.notices.update(S.game, msg.game, mySides());
-      const moved = !S.game || S.game.ply !== msg.game.ply || S.game.status !== msg.game.status;
-      const before = S.game;
-      announce($("move-live"), moveWords(S.game, msg.game));  // every move, whoever played it, once
-      S.game = msg.game;
-      S.clockAt = performance.now();
-      if (moved) {
-        S.pending = null;
-        // a message about the previous position is stale now
-        if ($("message").textContent) say("");
-        closeZoom();
+    if (greeting.on && S.ws === ws) {
+      if (msg.type === "state") { greeting.state = msg; return; }  // the latest one is drawn
+      if (msg.type === "welcome" && !msg.hello) { greeting.welcome = msg; return; }
+      if (msg.type === "welcome") {
+        greeting.welcome = msg;  // the hello's answer: the seat, then the game
+        greeted();
+        return;
       }
-      if (msg.game.status === "over" && S.review) S.review.gameOver();
-      if (msg.game.status === "over" && msg.game.rated && S.ratings) S.ratings.gameOver();
-      if (S.chat) S.chat.setGame(msg.game);
-      render();
-      if ((S.premove || S.preselect) && myTurn()) playPremove();
-      sayAnswer(before, msg.game);
-      if (S.askedPly !== null && S.askedPly !== undefined) { enterReplay(S.askedPly); S.askedPly = null; }
-      loadPreview();
-    } else if (msg.type === "welcome") {
-      S.role = msg.role;
-      if (S.chat) S.chat.setRole(msg.role);
-      if (S.flipped === null) S.board.setFlip(msg.role === "north");
-      render();
-    } else if (msg.type === "error") {
-      S.pending = null;
-      if (msg.code === "unknown_game") { showMissing(); return; }
-      // refused for room (fair share): retry slowly rather than at once, the socket closes next
-      if (msg.code === "full" || msg.code === "too_many_connections") S.retry = Math.max(S.retry, 4);
-      if (msg.game) {  // moved_on: the game changed meanwhile; show it as it is now
-        announce($("move-live"), moveWords(S.game, msg.game));
-        S.game = msg.game;
-        S.clockAt = performance.now();
-        render();
-      }
-      const text = msg.message.charAt(0).toUpperCase() + msg.message.slice(1);
-      say(/[.!?]$/.test(text) ? text : `${text}.`);
-    } else if (msg.type === "ack") {
-      S.selected = null;
-      S.backToTray = document.activeElement && document.activeElement.closest &&
-        !!document.activeElement.closest("#board");
-    } else if (msg.type.startsWith("chat")) {  // chat, chat_history, chat_mute, chat_sent, ...
-      if (S.chat) S.chat.receive(msg);
-    } else if (msg.type === "review") {
-      if (S.review) S.review.update(msg.review);
-    } else if (msg.type === "rematch") {
-      if (S.token) store.set(`jericho:seat:${msg.id}`, S.token);
-      location.href = `/g/${msg.id}`;
+      if (msg.type === "error") greeted();  // the hello refused: the game as a spectator, then why
     }
+    onServerMessage(msg);
   };
   ws.onclose = () => {
     if (S.closed) return;
@@ -333,6 +310,61 @@ function connect() {
     $("conn").textContent = t("Connection lost: reconnecting…");
     setTimeout(connect, wait);
   };
+}
+
+/** One message of the server (connect() holds the first ones until the answer to its hello). */
+function onServerMessage(msg) {
+  if (msg.type === "state") {
+    if (S.notices) S.notices.update(S.game, msg.game, mySides());
+    const moved = !S.game || S.game.ply !== msg.game.ply || S.game.status !== msg.game.status;
+    const before = S.game;
+    announce($("move-live"), moveWords(S.game, msg.game));  // every move, whoever played it, once
+    S.game = msg.game;
+    S.clockAt = performance.now();
+    if (moved) {
+      S.pending = null;
+      // a message about the previous position is stale now
+      if ($("message").textContent) say("");
+      closeZoom();
+    }
+    if (msg.game.status === "over" && S.review) S.review.gameOver();
+    if (msg.game.status === "over" && msg.game.rated && S.ratings) S.ratings.gameOver();
+    if (S.chat) S.chat.setGame(msg.game);
+    render();
+    if ((S.premove || S.preselect) && myTurn()) playPremove();
+    sayAnswer(before, msg.game);
+    if (S.askedPly !== null && S.askedPly !== undefined) { enterReplay(S.askedPly); S.askedPly = null; }
+    loadPreview();
+  } else if (msg.type === "welcome") {
+    S.role = msg.role;
+    if (S.chat) S.chat.setRole(msg.role);
+    if (S.flipped === null) S.board.setFlip(msg.role === "north");
+    render();
+  } else if (msg.type === "error") {
+    S.pending = null;
+    if (msg.code === "unknown_game") { showMissing(); return; }
+    // refused for room (fair share): retry slowly rather than at once, the socket closes next
+    if (msg.code === "full" || msg.code === "too_many_connections") S.retry = Math.max(S.retry, 4);
+    if (msg.game) {  // moved_on: the game changed meanwhile; show it as it is now
+      announce($("move-live"), moveWords(S.game, msg.game));
+      S.game = msg.game;
+      S.clockAt = performance.now();
+      render();
+    }
+    const text = msg.message.charAt(0).toUpperCase() + msg.message.slice(1);
+    say(/[.!?]$/.test(text) ? text : `${text}.`);
+  } else if (msg.type === "ack") {
+    S.selected = null;
+    S.backToTray = document.activeElement && document.activeElement.closest &&
+      !!document.activeElement.closest("#board");
+  } else if (msg.type.startsWith("chat")) {  // chat, chat_history, chat_mute, chat_sent, ...
+    if (S.chat) S.chat.receive(msg);
+  } else if (msg.type === "review") {
+    if (S.review) S.review.update(msg.review);
+  } else if (msg.type === "rematch") {
+    if (S.token) store.set(`jericho:seat:${msg.id}`, S.token);
+    location.href = `/g/${msg.id}`;
+  }
 }
 
 function send(msg) {
@@ -750,7 +782,7 @@ function render() {
   const off = 13 - view.score[0] - view.score[1];
   const small = document.createElement("small");
   small.textContent = (off === 1 ? t("1 monolith off the board") : t("{n} monoliths off the board", { n: off })) +
-    (mySides().length ? "" : ` · ${t("you are watching")}`) + (g.watchers ? ` · ${t("{n} watching", { n: g.watchers })}` : "");
+    (mySides().length ? "" : ` · ${t("you are watching")}`);
   if (g.status === "playing" && g.deadline && g.per_move_days) {
     // the deadline of the side to move, in this player's own time zone
     small.append(` · ${perMoveText(g.per_move_days)} · ` +
@@ -758,6 +790,13 @@ function render() {
   } else if (g.increment) {
     small.append(` · ${t("+{n} s per move", { n: g.increment })}`);
   }
+  // the watchers last, their room kept while nobody watches: a spectator arriving adds no line to
+  // a phone's score bar (between the clocks it wrapped to a third line: the board moved 12 px down)
+  const seen = document.createElement("span");
+  seen.className = g.watchers ? "watchers" : "watchers none";
+  seen.textContent = ` · ${t("{n} watching", { n: g.watchers || 1 })}`;
+  if (!g.watchers) seen.setAttribute("aria-hidden", "true");
+  small.append(seen);
   $("turn").appendChild(small);
   document.title = `${myTurn() ? "● " : ""}Jericho · ${turn}`;
   // banner

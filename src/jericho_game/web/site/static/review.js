@@ -203,8 +203,14 @@ export class ReviewPanel {
       `${counted(n(side, "mistake"), t("1 mistake"), t("{n} mistakes"))}, ` +
       `${counted(n(side, "blunder"), t("1 blunder"), t("{n} blunders"))}`;
     const budget = formatNumber(v.budget.sims);
-    const acc = (side) => (v.accuracy && v.accuracy[side] !== null && v.accuracy[side] !== undefined ?
-      `, ${t("accuracy {n}%", { n: Math.round(v.accuracy[side]) })}` : "");
+    // the accuracy counts the moves up to the deciding one only: say over how many
+    const acc = (side) => {
+      if (!v.accuracy || v.accuracy[side] === null || v.accuracy[side] === undefined) return "";
+      const n = Math.round(v.accuracy[side]);
+      const k = v.counted ? v.counted[side] : null;
+      if (k === null || k === undefined) return `, ${t("accuracy {n}%", { n })}`;
+      return `, ${k === 1 ? t("accuracy {n}% over 1 move", { n }) : t("accuracy {n}% over {k} moves", { n, k })}`;
+    };
     return `${t("Review done ({n} simulations per position).", { n: budget })} ${sideText("south")}${acc("south")}. ` +
       `${sideText("north")}${acc("north")}.${this.decisiveText(v) ? ` ${this.decisiveText(v)}` : ""}`;
   }
