@@ -87,7 +87,12 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     # The trained baseline (NumPy at play time): the policy's first choice, and PUCT guided by the net.
     "net": ("jericho_game.ai.net", "net"),
     "net+mcts": ("jericho_game.ai.net", "net_mcts"),
+    # The AlphaZero baseline trained on the JAX env (the jax extra): `jax-az:PATH[,sims=N]`.
+    "jax-az": ("jericho_game.envs.jax_az", "JaxAZPlayer"),
 }
+#: Players whose first option may be written bare, without ``key=``: ``jax-az:runs/ckpt.npz``
+#: means ``jax-az:weights=runs/ckpt.npz`` (a file path is what these players cannot do without).
+_BARE_FIRST: dict[str, str] = {"jax-az": "weights"}
 
 
 def register(name: str, module: str, attribute: str) -> None:
@@ -155,7 +160,8 @@ def split_spec(spec: str) -> tuple[str, list[tuple[str, str]]]:
     or ``;`` — except the value of ``cmd`` (an outside program's command line, which may
     hold a whole player spec written with ``;``), which runs to the next ``,``.  So
     ``external:cmd=jericho engine --player mcts:sims=500;seed=1,timeout=60`` gives the
-    outer player ``cmd`` and ``timeout`` and the inner one ``sims`` and ``seed``.
+    outer player ``cmd`` and ``timeout`` and the inner one ``sims`` and ``seed``.  A player
+    named in ``_BARE_FIRST`` may give its first option's value alone: ``jax-az:PATH,sims=64``.
     Raises :class:`PlayerSpecError` for an item that is not ``key=value`` or a key given twice.
     """
     name, _, opts = spec.strip().partition(":")
@@ -172,6 +178,8 @@ def split_spec(spec: str) -> tuple[str, list[tuple[str, str]]]:
             j += 1
         item = opts[i:j]
         k, eq, value = item.partition("=")
+        if not items and name in _BARE_FIRST and (not eq or "/" in k or "." in k):
+            k, eq, value = _BARE_FIRST[name], "=", item.strip()  # a bare first value (a path that may hold "=")
         if not eq or not k.strip():
             raise PlayerSpecError(f"bad option {_echo(item)} in player {_echo(name)}: expected key=value")
         k = k.strip().lower()
