@@ -791,11 +791,17 @@ function render() {
     small.append(` · ${t("+{n} s per move", { n: g.increment })}`);
   }
   // the watchers last, their room kept while nobody watches: a spectator arriving adds no line to
-  // a phone's score bar (between the clocks it wrapped to a third line: the board moved 12 px down)
+  // a phone's score bar (between the clocks it wrapped to a third line: the board moved 12 px down).
+  // The room is drawn by CSS from data-room (style.css), so the page's text never holds a count
+  // that is not there (copying the line, or reading it, finds no phantom watcher).
   const seen = document.createElement("span");
+  const watching = (n) => ` · ${n === 1 ? t("1 watching") : t("{n} watching", { n })}`;
   seen.className = g.watchers ? "watchers" : "watchers none";
-  seen.textContent = ` · ${t("{n} watching", { n: g.watchers || 1 })}`;
-  if (!g.watchers) seen.setAttribute("aria-hidden", "true");
+  if (g.watchers) seen.textContent = watching(g.watchers);
+  else {
+    seen.dataset.room = watching(1);
+    seen.setAttribute("aria-hidden", "true");
+  }
   small.append(seen);
   $("turn").appendChild(small);
   document.title = `${myTurn() ? "● " : ""}Jericho · ${turn}`;

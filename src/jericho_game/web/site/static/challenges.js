@@ -2,7 +2,8 @@
 // decline), sent (cancel) and answered today; the followed players online (web/people/people.py).
 import { postJSON, whoami } from "./account.js";
 import { t } from "./i18n.js";
-import { challengeForm, challengeText, el } from "./people.js";
+import { el } from "./dom.js";
+import { challengeForm, challengeText } from "./people.js";
 
 const $ = (id) => document.getElementById(id);
 

@@ -1,13 +1,7 @@
 // The leaderboard (/leaderboard): accounts with an established rating (not provisional), best Glicko-2 rating first.
 import "./account.js";
 import { t } from "./i18n.js";
-
-const el = (tag, text, cls) => {
-  const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = String(text);
-  if (cls) e.className = cls;
-  return e;
-};
+import { el } from "./dom.js";
 
 async function init() {
   const main = document.getElementById("leaderboard");

@@ -2,13 +2,7 @@
 // profile's follow / challenge / block buttons and followers.  Text goes in by textContent only.
 import { postJSON, whoami } from "./account.js";
 import { t } from "./i18n.js";
-
-export const el = (tag, text, cls) => {
-  const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = String(text);
-  if (cls) e.className = cls;
-  return e;
-};
+import { el } from "./dom.js";
 
 // the time controls offered: minutes + increment, or days per move (correspondence), or none
 const CONTROLS = [

@@ -3,20 +3,9 @@
 // inline SVG charts (no library).  Names are text only.
 import { formatDate, t } from "./i18n.js";
 import { levelName } from "./levels.js";
+import { SVG, el, svg } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
-const SVG = "http://www.w3.org/2000/svg";
-const el = (tag, text, cls) => {
-  const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = String(text);
-  if (cls) e.className = cls;
-  return e;
-};
-const svg = (tag, attrs = {}) => {
-  const e = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  return e;
-};
 const SIDE = { south: t("South"), north: t("North") };
 const SPEED = {
   bullet: t("Bullet"), blitz: t("Blitz"), rapid: t("Rapid"), classical: t("Classical"),

@@ -1,19 +1,7 @@
 // A player's page (/players/NAME): rating, rating history as an inline SVG chart, recent games.
 import { postJSON, whoami } from "./account.js";
 import { formatDate, t } from "./i18n.js";
-
-const SVG = "http://www.w3.org/2000/svg";
-const el = (tag, text, cls) => {
-  const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = String(text);
-  if (cls) e.className = cls;
-  return e;
-};
-const svg = (tag, attrs = {}) => {
-  const e = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  return e;
-};
+import { SVG, el, svg } from "./dom.js";
 
 // why a game ended: the server's codes, shown as they are in English
 const REASON = {

@@ -5,14 +5,9 @@
 import { postJSON, whoami } from "./account.js";
 import { formatDate, t } from "./i18n.js";
 import { tournamentText } from "./tournament-text.js";
+import { el } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
-const el = (tag, text, cls) => {
-  const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = String(text);
-  if (cls) e.className = cls;
-  return e;
-};
 const id = decodeURIComponent(location.pathname.split("/").pop() || "");
 let lastGame = null;
 let account = null;

@@ -3,14 +3,9 @@
 import { postJSON, whoami } from "./account.js";
 import { formatDate, t } from "./i18n.js";
 import { tournamentText } from "./tournament-text.js";
+import { el } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
-const el = (tag, text, cls) => {
-  const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = String(text);
-  if (cls) e.className = cls;
-  return e;
-};
 
 function row(x) {
   const li = el("li");
