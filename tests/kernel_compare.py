@@ -67,7 +67,7 @@ def snapshot(state: core.State) -> dict[str, object]:
     out["groups"] = state.legal_groups()
     moves = state.legal_moves()  # the C kernel's lazy sequence: iterated and indexed both ways
     n = len(moves)
-    out["moves"] = [str(m) for m in moves]
+    out["moves"] = list(moves)  # Move equality: the same fields as their text, at a third of the cost
     out["moves_indexed"] = [str(moves[i]) for i in {0, n // 3, n // 2, n - 1, -1, -n} if -n <= i < n]
     out["placement"] = state.has_placement()
     out["forbidden"] = state.forbidden_copy_cells()

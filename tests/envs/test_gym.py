@@ -32,7 +32,8 @@ def test_check_env(side: str) -> None:
     "opponent", ["random", "greedy", "easy", "medium", "hard", "expert", "mcts:sims=50", "alphabeta:nodes=300"]
 )
 def test_check_env_for_every_opponent(opponent: str, side: str) -> None:
-    env = gymnasium.make("Jericho-v0", opponent=opponent, agent_side=side)
+    # 2,000 simulations a move: the upper levels' own budget (up to 1 s) would spend 20 s on check_env's steps
+    env = gymnasium.make("Jericho-v0", opponent=opponent, agent_side=side, opponent_limit=Limit(nodes=2000))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(env.unwrapped, skip_render_check=True)

@@ -103,8 +103,10 @@ def test_make_vec_passes_the_options() -> None:
 # -- the GIL -------------------------------------------------------------------------------------------
 
 
-def _progress_during(calls: Callable[[], None]) -> int:
-    """How far a Python thread counts while this thread runs ``calls``, with forced GIL switches turned off.
+def _progress_during(calls: Callable[[], None], rounds: int = 25) -> int:
+    """How far a Python thread counts while this thread runs ``calls`` (again, up to ``rounds`` times, until
+    it has counted: on a loaded machine the counting thread may not be on a core during one short round),
+    with forced GIL switches turned off.
 
     The switch interval is set to 1,000 s, so the counting thread gets the GIL only when this thread gives
     it up of its own accord: a C call that holds the GIL from start to end lets it count nothing.  The
@@ -126,9 +128,13 @@ def _progress_during(calls: Callable[[], None]) -> int:
     try:
         worker.start()
         time.sleep(0.01)  # the worker starts and counts; this thread gets the GIL back at its first sleep
-        before = counter[0]
-        calls()
-        during = counter[0] - before
+        during = 0
+        for _ in range(rounds):
+            before = counter[0]
+            calls()
+            during += counter[0] - before
+            if during:
+                break
     finally:
         stop.set()
         sys.setswitchinterval(old)

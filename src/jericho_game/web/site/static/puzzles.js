@@ -466,7 +466,8 @@ async function main() {
   $("typed").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("typed-move").value.trim();
-    if (!text) return;
+    // while a move or the retry is on its way the box keeps what was typed: Enter again plays it
+    if (!text || S.over || S.busy) return;
     $("typed-move").value = "";
     play(text);
   });
