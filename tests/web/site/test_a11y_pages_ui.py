@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, expect
 
 from jericho_game.web.server import create_app
 from tests.web import screenshots, test_browser, tour
@@ -36,8 +36,12 @@ def test_no_serious_accessibility_violation_on_any_page(server: str, browser: Br
     page = ctx.new_page()
     errors = watch_errors(page)
     found = {}
+    locale, _, contrast = tour.LOOKS[look]
     for name, stop in tour.STOPS.items():
         stop(page, server)
+        # each page is drawn in the look asked for: its language and its contrast
+        expect(page.locator("html")).to_have_attribute("lang", locale[:2])
+        expect(page.locator("html")).to_have_attribute("data-contrast", "high" if contrast else "normal")
         page.wait_for_function("() => document.fonts.status === 'loaded'")
         violations = tour.axe_violations(page)
         if violations:
