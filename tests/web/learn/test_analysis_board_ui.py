@@ -7,6 +7,7 @@ game's replay.  Screenshots: artifacts/analysis-*.png."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -213,4 +214,23 @@ def test_a_solved_position_reads_like_a_tablebase_with_an_arrow_and_its_text(
     expect(page.locator("#an-eval")).to_contain_text("North to move")
     # the bad position's refusal (400) is the only console message
     assert [e for e in errors if "status of 400" not in e] == []
+    ctx.close()
+
+
+def test_the_engine_button_waits_for_the_position(server: str, browser: Browser) -> None:
+    """A click on "Start the engine" as soon as the page shows (before its script has the position)
+    is not lost: the button is usable only once there is a position to analyse (a click before
+    it was wired did nothing, and CI's loaded machine met it)."""
+    from tests.ai.test_analysis import WON
+
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    # a slow network: the page's first request (the board's topology) answers after half a second
+    page.route("**/api/topology", lambda route: (time.sleep(0.5), route.continue_()))
+    page.goto(server + "/analysis?" + urlencode({"position": WON}), wait_until="commit")
+    page.click("#an-engine")  # Playwright waits until the button is enabled
+    expect(page.locator("#an-engine")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#an-eval")).to_contain_text("Win in 4 plies", timeout=30000)
+    assert errors == []
     ctx.close()

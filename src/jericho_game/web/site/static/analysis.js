@@ -480,6 +480,7 @@ function wire() {
     go(p);
   };
   const toggle = () => {
+    if ($("an-engine").disabled) return;  // no position yet (the key "e" while the page loads)
     A.engine = !A.engine;
     $("an-engine").setAttribute("aria-pressed", String(A.engine));
     $("an-engine").textContent = A.engine ? t("Turn the engine off") : t("Start the engine");
@@ -608,6 +609,8 @@ async function main() {
   } else {
     start(null, []);
   }
+  // usable once there is a position to analyse: a click before (a slow network) was lost
+  $("an-engine").disabled = false;
 }
 
 main().catch((err) => error(t("Could not load the analysis board: {why}", { why: err.message })));
