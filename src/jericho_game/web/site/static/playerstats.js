@@ -3,7 +3,7 @@
 // inline SVG charts (no library).  Names are text only.
 import { formatDate, t } from "./i18n.js";
 import { levelName } from "./levels.js";
-import { SVG, el, svg } from "./dom.js";
+import { chartFrame, el } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
 const SIDE = { south: t("South"), north: t("North") };
@@ -14,25 +14,11 @@ const SPEED = {
 
 /** A line chart of ``values`` (numbers, oldest first) as an SVG with a text title for screen readers. */
 export function lineChart(values, id, title, [lo, hi] = [null, null]) {
-  const W = 640, H = 200, L = 48, R = 12, T = 12, B = 24;
   const min = lo ?? Math.min(...values), max = hi ?? Math.max(...values);
   const pad = lo === null ? Math.max(10, (max - min) * 0.1) : 0;
-  const y0 = min - pad, y1 = max + pad;
-  const x = (i) => L + (values.length === 1 ? (W - L - R) / 2 : (i * (W - L - R)) / (values.length - 1));
-  const y = (v) => T + ((y1 - v) * (H - T - B)) / (y1 - y0 || 1);
-  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "rating-chart", id, role: "img" });
-  const label = svg("title");
-  label.textContent = title;
-  root.append(label);
-  for (const v of [y0, (y0 + y1) / 2, y1]) {
-    root.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "axis" }));
-    const tick = svg("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end" });
-    tick.textContent = String(Math.round(v));
-    root.append(tick);
-  }
-  root.append(svg("polyline", { points: values.map((v, i) => `${x(i)},${y(v)}`).join(" "), class: "line" }));
-  values.forEach((v, i) => root.append(svg("circle", { cx: x(i), cy: y(v), r: 3.5 })));
-  return root;
+  const chart = chartFrame({ id, title, n: values.length, y0: min - pad, y1: max + pad });
+  chart.line(values);
+  return chart.root;
 }
 
 /** A table of won / lost / drawn games per row, with the score in percent. */

@@ -1,7 +1,7 @@
 // A player's page (/players/NAME): rating, rating history as an inline SVG chart, recent games.
 import { postJSON, whoami } from "./account.js";
 import { formatDate, t } from "./i18n.js";
-import { SVG, el, svg } from "./dom.js";
+import { chartFrame, el, svg } from "./dom.js";
 
 // why a game ended: the server's codes, shown as they are in English
 const REASON = {
@@ -11,30 +11,18 @@ const REASON = {
 
 /** The rating after each rated game (and its deviation band), starting from 1500 before the first. */
 export function ratingChart(history) {
-  const W = 640, H = 220, L = 48, R = 12, T = 12, B = 28;
   const points = [{ rating: history.length ? history[0].before : 1500, rd: 350 }, ...history];
   const lo = Math.min(...points.map((p) => p.rating - p.rd / 4)), hi = Math.max(...points.map((p) => p.rating + p.rd / 4));
   const pad = Math.max(20, (hi - lo) * 0.1);
-  const y0 = lo - pad, y1 = hi + pad;
-  const x = (i) => L + (points.length === 1 ? 0 : (i * (W - L - R)) / (points.length - 1));
-  const y = (r) => T + ((y1 - r) * (H - T - B)) / (y1 - y0);
-  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "rating-chart", id: "rating-chart", role: "img" });
-  const title = svg("title");
-  title.textContent = t("Rating after each of {n} rated games: {list}",
+  const title = t("Rating after each of {n} rated games: {list}",
     { n: history.length, list: points.map((p) => Math.round(p.rating)).join(", ") });
-  root.append(title);
-  for (const r of [y0, (y0 + y1) / 2, y1]) {
-    root.append(svg("line", { x1: L, x2: W - R, y1: y(r), y2: y(r), class: "axis" }));
-    const tick = svg("text", { x: L - 6, y: y(r) + 4, "text-anchor": "end" });
-    tick.textContent = String(Math.round(r));
-    root.append(tick);
-  }
+  const { root, x, y, line, W, H, R } = chartFrame(
+    { id: "rating-chart", title, n: points.length, y0: lo - pad, y1: hi + pad, height: 220, bottom: 28 });
   // a band of a quarter of the deviation either side: how sure the rating is
   const upper = points.map((p, i) => `${x(i)},${y(p.rating + p.rd / 4)}`);
   const lower = points.map((p, i) => `${x(i)},${y(p.rating - p.rd / 4)}`).reverse();
   root.append(svg("polygon", { points: [...upper, ...lower].join(" "), class: "band" }));
-  root.append(svg("polyline", { points: points.map((p, i) => `${x(i)},${y(p.rating)}`).join(" "), class: "line" }));
-  points.forEach((p, i) => root.append(svg("circle", { cx: x(i), cy: y(p.rating), r: 3.5 })));
+  line(points.map((p) => p.rating));
   const label = svg("text", { x: W - R, y: H - 8, "text-anchor": "end" });
   label.textContent = t("rated games →");
   root.append(label);
