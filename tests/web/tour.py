@@ -204,6 +204,13 @@ def _get_json(page: Page, url: str) -> Any:
     return _again(lambda: page.request.get(url)).json()
 
 
+def sign(page: Page, server: str, how: str, name: str, password: str = "long enough pw") -> None:
+    """Sign ``page``'s context up (``how`` "signup") or in ("login") as ``name`` through the API:
+    the session cookie is then the context's, as after the form."""
+    r = _post_csrf(page, server, f"/api/account/{how}", {"username": name, "password": password})
+    assert r.status == (201 if how == "signup" else 200), r.text()
+
+
 def _post_csrf(page: Page, server: str, path: str, body: dict[str, Any]) -> APIResponse:
     """POST as the context's logged-in account (with its CSRF token)."""
     csrf = _get_json(page, server + "/api/account")["csrf"]

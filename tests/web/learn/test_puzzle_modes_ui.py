@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from jericho_game.ai.puzzles import shipped_puzzles
 from jericho_game.web.server import Limits, create_app
-from tests.web import test_browser
+from tests.web import test_browser, tour
 from tests.web.test_browser import watch_errors
 
 browser = test_browser.browser
@@ -112,26 +112,13 @@ def test_a_streak_rises_in_difficulty_until_the_first_mistake(server: str, brows
     ctx.close()
 
 
-def signed_up(page: Page, server: str, name: str) -> None:
-    """Sign ``page``'s context up as ``name`` (the session cookie is the context's)."""
-    page.goto(server + "/puzzles")
-    csrf = page.evaluate("fetch('/api/account').then((r) => r.json()).then((d) => d.csrf)")
-    status = page.evaluate(
-        """([csrf, name]) => fetch('/api/account/signup', {method: 'POST', headers: {'Content-Type':
-             'application/json', 'X-CSRF-Token': csrf}, body: JSON.stringify({username: name,
-             password: 'long enough pw'})}).then((r) => r.status)""",
-        [csrf, name],
-    )
-    assert status == 201
-
-
 def test_an_accounts_best_streak_follows_it_to_another_browser(server: str, browser: Browser) -> None:
     """Logged in, the streak is sent to the server when it ends (checked there against the account's
     solved puzzles), and another browser of the same account shows that best, not its own."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     page = ctx.new_page()
     errors = watch_errors(page)
-    signed_up(page, server, "streaker")
+    tour.sign(page, server, "signup", "streaker")
     page.goto(server + "/puzzles")
     expect(page.locator("#puzzle-score")).to_contain_text("Your puzzle rating")
     page.click("#btn-streak")
@@ -148,16 +135,8 @@ def test_an_accounts_best_streak_follows_it_to_another_browser(server: str, brow
     other = browser.new_context(viewport={"width": 390, "height": 844})
     page = other.new_page()
     errors += watch_errors(page)
+    tour.sign(page, server, "login", "streaker")
     page.goto(server + "/puzzles")
-    csrf = page.evaluate("fetch('/api/account').then((r) => r.json()).then((d) => d.csrf)")
-    status = page.evaluate(
-        """(csrf) => fetch('/api/account/login', {method: 'POST', headers: {'Content-Type': 'application/json',
-             'X-CSRF-Token': csrf}, body: JSON.stringify({username: 'streaker', password: 'long enough pw'})})
-             .then((r) => r.status)""",
-        csrf,
-    )
-    assert status == 200
-    page.reload()
     expect(page.locator("#puzzle-score")).to_contain_text("Your puzzle rating")
     page.click("#btn-streak")
     expect(page.locator("#streak-line")).to_have_text("Streak: 0 solved in a row. Best streak: 1.")

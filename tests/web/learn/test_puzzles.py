@@ -27,7 +27,7 @@ from jericho_game.web.accounts.accounts import CSRF_HEADER  # noqa: E402
 from jericho_game.web.learn.puzzles import NEAREST  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
 from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
-from tests.web import test_browser  # noqa: E402
+from tests.web import test_browser, tour  # noqa: E402
 from tests.web.test_browser import ARTIFACTS, watch_errors  # noqa: E402
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
@@ -420,15 +420,7 @@ def test_a_signed_in_solver_is_rated_by_the_server_and_gets_the_solution_after(s
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     page = ctx.new_page()
     errors = watch_errors(page)
-    page.goto(f"{server}/puzzles/{SAVE.id}")
-    csrf = page.evaluate("fetch('/api/account').then((r) => r.json()).then((d) => d.csrf)")
-    status = page.evaluate(
-        """(csrf) => fetch('/api/account/signup', {method: 'POST', headers: {'Content-Type': 'application/json',
-             'X-CSRF-Token': csrf}, body: JSON.stringify({username: 'pagesolver', password: 'long enough pw'})})
-             .then((r) => r.status)""",
-        csrf,
-    )
-    assert status == 201
+    tour.sign(page, server, "signup", "pagesolver")
     page.goto(f"{server}/puzzles/{ONE.id}")
     expect(page.locator("#puzzle-score")).to_contain_text("Your puzzle rating: 1500")
     box = page.get_by_label("Or type your move")
