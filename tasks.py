@@ -163,10 +163,11 @@ def test(args: list[str]) -> int:
         env["JERICHO_CHROMIUM"] = browser
     steps = [
         [str(PY), "-m", "ruff", "check", "src", "tests", "examples", "tasks.py"],
+        [str(PY), "-m", "ruff", "format", "--check", "src", "tests", "examples", "tasks.py"],
         [str(PY), "-m", "mypy"],
         [str(PY), "-m", "pytest", *parallel(args), *args],
     ]
-    for cmd in steps[:2]:
+    for cmd in steps[:3]:
         print("+", " ".join(cmd), flush=True)
         rc = subprocess.call(cmd, cwd=ROOT, env=env)
         if rc != 0:
@@ -174,8 +175,8 @@ def test(args: list[str]) -> int:
     rc = kernel_checks(env, sanitizers=not fast)
     if rc != 0:
         return rc
-    print("+", " ".join(steps[2]), flush=True)
-    return subprocess.call(steps[2], cwd=ROOT, env=env)
+    print("+", " ".join(steps[3]), flush=True)
+    return subprocess.call(steps[3], cwd=ROOT, env=env)
 
 
 def screenshots(args: list[str]) -> int:

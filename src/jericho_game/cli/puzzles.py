@@ -248,8 +248,10 @@ def run(args: argparse.Namespace) -> int:
         if args.selfplay < 0:
             raise OSError(f"--selfplay must be a number of games >= 0, got {args.selfplay}")
         if args.selfplay:
-            sources.append((f"selfplay:{args.seed}:{i}", functools.partial(selfplay_game, args.seed, i))
-                           for i in range(args.selfplay))
+            sources.append(
+                (f"selfplay:{args.seed}:{i}", functools.partial(selfplay_game, args.seed, i))
+                for i in range(args.selfplay)
+            )
         if not args.games and not args.db and not args.selfplay:
             print("jericho puzzles make: give game records, --db or --selfplay N", file=sys.stderr)
             return 2

@@ -38,7 +38,8 @@ def login(c: httpx.Client, csrf: str, password: str) -> httpx.Response:
 
 
 def test_a_victim_logs_in_while_40_addresses_send_wrong_passwords(
-    tmp_path: Any, servers: Callable[..., Server]  # noqa: F811
+    tmp_path: Any,
+    servers: Callable[..., Server],  # noqa: F811
 ) -> None:
     db = str(tmp_path / "g.sqlite3")
     server = servers(db, "--ai-processes", "-1")

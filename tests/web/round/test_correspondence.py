@@ -241,7 +241,11 @@ def test_the_correspondence_quota(db: str) -> None:
 def test_a_correspondence_turn_is_mailed_to_an_absent_player_once(db: str, smtp: tuple[Inbox, int]) -> None:
     inbox, port = smtp
     app = create_app(
-        db, ai_processes=0, password_hasher=CHEAP, smtp=f"smtp://127.0.0.1:{port}", mail_policy=MailPolicy(poll=0.2),
+        db,
+        ai_processes=0,
+        password_hasher=CHEAP,
+        smtp=f"smtp://127.0.0.1:{port}",
+        mail_policy=MailPolicy(poll=0.2),
         public_url="https://jericho.example.org",
     )
     with visitors(app, 2) as (ada, bob):

@@ -395,7 +395,12 @@ def test_the_smtp_url_is_checked() -> None:
 def test_a_mail_the_mail_library_refuses_is_given_up_not_retried_forever(db: str, smtp: tuple[Inbox, int]) -> None:
     inbox, port = smtp
     storage = Storage(resolve_db_url(db))
-    n = Notifier(storage, AccountService(storage, hasher=CHEAP), SmtpConfig.parse(f"smtp://127.0.0.1:{port}"), public_url="http://site.example")
+    n = Notifier(
+        storage,
+        AccountService(storage, hasher=CHEAP),
+        SmtpConfig.parse(f"smtp://127.0.0.1:{port}"),
+        public_url="http://site.example",
+    )
     with storage.engine.begin() as conn:
         conn.execute(
             text(

@@ -809,9 +809,7 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         priority = await blocking(accounts.admit_login, username, password, address, device)
         # the password check on its own small pool: a burst of log-ins waits there (or is told
         # `busy`) and never holds up /healthz or anybody else's request
-        sess, token = await accounts.hash_pool.run(
-            accounts.check_login, username, password, address, priority=priority
-        )
+        sess, token = await accounts.hash_pool.run(accounts.check_login, username, password, address, priority=priority)
         device = await blocking(accounts.remember_device, sess.account.id, device)
         response = answer(request, sess, token)
         response.set_cookie(

@@ -153,9 +153,7 @@ class AIRunner:
             self._wake.clear()
             if time.monotonic() - self._beaten >= BEAT:
                 try:
-                    await loop.run_in_executor(
-                        None, self.storage.runner_beat, self.name, self.slots, self.cheap_slots
-                    )
+                    await loop.run_in_executor(None, self.storage.runner_beat, self.name, self.slots, self.cheap_slots)
                     self._beaten = time.monotonic()
                 except Exception:  # noqa: BLE001 - the database is away: try again at the next poll
                     log.exception("could not renew the AI runner's row")

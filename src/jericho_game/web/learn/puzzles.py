@@ -268,6 +268,7 @@ class PuzzleService:
             oldest = sorted(puzzles, key=lambda p: seen.get(p.id, 0.0))
             pool = [p for p in oldest[: max(1, len(oldest) // 4)] if p.id != skip] or oldest[:1]
         if above is not None:  # a streak: the easiest one rated above the last, else the hardest
+
             def strength(p: Puzzle) -> float:
                 return rated.get(p.id, p.rating)
 
@@ -364,9 +365,7 @@ class PuzzleService:
         out.update(cell=cell or None, piece=piece if level == 3 else None)
         return out
 
-    def result(
-        self, key: str | None, p: Puzzle, moves: Any, hints: Any, address: str | None = None
-    ) -> dict[str, Any]:
+    def result(self, key: str | None, p: Puzzle, moves: Any, hints: Any, address: str | None = None) -> dict[str, Any]:
         """End an attempt and give the solution: solved when ``moves`` (the solver's own moves) are the
         solution's and fewer than :data:`COSTLY_HINTS` hints were shown.  Rated only for an account
         (``key``), and only its first attempt per puzzle counts."""

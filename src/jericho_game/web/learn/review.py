@@ -298,9 +298,7 @@ class ReviewStore:
                 {"id": game_id},
             )
             positions = [
-                PositionEval(
-                    int(p), float(s), t, b, bool(e), int(n), tuple(line.split()) if line else (), value, plies
-                )
+                PositionEval(int(p), float(s), t, b, bool(e), int(n), tuple(line.split()) if line else (), value, plies)
                 for p, s, t, b, e, n, line, value, plies in rows
             ]
         return ReviewRecord(
