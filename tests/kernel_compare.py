@@ -559,16 +559,17 @@ def compare_solver(games: int) -> int:
         if nodes < 1 or nodes > 3001:
             raise AssertionError(f"solve with a node budget: {nodes} nodes")
     kernel.C.solve(bigger, 0, 0.01, 10)  # a time budget
-    tree = kernel.C.Tree()
-    below = bigger.copy()
-    for _ in range(3):
-        _, _, _, children = kernel.C.mcts(
-            below, 9, sims=300, tree=tree, reroot=True, solver=True, greedy=True, proofs=True,
-            solve_nodes=500, solve_pieces=10,
-        )  # fmt: skip
-        below.push(max(children, key=lambda ch: ch[1])[0])
-        if below.outcome != core.NO_OUTCOME:
-            break
+    for after in (0, 4):  # leaves solved when made, and when revisited
+        tree = kernel.C.Tree()
+        below = bigger.copy()
+        for _ in range(3):
+            _, _, _, children = kernel.C.mcts(
+                below, 9, sims=300, tree=tree, reroot=True, solver=True, greedy=True, proofs=True,
+                solve_nodes=500, solve_pieces=10, solve_after=after,
+            )  # fmt: skip
+            below.push(max(children, key=lambda ch: ch[1])[0])
+            if below.outcome != core.NO_OUTCOME:
+                break
     return compared
 
 

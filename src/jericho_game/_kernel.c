@@ -2206,9 +2206,12 @@ typedef struct {
     TTable tt;
     /* The endgame solver at new leaves (`solve_nodes` > 0): a leaf with at most `solve_pieces`
        pieces left in the reserves is solved (win/draw/loss) within `solve_nodes` nodes, and a
-       solved leaf is a proof like a finished game.  Its table lives as long as the tree. */
+       solved leaf is a proof like a finished game.  Its table lives as long as the tree.
+       With `solve_after` > 0 a node is tried once, when the search comes back to it with that
+       many visits, not when it is made: most leaves are never visited again, and a solve costs
+       up to `solve_nodes` playouts' time, so only the nodes the search keeps choosing pay it. */
     long solve_nodes;
-    int solve_pieces;
+    int solve_pieces, solve_after;
     Sv *sv;
     SvEntry *sv_tt;
     long solve_tries, solve_proofs;
@@ -2599,7 +2602,7 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
                 int outcome = P.outcome;
                 if (outcome == NO_OUTCOME && P.score[mover] >= SEVEN && !breaks_possible(B, &P, mover))
                     outcome = mover; /* proven: seven monoliths that no reply breaks */
-                if (outcome == NO_OUTCOME && T->solve_nodes > 0 && reserve_left(&P) <= T->solve_pieces)
+                if (outcome == NO_OUTCOME && T->solve_nodes > 0 && !T->solve_after && reserve_left(&P) <= T->solve_pieces)
                     outcome = tree_solve(T, B, &P, deadline); /* proven by the endgame solver */
                 int ch = tree_child(T, ni, code, mover, outcome);
                 if (ch < 0) return -1;
@@ -2642,6 +2645,10 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
             apply(B, &P, T->nodes[best].code);
             ni = best;
             if (depth < 255) path[depth++] = ni;
+            Node *y = &T->nodes[ni];
+            if (T->solve_after && y->n == (uint32_t)T->solve_after && y->terminal == NO_OUTCOME && T->solve_nodes > 0 &&
+                reserve_left(&P) <= T->solve_pieces)
+                y->terminal = tree_solve(T, B, &P, deadline); /* a revisited node, proven or left open */
         }
         /* South's share of the result: exact at a decided node, else a playout's, the
            network's, or the two mixed. */
@@ -2860,15 +2867,16 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     int k = 3, defend = 0, solver = 0, greedy = 0, proofs = 0, reroot = 0, transpose = 0;
     static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", "defend", "solver",
                              "greedy", "proofs", "net", "mix", "cprior", "reroot", "transpose", "solve_nodes",
-                             "solve_pieces", NULL};
+                             "solve_pieces", "solve_after", NULL};
     long solve_nodes = 0;
-    int solve_pieces = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddppli:mcts", kwlist, &StateType, &state, &seedobj,
+    int solve_pieces = 0, solve_after = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddpplii:mcts", kwlist, &StateType, &state, &seedobj,
                                      &sims, &seconds, &c, &widen, &k, &treeobj, &defend, &solver, &greedy, &proofs,
-                                     &netobj, &mix, &cprior, &reroot, &transpose, &solve_nodes, &solve_pieces))
+                                     &netobj, &mix, &cprior, &reroot, &transpose, &solve_nodes, &solve_pieces,
+                                     &solve_after))
         return NULL;
-    if (solve_nodes < 0 || solve_pieces < 0 || (solve_nodes > 0 && !solver)) {
-        PyErr_SetString(PyExc_ValueError, "mcts: need solve_nodes >= 0 and solve_pieces >= 0, and solver=True "
+    if (solve_nodes < 0 || solve_pieces < 0 || solve_after < 0 || (solve_nodes > 0 && !solver)) {
+        PyErr_SetString(PyExc_ValueError, "mcts: need solve_nodes, solve_pieces and solve_after >= 0, and solver=True "
                                           "for the endgame solver's proofs to count");
         return NULL;
     }
@@ -2938,6 +2946,7 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     T->transpose = transpose;
     T->solve_nodes = solve_nodes;
     T->solve_pieces = solve_pieces;
+    T->solve_after = solve_after;
     long done = -1;
     if (!fresh || tree_alloc(T, 1) == 0) {
         if (fresh) node_init(T, &T->nodes[0], -1, 1 - R.turn, NO_OUTCOME);
@@ -4273,7 +4282,9 @@ static PyMethodDef module_methods[] = {
      "priors order and bias the search and whose value is mixed with the playouts' (mix) or replaces them (mix=1); "
      "cprior: the weight of the priors; reroot: a Tree whose root is one or two plies above this position is "
      "continued from that subtree; transpose: a child's winning rate is read from every simulation through its "
-     "position (transposition statistics)."},
+     "position (transposition statistics); solve_nodes, solve_pieces: leaves with at most solve_pieces pieces "
+     "left are solved within solve_nodes nodes (proofs); solve_after: tried once, at that many visits, not when "
+     "made."},
     {"net_features", k_net_features, METH_VARARGS,
      "net_features(state, cells, aligns) -> [index, ...]: the learned evaluator's active features of the position "
      "as its side to move sees it, under the given cell and alignment maps (see players/evalnet.py)."},

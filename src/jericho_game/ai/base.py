@@ -128,6 +128,7 @@ OPTION_RULES: dict[str, tuple[str, object, object]] = {
     "endgame": ("int", 0, 1),
     "solve_nodes": ("int", 0, 100_000_000),
     "solve_pieces": ("int", 0, 50),
+    "solve_after": ("int", 0, 1_000_000),
     "symmetry": ("int", 0, 1),
     "python": ("int", 0, 1),
     "tt_size": ("int", 1024, 1 << 26),

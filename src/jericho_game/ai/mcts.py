@@ -89,6 +89,7 @@ ENDGAME_SHARE = 0.2
 ENDGAME_NODES_PER_SIM = 8
 ENDGAME_LEAF_PIECES = 7
 ENDGAME_LEAF_NODES = 1000
+ENDGAME_LEAF_AFTER = 0
 ENDGAME_TABLE_MB = 4.0
 
 
@@ -355,6 +356,7 @@ class KernelMCTSPlayer:
         endgame: int = 0,
         solve_nodes: int = 0,
         solve_pieces: int = 0,
+        solve_after: int = 0,
     ) -> None:
         if kernel.C is None:
             raise RuntimeError("KernelMCTSPlayer needs the C kernel (not built, or JERICHO_KERNEL=python)")
@@ -399,17 +401,20 @@ class KernelMCTSPlayer:
         self.mix = float(mix)
         self.cprior = float(cprior)
         self._evaluator_options()  # read and check the weights now, not in the first move's time
-        if solve_nodes < 0 or solve_pieces < 0:
-            raise ValueError(f"solve_nodes and solve_pieces must be >= 0, got {solve_nodes}, {solve_pieces}")
+        if solve_nodes < 0 or solve_pieces < 0 or solve_after < 0:
+            got = f"{solve_nodes}, {solve_pieces}, {solve_after}"
+            raise ValueError(f"solve_nodes, solve_pieces and solve_after must be >= 0, got {got}")
         if (endgame or solve_nodes) and not solver:
             raise ValueError("endgame=1 and solve_nodes need solver=1 (the tree's proofs)")
         #: The endgame solver (issue 31): at the root, a position it settles within a share of the
         #: move's budget is played exactly (fastest win, longest defence, a drawing move chosen by
         #: the search among the drawing moves); in the tree, leaves with at most ``solve_pieces``
-        #: pieces left are solved within ``solve_nodes`` nodes and count as proofs.
+        #: pieces left are solved within ``solve_nodes`` nodes and count as proofs (``solve_after``
+        #: N > 0: once, when the search comes back to the node with N visits, not when it is made).
         self.endgame = bool(endgame)
         self.solve_nodes = int(solve_nodes) if solve_nodes else (ENDGAME_LEAF_NODES if endgame else 0)
         self.solve_pieces = int(solve_pieces) if solve_pieces else (ENDGAME_LEAF_PIECES if endgame else 0)
+        self.solve_after = int(solve_after) if solve_after else (ENDGAME_LEAF_AFTER if endgame else 0)
         self._table: Table | None = None
         #: What the root solver found in the last move (None: not tried, or not solved in budget).
         self.last_solution: Solution | None = None
@@ -483,6 +488,7 @@ class KernelMCTSPlayer:
             transpose=self.transpose,
             solve_nodes=self.solve_nodes,
             solve_pieces=self.solve_pieces,
+            solve_after=self.solve_after,
             **self._evaluator_options(),
         )
         self.last_reused = tree.simulations - done if tree is not None else 0
@@ -613,6 +619,7 @@ def mcts(
     endgame: int = 0,
     solve_nodes: int = 0,
     solve_pieces: int = 0,
+    solve_after: int = 0,
 ) -> KernelMCTSPlayer | MCTSPlayer:
     """The ``mcts`` player: :class:`KernelMCTSPlayer` on the C kernel, else :class:`MCTSPlayer`.
 
@@ -648,6 +655,7 @@ def mcts(
             endgame=endgame,
             solve_nodes=solve_nodes,
             solve_pieces=solve_pieces,
+            solve_after=solve_after,
         )
     # The Python search always keeps its subtree between moves (``reuse``).
     extras = (
@@ -658,6 +666,7 @@ def mcts(
         ("transpose", transpose),
         ("endgame", endgame),
         ("solve_nodes", solve_nodes),
+        ("solve_after", solve_after),
     )
     for name, value in (*extras, ("final", None if final == "visits" else final)):
         if value:
