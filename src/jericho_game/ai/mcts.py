@@ -79,8 +79,10 @@ DEFAULT_SIMS = 2000
 #: pieces left in the reserves; win/draw/loss first within ``ENDGAME_FIRST`` of the move's time
 #: and ``ENDGAME_FIRST_NODES`` solver nodes per simulation of its budget (most attempts that fail
 #: fail here, so a failure costs little), then the rest within ``ENDGAME_SHARE`` of the time and
-#: ``ENDGAME_NODES_PER_SIM`` nodes per simulation in all; in the tree, on leaves with at most
-#: ``ENDGAME_LEAF_PIECES`` pieces left, ``ENDGAME_LEAF_NODES`` nodes each (win/draw/loss only);
+#: ``ENDGAME_NODES_PER_SIM`` nodes per simulation in all; in the tree, on nodes with at most
+#: ``ENDGAME_LEAF_PIECES`` pieces left, ``ENDGAME_LEAF_NODES`` nodes each (win/draw/loss only),
+#: tried once when the search comes back to the node for the ``ENDGAME_LEAF_AFTER``-th time (a
+#: solve at every new leaf cost ~6 points at equal time: docs/ai.md, "Where the cost is");
 #: its table's size (MB).
 ENDGAME_ROOT_PIECES = 14
 ENDGAME_FIRST = 0.05
@@ -89,7 +91,7 @@ ENDGAME_SHARE = 0.2
 ENDGAME_NODES_PER_SIM = 8
 ENDGAME_LEAF_PIECES = 7
 ENDGAME_LEAF_NODES = 1000
-ENDGAME_LEAF_AFTER = 0
+ENDGAME_LEAF_AFTER = 8
 ENDGAME_TABLE_MB = 4.0
 
 
