@@ -78,26 +78,27 @@ def _check(pg_url: str, tid: str) -> dict[str, Any]:
         s.close()
 
 
-def _paired_after(pg_url: str, tid: str, since: float) -> bool:
-    """Whether a game of the tournament was paired after ``since`` (a time.time())."""
+def _sql(pg_url: str, query: str, **params: Any) -> Any:
+    """Run one statement in its own transaction; its single value when it returns rows."""
     s = Storage(pg_url)
     try:
-        with s.engine.connect() as conn:
-            q = "SELECT count(*) FROM tournament_pairings WHERE tournament = :t AND created_at > :s"
-            return bool(conn.execute(text(q), {"t": tid, "s": since}).scalar_one())
+        with s.engine.begin() as conn:
+            result = conn.execute(text(query), params)
+            return result.scalar_one() if result.returns_rows else None
     finally:
         s.close()
+
+
+def _paired_after(pg_url: str, tid: str, since: float) -> bool:
+    """Whether a game of the tournament was paired after ``since`` (a time.time())."""
+    q = "SELECT count(*) FROM tournament_pairings WHERE tournament = :t AND created_at > :s"
+    return bool(_sql(pg_url, q, t=tid, s=since))
 
 
 def _end_in(pg_url: str, tid: str, seconds: float) -> None:
     """Move an arena's start back so that it ends ``seconds`` from now."""
-    s = Storage(pg_url)
-    try:
-        with s.engine.begin() as conn:
-            q = "UPDATE tournaments SET starts_at = :now + :s - 60 * minutes WHERE id = :t"
-            conn.execute(text(q), {"t": tid, "now": time.time(), "s": seconds})
-    finally:
-        s.close()
+    q = "UPDATE tournaments SET starts_at = :now + :s - 60 * minutes WHERE id = :t"
+    _sql(pg_url, q, t=tid, now=time.time(), s=seconds)
 
 
 def test_an_arena_on_three_processes_survives_a_kill_9(pg: str, servers: Callable[..., Server]) -> None:  # noqa: F811
