@@ -161,13 +161,13 @@ def test(args: list[str]) -> int:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser:
         env["JERICHO_CHROMIUM"] = browser
-    steps = [
-        [str(PY), "-m", "ruff", "check", "src", "tests", "examples", "tasks.py"],
-        [str(PY), "-m", "ruff", "format", "--check", "src", "tests", "examples", "tasks.py"],
+    sources = ["src", "tests", "examples", "tasks.py"]
+    checks = [
+        [str(PY), "-m", "ruff", "check", *sources],
+        [str(PY), "-m", "ruff", "format", "--check", *sources],
         [str(PY), "-m", "mypy"],
-        [str(PY), "-m", "pytest", *parallel(args), *args],
     ]
-    for cmd in steps[:3]:
+    for cmd in checks:
         print("+", " ".join(cmd), flush=True)
         rc = subprocess.call(cmd, cwd=ROOT, env=env)
         if rc != 0:
@@ -175,8 +175,9 @@ def test(args: list[str]) -> int:
     rc = kernel_checks(env, sanitizers=not fast)
     if rc != 0:
         return rc
-    print("+", " ".join(steps[3]), flush=True)
-    return subprocess.call(steps[3], cwd=ROOT, env=env)
+    tests = [str(PY), "-m", "pytest", *parallel(args), *args]
+    print("+", " ".join(tests), flush=True)
+    return subprocess.call(tests, cwd=ROOT, env=env)
 
 
 def screenshots(args: list[str]) -> int:

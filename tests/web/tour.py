@@ -18,6 +18,9 @@ LOOKS: dict[str, tuple[str, str, bool]] = {
     "fr": ("fr-FR", "light", False),
 }
 SIZES = {"1280x800": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+#: The (look, size) pairs the accessibility tour (test_a11y_pages_ui.py) walks every page in; the
+#: screenshot test draws the others.
+AUDITED = [("light", "1280x800"), ("dark", "1280x800"), ("contrast", "1280x800"), ("fr", "phone")]
 
 
 def new_context(browser: Browser, look: str, viewport: dict[str, int] | None = None) -> BrowserContext:

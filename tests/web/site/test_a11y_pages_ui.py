@@ -28,9 +28,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from test_browser.serve_in_thread(app)
 
 
-@pytest.mark.parametrize(
-    ("look", "size"), [("light", "1280x800"), ("dark", "1280x800"), ("contrast", "1280x800"), ("fr", "phone")]
-)
+@pytest.mark.parametrize(("look", "size"), tour.AUDITED)
 def test_no_serious_accessibility_violation_on_any_page(server: str, browser: Browser, look: str, size: str) -> None:
     ctx = tour.new_context(browser, look, tour.SIZES[size])
     page = ctx.new_page()

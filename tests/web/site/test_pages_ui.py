@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.web import test_browser
+from tests.web import test_browser, tour
 from tests.web.test_browser import ARTIFACTS, watch_errors
 
 server = test_browser.server
@@ -308,47 +308,37 @@ def test_the_switches_are_one_tab_stop_and_open_from_one_button_on_a_phone(serve
 
 
 SHOT_PAGES = ["/", "/game", "/rules", "/learn", "/games", "/login", "/leaderboard", "/offline"]
-LOOKS = {  # name: (locale, colour scheme, high contrast)
-    "light": ("en-US", "light", False),
-    "dark": ("en-US", "dark", False),
-    "contrast": ("en-US", "light", True),
-    "fr": ("fr-FR", "light", False),
-}
 
 
 def test_screenshots_of_every_page(server: str, browser: Browser) -> None:
     """Every page in light, dark, high contrast and French, at 1280x800 and on a phone, saved to
     artifacts/pages/ to be looked at (issue 24, point 7); each must draw without a script error.
-    The accessibility tour (test_a11y_pages_ui.py) already draws every page in light, dark and high
-    contrast at 1280x800 and in French on a phone, with these checks: here the other four."""
+    The accessibility tour (test_a11y_pages_ui.py) already draws every page in its pairs of look and
+    size (tour.AUDITED), with these checks: here the other four."""
     out = ARTIFACTS / "pages"
     out.mkdir(parents=True, exist_ok=True)
     g = None
-    toured = {("light", "1280x800"), ("dark", "1280x800"), ("contrast", "1280x800"), ("fr", "phone")}
-    for look, (locale, scheme, contrast) in LOOKS.items():
-        for size, viewport in (("1280x800", {"width": 1280, "height": 800}), ("phone", {"width": 390, "height": 844})):
-            if (look, size) in toured:
-                continue
-            ctx = browser.new_context(viewport=viewport, locale=locale, color_scheme=scheme)  # type: ignore[arg-type]
-            if contrast:
-                ctx.add_init_script("localStorage.setItem('jericho:contrast', 'high')")
-            page = ctx.new_page()
-            errors = watch_errors(page)
-            for path in SHOT_PAGES:
-                if path == "/game":
-                    g = g or page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
-                    page.goto(g["links"]["play"])
-                    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
-                else:
-                    page.goto(server + path)
-                expect(page.locator("html")).to_have_attribute("lang", locale[:2])
-                expect(page.locator("html")).to_have_attribute("data-contrast", "high" if contrast else "normal")
-                page.wait_for_function("() => document.fonts.status === 'loaded'")
-                name = path.strip("/") or "home"
-                page.screenshot(path=str(out / f"{name}-{look}-{size}.png"), animations="disabled")
-            assert not real(errors), (look, size, errors)
-            ctx.close()
-    assert len(list(out.glob("*.png"))) >= len(SHOT_PAGES) * (len(LOOKS) * 2 - len(toured))
+    drawn = [(look, size) for look in tour.LOOKS for size in tour.SIZES if (look, size) not in tour.AUDITED]
+    for look, size in drawn:
+        locale, _, contrast = tour.LOOKS[look]
+        ctx = tour.new_context(browser, look, tour.SIZES[size])
+        page = ctx.new_page()
+        errors = watch_errors(page)
+        for path in SHOT_PAGES:
+            if path == "/game":
+                g = g or page.request.post(server + "/api/games", data={"mode": "hotseat"}).json()
+                page.goto(g["links"]["play"])
+                expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+            else:
+                page.goto(server + path)
+            expect(page.locator("html")).to_have_attribute("lang", locale[:2])
+            expect(page.locator("html")).to_have_attribute("data-contrast", "high" if contrast else "normal")
+            page.wait_for_function("() => document.fonts.status === 'loaded'")
+            name = path.strip("/") or "home"
+            page.screenshot(path=str(out / f"{name}-{look}-{size}.png"), animations="disabled")
+        assert not real(errors), (look, size, errors)
+        ctx.close()
+    assert len(drawn) == 4 and len(list(out.glob("*.png"))) >= len(SHOT_PAGES) * len(drawn)
 
 
 def test_the_boards_drawn_labels_are_not_read_out(server: str, context: BrowserContext) -> None:
