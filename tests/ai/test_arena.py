@@ -38,7 +38,7 @@ def test_round_robin_round_trip(tmp_path: Path) -> None:
     assert len(summary["pairings"]) == 3
     for p in summary["pairings"]:
         assert p["wins"] + p["draws"] + p["losses"] == p["games"] == 2
-    records = sorted((tmp_path / "games").iterdir())
+    records = sorted((tmp_path / "games").glob("*.jgn"))
     assert len(records) == 6
     # every record replays to the stored result
     for g in summary["games"]:
@@ -70,6 +70,57 @@ def test_same_openings_both_sides() -> None:
     # every pairing meets the same openings
     assert [t.opening for t in by_pair[0]] == [t.opening for t in by_pair[2]]
     assert opening(9, 0, 2) == tasks[0].opening and len(tasks[0].opening) == 2
+
+
+def test_reach_pairs_only_neighbours() -> None:
+    specs = ["a", "b", "c", "d"]
+    pairs = lambda tasks: sorted({tuple(sorted((t.south, t.north))) for t in tasks})  # noqa: E731
+    assert pairs(build_tasks(specs, 2, 0, 1, None, None, reach=1)) == [("a", "b"), ("b", "c"), ("c", "d")]
+    two = build_tasks(specs, 2, 0, 1, None, None, reach=2)
+    assert pairs(two) == [("a", "b"), ("a", "c"), ("b", "c"), ("b", "d"), ("c", "d")]
+    assert sorted({t.pairing for t in two}) == list(range(5))  # pairings numbered without gaps
+    assert len(build_tasks(specs, 2, 0, 1, None, None)) == 6 * 2
+    with pytest.raises(ValueError, match="reach"):
+        run_arena(specs[:2], games=2, reach=0)
+
+
+def test_a_killed_run_resumes_with_only_the_missing_games(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import jericho_game.ai.arena as arena
+
+    players = ["random", "greedy", "mcts:sims=20"]
+    whole = run_arena(players, games=4, seed=7, reach=1)
+    out = tmp_path / "run"
+    real = arena.play_game
+    played: list[tuple[int, int]] = []
+
+    def stopping(task: arena.Task) -> arena.GameResult:
+        if len(played) == 5:
+            raise KeyboardInterrupt
+        played.append((task.pairing, task.index))
+        return real(task)
+
+    monkeypatch.setattr(arena, "play_game", stopping)
+    first = run_arena(players, games=4, seed=7, reach=1, out=out)
+    assert first["interrupted"] and first["finished_games"] == 5
+    # a game cut in the middle of its line is played again, with a word on stderr
+    with (out / "results.jsonl").open("a") as f:
+        f.write('{"pairing": 1, "ind')
+    with pytest.raises(ValueError, match="already holds"):
+        run_arena(players, games=4, seed=7, reach=1, out=out)
+    with pytest.raises(ValueError, match=r"games 6 \(the run's: 4\); reach None \(the run's: 1\)"):
+        run_arena(players, games=6, seed=7, out=out, resume=True)
+    monkeypatch.setattr(arena, "play_game", real)
+    resumed: list[arena.GameResult] = []
+    monkeypatch.setattr(arena, "play_game", lambda t: resumed.append(real(t)) or resumed[-1])
+    second = run_arena(players, games=4, seed=7, reach=1, out=out, resume=True)
+    assert {(r.pairing, r.index) for r in resumed}.isdisjoint(played) and len(resumed) == 3
+    assert not second["interrupted"] and second["finished_games"] == second["planned_games"] == 8
+    assert [g["moves"] for g in second["games"]] == [g["moves"] for g in whole["games"]]
+    assert second["pairings"] == whole["pairings"]
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 8 and all(json.loads(line) for line in lines)  # the cut line is gone
+    with pytest.raises(ValueError, match="no arena run to resume"):
+        run_arena(players, games=4, out=tmp_path / "empty", resume=True)
 
 
 def test_odd_games_rounded_up() -> None:
@@ -135,7 +186,8 @@ def test_interrupted_run_keeps_finished_games(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(arena, "play_game", flaky)
     summary = arena.run_arena(["random", "greedy"], games=4, seed=1, out=tmp_path)
     assert summary["interrupted"] and summary["finished_games"] == 2
-    assert len(list(tmp_path.iterdir())) == 2
+    assert len(list(tmp_path.glob("*.jgn"))) == 2
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 2
 
 
 # -- Elo maths ------------------------------------------------------------------------------
@@ -337,7 +389,7 @@ def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> No
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
     try:
-        while proc.poll() is None and (not out.is_dir() or len(list(out.iterdir())) < 2):
+        while proc.poll() is None and (not out.is_dir() or len(list(out.glob("*.jgn"))) < 2):
             time.sleep(0.05)
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         os.killpg(proc.pid, signal.SIGINT)
@@ -349,7 +401,7 @@ def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> No
     assert "(interrupted)" in stdout and "Traceback" not in stderr
     data = json.loads(summary.read_text())
     assert data["interrupted"] and 2 <= data["finished_games"] < 200
-    records = {p.name for p in out.iterdir()}
+    records = {p.name for p in out.glob("*.jgn")}
     assert all(Path(g["record"]).name in records for g in data["games"])
 
 

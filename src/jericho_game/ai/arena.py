@@ -14,6 +14,11 @@ differ by more than 10% (:func:`time_warning`: such a match was not at equal tim
 illegal move loses that game by forfeit (the game's ``error`` says why) and the round
 robin goes on.
 
+``--reach K`` pairs only players at most K places apart in the list (``--ladder --reach 1``: each
+level meets the levels next to it, the ladder's round robin).  With ``--out`` every finished
+game is also appended to ``results.jsonl`` there, so ``--resume`` finishes a run that was
+stopped (Ctrl-C, ``kill -9``, a reboot) with the same settings, playing only the missing games.
+
 Elo method (documented in docs/ai.md): Bradley–Terry maximum likelihood with draws as
 half a win and half a loss, fitted by the minorisation–maximisation iteration of Hunter
 (2004); one virtual draw per pairing keeps ratings finite when a player wins every
@@ -276,15 +281,27 @@ def elo_table(
 
 # -- the round robin ----------------------------------------------------------------------
 def build_tasks(
-    specs: list[str], games: int, seed: int, plies: int, time_limit: float | None, nodes: int | None
+    specs: list[str],
+    games: int,
+    seed: int,
+    plies: int,
+    time_limit: float | None,
+    nodes: int | None,
+    reach: int | None = None,
 ) -> list[Task]:
-    """Every game of the round robin, in a fixed order."""
+    """Every game of the round robin, in a fixed order.
+
+    ``reach`` keeps only the pairings of players at most that many places apart in ``specs``
+    (1: each player meets its neighbours, as on a ladder); ``None`` pairs everyone.
+    """
     per_pair = games + (games % 2)
     openings = [opening(seed, k, plies) for k in range(per_pair // 2)]
     tasks = []
     pairing = 0
     for a in range(len(specs)):
         for b in range(a + 1, len(specs)):
+            if reach is not None and b - a > reach:
+                continue
             for k in range(per_pair):
                 south, north = (specs[a], specs[b]) if k % 2 == 0 else (specs[b], specs[a])
                 tasks.append(
@@ -313,8 +330,16 @@ def run_arena(
     out: Path | None = None,
     plies: int = 2,
     progress: bool = False,
+    reach: int | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
-    """Play the round robin and return the summary (the JSON document)."""
+    """Play the round robin and return the summary (the JSON document).
+
+    With ``out``, every finished game is also appended to ``out/results.jsonl`` and the run's
+    settings are kept in ``out/arena.json``, so ``resume=True`` with the same settings plays only
+    the games still missing (after Ctrl-C, ``kill`` or a reboot) and summarises them all.  A new
+    run refuses a folder that already holds a run's results; a resume refuses other settings.
+    """
     if len(specs) < 2:
         raise ValueError("the arena needs at least two players")
     if games < 1:
@@ -326,12 +351,31 @@ def run_arena(
     twice = sorted({s for s in specs if specs.count(s) > 1})
     if twice:
         raise ValueError(f"a player spec is given twice: {', '.join(twice)}")
+    if reach is not None and reach < 1:
+        raise ValueError(f"--reach must be at least 1, got {reach}")
     for s in specs:
         make_player(s)  # fail early with a clear message
-    tasks = build_tasks(specs, games, seed, plies, time_limit, nodes)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+    tasks = build_tasks(specs, games, seed, plies, time_limit, nodes, reach)
     finished: list[GameResult] = []
+    journal: Path | None = None
+    if out is not None:
+        settings = {
+            "players": specs,
+            "games": games,
+            "seed": seed,
+            "time": time_limit,
+            "nodes": nodes,
+            "opening": plies,
+            "reach": reach,
+        }
+        journal = out / JOURNAL
+        finished = _open_journal(out, settings, resume)
+        done_keys = {(r.pairing, r.index) for r in finished}
+        tasks_left = [t for t in tasks if (t.pairing, t.index) not in done_keys]
+    else:
+        if resume:
+            raise ValueError("--resume needs --out, the folder of the run to resume")
+        tasks_left = tasks
     interrupted = False
     started = time.time()
 
@@ -349,6 +393,9 @@ def run_arena(
                 tags["Result"] = {"south": "1-0", "north": "0-1"}[r.result]
                 tags["Termination"] = r.error
             r.record = str(_write_record(r, out, tags))
+        if journal is not None:
+            with journal.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(asdict(r)) + "\n")
         finished.append(r)
         if progress:
             print(
@@ -360,14 +407,14 @@ def run_arena(
 
     try:
         if jobs <= 1:
-            for task in tasks:
+            for task in tasks_left:
                 done(play_game(task))
         else:
             # Spawned, not forked: a caller's threads (JAX's, a web server's) do not survive a
             # fork, and a child forked while one of them held a lock could wait on it forever.
             with multiprocessing.get_context("spawn").Pool(jobs, initializer=_ignore_sigint) as pool:
                 try:
-                    for r in pool.imap_unordered(play_game, tasks):
+                    for r in pool.imap_unordered(play_game, tasks_left):
                         done(r)
                 except KeyboardInterrupt:
                     pool.terminate()
@@ -376,6 +423,53 @@ def run_arena(
         interrupted = True
     finished.sort(key=lambda r: (r.pairing, r.index))
     return summarise(specs, finished, seed, interrupted, time.time() - started, len(tasks))
+
+
+#: The file of a run's finished games in ``--out`` (one JSON object per line), and of its settings.
+JOURNAL = "results.jsonl"
+SETTINGS = "arena.json"
+
+
+def _open_journal(out: Path, settings: dict[str, Any], resume: bool) -> list[GameResult]:
+    """Prepare ``out`` for a run: its settings written (or checked on resume) and its finished games."""
+    out.mkdir(parents=True, exist_ok=True)
+    journal, kept = out / JOURNAL, out / SETTINGS
+    if not resume:
+        if journal.exists():
+            raise ValueError(
+                f"{out} already holds an arena run's results ({JOURNAL}): "
+                "add --resume to finish it, or give another --out"
+            )
+        kept.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+        return []
+    try:
+        theirs = json.loads(kept.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{out} holds no arena run to resume ({SETTINGS} is missing)") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{out / SETTINGS} is not valid JSON ({exc}): not resuming") from None
+    differ = [f"{k} {settings[k]!r} (the run's: {theirs.get(k)!r})" for k in settings if theirs.get(k) != settings[k]]
+    if differ:
+        raise ValueError(f"{out} is a run with other settings; resume it with its own: " + "; ".join(differ))
+    finished: dict[tuple[int, int], GameResult] = {}
+    if journal.exists():
+        for number, line in enumerate(journal.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                data["score"] = tuple(data["score"])
+                r = GameResult(**data)
+            except (json.JSONDecodeError, TypeError, KeyError) as exc:
+                # A line cut by a kill in the middle of its write: the game is played again.
+                print(f"jericho arena: {journal} line {number} skipped ({exc})", file=sys.stderr)
+                continue
+            finished[(r.pairing, r.index)] = r
+    # Rewritten whole, so the games played now start on a line of their own after a cut line.
+    tmp = journal.with_name(JOURNAL + ".tmp")
+    tmp.write_text("".join(json.dumps(asdict(r)) + "\n" for r in finished.values()), encoding="utf-8")
+    tmp.replace(journal)
+    return list(finished.values())
 
 
 def _ignore_sigint() -> None:
@@ -572,6 +666,17 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "arena") -> None:
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--time", type=float, default=None, help="seconds per move for every player")
     budget.add_argument("--nodes", type=int, default=None, help="node/simulation budget per move for every player")
+    parser.add_argument(
+        "--reach",
+        type=int,
+        default=None,
+        help="pair only players at most REACH places apart in the list (1: neighbours, as on a ladder)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish the run kept in --out (its results.jsonl), playing only the missing games",
+    )
     parser.add_argument("--opening", type=int, default=2, help="random opening moves per opening (default 2)")
     parser.add_argument("--out", type=Path, default=None, help="directory for the game records")
     parser.add_argument("--json", type=Path, default=None, help="write the summary as JSON")
@@ -616,6 +721,8 @@ def run(args: argparse.Namespace) -> int:
             out=args.out,
             plies=args.opening,
             progress=not args.quiet,
+            reach=args.reach,
+            resume=args.resume,
         )
     except (PlayerSpecError, ValueError) as exc:
         print(f"jericho arena: {exc}", file=sys.stderr)
