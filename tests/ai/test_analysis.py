@@ -350,13 +350,15 @@ def test_moves_after_the_game_was_decided_do_not_pad_the_accuracy() -> None:
 
 
 #: Accuracy thresholds of the review tests below (issue 31), on lichess's per-move curve: a move
-#: that loses 2 points of winning chance scores 92.4, 1 point 96.6.  Random play loses more than 2
-#: points a move on average before its game is decided (South's chance slides from 43 % to the
-#: decided 5 % in 5-10 of its moves), so it stays under RANDOM_MAX; a sound player mostly plays the
-#: search's own move (no loss) and, winning, stays over SOUND_MIN.  Measured (docs/web.md, "Game
-#: review"): random against expert 72-90 (20 games), the winner of an expert game 96-100 (8).
-RANDOM_MAX = 92.0
-SOUND_MIN = 95.0
+#: that loses 5 points of winning chance scores 81.7, 2 points 92.4.  A move's loss is measured
+#: against the AI's preferred move (the module's "yardstick"): random play loses 9.5 points a move
+#: on average before its game is decided, a sound player 1.6-2.7 (mostly nothing: it plays the
+#: search's own move, or one within its noise).  Measured (docs/web.md, "Game review", expert at
+#: 4,000 simulations a move as below): random against expert 29.8-80.3 (median 62.5, 20 games);
+#: in 8 expert games the better side 88.5-98.2 (the 16 figures' median 92).  So random play stays
+#: under RANDOM_MAX and a sound winner over SOUND_MIN, with room for the search's noise.
+RANDOM_MAX = 82.0
+SOUND_MIN = 88.0
 #: ``expert``'s budget a move in the several-games test: fixed, so its games reproduce anywhere
 SOUND_NODES = 4000
 

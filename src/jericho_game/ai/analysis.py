@@ -5,9 +5,9 @@ Two nouns:
 * :class:`PositionEval` — one position (after ``ply`` moves): **South's winning chance** in
   [0, 1] (a draw counts one half, as the search scores it), the move the AI prefers there, and
   whether the figure is exact.
-* :class:`MoveJudgement` — one move played: its mover, the **loss** (the drop of the mover's
-  winning chance from the position before the move to the position after it) and the mark
-  that loss earns (:func:`classify`).
+* :class:`MoveJudgement` — one move played: its mover, the **loss** (how much lower the mover's
+  winning chance is after the move than after the AI's preferred move, see *The yardstick*) and
+  the mark that loss earns (:func:`classify`).
 
 Where the figures come from (:func:`evaluate`):
 
@@ -23,6 +23,17 @@ Where the figures come from (:func:`evaluate`):
   winning chance (:func:`calibrate`, :data:`CALIBRATION`) and turned to South's point of view.
   The preferred move is the search's choice (the most visited move).  A root the search's own
   endgame solver settles is exact.
+
+**The yardstick.**  A search's root value underestimates its side to move: its simulations
+include the moves it explores, not only the best.  So the position before a move (the mover to
+move, underestimated) and the position after it (the opponent to move, so the mover
+*over*-estimated) carry opposite biases, and their difference hid a few points of every move's
+loss: a random move read as losing 4–8 points, and a sound reply as *gaining* as much (issue 31:
+random play reviewed at 72–90 %).  So each searched position is also searched after its preferred
+move (``PositionEval.best_after``, the same budget, the other side to move, as the position after
+the move played is), and a move's loss is the mover's chance after the preferred move minus after
+the move played: two figures with the same bias.  Reviews stored without it (older ones) fall
+back to the chance before the move.
 
 Marks (:func:`classify`), on the mover's loss in winning chance:
 
@@ -84,7 +95,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from jericho_game import kernel
@@ -183,6 +194,10 @@ class PositionEval:
     #: for a draw); ``None``/``None`` when the position was not solved.
     value: int | None = None
     plies: int | None = None
+    #: South's winning chance after ``best``: the position it leads to, evaluated on its own as the
+    #: position after any other move is (with the other side to move), the yardstick of a move's
+    #: loss (see the module); ``None`` when the game is over here or the figure was not computed.
+    best_after: float | None = None
 
     @property
     def solved(self) -> bool:
@@ -203,8 +218,9 @@ class MoveJudgement:
     """Move number ``ply`` (1 = the first move), ``move`` in notation, played by ``side``: the mover's
     winning chance ``before`` and ``after`` it, the ``loss`` (0 when not marked-worthy by rule, see the
     module), ``mark`` (``None``, "inaccuracy", "mistake" or "blunder"), the AI's preferred move
-    ``best`` in the position before, and ``decided``: the move turned an undecided position into
-    one decided against its mover (a blunder whatever its size)."""
+    ``best`` in the position before, ``decided``: the move turned an undecided position into
+    one decided against its mover (a blunder whatever its size), and ``best_after``: the mover's
+    chance after ``best`` (``None`` for a review stored without it)."""
 
     ply: int
     move: str
@@ -215,6 +231,8 @@ class MoveJudgement:
     mark: str | None
     best: str | None
     decided: bool = False
+    #: The mover's winning chance after the preferred move (the loss's yardstick), when known.
+    best_after: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -251,7 +269,14 @@ def replay(start_position: str | None, moves: list[str]) -> Game:
 
 def evaluate(game: Game, ply: int, *, sims: int, seconds: float | None = None, seed: int = 0) -> PositionEval:
     """Evaluate ``game``'s position (the ``ply``-th of its game) as the module describes; ``game`` is
-    not changed.  ``sims`` bounds the search (reproducible for a ``seed``), ``seconds`` caps it."""
+    not changed.  ``sims`` bounds the search (reproducible for a ``seed``), ``seconds`` caps it.
+    A searched position costs two searches: its own and the position after its preferred move's
+    (``best_after``, whose line continues this one's)."""
+    return _evaluate(game, ply, sims, seconds, seed, reference=True)
+
+
+def _evaluate(game: Game, ply: int, sims: int, seconds: float | None, seed: int, reference: bool) -> PositionEval:
+    """:func:`evaluate`; ``reference``: also evaluate the position after the preferred move."""
     if sims < 1:
         raise ValueError(f"sims must be at least 1, got {sims}")
     turn = game.turn.value
@@ -261,22 +286,34 @@ def evaluate(game: Game, ply: int, *, sims: int, seconds: float | None = None, s
     if len(legal) == 1:  # forced: the position after the only move is this one's value
         after = game.copy()
         after.play(legal[0])
-        nxt = evaluate(after, ply, sims=sims, seconds=seconds, seed=seed)
+        nxt = _evaluate(after, ply, sims, seconds, seed, reference)
         line = (str(legal[0]), *nxt.line)[:LINE_PLIES]
         value, plies = _forced(nxt, turn)
-        return PositionEval(ply, nxt.south, turn, str(legal[0]), nxt.exact, nxt.sims, line, value, plies)
+        return PositionEval(ply, nxt.south, turn, str(legal[0]), nxt.exact, nxt.sims, line, value, plies, nxt.south)
     won = _winning_seven(game)
     if won is not None:  # seven monoliths that no reply breaks: won, no search needed
-        return PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,), 1, 2)
+        south = 1.0 if turn == "south" else 0.0
+        return PositionEval(ply, south, turn, won, True, 0, (won,), 1, 2, south)
     solved = solved_eval(game, ply, SOLVE_NODES, None if seconds is None else seconds * SOLVE_SHARE)
     if solved is not None:
-        return solved
+        return replace(solved, best_after=solved.south)  # the solver's move keeps the value
     move, mover_value, done, proven = _search(game, sims, seconds, seed)
     if not proven:
         mover_value = calibrate(mover_value)
     south = mover_value if turn == "south" else 1.0 - mover_value
-    line = _line(game, str(move), sims, seconds, seed)
-    return PositionEval(ply, south, turn, str(move), proven, done, line)
+    if proven or not reference:
+        line = _line(game, str(move), sims, seconds, seed)
+        return PositionEval(ply, south, turn, str(move), proven, done, line, best_after=south if proven else None)
+    # The yardstick of a move's loss: the position after the preferred move, searched as the position
+    # after the move played is (the same budget, the other side to move).  A search's root value
+    # underestimates its side to move (its simulations include the moves it explores), so "this
+    # position" and "after the move" carry opposite biases that hid a few points of every move's loss
+    # (see the module); two positions with the same side to move carry the same bias.
+    after = game.copy()
+    after.play(move)
+    nxt = _evaluate(after, ply + 1, sims, seconds, seed + 1_000_003, reference=False)
+    line = (str(move), *nxt.line)[:LINE_PLIES]
+    return PositionEval(ply, south, turn, str(move), proven, done, line, best_after=nxt.south)
 
 
 def _finished(game: Game, ply: int) -> PositionEval:
@@ -521,7 +558,10 @@ def judge(moves: list[str], evals: list[PositionEval]) -> list[MoveJudgement]:
             reply = evals[k + 1]
             if reply.exact or reply.chance(side) <= DECIDED + 1e-9:
                 bound = min(a, reply.chance(side))
-        loss = 0.0 if move == before.best else max(0.0, b - bound)  # a forced move is the preferred one
+        # the yardstick: the mover's chance after the preferred move, when it was evaluated (a position
+        # with the same side to move as the one after the move played), else the chance before it
+        ref = b if before.best_after is None else (before.best_after if side == "south" else 1.0 - before.best_after)
+        loss = 0.0 if move == before.best else max(0.0, ref - bound)  # a forced move is the preferred one
         mark = classify(loss)
         # a game not lost (undecided, won or drawn) made lost: a blunder whatever the size of the drop
         lost_it = b > DECIDED + 1e-9 and bound <= DECIDED + 1e-9 and loss >= DECIDING_LOSS - 1e-9
@@ -531,7 +571,8 @@ def judge(moves: list[str], evals: list[PositionEval]) -> list[MoveJudgement]:
             loss = max(loss, b - a)
         if lost_it:
             mark = "blunder"
-        out.append(MoveJudgement(k, move, side, b, a, round(loss, 4), mark, before.best, lost_it))
+        yardstick = None if before.best_after is None else round(ref, 4)
+        out.append(MoveJudgement(k, move, side, b, a, round(loss, 4), mark, before.best, lost_it, yardstick))
     return out
 
 

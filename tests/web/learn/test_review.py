@@ -107,13 +107,17 @@ def test_a_review_is_queued_once_run_stored_and_delivered_to_players_and_spectat
         for m, p0, p1 in zip(judged, done["positions"], done["positions"][1:], strict=False):
             mover = (lambda p: p["south"]) if m["side"] == "south" else (lambda p: 1 - p["south"])  # noqa: E731
             assert m["before"] == pytest.approx(mover(p0)) and m["after"] == pytest.approx(mover(p1))
-            expected = 0.0 if m["move"] == p0["best"] else max(0.0, mover(p0) - mover(p1))
+            # the yardstick: the mover's chance after the preferred move (stored with the position)
+            assert p0["best_after"] is not None
+            ref = mover({"south": p0["best_after"]})
+            expected = 0.0 if m["move"] == p0["best"] else max(0.0, ref - mover(p1))
             assert m["loss"] == pytest.approx(expected, abs=1e-4) and m["best"] == p0["best"]
             assert m["mark"] == ("blunder" if m["decided"] else classify(m["loss"]))
         # stored: another client (or process) reads the same review from the database
         assert c.get(url).json() == done
         rec = reviews_of(db, g["id"])
         assert rec.status == "done" and len(rec.positions) == total and rec.moves == g["moves"]
+        assert [p.best_after for p in rec.positions] == [p["best_after"] for p in done["positions"]]
         assert c.post(url).status_code == 409  # done is done: not queued again
         # the record annotated with the review: every move commented, and it still reads back
         annotated = c.get(url + "/record")
@@ -485,5 +489,5 @@ def test_a_review_table_made_before_lines_existed_gets_its_line_column(tmp_path:
         storage.close()
     with sqlite3.connect(path) as conn:
         columns = [r[1] for r in conn.execute("PRAGMA table_info(review_positions)")]
-        assert {"line", "value", "plies"} <= set(columns)
+        assert {"line", "value", "plies", "best_after"} <= set(columns)
         assert conn.execute("SELECT best, line FROM review_positions").fetchall() == [("5R@d2", None)]

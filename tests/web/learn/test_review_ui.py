@@ -130,6 +130,9 @@ def test_a_finished_game_is_reviewed_shared_and_stepped_through(server: str, bro
         page.locator(f'#review-keys .rv-key[data-ply="{target}"]').click()
         expect(now).to_have_attribute("data-ply", str(target))
         expect(page.locator("#review-now")).to_contain_text(f"The AI preferred {marked[0]['best']}")
+        # the loss is told against the AI's move: the mover's chance after each
+        assert marked[0]["best_after"] is not None
+        expect(page.locator("#review-now")).to_contain_text("after this move,")
         expect(page.locator(f'#review-keys .rv-key[data-ply="{target}"]')).to_contain_text(marked[0]["label"])
         _shot(page, "review-key-moment-desktop.png")
     page.click("#rp-last")

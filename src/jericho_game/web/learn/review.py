@@ -119,6 +119,8 @@ positions_table = Table(
     # the endgame solver's verdict (issue 31): the side to move's value (1, 0, -1) and plies to the end
     Column("value", Integer, nullable=True),
     Column("plies", Integer, nullable=True),
+    # South's chance after the preferred move: the yardstick of a move's loss (issue 31)
+    Column("best_after", Float, nullable=True),
 )
 
 _UNFINISHED = "status IN ('queued', 'running')"
@@ -168,9 +170,11 @@ class ReviewStore:
     def _migrate(self) -> None:
         """Add the columns newer versions need to tables written by an older version: the
         ``line`` of ``review_positions`` (issue 21) and the fair-share ``address``/``account`` of
-        ``reviews`` (issue 22), the solver's ``value``/``plies`` (issue 31).  Another process may
-        add them at the same moment: look again."""
-        self._add_columns("review_positions", {"line": "TEXT", "value": "INTEGER", "plies": "INTEGER"})
+        ``reviews`` (issue 22), the solver's ``value``/``plies`` and the ``best_after`` yardstick
+        (issue 31).  Another process may add them at the same moment: look again."""
+        self._add_columns(
+            "review_positions", {"line": "TEXT", "value": "INTEGER", "plies": "INTEGER", "best_after": "FLOAT"}
+        )
         self._add_columns("reviews", {"address": "VARCHAR(64)", "account": "INTEGER"})
 
     def _add_columns(self, table: str, wanted: dict[str, str]) -> None:
@@ -292,14 +296,25 @@ class ReviewStore:
                 return None
             rows = conn.execute(
                 text(
-                    "SELECT ply, south, turn, best, exact, sims, line, value, plies FROM review_positions "
+                    "SELECT ply, south, turn, best, exact, sims, line, value, plies, best_after FROM review_positions "
                     "WHERE game_id = :id ORDER BY ply"
                 ),
                 {"id": game_id},
             )
             positions = [
-                PositionEval(int(p), float(s), t, b, bool(e), int(n), tuple(line.split()) if line else (), value, plies)
-                for p, s, t, b, e, n, line, value, plies in rows
+                PositionEval(
+                    int(p),
+                    float(s),
+                    t,
+                    b,
+                    bool(e),
+                    int(n),
+                    tuple(line.split()) if line else (),
+                    value,
+                    plies,
+                    None if after is None else float(after),
+                )
+                for p, s, t, b, e, n, line, value, plies, after in rows
             ]
         return ReviewRecord(
             game_id,
@@ -404,8 +419,9 @@ class ReviewStore:
                 return None
             conn.execute(
                 text(
-                    "INSERT INTO review_positions (game_id, ply, south, turn, best, exact, sims, line, value, plies) "
-                    "VALUES (:id, :ply, :south, :turn, :best, :exact, :sims, :line, :value, :plies)"
+                    "INSERT INTO review_positions "
+                    "(game_id, ply, south, turn, best, exact, sims, line, value, plies, best_after) "
+                    "VALUES (:id, :ply, :south, :turn, :best, :exact, :sims, :line, :value, :plies, :best_after)"
                 ),
                 {
                     "id": job.game_id,
@@ -418,6 +434,7 @@ class ReviewStore:
                     "line": " ".join(ev.line) or None,
                     "value": ev.value,
                     "plies": ev.plies,
+                    "best_after": ev.best_after,
                 },
             )
             return self._changed(conn, [job.game_id, *(self._queued_ids(conn) if done else [])])

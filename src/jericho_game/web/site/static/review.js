@@ -297,9 +297,14 @@ export class ReviewPanel {
       t("{head}: South's winning chance {chance}.", chance));
     if (m && m.mark) {
       const fell = { mark: MARK_NAME[m.mark], sign: v.thresholds[m.mark].sign, side: SIDE_NAME[m.side],
-        before: pct(m.before), after: pct(m.after) };
-      parts.push(m.decided ? t("{mark} {sign}: {side}'s chance fell from {before} to {after}, and the game was decided.", fell) :
-        t("{mark} {sign}: {side}'s chance fell from {before} to {after}.", fell));
+        before: pct(m.before), after: pct(m.after), best: pct(m.best_after) };
+      if (m.best_after != null) {  // the loss is measured against the AI's move, not the position before
+        parts.push(m.decided ? t("{mark} {sign}: {side}'s chance is {after} after this move, {best} after the AI's, and the game was decided.", fell) :
+          t("{mark} {sign}: {side}'s chance is {after} after this move, {best} after the AI's.", fell));
+      } else {
+        parts.push(m.decided ? t("{mark} {sign}: {side}'s chance fell from {before} to {after}, and the game was decided.", fell) :
+          t("{mark} {sign}: {side}'s chance fell from {before} to {after}.", fell));
+      }
       parts.push(t("The AI preferred {moves}.", { moves: (m.line && m.line.length ? m.line : [m.best]).join(" ") }));
     }
     const L = this.line;
