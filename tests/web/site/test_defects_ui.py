@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from argon2 import PasswordHasher
 from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from jericho_game.ai.levels import ladder
 from jericho_game.web.server import Limits, create_app
@@ -163,6 +164,7 @@ def test_an_account_holder_plays_under_the_accounts_name(server: str, browser: B
     ctx_b = browser.new_context(viewport={"width": 1280, "height": 800})
     a, b = ctx_a.new_page(), ctx_b.new_page()
     errors = watch_errors(a)
+    errors_b = watch_errors(b)
     try:
         home(a, server)
         a.evaluate("localStorage.setItem('jericho:name', 'Alice')")  # chosen before signing up
@@ -181,7 +183,10 @@ def test_an_account_holder_plays_under_the_accounts_name(server: str, browser: B
         expect(seek).to_have_count(1)
         expect(seek.locator("td.who")).to_have_text("alice_w")
         seek.locator("button").click()
-        b.wait_for_url("**/g/*")
+        try:
+            b.wait_for_url("**/g/*")
+        except PlaywrightTimeoutError:  # say why the join did not happen (a fresh clone once saw this)
+            raise AssertionError(f"no join: lobby says {b.locator('#lobby').inner_text()!r}; {errors_b}") from None
         expect(a.locator("#north-name")).to_have_text("bob_w")
         game_id = a.url.rsplit("/g/", 1)[1]
         record = a.request.get(f"{server}/api/games/{game_id}/record").text()

@@ -25,7 +25,9 @@ function cell(tr, text, cls) {
 
 async function joinSeek(id, button, say) {
   const name = storedName();
-  const me = await whoami();
+  let me = await whoami();
+  // the page's answer may be stale (a log-in in another tab, a failed first request): ask again
+  if (!name && !me.account) me = await whoami(true);
   if (!name && !me.account) {  // an account holder plays under the account's name
     say(t("Choose your name first (above): your opponent sees it."));
     $("name-input").focus();
