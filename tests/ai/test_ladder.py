@@ -29,12 +29,12 @@ def test_the_ladder_climbs_and_its_times_suit_a_person():
     for lv in levels.LADDER:
         assert 0 < lv.think <= 3.0 and lv.cap <= 3.0, lv
         assert levels.think_time(lv.name) == lv.think
-    upper = levels.LADDER[3:]
+    upper = levels.LADDER[4:]  # from strong up
     assert all(lv.think >= 1.0 for lv in upper)  # the upper levels never answer at once
     assert levels.think_time("mcts:sims=10") == 0.0
 
 
-@pytest.mark.parametrize("name", ["strong", "advanced", "skilled", "veteran"])
+@pytest.mark.parametrize("name", ["casual", "strong", "advanced", "skilled", "veteran", "challenger"])
 def test_the_new_rungs_play_legal_moves_under_their_names(name):
     player = base.make_player(name, seed=1)
     assert player.name == name

@@ -69,12 +69,14 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "alphabeta": ("jericho_game.ai.alphabeta", "AlphaBetaPlayer"),
     "alphabeta-py": ("jericho_game.ai.alphabeta", "python_alphabeta"),
     "easy": ("jericho_game.ai.levels", "easy"),
+    "casual": ("jericho_game.ai.levels", "casual"),
     "medium": ("jericho_game.ai.levels", "medium"),
     "hard": ("jericho_game.ai.levels", "hard"),
     "strong": ("jericho_game.ai.levels", "strong"),  # the ladder (ai/levels.py LADDER; a test keeps them equal)
     "advanced": ("jericho_game.ai.levels", "advanced"),
     "skilled": ("jericho_game.ai.levels", "skilled"),
     "veteran": ("jericho_game.ai.levels", "veteran"),
+    "challenger": ("jericho_game.ai.levels", "challenger"),
     "expert": ("jericho_game.ai.levels", "expert"),
     "master": ("jericho_game.ai.levels", "master"),
     "expert-v1": ("jericho_game.ai.levels", "expert_v1"),  # frozen, to measure against

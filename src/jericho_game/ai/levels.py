@@ -1,11 +1,13 @@
 """Named levels for people: a player and a budget each (table and measurements in docs/ai.md).
 
 * ``easy`` — ``greedy`` (one ply, random among equals); instant.
+* ``casual`` — ``mcts`` with guided playouts, 60 simulations: the step between ``easy`` and
+  ``medium`` (``medium`` beat ``easy`` 85–88%, issue 32 point 5); instant.
 * ``medium`` — ``mcts`` with guided playouts, 200 simulations; instant on the C kernel.
 * ``hard`` — ``mcts`` with guided playouts, 800 simulations.
-* ``strong``, ``advanced``, ``skilled`` and ``veteran`` — the expert's search with small budgets
-  (``RUNG_SIMS``: 100, 250, 1,000 and 3,000 simulations, at most 1 s): the rungs between ``hard``
-  and ``expert``, which beat ``hard`` 100-0 (issue 32 point 5).
+* ``strong``, ``advanced``, ``skilled``, ``veteran`` and ``challenger`` — the expert's search with
+  small budgets (``RUNG_SIMS``: 100, 250, 800, 2,500 and 8,000 simulations, at most 1 s): the rungs
+  between ``hard`` and ``expert``, which beat ``hard`` 100-0 (issue 32 point 5).
 * ``expert`` — the strong search on the C kernel: greedy playouts (each move the best of all
   placements by immediate margin) and the MCTS-solver (proven wins and losses), 30,000
   simulations, never more than 1 s per move; and the endgame solver (``endgame=1``): a position
@@ -37,6 +39,7 @@ from jericho_game.ai.mcts import mcts
 
 __all__ = [
     "easy",
+    "casual",
     "medium",
     "hard",
     "expert",
@@ -54,16 +57,19 @@ __all__ = [
     "advanced",
     "skilled",
     "veteran",
+    "challenger",
     "EXPERT_TIME",
     "MASTER_TIME",
 ]
 
+CASUAL_SIMS = 60
 MEDIUM_SIMS = 200
 HARD_SIMS = 800
 #: The rungs between hard and expert (issue 32): the expert's search with small budgets, each
-#: 2.5-4 times the one below (docs/ai.md, "The ladder"); without the kernel, the Python search.
-RUNG_SIMS = {"strong": 100, "advanced": 250, "skilled": 1_000, "veteran": 3_000}
-RUNG_PY = {"strong": 1_000, "advanced": 1_500, "skilled": 2_000, "veteran": 3_000}
+#: 2.5-3.2 times the one below, the expert's 30,000 3.75 times the challenger's (docs/ai.md, "The
+#: ladder"); without the kernel, the Python search.
+RUNG_SIMS = {"strong": 100, "advanced": 250, "skilled": 800, "veteran": 2_500, "challenger": 8_000}
+RUNG_PY = {"strong": 1_000, "advanced": 1_500, "skilled": 2_000, "veteran": 3_000, "challenger": 3_500}
 RUNG_TIME = 1.0
 #: Expert and master budgets on the C kernel: (simulations, seconds per move at most), the v1
 #: levels' own: a greedy playout costs about what a v1 playout does (1.0-1.3x with its memo of
@@ -122,6 +128,11 @@ def easy(seed: int | None = None) -> Player:
     return _named(GreedyPlayer(seed=seed), "easy")
 
 
+def casual(seed: int | None = None) -> Player:
+    """MCTS with a very small simulation budget: a step up from easy, still short-sighted."""
+    return _named(mcts(sims=CASUAL_SIMS, playout="guided", seed=seed), "casual")
+
+
 def medium(seed: int | None = None) -> Player:
     """MCTS with a small simulation budget: sees simple tactics, misses deeper plans."""
     return _named(mcts(sims=MEDIUM_SIMS, playout="guided", seed=seed), "medium")
@@ -149,13 +160,18 @@ def advanced(seed: int | None = None) -> Player:
 
 
 def skilled(seed: int | None = None) -> Player:
-    """The expert's search with 1,000 simulations, at most 1 s."""
+    """The expert's search with 800 simulations, at most 1 s."""
     return _rung("skilled", seed)
 
 
 def veteran(seed: int | None = None) -> Player:
-    """The expert's search with 3,000 simulations, at most 1 s."""
+    """The expert's search with 2,500 simulations, at most 1 s."""
     return _rung("veteran", seed)
+
+
+def challenger(seed: int | None = None) -> Player:
+    """The expert's search with 8,000 simulations, at most 1 s: the last step before expert."""
+    return _rung("challenger", seed)
 
 
 def expert(seed: int | None = None, time: float = EXPERT_TIME) -> Player:
@@ -202,12 +218,14 @@ def master_v2(seed: int | None = None) -> Player:
 
 LEVELS = {
     "easy": easy,
+    "casual": casual,
     "medium": medium,
     "hard": hard,
     "strong": strong,
     "advanced": advanced,
     "skilled": skilled,
     "veteran": veteran,
+    "challenger": challenger,
     "expert": expert,
     "master": master,
 }
@@ -232,12 +250,14 @@ class Level:
 #: arena (``jericho arena --ladder``) offer.  Every name is a registered player (ai/base.py).
 LADDER: tuple[Level, ...] = (
     Level("easy", 1000, 0.5, 0.01),
+    Level("casual", 1200, 0.5, 0.01),
     Level("medium", 1340, 0.6, 0.05),
     Level("hard", 1500, 0.8, 0.1),
     Level("strong", 1610, 1.0, RUNG_TIME),
     Level("advanced", 1880, 1.0, RUNG_TIME),
     Level("skilled", 2100, 1.0, RUNG_TIME),
     Level("veteran", 2360, 1.0, RUNG_TIME),
+    Level("challenger", 2450, 1.0, RUNG_TIME),
     Level("expert", 2540, 1.0, EXPERT_C[1]),
     Level("master", 2790, 1.5, MASTER_C[1]),
 )

@@ -112,7 +112,19 @@ def test_ai_levels_and_dates_in_french(server: str, browser: Browser) -> None:
     page.goto(server + "/")
     labels = page.locator("#levels-main label b")
     expect(labels).to_have_text(
-        ["Facile", "Moyen", "Difficile", "Fort", "Avancé", "Confirmé", "Chevronné", "Expert", "Maître"]
+        [
+            "Facile",
+            "Détendu",
+            "Moyen",
+            "Difficile",
+            "Fort",
+            "Avancé",
+            "Confirmé",
+            "Chevronné",
+            "Prétendant",
+            "Expert",
+            "Maître",
+        ]
     )
     g = page.request.post(server + "/api/games", data={"mode": "ai", "level": "easy", "side": "south"}).json()
     page.goto(g["links"]["play"])

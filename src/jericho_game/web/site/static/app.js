@@ -36,12 +36,14 @@ const S = {
 // What each AI level is like: one line each (strength from docs/ai.md's arena, think time measured there).
 const LEVELS = {
   easy: t("New to the game: grabs the most monoliths it can right now."),
+  casual: t("A step up from easy: looks a little ahead, still misses a lot."),
   medium: t("A fair opponent that looks a few moves ahead."),
   hard: t("Good: reads further ahead. Answers in about a second."),
   strong: t("The first step above hard: the expert's search, looking at a hundred lines. About 1 s a move."),
   advanced: t("The expert's search, two and a half times longer than strong. About 1 s a move."),
-  skilled: t("The expert's search, four times longer than advanced. About 1 s a move."),
+  skilled: t("The expert's search, three times longer than advanced. About 1 s a move."),
   veteran: t("The expert's search, three times longer than skilled. About 1 s a move."),
+  challenger: t("The expert's search, three times longer than veteran: the last step before expert. About 1 s a move."),
   expert: t("Very strong: about 1 s a move."),
   master: t("The strongest: thinks longest, about 2.5 s a move, never more than 3 s."),
 };

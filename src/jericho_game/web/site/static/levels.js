@@ -4,12 +4,14 @@ import { t } from "./i18n.js";
 
 const NAMES = {
   easy: () => t("Easy"),
+  casual: () => t("Casual"),
   medium: () => t("Medium"),
   hard: () => t("Hard"),
   strong: () => t("Strong"),
   advanced: () => t("Advanced"),
   skilled: () => t("Skilled"),
   veteran: () => t("Veteran"),
+  challenger: () => t("Challenger"),
   expert: () => t("Expert"),
   master: () => t("Master"),
   random: () => t("Random"),
