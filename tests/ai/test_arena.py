@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import jericho_game.ai.arena as arena
 from jericho_game import Game
 from jericho_game.ai.arena import (
     add_arguments,
@@ -17,6 +18,7 @@ from jericho_game.ai.arena import (
     elo_table,
     format_table,
     opening,
+    rate_runs,
     run,
     run_arena,
     summarise,
@@ -121,6 +123,26 @@ def test_a_killed_run_resumes_with_only_the_missing_games(tmp_path: Path, monkey
     assert len(lines) == 8 and all(json.loads(line) for line in lines)  # the cut line is gone
     with pytest.raises(ValueError, match="no arena run to resume"):
         run_arena(players, games=4, out=tmp_path / "empty", resume=True)
+
+
+def test_runs_are_rated_together_in_one_fit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    low = run_arena(["random", "greedy"], games=4, seed=1, out=tmp_path / "low")
+    top = run_arena(["greedy", "mcts:sims=20"], games=4, seed=2, out=tmp_path / "top")
+    both = rate_runs([tmp_path / "top", tmp_path / "low"], order=["random", "greedy", "mcts:sims=20"])
+    assert [p["player"] for p in both["players"]] == ["random", "greedy", "mcts:sims=20"]
+    assert both["finished_games"] == 8 and not both["interrupted"]
+    rows = {(p["a"], p["b"]): (p["wins"], p["draws"], p["losses"]) for p in both["pairings"]}
+    for part in (low, top):
+        for p in part["pairings"]:
+            assert rows[(p["a"], p["b"])] == (p["wins"], p["draws"], p["losses"])
+    # one fit: the same ratings as the summary of all the games at once
+    games = [arena.GameResult(**{**g, "score": tuple(g["score"])}) for g in low["games"] + top["games"]]
+    whole = summarise(["random", "greedy", "mcts:sims=20"], games, 0, False, 0.0, 8)
+    assert [p["elo"] for p in both["players"]] == [p["elo"] for p in whole["players"]]
+    assert run(parse(["--rate", str(tmp_path / "low"), str(tmp_path / "top"), "--quiet"])) == 0
+    assert "mcts:sims=20" in capsys.readouterr().out
+    assert run(parse(["--rate", str(tmp_path / "nothing")])) == 2
+    assert "holds no arena run" in capsys.readouterr().err
 
 
 def test_odd_games_rounded_up() -> None:

@@ -17,7 +17,8 @@ robin goes on.
 ``--reach K`` pairs only players at most K places apart in the list (``--ladder --reach 1``: each
 level meets the levels next to it, the ladder's round robin).  With ``--out`` every finished
 game is also appended to ``results.jsonl`` there, so ``--resume`` finishes a run that was
-stopped (Ctrl-C, ``kill -9``, a reboot) with the same settings, playing only the missing games.
+stopped (Ctrl-C, ``kill -9``, a reboot) with the same settings, playing only the missing games;
+``--rate DIR ...`` plays nothing and rates the games of several such folders in one fit.
 
 Elo method (documented in docs/ai.md): Bradley–Terry maximum likelihood with draws as
 half a win and half a loss, fitted by the minorisation–maximisation iteration of Hunter
@@ -55,6 +56,7 @@ __all__ = [
     "add_arguments",
     "run",
     "run_arena",
+    "rate_runs",
     "play_game",
     "opening",
     "bradley_terry",
@@ -451,25 +453,49 @@ def _open_journal(out: Path, settings: dict[str, Any], resume: bool) -> list[Gam
     differ = [f"{k} {settings[k]!r} (the run's: {theirs.get(k)!r})" for k in settings if theirs.get(k) != settings[k]]
     if differ:
         raise ValueError(f"{out} is a run with other settings; resume it with its own: " + "; ".join(differ))
-    finished: dict[tuple[int, int], GameResult] = {}
-    if journal.exists():
-        for number, line in enumerate(journal.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-                data["score"] = tuple(data["score"])
-                r = GameResult(**data)
-            except (json.JSONDecodeError, TypeError, KeyError) as exc:
-                # A line cut by a kill in the middle of its write: the game is played again.
-                print(f"jericho arena: {journal} line {number} skipped ({exc})", file=sys.stderr)
-                continue
-            finished[(r.pairing, r.index)] = r
+    finished = {(r.pairing, r.index): r for r in _read_journal(journal)} if journal.exists() else {}
     # Rewritten whole, so the games played now start on a line of their own after a cut line.
     tmp = journal.with_name(JOURNAL + ".tmp")
     tmp.write_text("".join(json.dumps(asdict(r)) + "\n" for r in finished.values()), encoding="utf-8")
     tmp.replace(journal)
     return list(finished.values())
+
+
+def rate_runs(folders: list[Path], order: list[str] | None = None, seed: int = 0) -> dict[str, Any]:
+    """The summary (as :func:`run_arena` returns it) of the games kept in several runs' ``--out``
+    folders, rated together in one Bradley–Terry fit: e.g. a ladder's lower pairings from one run and
+    its top pairing from another.  Players come in ``order`` first (those that played), then in the
+    order the games name them."""
+    games: list[GameResult] = []
+    for folder in folders:
+        if not (folder / JOURNAL).exists():
+            raise ValueError(f"{folder} holds no arena run ({JOURNAL} is missing)")
+        games.extend(_read_journal(folder / JOURNAL))
+    if not games:
+        raise ValueError("no finished game in " + ", ".join(str(f) for f in folders))
+    seen = {name for r in games for name in (r.south, r.north)}
+    specs = [p for p in (order or []) if p in seen]
+    for r in games:
+        for name in (r.south, r.north):
+            if name not in specs:
+                specs.append(name)
+    return summarise(specs, games, seed, False, 0.0, len(games))
+
+
+def _read_journal(journal: Path) -> list[GameResult]:
+    """The games of a run's ``results.jsonl`` (a line cut by a kill is skipped, with a word on stderr)."""
+    out = []
+    for number, line in enumerate(journal.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            data["score"] = tuple(data["score"])
+            out.append(GameResult(**data))
+        except (json.JSONDecodeError, TypeError, KeyError) as exc:
+            # A line cut by a kill in the middle of its write: the game is played again.
+            print(f"jericho arena: {journal} line {number} skipped ({exc})", file=sys.stderr)
+    return out
 
 
 def _ignore_sigint() -> None:
@@ -677,6 +703,14 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "arena") -> None:
         action="store_true",
         help="finish the run kept in --out (its results.jsonl), playing only the missing games",
     )
+    parser.add_argument(
+        "--rate",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        default=None,
+        help="play nothing: rate the games kept in these runs' --out folders together (one fit)",
+    )
     parser.add_argument("--opening", type=int, default=2, help="random opening moves per opening (default 2)")
     parser.add_argument("--out", type=Path, default=None, help="directory for the game records")
     parser.add_argument("--json", type=Path, default=None, help="write the summary as JSON")
@@ -695,6 +729,13 @@ def ladder_specs(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Run ``jericho arena``."""
     args.players = ladder_specs(args)
+    if getattr(args, "rate", None):
+        try:
+            summary = rate_runs(args.rate, args.players, args.seed)
+        except ValueError as exc:
+            print(f"jericho arena: {exc}", file=sys.stderr)
+            return 2
+        return _report(summary, args)
     if len(args.players) < 2:
         print("jericho arena: give at least two players", file=sys.stderr)
         return 2
@@ -727,6 +768,11 @@ def run(args: argparse.Namespace) -> int:
     except (PlayerSpecError, ValueError) as exc:
         print(f"jericho arena: {exc}", file=sys.stderr)
         return 2
+    return _report(summary, args)
+
+
+def _report(summary: dict[str, Any], args: argparse.Namespace) -> int:
+    """Print the table, write the JSON and the chart asked for; the exit status."""
     print(format_table(summary))
     if args.json is not None:
         args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
