@@ -582,7 +582,20 @@ def test_ai_levels_read_as_levels_with_one_line_each(server: str, context: Brows
     page.goto(server + "/")
     labels = page.locator("#levels-main label")
     expect(labels).to_have_count(len(ladder()))  # the ladder (ai/levels.py), weakest first
-    names = ("Easy", "Medium", "Hard", "Strong", "Advanced", "Skilled", "Veteran", "Expert", "Master")
+    names = (
+        "Easy",
+        "Casual",
+        "Medium",
+        "Hard",
+        "Strong",
+        "Advanced",
+        "Skilled",
+        "Veteran",
+        "Challenger",
+        "Expert",
+        "Master",
+    )
+    assert len(names) == len(ladder())
     for i, name in enumerate(names):
         expect(labels.nth(i).locator("b")).to_have_text(name)
         expect(labels.nth(i).locator(".level-elo")).to_contain_text("about")  # its Elo on one scale
