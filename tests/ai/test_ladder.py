@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
 from jericho_game import Game
 from jericho_game.ai import base, levels
-from jericho_game.ai.arena import add_arguments, ladder_specs
+from jericho_game.ai.arena import add_arguments, ladder_specs, rate_runs
 
 
 def test_the_ladder_is_the_one_list_of_levels():
@@ -52,3 +53,22 @@ def test_the_arena_plays_the_ladder():
     assert ladder_specs(args) == levels.ladder()
     args = parser.parse_args(["hard", "strong", "--games", "2"])
     assert ladder_specs(args) == ["hard", "strong"]
+
+
+RUN = Path(__file__).resolve().parents[2] / "docs" / "runs" / "ladder-3304"
+
+
+def test_the_ladder_elos_are_the_round_robins():
+    """The Elo shown beside each level is the kept round robin's fit (easy at 1,000, to the ten),
+    and that run holds >= 100 games for each adjacent pair, each won 60-85% by the higher rung."""
+    summary = rate_runs([RUN])
+    fitted = {p["player"]: p["elo"] for p in summary["players"]}
+    assert set(fitted) == set(levels.ladder())
+    shift = 1000 - fitted["easy"]
+    for lv in levels.LADDER:
+        assert abs(lv.elo - (fitted[lv.name] + shift)) <= 5, (lv, fitted[lv.name] + shift)
+    names = levels.ladder()
+    for lower, upper in zip(names, names[1:], strict=False):
+        pair = next(p for p in summary["pairings"] if {p["a"], p["b"]} == {lower, upper})
+        upper_score = pair["score_a"] if pair["a"] == upper else 1 - pair["score_a"]
+        assert pair["games"] >= 100 and 0.60 <= upper_score <= 0.85, (lower, upper, upper_score)

@@ -248,18 +248,21 @@ class Level:
 
 #: The ladder, weakest first: the one list the web app's picker, the engine protocol and the
 #: arena (``jericho arena --ladder``) offer.  Every name is a registered player (ai/base.py).
+#: Elo: the round robin of 2026-12-04 kept in docs/runs/ladder-3304 (100 games per adjacent pair,
+#: ``jericho arena --rate docs/runs/ladder-3304``), shifted so that easy is 1,000 and rounded to
+#: tens; tests/ai/test_ladder.py refits it.
 LADDER: tuple[Level, ...] = (
     Level("easy", 1000, 0.5, 0.01),
-    Level("casual", 1200, 0.5, 0.01),
-    Level("medium", 1340, 0.6, 0.05),
-    Level("hard", 1500, 0.8, 0.1),
-    Level("strong", 1610, 1.0, RUNG_TIME),
-    Level("advanced", 1880, 1.0, RUNG_TIME),
-    Level("skilled", 2100, 1.0, RUNG_TIME),
-    Level("veteran", 2360, 1.0, RUNG_TIME),
-    Level("challenger", 2450, 1.0, RUNG_TIME),
-    Level("expert", 2540, 1.0, EXPERT_C[1]),
-    Level("master", 2790, 1.5, MASTER_C[1]),
+    Level("casual", 1190, 0.5, 0.01),
+    Level("medium", 1370, 0.6, 0.05),
+    Level("hard", 1580, 0.8, 0.1),
+    Level("strong", 1770, 1.0, RUNG_TIME),
+    Level("advanced", 1980, 1.0, RUNG_TIME),
+    Level("skilled", 2160, 1.0, RUNG_TIME),
+    Level("veteran", 2400, 1.0, RUNG_TIME),
+    Level("challenger", 2600, 1.0, RUNG_TIME),
+    Level("expert", 2730, 1.0, EXPERT_C[1]),
+    Level("master", 2840, 1.5, MASTER_C[1]),
 )
 
 
