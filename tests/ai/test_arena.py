@@ -140,7 +140,9 @@ def test_runs_are_rated_together_in_one_fit(tmp_path: Path, capsys: pytest.Captu
     whole = summarise(["random", "greedy", "mcts:sims=20"], games, 0, False, 0.0, 8)
     assert [p["elo"] for p in both["players"]] == [p["elo"] for p in whole["players"]]
     assert run(parse(["--rate", str(tmp_path / "low"), str(tmp_path / "top"), "--quiet"])) == 0
-    assert "mcts:sims=20" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "mcts:sims=20" in out
+    assert f"8 games rated from {tmp_path / 'low'}, {tmp_path / 'top'}" in out  # not a run's seed and time
     assert run(parse(["--rate", str(tmp_path / "nothing")])) == 2
     assert "holds no arena run" in capsys.readouterr().err
 

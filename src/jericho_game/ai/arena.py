@@ -479,7 +479,9 @@ def rate_runs(folders: list[Path], order: list[str] | None = None, seed: int = 0
         for name in (r.south, r.north):
             if name not in specs:
                 specs.append(name)
-    return summarise(specs, games, seed, False, 0.0, len(games))
+    summary = summarise(specs, games, seed, False, 0.0, len(games))
+    summary["rated_from"] = [str(f) for f in folders]
+    return summary
 
 
 def _read_journal(journal: Path) -> list[GameResult]:
@@ -645,10 +647,16 @@ def format_table(summary: dict[str, Any]) -> str:
     status = " (interrupted)" if summary["interrupted"] else ""
     if summary.get("forfeits"):
         status += f", {summary['forfeits']} lost by a failing player (see 'error' in the JSON)"
-    lines.append(
-        f"\n{summary['finished_games']}/{summary['planned_games']} games{status}, seed {summary['seed']}, "
-        f"{summary['seconds']:.0f} s, {summary['machine']}"
-    )
+    if summary.get("rated_from"):  # --rate: nothing was played here, so no seed or time of a run
+        lines.append(
+            f"\n{summary['finished_games']} games rated from {', '.join(summary['rated_from'])} "
+            f"(bootstrap seed {summary['seed']})"
+        )
+    else:
+        lines.append(
+            f"\n{summary['finished_games']}/{summary['planned_games']} games{status}, seed {summary['seed']}, "
+            f"{summary['seconds']:.0f} s, {summary['machine']}"
+        )
     return "\n".join(lines)
 
 
