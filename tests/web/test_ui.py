@@ -491,12 +491,15 @@ def _place(page: Page, move: str) -> None:
 
 @pytest.mark.parametrize(("w", "h"), [(1280, 800), PHONE])
 def test_the_whole_tutorial_can_be_walked(server: str, browser: Browser, w: int, h: int) -> None:
-    ctx = browser.new_context(viewport={"width": w, "height": h})
+    # No service worker: on a fresh context its install fetches the whole site (61 requests) from
+    # the test's in-process server while the click navigates, and on a loaded CI machine the
+    # navigation's "load" once waited past 30 s behind them (the worker has tests of its own).
+    ctx = browser.new_context(viewport={"width": w, "height": h}, service_workers="block")
     page = ctx.new_page()
     errors = watch_errors(page)
     page.goto(server + "/")
     page.click("text=Learn to play in two minutes")
-    page.wait_for_url("**/learn")
+    page.wait_for_url("**/learn", wait_until="domcontentloaded")
     expect(page.locator("#lesson-nav button")).to_have_count(len(WALK))
     for cell in page.locator("#board .cell .cell-hit").all():  # as large targets as in a game
         hit = cell.bounding_box()
