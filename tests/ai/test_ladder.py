@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -67,8 +68,7 @@ def test_the_ladder_elos_are_the_round_robins():
     shift = 1000 - fitted["easy"]
     for lv in levels.LADDER:
         assert abs(lv.elo - (fitted[lv.name] + shift)) <= 5, (lv, fitted[lv.name] + shift)
-    names = levels.ladder()
-    for lower, upper in zip(names, names[1:], strict=False):
+    for lower, upper in pairwise(levels.ladder()):
         pair = next(p for p in summary["pairings"] if {p["a"], p["b"]} == {lower, upper})
         upper_score = pair["score_a"] if pair["a"] == upper else 1 - pair["score_a"]
         assert pair["games"] >= 100 and 0.60 <= upper_score <= 0.85, (lower, upper, upper_score)
