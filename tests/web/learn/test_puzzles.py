@@ -431,7 +431,10 @@ def test_a_signed_in_solver_is_rated_by_the_server_and_gets_the_solution_after(s
     page.get_by_role("button", name="Next puzzle").click()
     expect(page.locator("#puzzle-title")).not_to_have_text(f"Puzzle {ONE.id}")
     page.goto(f"{server}/puzzles/{SAVE.id}")
+    # the hint waits for the puzzle: clicked before it loaded, the load set the button back to "Hint"
+    expect(page.locator("#puzzle-title")).to_have_text(f"Puzzle {SAVE.id}")
     page.get_by_role("button", name="Hint").click()
+    expect(page.get_by_role("status")).to_contain_text("Hint:")
     page.get_by_role("button", name="Another hint").click()  # the cell: from the server, a failure
     cell = SAVE.solution[0].split("@")[1]
     expect(page.get_by_role("status")).to_contain_text(f"the move is on {cell}")
