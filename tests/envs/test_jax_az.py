@@ -181,3 +181,23 @@ def test_wilson_interval() -> None:
         jax_az.wilson(0.7, 1000)[1] - jax_az.wilson(0.7, 1000)[0]
         < jax_az.wilson(0.7, 100)[1] - jax_az.wilson(0.7, 100)[0]
     )
+
+
+RUN = ROOT / "docs" / "runs" / "jax-az-2026-12-04"
+
+
+def test_the_kept_network_plays_and_the_docs_quote_its_games() -> None:
+    """The network of the measured 90-minute run (kept with its results, 1 MB in float16) loads as
+    an arena player, and docs/interop.md's table is the results file's, game counts and all."""
+    weights = RUN / "az.npz"
+    params, meta = jax_az.load_params(weights)
+    assert meta["dtype"] == "float16" and params["w0"].shape == (1239, 256) and jax_az.layer_count(params) == 2
+    summary = run_arena([f"jax-az:{weights},sims=4", "random"], games=2, seed=1)
+    assert [g["error"] for g in summary["games"]] == [None, None]
+    docs = (ROOT / "docs" / "interop.md").read_text(encoding="utf-8")
+    results = [json.loads(line) for line in (RUN / "results.jsonl").read_text().splitlines()]
+    assert results and all(r["games"] >= 200 for r in results)
+    for r in results:
+        sims = r["player"].rsplit("=", 1)[1]
+        row = f"| `{r['opponent']}` | {sims} | {r['games']} | {r['wins']}–{r['draws']}–{r['losses']} |"
+        assert row in docs, row
