@@ -265,10 +265,17 @@ def test_a_correspondence_turn_is_mailed_to_an_absent_player_once(db: str, smtp:
             st = b.until("state", lambda m: m["game"]["ply"] == 1)["game"]
             b.send(type="move", move=legal(st), ply=1)
             b.until("ack")
+            # the move's mail hook reads presence from the database, which a thread writes after
+            # Bob's hello: on a loaded machine Ada's move once came first (a mail to Bob, on the page)
+            svc = app.state.service
+            deadline = time.monotonic() + 10
+            while not svc.storage.presence(game, svc.now(), svc.presence_ttl).present["north"]:
+                assert time.monotonic() < deadline, "Bob's presence never reached the database"
+                time.sleep(0.05)
             _move(ada, game, south)
             b.until("state", lambda m: m["game"]["ply"] >= 3)
             time.sleep(1.0)
-        assert len(inbox.mails) == n + 1
+        assert len(inbox.mails) == n + 1, [(m["To"], m["Subject"]) for m in inbox.mails]
         # a real-time game sends no turn mail
         quick, q_south, _ = _online(ada, bob, clock=10)
         _move(ada, quick, q_south)
