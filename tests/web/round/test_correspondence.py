@@ -20,6 +20,7 @@ from jericho_game.web.accounts.accounts import CSRF_HEADER  # noqa: E402
 from jericho_game.web.round.endings import expire_seek  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 from jericho_game.web.social.notify import MailPolicy  # noqa: E402
+from tests.web.round.test_online import stored_presence  # noqa: E402
 from tests.web.social import test_notify  # noqa: E402
 from tests.web.social.test_notify import Inbox, _confirm  # noqa: E402
 from tests.web.test_multiprocess import legal  # noqa: E402
@@ -267,11 +268,7 @@ def test_a_correspondence_turn_is_mailed_to_an_absent_player_once(db: str, smtp:
             b.until("ack")
             # the move's mail hook reads presence from the database, which a thread writes after
             # Bob's hello: on a loaded machine Ada's move once came first (a mail to Bob, on the page)
-            svc = app.state.service
-            deadline = time.monotonic() + 10
-            while not svc.storage.presence(game, svc.now(), svc.presence_ttl).present["north"]:
-                assert time.monotonic() < deadline, "Bob's presence never reached the database"
-                time.sleep(0.05)
+            stored_presence(bob, game, "north", True)
             _move(ada, game, south)
             b.until("state", lambda m: m["game"]["ply"] >= 3)
             time.sleep(1.0)
