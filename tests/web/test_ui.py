@@ -684,6 +684,8 @@ def test_replay_buttons_show_drawn_icons(server: str, context: BrowserContext) -
     page = context.new_page()
     hotseat(server, page, ["5R@d2", "1G@d3"])
     page.click("#btn-replay")
+    # the replay opens once its frames are fetched: measure the bar after it is shown, not before
+    expect(page.locator("#replay")).to_be_visible()
     for sel in ("#rp-first", "#rp-prev", "#rp-next", "#rp-last"):
         button = page.locator(sel)
         assert button.inner_text().strip() == "", "no glyph that a font may lack (⏮ drew an empty box)"
