@@ -2198,8 +2198,9 @@ typedef struct {
     double c, widen;
     int k, defend, solver;
     /* The learned evaluator (NULL: none): priors order the untried moves and add a PUCT term
-       `cprior * prior * sqrt(N) / (1 + n)` to UCB1; a leaf's value is `mix` times the network's
-       and 1 - mix times a playout's (mix 1: no playout). */
+       `cprior * prior * sqrt(N) / (1 + n)` to UCB1 (cprior 0: no priors at all, the search's
+       own order); a leaf's value is `mix` times the network's and 1 - mix times a playout's
+       (mix 1: no playout). */
     const Net *net;
     double mix, cprior;
     int transpose;
@@ -2445,7 +2446,9 @@ static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_child
         bucket[i] = b;
         count[b]++;
     }
-    if (T->net) {
+    /* cprior 0: the network gives the value only, and the moves keep the search's own order
+       (a weak policy ordering the widening costs more than the value gains: docs/ai.md). */
+    if (T->net && T->cprior > 0.0) {
         for (int i = 0; i < n; i++) bucket[i] = bucket[i] == NB - 1;
         return net_untried(T, B, P, ni, skip_children, codes, bucket, n);
     }
@@ -4280,7 +4283,7 @@ static PyMethodDef module_methods[] = {
      "is continued.  greedy: playouts take the best of all placements; solver: proofs propagate (MCTS-solver); "
      "proofs: each child also says 1 proven won, 0 proven lost, 2 proven drawn, -1 open; net: a Net whose "
      "priors order and bias the search and whose value is mixed with the playouts' (mix) or replaces them (mix=1); "
-     "cprior: the weight of the priors; reroot: a Tree whose root is one or two plies above this position is "
+     "cprior: the weight of the priors (0: no priors, the search's own move order); reroot: a Tree whose root is one or two plies above this position is "
      "continued from that subtree; transpose: a child's winning rate is read from every simulation through its "
      "position (transposition statistics); solve_nodes, solve_pieces: leaves with at most solve_pieces pieces "
      "left are solved within solve_nodes nodes (proofs); solve_after: tried once, at that many visits, not when "

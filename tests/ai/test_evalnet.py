@@ -183,6 +183,12 @@ def test_the_evaluator_changes_the_search_and_is_reproducible(weights):
     guided = visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1")
     assert guided == visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1")
     assert guided != plain
+    # cprior=0: no priors at all, the moves keep the search's own order; with mix=0 too the
+    # network has nothing left to do and the search is the plain one, visit for visit
+    assert visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=0,cprior=0") == plain
+    assert visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=0") != plain  # the priors order
+    value_only = visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1,cprior=0")
+    assert value_only not in (plain, guided)
 
 
 def test_evaluator_options_are_checked_when_given(weights, tmp_path):

@@ -398,7 +398,7 @@ class KernelMCTSPlayer:
         #: its position, whichever move order reached it (the exploration term keeps its own count).
         self.transpose = bool(transpose)
         #: The learned evaluator's weights file (``evaluator=shipped`` or a path; None: none),
-        #: its share of a leaf's value (``mix``) and its priors' weight (``cprior``).
+        #: its share of a leaf's value (``mix``) and its priors' weight (``cprior``; 0: none).
         self.evaluator = None if evaluator is None else str(evaluator_path(evaluator))
         self.mix = float(mix)
         self.cprior = float(cprior)
@@ -630,7 +630,8 @@ def mcts(
     in the playouts a side facing the opponent's seven monoliths breaks them when it can.
     ``evaluator=shipped`` or ``evaluator=PATH`` (C kernel only): the learned evaluator
     (:mod:`jericho_game.ai.evalnet`) guides the search, its value weighted ``mix`` against
-    the playouts' and its priors ``cprior``.  ``subtree=1`` (C kernel): the tree is also kept
+    the playouts' and its priors ``cprior`` (``cprior=0``: no priors at all, the moves keep the
+    search's own order, and the network gives only the value).  ``subtree=1`` (C kernel): the tree is also kept
     between moves, as the Python search keeps it: a position one or two plies below the last
     root is searched on from that subtree.  ``transpose=1`` (C kernel): transposition
     statistics, a child's winning rate read from every simulation through its position.
