@@ -1,0 +1,222 @@
+"""Issue 32 point 2, the study's next step: the learned value trained on far more distilled
+positions, on the search's path and off it.
+
+    python examples/value_scale.py --out scale --shards 200 --jobs 2     # the data (resumable)
+    python examples/value_scale.py --out scale --train                   # the networks
+    python examples/value_scale.py --out scale --train --hidden 256,64 --sizes 1 --tag -256
+
+``examples/value_study.py`` found that the value's first fault was its target (the game's result
+is one noisy sample; the search's value averages hundreds of playouts) and that 27,000 positions,
+all on the search's own path, were too few.  This script makes the data that study asked for:
+
+1. ``heldout.npz``: the study's held-out set (the same seed, so the figures compare).
+2. ``shard-NNN.npz``: ``--games-per-shard`` games of the strong search at ``--sims`` simulations
+   a move (the first ``--sample-plies`` moves drawn by the visits, for variety).  Every position
+   of a game is kept with the search's value (the label: a proof when the search proves one,
+   else its most visited move's winning rate) and visit distribution; and, with probability
+   ``--off-path``, the position after one uniformly random move from it is labelled by a search
+   of its own and kept too (marked ``off``): most of a search's leaves come after a poor move,
+   and a value trained only on good play has never seen them.  Each position is also kept
+   mirrored left-right (the training code's pairs).  Shards are written whole (a temporary
+   name, then a rename), so a run killed at any moment resumes at the next missing shard.
+3. With ``--train``: networks trained from scratch on the search's value (distillation) with
+   1/16, 1/4 and all of the shards (``--sizes``), each scored on the held-out set; the best is
+   saved as ``best.npz`` (for the arena: ``evaluator=OUT/best.npz,mix=1``) and the figures go to
+   ``results.json`` (``--tag`` names another variant's files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jericho_game import kernel
+from jericho_game.ai import evalnet, heldout, selfplay
+from jericho_game.envs.encoding import default_encoding
+
+
+def _label(state: Any, seed: int, sims: int) -> tuple[float, list[tuple[int, int, float, int]]]:
+    """The search's value of ``state`` for its side to move and the search's children."""
+    children = heldout._strong(state, seed, sims)
+    if any(ch[3] == 1 for ch in children):
+        return 1.0, children
+    if children and all(ch[3] == 0 for ch in children) and len(children) == len(state.legal_codes()):
+        return -1.0, children
+    _code, n, w, _proof = max(children, key=lambda ch: (ch[1], ch[2]))
+    return (2.0 * w / n - 1.0 if n else 0.0), children
+
+
+def _keep(rec: dict[str, list[Any]], state: Any, value: float, children: list[Any], off: bool) -> None:
+    codes = state.legal_codes()
+    visits = np.array([ch[1] for ch in children], dtype=np.float64)
+    for mirror in (False, True):
+        amap = evalnet.action_map(state.turn, mirror)
+        rec["feat"].append(np.array(evalnet.features(state, mirror), dtype=np.int16))
+        rec["legal"].append(amap[np.array(codes)].astype(np.int16))
+        rec["pol_a"].append(amap[np.array([ch[0] for ch in children])].astype(np.int16))
+        rec["pol_p"].append((visits / max(1.0, visits.sum())).astype(np.float32))
+        rec["q"].append(value)
+        rec["off"].append(off)
+        rec["ply"].append(len(state.history_codes()))
+
+
+def _game(seed: int, sims: int, sample_plies: int, off_path: float) -> dict[str, list[Any]]:
+    rng = random.Random(seed)
+    state = kernel.new_state(default_encoding().tables, "c")
+    rec: dict[str, list[Any]] = {k: [] for k in ("feat", "legal", "pol_a", "pol_p", "q", "off", "ply")}
+    ply = 0
+    while state.outcome < 0:
+        codes = state.legal_codes()
+        if len(codes) == 1:  # a forced move (a pass): nothing to learn, the search is not asked
+            state.push(codes[0])
+            ply += 1
+            continue
+        value, children = _label(state, rng.getrandbits(64), sims)
+        _keep(rec, state, value, children, False)
+        if rng.random() < off_path:
+            side = state.copy(with_history=True)
+            side.push(rng.choice(codes))
+            if side.outcome < 0 and len(side.legal_codes()) > 1:
+                v2, ch2 = _label(side, rng.getrandbits(64), sims)
+                _keep(rec, side, v2, ch2, True)
+        visits = [ch[1] for ch in children]
+        won = [ch for ch in children if ch[3] == 1]
+        if won:
+            move = won[0][0]
+        elif ply < sample_plies:
+            move = children[rng.choices(range(len(children)), weights=visits)[0]][0]
+        else:
+            move = max(children, key=lambda ch: (ch[3] != 0, ch[1], ch[2]))[0]
+        state.push(move)
+        ply += 1
+    return rec
+
+
+def _worker(args: tuple[list[int], int, int, float]) -> dict[str, list[Any]]:
+    seeds, sims, sample_plies, off_path = args
+    out: dict[str, list[Any]] = {}
+    for s in seeds:
+        for key, values in _game(s, sims, sample_plies, off_path).items():
+            out.setdefault(key, []).extend(values)
+    return out
+
+
+def make_shard(
+    index: int, games: int, sims: int, sample_plies: int, off_path: float, jobs: int
+) -> dict[str, np.ndarray]:
+    """One shard's positions as flat arrays (the format of :func:`selfplay.play_games`)."""
+    seeds = [7_000_003 * (index + 1) + i for i in range(games)]
+    tasks = [(seeds[j::jobs], sims, sample_plies, off_path) for j in range(jobs) if seeds[j::jobs]]
+    if jobs > 1:
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            parts = pool.map(_worker, tasks)
+    else:
+        parts = [_worker(t) for t in tasks]
+    merged: dict[str, list[Any]] = {}
+    for part in parts:
+        for key, values in part.items():
+            merged.setdefault(key, []).extend(values)
+    out: dict[str, np.ndarray] = {}
+    for key in ("feat", "legal", "pol_a", "pol_p"):
+        out[key], out[key + "_off"] = selfplay._ragged(merged[key])
+    out["q"] = np.array(merged["q"], dtype=np.float32)
+    out["z"] = out["q"]  # no game result for an off-path position: the label is the search's value
+    out["off"] = np.array(merged["off"], dtype=bool)
+    out["ply"] = np.array(merged["ply"], dtype=np.int16)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--shards", type=int, default=40)
+    ap.add_argument("--games-per-shard", type=int, default=100)
+    ap.add_argument("--sims", type=int, default=200)
+    ap.add_argument("--sample-plies", type=int, default=12)
+    ap.add_argument("--off-path", type=float, default=0.5)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--positions", type=int, default=120, help="held-out positions (the study's set: 120)")
+    ap.add_argument("--train", action="store_true", help="train and score networks on the shards made so far")
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--hidden", default="128,64")
+    ap.add_argument("--l2", type=float, default=1e-5)
+    ap.add_argument("--tag", default="", help="suffix of results-TAG.json and best-TAG.npz (another variant)")
+    ap.add_argument("--sizes", default="16,4,1", help="train on 1/K of the shards for each K (a learning curve)")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+
+    path = out / "heldout.npz"
+    if not path.exists():
+        heldout.make(args.positions, seed=32, sims=8000, log=print).save(path)
+    held = heldout.load(path)
+
+    if not args.train:
+        for k in range(args.shards):
+            shard = out / f"shard-{k:03d}.npz"
+            if shard.exists():
+                continue
+            data = make_shard(k, args.games_per_shard, args.sims, args.sample_plies, args.off_path, args.jobs)
+            tmp = shard.with_name(shard.name + ".tmp.npz")
+            np.savez_compressed(tmp, **data)
+            tmp.replace(shard)
+            n = len(data["q"]) // 2
+            print(
+                f"shard {k}: {n} positions ({int(data['off'].sum()) // 2} off the path), {time.monotonic() - t0:.0f} s",
+                flush=True,
+            )
+        return
+
+    shards = []
+    for shard in sorted(out.glob("shard-*.npz")):
+        with np.load(shard) as d:
+            shards.append({key: d[key] for key in d.files})
+    states = held.states()
+    preds = {
+        "mean of 16 playouts": heldout.playout_values(states, 16),
+        "shipped network": heldout.net_values(evalnet.SHIPPED, states),
+        "the constant 0": np.zeros(len(held), dtype=np.float32),
+    }
+    hidden = tuple(int(h) for h in args.hidden.split(","))
+    n = len(shards)
+    best = (9.0, "")
+    results = []
+    for size in sorted({max(1, n // int(k)) for k in args.sizes.split(",")}):
+        net = evalnet.EvalNet.random((hidden[0], hidden[1]), seed=1)
+        cfg = selfplay.TrainConfig(hidden=(hidden[0], hidden[1]), epochs=args.epochs, result_share=0.0, l2=args.l2)
+        figs = selfplay.train(net, shards[:size], cfg, seed=5)
+        label = f"distilled, {int(figs['positions']) // 2} positions ({size} shards), {hidden[0]}x{hidden[1]}"
+        preds[label] = heldout.net_values(net, states)
+        mse = float(((preds[label] - held.label) ** 2).mean())
+        results.append({"label": label, "shards": size, "train": figs, "heldout_mse": mse})
+        if mse < best[0]:
+            best = (mse, label)
+            net.meta.update(study=label)
+            net.save(out / f"best{args.tag}.npz")
+        print(
+            f"{label}: held-out MSE {mse:.3f}, its own held-out {figs.get('value_mse', float('nan')):.3f} "
+            f"({time.monotonic() - t0:.0f} s)",
+            flush=True,
+        )
+    rep = heldout.report(held, preds)
+    (out / f"results{args.tag}.json").write_text(json.dumps({"report": rep, "runs": results}, indent=1))
+    print(f"\n{'predictor':64} {'MSE all':>8} {'sign':>6} {'solved':>7} {'off':>6} {'on':>6}")
+    nan = {"mse": float("nan")}
+    for name, r in rep.items():
+        print(
+            f"{name:64} {r['all']['mse']:8.3f} {r['all']['sign']:6.1%} {r['solved'].get('mse', nan['mse']):7.3f} "
+            f"{r.get('after_random', nan)['mse']:6.3f} {r.get('on_path', nan)['mse']:6.3f}"
+        )
+    print(f"best: {best[1]} (saved as {out / f'best{args.tag}.npz'})")
+
+
+if __name__ == "__main__":
+    main()

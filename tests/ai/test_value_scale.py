@@ -1,0 +1,93 @@
+"""``examples/value_scale.py`` (issue 32 point 2): the distilled positions it makes, on the
+search's path and one random move off it, are labelled as the held-out set is and train the
+evaluator through the training run's own code."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jericho_game import kernel
+from jericho_game.ai import evalnet, heldout, selfplay
+from jericho_game.envs.encoding import default_encoding
+
+pytestmark = pytest.mark.skipif(kernel.C is None, reason="the positions are labelled by the C search")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("value_scale", ROOT / "examples" / "value_scale.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def replay(codes):
+    state = kernel.new_state(default_encoding().tables, "c")
+    for code in codes:
+        state.push(code)
+    return state
+
+
+def test_a_label_is_the_held_out_sets_search_value():
+    vs = load_script()
+    state = replay([])
+    for seed in (1, 2, 3):
+        value, children = vs._label(state, seed, 60)
+        assert value == pytest.approx(heldout.search_value(state, seed, 60))
+        assert -1.0 <= value <= 1.0 and children
+
+
+def test_a_game_keeps_mirrored_pairs_on_and_off_the_path():
+    vs = load_script()
+    rec = vs._game(seed=11, sims=30, sample_plies=4, off_path=1.0)
+    n = len(rec["q"])
+    assert n % 2 == 0 and n >= 20
+    for i in range(0, n, 2):  # each position twice: as it is and mirrored, with one label
+        assert rec["q"][i] == rec["q"][i + 1] and rec["off"][i] == rec["off"][i + 1]
+        assert sorted(rec["feat"][i].tolist()) != sorted(rec["feat"][i + 1].tolist()) or rec["ply"][i] == 0
+        assert -1.0 <= rec["q"][i] <= 1.0
+    off = np.array(rec["off"][::2])
+    plies = np.array(rec["ply"][::2])
+    assert off.any() and (~off).any()
+    # an off-path position is one move after the on-path position kept just before it
+    for j in np.flatnonzero(off):
+        assert j > 0 and not off[j - 1] and plies[j] == plies[j - 1] + 1
+    none_off = vs._game(seed=11, sims=30, sample_plies=4, off_path=0.0)
+    assert not any(none_off["off"])
+
+
+def test_a_shard_trains_the_evaluator_with_the_training_runs_code():
+    vs = load_script()
+    data = vs.make_shard(0, games=2, sims=30, sample_plies=4, off_path=0.5, jobs=1)
+    assert len(data["q"]) == len(data["off"]) == len(data["feat_off"]) - 1
+    assert np.array_equal(data["z"], data["q"])  # off-path positions have no game result: distilled only
+    net = evalnet.EvalNet.random((16, 8), seed=1)
+    before = net.arrays["w1"].copy()
+    figs = selfplay.train(net, [data], selfplay.TrainConfig(hidden=(16, 8), epochs=1, result_share=0.0), seed=5)
+    assert figs["positions"] > 0 and np.isfinite(figs["value_mse"])
+    assert not np.array_equal(before, net.arrays["w1"])
+
+
+KEPT = ROOT / "docs" / "runs" / "value-scale-2026-12-04"
+
+
+def test_the_kept_network_scores_what_its_results_and_the_docs_say():
+    held = heldout.load(KEPT / "heldout.npz")
+    results = json.loads((KEPT / "results.json").read_text(encoding="utf-8"))
+    run = results["runs"][-1]
+    values = heldout.net_values(KEPT / "value.npz", held.states())  # the C evaluation of the kept weights
+    mse = float(((values - held.label) ** 2).mean())
+    assert mse == pytest.approx(run["heldout_mse"], abs=1e-4)
+    assert mse < results["report"]["the constant 0"]["all"]["mse"]  # it knows something
+    arena = json.loads((KEPT / "arena-mix1.json").read_text(encoding="utf-8"))["pairings"][0]
+    assert arena["games"] >= 200
+    doc = (ROOT / "docs" / "ai.md").read_text(encoding="utf-8")
+    assert f"{arena['wins']}-{arena['draws']}-{arena['losses']}" in doc
+    assert f"{mse:.3f}" in doc
