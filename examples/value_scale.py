@@ -4,6 +4,7 @@ positions, on the search's path and off it.
     python examples/value_scale.py --out scale --shards 200 --jobs 2     # the data (resumable)
     python examples/value_scale.py --out scale --train                   # the networks
     python examples/value_scale.py --out scale --train --hidden 256,64 --sizes 1 --tag -256
+    python examples/value_scale.py --out scale --rank                    # how they rank moves
 
 ``examples/value_study.py`` found that the value's first fault was its target (the game's result
 is one noisy sample; the search's value averages hundreds of playouts) and that 27,000 positions,
@@ -23,6 +24,10 @@ all on the search's own path, were too few.  This script makes the data that stu
    1/16, 1/4 and all of the shards (``--sizes``), each scored on the held-out set; the best is
    saved as ``best.npz`` (for the arena: ``evaluator=OUT/best.npz,mix=1``) and the figures go to
    ``results.json`` (``--tag`` names another variant's files).
+4. With ``--rank``: what the search needs of a value, to rank one position's moves
+   (:func:`rank_study`: each predictor's one-ply picks on the held-out positions, judged by the
+   strong search), for every ``best*.npz`` in ``OUT``, the shipped network and playouts;
+   ``rank.json``.
 """
 
 from __future__ import annotations
@@ -133,6 +138,56 @@ def make_shard(
     return out
 
 
+def _child_value(child: Any, predictor: Any, mover: int) -> float:
+    """A predictor's value of ``child`` for the player who moved into it (exact when it is over)."""
+    if child.outcome >= 0:
+        return heldout._result(child.outcome, mover)
+    return -float(predictor(child))
+
+
+def rank_study(held: heldout.HeldOut, predictors: dict[str, Any], judge_sims: int, seed: int = 0) -> dict[str, Any]:
+    """What the search needs of a value: to rank the moves of one position.  For each held-out
+    position every predictor picks the move whose child it values best (one ply, no search);
+    the pick is judged by the strong search's value of that child at ``judge_sims`` simulations,
+    and compared with the strong search's own pick at the same budget.  Returns each
+    predictor's mean judged value of its picks (the side to move's, in [-1, 1]) and how often it
+    picked the search's move."""
+    states = held.states()
+    judged: dict[tuple[int, int], float] = {}
+
+    def judge(i: int, code: int) -> float:
+        if (i, code) not in judged:
+            child = states[i].copy(with_history=True)
+            child.push(code)
+            mover = states[i].turn
+            judged[(i, code)] = (
+                heldout._result(child.outcome, mover)
+                if child.outcome >= 0
+                else -heldout.search_value(child, seed * 1_000_003 + i * 7919 + code, judge_sims)
+            )
+        return judged[(i, code)]
+
+    picks: dict[str, list[int]] = {name: [] for name in ("the strong search", *predictors)}
+    for i, state in enumerate(states):
+        codes = state.legal_codes()
+        children = []
+        for code in codes:
+            child = state.copy(with_history=True)
+            child.push(code)
+            children.append(child)
+        value, tree = _label(state, seed * 1_000_003 + i, judge_sims)
+        picks["the strong search"].append(max(tree, key=lambda ch: (ch[3] == 1, ch[3] != 0, ch[1], ch[2]))[0])
+        for name, predictor in predictors.items():
+            values = [_child_value(ch, predictor, state.turn) for ch in children]
+            picks[name].append(codes[int(np.argmax(values))])
+    out: dict[str, Any] = {}
+    for name, codes in picks.items():
+        vals = [judge(i, code) for i, code in enumerate(codes)]
+        same = [code == picks["the strong search"][i] for i, code in enumerate(codes)]
+        out[name] = {"mean_value": float(np.mean(vals)), "same_move": float(np.mean(same)), "n": len(codes)}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
@@ -149,6 +204,8 @@ def main() -> None:
     ap.add_argument("--l2", type=float, default=1e-5)
     ap.add_argument("--tag", default="", help="suffix of results-TAG.json and best-TAG.npz (another variant)")
     ap.add_argument("--sizes", default="16,4,1", help="train on 1/K of the shards for each K (a learning curve)")
+    ap.add_argument("--rank", action="store_true", help="judge how the kept networks rank a position's moves")
+    ap.add_argument("--judge-sims", type=int, default=2000)
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -158,6 +215,23 @@ def main() -> None:
     if not path.exists():
         heldout.make(args.positions, seed=32, sims=8000, log=print).save(path)
     held = heldout.load(path)
+
+    if args.rank:
+        nets = {p.stem: evalnet.kernel_net(p) for p in sorted(out.glob("best*.npz"))}
+        nets["shipped network"] = evalnet.kernel_net(evalnet.SHIPPED)
+        predictors: dict[str, Any] = {
+            f"{name}, one ply": (lambda st, k=k: k.evaluate(st)[0]) for name, k in nets.items()
+        }
+        for n_play in (1, 16):
+            predictors[f"the mean of {n_play} greedy playouts, one ply"] = lambda st, n=n_play: float(
+                heldout.playout_values([st], n)[0]
+            )
+        report = rank_study(held, predictors, args.judge_sims)
+        (out / "rank.json").write_text(json.dumps(report, indent=1))
+        print(f"{'picks the move whose child it values best':64} {'judged':>7} {'search':>7}")
+        for name, r in report.items():
+            print(f"{name:64} {r['mean_value']:7.3f} {r['same_move']:7.1%}")
+        return
 
     if not args.train:
         for k in range(args.shards):

@@ -91,3 +91,15 @@ def test_the_kept_network_scores_what_its_results_and_the_docs_say():
     doc = (ROOT / "docs" / "ai.md").read_text(encoding="utf-8")
     assert f"{arena['wins']}-{arena['draws']}-{arena['losses']}" in doc
     assert f"{mse:.3f}" in doc
+
+
+def test_the_rank_study_judges_each_predictors_one_ply_picks():
+    vs = load_script()
+    held = heldout.load(KEPT / "heldout.npz")
+    few = heldout.HeldOut(held.moves[:4], held.label[:4], held.how[:4], held.ply[:4], held.random_last[:4])
+    net = evalnet.kernel_net(KEPT / "value.npz")
+    report = vs.rank_study(few, {"net": lambda st: net.evaluate(st)[0], "zero": lambda st: 0.0}, judge_sims=60)
+    assert set(report) == {"the strong search", "net", "zero"}
+    assert report["the strong search"]["same_move"] == 1.0  # the reference picks its own move
+    for figures in report.values():
+        assert figures["n"] == 4 and -1.0 <= figures["mean_value"] <= 1.0 and 0.0 <= figures["same_move"] <= 1.0
