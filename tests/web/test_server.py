@@ -144,14 +144,17 @@ def client(db: str) -> Iterator[TestClient]:
 
 
 @contextmanager
-def another(client: TestClient) -> Iterator[TestClient]:
+def another(client: TestClient, address: str | None = None) -> Iterator[TestClient]:
     """Another visitor (cookies of its own) of the app ``client`` runs, on the same event loop.
 
     Entering one app in a second ``TestClient`` would run its lifespan again: its background tasks
     (AI runner, mail notifier) a second time, on another event loop, where a request would meet
     events bound to the first ("bound to a different event loop": a mail test's extra mail under
-    load).  This client shares ``client``'s portal instead, so the app runs once."""
-    other = TestClient(client.app)
+    load); and its shutdown disposes the storage's pool while the first's tasks still use it (a
+    connection returned to the disposed pool, closed by the garbage collector: a ResourceWarning
+    in whatever test ran next).  This client shares ``client``'s portal instead, so the app runs
+    once.  ``address``: the visitor's IP address (another browser on another machine)."""
+    other = TestClient(client.app, client=(address, 2000)) if address else TestClient(client.app)
     other.portal = client.portal
     try:
         yield other

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from jericho_game.web.accounts.accounts import CSRF_HEADER
-from tests.web.accounts.test_accounts import PW_A, PW_B, app, client, clock, create, csrf, login, other, signup
-from tests.web.test_server import WS
+from tests.web.accounts.test_accounts import PW_A, PW_B, app, client, clock, create, csrf, login, signup
+from tests.web.test_server import WS, another
 
 __all__ = ["app", "client", "clock"]  # the fixtures, imported for pytest
 
@@ -30,7 +30,7 @@ def test_my_games_lists_the_accounts_games_from_a_browser_without_tokens(app: An
     signup(client, "alice", PW_A)
     hotseat = create(client, mode="hotseat")
     online = create(client, mode="online", side="north")
-    with other(app) as fresh:
+    with another(client, "10.0.0.2") as fresh:
         assert fresh.post("/api/mygames", json={"games": {}}).json()["games"] == []  # anonymous: nothing
         assert login(fresh, "alice", PW_A).status_code == 200
         rows = {g["id"]: g for g in fresh.post("/api/mygames", json={"games": {}}).json()["games"]}
@@ -38,7 +38,7 @@ def test_my_games_lists_the_accounts_games_from_a_browser_without_tokens(app: An
         assert rows[hotseat["id"]]["side"] == "both" and rows[online["id"]]["side"] == "north"
         text = fresh.post("/api/mygames/record", json={"games": {}}).text
         assert f'[GameId "{hotseat["id"]}"]' in text and f'[GameId "{online["id"]}"]' in text
-    with other(app, "10.0.0.3") as bob:  # another account sees none of them
+    with another(client, "10.0.0.3") as bob:  # another account sees none of them
         signup(bob, "bob", PW_B)
         assert bob.post("/api/mygames", json={"games": {}}).json()["games"] == []
 
@@ -46,7 +46,7 @@ def test_my_games_lists_the_accounts_games_from_a_browser_without_tokens(app: An
 def test_an_account_holder_plays_under_the_accounts_name(app: Any, client: Any) -> None:
     signup(client, "alice", PW_A)
     g = create(client, mode="online", public=True, name="Alice")  # a display name sent as well
-    with other(app) as bob:
+    with another(client, "10.0.0.2") as bob:
         signup(bob, "bob", PW_B)
         r = bob.post(f"/api/games/{g['id']}/join", json={"name": "Bobby"}, headers={CSRF_HEADER: csrf(bob)})
         assert r.status_code == 200, r.text
@@ -58,7 +58,7 @@ def test_an_account_holder_plays_under_the_accounts_name(app: Any, client: Any) 
 
 def test_the_answer_to_an_offer_is_in_the_state(app: Any, client: Any) -> None:
     g = create(client, mode="online", side="south")
-    with other(app) as bob:
+    with another(client, "10.0.0.2") as bob:
         j = bob.post(f"/api/games/{g['id']}/join", json={"invite": g["invite"]}, headers={CSRF_HEADER: csrf(bob)})
         assert j.status_code == 200, j.text
         with client.websocket_connect(f"/ws/{g['id']}") as a_ws, bob.websocket_connect(f"/ws/{g['id']}") as b_ws:
