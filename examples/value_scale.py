@@ -10,7 +10,9 @@ positions, on the search's path and off it.
 is one noisy sample; the search's value averages hundreds of playouts) and that 27,000 positions,
 all on the search's own path, were too few.  This script makes the data that study asked for:
 
-1. ``heldout.npz``: the study's held-out set (the same seed, so the figures compare).
+1. ``heldout.npz``: a held-out set made as the study made its own (120 positions, seed 32; the
+   searches that label it do not repeat exactly, so its baselines differ a little from the
+   study's table: compare predictors within one set).
 2. ``shard-NNN.npz``: ``--games-per-shard`` games of the strong search at ``--sims`` simulations
    a move (the first ``--sample-plies`` moves drawn by the visits, for variety).  Every position
    of a game is kept with the search's value (the label: a proof when the search proves one,
