@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import random
 import time
 from pathlib import Path
@@ -47,17 +46,6 @@ import numpy as np
 from jericho_game import kernel
 from jericho_game.ai import evalnet, heldout, selfplay
 from jericho_game.envs.encoding import default_encoding
-
-
-def _label(state: Any, seed: int, sims: int) -> tuple[float, list[tuple[int, int, float, int]]]:
-    """The search's value of ``state`` for its side to move and the search's children."""
-    children = heldout._strong(state, seed, sims)
-    if any(ch[3] == 1 for ch in children):
-        return 1.0, children
-    if children and all(ch[3] == 0 for ch in children) and len(children) == len(state.legal_codes()):
-        return -1.0, children
-    _code, n, w, _proof = max(children, key=lambda ch: (ch[1], ch[2]))
-    return (2.0 * w / n - 1.0 if n else 0.0), children
 
 
 def _keep(rec: dict[str, list[Any]], state: Any, value: float, children: list[Any], off: bool) -> None:
@@ -85,13 +73,13 @@ def _game(seed: int, sims: int, sample_plies: int, off_path: float) -> dict[str,
             state.push(codes[0])
             ply += 1
             continue
-        value, children = _label(state, rng.getrandbits(64), sims)
+        value, children = heldout.search(state, rng.getrandbits(64), sims)
         _keep(rec, state, value, children, False)
         if rng.random() < off_path:
             side = state.copy(with_history=True)
             side.push(rng.choice(codes))
             if side.outcome < 0 and len(side.legal_codes()) > 1:
-                v2, ch2 = _label(side, rng.getrandbits(64), sims)
+                v2, ch2 = heldout.search(side, rng.getrandbits(64), sims)
                 _keep(rec, side, v2, ch2, True)
         visits = [ch[1] for ch in children]
         won = [ch for ch in children if ch[3] == 1]
@@ -121,15 +109,7 @@ def make_shard(
     """One shard's positions as flat arrays (the format of :func:`selfplay.play_games`)."""
     seeds = [7_000_003 * (index + 1) + i for i in range(games)]
     tasks = [(seeds[j::jobs], sims, sample_plies, off_path) for j in range(jobs) if seeds[j::jobs]]
-    if jobs > 1:
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            parts = pool.map(_worker, tasks)
-    else:
-        parts = [_worker(t) for t in tasks]
-    merged: dict[str, list[Any]] = {}
-    for part in parts:
-        for key, values in part.items():
-            merged.setdefault(key, []).extend(values)
+    merged = selfplay.run_merged(_worker, tasks, jobs)
     out: dict[str, np.ndarray] = {}
     for key in ("feat", "legal", "pol_a", "pol_p"):
         out[key], out[key + "_off"] = selfplay._ragged(merged[key])
@@ -177,7 +157,7 @@ def rank_study(held: heldout.HeldOut, predictors: dict[str, Any], judge_sims: in
             child = state.copy(with_history=True)
             child.push(code)
             children.append(child)
-        value, tree = _label(state, seed * 1_000_003 + i, judge_sims)
+        value, tree = heldout.search(state, seed * 1_000_003 + i, judge_sims)
         picks["the strong search"].append(max(tree, key=lambda ch: (ch[3] == 1, ch[3] != 0, ch[1], ch[2]))[0])
         for name, predictor in predictors.items():
             values = [_child_value(ch, predictor, state.turn) for ch in children]

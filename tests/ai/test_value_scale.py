@@ -35,13 +35,14 @@ def replay(codes):
     return state
 
 
-def test_a_label_is_the_held_out_sets_search_value():
-    vs = load_script()
+def test_a_label_is_the_held_out_sets_search_value_with_the_roots_children():
     state = replay([])
     for seed in (1, 2, 3):
-        value, children = vs._label(state, seed, 60)
+        value, children = heldout.search(state, seed, 60)  # what the script labels with
         assert value == pytest.approx(heldout.search_value(state, seed, 60))
         assert -1.0 <= value <= 1.0 and children
+        assert {ch[0] for ch in children} <= set(state.legal_codes())
+        assert sum(ch[1] for ch in children) >= 60 - 1
 
 
 def test_a_game_keeps_mirrored_pairs_on_and_off_the_path():

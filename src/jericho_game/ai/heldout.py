@@ -93,16 +93,22 @@ def _strong(state: State, seed: int, sims: int, net: Any = None, mix: float = 0.
     return children
 
 
+def search(state: State, seed: int, sims: int) -> tuple[float, list[tuple[int, int, float, int]]]:
+    """The strongest search's value of ``state`` (as :func:`search_value`) and its root's
+    children ``(code, visits, wins, proof)``."""
+    children = _strong(state, seed, sims)
+    if any(ch[3] == 1 for ch in children):
+        return 1.0, children
+    if children and all(ch[3] == 0 for ch in children) and len(children) == len(state.legal_codes()):
+        return -1.0, children
+    _code, n, w, _proof = max(children, key=lambda ch: (ch[1], ch[2]))
+    return (2.0 * w / n - 1.0 if n else 0.0), children
+
+
 def search_value(state: State, seed: int, sims: int) -> float:
     """The strongest search's value of ``state`` for its side to move, in [-1, 1]: a proven
     result when it proves one, else the winning rate of its most visited move."""
-    children = _strong(state, seed, sims)
-    if any(ch[3] == 1 for ch in children):
-        return 1.0
-    if children and all(ch[3] == 0 for ch in children) and len(children) == len(state.legal_codes()):
-        return -1.0
-    code, n, w, _proof = max(children, key=lambda ch: (ch[1], ch[2]))
-    return 2.0 * w / n - 1.0 if n else 0.0
+    return search(state, seed, sims)[0]
 
 
 def _result(outcome: int, turn: int) -> float:

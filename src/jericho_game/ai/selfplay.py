@@ -156,6 +156,21 @@ def _ragged(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return flat, offsets
 
 
+def run_merged(worker: Any, tasks: list[Any], jobs: int) -> dict[str, list[Any]]:
+    """``worker`` on each task (in ``jobs`` spawned processes when more than one), its
+    ``{key: list}`` results merged key by key in the tasks' order."""
+    if jobs > 1:
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            parts = pool.map(worker, tasks)
+    else:
+        parts = [worker(task) for task in tasks]
+    merged: dict[str, list[Any]] = {}
+    for part in parts:
+        for key, values in part.items():
+            merged.setdefault(key, []).extend(values)
+    return merged
+
+
 def play_games(
     cfg: SelfPlayConfig, weights: str | Path | None, games: int, seed: int, jobs: int = 1
 ) -> dict[str, np.ndarray]:
@@ -163,15 +178,7 @@ def play_games(
     seeds = [seed * 1_000_003 + i for i in range(games)]
     chunks = [seeds[i::jobs] for i in range(jobs)]
     tasks = [(cfg, str(weights) if weights else None, chunk) for chunk in chunks if chunk]
-    if jobs > 1:
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            parts = pool.map(_worker, tasks)
-    else:
-        parts = [_worker(task) for task in tasks]
-    merged: dict[str, list[Any]] = {}
-    for part in parts:
-        for key, values in part.items():
-            merged.setdefault(key, []).extend(values)
+    merged = run_merged(_worker, tasks, jobs)
     out: dict[str, np.ndarray] = {}
     for key in ("feat", "legal", "pol_a", "pol_p"):
         out[key], out[key + "_off"] = _ragged(merged.get(key, []))
