@@ -44,7 +44,7 @@ except ImportError as exc:
 
 from jericho_game.envs.vector import JerichoVectorEnv
 
-__all__ = ["JerichoSB3VecEnv"]
+__all__ = ["JerichoLeagueVecEnv", "JerichoSB3VecEnv"]
 
 
 class JerichoSB3VecEnv(VecEnv):  # type: ignore[misc]
@@ -103,6 +103,8 @@ class JerichoSB3VecEnv(VecEnv):  # type: ignore[misc]
         """``attr_name`` of the games ``indices`` (one vector env: the same value for each)."""
         if attr_name == "action_masks":
             return [self.action_masks for _ in self._indices(indices)]
+        if attr_name == "render_mode":  # asked by SB3's VecEnv; the games draw nothing
+            return [getattr(self.venv, "render_mode", None) for _ in self._indices(indices)]
         value = getattr(self.venv, attr_name)  # AttributeError names it
         return [value for _ in self._indices(indices)]
 
@@ -148,3 +150,106 @@ class JerichoSB3VecEnv(VecEnv):  # type: ignore[misc]
                     value = values[i]
                     out[i][key] = value.item() if isinstance(value, np.generic) else value
         return out
+
+
+class JerichoLeagueVecEnv(VecEnv):  # type: ignore[misc]
+    """Several opponents in one Stable-Baselines3 ``VecEnv``: a league of the project's levels.
+
+    >>> env = JerichoLeagueVecEnv({"easy": 64, "medium": 32}, agent_side="random", shaping=0.02)
+
+    ``opponents`` maps each opponent (a player spec, or ``"random"``) to how many games of the
+    batch it plays; each group is one :class:`JerichoSB3VecEnv` (the other keywords go to every
+    group), and the games keep that order (the first ``opponents[first]`` games, then the next
+    group's ...).  Training against a mix of levels keeps a policy from learning one opponent's
+    habits; ``info["opponent"]`` names each game's opponent.  Self-play has no place here (its
+    games alternate sides, which SB3's returns do not expect: see :class:`JerichoSB3VecEnv`).
+    """
+
+    def __init__(self, opponents: dict[str, int], **kwargs: Any) -> None:
+        if not opponents:
+            raise ValueError("the league needs at least one opponent")
+        for name, games in opponents.items():
+            if name == "self":
+                raise ValueError("the league plays opponents, not self-play (its games alternate sides)")
+            if not isinstance(games, int) or isinstance(games, bool) or games < 1:
+                raise ValueError(f"each opponent plays at least one game, got {games!r} for {name!r}")
+        if "opponent" in kwargs:
+            raise ValueError("the league's opponents come from its opponents mapping, not opponent=")
+        self.groups = [
+            (name, JerichoSB3VecEnv(num_envs=games, opponent=name, **kwargs)) for name, games in opponents.items()
+        ]
+        first = self.groups[0][1]
+        self._bounds = np.cumsum([0] + [env.num_envs for _, env in self.groups])
+        super().__init__(sum(env.num_envs for _, env in self.groups), first.observation_space, first.action_space)
+
+    def _tag(self, infos: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+        for info in infos:
+            info["opponent"] = name
+        return infos
+
+    def reset(self) -> np.ndarray:
+        """Start every game; a seed given to :meth:`seed` seeds each group (the group's index added)."""
+        seed = self._seeds[0] if self._seeds else None
+        self.reset_infos = []
+        out = []
+        for k, (name, env) in enumerate(self.groups):
+            env.seed(None if seed is None else seed + k)
+            out.append(env.reset())
+            self.reset_infos += self._tag(env.reset_infos, name)
+        self._reset_seeds()
+        return np.concatenate(out)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Hand each group its games' actions."""
+        actions = np.asarray(actions).reshape(self.num_envs)
+        for k, (_, env) in enumerate(self.groups):
+            env.step_async(actions[self._bounds[k] : self._bounds[k + 1]])
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """One move in every game of every group, concatenated in the groups' order."""
+        parts = [env.step_wait() for _, env in self.groups]
+        infos: list[dict[str, Any]] = []
+        for (name, _), part in zip(self.groups, parts, strict=True):
+            infos += self._tag(part[3], name)
+        return (
+            np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]),
+            infos,
+        )
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of every game, ``(B, 651)`` booleans."""
+        return np.concatenate([env.action_masks() for _, env in self.groups])
+
+    def close(self) -> None:
+        """Close every group."""
+        for _, env in self.groups:
+            env.close()
+
+    def _group_of(self, indices: Any) -> list[tuple[int, int]]:
+        picked = range(self.num_envs) if indices is None else [indices] if isinstance(indices, int) else list(indices)
+        return [(int(np.searchsorted(self._bounds, i, side="right")) - 1, i) for i in picked]
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """``attr_name`` of the games ``indices`` (from each game's group)."""
+        return [self.groups[k][1].get_attr(attr_name, i - self._bounds[k])[0] for k, i in self._group_of(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        """Set ``attr_name`` on the groups of the games ``indices``."""
+        for k in {k for k, _ in self._group_of(indices)}:
+            self.groups[k][1].set_attr(attr_name, value)
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        """``action_masks`` per game (MaskablePPO's question); other methods once per game, on its group."""
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for _, i in self._group_of(indices)]
+        return [
+            self.groups[k][1].env_method(method_name, *method_args, indices=i - self._bounds[k], **method_kwargs)[0]
+            for k, i in self._group_of(indices)
+        ]
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        """No game is wrapped by a Gymnasium wrapper (there are no single envs)."""
+        return [False for _ in self._group_of(indices)]
