@@ -2200,9 +2200,12 @@ typedef struct {
     /* The learned evaluator (NULL: none): priors order the untried moves and add a PUCT term
        `cprior * prior * sqrt(N) / (1 + n)` to UCB1 (cprior 0: no priors at all, the search's
        own order); a leaf's value is `mix` times the network's and 1 - mix times a playout's
-       (mix 1: no playout). */
+       (mix 1: no playout).  With `net_pieces` > 0 a leaf with at most that many pieces left in
+       the reserves gets a playout alone: late in the game a greedy playout is nearly exact and
+       the network is at its worst (docs/ai.md, "The value at scale"). */
     const Net *net;
     double mix, cprior;
+    int net_pieces;
     int transpose;
     TTable tt;
     /* The endgame solver at new leaves (`solve_nodes` > 0): a leaf with at most `solve_pieces`
@@ -2658,11 +2661,12 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
         double south;
         int result = T->nodes[ni].terminal;
         if (result == NO_OUTCOME) {
-            double by_net = T->net && T->mix > 0.0 ? net_south(B, T->net, &P) : 0.0;
-            if (!T->net || T->mix < 1.0) {
+            double mix = T->net && reserve_left(&P) > T->net_pieces ? T->mix : 0.0;
+            double by_net = mix > 0.0 ? net_south(B, T->net, &P) : 0.0;
+            if (mix < 1.0) {
                 result = playout(B, &P, &T->rng, T->k, T->defend, NULL, NULL);
                 south = result == DRAW ? 0.5 : result == 0 ? 1.0 : 0.0;
-                if (T->net && T->mix > 0.0) south = T->mix * by_net + (1.0 - T->mix) * south;
+                if (mix > 0.0) south = mix * by_net + (1.0 - mix) * south;
             } else
                 south = by_net;
         } else
@@ -2870,14 +2874,18 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     int k = 3, defend = 0, solver = 0, greedy = 0, proofs = 0, reroot = 0, transpose = 0;
     static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", "defend", "solver",
                              "greedy", "proofs", "net", "mix", "cprior", "reroot", "transpose", "solve_nodes",
-                             "solve_pieces", "solve_after", NULL};
+                             "solve_pieces", "solve_after", "net_pieces", NULL};
     long solve_nodes = 0;
-    int solve_pieces = 0, solve_after = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddpplii:mcts", kwlist, &StateType, &state, &seedobj,
-                                     &sims, &seconds, &c, &widen, &k, &treeobj, &defend, &solver, &greedy, &proofs,
-                                     &netobj, &mix, &cprior, &reroot, &transpose, &solve_nodes, &solve_pieces,
-                                     &solve_after))
+    int solve_pieces = 0, solve_after = 0, net_pieces = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddppliii:mcts", kwlist, &StateType, &state,
+                                     &seedobj, &sims, &seconds, &c, &widen, &k, &treeobj, &defend, &solver, &greedy,
+                                     &proofs, &netobj, &mix, &cprior, &reroot, &transpose, &solve_nodes,
+                                     &solve_pieces, &solve_after, &net_pieces))
         return NULL;
+    if (net_pieces < 0) {
+        PyErr_SetString(PyExc_ValueError, "mcts: need net_pieces >= 0");
+        return NULL;
+    }
     if (solve_nodes < 0 || solve_pieces < 0 || solve_after < 0 || (solve_nodes > 0 && !solver)) {
         PyErr_SetString(PyExc_ValueError, "mcts: need solve_nodes, solve_pieces and solve_after >= 0, and solver=True "
                                           "for the endgame solver's proofs to count");
@@ -2946,6 +2954,7 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     T->net = net;
     T->mix = mix;
     T->cprior = cprior;
+    T->net_pieces = net_pieces;
     T->transpose = transpose;
     T->solve_nodes = solve_nodes;
     T->solve_pieces = solve_pieces;
@@ -4287,7 +4296,7 @@ static PyMethodDef module_methods[] = {
      "continued from that subtree; transpose: a child's winning rate is read from every simulation through its "
      "position (transposition statistics); solve_nodes, solve_pieces: leaves with at most solve_pieces pieces "
      "left are solved within solve_nodes nodes (proofs); solve_after: tried once, at that many visits, not when "
-     "made."},
+     "made; net_pieces: leaves with at most that many pieces left in the reserves get a playout, not the net."},
     {"net_features", k_net_features, METH_VARARGS,
      "net_features(state, cells, aligns) -> [index, ...]: the learned evaluator's active features of the position "
      "as its side to move sees it, under the given cell and alignment maps (see players/evalnet.py)."},

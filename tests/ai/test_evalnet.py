@@ -189,6 +189,12 @@ def test_the_evaluator_changes_the_search_and_is_reproducible(weights):
     assert visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=0") != plain  # the priors order
     value_only = visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1,cprior=0")
     assert value_only not in (plain, guided)
+    # net_pieces=N: a leaf with at most N pieces left in the reserves gets a playout, not the network.
+    # All 50 pieces: every leaf is played out (the plain search); none (the default): the value alone.
+    by_phase = f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1,cprior=0,net_pieces="
+    assert visits(by_phase + "50") == plain
+    assert visits(by_phase + "0") == value_only
+    assert visits(by_phase + "48") not in (plain, value_only)  # leaves 2+ plies down are played out
 
 
 def test_evaluator_options_are_checked_when_given(weights, tmp_path):
@@ -202,6 +208,8 @@ def test_evaluator_options_are_checked_when_given(weights, tmp_path):
         make_player(f"mcts:evaluator={weights},mix=1.5")
     with pytest.raises(PlayerSpecError, match="cprior"):
         make_player(f"mcts:evaluator={weights},cprior=-1")
+    with pytest.raises(PlayerSpecError, match="net_pieces"):
+        make_player(f"mcts:evaluator={weights},net_pieces=-1")
 
 
 def test_training_learns_the_search_s_visits(tmp_path):

@@ -143,6 +143,7 @@ OPTION_RULES: dict[str, tuple[str, object, object]] = {
     "evaluator": ("text", None, None),
     "mix": ("float", 0.0, 1.0),
     "cprior": ("float", 0.0, 100.0),
+    "net_pieces": ("int", 0, 50),
     "name": ("text", None, None),
 }
 #: Float options that must be above their low bound (0 is not allowed).

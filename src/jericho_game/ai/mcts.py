@@ -352,6 +352,7 @@ class KernelMCTSPlayer:
         evaluator: str | None = None,
         mix: float = 0.5,
         cprior: float = 1.0,
+        net_pieces: int = 0,
         final: str = "visits",
         subtree: int = 0,
         transpose: int = 0,
@@ -370,8 +371,9 @@ class KernelMCTSPlayer:
         #: How the move is chosen from the root's children: the most visited (``visits``) or the
         #: best lower confidence bound of the winning rate (``lcb``); a proof comes first in both.
         self.final = final
-        if not 0.0 <= mix <= 1.0 or cprior < 0:
-            raise ValueError(f"mix must be in [0, 1] and cprior >= 0, got mix={mix}, cprior={cprior}")
+        if not 0.0 <= mix <= 1.0 or cprior < 0 or net_pieces < 0:
+            got = f"mix={mix}, cprior={cprior}, net_pieces={net_pieces}"
+            raise ValueError(f"mix must be in [0, 1], cprior >= 0 and net_pieces >= 0, got {got}")
         self.name = "mcts"
         self.sims = sims
         self.time = time
@@ -402,6 +404,9 @@ class KernelMCTSPlayer:
         self.evaluator = None if evaluator is None else str(evaluator_path(evaluator))
         self.mix = float(mix)
         self.cprior = float(cprior)
+        #: Leaves with at most this many pieces left in the reserves get a playout alone, not the
+        #: network (0: the network everywhere): late in the game a playout is nearly exact.
+        self.net_pieces = int(net_pieces)
         self._evaluator_options()  # read and check the weights now, not in the first move's time
         if solve_nodes < 0 or solve_pieces < 0 or solve_after < 0:
             got = f"{solve_nodes}, {solve_pieces}, {solve_after}"
@@ -569,7 +574,8 @@ class KernelMCTSPlayer:
             return {}
         from jericho_game.ai import evalnet
 
-        return {"net": evalnet.kernel_net(self.evaluator), "mix": self.mix, "cprior": self.cprior}
+        net = evalnet.kernel_net(self.evaluator)
+        return {"net": net, "mix": self.mix, "cprior": self.cprior, "net_pieces": self.net_pieces}
 
     def __getstate__(self) -> dict[str, object]:
         # The C tree does not pickle (players are sent to worker processes): a copy starts afresh.
@@ -615,6 +621,7 @@ def mcts(
     evaluator: str | None = None,
     mix: float = 0.5,
     cprior: float = 1.0,
+    net_pieces: int = 0,
     final: str = "visits",
     subtree: int = 0,
     transpose: int = 0,
@@ -631,10 +638,12 @@ def mcts(
     ``evaluator=shipped`` or ``evaluator=PATH`` (C kernel only): the learned evaluator
     (:mod:`jericho_game.ai.evalnet`) guides the search, its value weighted ``mix`` against
     the playouts' and its priors ``cprior`` (``cprior=0``: no priors at all, the moves keep the
-    search's own order, and the network gives only the value).  ``subtree=1`` (C kernel): the tree is also kept
-    between moves, as the Python search keeps it: a position one or two plies below the last
-    root is searched on from that subtree.  ``transpose=1`` (C kernel): transposition
-    statistics, a child's winning rate read from every simulation through its position.
+    search's own order, and the network gives only the value); ``net_pieces=N``: leaves with at
+    most ``N`` pieces left in the reserves get a playout alone (the network earlier in the game).
+    ``subtree=1`` (C kernel): the tree is also kept between moves, as the Python search keeps
+    it: a position one or two plies below the last root is searched on from that subtree.
+    ``transpose=1`` (C kernel): transposition statistics, a child's winning rate read from every
+    simulation through its position.
     """
     if kernel.C is not None:
         return KernelMCTSPlayer(
@@ -652,6 +661,7 @@ def mcts(
             evaluator=evaluator,
             mix=mix,
             cprior=cprior,
+            net_pieces=net_pieces,
             final=final,
             subtree=subtree,
             transpose=transpose,
@@ -670,6 +680,7 @@ def mcts(
         ("endgame", endgame),
         ("solve_nodes", solve_nodes),
         ("solve_after", solve_after),
+        ("net_pieces", net_pieces),
     )
     for name, value in (*extras, ("final", None if final == "visits" else final)):
         if value:
