@@ -102,6 +102,7 @@ def test_notices_sounds_and_browser_notifications_of_an_online_game(server: str,
     a, b = a_ctx.new_page(), b_ctx.new_page()
     errors = [watch_errors(p) for p in (a, b)]
     a.goto(server + "/")
+    expect(a.locator("#levels-main input").first).to_be_visible()  # wired: a click before submits the bare form
     a.get_by_label("Online").check()
     a.select_option("select[name=side]", "south")
     a.click("#start")
@@ -115,7 +116,9 @@ def test_notices_sounds_and_browser_notifications_of_an_online_game(server: str,
     b.goto(invite)
     expect(notice(a)).to_have_text("Your turn.", timeout=20_000)
     expect(notice(a)).to_be_visible()
-    a.wait_for_function("window.__tones.length > 0")
+    # Functions, not expressions: Playwright polls an expression that is not yet true with eval(),
+    # which the page's CSP (script-src 'self') refuses; a function goes through the debugger protocol.
+    a.wait_for_function("() => window.__tones.length > 0")
     assert a.evaluate("window.__notes.length") == 0  # the tab is visible: no browser notification
 
     # Ada opts in: only now is the permission asked for, once
@@ -125,13 +128,13 @@ def test_notices_sounds_and_browser_notifications_of_an_online_game(server: str,
     play_one(a, 0)
     expect(notice(b)).to_contain_text("A move has arrived", timeout=20_000)
     expect(notice(b)).to_contain_text("Your turn.", timeout=20_000)
-    b.wait_for_function("window.__tones.length > 0")
+    b.wait_for_function("() => window.__tones.length > 0")
     b.screenshot(path=str(ARTIFACTS / "notice-your-turn-phone.png"), animations="disabled")
 
     # Ada's tab goes to the background: Brice's move reaches her as a browser notification
     a.evaluate("window.__hidden = true")
     play_one(b, 1)
-    a.wait_for_function("window.__notes.length === 1")
+    a.wait_for_function("() => window.__notes.length === 1")
     note = a.evaluate("window.__notes[0]")
     assert note["title"] == "Jericho" and "Your turn." in note["body"] and note["tag"].startswith("jericho-")
     a.evaluate("window.__hidden = false")
