@@ -173,20 +173,33 @@ def evaluate(net: Net, p: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, 
     return {"policy_loss": round(float(pl), 4), "value_mse": round(float(vl), 4), "top1": round(float(t1), 4)}
 
 
-def export(net: Net, args: argparse.Namespace, facts: dict[str, object], ref: np.ndarray) -> None:
+def save_weights(net: Net, path: str | Path, facts: dict[str, object], ref: np.ndarray) -> None:
+    """``net`` as a weights file of :mod:`jericho_game.ai.net`: its arrays, architecture and ``facts``,
+    and PyTorch's outputs on the reference inputs ``ref`` (which the NumPy forward is checked against).
+
+    Written to a temporary file first, so an interrupted run never leaves a half-written file.
+    """
     net.eval()
     with torch.no_grad():
-        logits, value = net(torch.from_numpy(ref))
+        logits, value = net(torch.from_numpy(ref.astype(np.float32)))
     arrays = {k: v.detach().numpy().astype(np.float32) for k, v in net.state_dict().items()}
-    meta = {"arch": {"width": args.width, "blocks": args.blocks}, "training": facts}
+    arch = {"width": net.stem.out_channels, "blocks": len(net.convs) // 2}
+    meta = {"arch": arch, "training": facts}
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp.npz")
     np.savez_compressed(
-        args.out,
+        tmp,
         _meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
         _ref_input=ref.astype(np.float32),
         _ref_logits=logits.numpy().astype(np.float32),
         _ref_value=value.numpy().astype(np.float32),
         **arrays,
     )
+    tmp.replace(path)
+
+
+def export(net: Net, args: argparse.Namespace, facts: dict[str, object], ref: np.ndarray) -> None:
+    save_weights(net, args.out, facts, ref)
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)", flush=True)
 
 

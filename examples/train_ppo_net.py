@@ -65,6 +65,20 @@ def parse_league(text: str, envs: int) -> dict[str, int]:
     return games
 
 
+def train_net() -> Any:
+    """examples/train_net.py, the script that trained the shipped weights: its network and weights writer.
+
+    Registered as the module ``train_net`` so that SB3's checkpoint refers to the network by name
+    instead of pickling it.
+    """
+    if "train_net" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("train_net", Path(__file__).resolve().with_name("train_net.py"))
+        assert spec is not None and spec.loader is not None
+        sys.modules["train_net"] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules["train_net"]
+
+
 def make_policy_class() -> type:
     """MaskablePPO's policy with the ``net`` network as its actor and critic (built lazily: needs torch)."""
     import torch
@@ -74,14 +88,7 @@ def make_policy_class() -> type:
     from jericho_game.envs.planar import default_planar
 
     shape = default_planar().shape
-    # The network's PyTorch module is train_net.py's (the script that trained the shipped weights),
-    # registered as a module so that SB3's checkpoint refers to it by name instead of pickling it.
-    if "train_net" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("train_net", Path(__file__).resolve().with_name("train_net.py"))
-        assert spec is not None and spec.loader is not None
-        sys.modules["train_net"] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    Net = sys.modules["train_net"].Net
+    Net = train_net().Net
 
     class Heads(nn.Module):
         """The whole network behind SB3's interface: flat observations in, (logits, value) out."""
@@ -176,28 +183,11 @@ def sharpen(policy: Any, factor: float) -> None:
 
 def export(policy: Any, path: Path, facts: dict[str, Any]) -> None:
     """The policy's network as a ``net`` weights file (with PyTorch's outputs on the shipped reference inputs)."""
-    import torch
-
     from jericho_game.ai.net import load_weights
 
     net = policy.mlp_extractor.net
-    ref = load_weights().meta["reference"]["input"].astype(np.float32)
-    net.eval()
-    with torch.no_grad():
-        logits, value = net(torch.from_numpy(ref))
-    net.train()
-    arrays = {k: v.detach().numpy().astype(np.float32) for k, v in net.state_dict().items()}
-    meta = {"arch": {"width": 32, "blocks": 3}, "training": facts}
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(
-        tmp,
-        _meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
-        _ref_input=ref,
-        _ref_logits=logits.numpy().astype(np.float32),
-        _ref_value=value.numpy().astype(np.float32),
-        **arrays,
-    )
-    tmp.replace(path)
+    train_net().save_weights(net, path, facts, load_weights().meta["reference"]["input"])
+    net.train()  # save_weights evaluates in eval mode; PPO goes on training
 
 
 def main(argv: list[str] | None = None) -> int:
