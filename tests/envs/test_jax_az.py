@@ -78,6 +78,25 @@ def test_the_same_call_resumes_and_refuses_other_settings(trained: Path, tmp_pat
     assert len(_log(run)) == 2
 
 
+def test_a_new_run_can_start_from_another_runs_network(tmp_path: Path) -> None:
+    fresh = jax_az.init_params(TINY, jax.random.split(jax.random.PRNGKey(TINY.seed))[1])
+    start = {k: x * 3 + 0.5 for k, x in fresh.items()}  # far from what this seed would start from
+    zeros = {k: np.zeros_like(x) for k, x in fresh.items()}
+    jax_az.save_checkpoint(tmp_path / "start.npz", start, zeros, zeros, 0, {"iteration": 9})
+    run = tmp_path / "from"
+    jax_az.train(run, TINY, iterations=1, quiet=True, init=tmp_path / "start.npz")
+    params, meta = jax_az.load_params(run / "ckpt-000001.npz")
+    assert meta["pretrained"] == {"init": "start.npz", "init_iteration": 9}
+
+    def distance(a: dict, b: dict) -> float:
+        return sum(float(np.abs(np.asarray(a[k]) - np.asarray(b[k])).sum()) for k in a)
+
+    assert distance(params, start) < 0.1 * distance(params, fresh)  # two SGD steps from the given network
+    with pytest.raises(ValueError, match="shapes are not this run's"):
+        wide = jax_az.Config(**{**TINY.__dict__, "hidden": 9})
+        jax_az.train(tmp_path / "wide", wide, iterations=1, quiet=True, init=tmp_path / "start.npz")
+
+
 def test_checkpoint_round_trip(tmp_path: Path) -> None:
     params = jax_az.init_params(TINY, jax.random.PRNGKey(3))
     m = {k: v + 1 for k, v in params.items()}
@@ -168,6 +187,7 @@ def test_evaluate_counts_the_games_from_the_nets_side(trained: Path) -> None:
     result = jax_az.evaluate(str(trained / "ckpt-000001.npz"), "random", games=2, sims=2, seed=3)
     assert result["games"] == 2 == result["wins"] + result["draws"] + result["losses"]
     assert result["score"] == (result["wins"] + result["draws"] / 2) / 2
+    assert result["network"] == "ckpt-000001.npz" and result["iteration"] == 1
     low, high = result["ci95"]
     assert 0.0 <= low <= result["score"] <= high <= 1.0
 
@@ -200,4 +220,78 @@ def test_the_kept_network_plays_and_the_docs_quote_its_games() -> None:
     for r in results:
         sims = r["player"].rsplit("=", 1)[1]
         row = f"| `{r['opponent']}` | {sims} | {r['games']} | {r['wins']}–{r['draws']}–{r['losses']} |"
+        assert row in docs, row
+
+
+def test_symmetric_batches_turn_observation_and_policy_together() -> None:
+    from jericho_game.envs.teacher import teacher_game
+
+    enc = default_encoding()
+    rec = teacher_game(3, sims=8, sample_plies=2)
+    data = {k: np.array(rec[k]) for k in ("obs", "policy", "value")}
+    idx = np.arange(len(data["value"]))
+    obs, pol, val = jax_az._symmetric_batch(data, idx, np.random.default_rng(0))
+    seen = set()
+    for i in idx:
+        for name in ("identity", "mirror", "half-turn", "flip"):
+            sym = enc.symmetry(name)
+            # (a symmetric position has several images that look alike: any that maps both will do)
+            if np.array_equal(obs[i], sym.observations(data["obs"][i])) and np.array_equal(
+                pol[i], sym.masks(data["policy"][i].astype(np.float32))
+            ):
+                seen.add(name)
+                break
+        else:
+            raise AssertionError(f"row {i}: no symmetry maps both its observation and its policy")
+    assert len(seen) > 1  # the symmetries are drawn, not one for all
+    np.testing.assert_array_equal(val, data["value"])
+
+
+def test_pretrain_starts_a_run_that_self_play_goes_on_with(tmp_path: Path) -> None:
+    from jericho_game.envs.teacher import make_teacher_data
+
+    shards = make_teacher_data(tmp_path / "teacher", 4, sims=8, seed=1, shard_games=2)
+    run = tmp_path / "run"
+    config = jax_az.Config(**{**TINY.__dict__, "train_batch": 16})
+    summary = jax_az.pretrain(run, config, shards, epochs=2, holdout=0.2, quiet=True)
+    assert summary["steps"] == int(2 * summary["trained_on"] / 16) and summary["heldout"]["positions"] > 0
+    assert 0.0 <= summary["heldout"]["top1"] <= 1.0 and summary["heldout"]["value_mse"] >= 0
+    assert json.loads((run / "pretrain.json").read_text())["teacher_positions"] == summary["teacher_positions"]
+    start, meta = jax_az.load_params(run / "ckpt-000000.npz")
+    assert meta["iteration"] == 0 and meta["pretrained"]["steps"] == summary["steps"]
+    fresh = jax_az.init_params(config, jax.random.split(jax.random.PRNGKey(config.seed))[1])
+    assert any(not np.allclose(start[k], fresh[k]) for k in fresh)  # it learned
+    jax_az.train(run, config, iterations=1, quiet=True)  # self-play resumes from the teacher's network
+    (record,) = _log(run)
+    assert record["iteration"] == 1
+    _, meta1 = jax_az.load_params(run / "ckpt-000001.npz")
+    assert meta1["pretrained"] == meta["pretrained"]
+    with pytest.raises(ValueError, match="already holds checkpoints"):
+        jax_az.pretrain(run, config, shards, quiet=True)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "config.json").write_bytes((run / "config.json").read_bytes())
+    with pytest.raises(SystemExit, match="hidden: stored 8, given 9"):
+        jax_az.pretrain(other, jax_az.Config(**{**TINY.__dict__, "hidden": 9}), shards, quiet=True)
+
+
+WARM = ROOT / "docs" / "runs" / "jax-az-warm-2026-12-05"
+
+
+def test_the_warm_started_networks_play_and_the_docs_quote_their_games() -> None:
+    """The warm-started run's kept networks (its iteration 0, the teacher's pupil, and its last
+    self-play iteration) load as arena players, and docs/interop.md's table is its results file's."""
+    results = [json.loads(line) for line in (WARM / "results.jsonl").read_text().splitlines()]
+    assert results and all(r["games"] >= 200 for r in results)
+    docs = (ROOT / "docs" / "interop.md").read_text(encoding="utf-8")
+    for name in sorted({r["network"] for r in results}):
+        params, meta = jax_az.load_params(WARM / name)
+        assert meta["dtype"] == "float16" and meta["pretrained"]["teacher_positions"] > 300_000
+        assert params["w0"].shape == (1239, 256) and jax_az.layer_count(params) == 2
+        summary = run_arena([f"jax-az:{WARM / name},sims=4", "random"], games=2, seed=1)
+        assert [g["error"] for g in summary["games"]] == [None, None]
+    for r in results:
+        sims = r["player"].rsplit("=", 1)[1]
+        score = f"{r['wins']}–{r['draws']}–{r['losses']}"
+        row = f"| {r['iteration']:,} | `{r['opponent']}` | {sims} | {r['games']} | {score} |"
         assert row in docs, row

@@ -27,6 +27,17 @@ setting differs from the stored ``config.json``)::
     python -m jericho_game.envs.jax_az evaluate runs/az/ckpt-000100.npz --opponent greedy --games 200
     jericho arena jax-az:runs/az/ckpt-000100.npz hard       # the trained net as an arena player
 
+A warm start (AlphaGo's order: the expert's positions first, then self-play)::
+
+    python -m jericho_game.envs.jax_az pretrain --dir runs/azw --games 6000 --jobs 2
+    python -m jericho_game.envs.jax_az train --dir runs/azw --hours 1
+
+``pretrain`` plays ``--games`` games of the strong search (:mod:`jericho_game.envs.teacher`,
+resumable shards in ``--dir/teacher``), trains a fresh network on its positions (policy against
+the search's visits, value against its value, each minibatch turned by the board's four
+symmetries) and writes it as the run's iteration 0 (``ckpt-000000.npz``, ``pretrain.json`` with
+the held-out figures); ``train`` with the same settings then goes on from it by self-play.
+
 Data parallel: self-play and the SGD steps run under ``jax.pmap`` over ``jax.local_devices()``
 (each device plays ``batch / devices`` games and takes a shard of each minibatch; gradients
 are averaged with ``lax.pmean``), so one command uses one CPU, every GPU of a machine, or the
@@ -75,6 +86,7 @@ __all__ = [
     "init_params",
     "load_params",
     "main",
+    "pretrain",
     "save_weights",
     "state_from_game",
     "train",
@@ -401,11 +413,13 @@ def train(
     checkpoint_every: int = 10,
     keep: int = 3,
     quiet: bool = False,
+    init: str | Path | None = None,
 ) -> dict[str, Any]:
     """Train (or resume) in ``directory`` until ``iterations`` in all or ``hours`` of this call.
 
     Returns the last log record.  A checkpoint is written every ``checkpoint_every``
-    iterations and at the end.
+    iterations and at the end.  ``init`` (a checkpoint or weights file of the same shape)
+    starts a new run from that network instead of random weights; a resumed run ignores it.
     """
     directory = Path(directory)
     devices = jax.local_devices()
@@ -416,6 +430,15 @@ def train(
         key = jax.random.PRNGKey(config.seed)
         key, k0 = jax.random.split(key)
         params = init_params(config, k0)
+        pretrained = None
+        if init is not None:
+            start_params, start_meta = load_params(init)
+            shapes = {k: tuple(x.shape) for k, x in params.items()}
+            if {k: tuple(x.shape) for k, x in start_params.items()} != shapes:
+                raise ValueError(f"{init}: its network's shapes are not this run's (--hidden, --layers)")
+            params = start_params
+            pretrained = {**start_meta.get("pretrained", {}), "init": Path(init).name}
+            pretrained["init_iteration"] = start_meta.get("iteration")
         m = jax.tree.map(jnp.zeros_like, params)
         v = jax.tree.map(jnp.zeros_like, params)
         step, iteration, totals = 0, 0, {"positions": 0, "games": 0, "seconds": 0.0, "samples": 0}
@@ -423,6 +446,7 @@ def train(
         meta = resumed["meta"]
         params, m, v = ({k: jnp.asarray(x) for k, x in resumed[part].items()} for part in "pmv")
         step, iteration, totals = resumed["step"], int(meta["iteration"]), dict(meta["totals"])
+        pretrained = meta.get("pretrained")
         key = jnp.asarray(np.array(meta["key"], dtype=np.uint32))
         _cut_log(directory / "log.jsonl", iteration)
         if not quiet:
@@ -448,6 +472,8 @@ def train(
             "jax": jax.__version__,
             "env": f"{env.id} {env.version}, flat observation",
         }
+        if pretrained is not None:
+            meta["pretrained"] = pretrained
         save_checkpoint(
             directory / f"ckpt-{iteration:06d}.npz",
             _host(_first(p_rep)),
@@ -517,6 +543,124 @@ def train(
     if record and iteration % checkpoint_every:
         save()
     return record
+
+
+# -- a warm start: the strong search's positions first (AlphaGo's order) --------------------
+@functools.lru_cache(maxsize=4)
+def _supervised_step(lr: float, wd: float) -> Callable[..., Any]:
+    def step(params: Params, m: Params, v: Params, n: jax.Array, obs: jax.Array, pol: jax.Array, val: jax.Array):  # type: ignore[no-untyped-def]
+        grads, losses = jax.grad(_loss, has_aux=True)(params, obs, pol, val)
+        params, m, v, n = _adam(params, grads, m, v, n, lr, wd)
+        return params, m, v, n, losses
+
+    return jax.jit(step)
+
+
+def _symmetric_batch(
+    data: dict[str, np.ndarray], idx: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions ``idx``, each turned by one of the board's four symmetries drawn at random."""
+    enc = default_encoding()
+    obs, pol = data["obs"][idx], data["policy"][idx].astype(np.float32)
+    which = rng.integers(0, 4, size=len(idx))
+    for k, name in enumerate(("mirror", "half-turn", "flip"), start=1):
+        rows = which == k
+        if rows.any():
+            sym = enc.symmetry(name)
+            obs[rows], pol[rows] = sym.observations(obs[rows]), sym.masks(pol[rows])
+    return obs, pol, data["value"][idx]
+
+
+def _teacher_metrics(params: Params, data: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, float]:
+    logits, value = (np.asarray(x) for x in jax.jit(forward)(params, jnp.asarray(data["obs"][idx])))
+    pol = data["policy"][idx].astype(np.float32)
+    logp = logits - logits.max(-1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
+    return {  # the training loss's terms, and how often the network's first choice is the search's
+        "positions": len(idx),
+        "policy_loss": float(-(pol * logp).sum(-1).mean()),
+        "top1": float((logits.argmax(-1) == pol.argmax(-1)).mean()),
+        "value_mse": float(((value - data["value"][idx]) ** 2).mean()),
+        "value_mse_of_zero": float((data["value"][idx] ** 2).mean()),
+    }
+
+
+def pretrain(
+    directory: str | Path,
+    config: Config,
+    shards: list[Path],
+    epochs: float = 3.0,
+    holdout: float = 0.02,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Train a fresh network on teacher data (:mod:`jericho_game.envs.teacher`) and write it
+    as ``directory``'s iteration 0, from which :func:`train` then goes on by self-play.
+
+    Policy by cross-entropy against the search's visits, value by squared error against the
+    search's value, each minibatch turned by the board's symmetries at random; the last
+    ``holdout`` of the positions (whole games, the newest shards) are held out and scored.
+    Refuses a directory that already holds checkpoints or other settings.
+    """
+    from jericho_game.envs.teacher import load_teacher_data
+
+    directory = Path(directory)
+    if _checkpoints(directory):
+        raise ValueError(f"{directory} already holds checkpoints: pretrain starts a run, it does not change one")
+    if not shards:
+        raise ValueError("no teacher data to learn from")
+    if _resume_or_start(directory, config) is not None:  # writes config.json, or refuses other settings
+        raise ValueError(f"{directory} already holds checkpoints")
+    data = load_teacher_data(shards)
+    total = len(data["value"])
+    cut = max(1, int(total * (1.0 - holdout)))
+    train_idx, held_idx = np.arange(cut), np.arange(cut, total)
+    key = jax.random.PRNGKey(config.seed)
+    key, k0 = jax.random.split(key)
+    params = init_params(config, k0)
+    m = jax.tree.map(jnp.zeros_like, params)
+    v = jax.tree.map(jnp.zeros_like, params)
+    n = jnp.int32(0)
+    step = _supervised_step(config.lr, config.weight_decay)
+    rng = np.random.default_rng([config.seed, 17])
+    steps = max(1, int(epochs * len(train_idx) / config.train_batch))
+    began, recent = time.monotonic(), []
+    with open(directory / "pretrain.jsonl", "a", encoding="utf-8") as log:
+        for i in range(1, steps + 1):
+            batch = _symmetric_batch(data, rng.choice(train_idx, size=config.train_batch), rng)
+            params, m, v, n, losses = step(params, m, v, n, *(jnp.asarray(x) for x in batch))
+            recent.append(np.asarray(losses))
+            if i % 500 == 0 or i == steps:
+                pl, vl = np.mean(recent, axis=0)
+                record = {"step": i, "of": steps, "policy_loss": float(pl), "value_loss": float(vl)}
+                record["seconds"] = round(time.monotonic() - began, 1)
+                recent = []
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+                if not quiet:
+                    print(json.dumps(record), flush=True)
+    summary = {
+        "teacher_positions": total,
+        "trained_on": len(train_idx),
+        "epochs": epochs,
+        "steps": steps,
+        "seconds": round(time.monotonic() - began, 1),
+        "heldout": _teacher_metrics(params, data, held_idx) if len(held_idx) else None,
+        "shards": [p.name for p in shards],
+    }
+    (directory / "pretrain.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    meta = {
+        "iteration": 0,
+        "totals": {"positions": 0, "games": 0, "seconds": 0.0, "samples": 0},
+        "key": np.asarray(key).tolist(),
+        "config": dataclasses.asdict(config),
+        "jax": jax.__version__,
+        "env": f"{env.id} {env.version}, flat observation",
+        "pretrained": {k: summary[k] for k in ("teacher_positions", "trained_on", "epochs", "steps")},
+    }
+    # Adam starts afresh for self-play: its moments belong to the teacher's data.
+    zeros = jax.tree.map(jnp.zeros_like, params)
+    save_checkpoint(directory / "ckpt-000000.npz", _host(params), _host(zeros), _host(zeros), 0, meta)
+    return summary
 
 
 # -- playing: a position of the engine as the env's state -----------------------------------
@@ -620,8 +764,11 @@ def evaluate(
             losses += 1
     n = wins + draws + losses
     score = (wins + 0.5 * draws) / n if n else float("nan")
+    _params, meta = load_params(weights)
     return {
         "player": me,
+        "network": Path(weights).name,
+        "iteration": meta.get("iteration"),
         "opponent": opponent,
         "games": n,
         "wins": wins,
@@ -655,7 +802,7 @@ def _config_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m jericho_game.envs.jax_az train|evaluate|export``."""
+    """``python -m jericho_game.envs.jax_az train|pretrain|evaluate|export``."""
     parser = argparse.ArgumentParser(prog="python -m jericho_game.envs.jax_az", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train, or resume from the newest checkpoint in --dir")
@@ -664,7 +811,19 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--hours", type=float, default=None, help="stop after this many hours of this call")
     t.add_argument("--checkpoint-every", type=int, default=10, help="iterations between checkpoints (default 10)")
     t.add_argument("--keep", type=int, default=3, help="checkpoints kept (default 3)")
+    t.add_argument("--init", type=Path, default=None, help="start a new run from this network (ignored on resume)")
     _config_arguments(t)
+    w = sub.add_parser(
+        "pretrain", help="start a run in --dir from the strong search's positions (then train goes on by self-play)"
+    )
+    w.add_argument("--dir", type=Path, required=True, help="run directory (its teacher/ holds the data)")
+    w.add_argument("--games", type=int, default=6000, help="teacher games (default 6000; resumes by shards)")
+    w.add_argument("--teacher-sims", type=int, default=400, help="the teacher's simulations a move (default 400)")
+    w.add_argument("--teacher-seed", type=int, default=1, help="the teacher games' seed (default 1)")
+    w.add_argument("--off-path", type=float, default=0.3, help="share of positions also searched after a random move")
+    w.add_argument("--epochs", type=float, default=3.0, help="passes over the teacher's positions (default 3)")
+    w.add_argument("--jobs", type=int, default=1, help="processes playing the teacher's games (default 1)")
+    _config_arguments(w)
     e = sub.add_parser("evaluate", help="play a checkpoint against a level in the arena")
     e.add_argument("weights", help="checkpoint or weights file")
     e.add_argument("--opponent", default="random", help="player spec (default random)")
@@ -692,8 +851,31 @@ def main(argv: list[str] | None = None) -> int:
                 hours=args.hours,
                 checkpoint_every=args.checkpoint_every,
                 keep=args.keep,
+                init=args.init,
             )
         except ValueError as exc:
+            parser.error(str(exc))
+        return 0
+    if args.command == "pretrain":
+        from jericho_game.envs.teacher import make_teacher_data
+
+        names = [f.name for f in dataclasses.fields(Config)]
+        config = Config(**{k: getattr(args, k) for k in names})
+        if args.epochs <= 0:
+            parser.error("--epochs must be positive")
+        try:
+            config.check(1)
+            shards = make_teacher_data(
+                args.dir / "teacher",
+                args.games,
+                sims=args.teacher_sims,
+                jobs=args.jobs,
+                seed=args.teacher_seed,
+                off_path=args.off_path,
+                log=print,
+            )
+            print(json.dumps(pretrain(args.dir, config, shards, epochs=args.epochs)))
+        except (ValueError, RuntimeError) as exc:
             parser.error(str(exc))
         return 0
     if args.command == "evaluate":
