@@ -36,16 +36,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from jericho_game import kernel
 from jericho_game.ai import evalnet, heldout, selfplay
-from jericho_game.envs.encoding import default_encoding
+from jericho_game.envs import teacher
 
 
 def _keep(rec: dict[str, list[Any]], state: Any, value: float, children: list[Any], off: bool) -> None:
@@ -63,34 +61,9 @@ def _keep(rec: dict[str, list[Any]], state: Any, value: float, children: list[An
 
 
 def _game(seed: int, sims: int, sample_plies: int, off_path: float) -> dict[str, list[Any]]:
-    rng = random.Random(seed)
-    state = kernel.new_state(default_encoding().tables, "c")
     rec: dict[str, list[Any]] = {k: [] for k in ("feat", "legal", "pol_a", "pol_p", "q", "off", "ply")}
-    ply = 0
-    while state.outcome < 0:
-        codes = state.legal_codes()
-        if len(codes) == 1:  # a forced move (a pass): nothing to learn, the search is not asked
-            state.push(codes[0])
-            ply += 1
-            continue
-        value, children = heldout.search(state, rng.getrandbits(64), sims)
-        _keep(rec, state, value, children, False)
-        if rng.random() < off_path:
-            side = state.copy(with_history=True)
-            side.push(rng.choice(codes))
-            if side.outcome < 0 and len(side.legal_codes()) > 1:
-                v2, ch2 = heldout.search(side, rng.getrandbits(64), sims)
-                _keep(rec, side, v2, ch2, True)
-        visits = [ch[1] for ch in children]
-        won = [ch for ch in children if ch[3] == 1]
-        if won:
-            move = won[0][0]
-        elif ply < sample_plies:
-            move = children[rng.choices(range(len(children)), weights=visits)[0]][0]
-        else:
-            move = max(children, key=lambda ch: (ch[3] != 0, ch[1], ch[2]))[0]
-        state.push(move)
-        ply += 1
+    for state, value, children, off in teacher.search_game(seed, sims, sample_plies, off_path):
+        _keep(rec, state, value, children, off)
     return rec
 
 

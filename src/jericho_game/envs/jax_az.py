@@ -405,6 +405,28 @@ def _cut_log(path: Path, iteration: int) -> None:
         path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
 
 
+def _no_totals() -> dict[str, Any]:
+    """A new run's counters."""
+    return {"positions": 0, "games": 0, "seconds": 0.0, "samples": 0}
+
+
+def _run_meta(
+    config: Config, iteration: int, totals: dict[str, Any], key: jax.Array, pretrained: dict[str, Any] | None
+) -> dict[str, Any]:
+    """A checkpoint's meta: what a resume reads back (iteration, counters, random key) and the run's facts."""
+    meta = {
+        "iteration": iteration,
+        "totals": totals,
+        "key": np.asarray(key).tolist(),
+        "config": dataclasses.asdict(config),
+        "jax": jax.__version__,
+        "env": f"{env.id} {env.version}, flat observation",
+    }
+    if pretrained is not None:
+        meta["pretrained"] = pretrained
+    return meta
+
+
 def train(
     directory: str | Path,
     config: Config,
@@ -441,7 +463,7 @@ def train(
             pretrained["init_iteration"] = start_meta.get("iteration")
         m = jax.tree.map(jnp.zeros_like, params)
         v = jax.tree.map(jnp.zeros_like, params)
-        step, iteration, totals = 0, 0, {"positions": 0, "games": 0, "seconds": 0.0, "samples": 0}
+        step, iteration, totals = 0, 0, _no_totals()
     else:
         meta = resumed["meta"]
         params, m, v = ({k: jnp.asarray(x) for k, x in resumed[part].items()} for part in "pmv")
@@ -464,16 +486,7 @@ def train(
     record: dict[str, Any] = {}
 
     def save() -> None:
-        meta = {
-            "iteration": iteration,
-            "totals": totals,
-            "key": np.asarray(key).tolist(),
-            "config": dataclasses.asdict(config),
-            "jax": jax.__version__,
-            "env": f"{env.id} {env.version}, flat observation",
-        }
-        if pretrained is not None:
-            meta["pretrained"] = pretrained
+        meta = _run_meta(config, iteration, totals, key, pretrained)
         save_checkpoint(
             directory / f"ckpt-{iteration:06d}.npz",
             _host(_first(p_rep)),
@@ -608,8 +621,7 @@ def pretrain(
         raise ValueError(f"{directory} already holds checkpoints: pretrain starts a run, it does not change one")
     if not shards:
         raise ValueError("no teacher data to learn from")
-    if _resume_or_start(directory, config) is not None:  # writes config.json, or refuses other settings
-        raise ValueError(f"{directory} already holds checkpoints")
+    _resume_or_start(directory, config)  # writes config.json, or refuses other settings (none to resume: checked)
     data = load_teacher_data(shards)
     total = len(data["value"])
     cut = max(1, int(total * (1.0 - holdout)))
@@ -648,15 +660,8 @@ def pretrain(
         "shards": [p.name for p in shards],
     }
     (directory / "pretrain.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    meta = {
-        "iteration": 0,
-        "totals": {"positions": 0, "games": 0, "seconds": 0.0, "samples": 0},
-        "key": np.asarray(key).tolist(),
-        "config": dataclasses.asdict(config),
-        "jax": jax.__version__,
-        "env": f"{env.id} {env.version}, flat observation",
-        "pretrained": {k: summary[k] for k in ("teacher_positions", "trained_on", "epochs", "steps")},
-    }
+    pretrained = {k: summary[k] for k in ("teacher_positions", "trained_on", "epochs", "steps")}
+    meta = _run_meta(config, 0, _no_totals(), key, pretrained)
     # Adam starts afresh for self-play: its moments belong to the teacher's data.
     zeros = jax.tree.map(jnp.zeros_like, params)
     save_checkpoint(directory / "ckpt-000000.npz", _host(params), _host(zeros), _host(zeros), 0, meta)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,52 +39,42 @@ from jericho_game import kernel
 from jericho_game.ai import heldout, selfplay
 from jericho_game.envs.encoding import N_ACTIONS, default_encoding
 
-__all__ = ["make_teacher_data", "load_teacher_data", "teacher_game"]
+__all__ = ["make_teacher_data", "load_teacher_data", "search_game", "teacher_game"]
 
 #: Arrays of a shard (and of :func:`load_teacher_data`), in order.
 FIELDS = ("obs", "policy", "value", "result", "off")
 
 
-def teacher_game(seed: int, sims: int, sample_plies: int = 12, off_path: float = 0.0) -> dict[str, list[Any]]:
-    """One game of the strong search at ``sims`` simulations a move, its positions labelled."""
-    enc = default_encoding()
+def search_game(
+    seed: int, sims: int, sample_plies: int = 12, off_path: float = 0.0
+) -> Iterator[tuple[Any, float, list[tuple[int, int, float, int]], bool]]:
+    """One game of the strong search at ``sims`` simulations a move (the first ``sample_plies``
+    moves drawn by the visits, a proven win played at once, then the most visited move): yields
+    ``(state, value, children, off)`` for every position the search was asked about
+    (:func:`jericho_game.ai.heldout.search`'s value and root children).
+
+    The game's own positions come as its one kernel state (``off`` False; read it before the
+    next step: after the last, it holds the finished game); with probability ``off_path`` the
+    position after one uniformly random move comes after it, as a copy (``off`` True).  A
+    forced move (a pass) is played without asking the search.  Deterministic for a seed.
+    """
     rng = random.Random(seed)
-    state = kernel.new_state(enc.tables, "c")
-    mirror = kernel.new_state(enc.tables, "python")  # the encoding observes the core's states
-    rec: dict[str, list[Any]] = {k: [] for k in FIELDS}
-    movers: list[int] = []  # the side to move of each on-path position, for its result
+    state = kernel.new_state(default_encoding().tables, "c")
     ply = 0
-
-    def keep(core: Any, value: float, children: list[tuple[int, int, float, int]], off: bool) -> None:
-        visits = np.zeros(N_ACTIONS, dtype=np.float32)
-        for code, n, _w, _proof in children:
-            visits[code] = n
-        rec["obs"].append(enc.observe(core).astype(np.bool_))
-        rec["policy"].append((visits / max(1.0, visits.sum())).astype(np.float16))
-        rec["value"].append(value)
-        rec["off"].append(off)
-
     while state.outcome < 0:
         codes = state.legal_codes()
-        if len(codes) == 1:  # a forced pass: nothing to learn, the search is not asked
+        if len(codes) == 1:
             state.push(codes[0])
-            mirror.push(codes[0])
             ply += 1
             continue
         value, children = heldout.search(state, rng.getrandbits(64), sims)
-        keep(mirror, value, children, False)
-        movers.append(state.turn)
-        rec["result"].append(np.nan)  # filled in when the game ends
+        yield state, value, children, False
         if rng.random() < off_path:
-            code = rng.choice(codes)
-            side, side_core = state.copy(with_history=True), mirror.copy()
-            side.push(code)
-            side_core.push(code)
+            side = state.copy(with_history=True)
+            side.push(rng.choice(codes))
             if side.outcome < 0 and len(side.legal_codes()) > 1:
                 v2, ch2 = heldout.search(side, rng.getrandbits(64), sims)
-                keep(side_core, v2, ch2, True)
-                rec["result"].append(np.nan)
-                movers.append(-1)
+                yield side, v2, ch2, True
         won = [ch for ch in children if ch[3] == 1]
         if won:
             move = won[0][0]
@@ -92,9 +83,36 @@ def teacher_game(seed: int, sims: int, sample_plies: int = 12, off_path: float =
         else:
             move = max(children, key=lambda ch: (ch[3] != 0, ch[1], ch[2]))[0]
         state.push(move)
-        mirror.push(move)
         ply += 1
-    outcome = state.outcome
+
+
+def teacher_game(seed: int, sims: int, sample_plies: int = 12, off_path: float = 0.0) -> dict[str, list[Any]]:
+    """One game of :func:`search_game`, its positions labelled (the module's fields)."""
+    enc = default_encoding()
+    mirror = kernel.new_state(enc.tables, "python")  # the encoding observes the core's states
+    rec: dict[str, list[Any]] = {k: [] for k in FIELDS}
+    movers: list[int] = []  # the side to move of each position on the game's path (-1 off it)
+    game = None
+    for state, value, children, off in search_game(seed, sims, sample_plies, off_path):
+        history = state.history_codes()
+        if off:
+            core = mirror.copy()
+            core.push(history[-1])
+        else:
+            game = state
+            for code in history[len(mirror.history_codes()) :]:
+                mirror.push(code)
+            core = mirror
+        visits = np.zeros(N_ACTIONS, dtype=np.float32)
+        for code, n, _w, _proof in children:
+            visits[code] = n
+        rec["obs"].append(enc.observe(core).astype(np.bool_))
+        rec["policy"].append((visits / max(1.0, visits.sum())).astype(np.float16))
+        rec["value"].append(value)
+        rec["result"].append(np.nan)  # filled in below for the game's own positions
+        rec["off"].append(off)
+        movers.append(-1 if off else state.turn)
+    outcome = game.outcome if game is not None else -1
     for i, mover in enumerate(movers):
         if mover >= 0:
             rec["result"][i] = 0.0 if outcome == 2 else (1.0 if outcome == mover else -1.0)
