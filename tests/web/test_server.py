@@ -107,6 +107,16 @@ class WS:
                 return msg
         raise AssertionError(f"no {kind} message arrived")
 
+    def state_where(self, pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """The game's state once ``pred(state message)`` holds: the last state seen if it does, else
+        the next such state.  Waiting for "the next state" after ``seat()`` hangs when the state
+        ``seat()`` consumed already holds and nothing changes afterwards (a CI hang: a watcher's
+        first state already counted it)."""
+        if self.state is not None and pred({"type": "state", "game": self.state}):
+            return self.state
+        game: dict[str, Any] = self.until("state", pred)["game"]
+        return game
+
     def state_at(self, ply: int) -> dict[str, Any]:
         """The game's state once it has ``ply`` moves or more: the last one seen if it has, else
         the next such state.  After an ``ack``: the server sends the mover's ack before the
@@ -295,13 +305,11 @@ def test_ai_runs_off_the_event_loop_and_a_failing_ai_still_moves(client: TestCli
         SleepyPlayer.release.set()
     with connect(client, g["id"]) as raw:
         ws = seat(raw, g["token"], "north")
-        if ws.state is None or ws.state["ply"] == 0:
-            ws.until("state", lambda m: m["game"]["ply"] == 1)
+        ws.state_where(lambda m: m["game"]["ply"] == 1)
     g2 = create(client, mode="ai", level="broken-test", side="north")
     with connect(client, g2["id"]) as raw:
         ws = seat(raw, g2["token"], "north")
-        if ws.state is None or ws.state["ply"] == 0:
-            ws.until("state", lambda m: m["game"]["ply"] == 1)
+        ws.state_where(lambda m: m["game"]["ply"] == 1)
 
 
 def test_a_stored_game_whose_ai_level_is_gone_still_gets_its_ai_moves(db: str) -> None:
@@ -761,7 +769,7 @@ def test_the_server_flags_a_silent_player_on_its_own(db: str) -> None:
         g = create(c, mode="hotseat", clock=0.01)  # 0.6 seconds each
         with connect(c, g["id"]) as raw:
             ws = seat(raw, g["token"], "both")
-            st = ws.until("state", lambda m: m["game"]["status"] == "over")["game"]
+            st = ws.state_where(lambda m: m["game"]["status"] == "over")
             assert st["result"] == "north" and st["reason"] == "time" and st["clock"]["south"] == 0
 
 
@@ -1089,7 +1097,7 @@ def test_a_database_written_before_versions_is_migrated_and_its_clock_still_runs
         with connect(c, "oldgame1") as raw:
             ws = seat(raw, "tok", "both")
             assert ws.state is not None and ws.state["moves"] == ["5R@d2"] and ws.state["version"] == 0
-            st = ws.until("state", lambda m: m["game"]["status"] == "over")["game"]  # North's 0.6 s run out
+            st = ws.state_where(lambda m: m["game"]["status"] == "over")  # North's 0.6 s run out
             assert st["reason"] == "time" and st["result"] == "south"
     assert stored_moves(db, "oldgame1") == ["5R@d2"]
 

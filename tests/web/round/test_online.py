@@ -469,7 +469,7 @@ def test_presence_is_stored_so_watchers_and_seats_count_across_connections(clien
     with connect(client, g["id"]) as ra, connect(client, g["id"]) as rw:
         seat(ra, g["token"], "south")
         w = seat(rw, None, "spectator")
-        w.until("state", lambda m: m["game"]["seats"]["south"]["present"] and m["game"]["watchers"] == 1)
+        w.state_where(lambda m: m["game"]["seats"]["south"]["present"] and m["game"]["watchers"] == 1)
         # the state counts this process's own connections at once, the database once the
         # presence thread's writes land (in order): the stored rows must get there
         store = Storage(resolve_db_url(db))
