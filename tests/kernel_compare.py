@@ -502,6 +502,19 @@ def evaluator(mid: core.State) -> None:
         sims, _, _, children = kernel.C.mcts(mid, 11, sims=4000, greedy=True, solver=True, net=knet, mix=mix)
         if sims != 4000 and not any(ch[1] for ch in children):
             raise AssertionError(f"evaluator search (mix {mix}): {sims} simulations")
+    # implicit minimax backups: the values kept beside the nodes, on a kept tree switched on and
+    # off and on a re-rooted one (their array grows and is copied with the nodes)
+    tree = kernel.C.Tree()
+    for imb in (0.0, 0.5, 1.0, 0.0, 0.3):
+        kernel.C.mcts(mid, 12, sims=1500, greedy=True, solver=True, net=knet, mix=1.0, cprior=0.0, imb=imb, tree=tree)
+    if tree.simulations != 7500:
+        raise AssertionError(f"minimax backups on a kept tree: {tree.simulations} simulations")
+    below = mid.copy()
+    for _ in range(2):
+        _, _, _, children = kernel.C.mcts(
+            below, 13, sims=800, greedy=True, solver=True, net=knet, mix=1.0, imb=0.5, tree=tree, reroot=True
+        )
+        below.push(max(children, key=lambda ch: ch[1])[0])
 
 
 def _late(seed: int, left: int) -> core.State | None:

@@ -2190,6 +2190,10 @@ typedef struct {
 
 typedef struct {
     Node *nodes;
+    /* Beside each node (same index, so a node stays 40 bytes): the minimax of the learned
+       value over the node's subtree, as the share of its mover (as `w / n` is), for implicit
+       minimax backups; kept only while `imb` > 0 (NULL otherwise). */
+    float *mm;
     size_t n_nodes, cap_nodes, created;
     int16_t *pool;
     float *prior_pool; /* the untried moves' priors, beside `pool` */
@@ -2206,6 +2210,12 @@ typedef struct {
     const Net *net;
     double mix, cprior;
     int net_pieces;
+    /* Implicit minimax backups (Lanctot, Winands, Pepels and Sturtevant 2014), with a learned
+       evaluator: each node also keeps the minimax of the network's value over its subtree
+       (`mm`), and UCB1 ranks a child by `(1 - imb) * w / n + imb * mm`.  A value's error is
+       the same at every visit, so the mean of values under a node blurs the one line that
+       decides it; the minimax keeps it.  0: the plain mean. */
+    double imb;
     int transpose;
     TTable tt;
     /* The endgame solver at new leaves (`solve_nodes` > 0): a leaf with at most `solve_pieces`
@@ -2231,6 +2241,11 @@ static int tree_alloc(Tree *T, size_t count)
         Node *nn = realloc(T->nodes, cap * sizeof(Node));
         if (!nn) return -1;
         T->nodes = nn;
+        if (T->imb > 0.0) {
+            float *nm = realloc(T->mm, cap * sizeof(float));
+            if (!nm) return -1; /* T->nodes is larger and still right; cap_nodes unchanged */
+            T->mm = nm;
+        }
         T->cap_nodes = cap;
     }
     size_t base = T->n_nodes;
@@ -2294,12 +2309,16 @@ static int tree_child(Tree *T, int ni, int code, int mover, int terminal)
         int base = tree_alloc(T, (size_t)cap);
         if (base < 0) return -1;
         x = &T->nodes[ni];
-        if (x->n_children) memcpy(&T->nodes[base], &T->nodes[x->child_base], (size_t)x->n_children * sizeof(Node));
+        if (x->n_children) {
+            memcpy(&T->nodes[base], &T->nodes[x->child_base], (size_t)x->n_children * sizeof(Node));
+            if (T->mm) memcpy(&T->mm[base], &T->mm[x->child_base], (size_t)x->n_children * sizeof(float));
+        }
         x->child_base = base;
         x->child_cap = (int16_t)cap;
     }
     int ch = x->child_base + x->n_children++;
     node_init(T, &T->nodes[ch], code, mover, terminal);
+    if (T->mm) T->mm[ch] = 0.5f;
     return ch;
 }
 
@@ -2573,6 +2592,32 @@ static int tree_solve(Tree *T, const Board *B, Pos *P, double deadline)
     return v > 0 ? P->turn : v < 0 ? 1 - P->turn : DRAW;
 }
 
+/* The share of node y's mover in y's minimax: exact when proven, else its backed-up value. */
+static inline float mm_of(const Tree *T, const Node *y, int yi)
+{
+    if (y->terminal != NO_OUTCOME) return y->terminal == DRAW ? 0.5f : y->terminal == y->mover ? 1.0f : 0.0f;
+    return T->mm[yi];
+}
+
+/* Implicit minimax backups: the leaf at the end of `path` holds `leaf` (its mover's share by
+   the network, or the mixed value); each node above takes the best of its children for the side
+   to move there (every child of a node has been evaluated once: children are made one at a
+   time and evaluated at once). */
+static void mm_backup(Tree *T, const int *path, int depth, float leaf)
+{
+    T->mm[path[depth - 1]] = leaf;
+    for (int i = depth - 2; i >= 0; i--) {
+        const Node *x = &T->nodes[path[i]];
+        float best = 0.0f;
+        for (int ch = 0; ch < x->n_children; ch++) {
+            int yi = x->child_base + ch;
+            float v = mm_of(T, &T->nodes[yi], yi);
+            if (v > best) best = v;
+        }
+        T->mm[path[i]] = 1.0f - best; /* the share of x's mover: the other side chooses below x */
+    }
+}
+
 /* Run simulations from root position R; returns the number done, -1 on no memory. */
 static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double deadline)
 {
@@ -2626,17 +2671,25 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
             const Node *kids = &T->nodes[x->child_base];
             for (int ch = 0; ch < x->n_children; ch++) {
                 const Node *y = &kids[ch];
-                double v;
+                double v, q;
                 if (y->terminal == lost)
                     v = -0.5;
                 else if (!y->n)
                     v = 1e9;
-                else if (y->tt >= 0 && T->tt.stat[y->tt].n > y->n) /* more simulations through its position */
-                    v = T->tt.stat[y->tt].w / T->tt.stat[y->tt].n + cs / sqrt((double)y->n);
-                else if (y->n < RECIP_N)
-                    v = y->w * recip[y->n] + cs * rsqrt[y->n];
-                else
-                    v = y->w / y->n + cs / sqrt((double)y->n);
+                else {
+                    if (y->tt >= 0 && T->tt.stat[y->tt].n > y->n) { /* more simulations through its position */
+                        q = T->tt.stat[y->tt].w / T->tt.stat[y->tt].n;
+                        v = cs / sqrt((double)y->n);
+                    } else if (y->n < RECIP_N) {
+                        q = y->w * recip[y->n];
+                        v = cs * rsqrt[y->n];
+                    } else {
+                        q = y->w / y->n;
+                        v = cs / sqrt((double)y->n);
+                    }
+                    if (T->mm) q += T->imb * ((double)mm_of(T, y, x->child_base + ch) - q);
+                    v += q; /* the same sum as before in either order: the plain search is unchanged */
+                }
                 if (cp > 0.0 && y->n && y->terminal != lost) v += cp * y->prior / (1.0 + y->n);
                 if (v > best_v) {
                     best_v = v;
@@ -2658,11 +2711,12 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
         }
         /* South's share of the result: exact at a decided node, else a playout's, the
            network's, or the two mixed. */
-        double south;
+        double south, heuristic = -1.0; /* the network's value of the leaf for South (-1: none) */
         int result = T->nodes[ni].terminal;
         if (result == NO_OUTCOME) {
             double mix = T->net && reserve_left(&P) > T->net_pieces ? T->mix : 0.0;
             double by_net = mix > 0.0 ? net_south(B, T->net, &P) : 0.0;
+            heuristic = mix > 0.0 ? by_net : -1.0;
             if (mix < 1.0) {
                 result = playout(B, &P, &T->rng, T->k, T->defend, NULL, NULL);
                 south = result == DRAW ? 0.5 : result == 0 ? 1.0 : 0.0;
@@ -2672,6 +2726,12 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
         } else
             south = result == DRAW ? 0.5 : result == 0 ? 1.0 : 0.0;
         if (T->solver) solve_path(T, path, depth);
+        if (T->mm) {
+            /* the minimax is of the network's value (a playout's single result is noise there:
+               leaves given a playout alone, net_pieces, bring their mixed value) */
+            double h = heuristic >= 0.0 ? heuristic : south;
+            mm_backup(T, path, depth, (float)(T->nodes[ni].mover == 0 ? h : 1.0 - h));
+        }
         for (int i = 0; i < depth; i++) {
             Node *x = &T->nodes[path[i]];
             double won = x->mover == 0 ? south : 1.0 - south;
@@ -2703,6 +2763,7 @@ typedef struct {
 
 static void tree_free(Tree *T)
 {
+    free(T->mm);
     free(T->sv);
     free(T->sv_tt);
     free(T->nodes);
@@ -2741,6 +2802,7 @@ static int tree_reroot(Tree *T, int keep)
 {
     Tree S = *T;
     S.nodes = NULL;
+    S.mm = NULL; /* made by tree_alloc when T keeps one */
     S.pool = NULL;
     S.prior_pool = NULL;
     memset(&S.tt, 0, sizeof(S.tt)); /* taken over from T once the copy is made */
@@ -2751,6 +2813,7 @@ static int tree_reroot(Tree *T, int keep)
     int32_t *from = malloc(T->n_nodes * sizeof(int32_t));
     if (!from || tree_alloc(&S, 1) < 0) goto fail;
     S.nodes[0] = T->nodes[keep];
+    if (S.mm) S.mm[0] = T->mm[keep];
     from[0] = keep;
     for (size_t at = 0; at < S.n_nodes; at++) {
         const Node *o = &T->nodes[from[at]];
@@ -2758,6 +2821,7 @@ static int tree_reroot(Tree *T, int keep)
             int base = tree_alloc(&S, (size_t)o->n_children);
             if (base < 0) goto fail;
             memcpy(&S.nodes[base], &T->nodes[o->child_base], (size_t)o->n_children * sizeof(Node));
+            if (S.mm) memcpy(&S.mm[base], &T->mm[o->child_base], (size_t)o->n_children * sizeof(float));
             S.nodes[at].child_base = base;
             S.nodes[at].child_cap = o->n_children;
             for (int ch = 0; ch < o->n_children; ch++) from[base + ch] = o->child_base + ch;
@@ -2870,17 +2934,17 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
 {
     PyObject *state, *seedobj, *treeobj = Py_None, *netobj = Py_None;
     long sims = 0;
-    double seconds = 0.0, c = 0.7, widen = 2.0, mix = 0.5, cprior = 1.0;
+    double seconds = 0.0, c = 0.7, widen = 2.0, mix = 0.5, cprior = 1.0, imb = 0.0;
     int k = 3, defend = 0, solver = 0, greedy = 0, proofs = 0, reroot = 0, transpose = 0;
     static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", "defend", "solver",
                              "greedy", "proofs", "net", "mix", "cprior", "reroot", "transpose", "solve_nodes",
-                             "solve_pieces", "solve_after", "net_pieces", NULL};
+                             "solve_pieces", "solve_after", "net_pieces", "imb", NULL};
     long solve_nodes = 0;
     int solve_pieces = 0, solve_after = 0, net_pieces = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddppliii:mcts", kwlist, &StateType, &state,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddppliiid:mcts", kwlist, &StateType, &state,
                                      &seedobj, &sims, &seconds, &c, &widen, &k, &treeobj, &defend, &solver, &greedy,
                                      &proofs, &netobj, &mix, &cprior, &reroot, &transpose, &solve_nodes,
-                                     &solve_pieces, &solve_after, &net_pieces))
+                                     &solve_pieces, &solve_after, &net_pieces, &imb))
         return NULL;
     if (net_pieces < 0) {
         PyErr_SetString(PyExc_ValueError, "mcts: need net_pieces >= 0");
@@ -2900,8 +2964,12 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
         if (net_state_arg((NetObject *)netobj, state)) return NULL;
         net = &((NetObject *)netobj)->net;
     }
-    if (!(mix >= 0.0 && mix <= 1.0) || !(cprior >= 0.0)) {
-        PyErr_SetString(PyExc_ValueError, "mcts: need mix in [0, 1] and cprior >= 0");
+    if (!(mix >= 0.0 && mix <= 1.0) || !(cprior >= 0.0) || !(imb >= 0.0 && imb <= 1.0)) {
+        PyErr_SetString(PyExc_ValueError, "mcts: need mix in [0, 1], cprior >= 0 and imb in [0, 1]");
+        return NULL;
+    }
+    if (imb > 0.0 && !net) {
+        PyErr_SetString(PyExc_ValueError, "mcts: imb (implicit minimax backups) needs a net: its value is what is backed up");
         return NULL;
     }
     uint64_t seed;
@@ -2956,12 +3024,25 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     T->cprior = cprior;
     T->net_pieces = net_pieces;
     T->transpose = transpose;
+    if (imb == 0.0 && T->mm) {
+        free(T->mm);
+        T->mm = NULL;
+    } else if (imb > 0.0 && !T->mm && T->cap_nodes) {
+        /* a kept tree searched without minimax backups: its nodes start from their means */
+        T->mm = malloc(T->cap_nodes * sizeof(float));
+        if (!T->mm) return PyErr_NoMemory();
+        for (size_t i = 0; i < T->n_nodes; i++) T->mm[i] = T->nodes[i].n ? (float)(T->nodes[i].w / T->nodes[i].n) : 0.5f;
+    }
+    T->imb = imb;
     T->solve_nodes = solve_nodes;
     T->solve_pieces = solve_pieces;
     T->solve_after = solve_after;
     long done = -1;
     if (!fresh || tree_alloc(T, 1) == 0) {
-        if (fresh) node_init(T, &T->nodes[0], -1, 1 - R.turn, NO_OUTCOME);
+        if (fresh) {
+            node_init(T, &T->nodes[0], -1, 1 - R.turn, NO_OUTCOME);
+            if (T->mm) T->mm[0] = 0.5f;
+        }
         if (tobj) {
             tobj->used = 1;
             tobj->root_hash = h;
@@ -4296,7 +4377,9 @@ static PyMethodDef module_methods[] = {
      "continued from that subtree; transpose: a child's winning rate is read from every simulation through its "
      "position (transposition statistics); solve_nodes, solve_pieces: leaves with at most solve_pieces pieces "
      "left are solved within solve_nodes nodes (proofs); solve_after: tried once, at that many visits, not when "
-     "made; net_pieces: leaves with at most that many pieces left in the reserves get a playout, not the net."},
+     "made; net_pieces: leaves with at most that many pieces left in the reserves get a playout, not the net; "
+     "imb: implicit minimax backups, a child ranked by (1 - imb) * its mean + imb * the minimax of the net's "
+     "value below it (needs net; 0: the mean alone)."},
     {"net_features", k_net_features, METH_VARARGS,
      "net_features(state, cells, aligns) -> [index, ...]: the learned evaluator's active features of the position "
      "as its side to move sees it, under the given cell and alignment maps (see players/evalnet.py)."},

@@ -195,6 +195,52 @@ def test_the_evaluator_changes_the_search_and_is_reproducible(weights):
     assert visits(by_phase + "50") == plain
     assert visits(by_phase + "0") == value_only
     assert visits(by_phase + "48") not in (plain, value_only)  # leaves 2+ plies down are played out
+    # imb=A: implicit minimax backups; 0 is the mean alone, visit for visit, and any other weight
+    # changes what the search does (the same for the same seed)
+    assert visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1,cprior=0,imb=0") == value_only
+    minimax = visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1,cprior=0,imb=0.5")
+    assert minimax != value_only
+    assert minimax == visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1,cprior=0,imb=0.5")
+
+
+def test_minimax_backups_follow_a_kept_tree_and_its_subtree(weights):
+    """A tree kept between calls gets its minimax values when ``imb`` is turned on midway, keeps
+    them when re-rooted a ply or two down, and drops them when turned off (ASan checks this in CI)."""
+    from jericho_game import kernel
+    from jericho_game.ai.evalnet import kernel_net
+    from jericho_game.ai.mcts import to_move
+
+    net = kernel_net(str(weights))
+    tree = kernel.C.Tree()
+    g = Game()
+    total = 0
+    for imb in (0.0, 0.7, 1.0, 0.0, 0.5):  # the same position: each call continues the tree
+        done, _, _, children = kernel.C.mcts(
+            g.state, 7, sims=150, c=0.05, greedy=True, solver=True, tree=tree, net=net, mix=1.0, cprior=0.0, imb=imb
+        )
+        total += done
+        assert tree.simulations == total and sum(n for _, n, _ in children) == total
+    for _ in range(4):  # down the most visited move each time: its subtree is kept, with its minimax
+        g.push(to_move(g, max(children, key=lambda ch: ch[1])[0]))
+        done, _, _, children = kernel.C.mcts(
+            g.state,
+            8,
+            sims=150,
+            greedy=True,
+            solver=True,
+            tree=tree,
+            reroot=True,
+            net=net,
+            mix=1.0,
+            cprior=0.0,
+            imb=0.5,
+        )
+        assert tree.simulations > done  # re-rooted: the subtree's visits were kept
+        assert {code for code, _, _ in children} <= set(g.state.legal_codes())
+    with pytest.raises(ValueError, match="imb"):
+        kernel.C.mcts(g.state, 1, sims=10, imb=0.5)  # nothing to back up without a net
+    with pytest.raises(ValueError, match="imb"):
+        kernel.C.mcts(g.state, 1, sims=10, net=net, imb=-0.1)
 
 
 def test_evaluator_options_are_checked_when_given(weights, tmp_path):
@@ -210,6 +256,10 @@ def test_evaluator_options_are_checked_when_given(weights, tmp_path):
         make_player(f"mcts:evaluator={weights},cprior=-1")
     with pytest.raises(PlayerSpecError, match="net_pieces"):
         make_player(f"mcts:evaluator={weights},net_pieces=-1")
+    with pytest.raises(PlayerSpecError, match="imb"):
+        make_player(f"mcts:evaluator={weights},imb=1.5")
+    with pytest.raises(PlayerSpecError, match="needs an evaluator"):
+        make_player("mcts:imb=0.5")
 
 
 def test_training_learns_the_search_s_visits(tmp_path):

@@ -144,6 +144,7 @@ OPTION_RULES: dict[str, tuple[str, object, object]] = {
     "mix": ("float", 0.0, 1.0),
     "cprior": ("float", 0.0, 100.0),
     "net_pieces": ("int", 0, 50),
+    "imb": ("float", 0.0, 1.0),
     "name": ("text", None, None),
 }
 #: Float options that must be above their low bound (0 is not allowed).

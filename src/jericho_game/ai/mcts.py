@@ -353,6 +353,7 @@ class KernelMCTSPlayer:
         mix: float = 0.5,
         cprior: float = 1.0,
         net_pieces: int = 0,
+        imb: float = 0.0,
         final: str = "visits",
         subtree: int = 0,
         transpose: int = 0,
@@ -371,9 +372,11 @@ class KernelMCTSPlayer:
         #: How the move is chosen from the root's children: the most visited (``visits``) or the
         #: best lower confidence bound of the winning rate (``lcb``); a proof comes first in both.
         self.final = final
-        if not 0.0 <= mix <= 1.0 or cprior < 0 or net_pieces < 0:
-            got = f"mix={mix}, cprior={cprior}, net_pieces={net_pieces}"
-            raise ValueError(f"mix must be in [0, 1], cprior >= 0 and net_pieces >= 0, got {got}")
+        if not 0.0 <= mix <= 1.0 or cprior < 0 or net_pieces < 0 or not 0.0 <= imb <= 1.0:
+            got = f"mix={mix}, cprior={cprior}, net_pieces={net_pieces}, imb={imb}"
+            raise ValueError(f"mix and imb must be in [0, 1], cprior >= 0 and net_pieces >= 0, got {got}")
+        if imb and evaluator is None:
+            raise ValueError(f"imb={imb} needs an evaluator: the minimax backed up is of its value")
         self.name = "mcts"
         self.sims = sims
         self.time = time
@@ -407,6 +410,9 @@ class KernelMCTSPlayer:
         #: Leaves with at most this many pieces left in the reserves get a playout alone, not the
         #: network (0: the network everywhere): late in the game a playout is nearly exact.
         self.net_pieces = int(net_pieces)
+        #: Implicit minimax backups: a child is ranked by ``(1 - imb)`` times its mean value plus
+        #: ``imb`` times the minimax of the network's value over its subtree (0: the mean alone).
+        self.imb = float(imb)
         self._evaluator_options()  # read and check the weights now, not in the first move's time
         if solve_nodes < 0 or solve_pieces < 0 or solve_after < 0:
             got = f"{solve_nodes}, {solve_pieces}, {solve_after}"
@@ -575,7 +581,10 @@ class KernelMCTSPlayer:
         from jericho_game.ai import evalnet
 
         net = evalnet.kernel_net(self.evaluator)
-        return {"net": net, "mix": self.mix, "cprior": self.cprior, "net_pieces": self.net_pieces}
+        options: dict[str, object] = {"net": net, "mix": self.mix, "cprior": self.cprior, "net_pieces": self.net_pieces}
+        if self.imb:
+            options["imb"] = self.imb
+        return options
 
     def __getstate__(self) -> dict[str, object]:
         # The C tree does not pickle (players are sent to worker processes): a copy starts afresh.
@@ -622,6 +631,7 @@ def mcts(
     mix: float = 0.5,
     cprior: float = 1.0,
     net_pieces: int = 0,
+    imb: float = 0.0,
     final: str = "visits",
     subtree: int = 0,
     transpose: int = 0,
@@ -639,7 +649,9 @@ def mcts(
     (:mod:`jericho_game.ai.evalnet`) guides the search, its value weighted ``mix`` against
     the playouts' and its priors ``cprior`` (``cprior=0``: no priors at all, the moves keep the
     search's own order, and the network gives only the value); ``net_pieces=N``: leaves with at
-    most ``N`` pieces left in the reserves get a playout alone (the network earlier in the game).
+    most ``N`` pieces left in the reserves get a playout alone (the network earlier in the game);
+    ``imb=A``: implicit minimax backups, a child ranked by ``(1 - A)`` times its mean plus ``A``
+    times the minimax of the network's value below it.
     ``subtree=1`` (C kernel): the tree is also kept between moves, as the Python search keeps
     it: a position one or two plies below the last root is searched on from that subtree.
     ``transpose=1`` (C kernel): transposition statistics, a child's winning rate read from every
@@ -662,6 +674,7 @@ def mcts(
             mix=mix,
             cprior=cprior,
             net_pieces=net_pieces,
+            imb=imb,
             final=final,
             subtree=subtree,
             transpose=transpose,
@@ -681,6 +694,7 @@ def mcts(
         ("solve_nodes", solve_nodes),
         ("solve_after", solve_after),
         ("net_pieces", net_pieces),
+        ("imb", imb),
     )
     for name, value in (*extras, ("final", None if final == "visits" else final)):
         if value:
