@@ -5,6 +5,10 @@ positions, on the search's path and off it.
     python examples/value_scale.py --out scale --train                   # the networks
     python examples/value_scale.py --out scale --train --hidden 256,64 --sizes 1 --tag -256
     python examples/value_scale.py --out scale --rank                    # how they rank moves
+    python examples/value_scale.py --out late --shards 300 --games-per-shard 40 --jobs 2 \
+        --phase 6,34 --sims 400 --sample-plies 14                          # one phase's positions
+    python examples/value_scale.py --out late --train --init NET --lr 0.0003 --epochs 2 --sizes 1 --tag=-ft
+                                                                         # fine-tune NET on them
 
 ``examples/value_study.py`` found that the value's first fault was its target (the game's result
 is one noisy sample; the search's value averages hundreds of playouts) and that 27,000 positions,
@@ -60,28 +64,39 @@ def _keep(rec: dict[str, list[Any]], state: Any, value: float, children: list[An
         rec["ply"].append(len(state.history_codes()))
 
 
-def _game(seed: int, sims: int, sample_plies: int, off_path: float) -> dict[str, list[Any]]:
+def _game(
+    seed: int, sims: int, sample_plies: int, off_path: float, phase: tuple[int, int] | None = None, cheap_sims: int = 80
+) -> dict[str, list[Any]]:
     rec: dict[str, list[Any]] = {k: [] for k in ("feat", "legal", "pol_a", "pol_p", "q", "off", "ply")}
-    for state, value, children, off in teacher.search_game(seed, sims, sample_plies, off_path):
+    for state, value, children, off in teacher.search_game(seed, sims, sample_plies, off_path, phase, cheap_sims):
         _keep(rec, state, value, children, off)
     return rec
 
 
-def _worker(args: tuple[list[int], int, int, float]) -> dict[str, list[Any]]:
-    seeds, sims, sample_plies, off_path = args
+def _worker(args: tuple[list[int], int, int, float, tuple[int, int] | None, int]) -> dict[str, list[Any]]:
+    seeds, sims, sample_plies, off_path, phase, cheap_sims = args
     out: dict[str, list[Any]] = {}
     for s in seeds:
-        for key, values in _game(s, sims, sample_plies, off_path).items():
+        for key, values in _game(s, sims, sample_plies, off_path, phase, cheap_sims).items():
             out.setdefault(key, []).extend(values)
     return out
 
 
 def make_shard(
-    index: int, games: int, sims: int, sample_plies: int, off_path: float, jobs: int
+    index: int,
+    games: int,
+    sims: int,
+    sample_plies: int,
+    off_path: float,
+    jobs: int,
+    phase: tuple[int, int] | None = None,
+    cheap_sims: int = 80,
 ) -> dict[str, np.ndarray]:
-    """One shard's positions as flat arrays (the format of :func:`selfplay.play_games`)."""
-    seeds = [7_000_003 * (index + 1) + i for i in range(games)]
-    tasks = [(seeds[j::jobs], sims, sample_plies, off_path) for j in range(jobs) if seeds[j::jobs]]
+    """One shard's positions as flat arrays (the format of :func:`selfplay.play_games`); with
+    ``phase``, only that phase's positions (other games: their seeds are apart from the others')."""
+    base = 7_000_003 if phase is None else 9_100_019
+    seeds = [base * (index + 1) + i for i in range(games)]
+    tasks = [(seeds[j::jobs], sims, sample_plies, off_path, phase, cheap_sims) for j in range(jobs) if seeds[j::jobs]]
     merged = selfplay.run_merged(_worker, tasks, jobs)
     out: dict[str, np.ndarray] = {}
     for key in ("feat", "legal", "pol_a", "pol_p"):
@@ -152,6 +167,10 @@ def main() -> None:
     ap.add_argument("--sample-plies", type=int, default=12)
     ap.add_argument("--off-path", type=float, default=0.5)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--phase", help="LO,HI: keep only positions with LO..HI pieces left (the rest: --cheap-sims)")
+    ap.add_argument("--cheap-sims", type=int, default=80, help="with --phase: the search outside the phase")
+    ap.add_argument("--init", help="with --train: fine-tune this network instead of training from scratch")
+    ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--positions", type=int, default=120, help="held-out positions (the study's set: 120)")
     ap.add_argument("--train", action="store_true", help="train and score networks on the shards made so far")
     ap.add_argument("--epochs", type=int, default=3)
@@ -188,12 +207,18 @@ def main() -> None:
             print(f"{name:64} {r['mean_value']:7.3f} {r['same_move']:7.1%}")
         return
 
+    phase = None
+    if args.phase:
+        lo, hi = (int(x) for x in args.phase.split(","))
+        phase = (lo, hi)
     if not args.train:
         for k in range(args.shards):
             shard = out / f"shard-{k:03d}.npz"
             if shard.exists():
                 continue
-            data = make_shard(k, args.games_per_shard, args.sims, args.sample_plies, args.off_path, args.jobs)
+            data = make_shard(
+                k, args.games_per_shard, args.sims, args.sample_plies, args.off_path, args.jobs, phase, args.cheap_sims
+            )
             tmp = shard.with_name(shard.name + ".tmp.npz")
             np.savez_compressed(tmp, **data)
             tmp.replace(shard)
@@ -219,10 +244,17 @@ def main() -> None:
     best = (9.0, "")
     results = []
     for size in sorted({max(1, n // int(k)) for k in args.sizes.split(",")}):
-        net = evalnet.EvalNet.random((hidden[0], hidden[1]), seed=1)
-        cfg = selfplay.TrainConfig(hidden=(hidden[0], hidden[1]), epochs=args.epochs, result_share=0.0, l2=args.l2)
+        net = evalnet.load(args.init) if args.init else evalnet.EvalNet.random((hidden[0], hidden[1]), seed=1)
+        if args.init:
+            hidden = net.hidden
+            preds.setdefault(f"{args.init} (before)", heldout.net_values(net, states))
+        cfg = selfplay.TrainConfig(
+            hidden=(hidden[0], hidden[1]), epochs=args.epochs, result_share=0.0, l2=args.l2, lr=args.lr
+        )
         figs = selfplay.train(net, shards[:size], cfg, seed=5)
         label = f"distilled, {int(figs['positions']) // 2} positions ({size} shards), {hidden[0]}x{hidden[1]}"
+        if args.init:
+            label = f"{args.init} fine-tuned on {int(figs['positions']) // 2} positions ({size} shards), lr {args.lr:g}"
         preds[label] = heldout.net_values(net, states)
         mse = float(((preds[label] - held.label) ** 2).mean())
         results.append({"label": label, "shards": size, "train": figs, "heldout_mse": mse})

@@ -76,6 +76,29 @@ def test_a_shard_trains_the_evaluator_with_the_training_runs_code():
     assert not np.array_equal(before, net.arrays["w1"])
 
 
+def test_a_phase_shard_fine_tunes_a_kept_network(tmp_path, monkeypatch):
+    """``--phase LO,HI`` shards hold only that phase's positions (games of their own seeds), and
+    ``--train --init NET`` goes on from NET (its size, its weights) instead of a fresh network."""
+    import shutil
+    import sys
+
+    vs = load_script()
+    data = vs.make_shard(0, games=2, sims=30, sample_plies=4, off_path=0.5, jobs=1, phase=(8, 30), cheap_sims=8)
+    plies = data["ply"][::2]
+    assert len(plies) > 0 and plies.min() >= 20  # 50 pieces, at most 30 left: 20 placed (a pass is a ply too)
+    np.savez_compressed(tmp_path / "shard-000.npz", **data)
+    shutil.copy(KEPT / "heldout.npz", tmp_path / "heldout.npz")
+    argv = ["value_scale.py", "--out", str(tmp_path), "--train", "--init", str(KEPT / "value.npz")]
+    monkeypatch.setattr(sys, "argv", [*argv, "--lr", "0.0001", "--epochs", "1", "--sizes", "1", "--tag=-ft"])
+    vs.main()
+    tuned, kept = evalnet.load(tmp_path / "best-ft.npz"), evalnet.load(KEPT / "value.npz")
+    assert tuned.hidden == kept.hidden
+    change = np.abs(tuned.arrays["w1"] - kept.arrays["w1"]).max()
+    assert 0 < change < 0.05  # went on from the kept weights, a little
+    runs = json.loads((tmp_path / "results-ft.json").read_text(encoding="utf-8"))["runs"]
+    assert "fine-tuned" in runs[0]["label"] and np.isfinite(runs[0]["heldout_mse"])
+
+
 KEPT = ROOT / "docs" / "runs" / "value-scale-2026-12-04"
 
 
@@ -104,3 +127,25 @@ def test_the_rank_study_judges_each_predictors_one_ply_picks():
     assert report["the strong search"]["same_move"] == 1.0  # the reference picks its own move
     for figures in report.values():
         assert figures["n"] == 4 and -1.0 <= figures["mean_value"] <= 1.0 and 0.0 <= figures["same_move"] <= 1.0
+
+
+PHASE = ROOT / "docs" / "runs" / "value-phase-2026-12-05"
+
+
+def test_the_phase_network_scores_what_its_results_and_the_docs_say():
+    """The fine-tuned network re-scored on the kept held-out set gives its results file's error,
+    below the network it started from, and docs/ai.md quotes it and the kept matches."""
+    held = heldout.load(KEPT / "heldout.npz")
+    run = json.loads((PHASE / "results.json").read_text(encoding="utf-8"))["runs"][-1]
+    values = heldout.net_values(PHASE / "value.npz", held.states())
+    mse = float(((values - held.label) ** 2).mean())
+    assert mse == pytest.approx(run["heldout_mse"], abs=1e-4)
+    before = heldout.net_values(KEPT / "value.npz", held.states())
+    assert mse < float(((before - held.label) ** 2).mean())
+    doc = (ROOT / "docs" / "ai.md").read_text(encoding="utf-8")
+    assert f"| **{mse:.3f}** |" in doc
+    for name in ("arena-phase-3702.json", "arena-imb0-3702.json", "arena-imb02-3702.json"):
+        summary = json.loads((PHASE / name).read_text(encoding="utf-8"))
+        pairing = summary["pairings"][0]
+        assert summary["seed"] == 3702 and pairing["games"] == 200 and "games" not in summary
+        assert f"{pairing['wins']}-{pairing['draws']}-{pairing['losses']}" in doc

@@ -13,7 +13,7 @@ import pytest
 from jericho_game import kernel
 from jericho_game.ai import heldout
 from jericho_game.envs.encoding import default_encoding
-from jericho_game.envs.teacher import load_teacher_data, make_teacher_data, teacher_game
+from jericho_game.envs.teacher import load_teacher_data, make_teacher_data, search_game, teacher_game
 
 pytestmark = pytest.mark.skipif(kernel.C is None, reason="teacher data is made with the C search")
 
@@ -53,6 +53,26 @@ def test_positions_off_the_path_have_no_result() -> None:
     assert off.any() and (~off).any()
     for is_off, r in zip(off, rec["result"], strict=True):
         assert math.isnan(r) == bool(is_off)
+
+
+def test_a_phase_keeps_only_its_positions_and_the_same_game() -> None:
+    """``phase=(lo, hi)``: only positions with lo..hi pieces left come out (their off-path
+    siblings one move further); the moves outside it come from the cheaper search."""
+
+    def left(state: object) -> int:
+        return sum(bin(r).count("1") for r in state.reserve)  # type: ignore[attr-defined]
+
+    seen = []
+    for state, value, children, off in search_game(9, 24, sample_plies=4, off_path=0.5, phase=(10, 30), cheap_sims=8):
+        n = left(state)
+        assert (10 <= n <= 30) if not off else (9 <= n <= 30)
+        assert -1.0 <= value <= 1.0 and children
+        seen.append((off, n))
+    on = [n for off, n in seen if not off]
+    assert on and max(on) <= 30 and min(on) >= 10 and any(off for off, _ in seen)
+    # the whole game without a phase goes through the same numbers of pieces and more
+    everything = [left(s) for s, _v, _c, off in search_game(9, 24, sample_plies=4, off_path=0.5) if not off]
+    assert max(everything) > 30
 
 
 def test_shards_resume_and_refuse_other_settings(tmp_path: Path) -> None:

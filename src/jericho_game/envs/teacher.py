@@ -45,8 +45,17 @@ __all__ = ["make_teacher_data", "load_teacher_data", "search_game", "teacher_gam
 FIELDS = ("obs", "policy", "value", "result", "off")
 
 
+def _pieces_left(state: Any) -> int:
+    return bin(state.reserve[0]).count("1") + bin(state.reserve[1]).count("1")
+
+
 def search_game(
-    seed: int, sims: int, sample_plies: int = 12, off_path: float = 0.0
+    seed: int,
+    sims: int,
+    sample_plies: int = 12,
+    off_path: float = 0.0,
+    phase: tuple[int, int] | None = None,
+    cheap_sims: int = 80,
 ) -> Iterator[tuple[Any, float, list[tuple[int, int, float, int]], bool]]:
     """One game of the strong search at ``sims`` simulations a move (the first ``sample_plies``
     moves drawn by the visits, a proven win played at once, then the most visited move): yields
@@ -57,6 +66,10 @@ def search_game(
     next step: after the last, it holds the finished game); with probability ``off_path`` the
     position after one uniformly random move comes after it, as a copy (``off`` True).  A
     forced move (a pass) is played without asking the search.  Deterministic for a seed.
+
+    ``phase=(lo, hi)``: only the positions with ``lo`` to ``hi`` pieces left in the two reserves
+    are yielded (and only they may have an off-path sibling); the moves before and after them are
+    chosen by a cheaper search of ``cheap_sims`` simulations (a game's data in one phase).
     """
     rng = random.Random(seed)
     state = kernel.new_state(default_encoding().tables, "c")
@@ -67,9 +80,11 @@ def search_game(
             state.push(codes[0])
             ply += 1
             continue
-        value, children = heldout.search(state, rng.getrandbits(64), sims)
-        yield state, value, children, False
-        if rng.random() < off_path:
+        kept = phase is None or phase[0] <= _pieces_left(state) <= phase[1]
+        value, children = heldout.search(state, rng.getrandbits(64), sims if kept else cheap_sims)
+        if kept:
+            yield state, value, children, False
+        if kept and rng.random() < off_path:
             side = state.copy(with_history=True)
             side.push(rng.choice(codes))
             if side.outcome < 0 and len(side.legal_codes()) > 1:
