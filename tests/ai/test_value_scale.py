@@ -144,6 +144,9 @@ def test_the_phase_network_scores_what_its_results_and_the_docs_say():
     assert mse < float(((before - held.label) ** 2).mean())
     doc = (ROOT / "docs" / "ai.md").read_text(encoding="utf-8")
     assert f"| **{mse:.3f}** |" in doc
+    rank = json.loads((PHASE / "rank.json").read_text(encoding="utf-8"))
+    for name in ("docs/runs/value-phase-2026-12-05/value.npz, one ply", "the mean of 16 greedy playouts, one ply"):
+        assert f"{rank[name]['mean_value']:.3f}".replace("-", "−") in doc
     for name in ("arena-phase-3702.json", "arena-imb0-3702.json", "arena-imb02-3702.json"):
         summary = json.loads((PHASE / name).read_text(encoding="utf-8"))
         pairing = summary["pairings"][0]
