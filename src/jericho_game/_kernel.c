@@ -2600,7 +2600,8 @@ static inline float mm_of(const Tree *T, const Node *y, int yi)
 }
 
 /* Implicit minimax backups: the leaf at the end of `path` holds `leaf` (its mover's share by
-   the network, or the mixed value); each node above takes the best of its children for the side
+   the network, or its exact or played-out result where the network does not judge it: a proof,
+   a finished game, a leaf under `net_pieces`); each node above takes the best of its children for the side
    to move there (every child of a node has been evaluated once: children are made one at a
    time and evaluated at once). */
 static void mm_backup(Tree *T, const int *path, int depth, float leaf)
@@ -2727,8 +2728,8 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
             south = result == DRAW ? 0.5 : result == 0 ? 1.0 : 0.0;
         if (T->solver) solve_path(T, path, depth);
         if (T->mm) {
-            /* the minimax is of the network's value (a playout's single result is noise there:
-               leaves given a playout alone, net_pieces, bring their mixed value) */
+            /* the minimax is of the network's value, never of a playout mixed into it (one
+               playout's result is noise); a leaf the network does not judge brings its result */
             double h = heuristic >= 0.0 ? heuristic : south;
             mm_backup(T, path, depth, (float)(T->nodes[ni].mover == 0 ? h : 1.0 - h));
         }
