@@ -41,7 +41,10 @@ import os
 import random
 import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -382,6 +385,10 @@ def run_arena(
     started = time.time()
 
     def done(r: GameResult) -> None:
+        with _ctrl_c_deferred():  # a game's record, journal line and count go together
+            _done(r)
+
+    def _done(r: GameResult) -> None:
         if out is not None:
             tags = {
                 "Event": "jericho arena",
@@ -498,6 +505,28 @@ def _read_journal(journal: Path) -> list[GameResult]:
             # A line cut by a kill in the middle of its write: the game is played again.
             print(f"jericho arena: {journal} line {number} skipped ({exc})", file=sys.stderr)
     return out
+
+
+@contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C until the block ends, then raise it: a game whose record was written is also
+    in the journal and the summary (a Ctrl-C between the two lost it from both).  Only on the main
+    thread, where Python runs signal handlers, and not where Ctrl-C is ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    asked: list[int] = []
+    old = signal.signal(signal.SIGINT, lambda signum, _frame: asked.append(signum))
+    if old is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, old)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if asked:
+        raise KeyboardInterrupt
 
 
 def _ignore_sigint() -> None:
