@@ -347,3 +347,21 @@ def test_the_shipped_weights_fit_and_guide_a_search():
     g = Game()
     move = player.choose_move(g)
     assert move in g.legal_moves() and player.last_sims == 300
+
+
+def test_a_widened_network_evaluates_as_before_until_trained():
+    net = evalnet.EvalNet.random((16, 8), seed=2)
+    wide = net.widened(24, seed=3)
+    assert wide.hidden == (24, 8) and wide.meta["widened_from"] == 16
+    states = random_states(20, seed=5, plies=30)
+    batch = [evalnet.features(st) for st in states]
+    v0, p0 = evalnet.forward(net, batch)
+    v1, p1 = evalnet.forward(wide, batch)
+    assert np.allclose(v0, v1, atol=1e-6) and np.allclose(p0, p1, atol=1e-5)
+    # the C evaluation of the wider weights agrees too
+    knet = evalnet.kernel_net(wide)
+    assert [knet.evaluate(st)[0] for st in states[:5]] == pytest.approx(list(v0[:5]), abs=1e-4)
+    # and its new units can learn: they have input weights, only no say yet
+    assert np.abs(wide.arrays["w1"][:, 16:]).sum() > 0 and not wide.arrays["w2"][:, 16:].any()
+    with pytest.raises(ValueError, match="cannot widen"):
+        net.widened(8)

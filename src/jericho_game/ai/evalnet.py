@@ -134,6 +134,21 @@ class EvalNet:
         }
         return cls(arrays, {"hidden": [h1, h2], "generation": 0})
 
+    def widened(self, h1: int, seed: int = 0) -> EvalNet:
+        """The same network with ``h1`` first-layer units: the new units start with small random
+        input weights and no say in the second layer, so every output is unchanged until they are
+        trained (a wider network that begins where this one ends)."""
+        old = self.hidden[0]
+        if h1 < old:
+            raise ValueError(f"cannot widen a first layer of {old} units to {h1}")
+        rng = np.random.default_rng(seed)
+        arrays = dict(self.arrays)
+        fresh = rng.normal(0, (2.0 / 40) ** 0.5, (n_features(), h1 - old))  # as :meth:`random`'s
+        arrays["w1"] = np.concatenate([self.arrays["w1"], fresh], 1)
+        arrays["b1"] = np.concatenate([self.arrays["b1"], np.zeros(h1 - old)])
+        arrays["w2"] = np.concatenate([self.arrays["w2"], np.zeros((self.hidden[1], h1 - old))], 1)
+        return EvalNet(arrays, {**self.meta, "hidden": [h1, self.hidden[1]], "widened_from": old})
+
     @property
     def hidden(self) -> tuple[int, int]:
         """The two hidden layers' sizes."""
