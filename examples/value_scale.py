@@ -9,6 +9,10 @@ positions, on the search's path and off it.
         --phase 6,34 --sims 400 --sample-plies 14                          # one phase's positions
     python examples/value_scale.py --out late --train --init NET --lr 0.0003 --epochs 2 --sizes 1 --tag=-ft
                                                                          # fine-tune NET on them
+    python examples/value_scale.py --out sib --shards 60 --games-per-shard 50 --sims 1000 \
+        --off-path 0.5 --siblings 8 --jobs 2                             # positions with their children
+    python examples/value_scale.py --out sib --train-siblings --init NET --epochs 2 --lr 0.0003 \
+        --rank-weight 3 --tag=-rw3                                       # teach NET's value their order
 
 ``examples/value_study.py`` found that the value's first fault was its target (the game's result
 is one noisy sample; the search's value averages hundreds of playouts) and that 27,000 positions,
@@ -34,6 +38,12 @@ all on the search's own path, were too few.  This script makes the data that stu
    (:func:`rank_study`: each predictor's one-ply picks on the held-out positions, judged by the
    strong search), for every ``best*.npz`` in ``OUT``, the shipped network and playouts;
    ``rank.json``.
+5. With ``--siblings K`` (making shards): each position also keeps up to ``K`` of its most
+   visited children with the search's values of them; with ``--train-siblings --init NET``:
+   NET's value learns them and their order (:mod:`jericho_game.ai.siblings`; ``--widen N`` first
+   widens its first layer), judged by its picks among held-out siblings beside 16 playouts'
+   (``best-siblings{tag}.npz``, ``results-siblings{tag}.json``; docs/ai.md, "Teaching the order
+   of siblings").
 """
 
 from __future__ import annotations
@@ -46,13 +56,35 @@ from typing import Any
 
 import numpy as np
 
-from jericho_game.ai import evalnet, heldout, selfplay
+from jericho_game import kernel
+from jericho_game.ai import evalnet, heldout, selfplay, siblings
 from jericho_game.envs import teacher
+from jericho_game.envs.encoding import default_encoding
 
 
-def _keep(rec: dict[str, list[Any]], state: Any, value: float, children: list[Any], off: bool) -> None:
+def _keep(
+    rec: dict[str, list[Any]],
+    state: Any,
+    value: float,
+    children: list[Any],
+    off: bool,
+    siblings: int = 0,
+    min_visits: int = 8,
+) -> None:
     codes = state.legal_codes()
     visits = np.array([ch[1] for ch in children], dtype=np.float64)
+    # The siblings: the most visited open children (a finished child needs no network), each with
+    # the search's value of it for the side that moves next, i.e. minus its winning rate here.
+    kids = []
+    for code, n, w, proof in sorted(children, key=lambda ch: -ch[1])[:siblings]:
+        if n < min_visits and proof == -1:
+            continue
+        child = state.copy(with_history=True)
+        child.push(code)
+        if child.outcome >= 0:
+            continue
+        here = {1: 1.0, 0: -1.0, 2: 0.0}.get(proof, 2.0 * w / n - 1.0)
+        kids.append((child, -here, code))
     for mirror in (False, True):
         amap = evalnet.action_map(state.turn, mirror)
         rec["feat"].append(np.array(evalnet.features(state, mirror), dtype=np.int16))
@@ -62,22 +94,37 @@ def _keep(rec: dict[str, list[Any]], state: Any, value: float, children: list[An
         rec["q"].append(value)
         rec["off"].append(off)
         rec["ply"].append(len(state.history_codes()))
+        if siblings:
+            rec["kids"].append(len(kids))
+            rec["kid_q"].extend(q for _child, q, _code in kids)
+            rec["kid_code"].extend(code for _child, _q, code in kids)
+            rec["kid_feat"].extend(np.array(evalnet.features(child, mirror), dtype=np.int16) for child, _q, _c in kids)
+            rec["moves"].append(np.array(state.history_codes(), dtype=np.int16))
 
 
 def _game(
-    seed: int, sims: int, sample_plies: int, off_path: float, phase: tuple[int, int] | None = None, cheap_sims: int = 80
+    seed: int,
+    sims: int,
+    sample_plies: int,
+    off_path: float,
+    phase: tuple[int, int] | None = None,
+    cheap_sims: int = 80,
+    siblings: int = 0,
 ) -> dict[str, list[Any]]:
-    rec: dict[str, list[Any]] = {k: [] for k in ("feat", "legal", "pol_a", "pol_p", "q", "off", "ply")}
+    keys = ("feat", "legal", "pol_a", "pol_p", "q", "off", "ply") + (
+        ("kids", "kid_q", "kid_code", "kid_feat", "moves") if siblings else ()
+    )
+    rec: dict[str, list[Any]] = {k: [] for k in keys}
     for state, value, children, off in teacher.search_game(seed, sims, sample_plies, off_path, phase, cheap_sims):
-        _keep(rec, state, value, children, off)
+        _keep(rec, state, value, children, off, siblings)
     return rec
 
 
-def _worker(args: tuple[list[int], int, int, float, tuple[int, int] | None, int]) -> dict[str, list[Any]]:
-    seeds, sims, sample_plies, off_path, phase, cheap_sims = args
+def _worker(args: tuple[list[int], int, int, float, tuple[int, int] | None, int, int]) -> dict[str, list[Any]]:
+    seeds, sims, sample_plies, off_path, phase, cheap_sims, siblings = args
     out: dict[str, list[Any]] = {}
     for s in seeds:
-        for key, values in _game(s, sims, sample_plies, off_path, phase, cheap_sims).items():
+        for key, values in _game(s, sims, sample_plies, off_path, phase, cheap_sims, siblings).items():
             out.setdefault(key, []).extend(values)
     return out
 
@@ -91,12 +138,25 @@ def make_shard(
     jobs: int,
     phase: tuple[int, int] | None = None,
     cheap_sims: int = 80,
+    siblings: int = 0,
 ) -> dict[str, np.ndarray]:
     """One shard's positions as flat arrays (the format of :func:`selfplay.play_games`); with
-    ``phase``, only that phase's positions (other games: their seeds are apart from the others')."""
+    ``phase``, only that phase's positions (other games: their seeds are apart from the others').
+
+    With ``siblings=K``, each position also keeps up to ``K`` of its most visited open children
+    (8 visits or more, or proven): ``kids`` (how many, per row), ``kid_q`` (the search's value of
+    each for its side to move), ``kid_code`` (the move to it), ``kid_feat``/``kid_feat_off`` (its
+    features, in the row's mirror) and the position's moves from the start (``moves``/``moves_off``,
+    to rebuild it), the targets of :mod:`jericho_game.ai.siblings`.  Its games are apart from the others'."""
     base = 7_000_003 if phase is None else 9_100_019
+    if siblings:
+        base += 1_234_567
     seeds = [base * (index + 1) + i for i in range(games)]
-    tasks = [(seeds[j::jobs], sims, sample_plies, off_path, phase, cheap_sims) for j in range(jobs) if seeds[j::jobs]]
+    tasks = [
+        (seeds[j::jobs], sims, sample_plies, off_path, phase, cheap_sims, siblings)
+        for j in range(jobs)
+        if seeds[j::jobs]
+    ]
     merged = selfplay.run_merged(_worker, tasks, jobs)
     out: dict[str, np.ndarray] = {}
     for key in ("feat", "legal", "pol_a", "pol_p"):
@@ -105,6 +165,12 @@ def make_shard(
     out["z"] = out["q"]  # no game result for an off-path position: the label is the search's value
     out["off"] = np.array(merged["off"], dtype=bool)
     out["ply"] = np.array(merged["ply"], dtype=np.int16)
+    if siblings:
+        out["kids"] = np.array(merged["kids"], dtype=np.int16)
+        out["kid_q"] = np.array(merged["kid_q"], dtype=np.float32)
+        out["kid_code"] = np.array(merged["kid_code"], dtype=np.int16)
+        out["kid_feat"], out["kid_feat_off"] = selfplay._ragged(merged["kid_feat"])
+        out["moves"], out["moves_off"] = selfplay._ragged(merged["moves"])
     return out
 
 
@@ -158,6 +224,91 @@ def rank_study(held: heldout.HeldOut, predictors: dict[str, Any], judge_sims: in
     return out
 
 
+def _state_of(moves: np.ndarray) -> Any:
+    state = kernel.new_state(default_encoding().tables, "c")
+    for code in moves:
+        state.push(int(code))
+    return state
+
+
+def sibling_playout_picks(shard_rows: list[tuple[dict[str, np.ndarray], int]], n_playouts: int) -> dict[str, float]:
+    """The mean of ``n_playouts`` greedy playouts of each kept child as a predictor of the
+    siblings' order (:func:`siblings.pick_figures`, judged by the data's search), for scale."""
+    vals, qs, counts = [], [], []
+    for shard, row in shard_rows:
+        lo, hi = shard["moves_off"][row], shard["moves_off"][row + 1]
+        state = _state_of(shard["moves"][lo:hi])
+        first = int(shard["kids"][:row].sum())
+        k = int(shard["kids"][row])
+        kids = []
+        for code in shard["kid_code"][first : first + k]:
+            child = state.copy(with_history=True)
+            child.push(int(code))
+            kids.append(child)
+        vals.extend(heldout.playout_values(kids, n_playouts, seed=row) if kids else [])
+        qs.extend(shard["kid_q"][first : first + k])
+        counts.append(k)
+    return siblings.pick_figures(np.array(vals), np.array(qs), np.array(counts))
+
+
+def train_siblings(out: Path, held: heldout.HeldOut, args: argparse.Namespace) -> None:
+    """``--train-siblings``: fine-tune ``--init`` on the sibling shards in ``out`` (value only);
+    the held-out set's error before and after, the siblings' picks before and after and those
+    of 16 playouts; ``best-siblings{tag}.npz`` and ``results-siblings{tag}.json``."""
+    if not args.init:
+        raise SystemExit("--train-siblings needs --init NET (the network whose value it teaches)")
+    t0 = time.monotonic()
+    shards = []
+    for path in sorted(out.glob("shard-*.npz")):
+        with np.load(path) as d:
+            shards.append({key: d[key] for key in d.files})
+    data = siblings.concat(shards)
+    cfg = siblings.SiblingConfig(
+        epochs=args.epochs,
+        lr=args.lr,
+        l2=args.l2,
+        kid_weight=args.kid_weight,
+        rank_weight=args.rank_weight,
+        tau=args.tau,
+    )
+    net = evalnet.load(args.init)
+    states = held.states()
+    preds = {f"{args.init} (before)": heldout.net_values(net, states)}
+    if args.widen:
+        net = net.widened(args.widen, seed=7)
+    # 16 playouts are judged on 600 of the held-out rows (one of each mirrored pair; playouts
+    # are slow), and so is the network, before and after, for a comparison on the same rows
+    _fit, hold = siblings.split(len(data["q"]), cfg.holdout, seed=5)
+    same = hold[:4096][::2][:600]
+    before = siblings.evaluate(net, data, same, cfg)
+    figs = siblings.train(net, data, cfg, seed=5, log=lambda m: print(m, flush=True))
+    figs.update({f"same600_before_{k}": v for k, v in before.items()})
+    figs.update({f"same600_{k}": v for k, v in siblings.evaluate(net, data, same, cfg).items()})
+    label = f"{args.init}{f' widened to {args.widen}' if args.widen else ''} taught the siblings ({cfg})"
+    preds[label] = heldout.net_values(net, states)
+    preds["mean of 16 playouts"] = heldout.playout_values(states, 16)
+    starts = np.concatenate([[0], np.cumsum([len(s["q"]) for s in shards])])
+    rows = []
+    for r in same:
+        k = int(np.searchsorted(starts, r, side="right") - 1)
+        rows.append((shards[k], int(r - starts[k])))
+    figs.update({f"playouts16_{k}": v for k, v in sibling_playout_picks(rows, 16).items()})
+    net.meta.update(study=label)
+    net.save(out / f"best-siblings{args.tag}.npz")
+    rep = heldout.report(held, preds)
+    result = {"config": vars(cfg), "siblings": figs, "report": rep, "seconds": time.monotonic() - t0}
+    (out / f"results-siblings{args.tag}.json").write_text(json.dumps(result, indent=1))
+    for k in ("value_mse", "kid_mse", "rank_loss", "best_pick", "regret"):
+        print(f"{k:10} before {figs[f'before_{k}']:.4f}  after {figs[k]:.4f}  (training rows {figs[f'fit_{k}']:.4f})")
+    print(
+        f"on {len(rows)} of the held-out rows: 16 playouts pick the best {figs['playouts16_best_pick']:.3f}, "
+        f"regret {figs['playouts16_regret']:.4f}; the network before {figs['same600_before_best_pick']:.3f}, "
+        f"{figs['same600_before_regret']:.4f}; after {figs['same600_best_pick']:.3f}, {figs['same600_regret']:.4f}"
+    )
+    for name, r in rep.items():
+        print(f"{name[:70]:70} held-out MSE {r['all']['mse']:.3f}, solved {r['solved'].get('mse', float('nan')):.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
@@ -180,6 +331,14 @@ def main() -> None:
     ap.add_argument("--sizes", default="16,4,1", help="train on 1/K of the shards for each K (a learning curve)")
     ap.add_argument("--rank", action="store_true", help="judge how the kept networks rank a position's moves")
     ap.add_argument("--judge-sims", type=int, default=2000)
+    ap.add_argument("--siblings", type=int, default=0, help="keep up to K searched children of each position")
+    ap.add_argument(
+        "--train-siblings", action="store_true", help="with --init: teach NET's value the siblings of --siblings shards"
+    )
+    ap.add_argument("--kid-weight", type=float, default=1.0, help="with --train-siblings: the children's squared error")
+    ap.add_argument("--rank-weight", type=float, default=1.0, help="with --train-siblings: the ranking loss")
+    ap.add_argument("--tau", type=float, default=0.1, help="with --train-siblings: the ranking's temperature")
+    ap.add_argument("--widen", type=int, default=0, help="with --train-siblings: first widen NET's first layer to N")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -207,6 +366,10 @@ def main() -> None:
             print(f"{name:64} {r['mean_value']:7.3f} {r['same_move']:7.1%}")
         return
 
+    if args.train_siblings:
+        train_siblings(out, held, args)
+        return
+
     phase = None
     if args.phase:
         lo, hi = (int(x) for x in args.phase.split(","))
@@ -217,7 +380,15 @@ def main() -> None:
             if shard.exists():
                 continue
             data = make_shard(
-                k, args.games_per_shard, args.sims, args.sample_plies, args.off_path, args.jobs, phase, args.cheap_sims
+                k,
+                args.games_per_shard,
+                args.sims,
+                args.sample_plies,
+                args.off_path,
+                args.jobs,
+                phase,
+                args.cheap_sims,
+                args.siblings,
             )
             tmp = shard.with_name(shard.name + ".tmp.npz")
             np.savez_compressed(tmp, **data)
