@@ -26,7 +26,7 @@ from typing import Any
 from jericho_game import core
 from jericho_game.core import State, Tables
 
-__all__ = ["NAME", "C", "new_state", "playout", "describe", "is_c_state", "python_state", "available"]
+__all__ = ["NAME", "C", "new_state", "playout", "describe", "is_c_state", "python_state", "available", "pieces_left"]
 
 
 def _load() -> ModuleType | None:
@@ -101,6 +101,12 @@ def new_state(tables: Tables, kernel: str | None = None) -> State:
 def is_c_state(state: object) -> bool:
     """Whether ``state`` is a C kernel state."""
     return C is not None and type(state) is C.State
+
+
+def pieces_left(state: Any) -> int:
+    """The pieces still in the two reserves of ``state`` (a C or Python kernel state): 50 at the
+    start, the game's clock for what depends on its phase (the endgame solver, the value's data)."""
+    return int(state.reserve[0]).bit_count() + int(state.reserve[1]).bit_count()
 
 
 def python_state(state: State) -> State:

@@ -124,6 +124,22 @@ def test_python_state_round_trip_keeps_every_figure() -> None:
         assert snap_c == snap_py
 
 
+def test_pieces_left_counts_both_reserves_in_either_kernel() -> None:
+    def on_board(state) -> int:  # each piece of a tower is a 5-bit group of its cell's code
+        return sum((x.bit_length() + 4) // 5 for x in state.code)
+
+    rng = random.Random(4)
+    c = kernel.new_state(TABLES, "c")
+    py = kernel.new_state(TABLES, "python")
+    assert kernel.pieces_left(c) == kernel.pieces_left(py) == 50
+    while c.outcome == core.NO_OUTCOME:
+        codes = c.legal_codes()
+        code = codes[rng.randrange(len(codes))]
+        c.push(code)
+        py.push(code)
+        assert kernel.pieces_left(c) == kernel.pieces_left(py) == 50 - on_board(c)
+
+
 # -- malformed input raises Python errors, never crashes --------------------------------------
 
 

@@ -318,7 +318,7 @@ def late_game(left: int, seed: int) -> Game:
         rng = random.Random(seed)
         game = Game()
         st = game.state.copy()
-        while st.outcome == -1 and bin(st.reserve[0]).count("1") + bin(st.reserve[1]).count("1") > left:
+        while st.outcome == -1 and kernel.pieces_left(st) > left:
             codes = st.legal_codes()
             rng.shuffle(codes)
             pick = None

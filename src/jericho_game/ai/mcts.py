@@ -532,7 +532,7 @@ class KernelMCTSPlayer:
         that keep a solved draw (the search chooses among them), or ``None`` (not settled, or lost
         without the distance: the search plays on).
         """
-        left = bin(state.reserve[0]).count("1") + bin(state.reserve[1]).count("1")
+        left = kernel.pieces_left(state)
         if left > ENDGAME_ROOT_PIECES:
             return None
         if self._table is None:

@@ -45,10 +45,6 @@ __all__ = ["make_teacher_data", "load_teacher_data", "search_game", "teacher_gam
 FIELDS = ("obs", "policy", "value", "result", "off")
 
 
-def _pieces_left(state: Any) -> int:
-    return bin(state.reserve[0]).count("1") + bin(state.reserve[1]).count("1")
-
-
 def search_game(
     seed: int,
     sims: int,
@@ -80,7 +76,7 @@ def search_game(
             state.push(codes[0])
             ply += 1
             continue
-        kept = phase is None or phase[0] <= _pieces_left(state) <= phase[1]
+        kept = phase is None or phase[0] <= kernel.pieces_left(state) <= phase[1]
         value, children = heldout.search(state, rng.getrandbits(64), sims if kept else cheap_sims)
         if kept:
             yield state, value, children, False
