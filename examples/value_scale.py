@@ -309,6 +309,104 @@ def train_siblings(out: Path, held: heldout.HeldOut, args: argparse.Namespace) -
         print(f"{name[:70]:70} held-out MSE {r['all']['mse']:.3f}, solved {r['solved'].get('mse', float('nan')):.3f}")
 
 
+#: ``--threats``: what the side to move can take with its next placement, from the kernel's own
+#: move ordering (``margin_deltas``: each move's immediate change of the monolith margin).
+THREAT_BEST = (0, 1, 2, 3, 4)  # its best move's gain: <= 0, 1, 2, 3, >= 4 (the most seen: 4)
+THREAT_COUNT = (0, 1, 3, 6, 12, 24, 48)  # how many moves gain: 0, 1-2, 3-5, ..., 48+
+THREAT_WAYS = (1, 2, 4, 8)  # how many moves reach the best gain: 1, 2-3, 4-7, 8+
+N_THREATS = len(THREAT_BEST) + len(THREAT_COUNT) + len(THREAT_WAYS) + 2
+
+
+def _bucket(value: int, edges: tuple[int, ...]) -> int:
+    return sum(1 for edge in edges[1:] if value >= edge)
+
+
+def threat_features(state: Any) -> list[int]:
+    """The ``--threats`` features of ``state``, numbered from 0 (the same in both mirrors): the
+    mover's best immediate margin gain, how many moves gain and how many reach the best, whether
+    the opponent holds seven and whether the mover can break it."""
+    deltas = state.margin_deltas(state.legal_codes())
+    best = max(deltas) if deltas else 0
+    out = [_bucket(best, THREAT_BEST)]
+    base = len(THREAT_BEST)
+    out.append(base + _bucket(sum(1 for d in deltas if d > 0), THREAT_COUNT))
+    base += len(THREAT_COUNT)
+    out.append(base + _bucket(sum(1 for d in deltas if d == best), THREAT_WAYS))
+    base += len(THREAT_WAYS)
+    opponent = 1 - state.turn
+    if state.score[opponent] >= 7:
+        out.append(base)
+        if state.breaks_possible(opponent):
+            out.append(base + 1)
+    return out
+
+
+def add_threats(shard: dict[str, np.ndarray], offset: int) -> dict[str, np.ndarray]:
+    """``shard`` with each position's and child's threat features appended (numbered from
+    ``offset``, after the network's own)."""
+    feats, kid_feats = [], []
+    kid = 0
+    for row in range(len(shard["q"])):
+        state = _state_of(shard["moves"][shard["moves_off"][row] : shard["moves_off"][row + 1]])
+        own = shard["feat"][shard["feat_off"][row] : shard["feat_off"][row + 1]]
+        feats.append(np.concatenate([own, np.array(threat_features(state), dtype=np.int16) + offset]))
+        for _ in range(int(shard["kids"][row])):
+            child = state.copy(with_history=True)
+            child.push(int(shard["kid_code"][kid]))
+            own = shard["kid_feat"][shard["kid_feat_off"][kid] : shard["kid_feat_off"][kid + 1]]
+            kid_feats.append(np.concatenate([own, np.array(threat_features(child), dtype=np.int16) + offset]))
+            kid += 1
+    out = dict(shard)
+    out["feat"], out["feat_off"] = selfplay._ragged(feats)
+    out["kid_feat"], out["kid_feat_off"] = selfplay._ragged(kid_feats)
+    return out
+
+
+class _Arrays:
+    """Weights with more inputs than the C evaluator reads (``--threats``: NumPy only)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        self.arrays = arrays
+
+
+def threat_study(out: Path, args: argparse.Namespace) -> None:
+    """``--threats``: does the value rank siblings better when it is told what each position's
+    next placement can take?  The same fine-tuning (``--init`` NET, ``--rank-weight`` ...) on the
+    first ``--shards`` sibling shards, without and with :func:`threat_features` (NET's first layer
+    given zero rows for them, so both start from NET's values); NumPy only, no match (the C
+    evaluator reads only its own features).  ``results-threats{tag}.json``."""
+    t0 = time.monotonic()
+    shards = []
+    for path in sorted(out.glob("shard-*.npz"))[: args.shards]:
+        with np.load(path) as d:
+            shards.append({key: d[key] for key in d.files})
+    cfg = siblings.SiblingConfig(
+        epochs=args.epochs,
+        lr=args.lr,
+        l2=args.l2,
+        kid_weight=args.kid_weight,
+        rank_weight=args.rank_weight,
+        tau=args.tau,
+    )
+    nf = evalnet.n_features()
+    report: dict[str, Any] = {"config": vars(cfg), "shards": len(shards)}
+    for name in ("without", "with threats"):
+        data = siblings.concat([add_threats(s, nf) for s in shards] if name != "without" else shards)
+        arrays = dict(evalnet.load(args.init).arrays)
+        if name != "without":
+            arrays["w1"] = np.concatenate([arrays["w1"], np.zeros((N_THREATS, arrays["w1"].shape[1]), np.float32)])
+        figs = siblings.train(_Arrays(arrays), data, cfg, seed=5)  # type: ignore[arg-type]
+        report[name] = figs
+        print(
+            f"{name:13} regret {figs['before_regret']:.4f} -> {figs['regret']:.4f} "
+            f"(training rows {figs['fit_regret']:.4f}), "
+            f"best pick {figs['before_best_pick']:.3f} -> {figs['best_pick']:.3f}, value MSE {figs['value_mse']:.4f}, "
+            f"children {figs['kid_mse']:.4f} ({time.monotonic() - t0:.0f} s)",
+            flush=True,
+        )
+    (out / f"results-threats{args.tag}.json").write_text(json.dumps(report, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
@@ -338,6 +436,9 @@ def main() -> None:
     ap.add_argument("--kid-weight", type=float, default=1.0, help="with --train-siblings: the children's squared error")
     ap.add_argument("--rank-weight", type=float, default=1.0, help="with --train-siblings: the ranking loss")
     ap.add_argument("--tau", type=float, default=0.1, help="with --train-siblings: the ranking's temperature")
+    ap.add_argument(
+        "--threats", action="store_true", help="with --init: the sibling fine-tuning without and with threat features"
+    )
     ap.add_argument("--widen", type=int, default=0, help="with --train-siblings: first widen NET's first layer to N")
     args = ap.parse_args()
     out = Path(args.out)
@@ -366,6 +467,9 @@ def main() -> None:
             print(f"{name:64} {r['mean_value']:7.3f} {r['same_move']:7.1%}")
         return
 
+    if args.threats:
+        threat_study(out, args)
+        return
     if args.train_siblings:
         train_siblings(out, held, args)
         return

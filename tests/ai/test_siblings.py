@@ -222,6 +222,10 @@ def test_the_kept_sibling_runs_are_what_the_docs_say():
     assert runs[0]["same600_regret"] >= runs[0]["same600_before_regret"]
     assert runs[0]["kid_mse"] < runs[0]["before_kid_mse"] / 2
     assert runs[3]["playouts16_regret"] < runs[3]["same600_regret"]  # still behind 16 playouts
+    threats = json.loads((SIB / "results-threats-rw3-20.json").read_text(encoding="utf-8"))
+    for name in ("without", "with threats"):
+        assert f"**{threats[name]['regret']:.3f}**" in doc
+    assert abs(threats["with threats"]["regret"] - threats["without"]["regret"]) < 0.005  # no help
     start = json.loads((ROOT / "docs/runs/value-phase-2026-12-05/arena-phase-3702.json").read_text(encoding="utf-8"))
     for r in (0, 1, 3):
         summary = json.loads((SIB / f"arena-rw{r}-3702.json").read_text(encoding="utf-8"))
@@ -230,3 +234,35 @@ def test_the_kept_sibling_runs_are_what_the_docs_say():
         assert f"best-siblings-rw{r}.npz" in pairing["a"] and "mix=1,cprior=0" in pairing["a"]
         assert f"{pairing['wins']}-{pairing['draws']}-{pairing['losses']}" in doc
         assert pairing["score_a"] < start["pairings"][0]["score_a"]
+
+
+@needs_c
+def test_threat_features_describe_the_next_placement_and_the_study_runs(tmp_path, monkeypatch):
+    """``--threats``: each position and child gets the mover's best immediate gain (as the
+    kernel's ``margin_deltas`` gives it), how many moves gain and how many reach the best, after
+    the network's own features; the study trains without and with them from the same network."""
+    import json
+    import shutil
+    import sys
+
+    vs = load_script()
+    shard = vs.make_shard(0, games=2, sims=60, sample_plies=4, off_path=0.3, jobs=1, siblings=3)
+    nf = evalnet.n_features()
+    more = vs.add_threats(shard, nf)
+    for row in range(len(shard["q"])):
+        extra = [int(f) - nf for f in more["feat"][more["feat_off"][row] : more["feat_off"][row + 1]] if f >= nf]
+        state = vs._state_of(shard["moves"][shard["moves_off"][row] : shard["moves_off"][row + 1]])
+        assert extra == vs.threat_features(state) and 3 <= len(extra) <= 5
+        best = max(state.margin_deltas(state.legal_codes()))
+        assert extra[0] == min(max(best, 0), len(vs.THREAT_BEST) - 1)
+        assert all(0 <= f < vs.N_THREATS for f in extra)
+    assert len(more["kid_feat_off"]) == len(shard["kid_feat_off"])
+    assert len(more["kid_feat"]) > len(shard["kid_feat"])
+    kept = ROOT / "docs" / "runs" / "value-scale-2026-12-04"
+    np.savez_compressed(tmp_path / "shard-000.npz", **shard)
+    shutil.copy(kept / "heldout.npz", tmp_path / "heldout.npz")
+    argv = ["value_scale.py", "--out", str(tmp_path), "--threats", "--shards", "1", "--init", str(kept / "value.npz")]
+    monkeypatch.setattr(sys, "argv", [*argv, "--epochs", "1", "--tag=-t"])
+    vs.main()
+    res = json.loads((tmp_path / "results-threats-t.json").read_text(encoding="utf-8"))
+    assert res["shards"] == 1 and res["without"]["before_regret"] == res["with threats"]["before_regret"]
