@@ -251,6 +251,30 @@ def sibling_playout_picks(shard_rows: list[tuple[dict[str, np.ndarray], int]], n
     return siblings.pick_figures(np.array(vals), np.array(qs), np.array(counts))
 
 
+def playout_targets(shard: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """``shard`` with its targets (``q``, ``kid_q``) replaced by the mean result of ``n`` greedy
+    playouts of each position and child (the side to move's, as :func:`heldout.playout_values`):
+    the value the playout search's leaves estimate, noise averaged away."""
+    q = np.zeros(len(shard["q"]), dtype=np.float32)
+    kid_q = np.zeros(len(shard["kid_q"]), dtype=np.float32)
+
+    def mean(state: Any, seed: int) -> float:
+        south, north, _draws = kernel.C.playouts(state, n, seed, guided=0)
+        return float((south - north) if state.turn == 0 else (north - south)) / n
+
+    kid = 0
+    for row in range(0, len(q), 2):  # a mirrored pair is one position with the same children
+        state = _state_of(shard["moves"][shard["moves_off"][row] : shard["moves_off"][row + 1]])
+        q[row] = q[row + 1] = mean(state, row)
+        k = int(shard["kids"][row])
+        for j in range(k):
+            child = state.copy(with_history=True)
+            child.push(int(shard["kid_code"][kid + j]))
+            kid_q[kid + j] = kid_q[kid + k + j] = mean(child, row * 64 + j + 1)
+        kid += 2 * k
+    return {**shard, "q": q, "kid_q": kid_q}
+
+
 def train_siblings(out: Path, held: heldout.HeldOut, args: argparse.Namespace) -> None:
     """``--train-siblings``: fine-tune ``--init`` on the sibling shards in ``out`` (value only);
     the held-out set's error before and after, the siblings' picks before and after and those
@@ -281,7 +305,18 @@ def train_siblings(out: Path, held: heldout.HeldOut, args: argparse.Namespace) -
     _fit, hold = siblings.split(len(data["q"]), cfg.holdout, seed=5)
     same = hold[:4096][::2][:600]
     before = siblings.evaluate(net, data, same, cfg)
-    figs = siblings.train(net, data, cfg, seed=5, log=lambda m: print(m, flush=True))
+    if args.playout_targets:
+        # learn what the playouts would say, judged as every other run by the search's values
+        judged_before = siblings.evaluate(net, data, hold[:4096], cfg)
+        taught = siblings.concat([playout_targets(s, args.playout_targets) for s in shards])
+        print(f"playout targets: {time.monotonic() - t0:.0f} s", flush=True)
+        figs = siblings.train(net, taught, cfg, seed=5, log=lambda m: print(m, flush=True))
+        figs = {f"target_{k}": v for k, v in figs.items()}
+        figs.update({f"before_{k}": v for k, v in judged_before.items()})
+        figs.update(siblings.evaluate(net, data, hold[:4096], cfg))
+        figs.update({f"fit_{k}": v for k, v in siblings.evaluate(net, data, np.sort(_fit[:4096]), cfg).items()})
+    else:
+        figs = siblings.train(net, data, cfg, seed=5, log=lambda m: print(m, flush=True))
     figs.update({f"same600_before_{k}": v for k, v in before.items()})
     figs.update({f"same600_{k}": v for k, v in siblings.evaluate(net, data, same, cfg).items()})
     label = f"{args.init}{f' widened to {args.widen}' if args.widen else ''} taught the siblings ({cfg})"
@@ -438,6 +473,9 @@ def main() -> None:
     ap.add_argument("--tau", type=float, default=0.1, help="with --train-siblings: the ranking's temperature")
     ap.add_argument(
         "--threats", action="store_true", help="with --init: the sibling fine-tuning without and with threat features"
+    )
+    ap.add_argument(
+        "--playout-targets", type=int, default=0, help="with --train-siblings: learn N greedy playouts' means instead"
     )
     ap.add_argument("--widen", type=int, default=0, help="with --train-siblings: first widen NET's first layer to N")
     args = ap.parse_args()

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from jericho_game import kernel
-from jericho_game.ai import evalnet, siblings
+from jericho_game.ai import evalnet, heldout, siblings
 from jericho_game.envs.encoding import default_encoding
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -226,12 +226,17 @@ def test_the_kept_sibling_runs_are_what_the_docs_say():
     for name in ("without", "with threats"):
         assert f"**{threats[name]['regret']:.3f}**" in doc
     assert abs(threats["with threats"]["regret"] - threats["without"]["regret"]) < 0.005  # no help
+    for r in (0, 1):  # the playouts' own targets, judged by the search's values like the others
+        pt = json.loads((SIB / f"results-siblings-pt16-rw{r}.json").read_text(encoding="utf-8"))["siblings"]
+        row = f"| {pt['same600_best_pick']:.1%} | {pt['same600_regret']:.3f} | "
+        assert row + f"{pt['regret']:.3f} / {pt['fit_regret']:.3f} |" in doc
+        assert pt["same600_regret"] > pt["playouts16_regret"] + 0.01  # still behind the playouts' own picks
     start = json.loads((ROOT / "docs/runs/value-phase-2026-12-05/arena-phase-3702.json").read_text(encoding="utf-8"))
-    for r in (0, 1, 3):
-        summary = json.loads((SIB / f"arena-rw{r}-3702.json").read_text(encoding="utf-8"))
+    for r in ("rw0", "rw1", "rw3", "pt16-rw0"):
+        summary = json.loads((SIB / f"arena-{r}-3702.json").read_text(encoding="utf-8"))
         pairing = summary["pairings"][0]
         assert summary["seed"] == 3702 and pairing["games"] == 200 and "games" not in summary
-        assert f"best-siblings-rw{r}.npz" in pairing["a"] and "mix=1,cprior=0" in pairing["a"]
+        assert f"best-siblings-{r}.npz" in pairing["a"] and "mix=1,cprior=0" in pairing["a"]
         assert f"{pairing['wins']}-{pairing['draws']}-{pairing['losses']}" in doc
         assert pairing["score_a"] < start["pairings"][0]["score_a"]
 
@@ -266,3 +271,27 @@ def test_threat_features_describe_the_next_placement_and_the_study_runs(tmp_path
     vs.main()
     res = json.loads((tmp_path / "results-threats-t.json").read_text(encoding="utf-8"))
     assert res["shards"] == 1 and res["without"]["before_regret"] == res["with threats"]["before_regret"]
+
+
+@needs_c
+def test_playout_targets_are_the_mean_of_greedy_playouts_of_each_position_and_child():
+    vs = load_script()
+    shard = vs.make_shard(0, games=1, sims=40, sample_plies=4, off_path=0.0, jobs=1, siblings=2)
+    taught = vs.playout_targets(shard, 400)
+    assert taught["q"].shape == shard["q"].shape and taught["kid_q"].shape == shard["kid_q"].shape
+    assert np.array_equal(taught["q"][::2], taught["q"][1::2])  # a mirrored pair: one position
+    assert np.array_equal(taught["feat"], shard["feat"]) and np.abs(taught["kid_q"]).max() <= 1.0
+    base = np.concatenate([[0], np.cumsum(shard["kids"])])
+    for row in (0, len(shard["q"]) // 2 & ~1):
+        state = vs._state_of(shard["moves"][shard["moves_off"][row] : shard["moves_off"][row + 1]])
+        assert taught["q"][row] == pytest.approx(heldout.playout_values([state], 400, seed=9)[0], abs=0.3)
+        k = int(shard["kids"][row])
+        assert np.array_equal(
+            taught["kid_q"][base[row] : base[row] + k], taught["kid_q"][base[row + 1] : base[row + 1] + k]
+        )
+        for j in range(k):
+            child = state.copy(with_history=True)
+            child.push(int(shard["kid_code"][base[row] + j]))
+            assert taught["kid_q"][base[row] + j] == pytest.approx(
+                heldout.playout_values([child], 400, seed=9)[0], abs=0.3
+            )
