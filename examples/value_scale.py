@@ -43,7 +43,9 @@ all on the search's own path, were too few.  This script makes the data that stu
    NET's value learns them and their order (:mod:`jericho_game.ai.siblings`; ``--widen N`` first
    widens its first layer), judged by its picks among held-out siblings beside 16 playouts'
    (``best-siblings{tag}.npz``, ``results-siblings{tag}.json``; docs/ai.md, "Teaching the order
-   of siblings").
+   of siblings"); ``--playout-targets N`` teaches the means of ``N`` greedy playouts instead of
+   the search's values; ``--threats`` compares the same fine-tuning without and with the next
+   placement's threats as extra inputs (NumPy only).
 """
 
 from __future__ import annotations
@@ -224,6 +226,26 @@ def rank_study(held: heldout.HeldOut, predictors: dict[str, Any], judge_sims: in
     return out
 
 
+def load_shards(out: Path, limit: int | None = None) -> list[dict[str, np.ndarray]]:
+    """The shards in ``out`` (the first ``limit``), each as a dict of arrays."""
+    shards = []
+    for path in sorted(out.glob("shard-*.npz"))[:limit]:
+        with np.load(path) as d:
+            shards.append({key: d[key] for key in d.files})
+    return shards
+
+
+def _sibling_config(args: argparse.Namespace) -> siblings.SiblingConfig:
+    return siblings.SiblingConfig(
+        epochs=args.epochs,
+        lr=args.lr,
+        l2=args.l2,
+        kid_weight=args.kid_weight,
+        rank_weight=args.rank_weight,
+        tau=args.tau,
+    )
+
+
 def _state_of(moves: np.ndarray) -> Any:
     state = kernel.new_state(default_encoding().tables, "c")
     for code in moves:
@@ -282,19 +304,9 @@ def train_siblings(out: Path, held: heldout.HeldOut, args: argparse.Namespace) -
     if not args.init:
         raise SystemExit("--train-siblings needs --init NET (the network whose value it teaches)")
     t0 = time.monotonic()
-    shards = []
-    for path in sorted(out.glob("shard-*.npz")):
-        with np.load(path) as d:
-            shards.append({key: d[key] for key in d.files})
+    shards = load_shards(out)
     data = siblings.concat(shards)
-    cfg = siblings.SiblingConfig(
-        epochs=args.epochs,
-        lr=args.lr,
-        l2=args.l2,
-        kid_weight=args.kid_weight,
-        rank_weight=args.rank_weight,
-        tau=args.tau,
-    )
+    cfg = _sibling_config(args)
     net = evalnet.load(args.init)
     states = held.states()
     preds = {f"{args.init} (before)": heldout.net_values(net, states)}
@@ -411,18 +423,8 @@ def threat_study(out: Path, args: argparse.Namespace) -> None:
     given zero rows for them, so both start from NET's values); NumPy only, no match (the C
     evaluator reads only its own features).  ``results-threats{tag}.json``."""
     t0 = time.monotonic()
-    shards = []
-    for path in sorted(out.glob("shard-*.npz"))[: args.shards]:
-        with np.load(path) as d:
-            shards.append({key: d[key] for key in d.files})
-    cfg = siblings.SiblingConfig(
-        epochs=args.epochs,
-        lr=args.lr,
-        l2=args.l2,
-        kid_weight=args.kid_weight,
-        rank_weight=args.rank_weight,
-        tau=args.tau,
-    )
+    shards = load_shards(out, args.shards)
+    cfg = _sibling_config(args)
     nf = evalnet.n_features()
     report: dict[str, Any] = {"config": vars(cfg), "shards": len(shards)}
     for name in ("without", "with threats"):
@@ -542,10 +544,7 @@ def main() -> None:
             )
         return
 
-    shards = []
-    for shard in sorted(out.glob("shard-*.npz")):
-        with np.load(shard) as d:
-            shards.append({key: d[key] for key in d.files})
+    shards = load_shards(out)
     states = held.states()
     preds = {
         "mean of 16 playouts": heldout.playout_values(states, 16),
