@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import random
+from pathlib import Path
+from types import ModuleType
 
 from jericho_game.game import Game
 from jericho_game.pieces import PIECES
@@ -78,3 +81,13 @@ def random_games(n: int, seed: int = 0, max_plies: int = 60) -> list[Game]:
             g.play(rng.choice(moves))
         out.append(g)
     return out
+
+
+def load_example(name: str) -> ModuleType:
+    """The script ``examples/NAME.py`` as a module (the examples are not a package)."""
+    path = Path(__file__).resolve().parents[1] / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -5,7 +5,6 @@ and teach the order they are meant to teach."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ import pytest
 from jericho_game import kernel
 from jericho_game.ai import evalnet, heldout, siblings
 from jericho_game.envs.encoding import default_encoding
+from tests.helpers import load_example
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,11 +21,7 @@ needs_c = pytest.mark.skipif(kernel.C is None, reason="the positions are labelle
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("value_scale", ROOT / "examples" / "value_scale.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("value_scale")
 
 
 def synthetic(n_rows: int = 40, nf: int = 30, seed: int = 0) -> dict[str, np.ndarray]:

@@ -4,7 +4,6 @@ evaluator through the training run's own code."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from jericho_game import kernel
 from jericho_game.ai import evalnet, heldout, selfplay
 from jericho_game.envs.encoding import default_encoding
+from tests.helpers import load_example
 
 pytestmark = pytest.mark.skipif(kernel.C is None, reason="the positions are labelled by the C search")
 
@@ -21,11 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("value_scale", ROOT / "examples" / "value_scale.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("value_scale")
 
 
 def replay(codes):

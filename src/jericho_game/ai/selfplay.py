@@ -263,16 +263,20 @@ def _step(
     return ce, mse, top1, grads
 
 
+def concat_ragged(shards: list[dict[str, np.ndarray]], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """The ragged array ``key`` (its values and ``key + "_off"`` offsets) of ``shards`` as one."""
+    flats, offs, base = [], [np.zeros(1, dtype=np.int64)], 0
+    for s in shards:
+        flats.append(s[key])
+        offs.append(s[key + "_off"][1:] + base)
+        base += int(s[key + "_off"][-1])
+    return np.concatenate(flats), np.concatenate(offs)
+
+
 def _concat(shards: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for key in ("feat", "legal", "pol_a", "pol_p"):
-        flats, offs, base = [], [np.zeros(1, dtype=np.int64)], 0
-        for s in shards:
-            flats.append(s[key])
-            offs.append(s[key + "_off"][1:] + base)
-            base += int(s[key + "_off"][-1])
-        out[key] = np.concatenate(flats)
-        out[key + "_off"] = np.concatenate(offs)
+        out[key], out[key + "_off"] = concat_ragged(shards, key)
     for key in ("q", "z"):
         out[key] = np.concatenate([s[key] for s in shards])
     return out

@@ -57,13 +57,7 @@ def concat(shards: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
         raise ValueError(f"not a sibling shard (made without --siblings): no {missing[0]!r}")
     out: dict[str, np.ndarray] = {}
     for key in ("feat", "kid_feat"):
-        flats, offs, base = [], [np.zeros(1, dtype=np.int64)], 0
-        for s in shards:
-            flats.append(s[key])
-            offs.append(s[key + "_off"][1:] + base)
-            base += int(s[key + "_off"][-1])
-        out[key] = np.concatenate(flats)
-        out[key + "_off"] = np.concatenate(offs)
+        out[key], out[key + "_off"] = selfplay.concat_ragged(shards, key)
     out["q"] = np.concatenate([s["q"] for s in shards]).astype(np.float32)
     out["kid_q"] = np.concatenate([s["kid_q"] for s in shards]).astype(np.float32)
     kids = np.concatenate([s["kids"] for s in shards]).astype(np.int64)
