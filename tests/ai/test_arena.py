@@ -459,7 +459,11 @@ def test_arena_time_gives_both_sides_the_same_time_per_move() -> None:
     # the limit.  (Players that prove wins, like the solver levels, answer those moves at once.)
     limit = 0.08
     s = run_arena(["mcts:sims=30", "hard"], games=2, seed=3, time_limit=limit)
-    assert s["time_warnings"] == [] and s["forfeits"] == 0
+    assert s["forfeits"] == 0
+    # Equal within a quarter: the bug gave one side almost no time.  (Not the arena's own 10%
+    # warning: two games on a CI worker beside another fell 13% apart, 0.076 s against 0.086 s.)
+    low, high = sorted(p["mean_time_per_move"] for p in s["players"])
+    assert high <= 1.25 * low, s["players"]
     for p in s["players"]:
         # Forced moves and certain wins answer at once, so the mean may be a little lower.
         assert 0.8 * limit <= p["mean_time_per_move"] <= 1.05 * limit + 0.05, p
