@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import socket
+import threading
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from jericho_game.game import Game
 from jericho_game.pieces import PIECES
@@ -91,3 +94,15 @@ def load_example(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def start_in_thread(srv: Any) -> tuple[threading.Thread, socket.socket]:
+    """Start the uvicorn server ``srv`` in a daemon thread on a loopback socket bound here and
+    handed to it, so that no other process can take its port between choosing it and binding it
+    (a flaky CI: "address already in use"); the thread and the socket (its port:
+    ``getsockname()[1]``; close it after the server stops)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    return thread, sock

@@ -29,6 +29,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from jericho_game.web.server import SECURITY_HEADERS, create_app  # noqa: E402
+from tests.helpers import start_in_thread  # noqa: E402
 from tests.web.accounts.test_accounts import CHEAP, create, csrf, join, login, me, other, signup  # noqa: E402
 from tests.web.test_server import WS  # noqa: E402
 
@@ -100,19 +101,16 @@ def guarded(app: Any) -> Iterator[tuple[str, int]]:
             head_timeout = 1.0
 
         opts = {**httpguard.uvicorn_options(), "http": ShortHead}
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="on", **opts))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on", **opts))
+    thread, sock = start_in_thread(srv)
     deadline = time.monotonic() + 30
     while not srv.started:
         assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
         time.sleep(0.05)
-    yield "127.0.0.1", port
+    yield "127.0.0.1", sock.getsockname()[1]
     srv.should_exit = True
     thread.join(timeout=10)
+    sock.close()
 
 
 def _exchange(addr: tuple[str, int], data: bytes, timeout: float = 30.0) -> bytes:
@@ -513,13 +511,9 @@ def test_a_burst_of_log_ins_never_holds_up_the_rest_of_the_server(tmp_path: Any)
     # the throttle before the password pool (issue 33), and this test is about the pool
     for i in range(24):
         app.state.accounts.create_account(f"alice{i}", "alice's long password")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="on"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on"))
+    thread, sock = start_in_thread(srv)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     try:
         deadline = time.monotonic() + 30
         while not srv.started:
@@ -565,3 +559,4 @@ def test_a_burst_of_log_ins_never_holds_up_the_rest_of_the_server(tmp_path: Any)
         SlowHasher.gate.set()
         srv.should_exit = True
         thread.join(timeout=10)
+        sock.close()
