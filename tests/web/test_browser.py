@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +16,7 @@ import uvicorn  # noqa: E402
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
 from jericho_game.web.server import Limits, create_app  # noqa: E402
+from tests.helpers import start_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -37,20 +36,18 @@ def chromium_path() -> str:
 def serve_in_thread(app: Any) -> Iterator[str]:
     """Run ``app`` under uvicorn on a free loopback port in a daemon thread; yield its URL (the
     browser tests' servers: one process, so a test may monkeypatch what the server calls)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread, sock = start_in_thread(srv)
     deadline = time.monotonic() + 15
     while not srv.started:
         if time.monotonic() > deadline or not thread.is_alive():
+            sock.close()
             pytest.fail("the uvicorn server did not start")
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     srv.should_exit = True
     thread.join(timeout=10)
+    sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -292,6 +289,29 @@ def test_rules_page_renders(server: str, browser: Browser) -> None:
     page.goto(server + "/rules")
     expect(page.locator("#rules h1")).to_be_visible()
     expect(page.locator("#rules table").first).to_be_visible()
+    page.close()
+
+
+def test_start_game_before_the_page_is_ready_is_held_then_goes_through(server: str, browser: Browser) -> None:
+    """A "Start game" before the home page knows the levels was sent by the browser itself: the page
+    reloaded with the choices in its address and no game (a flaky CI found it on a cold server).
+    It is held now, and goes through once the page is ready."""
+    page = browser.new_page(viewport=DESKTOP)
+    errors = watch_errors(page)
+    waiting = []
+    page.route("**/api/levels", lambda route: waiting.append(route))  # the levels: not yet
+    page.goto(server + "/")
+    page.get_by_label("Hot-seat").check()
+    page.locator("#start").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)
+    assert "mode=" not in page.url and "/g/" not in page.url  # no native submission, no game yet
+    expect(page.locator("#start")).to_be_disabled()
+    assert len(waiting) == 1
+    waiting[0].continue_()
+    page.wait_for_url("**/g/*")
+    expect(page.locator("#turn")).to_contain_text("South to move")
+    assert errors == []
     page.close()
 
 

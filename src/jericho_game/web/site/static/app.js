@@ -76,6 +76,12 @@ async function startHome() {
   $("home").hidden = false;
   $("skip").hidden = true;  // there is no tray to skip to
   const form = $("new-game");
+  // The form starts a game only once the account and the levels are known (below); a "Start game"
+  // before then is held, not sent by the browser itself (that reloaded the page with the choices
+  // in its address), and goes through as soon as the page is ready.
+  let held = false;
+  const hold = (e) => { e.preventDefault(); held = true; $("start").disabled = true; };
+  form.addEventListener("submit", hold);
   const saveName = nameForm($("name-form"), $("name-input"), $("name-note"));
   // an account holder plays under the account's name: no second name to choose (issue 24)
   const me = await whoami();
@@ -146,6 +152,7 @@ async function startHome() {
   };
   form.addEventListener("change", sync);
   sync();
+  form.removeEventListener("submit", hold);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     $("start").disabled = true;
@@ -178,6 +185,10 @@ async function startHome() {
       $("start").disabled = false;
     }
   });
+  if (held) {
+    $("start").disabled = false;
+    form.requestSubmit($("start"));
+  }
 }
 
 /** The clock select's value as POST /api/games fields: "10" (minutes each), "5+3" (minutes each +
