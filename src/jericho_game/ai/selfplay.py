@@ -282,18 +282,24 @@ def _concat(shards: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     return out
 
 
+def split_pairs(n_rows: int, holdout: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Training and held-out rows (``holdout`` of the pairs, at least one when there are two),
+    whole mirrored pairs (rows ``2k`` and ``2k + 1``) together."""
+    pairs = rng.permutation(n_rows // 2)
+    n_hold = max(1, int(len(pairs) * holdout)) if len(pairs) > 1 else 0
+    hold = np.concatenate([2 * pairs[:n_hold], 2 * pairs[:n_hold] + 1])
+    fit = np.concatenate([2 * pairs[n_hold:], 2 * pairs[n_hold:] + 1])
+    return fit, hold
+
+
 def train(net: evalnet.EvalNet, shards: list[dict[str, np.ndarray]], cfg: TrainConfig, seed: int) -> dict[str, float]:
     """Train ``net`` in place on the positions of ``shards``; returns the held-out figures.
 
     Positions come in mirrored pairs; a pair is held out or trained on together, so the
     held-out figures measure positions the network has not seen in either orientation."""
     data = _concat(shards)
-    n = len(data["z"])
     rng = np.random.default_rng(seed)
-    pairs = rng.permutation(n // 2)
-    n_hold = max(1, int(len(pairs) * cfg.holdout)) if len(pairs) > 1 else 0
-    hold = np.concatenate([2 * pairs[:n_hold], 2 * pairs[:n_hold] + 1])
-    fit = np.concatenate([2 * pairs[n_hold:], 2 * pairs[n_hold:] + 1])
+    fit, hold = split_pairs(len(data["z"]), cfg.holdout, rng)
     params = net.arrays
     opt = _Adam(params, cfg.lr)
     nf = params["w1"].shape[0]

@@ -172,13 +172,10 @@ def pick_figures(v_kids: np.ndarray, kid_q: np.ndarray, counts: np.ndarray) -> d
 
 
 def split(n_rows: int, holdout: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Training and held-out rows, whole mirrored pairs (rows ``2k`` and ``2k + 1``) together."""
-    rng = np.random.default_rng(seed)
-    pairs = rng.permutation(n_rows // 2)
-    n_hold = max(1, int(len(pairs) * holdout)) if len(pairs) > 1 else 0
-    hold = np.sort(np.concatenate([2 * pairs[:n_hold], 2 * pairs[:n_hold] + 1]))
-    fit = np.concatenate([2 * pairs[n_hold:], 2 * pairs[n_hold:] + 1])
-    return fit, hold
+    """Training and held-out rows as :func:`selfplay.split_pairs` draws them, the held-out ones
+    in order."""
+    fit, hold = selfplay.split_pairs(n_rows, holdout, np.random.default_rng(seed))
+    return fit, np.sort(hold)
 
 
 def evaluate(
