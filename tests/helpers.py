@@ -106,3 +106,18 @@ def start_in_thread(srv: Any) -> tuple[threading.Thread, socket.socket]:
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     return thread, sock
+
+
+def reserve_port() -> socket.socket:
+    """A loopback port held for a server that another process will start: a socket bound to it
+    with ``SO_REUSEADDR`` and never listening, so that no other socket can be bound to it (nor
+    can an outgoing connection take it as its own port) while the holder is open, yet a server
+    binding it with ``SO_REUSEADDR`` (uvicorn, asyncio's ``create_server`` and aiosmtpd all do)
+    can still listen on it; until one does, connections to it are refused.  Close the holder
+    (its port: ``getsockname()[1]``) when the server has stopped.  Choosing a free port and
+    closing it before the server binds it lets another process take it in between (a flaky CI:
+    "address already in use")."""
+    hold = socket.socket()
+    hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    hold.bind(("127.0.0.1", 0))
+    return hold

@@ -27,6 +27,7 @@ from websockets.sync.client import ClientConnection
 from websockets.sync.client import connect as ws_connect
 
 from jericho_game.web.storage.database import Storage
+from tests.helpers import reserve_port
 from tests.web.processes import finish
 
 # the clients here live as long as a test, not as long as one `with` block
@@ -47,17 +48,12 @@ def pg(postgres_socket: tuple[str, int]) -> str:
     return f"postgresql+psycopg://postgres@/{name}?host={folder}&port={port}"
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Server:
     """One ``jericho serve`` process."""
 
     def __init__(self, db: str, *extra: str) -> None:
-        self.port = _port()
+        self._hold = reserve_port()  # held until the server stops: no other process can take it
+        self.port = int(self._hold.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, PYTHONPATH=SRC)
         cmd = [sys.executable, "-m", "jericho_game", "serve", "--port", str(self.port), "--db", db, *extra]
@@ -88,6 +84,7 @@ class Server:
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         finish(self.proc, sig, timeout=10)
+        self._hold.close()
 
 
 @pytest.fixture()

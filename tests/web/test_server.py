@@ -24,6 +24,7 @@ from jericho_game import Game  # noqa: E402
 from jericho_game.ai.base import register  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
 from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
+from tests.helpers import reserve_port  # noqa: E402
 from tests.web.processes import finish  # noqa: E402
 
 
@@ -728,39 +729,37 @@ def _wait_http(url: str) -> None:
 
 def test_jericho_serve_prints_its_url_and_survives_kill_9(db: str) -> None:
     import signal
-    import socket
 
     import httpx
     from websockets.sync.client import connect as ws_connect
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    base = f"http://127.0.0.1:{port}"
-    proc = _serve(db, port)
-    try:
-        _wait_http(base + "/")
-        g = httpx.post(base + "/api/games", json={"mode": "hotseat"}).json()
-        with ws_connect(f"ws://127.0.0.1:{port}/ws/{g['id']}") as ws:
-            ws.send(json.dumps({"type": "hello", "token": g["token"]}))
-            for mv in ("5R@d2", "1G@d3"):
-                ws.send(json.dumps({"type": "move", "move": mv}))
-                while json.loads(ws.recv())["type"] != "ack":
-                    pass
-    finally:
-        finish(proc, signal.SIGKILL)
-    proc = _serve(db, port)
-    try:
-        _wait_http(base + "/")
-        st = httpx.get(f"{base}/api/games/{g['id']}").json()
-        assert st["moves"] == ["5R@d2", "1G@d3"] and st["leaders"]["d"] == "south"
-        with ws_connect(f"ws://127.0.0.1:{port}/ws/{g['id']}") as ws:
-            ws.send(json.dumps({"type": "hello", "token": g["token"]}))
-            ws.send(json.dumps({"type": "move", "move": "2Y@d3"}))
-            while (msg := json.loads(ws.recv()))["type"] != "ack":
-                assert msg["type"] != "error", msg
-    finally:
-        finish(proc, timeout=10)
+    with reserve_port() as hold:  # held through the restart too: no other process can take the port
+        port = hold.getsockname()[1]
+        base = f"http://127.0.0.1:{port}"
+        proc = _serve(db, port)
+        try:
+            _wait_http(base + "/")
+            g = httpx.post(base + "/api/games", json={"mode": "hotseat"}).json()
+            with ws_connect(f"ws://127.0.0.1:{port}/ws/{g['id']}") as ws:
+                ws.send(json.dumps({"type": "hello", "token": g["token"]}))
+                for mv in ("5R@d2", "1G@d3"):
+                    ws.send(json.dumps({"type": "move", "move": mv}))
+                    while json.loads(ws.recv())["type"] != "ack":
+                        pass
+        finally:
+            finish(proc, signal.SIGKILL)
+        proc = _serve(db, port)
+        try:
+            _wait_http(base + "/")
+            st = httpx.get(f"{base}/api/games/{g['id']}").json()
+            assert st["moves"] == ["5R@d2", "1G@d3"] and st["leaders"]["d"] == "south"
+            with ws_connect(f"ws://127.0.0.1:{port}/ws/{g['id']}") as ws:
+                ws.send(json.dumps({"type": "hello", "token": g["token"]}))
+                ws.send(json.dumps({"type": "move", "move": "2Y@d3"}))
+                while (msg := json.loads(ws.recv()))["type"] != "ack":
+                    assert msg["type"] != "error", msg
+        finally:
+            finish(proc, timeout=10)
     assert stored_moves(db, g["id"]) == ["5R@d2", "1G@d3", "2Y@d3"]
 
 

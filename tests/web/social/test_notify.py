@@ -8,7 +8,6 @@ from __future__ import annotations
 import email
 import email.policy
 import re
-import socket
 import threading
 import time
 import warnings
@@ -30,17 +29,12 @@ from jericho_game.web.round.rooms import ClientError  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, check_email  # noqa: E402
 from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
+from tests.helpers import reserve_port  # noqa: E402
 from tests.web.test_server import another, visitors  # noqa: E402
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 PW = "correct horse battery staple"
 FAST = MailPolicy(first_retry=0.3, max_retry=1.0, poll=0.2, lease=30.0, max_attempts=4)
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Inbox:
@@ -71,11 +65,12 @@ class Inbox:
 @pytest.fixture()
 def smtp() -> Iterator[tuple[Inbox, int]]:
     inbox = Inbox()
-    port = _port()
-    ctl = Controller(inbox, hostname="127.0.0.1", port=port)
-    ctl.start()
-    yield inbox, port
-    ctl.stop()
+    with reserve_port() as hold:
+        port = int(hold.getsockname()[1])
+        ctl = Controller(inbox, hostname="127.0.0.1", port=port)
+        ctl.start()
+        yield inbox, port
+        ctl.stop()
 
 
 PUBLIC = "https://jericho.example.org"  # --public-url: every link in a mail starts with it (issue 33)
@@ -308,23 +303,26 @@ def test_a_refused_mail_is_retried_later_and_a_permanent_refusal_ends_it(db: str
 def test_the_request_never_waits_for_the_mail_server(db: str) -> None:
     """SMTP down: the address is taken at once, the mail waits in the outbox and goes when the
     server comes up."""
-    port = _port()
-    with TestClient(_app(db, port)) as c:
-        _signup(c, "ada")
-        t0 = time.monotonic()
-        r = _post(c, "/api/notify/settings", {"email": "ada@example.org"})
-        assert r.status_code == 200 and time.monotonic() - t0 < 5
-        _until(lambda: bool(_outbox(db)) and _outbox(db)[0]["last_error"] is not None)
-        row = _outbox(db)[0]
-        assert row["sent_at"] is None and row["failed_at"] is None  # a refused connection: tried again
-        inbox = Inbox()
-        ctl = Controller(inbox, hostname="127.0.0.1", port=port)
-        ctl.start()
-        try:
-            inbox.wait(1)
-        finally:
-            ctl.stop()
-        assert inbox.mails[0]["To"] == "ada@example.org"
+    # the port is held while the mail server is down: connections to it are refused, and no
+    # other process can take it before the mail server comes up on it
+    with reserve_port() as hold:
+        port = int(hold.getsockname()[1])
+        with TestClient(_app(db, port)) as c:
+            _signup(c, "ada")
+            t0 = time.monotonic()
+            r = _post(c, "/api/notify/settings", {"email": "ada@example.org"})
+            assert r.status_code == 200 and time.monotonic() - t0 < 5
+            _until(lambda: bool(_outbox(db)) and _outbox(db)[0]["last_error"] is not None)
+            row = _outbox(db)[0]
+            assert row["sent_at"] is None and row["failed_at"] is None  # a refused connection: tried again
+            inbox = Inbox()
+            ctl = Controller(inbox, hostname="127.0.0.1", port=port)
+            ctl.start()
+            try:
+                inbox.wait(1)
+            finally:
+                ctl.stop()
+            assert inbox.mails[0]["To"] == "ada@example.org"
 
 
 def test_two_senders_on_one_database_send_each_mail_once(db: str, smtp: tuple[Inbox, int]) -> None:
