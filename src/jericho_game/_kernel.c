@@ -1548,7 +1548,8 @@ static PyObject *k_playouts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *
 typedef struct {
     int nf, h1, h2, n_act, n_cells, n_align;
     float *w1; /* nf x h1: a feature's row is contiguous */
-    float *b1, *w2 /* h2 x h1 */, *b2, *wv, *wp /* n_act x h2 */, *bp;
+    float *b1, *w2t /* h1 x h2: the second layer transposed, a unit's outgoing weights contiguous */, *b2, *wv,
+        *wp /* n_act x h2 */, *bp;
     float bv;
     int cells[MAXC], aligns[MAXA]; /* the half turn */
 } Net;
@@ -1631,16 +1632,35 @@ static void net_hidden(const Board *B, const Net *N, const Pos *P, float *h2)
 {
     int idx[NET_MAXACT], n = net_features(B, P, net_cells(N, P), net_aligns(N, P), idx);
     float h1[NET_MAXH];
-    memcpy(h1, N->b1, (size_t)N->h1 * sizeof(float));
+    /* The first layer is three quarters of a value-only search's time.  With the width in a
+       local and the rows restrict, the compiler adds four or eight units at once (it could not
+       prove that the stores to h1 leave N->h1 and the weights alone, and added one float at a
+       time); each unit still sums its features in the same order, so the result is the same. */
+    const int width = N->h1;
+    float *restrict acc = h1;
+    memcpy(acc, N->b1, (size_t)width * sizeof(float));
     for (int i = 0; i < n; i++) {
-        const float *w = N->w1 + (size_t)idx[i] * N->h1;
-        for (int j = 0; j < N->h1; j++) h1[j] += w[j];
+        const float *restrict w = N->w1 + (size_t)idx[i] * width;
+        int j = 0;
+        for (; j + 8 <= width; j += 8)
+            for (int l = 0; l < 8; l++) acc[j + l] += w[j + l];
+        for (; j < width; j++) acc[j] += w[j];
     }
-    for (int j = 0; j < N->h1; j++) h1[j] = h1[j] > 0.0f ? h1[j] : 0.0f;
-    for (int k = 0; k < N->h2; k++) {
-        float s = N->b2[k] + dotf(N->w2 + (size_t)k * N->h1, h1, N->h1);
-        h2[k] = s > 0.0f ? s : 0.0f;
+    /* The second layer from the units that fire: ReLU leaves about half of them at zero, and
+       a unit's outgoing weights are contiguous (w2t), so each is one vector add of h2 wide. */
+    const int out = N->h2;
+    float *restrict sum = h2;
+    memcpy(sum, N->b2, (size_t)out * sizeof(float));
+    for (int j = 0; j < width; j++) {
+        float a = acc[j];
+        if (a <= 0.0f) continue;
+        const float *restrict w = N->w2t + (size_t)j * out;
+        int k = 0;
+        for (; k + 8 <= out; k += 8)
+            for (int l = 0; l < 8; l++) sum[k + l] += a * w[k + l];
+        for (; k < out; k++) sum[k] += a * w[k];
     }
+    for (int k = 0; k < out; k++) sum[k] = sum[k] > 0.0f ? sum[k] : 0.0f;
 }
 
 /* The mover's expected result in [-1, 1]. */
@@ -1726,9 +1746,13 @@ static PyObject *Net_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         memcpy(at, v[i].buf, (size_t)want[i] * sizeof(float));
         at += want[i];
     }
+    /* w2 arrives as h2 x h1 (NumPy's layout); the search reads it by first-layer unit */
+    const float *w2 = v[2].buf;
+    for (int k = 0; k < N.h2; k++)
+        for (int j = 0; j < N.h1; j++) dst[2][(size_t)j * N.h2 + k] = w2[(size_t)k * N.h1 + j];
     N.w1 = dst[0];
     N.b1 = dst[1];
-    N.w2 = dst[2];
+    N.w2t = dst[2];
     N.b2 = dst[3];
     N.wv = dst[4];
     N.bv = dst[5][0];

@@ -99,12 +99,13 @@ def test_mirrored_features_are_the_mirrored_games_features():
         assert set(mapped.tolist()) == set(twins.tolist())
 
 
-def test_c_evaluation_equals_the_numpy_reference():
-    net = evalnet.EvalNet.random(hidden=(48, 24), seed=3)
+@pytest.mark.parametrize("hidden", [(48, 24), (13, 11)])  # widths the C loops take 8 at a time, and not
+def test_c_evaluation_equals_the_numpy_reference(hidden):
+    net = evalnet.EvalNet.random(hidden=hidden, seed=3)
     for a in net.arrays.values():  # non-zero everywhere, so every weight matters
         a += np.random.default_rng(4).normal(0, 0.05, a.shape).astype(np.float32)
     knet = evalnet.kernel_net(net)
-    assert knet.hidden == (48, 24)
+    assert knet.hidden == hidden
     for st in random_states(40, seed=5):
         if st.outcome >= 0:
             continue
