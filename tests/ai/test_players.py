@@ -381,13 +381,15 @@ def test_bench_figures_shape() -> None:
 
     out = figures(seconds=0.05, expert_positions=0, short=0.05)
     # the v1 and the strongest playouts, and the learned evaluator, are measured on the C kernel only
-    # (then the strongest search with the evaluator at mix 0.5 and with its value alone, mix 1)
-    kernel_only = ["sims/s", "sims/s", "evals/s", "sims/s", "sims/s"] if kernel.C is not None else []
+    # (then the strongest search with the evaluator at mix 0.5, with its value alone, mix 1, and
+    # with the value alone without priors, issue 32's gate)
+    kernel_only = ["sims/s", "sims/s", "evals/s", "sims/s", "sims/s", "sims/s"] if kernel.C is not None else []
     units = ["sims/s"] * 4 + kernel_only + ["sims/s", "nodes/s", "plies", "plies", "nodes/s"]
     assert [unit for _, _, unit in out] == units
     labels = [label for label, _, _ in out]
     if kernel.C is not None:
         assert any(label.startswith("learned evaluator evaluations/s") for label in labels)
+        assert any("the value alone, no priors" in label for label in labels)
     assert all(value > 0 for _, value, _ in out)
     assert not midgame().is_over() and len(midgame().history) == 16
 

@@ -223,9 +223,10 @@ def expert_times(positions: int = 6, level: str = "expert") -> tuple[float, floa
 def evaluator_figures(game: Game, seconds: float) -> list[Figure]:
     """The learned evaluator's speed in C (ai/evalnet.py): evaluations per second of one
     position (its value and the logit of every legal move), and the strongest search's
-    simulations per second with it (its value mixed half and half with the playouts', and alone).
-    Weights of the shipped shape; the figures do not depend on their values.  Empty without
-    NumPy (the ``rl`` extra)."""
+    simulations per second with it (its value mixed half and half with the playouts', alone, and
+    alone without priors at the value's own ``c = 0.05``: issue 32's gate).  Random weights of the
+    shipped shape: the second layer skips the first layer's silent units, so the figures depend a
+    little on the weights, not on what they learnt.  Empty without NumPy (the ``rl`` extra)."""
     try:
         from jericho_game.ai import evalnet
     except ImportError:
@@ -241,33 +242,32 @@ def evaluator_figures(game: Game, seconds: float) -> list[Figure]:
         done += 200
     rate = done / (time.perf_counter() - t0)
     seeded = random.Random(1)
-    _n, elapsed, _nodes, _children = kernel.C.mcts(
-        state,
-        seeded.getrandbits(64),
-        seconds=seconds,
-        c=STRONG_C,
-        widen=STRONG_WIDEN,
-        greedy=True,
-        solver=True,
-        net=knet,
-        mix=0.5,
-    )
+
+    def search_rate(c: float, **net_options: float) -> float:
+        """The strongest search's simulations/s with the network (``mix``, ``cprior``)."""
+        n, elapsed, _nodes, _children = kernel.C.mcts(
+            state,
+            seeded.getrandbits(64),
+            seconds=seconds,
+            c=c,
+            widen=STRONG_WIDEN,
+            greedy=True,
+            solver=True,
+            net=knet,
+            **net_options,
+        )
+        return float(n / elapsed)
+
+    mixed = search_rate(STRONG_C, mix=0.5)
     # mix 1: the network's value alone at every new leaf, no playout (issue 32's gate for the value)
-    n1, elapsed1, _nodes, _children = kernel.C.mcts(
-        state,
-        seeded.getrandbits(64),
-        seconds=seconds,
-        c=STRONG_C,
-        widen=STRONG_WIDEN,
-        greedy=True,
-        solver=True,
-        net=knet,
-        mix=1.0,
-    )
+    value_only = search_rate(STRONG_C, mix=1.0)
+    # the value alone as issue 32's gate plays it: no priors (the search's own move order), c 0.05
+    value_alone = search_rate(evalnet.VALUE_C, mix=1.0, cprior=0.0)
     return [
         (f"learned evaluator evaluations/s, mid-game (value + priors, {hidden[0]}x{hidden[1]})", rate, "evals/s"),
-        ("MCTS simulations/s, mid-game (strongest + learned evaluator, mix 0.5)", _n / elapsed, "sims/s"),
-        ("MCTS simulations/s, mid-game (strongest + learned evaluator's value only, mix 1)", n1 / elapsed1, "sims/s"),
+        ("MCTS simulations/s, mid-game (strongest + learned evaluator, mix 0.5)", mixed, "sims/s"),
+        ("MCTS simulations/s, mid-game (strongest + learned evaluator's value only, mix 1)", value_only, "sims/s"),
+        ("MCTS simulations/s, mid-game (the value alone, no priors, c 0.05: mix 1, cprior 0)", value_alone, "sims/s"),
     ]
 
 

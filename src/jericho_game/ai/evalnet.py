@@ -42,6 +42,7 @@ __all__ = [
     "EvalNet",
     "SHIPPED",
     "n_features",
+    "VALUE_C",
     "feature_maps",
     "action_map",
     "features",
@@ -52,6 +53,11 @@ __all__ = [
 
 #: The shipped weights (``evaluator=shipped``).
 SHIPPED = SHIPPED_EVALUATOR
+
+#: UCB1's exploration constant for the value alone (``mix=1,cprior=0``): a value has none of a
+#: playout's noise for exploration to cover (docs/ai.md, "The value wants its own exploration
+#: constant"; the playouts' is ``levels.STRONG_C``).
+VALUE_C = 0.05
 
 #: Array names of a weights file, in layer order.
 LAYERS = ("w1", "b1", "w2", "b2", "wv", "bv", "wp", "bp")
