@@ -64,3 +64,6 @@ def test_the_matches_before_the_speed_up_and_the_bare_ones_are_what_the_docs_say
         wins, draws, losses = _match(stem)
         row = re.escape(f"| {wins}-{draws}-{losses} | {_score(wins, draws, wins + draws + losses):.1%} |")
         assert re.search(rf"\| {stem.rsplit('-', 1)[1]} {row}", doc), stem
+    bare = [_match(f"plain-phase-{seed}") for seed in (3901, 3902, 3903)]
+    wins, draws, losses = (sum(column) for column in zip(*bare, strict=True))
+    assert f"**{wins}-{draws}-{losses} over 600 games, {_score(wins, draws, 600):.1%}**" in doc  # level, bare
