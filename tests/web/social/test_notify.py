@@ -12,6 +12,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -62,15 +63,25 @@ class Inbox:
         return self.mails
 
 
-@pytest.fixture()
-def smtp() -> Iterator[tuple[Inbox, int]]:
+@contextmanager
+def smtp_server() -> Iterator[tuple[Inbox, int]]:
+    """A local SMTP server on a held loopback port (``tests.helpers.reserve_port``), and what it
+    receives."""
     inbox = Inbox()
     with reserve_port() as hold:
         port = int(hold.getsockname()[1])
         ctl = Controller(inbox, hostname="127.0.0.1", port=port)
         ctl.start()
-        yield inbox, port
-        ctl.stop()
+        try:
+            yield inbox, port
+        finally:
+            ctl.stop()
+
+
+@pytest.fixture()
+def smtp() -> Iterator[tuple[Inbox, int]]:
+    with smtp_server() as running:
+        yield running
 
 
 PUBLIC = "https://jericho.example.org"  # --public-url: every link in a mail starts with it (issue 33)

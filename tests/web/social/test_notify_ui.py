@@ -14,14 +14,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from aiosmtpd.controller import Controller
 from argon2 import PasswordHasher
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from jericho_game.web.server import create_app
 from jericho_game.web.social.notify import MailPolicy
 from tests.web import test_browser
-from tests.web.social.test_notify import Inbox, _port
+from tests.web.social.test_notify import Inbox, smtp_server
 from tests.web.test_browser import ARTIFACTS, DESKTOP, PHONE, play_one, serve_in_thread, watch_errors
 
 browser = test_browser.browser
@@ -61,12 +60,8 @@ Object.defineProperty(Document.prototype, "hidden", { get() { return !!window.__
 
 @pytest.fixture(scope="module")
 def smtp() -> Iterator[tuple[Inbox, int]]:
-    inbox = Inbox()
-    port = _port()
-    ctl = Controller(inbox, hostname="127.0.0.1", port=port)
-    ctl.start()
-    yield inbox, port
-    ctl.stop()
+    with smtp_server() as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
