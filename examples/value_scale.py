@@ -314,7 +314,7 @@ def train_siblings(out: Path, held: heldout.HeldOut, args: argparse.Namespace) -
         net = net.widened(args.widen, seed=7)
     # 16 playouts are judged on 600 of the held-out rows (one of each mirrored pair; playouts
     # are slow), and so is the network, before and after, for a comparison on the same rows
-    _fit, hold = siblings.split(len(data["q"]), cfg.holdout, seed=5)
+    fit, hold = siblings.split(len(data["q"]), cfg.holdout, seed=5)
     same = hold[:4096][::2][:600]
     before = siblings.evaluate(net, data, same, cfg)
     if args.playout_targets:
@@ -326,7 +326,7 @@ def train_siblings(out: Path, held: heldout.HeldOut, args: argparse.Namespace) -
         figs = {f"target_{k}": v for k, v in figs.items()}
         figs.update({f"before_{k}": v for k, v in judged_before.items()})
         figs.update(siblings.evaluate(net, data, hold[:4096], cfg))
-        figs.update({f"fit_{k}": v for k, v in siblings.evaluate(net, data, np.sort(_fit[:4096]), cfg).items()})
+        figs.update({f"fit_{k}": v for k, v in siblings.evaluate(net, data, np.sort(fit[:4096]), cfg).items()})
     else:
         figs = siblings.train(net, data, cfg, seed=5, log=lambda m: print(m, flush=True))
     figs.update({f"same600_before_{k}": v for k, v in before.items()})

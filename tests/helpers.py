@@ -101,8 +101,7 @@ def start_in_thread(srv: Any) -> tuple[threading.Thread, socket.socket]:
     handed to it, so that no other process can take its port between choosing it and binding it
     (a flaky CI: "address already in use"); the thread and the socket (its port:
     ``getsockname()[1]``; close it after the server stops)."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    sock = reserve_port()  # bound here, listened on by the server
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     return thread, sock
