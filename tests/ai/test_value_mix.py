@@ -1,0 +1,97 @@
+"""The value at 1 s a move and mixed with the playouts (issue 32, docs/ai.md "At 1 s a move, and the
+value mixed with the playouts"): the figures the docs quote are the kept matches' own."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS = ROOT / "docs/runs/value-mix-2026-12-05"
+DOC = ROOT / "docs/ai.md"
+NET = "evaluator=docs/runs/value-phase-2026-12-05/value.npz"
+ALONE = f"c=0.05,greedy=1,solver=1,endgame=1,{NET},mix=1,cprior=0"
+
+
+def _doc() -> str:
+    return " ".join(DOC.read_text(encoding="utf-8").split())
+
+
+def _score(wins: int, draws: int, losses: int) -> float:
+    return (wins + draws / 2) / (wins + draws + losses)
+
+
+def _row(seed: int, wins: int, draws: int, losses: int) -> str:
+    return f"{seed} | {wins}-{draws}-{losses} | {_score(wins, draws, losses):.1%} |"
+
+
+def _match(name: str) -> tuple[str, tuple[int, int, int]]:
+    """A kept summary: 200 games at equal time, finished, against the frozen v2 search."""
+    summary = json.loads((RUNS / f"arena-{name}.json").read_text(encoding="utf-8"))
+    pairing, times = summary["pairings"][0], summary["pairing_times"][0]
+    assert "games" not in summary  # the moves are not kept, only the summary
+    assert pairing["games"] == summary["finished_games"] == 200 and not summary["forfeits"]
+    assert summary["seed"] == int(name.rsplit("-", 1)[1])
+    assert pairing["b"] in ("expert-v2", "master-v2") and NET in pairing["a"]
+    a, b = times["mean_time_a"], times["mean_time_b"]
+    assert abs(a - b) / max(a, b) < 0.05 and not summary["time_warnings"]  # equal time
+    return pairing["a"], (pairing["wins"], pairing["draws"], pairing["losses"])
+
+
+def test_the_mixes_are_what_the_docs_say():
+    doc = _doc()
+    total = [0, 0, 0]
+    names = sorted(path.stem.removeprefix("arena-") for path in RUNS.glob("arena-mix-*.json"))
+    assert names  # the mixes are kept
+    for name in names:
+        spec, result = _match(name)
+        c = name.split("-")[1].removeprefix("c")
+        assert f"c={int(c) / 100:g}" in spec.split(",") and "mix=0.5,cprior=0" in spec and "endgame=1" in spec
+        assert _row(int(name.rsplit("-", 1)[1]), *result) in doc.replace("**", ""), name
+        if c == "015" and "slow" not in name:
+            total = [t + x for t, x in zip(total, result, strict=True)]
+    wins, draws, losses = total
+    n = wins + draws + losses
+    score = _score(wins, draws, losses)
+    var = (wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score**2) / n
+    low, high = score - 1.96 * math.sqrt(var / n), score + 1.96 * math.sqrt(var / n)
+    assert n == 400
+    interval = f"(95% interval {100 * low:.1f}–{100 * high:.1f}%"
+    assert f"{wins}-{draws}-{losses} over {n} games, {score:.1%}** {interval}" in doc
+
+
+def test_the_value_alone_at_a_tenth_of_a_second_is_what_the_docs_say():
+    spec, result = _match("alone-fast-4001")
+    assert spec.endswith(ALONE)
+    assert _row(4001, *result) in _doc()
+
+
+def test_the_value_alone_at_one_second_is_its_kept_journal():
+    """The 1 s run's games are kept whole (a resumable journal): the first 200 of 400, both sides of
+    each opening, and the docs' row is their tally."""
+    folder = RUNS / "alone-master-v2-1s-4001"
+    settings = json.loads((folder / "arena.json").read_text(encoding="utf-8"))
+    assert settings["time"] == 1.0 and settings["seed"] == 4001 and settings["games"] == 400
+    assert settings["players"][1] == "master-v2" and settings["players"][0].endswith(ALONE)
+    games = [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sorted(game["index"] for game in games) == list(range(200))
+    wins = draws = losses = 0
+    time = {"value": 0.0, "master-v2": 0.0}
+    moves = {"value": 0, "master-v2": 0}
+    for game in games:
+        assert game["error"] is None and {game["south"], game["north"]} == set(settings["players"])
+        ours = "south" if game["south"] != "master-v2" else "north"
+        for side in ("south", "north"):
+            who = "master-v2" if game[side] == "master-v2" else "value"
+            time[who] += game[f"time_{side}"]
+            moves[who] += game[f"moves_{side}"]
+            assert game[f"max_{side}"] <= 1.05  # a second a move
+        wins += game["result"] == ours
+        draws += game["result"] == "draw"
+        losses += game["result"] not in (ours, "draw")
+    doc = _doc()
+    assert _row(4001, wins, draws, losses) in doc
+    ours, theirs = time["value"] / moves["value"], time["master-v2"] / moves["master-v2"]
+    assert abs(ours - theirs) / max(ours, theirs) < 0.05  # equal time
+    assert f"({ours:.2f} s used against {theirs:.2f} s;" in doc
