@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from argon2 import PasswordHasher
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from jericho_game.web.server import Limits, create_app
 from tests.web import test_browser
@@ -106,7 +106,17 @@ def test_themes_are_chosen_on_settings_and_kept_by_browser_and_account(server: s
 
     # an account: kept with it, and brought to a new browser at log-in
     sign_up(server, page, "looks_ada")
+    held: list[Route] = []  # the account's choice held back: until it comes, nothing can be chosen
+    page.route("**/api/account/prefs", lambda route: held.append(route))
     page.goto(server + "/settings")
+    expect(page.locator('#looks-form input[value="slate"]')).to_be_disabled()
+    while not held:
+        page.wait_for_timeout(20)
+    page.wait_for_timeout(200)
+    expect(page.locator('#looks-form input[value="slate"]')).to_be_disabled()
+    held[0].continue_()
+    page.unroute("**/api/account/prefs")
+    expect(page.locator('#looks-form input[value="slate"]')).to_be_enabled()
     page.check('#looks-form input[value="slate"]')
     expect(page.locator("#looks-saved")).to_have_text("Saved with your account.")
     page.check('#looks-form input[value="bright"]')

@@ -54,6 +54,8 @@ async function mountLooks() {
     const saved = await chooseLooks({ [input.name]: input.value });
     $("looks-saved").textContent = saved ? t("Saved with your account.") : t("Saved in this browser.");
   });
+  // Only now: a choice made while the account's was still loading went unheard, then show() undid it.
+  for (const set of document.querySelectorAll("#looks-form fieldset")) set.disabled = false;
 }
 
 async function init() {
