@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import random
 import socket
 import threading
@@ -120,3 +121,16 @@ def reserve_port() -> socket.socket:
     hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     hold.bind(("127.0.0.1", 0))
     return hold
+
+
+def match_score(wins: int, draws: int, losses: int) -> tuple[float, float, float]:
+    """A match's score (a draw is half a point) and its 95% interval, (score, low, high).
+
+    The interval is the normal one over the games' own spread of 1, 1/2 and 0, the figure the
+    docs quote beside a kept match (the arena's Elo interval is a fit over every pairing).
+    """
+    n = wins + draws + losses
+    score = (wins + draws / 2) / n
+    var = (wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score**2) / n
+    half = 1.96 * math.sqrt(var / n)
+    return score, score - half, score + half

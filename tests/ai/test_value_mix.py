@@ -4,8 +4,9 @@ value mixed with the playouts"): the figures the docs quote are the kept matches
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
+
+from tests.helpers import match_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs/runs/value-mix-2026-12-05"
@@ -19,7 +20,7 @@ def _doc() -> str:
 
 
 def _score(wins: int, draws: int, losses: int) -> float:
-    return (wins + draws / 2) / (wins + draws + losses)
+    return match_score(wins, draws, losses)[0]
 
 
 def _row(seed: int, wins: int, draws: int, losses: int) -> str:
@@ -53,9 +54,7 @@ def test_the_mixes_are_what_the_docs_say():
             total = [t + x for t, x in zip(total, result, strict=True)]
     wins, draws, losses = total
     n = wins + draws + losses
-    score = _score(wins, draws, losses)
-    var = (wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score**2) / n
-    low, high = score - 1.96 * math.sqrt(var / n), score + 1.96 * math.sqrt(var / n)
+    score, low, high = match_score(wins, draws, losses)
     assert n == 400
     interval = f"(95% interval {100 * low:.1f}–{100 * high:.1f}%"
     assert f"{wins}-{draws}-{losses} over {n} games, {score:.1%}** {interval}" in doc

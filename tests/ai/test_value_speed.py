@@ -5,9 +5,10 @@ quote, each a match at equal time of the value alone against greedy playouts."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
+
+from tests.helpers import match_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs/runs/value-speed-2026-12-05"
@@ -33,7 +34,7 @@ def _match(name: str) -> tuple[int, int, int]:
 
 
 def _score(w: int, d: int, n: int) -> float:
-    return (w + d / 2) / n
+    return match_score(w, d, n - w - d)[0]
 
 
 def test_the_gates_matches_are_what_the_docs_say():
@@ -46,10 +47,7 @@ def test_the_gates_matches_are_what_the_docs_say():
         assert VALUE in _summary(f"eg-phase-{seed}")["pairings"][0]["a"]
         total = [t + x for t, x in zip(total, (wins, draws, losses), strict=True)]
     wins, draws, losses = total
-    n = wins + draws + losses
-    score = _score(wins, draws, n)
-    var = (wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score**2) / n
-    low, high = score - 1.96 * math.sqrt(var / n), score + 1.96 * math.sqrt(var / n)
+    score, low, high = match_score(wins, draws, losses)
     assert f"{wins}-{draws}-{losses} over 600 games, {score:.1%}" in doc
     assert f"95% interval {100 * low:.1f}–{100 * high:.1f}%" in " ".join(doc.split())
     assert low > 0.5  # the gate: the value alone at least level, its interval above it
