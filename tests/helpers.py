@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import random
 import socket
@@ -134,3 +135,17 @@ def match_score(wins: int, draws: int, losses: int) -> tuple[float, float, float
     var = (wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score**2) / n
     half = 1.96 * math.sqrt(var / n)
     return score, score - half, score + half
+
+
+def kept_match(path: Path, games: int = 200) -> dict[str, Any]:
+    """The one pairing of a kept arena summary (``--json`` with each game's moves removed), checked
+    to be what a strength claim needs: every game finished, none forfeited, the seed its file name
+    ends with, and both sides at equal time (within 5%, no time warning)."""
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    pairing, times = summary["pairings"][0], summary["pairing_times"][0]
+    assert "games" not in summary  # the moves are not kept, only the summary
+    assert pairing["games"] == summary["finished_games"] == games and not summary["forfeits"]
+    assert summary["seed"] == int(path.stem.rsplit("-", 1)[1])
+    a, b = times["mean_time_a"], times["mean_time_b"]
+    assert abs(a - b) / max(a, b) < 0.05 and not summary["time_warnings"]  # equal time
+    return pairing

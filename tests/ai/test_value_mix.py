@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import match_score
+from tests.helpers import kept_match, match_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs/runs/value-mix-2026-12-05"
@@ -29,14 +29,8 @@ def _row(seed: int, wins: int, draws: int, losses: int) -> str:
 
 def _match(name: str) -> tuple[str, tuple[int, int, int]]:
     """A kept summary: 200 games at equal time, finished, against the frozen v2 search."""
-    summary = json.loads((RUNS / f"arena-{name}.json").read_text(encoding="utf-8"))
-    pairing, times = summary["pairings"][0], summary["pairing_times"][0]
-    assert "games" not in summary  # the moves are not kept, only the summary
-    assert pairing["games"] == summary["finished_games"] == 200 and not summary["forfeits"]
-    assert summary["seed"] == int(name.rsplit("-", 1)[1])
+    pairing = kept_match(RUNS / f"arena-{name}.json")
     assert pairing["b"] in ("expert-v2", "master-v2") and NET in pairing["a"]
-    a, b = times["mean_time_a"], times["mean_time_b"]
-    assert abs(a - b) / max(a, b) < 0.05 and not summary["time_warnings"]  # equal time
     return pairing["a"], (pairing["wins"], pairing["draws"], pairing["losses"])
 
 

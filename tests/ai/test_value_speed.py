@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from tests.helpers import match_score
+from tests.helpers import kept_match, match_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs/runs/value-speed-2026-12-05"
@@ -21,13 +21,7 @@ def _summary(name: str) -> dict:
 
 
 def _match(name: str) -> tuple[int, int, int]:
-    summary = _summary(name)
-    pairing = summary["pairings"][0]
-    assert pairing["games"] == 200 and summary["finished_games"] == 200 and not summary["forfeits"]
-    assert "games" not in summary  # the moves are not kept, only the summary
-    assert summary["seed"] == int(name.rsplit("-", 1)[1])
-    a, b = summary["pairing_times"][0]["mean_time_a"], summary["pairing_times"][0]["mean_time_b"]
-    assert abs(a - b) / max(a, b) < 0.05 and not summary["time_warnings"]  # equal time
+    pairing = kept_match(RUNS / f"arena-{name}.json")
     assert "mix=1,cprior=0" in pairing["a"] and "evaluator=" not in pairing["b"]  # the value alone, playouts
     assert ("endgame=1" in pairing["a"]) == ("endgame=1" in pairing["b"]) == ("-eg-" in f"-{name}")
     return pairing["wins"], pairing["draws"], pairing["losses"]
