@@ -492,8 +492,10 @@ def _place(page: Page, move: str) -> None:
 @pytest.mark.parametrize(("w", "h"), [(1280, 800), PHONE])
 def test_the_whole_tutorial_can_be_walked(server: str, browser: Browser, w: int, h: int) -> None:
     # No service worker: on a fresh context its install fetches the whole site (61 requests) from
-    # the test's in-process server while the click navigates, and on a loaded CI machine the
-    # navigation's "load" once waited past 30 s behind them (the worker has tests of its own).
+    # the test's in-process server while the click navigates (the worker has tests of its own).
+    # The click to /learn twice waited past 30 s on a loaded CI machine: the home page's first
+    # /api/levels imported JAX on the server's event loop (test_ladder.py: the first look at the
+    # levels stalls nobody).
     ctx = browser.new_context(viewport={"width": w, "height": h}, service_workers="block")
     page = ctx.new_page()
     errors = watch_errors(page)

@@ -24,6 +24,7 @@ __all__ = [
     "PlayerSpecError",
     "check_option",
     "make_player",
+    "needs_a_file",
     "register",
     "registered_names",
     "split_spec",
@@ -105,6 +106,14 @@ def register(name: str, module: str, attribute: str) -> None:
 def registered_names() -> list[str]:
     """Every registered player and level name."""
     return sorted(_REGISTRY)
+
+
+def needs_a_file(name: str) -> bool:
+    """Whether player ``name`` cannot be built without a file option (``jax-az:PATH``).
+
+    Such a player is never offered bare, and knowing it costs no import (``jax-az``'s module
+    imports JAX, seconds of start-up)."""
+    return name in _BARE_FIRST
 
 
 #: How the options of player specs are read and checked, by option name (every player shares

@@ -944,8 +944,15 @@ def create_app(
     async def topology(request: Request) -> Response:
         return JSONResponse(Game().topology.to_dict())
 
+    async def known_levels() -> list[str]:
+        # the first look builds every player, seconds for a slow plug-in's import: in a thread,
+        # so that nobody else's page or move waits behind the first visitor's level picker
+        if service.levels_known():
+            return service.levels()
+        return await asyncio.get_running_loop().run_in_executor(None, service.levels)
+
     async def levels(request: Request) -> Response:
-        levels = service.levels()
+        levels = await known_levels()
         elo = {lv.name: lv.elo for lv in LADDER if lv.name in levels}  # ai/levels.py: "about 1,400" on the picker
         return JSONResponse({"levels": levels, "default": service.default_level(), "elo": elo})
 
@@ -960,6 +967,7 @@ def create_app(
         account = account_id(request)  # before the body: a CSRF-less post is refused as such
         spec = await _json_body(request, limits)
         client = address_of(request)  # the client's group: an IPv6 /64, an IPv4 /--ipv4-prefix (issue 33)
+        await known_levels()  # an AI game's level is checked against them: not in the commit thread
         room, reply = await service.off_loop(service.create, spec, client, account)
         service.announce(room)
         if room.rec.public:

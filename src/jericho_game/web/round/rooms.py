@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from jericho_game.ai.base import make_player, registered_names
+from jericho_game.ai.base import make_player, needs_a_file, registered_names
 from jericho_game.ai.levels import ladder
 from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
@@ -133,6 +133,7 @@ class GameService:
         self.lobby_extras: Callable[[GameRecord], dict[str, Any]] = lambda rec: {"rated": False, "rating": None}
         self.creates: dict[str, deque[float]] = {}
         self._levels: list[str] | None = None
+        self._levels_lock = threading.Lock()
         self.busy_rooms: Callable[[str], bool] = lambda gid: False  # the transport: rooms with clients
         # the parts that do not decide: the cache of replayed rooms (web/round/roomcache.py), the commit
         # pipeline (web/round/commits.py) and the rendering of the state (web/round/roomstate.py)
@@ -154,18 +155,28 @@ class GameService:
     # -- levels ----------------------------------------------------------------------------
     def levels(self) -> list[str]:
         """The AI levels and players that can be built here, the preferred levels first."""
-        if self._levels is None:
-            names = [n for n in PREFERRED_LEVELS if n in registered_names()]
-            names += [n for n in registered_names() if n not in names and n not in ("external", "openspiel-mcts")]
-            ok = []
-            for name in names:
-                try:
-                    make_player(name)
-                except Exception:  # noqa: BLE001 - a level whose module is missing is just not offered
-                    continue
-                ok.append(name)
-            self._levels = ok
-        return self._levels
+        with self._levels_lock:  # the first callers wait for one look, not one look each
+            if self._levels is None:
+                names = [n for n in PREFERRED_LEVELS if n in registered_names()]
+                names += [
+                    n
+                    for n in registered_names()
+                    if n not in names and n not in ("external", "openspiel-mcts") and not needs_a_file(n)
+                ]
+                ok = []
+                for name in names:
+                    try:
+                        make_player(name)
+                    except Exception:  # noqa: BLE001 - a level whose module is missing is just not offered
+                        continue
+                    ok.append(name)
+                self._levels = ok
+            return self._levels
+
+    def levels_known(self) -> bool:
+        """Whether :meth:`levels` is answered from memory (the first look builds every player:
+        a plug-in's import may take seconds, so callers on the event loop run it in a thread)."""
+        return self._levels is not None
 
     def default_level(self) -> str:
         """``medium`` when available, else the first available level."""
