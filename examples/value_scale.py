@@ -13,6 +13,8 @@ positions, on the search's path and off it.
         --off-path 0.5 --siblings 8 --jobs 2                             # positions with their children
     python examples/value_scale.py --out sib --train-siblings --init NET --epochs 2 --lr 0.0003 \
         --rank-weight 3 --tag=-rw3                                       # teach NET's value their order
+    python examples/value_scale.py --out ei --shards 100 --games-per-shard 40 --sims 400 --jobs 2 \
+        --teacher NET                                  # NET's value-playout mix labels (expert iteration)
 
 ``examples/value_study.py`` found that the value's first fault was its target (the game's result
 is one noisy sample; the search's value averages hundreds of playouts) and that 27,000 positions,
@@ -51,6 +53,7 @@ all on the search's own path, were too few.  This script makes the data that stu
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -112,21 +115,26 @@ def _game(
     phase: tuple[int, int] | None = None,
     cheap_sims: int = 80,
     siblings: int = 0,
+    teacher_: heldout.Teacher | None = None,
 ) -> dict[str, list[Any]]:
     keys = ("feat", "legal", "pol_a", "pol_p", "q", "off", "ply") + (
         ("kids", "kid_q", "kid_code", "kid_feat", "moves") if siblings else ()
     )
     rec: dict[str, list[Any]] = {k: [] for k in keys}
-    for state, value, children, off in teacher.search_game(seed, sims, sample_plies, off_path, phase, cheap_sims):
+    for state, value, children, off in teacher.search_game(
+        seed, sims, sample_plies, off_path, phase, cheap_sims, teacher_
+    ):
         _keep(rec, state, value, children, off, siblings)
     return rec
 
 
-def _worker(args: tuple[list[int], int, int, float, tuple[int, int] | None, int, int]) -> dict[str, list[Any]]:
-    seeds, sims, sample_plies, off_path, phase, cheap_sims, siblings = args
+def _worker(
+    args: tuple[list[int], int, int, float, tuple[int, int] | None, int, int, heldout.Teacher | None],
+) -> dict[str, list[Any]]:
+    seeds, sims, sample_plies, off_path, phase, cheap_sims, siblings, teacher_ = args
     out: dict[str, list[Any]] = {}
     for s in seeds:
-        for key, values in _game(s, sims, sample_plies, off_path, phase, cheap_sims, siblings).items():
+        for key, values in _game(s, sims, sample_plies, off_path, phase, cheap_sims, siblings, teacher_).items():
             out.setdefault(key, []).extend(values)
     return out
 
@@ -141,6 +149,7 @@ def make_shard(
     phase: tuple[int, int] | None = None,
     cheap_sims: int = 80,
     siblings: int = 0,
+    teacher_: heldout.Teacher | None = None,
 ) -> dict[str, np.ndarray]:
     """One shard's positions as flat arrays (the format of :func:`selfplay.play_games`); with
     ``phase``, only that phase's positions (other games: their seeds are apart from the others').
@@ -149,13 +158,19 @@ def make_shard(
     (8 visits or more, or proven): ``kids`` (how many, per row), ``kid_q`` (the search's value of
     each for its side to move), ``kid_code`` (the move to it), ``kid_feat``/``kid_feat_off`` (its
     features, in the row's mirror) and the position's moves from the start (``moves``/``moves_off``,
-    to rebuild it), the targets of :mod:`jericho_game.ai.siblings`.  Its games are apart from the others'."""
+    to rebuild it), the targets of :mod:`jericho_game.ai.siblings`.  Its games are apart from the others'.
+
+    With ``teacher_``, every search of its games is that network's mix (:class:`heldout.Teacher`:
+    expert iteration, a network's own search labelling the next one's data); its games' seeds
+    are apart from the others' too."""
     base = 7_000_003 if phase is None else 9_100_019
     if siblings:
         base += 1_234_567
+    if teacher_ is not None:
+        base += 2_345_671
     seeds = [base * (index + 1) + i for i in range(games)]
     tasks = [
-        (seeds[j::jobs], sims, sample_plies, off_path, phase, cheap_sims, siblings)
+        (seeds[j::jobs], sims, sample_plies, off_path, phase, cheap_sims, siblings, teacher_)
         for j in range(jobs)
         if seeds[j::jobs]
     ]
@@ -455,6 +470,9 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--phase", help="LO,HI: keep only positions with LO..HI pieces left (the rest: --cheap-sims)")
     ap.add_argument("--cheap-sims", type=int, default=80, help="with --phase: the search outside the phase")
+    ap.add_argument("--teacher", help="label with this network's value-playout mix (expert iteration)")
+    ap.add_argument("--teacher-mix", type=float, default=0.5, help="with --teacher: the network's share of a leaf")
+    ap.add_argument("--teacher-c", type=float, default=0.15, help="with --teacher: its exploration constant")
     ap.add_argument("--init", help="with --train: fine-tune this network instead of training from scratch")
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--positions", type=int, default=120, help="held-out positions (the study's set: 120)")
@@ -519,6 +537,14 @@ def main() -> None:
         lo, hi = (int(x) for x in args.phase.split(","))
         phase = (lo, hi)
     if not args.train:
+        teacher_ = heldout.Teacher(args.teacher, args.teacher_mix, args.teacher_c) if args.teacher else None
+        # the shards of one folder come from one labeller: a resumed run with another is refused
+        said = {"teacher": None if teacher_ is None else dataclasses.asdict(teacher_), "sims": args.sims}
+        kept = out / "labeller.json"
+        if kept.exists() and json.loads(kept.read_text()) != said:
+            raise SystemExit(f"{out} was made with {kept.read_text().strip()}, not {json.dumps(said)}")
+        if not kept.exists() and not any(out.glob("shard-*.npz")):
+            kept.write_text(json.dumps(said) + "\n")
         for k in range(args.shards):
             shard = out / f"shard-{k:03d}.npz"
             if shard.exists():
@@ -533,6 +559,7 @@ def main() -> None:
                 phase,
                 args.cheap_sims,
                 args.siblings,
+                teacher_,
             )
             tmp = shard.with_name(shard.name + ".tmp.npz")
             np.savez_compressed(tmp, **data)

@@ -148,3 +148,49 @@ def test_the_phase_network_scores_what_its_results_and_the_docs_say():
         pairing = summary["pairings"][0]
         assert summary["seed"] == 3702 and pairing["games"] == 200 and "games" not in summary
         assert f"{pairing['wins']}-{pairing['draws']}-{pairing['losses']}" in doc
+
+
+PHASE_NET = str(ROOT / "docs" / "runs" / "value-phase-2026-12-05" / "value.npz")
+
+
+def test_a_teacher_labels_with_its_networks_mix_not_the_playouts_alone():
+    """``--teacher NET``: the labels and the games' moves come from the search with NET's value
+    mixed into its playouts (the mix of the arena's ``evaluator=NET,mix=0.5,cprior=0``)."""
+    import random
+
+    vs = load_script()
+    teacher = heldout.Teacher(PHASE_NET, mix=0.5, c=0.15)
+    start = replay([])
+    first_seed = random.Random(11).getrandbits(64)  # the game's first search draws this seed
+    value, children = heldout.search(start, first_seed, 60, teacher)
+    direct = kernel.C.mcts(
+        start, first_seed, sims=60, c=0.15, widen=2.0, greedy=True, solver=True, proofs=True,
+        net=evalnet.kernel_net(PHASE_NET), mix=0.5, cprior=0.0,
+    )[3]  # fmt: skip
+    assert children == direct
+    plain_value, plain_children = heldout.search(start, first_seed, 60)
+    assert children != plain_children  # the network's value steers the visits
+    taught = vs._game(seed=11, sims=60, sample_plies=4, off_path=0.0, teacher_=teacher)
+    assert taught["q"][0] == pytest.approx(value) and taught["q"][1] == pytest.approx(value)
+    plain = vs._game(seed=11, sims=60, sample_plies=4, off_path=0.0)
+    assert plain["q"][0] == pytest.approx(plain_value) and taught["q"] != plain["q"]
+
+
+def test_a_folder_keeps_one_labeller(tmp_path, monkeypatch):
+    """Shards made with one teacher are not continued with another (or with none)."""
+    import shutil
+    import sys
+
+    vs = load_script()
+    shutil.copy(KEPT / "heldout.npz", tmp_path / "heldout.npz")
+    small = ["--shards", "1", "--games-per-shard", "1", "--sims", "8", "--sample-plies", "2", "--off-path", "0"]
+    monkeypatch.setattr(sys, "argv", ["value_scale.py", "--out", str(tmp_path), *small, "--teacher", PHASE_NET])
+    vs.main()
+    said = json.loads((tmp_path / "labeller.json").read_text(encoding="utf-8"))
+    assert said == {"teacher": {"evaluator": PHASE_NET, "mix": 0.5, "c": 0.15}, "sims": 8}
+    assert (tmp_path / "shard-000.npz").exists()
+    for other in (["--teacher", PHASE_NET, "--teacher-mix", "0.7"], []):
+        monkeypatch.setattr(sys, "argv", ["value_scale.py", "--out", str(tmp_path), *small, "--shards", "2", *other])
+        with pytest.raises(SystemExit, match="was made with"):
+            vs.main()
+    assert not (tmp_path / "shard-001.npz").exists()

@@ -34,7 +34,7 @@ from jericho_game.ai import evalnet
 from jericho_game.core import DRAW, State
 from jericho_game.envs.encoding import default_encoding
 
-__all__ = ["HeldOut", "make", "load", "report", "playout_values", "net_values", "search_value"]
+__all__ = ["HeldOut", "Teacher", "make", "load", "report", "playout_values", "net_values", "search", "search_value"]
 
 #: How a position was labelled.
 SOLVED, SEARCHED = 1, 0
@@ -85,18 +85,38 @@ def load(path: str | Path) -> HeldOut:
         return HeldOut(moves, data["label"].astype(np.float32), data["how"].astype(np.int8), data["ply"], rand)
 
 
-def _strong(state: State, seed: int, sims: int, net: Any = None, mix: float = 0.5) -> list[tuple[int, int, float, int]]:
-    extra = {"net": net, "mix": mix} if net is not None else {}
-    children: list[tuple[int, int, float, int]] = kernel.C.mcts(
-        state, seed, sims=sims, c=0.3, widen=2.0, greedy=True, solver=True, proofs=True, **extra
-    )[3]
+@dataclass(frozen=True)
+class Teacher:
+    """A search that labels positions with a network's value mixed into its playouts' (the
+    value-playout mix of docs/ai.md, no priors): ``evaluator`` (a weights file), ``mix`` (the
+    network's share of a leaf's value) and ``c`` (its exploration constant).  Without one, the
+    strong search of playouts alone labels them.  A path, not a network, so that it travels to
+    worker processes; each loads it once (:func:`evalnet.kernel_net` caches by path)."""
+
+    evaluator: str
+    mix: float = 0.5
+    c: float = 0.15
+
+    def options(self) -> dict[str, Any]:
+        """The C search's keywords that make the strong search this teacher."""
+        return {"net": evalnet.kernel_net(self.evaluator), "mix": self.mix, "cprior": 0.0, "c": self.c}
+
+
+def _strong(state: State, seed: int, sims: int, teacher: Teacher | None = None) -> list[tuple[int, int, float, int]]:
+    options: dict[str, Any] = {"c": 0.3, "widen": 2.0, "greedy": True, "solver": True, "proofs": True}
+    if teacher is not None:
+        options.update(teacher.options())
+    children: list[tuple[int, int, float, int]] = kernel.C.mcts(state, seed, sims=sims, **options)[3]
     return children
 
 
-def search(state: State, seed: int, sims: int) -> tuple[float, list[tuple[int, int, float, int]]]:
+def search(
+    state: State, seed: int, sims: int, teacher: Teacher | None = None
+) -> tuple[float, list[tuple[int, int, float, int]]]:
     """The strongest search's value of ``state`` (as :func:`search_value`) and its root's
-    children ``(code, visits, wins, proof)``."""
-    children = _strong(state, seed, sims)
+    children ``(code, visits, wins, proof)``; with ``teacher``, that search with its network
+    mixed in (:class:`Teacher`)."""
+    children = _strong(state, seed, sims, teacher)
     if any(ch[3] == 1 for ch in children):
         return 1.0, children
     if children and all(ch[3] == 0 for ch in children) and len(children) == len(state.legal_codes()):

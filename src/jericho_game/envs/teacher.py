@@ -52,6 +52,7 @@ def search_game(
     off_path: float = 0.0,
     phase: tuple[int, int] | None = None,
     cheap_sims: int = 80,
+    teacher: heldout.Teacher | None = None,
 ) -> Iterator[tuple[Any, float, list[tuple[int, int, float, int]], bool]]:
     """One game of the strong search at ``sims`` simulations a move (the first ``sample_plies``
     moves drawn by the visits, a proven win played at once, then the most visited move): yields
@@ -66,6 +67,9 @@ def search_game(
     ``phase=(lo, hi)``: only the positions with ``lo`` to ``hi`` pieces left in the two reserves
     are yielded (and only they may have an off-path sibling); the moves before and after them are
     chosen by a cheaper search of ``cheap_sims`` simulations (a game's data in one phase).
+
+    ``teacher``: every search (labels and moves) is the strong search with that network mixed in
+    (:class:`jericho_game.ai.heldout.Teacher`): a network's own search teaching the next one.
     """
     rng = random.Random(seed)
     state = kernel.new_state(default_encoding().tables, "c")
@@ -77,14 +81,14 @@ def search_game(
             ply += 1
             continue
         kept = phase is None or phase[0] <= kernel.pieces_left(state) <= phase[1]
-        value, children = heldout.search(state, rng.getrandbits(64), sims if kept else cheap_sims)
+        value, children = heldout.search(state, rng.getrandbits(64), sims if kept else cheap_sims, teacher)
         if kept:
             yield state, value, children, False
         if kept and rng.random() < off_path:
             side = state.copy(with_history=True)
             side.push(rng.choice(codes))
             if side.outcome < 0 and len(side.legal_codes()) > 1:
-                v2, ch2 = heldout.search(side, rng.getrandbits(64), sims)
+                v2, ch2 = heldout.search(side, rng.getrandbits(64), sims, teacher)
                 yield side, v2, ch2, True
         won = [ch for ch in children if ch[3] == 1]
         if won:
