@@ -34,7 +34,7 @@ def _expected(setting: str) -> tuple[str, float]:
 def test_each_setting_is_its_kept_match_and_the_docs_say_so():
     doc, readme = _flat(ROOT / "docs/ai.md"), _flat(RUNS / "README.md")
     names = sorted(p.stem.removeprefix("arena-") for p in RUNS.glob("arena-*.json"))
-    assert {"c010-4004", "c020-4004", "m065-4004", "np16-4004", "ei1-4002", "ei1-4003"} <= set(names)
+    assert {"c010-4004", "c020-4004", "m065-4004", "m080-4004", "np16-4004", "ei1-4002", "ei1-4003"} <= set(names)
     for name in names:
         pairing = kept_match(RUNS / f"arena-{name}.json")  # 200 games, finished, equal time, its seed
         spec, seconds = _expected(name.split("-")[0])
