@@ -140,7 +140,8 @@ def match_score(wins: int, draws: int, losses: int) -> tuple[float, float, float
 def kept_match(path: Path, games: int = 200) -> dict[str, Any]:
     """The one pairing of a kept arena summary (``--json`` with each game's moves removed), checked
     to be what a strength claim needs: every game finished, none forfeited, the seed its file name
-    ends with, and both sides at equal time (within 5%, no time warning)."""
+    ends with, and both sides at equal time (within 5%, no time warning).  The pairing comes back
+    with each side's mean and longest time a move (``mean_time_a``, ``max_time_b``, ...)."""
     summary = json.loads(path.read_text(encoding="utf-8"))
     pairing, times = summary["pairings"][0], summary["pairing_times"][0]
     assert "games" not in summary  # the moves are not kept, only the summary
@@ -148,4 +149,36 @@ def kept_match(path: Path, games: int = 200) -> dict[str, Any]:
     assert summary["seed"] == int(path.stem.rsplit("-", 1)[1])
     a, b = times["mean_time_a"], times["mean_time_b"]
     assert abs(a - b) / max(a, b) < 0.05 and not summary["time_warnings"]  # equal time
-    return pairing
+    assert (pairing["a"], pairing["b"]) == (times["a"], times["b"])
+    return {**pairing, **times}
+
+
+def kept_journal(
+    folder: Path, games: int, opponent: str = "master-v2"
+) -> tuple[dict[str, Any], tuple[int, int, int], float, float]:
+    """A 1 s, 400-game arena run kept whole (its ``--out`` folder, a resumable journal) against
+    ``opponent``: its settings, the tally of its first ``games`` games (both sides of each opening)
+    and each side's mean time a move, checked to be what a strength claim needs (no game lost to
+    an error, no move over the second, both sides at equal time within 5%)."""
+    settings = json.loads((folder / "arena.json").read_text(encoding="utf-8"))
+    assert settings["time"] == 1.0 and settings["games"] == 400 and settings["players"][1] == opponent
+    assert settings["seed"] == int(folder.name.rsplit("-", 1)[1])
+    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sorted(game["index"] for game in rows) == list(range(games))
+    wins = draws = losses = 0
+    time = {"ours": 0.0, opponent: 0.0}
+    moves = {"ours": 0, opponent: 0}
+    for game in rows:
+        assert game["error"] is None and {game["south"], game["north"]} == set(settings["players"])
+        ours = "south" if game["south"] != opponent else "north"
+        for side in ("south", "north"):
+            who = opponent if game[side] == opponent else "ours"
+            time[who] += game[f"time_{side}"]
+            moves[who] += game[f"moves_{side}"]
+            assert game[f"max_{side}"] <= 1.05  # a second a move
+        wins += game["result"] == ours
+        draws += game["result"] == "draw"
+        losses += game["result"] not in (ours, "draw")
+    ours_time, theirs_time = time["ours"] / moves["ours"], time[opponent] / moves[opponent]
+    assert abs(ours_time - theirs_time) / max(ours_time, theirs_time) < 0.05  # equal time
+    return settings, (wins, draws, losses), ours_time, theirs_time

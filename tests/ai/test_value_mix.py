@@ -3,10 +3,9 @@ value mixed with the playouts"): the figures the docs quote are the kept matches
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.helpers import kept_match, match_score
+from tests.helpers import kept_journal, kept_match, match_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs/runs/value-mix-2026-12-05"
@@ -60,37 +59,9 @@ def test_the_value_alone_at_a_tenth_of_a_second_is_what_the_docs_say():
     assert _row(4001, *result) in _doc()
 
 
-def _journal(name: str, games: int) -> tuple[dict, tuple[int, int, int], float, float]:
-    """A 1 s run kept whole (a resumable journal) against ``master-v2``: its settings, the tally
-    of its first ``games`` games (both sides of each opening) and each side's mean time a move."""
-    folder = RUNS / name
-    settings = json.loads((folder / "arena.json").read_text(encoding="utf-8"))
-    assert settings["time"] == 1.0 and settings["games"] == 400 and settings["players"][1] == "master-v2"
-    assert settings["seed"] == int(name.rsplit("-", 1)[1])
-    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert sorted(game["index"] for game in rows) == list(range(games))
-    wins = draws = losses = 0
-    time = {"ours": 0.0, "master-v2": 0.0}
-    moves = {"ours": 0, "master-v2": 0}
-    for game in rows:
-        assert game["error"] is None and {game["south"], game["north"]} == set(settings["players"])
-        ours = "south" if game["south"] != "master-v2" else "north"
-        for side in ("south", "north"):
-            who = "master-v2" if game[side] == "master-v2" else "ours"
-            time[who] += game[f"time_{side}"]
-            moves[who] += game[f"moves_{side}"]
-            assert game[f"max_{side}"] <= 1.05  # a second a move
-        wins += game["result"] == ours
-        draws += game["result"] == "draw"
-        losses += game["result"] not in (ours, "draw")
-    ours_time, theirs_time = time["ours"] / moves["ours"], time["master-v2"] / moves["master-v2"]
-    assert abs(ours_time - theirs_time) / max(ours_time, theirs_time) < 0.05  # equal time
-    return settings, (wins, draws, losses), ours_time, theirs_time
-
-
 def test_the_value_alone_at_one_second_is_its_kept_journal():
     """The first 200 games of 400, stopped to free the machine; the docs' row is their tally."""
-    settings, result, ours, theirs = _journal("alone-master-v2-1s-4001", 200)
+    settings, result, ours, theirs = kept_journal(RUNS / "alone-master-v2-1s-4001", 200)
     assert settings["players"][0].endswith(ALONE)
     doc = _doc()
     assert _row(4001, *result) in doc
@@ -99,7 +70,7 @@ def test_the_value_alone_at_one_second_is_its_kept_journal():
 
 def test_the_mix_at_one_second_is_its_kept_journal():
     """Point 4's own test, all 400 games: the docs' row, score, interval and Elo are the journal's."""
-    settings, result, ours, theirs = _journal("mix-master-v2-1s-4005", 400)
+    settings, result, ours, theirs = kept_journal(RUNS / "mix-master-v2-1s-4005", 400)
     assert settings["players"][0].endswith(f"c=0.15,greedy=1,solver=1,endgame=1,{NET},mix=0.5,cprior=0")
     wins, draws, losses = result
     score, low, high = match_score(wins, draws, losses)
