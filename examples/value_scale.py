@@ -538,12 +538,28 @@ def main() -> None:
         phase = (lo, hi)
     if not args.train:
         teacher_ = heldout.Teacher(args.teacher, args.teacher_mix, args.teacher_c) if args.teacher else None
-        # the shards of one folder come from one labeller: a resumed run with another is refused
-        said = {"teacher": None if teacher_ is None else dataclasses.asdict(teacher_), "sims": args.sims}
+        # the shards of one folder come from one labeller and one recipe: a resumed run with
+        # another teacher or other settings of what goes into a shard is refused
+        said = {
+            "teacher": None if teacher_ is None else dataclasses.asdict(teacher_),
+            "sims": args.sims,
+            "games_per_shard": args.games_per_shard,
+            "sample_plies": args.sample_plies,
+            "off_path": args.off_path,
+            "phase": phase,
+            "cheap_sims": args.cheap_sims if phase else None,
+            "siblings": args.siblings,
+        }
+        said = json.loads(json.dumps(said))  # the phase as the file keeps it (a list)
         kept = out / "labeller.json"
-        if kept.exists() and json.loads(kept.read_text()) != said:
-            raise SystemExit(f"{out} was made with {kept.read_text().strip()}, not {json.dumps(said)}")
-        if not kept.exists() and not any(out.glob("shard-*.npz")):
+        if kept.exists():
+            before = json.loads(kept.read_text())
+            # a file from before the recipe was kept names the teacher and sims only: those are compared
+            if before != {key: said[key] for key in before}:
+                raise SystemExit(f"{out} was made with {kept.read_text().strip()}, not {json.dumps(said)}")
+        elif any(out.glob("shard-*.npz")):
+            print(f"warning: {out} has shards but no labeller.json: their settings cannot be checked", flush=True)
+        else:
             kept.write_text(json.dumps(said) + "\n")
         for k in range(args.shards):
             shard = out / f"shard-{k:03d}.npz"

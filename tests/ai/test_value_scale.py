@@ -176,8 +176,8 @@ def test_a_teacher_labels_with_its_networks_mix_not_the_playouts_alone():
     assert plain["q"][0] == pytest.approx(plain_value) and taught["q"] != plain["q"]
 
 
-def test_a_folder_keeps_one_labeller(tmp_path, monkeypatch):
-    """Shards made with one teacher are not continued with another (or with none)."""
+def test_a_folder_keeps_one_labeller(tmp_path, monkeypatch, capsys):
+    """Shards made with one teacher and recipe are not continued with another (or with none)."""
     import shutil
     import sys
 
@@ -187,10 +187,24 @@ def test_a_folder_keeps_one_labeller(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["value_scale.py", "--out", str(tmp_path), *small, "--teacher", PHASE_NET])
     vs.main()
     said = json.loads((tmp_path / "labeller.json").read_text(encoding="utf-8"))
-    assert said == {"teacher": {"evaluator": PHASE_NET, "mix": 0.5, "c": 0.15}, "sims": 8}
+    assert said["teacher"] == {"evaluator": PHASE_NET, "mix": 0.5, "c": 0.15} and said["sims"] == 8
+    assert said["games_per_shard"] == 1 and said["off_path"] == 0 and said["sample_plies"] == 2
+    assert said["phase"] is None and said["siblings"] == 0
     assert (tmp_path / "shard-000.npz").exists()
-    for other in (["--teacher", PHASE_NET, "--teacher-mix", "0.7"], []):
+    taught = ["--teacher", PHASE_NET]
+    for other in (["--teacher", PHASE_NET, "--teacher-mix", "0.7"], [], [*taught, "--off-path", "0.3"]):
         monkeypatch.setattr(sys, "argv", ["value_scale.py", "--out", str(tmp_path), *small, "--shards", "2", *other])
         with pytest.raises(SystemExit, match="was made with"):
             vs.main()
     assert not (tmp_path / "shard-001.npz").exists()
+    # a file from before the recipe was kept (teacher and sims only) goes on where those agree
+    (tmp_path / "labeller.json").write_text(json.dumps({"teacher": said["teacher"], "sims": 8}))
+    monkeypatch.setattr(sys, "argv", ["value_scale.py", "--out", str(tmp_path), *small, "--shards", "2", *taught])
+    vs.main()
+    assert (tmp_path / "shard-001.npz").exists()
+    # shards with no labeller at all cannot be checked, and the run says so
+    (tmp_path / "labeller.json").unlink()
+    capsys.readouterr()
+    vs.main()
+    assert "no labeller.json: their settings cannot be checked" in capsys.readouterr().out
+    assert not (tmp_path / "labeller.json").exists()  # nor does it pretend to know them
