@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from typing import Any
 
 from jericho_game import kernel
 from jericho_game.ai.alphabeta import AlphaBetaPlayer
@@ -158,15 +159,15 @@ def mcts_rate(
     (greedy playouts, the solver).
     """
     if python:
-        p: MCTSPlayer | object = MCTSPlayer(time=seconds, reuse=0, playout=playout, seed=1)
+        p: Any = MCTSPlayer(time=seconds, reuse=0, playout=playout, seed=1)
     elif strongest:
         p = mcts(time=seconds, seed=1, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1)
     elif strong:
         p = mcts(time=seconds, playout=playout, seed=1, k=STRONG_K, defend=1)
     else:
         p = mcts(time=seconds, playout=playout, seed=1)
-    p.choose_move(game)  # type: ignore[attr-defined]
-    return float(p.sims_per_second)  # type: ignore[attr-defined]
+    p.choose_move(game)
+    return float(p.sims_per_second)
 
 
 def alphabeta_rate(game: Game, seconds: float, python: bool = False) -> tuple[float, int]:

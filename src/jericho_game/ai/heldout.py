@@ -70,7 +70,7 @@ class HeldOut:
         lengths = np.array([len(m) for m in self.moves], dtype=np.int64)
         flat = np.array([c for m in self.moves for c in m], dtype=np.int16)
         tmp = path.with_name(path.name + ".tmp.npz")
-        extra = {} if self.random_last is None else {"random_last": self.random_last}
+        extra: dict[str, Any] = {} if self.random_last is None else {"random_last": self.random_last}
         np.savez_compressed(tmp, moves=flat, lengths=lengths, label=self.label, how=self.how, ply=self.ply, **extra)
         tmp.replace(path)
 
@@ -149,7 +149,11 @@ def make(
     if kernel.C is None:
         raise RuntimeError("the held-out set is made with the C search (not built, or JERICHO_KERNEL=python)")
     rng = random.Random(f"jericho-heldout:{seed}")
-    moves, labels, how, plies, randoms = [], [], [], [], []
+    moves: list[list[int]] = []
+    labels: list[float] = []
+    how: list[int] = []
+    plies: list[int] = []
+    randoms: list[bool] = []
     while len(moves) < positions:
         state = kernel.new_state(default_encoding().tables, "c")
         stop = rng.randrange(4, 50)

@@ -143,7 +143,7 @@ def _worker(args: tuple[list[int], int, int, float]) -> dict[str, list[Any]]:
     return out
 
 
-def _shard_arrays(merged: dict[str, list[Any]]) -> dict[str, np.ndarray]:
+def _shard_arrays(merged: dict[str, list[Any]]) -> dict[str, Any]:
     return {
         "obs": np.array(merged["obs"], dtype=np.bool_).reshape(-1, default_encoding().observation_size),
         "policy": np.array(merged["policy"], dtype=np.float16).reshape(-1, N_ACTIONS),
