@@ -546,11 +546,10 @@ def main() -> None:
             "games_per_shard": args.games_per_shard,
             "sample_plies": args.sample_plies,
             "off_path": args.off_path,
-            "phase": phase,
+            "phase": list(phase) if phase else None,  # as the file keeps it
             "cheap_sims": args.cheap_sims if phase else None,
             "siblings": args.siblings,
         }
-        said = json.loads(json.dumps(said))  # the phase as the file keeps it (a list)
         kept = out / "labeller.json"
         if kept.exists():
             before = json.loads(kept.read_text())

@@ -137,6 +137,12 @@ def match_score(wins: int, draws: int, losses: int) -> tuple[float, float, float
     return score, score - half, score + half
 
 
+def flat_text(path: Path) -> str:
+    """A document's text with every run of whitespace made one space, so a test finds a sentence
+    however the document wraps it."""
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
 def kept_match(path: Path, games: int = 200) -> dict[str, Any]:
     """The one pairing of a kept arena summary (``--json`` with each game's moves removed), checked
     to be what a strength claim needs: every game finished, none forfeited, the seed its file name

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import kept_match, match_score
+from tests.helpers import flat_text, kept_match, match_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs/runs/mix-tune-2026-12-05"
@@ -18,7 +18,7 @@ TAIL = "greedy=1,solver=1,endgame=1,evaluator={net},mix={mix},cprior=0"
 
 
 def _flat(path: Path) -> str:
-    return " ".join(path.read_text(encoding="utf-8").split()).replace("**", "")
+    return flat_text(path).replace("**", "")
 
 
 def _expected(setting: str) -> tuple[str, float]:

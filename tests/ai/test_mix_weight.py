@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import kept_journal, match_score
+from tests.helpers import flat_text, kept_journal, match_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "docs/runs/mix-weight-2026-12-05/m065-master-v2-1s-4006"
@@ -16,15 +16,12 @@ SPEC = (
 )
 
 
-def _flat(path: Path) -> str:
-    return " ".join(path.read_text(encoding="utf-8").split())
-
-
 def test_the_weight_at_one_second_is_its_kept_journal():
     settings, (wins, draws, losses), ours, theirs = kept_journal(RUN, 400)
     assert settings["players"] == [SPEC, "master-v2"]
     score, low, high = match_score(wins, draws, losses)
-    doc, readme, front = _flat(ROOT / "docs/ai.md"), _flat(RUN.parent / "README.md"), _flat(ROOT / "README.md")
+    doc, readme = flat_text(ROOT / "docs/ai.md"), flat_text(RUN.parent / "README.md")
+    front = flat_text(ROOT / "README.md")
     tally = f"{wins}-{draws}-{losses}"
     row = f"| **4006** | **{tally}** | **{score:.1%}** |"
     assert f"| **400 games ({ours:.2f} s used against {theirs:.2f} s)** {row}" in doc

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import kept_journal, kept_match, match_score
+from tests.helpers import flat_text, kept_journal, kept_match, match_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs/runs/value-mix-2026-12-05"
@@ -15,7 +15,7 @@ ALONE = f"c=0.05,greedy=1,solver=1,endgame=1,{NET},mix=1,cprior=0"
 
 
 def _doc() -> str:
-    return " ".join(DOC.read_text(encoding="utf-8").split())
+    return flat_text(DOC)
 
 
 def _score(wins: int, draws: int, losses: int) -> float:
