@@ -14,7 +14,7 @@ tests, Debian's chromium and postgresql (installed with apt-get when missing).
 Extra arguments after ``run`` go to ``jericho`` (``tasks.py run play``; options alone go to
 ``serve``: ``tasks.py run --port 9000``); extra
 arguments after ``test`` go to pytest, which runs on two worker processes unless they say
-otherwise (``-n 0`` runs in one).
+otherwise (``-n 0`` runs in one) and ends with the 20 slowest tests (``--durations=N`` to change).
 """
 
 from __future__ import annotations
@@ -146,6 +146,13 @@ def parallel(args: list[str]) -> list[str]:
     return [] if chosen else ["-n", "2", "--dist", "loadfile"]
 
 
+def durations(args: list[str]) -> list[str]:
+    """The slowest tests at the end of the report, unless the caller chose: CI runs close to its
+    20-minute ceiling, and each run's log should say where the time goes."""
+    chosen = any(a.startswith("--durations") for a in args)
+    return [] if chosen else ["--durations=20"]
+
+
 def test(args: list[str]) -> int:
     """Lint, types, the kernel's checks, then pytest.  ``--fast``: the fast tier only (tests not
     marked ``slow``: no browsers, server processes or PostgreSQL; no sanitizer build), for a quick
@@ -175,7 +182,7 @@ def test(args: list[str]) -> int:
     rc = kernel_checks(env, sanitizers=not fast)
     if rc != 0:
         return rc
-    tests = [str(PY), "-m", "pytest", *parallel(args), *args]
+    tests = [str(PY), "-m", "pytest", *parallel(args), *durations(args), *args]
     print("+", " ".join(tests), flush=True)
     return subprocess.call(tests, cwd=ROOT, env=env)
 
