@@ -10,10 +10,13 @@ import socket
 import threading
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jericho_game.game import Game
 from jericho_game.pieces import PIECES
+
+if TYPE_CHECKING:
+    from websockets.sync.client import ClientConnection
 
 
 def _reserve_text(pieces: list[str]) -> str:
@@ -188,3 +191,13 @@ def kept_journal(
     ours_time, theirs_time = time["ours"] / moves["ours"], time[opponent] / moves[opponent]
     assert abs(ours_time - theirs_time) / max(ours_time, theirs_time) < 0.05  # equal time
     return settings, (wins, draws, losses), ours_time, theirs_time
+
+
+def open_ws(url: str, **options: Any) -> ClientConnection:
+    """A WebSocket client connection the caller keeps open beyond one ``with`` block and closes
+    itself.  websockets 17.1 deprecated ``connect()`` outside ``with``; entering it here (its
+    ``__exit__`` only closes) says the caller owns the connection, so no test needs to hide the
+    warning."""
+    from websockets.sync.client import connect
+
+    return connect(url, **options).__enter__()

@@ -24,14 +24,10 @@ from typing import Any
 import httpx
 import pytest
 from websockets.sync.client import ClientConnection
-from websockets.sync.client import connect as ws_connect
 
 from jericho_game.web.storage.database import Storage
-from tests.helpers import reserve_port
+from tests.helpers import open_ws, reserve_port
 from tests.web.processes import finish
-
-# the clients here live as long as a test, not as long as one `with` block
-pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -73,7 +69,7 @@ class Server:
         threading.Thread(target=self.proc.stdout.read, daemon=True).start()
 
     def ws(self, game_id: str) -> ClientConnection:
-        return ws_connect(f"ws://127.0.0.1:{self.port}/ws/{game_id}")
+        return open_ws(f"ws://127.0.0.1:{self.port}/ws/{game_id}")
 
     def post(self, path: str, body: dict[str, Any]) -> httpx.Response:
         return httpx.post(self.url + path, json=body, timeout=10)
@@ -379,7 +375,7 @@ def test_a_client_that_never_reads_is_closed_and_slows_nobody(tmp_path: Path) ->
             "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
             "Sec-WebSocket-Version: 13\r\n\r\n".encode()
         )  # ... and never reads a byte
-        player = Client(ws_connect(f"ws://127.0.0.1:{port}/ws/{g['id']}"), g["token"])
+        player = Client(open_ws(f"ws://127.0.0.1:{port}/ws/{g['id']}"), g["token"])
         player.wait(lambda st: st["watchers"] == 1)
         worst, closed_at = 0.0, None
         t_start = time.monotonic()

@@ -13,6 +13,7 @@ from sqlalchemy import text
 from websockets.sync.client import connect as ws_connect
 
 from jericho_game.web.storage.database import Storage
+from tests.helpers import open_ws
 from tests.web.test_multiprocess import Client, Server, legal, pg, servers  # noqa: F401 - fixtures
 
 __all__ = ["pg", "servers"]
@@ -65,7 +66,7 @@ def test_a_rated_game_across_two_processes_is_rated_once(
         stolen.ws.close()
         alice_cookie = "; ".join(f"{k}={v}" for k, v in alice.cookies.items())
         south = Client(
-            ws_connect(f"ws://127.0.0.1:{a.port}/ws/{game['id']}", additional_headers={"Cookie": alice_cookie}),
+            open_ws(f"ws://127.0.0.1:{a.port}/ws/{game['id']}", additional_headers={"Cookie": alice_cookie}),
             game["token"],
         )
         # five placements each (less play is not rated: issue 33), then alice resigns

@@ -23,7 +23,6 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection
-from websockets.sync.client import connect as ws_connect
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -33,6 +32,7 @@ from jericho_game.web.common.fairshare import SocketCaps  # noqa: E402
 from jericho_game.web.learn.review import ReviewStore  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
 from jericho_game.web.storage.database import GameRecord, QuotaFull, Storage, resolve_db_url  # noqa: E402
+from tests.helpers import open_ws  # noqa: E402
 from tests.web import test_multiprocess  # noqa: E402
 from tests.web.processes import finish  # noqa: E402
 from tests.web.test_multiprocess import Server  # noqa: E402
@@ -40,9 +40,6 @@ from tests.web.test_server import connect, create, seat, stored_moves  # noqa: E
 
 pg = test_multiprocess.pg
 servers = test_multiprocess.servers
-
-# the clients here live as long as a test, not as long as one `with` block
-pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
 
 FAST = Limits(rate=1000.0, burst=1000)
 
@@ -60,7 +57,7 @@ def ws_from(server: Server, path: str, address: str) -> ClientConnection:
     tests leave most broadcasts unread, and a full buffer would stop the client from reading the
     server's answer to its close."""
     url = f"ws://127.0.0.1:{server.port}{path}"
-    return ws_connect(url, source_address=(address, 0), open_timeout=20, max_queue=None)
+    return open_ws(url, source_address=(address, 0), open_timeout=20, max_queue=None)
 
 
 def first(ws: ClientConnection, timeout: float = 20.0) -> dict[str, Any]:

@@ -36,9 +36,6 @@ from tests.web.test_server import WS, connect, create, seat  # noqa: E402
 pg = test_multiprocess.pg
 servers = test_multiprocess.servers
 
-# the multi-process test's clients live as long as the test, not one `with` block
-pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
-
 OPENING = ["5R@d2", "1G@d3", "4Y@c2", "2B@c3", "3W@e2", "5G@e3"]
 FAST = Limits(rate=1000.0, burst=1000)
 

@@ -11,15 +11,14 @@ import httpx
 import psycopg
 import pytest
 from websockets.sync.client import ClientConnection
-from websockets.sync.client import connect as ws_connect
 
+from tests.helpers import open_ws
 from tests.web import test_multiprocess
 from tests.web.test_multiprocess import Client, Server, legal, stored
 
 pg = test_multiprocess.pg
 servers = test_multiprocess.servers
 
-pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
 PW = "correct horse battery staple"
 
 
@@ -35,7 +34,7 @@ def _account(server: Server, name: str) -> httpx.Client:
 def _ws(server: Server, game: str, who: httpx.Client) -> ClientConnection:
     """The game's WebSocket with the account's session cookie (its seats open only with it)."""
     cookie = who.cookies.get("jericho_session")
-    return ws_connect(
+    return open_ws(
         f"ws://127.0.0.1:{server.port}/ws/{game}", additional_headers={"Cookie": f"jericho_session={cookie}"}
     )
 

@@ -10,9 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-import pytest
-from websockets.sync.client import connect as ws_connect
 
+from tests.helpers import open_ws
 from tests.web import test_multiprocess
 from tests.web.test_multiprocess import Client, Server, legal, stored
 
@@ -20,14 +19,12 @@ from tests.web.test_multiprocess import Client, Server, legal, stored
 pg = test_multiprocess.pg
 servers = test_multiprocess.servers
 
-pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
-
 
 class LobbyClient:
     """A lobby WebSocket that keeps the last list."""
 
     def __init__(self, server: Server) -> None:
-        self.ws = ws_connect(f"ws://127.0.0.1:{server.port}/lobby/ws")
+        self.ws = open_ws(f"ws://127.0.0.1:{server.port}/lobby/ws")
         self.last: dict[str, Any] = {}
 
     def wait(self, pred: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:

@@ -9,15 +9,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from tests.web import test_multiprocess
 from tests.web.test_multiprocess import Client, Server
 
 pg = test_multiprocess.pg
 servers = test_multiprocess.servers
-
-pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
 
 
 def collect(c: Client, kind: str, n: int, timeout: float = 15.0) -> list[dict[str, Any]]:

@@ -12,13 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-import pytest
 from sqlalchemy import text
 
 from jericho_game.web.storage.database import Storage
 from tests.web.test_multiprocess import Server, pg, servers  # noqa: F401 - fixtures
-
-pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
 
 PW = "correct horse battery staple"
 NAMES = ["ada", "bob", "cyd", "dee", "eve", "fay", "gus"]
