@@ -15,6 +15,8 @@ positions, on the search's path and off it.
         --rank-weight 3 --tag=-rw3                                       # teach NET's value their order
     python examples/value_scale.py --out ei --shards 100 --games-per-shard 40 --sims 400 --jobs 2 \
         --teacher NET                                  # NET's value-playout mix labels (expert iteration)
+    python examples/value_scale.py --out g2 --train --init NET --also ei --also ei2 --lr 0.0003 \
+        --epochs 2 --sizes 1 --tag=-g2        # train on two generations' folders (g2: its heldout.npz)
 
 ``examples/value_study.py`` found that the value's first fault was its target (the game's result
 is one noisy sample; the search's value averages hundreds of playouts) and that 27,000 positions,
@@ -477,6 +479,13 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--positions", type=int, default=120, help="held-out positions (the study's set: 120)")
     ap.add_argument("--train", action="store_true", help="train and score networks on the shards made so far")
+    ap.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="with --train: DIR's shards too, after --out's (a window of generations; repeatable)",
+    )
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--hidden", default="128,64")
     ap.add_argument("--l2", type=float, default=1e-5)
@@ -586,7 +595,10 @@ def main() -> None:
             )
         return
 
-    shards = load_shards(out)
+    # expert iteration trains on a window of recent generations, each labelled in its own folder
+    shards = load_shards(out) + [shard for folder in args.also for shard in load_shards(Path(folder))]
+    if not shards:
+        raise SystemExit(f"no shards to train on in {out}" + "".join(f" or {folder}" for folder in args.also))
     states = held.states()
     preds = {
         "mean of 16 playouts": heldout.playout_values(states, 16),

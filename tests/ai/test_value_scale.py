@@ -208,3 +208,31 @@ def test_a_folder_keeps_one_labeller(tmp_path, monkeypatch, capsys):
     vs.main()
     assert "no labeller.json: their settings cannot be checked" in capsys.readouterr().out
     assert not (tmp_path / "labeller.json").exists()  # nor does it pretend to know them
+
+
+def test_training_takes_a_window_of_generations_folders(tmp_path, monkeypatch):
+    """``--also DIR`` adds DIR's shards after ``--out``'s (expert iteration trains on the last few
+    generations, each labelled in its own folder); with no shard anywhere it says so."""
+    import shutil
+    import sys
+
+    vs = load_script()
+    first, second, window = tmp_path / "g1", tmp_path / "g2", tmp_path / "window"
+    for k, folder in enumerate((first, second, window)):
+        folder.mkdir()
+        if folder is not window:
+            data = vs.make_shard(k, games=1, sims=20, sample_plies=3, off_path=0.5, jobs=1)
+            np.savez_compressed(folder / "shard-000.npz", **data)
+    shutil.copy(KEPT / "heldout.npz", window / "heldout.npz")
+    both = sum(len(np.load(f / "shard-000.npz")["q"]) for f in (first, second))
+    argv = ["value_scale.py", "--out", str(window), "--train", "--init", str(KEPT / "value.npz"), "--epochs", "1"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--sizes", "1", "--also", str(first), "--also", str(second)])
+    vs.main()
+    run = json.loads((window / "results.json").read_text(encoding="utf-8"))["runs"][0]
+    assert run["shards"] == 2 and run["train"]["positions"] + run["train"]["held_out"] == both
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    shutil.copy(KEPT / "heldout.npz", empty / "heldout.npz")
+    monkeypatch.setattr(sys, "argv", ["value_scale.py", "--out", str(empty), "--train", "--also", str(window)])
+    with pytest.raises(SystemExit, match="no shards to train on"):
+        vs.main()
