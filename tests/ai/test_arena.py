@@ -495,3 +495,33 @@ def test_a_ctrl_c_while_a_game_is_recorded_waits_for_the_record() -> None:
         assert steps == ["recorded", "again"]
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+#: In a pool's worker: how Ctrl-C was set when its initializer ran (see the test below).
+_SIGINT_AT_START: list[str] = []
+
+
+def _note_sigint() -> None:
+    import signal
+
+    _SIGINT_AT_START.append("ignored" if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else "handled")
+
+
+def _sigint_at_start(_: int) -> list[str]:
+    return _SIGINT_AT_START
+
+
+def test_pool_workers_ignore_ctrl_c_from_their_start() -> None:
+    """A parallel run's workers are started with Ctrl-C already ignored, not only once their
+    initializer runs: a Ctrl-C while one was still importing killed it with a traceback (a flaky
+    CI), though the parent kept the finished games.  The parent's own handler is back after."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a test worker may ignore it)
+    try:
+        with arena._spawn_pool(2, initializer=_note_sigint) as pool:
+            assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+            seen = pool.map(_sigint_at_start, range(2))
+        assert seen and all(notes == ["ignored"] for notes in seen), seen
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -37,13 +37,14 @@ import argparse
 import json
 import math
 import multiprocessing
+import multiprocessing.pool
 import os
 import random
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -421,7 +422,7 @@ def run_arena(
         else:
             # Spawned, not forked: a caller's threads (JAX's, a web server's) do not survive a
             # fork, and a child forked while one of them held a lock could wait on it forever.
-            with multiprocessing.get_context("spawn").Pool(jobs, initializer=_ignore_sigint) as pool:
+            with _spawn_pool(jobs) as pool:
                 try:
                     for r in pool.imap_unordered(play_game, tasks_left):
                         done(r)
@@ -527,6 +528,24 @@ def _ctrl_c_deferred() -> Iterator[None]:
         signal.signal(signal.SIGINT, old)
     if asked:
         raise KeyboardInterrupt
+
+
+def _spawn_pool(jobs: int, initializer: Callable[[], None] | None = None) -> multiprocessing.pool.Pool:
+    """A pool of ``jobs`` spawned workers that leave Ctrl-C to the parent from their first
+    instruction.  ``initializer`` (by default :func:`_ignore_sigint`) only runs once a worker has
+    imported what it needs, and a Ctrl-C reaching the process group before then killed it with a
+    traceback; so the workers are started with Ctrl-C ignored (an ignored signal stays ignored
+    across exec, and Python keeps it so), and the parent's handler is back as soon as they exist
+    (a Ctrl-C in those few milliseconds is lost, not half-handled)."""
+    context = multiprocessing.get_context("spawn")
+    init = _ignore_sigint if initializer is None else initializer
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        return context.Pool(jobs, initializer=init)  # no handler of ours to set and restore
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return context.Pool(jobs, initializer=init)
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def _ignore_sigint() -> None:
