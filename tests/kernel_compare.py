@@ -502,6 +502,32 @@ def evaluator(mid: core.State) -> None:
         sims, _, _, children = kernel.C.mcts(mid, 11, sims=4000, greedy=True, solver=True, net=knet, mix=mix)
         if sims != 4000 and not any(ch[1] for ch in children):
             raise AssertionError(f"evaluator search (mix {mix}): {sims} simulations")
+    # truncated playouts: the network judges the position where a playout was cut
+    for trunc, mix in ((1, 0.0), (4, 0.5), (9, 0.0)):
+        sims, _, _, children = kernel.C.mcts(
+            mid, 14, sims=3000, greedy=True, solver=True, net=knet, mix=mix, trunc=trunc
+        )
+        if sims != 3000 and not any(ch[1] for ch in children):
+            raise AssertionError(f"truncated playouts (trunc {trunc}): {sims} simulations")
+    # value ordering: nodes re-order their untried moves (all of them) once visited enough, on
+    # a kept tree re-rooted below (the re-ordered moves travel with their nodes)
+    tree = kernel.C.Tree()
+    below = mid.copy()
+    for _ in range(3):
+        _, _, _, children = kernel.C.mcts(
+            below,
+            15,
+            sims=1500,
+            greedy=True,
+            solver=True,
+            net=knet,
+            mix=0.65,
+            cprior=0.0,
+            vorder=20,
+            tree=tree,
+            reroot=True,
+        )
+        below.push(max(children, key=lambda ch: ch[1])[0])
     # implicit minimax backups: the values kept beside the nodes, on a kept tree switched on and
     # off and on a re-rooted one (their array grows and is copied with the nodes)
     tree = kernel.C.Tree()

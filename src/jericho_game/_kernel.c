@@ -534,10 +534,14 @@ static int greedy_choice(const Board *B, Pos *P, Effects *E, const int8_t *mine,
 
 /* Play P to the end (P is modified).  Records codes into rec (if not NULL, room for 128).
    `guided`: 1 uniform moves, k > 1 the best of k samples, 0 the best of all (greedy_choice).
-   `defend`: a side facing the opponent's seven breaks it when it can (defend_choice). */
-static int playout(const Board *B, Pos *P, uint64_t *rng, int guided, int defend, int *rec, int *nrec)
+   `defend`: a side facing the opponent's seven breaks it when it can (defend_choice).
+   `plies` > 0 stops after that many plies with the game still open (NO_OUTCOME; P is where it
+   stopped): a search with a network judges that position instead of playing on (`trunc`). */
+static int playout_upto(const Board *B, Pos *P, uint64_t *rng, int guided, int defend, int *rec, int *nrec,
+                        int plies)
 {
     if (P->outcome != NO_OUTCOME) return P->outcome;
+    int played = 0;
     Hands H;
     hands_init(P, &H);
     Effects E;
@@ -582,7 +586,13 @@ static int playout(const Board *B, Pos *P, uint64_t *rng, int guided, int defend
         if (before >= SEVEN && P->score[other] >= SEVEN) return P->outcome = (int8_t)other;
         if (P->passes >= 2)
             return P->outcome = P->score[0] > P->score[1] ? 0 : P->score[1] > P->score[0] ? 1 : DRAW;
+        if (++played == plies) return NO_OUTCOME;
     }
+}
+
+static int playout(const Board *B, Pos *P, uint64_t *rng, int guided, int defend, int *rec, int *nrec)
+{
+    return playout_upto(B, P, rng, guided, defend, rec, nrec, 0);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -2191,7 +2201,7 @@ typedef struct {
     int16_t n_untried, next_untried, n_children, child_cap;
     int16_t code;
     int8_t terminal;
-    uint8_t mover : 1, truncated : 1; /* bits, so that a node stays 40 bytes (UCB1 scans them) */
+    uint8_t mover : 1, truncated : 1, by_value : 1; /* bits, so that a node stays 40 bytes (UCB1 scans them) */
     double w;
 } Node;
 
@@ -2234,6 +2244,17 @@ typedef struct {
     const Net *net;
     double mix, cprior;
     int net_pieces;
+    /* Truncated playouts (`trunc` > 0, with a net): a leaf's playout stops after `trunc` plies
+       and the network judges the position it reached, in place of the game's result.  The
+       greedy plies settle what the next placements win on the alignments, the part of a
+       position a value misjudges most (the order of siblings), and the playout's noise is gone. */
+    int trunc;
+    /* Value ordering (`vorder` > 0, with a net): once a node has `vorder` visits, the moves it
+       has not yet widened to are ordered again by the network's value of the position each
+       leads to (moves that reach seven still first).  The search's own order ranks moves by
+       what they gain at once, ties at random, so among the many quiet moves widening meets
+       them by chance; a node visited that often is worth one evaluation per move. */
+    int vorder;
     /* Implicit minimax backups (Lanctot, Winands, Pepels and Sturtevant 2014), with a learned
        evaluator: each node also keeps the minimax of the network's value over its subtree
        (`mm`), and UCB1 ranks a child by `(1 - imb) * w / n + imb * mm`.  A value's error is
@@ -2422,7 +2443,40 @@ static int net_untried(Tree *T, const Board *B, const Pos *P, int ni, int skip_c
 }
 
 /* Ordered untried moves of P into the pool for node `ni` (best first); -1 on no memory. */
-static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_children)
+/* The untried moves of node ni ordered by the network's value of each move's position for
+   the mover (a finished game by its result); `first` ones (reaching seven) lead.  All are kept. */
+static int value_untried(Tree *T, const Board *B, const Pos *P, int ni, const int *codes, const int *first, int n)
+{
+    float best[MAXCODES][2];
+    int mover = P->turn;
+    for (int i = 0; i < n; i++) {
+        Pos Q = *P;
+        apply(B, &Q, codes[i]);
+        double south = Q.outcome == NO_OUTCOME ? net_south(B, T->net, &Q)
+                       : Q.outcome == DRAW     ? 0.5
+                       : Q.outcome == 0        ? 1.0
+                                               : 0.0;
+        best[i][0] = (float)(mover == 0 ? south : 1.0 - south) + (first[i] ? 2.0f : 0.0f);
+        best[i][1] = (float)i;
+    }
+    qsort(best, (size_t)n, sizeof(best[0]), by_key_desc);
+    if (pool_reserve(T, (size_t)(n ? n : 1))) return -1;
+    Node *x = &T->nodes[ni];
+    for (int j = 0; j < n; j++) {
+        T->pool[T->n_pool + (size_t)j] = (int16_t)codes[(int)best[j][1]];
+        T->prior_pool[T->n_pool + (size_t)j] = 0.0f;
+    }
+    x->untried = (int32_t)T->n_pool;
+    x->n_untried = (int16_t)n;
+    x->next_untried = 0;
+    x->truncated = 0;
+    T->n_pool += (size_t)n;
+    return 0;
+}
+
+/* The untried moves of node ni at position P (`skip_children`: all of them but its children;
+   else the best UNTRIED_FIRST); `by_value`: ordered by the network's value (value_untried). */
+static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_children, int by_value)
 {
     int codes[MAXCODES], n = gen_legal(B, P, codes);
     int me = P->turn, opp = 1 - me;
@@ -2491,6 +2545,10 @@ static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_child
             b = d < -8 ? 0 : d > 8 ? NB - 2 : d + 8;
         bucket[i] = b;
         count[b]++;
+    }
+    if (by_value) {
+        for (int i = 0; i < n; i++) bucket[i] = bucket[i] == NB - 1;
+        return value_untried(T, B, P, ni, codes, bucket, n);
     }
     /* cprior 0: the network gives the value only, and the moves keep the search's own order
        (a weak policy ordering the widening costs more than the value gains: docs/ai.md). */
@@ -2661,13 +2719,19 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
             Node *x = &T->nodes[ni];
             if (x->untried < 0) {
                 if (x->n == 0 && ni != 0) break; /* a fresh leaf: play out from here */
-                if (build_untried(T, B, &P, ni, 0)) return -1;
+                if (build_untried(T, B, &P, ni, 0, 0)) return -1;
+                x = &T->nodes[ni];
+            }
+            if (T->vorder && !x->by_value && x->n >= (uint32_t)T->vorder &&
+                (x->next_untried < x->n_untried || x->truncated)) {
+                x->by_value = 1; /* once: the moves left, ordered by the network */
+                if (build_untried(T, B, &P, ni, 1, 1)) return -1;
                 x = &T->nodes[ni];
             }
             int limit = force ? x->n_children + 1 : 1 + (int)(T->widen * sqrt((double)x->n + 1.0));
             force = 0;
             if (x->next_untried == x->n_untried && x->truncated && x->n_children < limit) {
-                if (build_untried(T, B, &P, ni, 1)) return -1;
+                if (build_untried(T, B, &P, ni, 1, 0)) return -1;
                 x = &T->nodes[ni];
             }
             if (x->next_untried < x->n_untried && x->n_children < limit) {
@@ -2739,12 +2803,16 @@ static long mcts_run(Tree *T, const Board *B, const Pos *R, long sims, double de
         double south, heuristic = -1.0; /* the network's value of the leaf for South (-1: none) */
         int result = T->nodes[ni].terminal;
         if (result == NO_OUTCOME) {
-            double mix = T->net && reserve_left(&P) > T->net_pieces ? T->mix : 0.0;
+            int judged = T->net && reserve_left(&P) > T->net_pieces;
+            double mix = judged ? T->mix : 0.0;
             double by_net = mix > 0.0 ? net_south(B, T->net, &P) : 0.0;
             heuristic = mix > 0.0 ? by_net : -1.0;
             if (mix < 1.0) {
-                result = playout(B, &P, &T->rng, T->k, T->defend, NULL, NULL);
-                south = result == DRAW ? 0.5 : result == 0 ? 1.0 : 0.0;
+                result = playout_upto(B, &P, &T->rng, T->k, T->defend, NULL, NULL, judged ? T->trunc : 0);
+                if (result == NO_OUTCOME)
+                    south = net_south(B, T->net, &P); /* cut short: the network judges where it stopped */
+                else
+                    south = result == DRAW ? 0.5 : result == 0 ? 1.0 : 0.0;
                 if (mix > 0.0) south = mix * by_net + (1.0 - mix) * south;
             } else
                 south = by_net;
@@ -2963,16 +3031,20 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     int k = 3, defend = 0, solver = 0, greedy = 0, proofs = 0, reroot = 0, transpose = 0;
     static char *kwlist[] = {"state", "seed", "sims", "seconds", "c", "widen", "k", "tree", "defend", "solver",
                              "greedy", "proofs", "net", "mix", "cprior", "reroot", "transpose", "solve_nodes",
-                             "solve_pieces", "solve_after", "net_pieces", "imb", NULL};
+                             "solve_pieces", "solve_after", "net_pieces", "imb", "trunc", "vorder", NULL};
     long solve_nodes = 0;
-    int solve_pieces = 0, solve_after = 0, net_pieces = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddppliiid:mcts", kwlist, &StateType, &state,
+    int solve_pieces = 0, solve_after = 0, net_pieces = 0, trunc = 0, vorder = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ldddiOppppOddppliiidii:mcts", kwlist, &StateType, &state,
                                      &seedobj, &sims, &seconds, &c, &widen, &k, &treeobj, &defend, &solver, &greedy,
                                      &proofs, &netobj, &mix, &cprior, &reroot, &transpose, &solve_nodes,
-                                     &solve_pieces, &solve_after, &net_pieces, &imb))
+                                     &solve_pieces, &solve_after, &net_pieces, &imb, &trunc, &vorder))
         return NULL;
-    if (net_pieces < 0) {
-        PyErr_SetString(PyExc_ValueError, "mcts: need net_pieces >= 0");
+    if (net_pieces < 0 || trunc < 0 || vorder < 0) {
+        PyErr_SetString(PyExc_ValueError, "mcts: need net_pieces >= 0, trunc >= 0 and vorder >= 0");
+        return NULL;
+    }
+    if ((trunc > 0 || vorder > 0) && netobj == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "mcts: trunc (truncated playouts) and vorder (value ordering) need a net");
         return NULL;
     }
     if (solve_nodes < 0 || solve_pieces < 0 || solve_after < 0 || (solve_nodes > 0 && !solver)) {
@@ -3048,6 +3120,8 @@ static PyObject *k_mcts(PyObject *Py_UNUSED(mod), PyObject *args, PyObject *kwds
     T->mix = mix;
     T->cprior = cprior;
     T->net_pieces = net_pieces;
+    T->trunc = trunc;
+    T->vorder = vorder;
     T->transpose = transpose;
     if (imb == 0.0 && T->mm) {
         free(T->mm);
@@ -4404,7 +4478,9 @@ static PyMethodDef module_methods[] = {
      "left are solved within solve_nodes nodes (proofs); solve_after: tried once, at that many visits, not when "
      "made; net_pieces: leaves with at most that many pieces left in the reserves get a playout, not the net; "
      "imb: implicit minimax backups, a child ranked by (1 - imb) * its mean + imb * the minimax of the net's "
-     "value below it (needs net; 0: the mean alone)."},
+     "value below it (needs net; 0: the mean alone); trunc: a leaf's playout stops after that many plies and "
+     "the net judges where it stopped (needs net; 0: to the end); vorder: a node's untried moves are ordered by "
+     "the net's value of each once it has that many visits (needs net; 0: never)."},
     {"net_features", k_net_features, METH_VARARGS,
      "net_features(state, cells, aligns) -> [index, ...]: the learned evaluator's active features of the position "
      "as its side to move sees it, under the given cell and alignment maps (see players/evalnet.py)."},

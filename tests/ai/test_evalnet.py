@@ -202,6 +202,25 @@ def test_the_evaluator_changes_the_search_and_is_reproducible(weights):
     minimax = visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1,cprior=0,imb=0.5")
     assert minimax != value_only
     assert minimax == visits(f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},mix=1,cprior=0,imb=0.5")
+    # trunc=K: a leaf's playout stops after K plies and the network judges where it stopped.
+    # Cut after more plies than any game has left, no playout is cut: the plain playouts (mix=0)
+    # or the same mix, visit for visit; cut early, the search changes, the same for the same seed.
+    plain_order = f"mcts:sims=600,greedy=1,solver=1,evaluator={weights},cprior=0"
+    assert visits(plain_order + ",mix=0,trunc=100") == plain
+    mixed = visits(plain_order + ",mix=0.5")
+    assert visits(plain_order + ",mix=0.5,trunc=100") == mixed
+    cut = visits(plain_order + ",mix=0,trunc=4")
+    assert cut not in (plain, mixed, value_only)
+    assert cut == visits(plain_order + ",mix=0,trunc=4")
+    assert visits(plain_order + ",mix=0.5,trunc=4") not in (cut, mixed)
+    # net_pieces still hands the late leaves to whole playouts: all 50 pieces, the plain search
+    assert visits(plain_order + ",mix=0,trunc=4,net_pieces=50") == plain
+    # vorder=N: a node with N visits orders its moves not yet tried by the network's value; a
+    # count no node reaches changes nothing, one the root reaches changes the search, reproducibly
+    assert visits(plain_order + ",mix=0.5,vorder=100000") == mixed
+    ordered = visits(plain_order + ",mix=0.5,vorder=50")
+    assert ordered != mixed
+    assert ordered == visits(plain_order + ",mix=0.5,vorder=50")
 
 
 def test_minimax_backups_follow_a_kept_tree_and_its_subtree(weights):
@@ -259,6 +278,14 @@ def test_evaluator_options_are_checked_when_given(weights, tmp_path):
         make_player(f"mcts:evaluator={weights},net_pieces=-1")
     with pytest.raises(PlayerSpecError, match="imb"):
         make_player(f"mcts:evaluator={weights},imb=1.5")
+    with pytest.raises(PlayerSpecError, match="trunc"):
+        make_player(f"mcts:evaluator={weights},trunc=-1")
+    with pytest.raises(PlayerSpecError, match="trunc=4 needs an evaluator"):
+        make_player("mcts:trunc=4")
+    with pytest.raises(PlayerSpecError, match="vorder"):
+        make_player(f"mcts:evaluator={weights},vorder=-1")
+    with pytest.raises(PlayerSpecError, match="vorder=50 needs an evaluator"):
+        make_player("mcts:vorder=50")
     with pytest.raises(PlayerSpecError, match="needs an evaluator"):
         make_player("mcts:imb=0.5")
 
@@ -366,3 +393,49 @@ def test_a_widened_network_evaluates_as_before_until_trained():
     assert np.abs(wide.arrays["w1"][:, 16:]).sum() > 0 and not wide.arrays["w2"][:, 16:].any()
     with pytest.raises(ValueError, match="cannot widen"):
         net.widened(8)
+
+
+def test_truncated_playouts_and_value_ordering_need_a_net(weights):
+    from jericho_game import kernel
+    from jericho_game.ai.evalnet import kernel_net
+
+    g = Game()
+    net = kernel_net(str(weights))
+    with pytest.raises(ValueError, match="trunc"):
+        kernel.C.mcts(g.state, 1, sims=10, trunc=4)  # nothing to judge where the playout stops
+    with pytest.raises(ValueError, match="trunc"):
+        kernel.C.mcts(g.state, 1, sims=10, net=net, trunc=-1)
+    with pytest.raises(ValueError, match="vorder"):
+        kernel.C.mcts(g.state, 1, sims=10, vorder=5)  # nothing to order the moves by
+    with pytest.raises(ValueError, match="vorder"):
+        kernel.C.mcts(g.state, 1, sims=10, net=net, vorder=-1)
+
+
+def test_value_ordering_widens_to_the_move_the_network_values_most(weights):
+    """With value ordering from the first visit, the root's second child (the first is made in
+    the search's own order, before the root has a visit) is the move of the best network value
+    among the others."""
+    from jericho_game import kernel
+    from jericho_game.ai.evalnet import kernel_net
+
+    net = kernel_net(str(weights))
+    g = Game()
+    for code in (3, 40, 77, 120):  # a few plies in, so that the values differ
+        g.state.push(code if code in g.state.legal_codes() else g.state.legal_codes()[0])
+
+    def mover_value(code: int) -> float:
+        st = g.state.copy()
+        st.push(code)
+        value, _ = net.evaluate(st)  # for the side to move after it: the opponent
+        return -value
+
+    def root(vorder: int) -> list[int]:
+        _, _, _, children = kernel.C.mcts(g.state, 3, sims=2, greedy=True, net=net, mix=0.5, cprior=0.0, vorder=vorder)
+        return [code for code, _, _ in children]
+
+    first, second = root(1)
+    best = max((c for c in g.state.legal_codes() if c != first), key=mover_value)
+    assert mover_value(second) == pytest.approx(mover_value(best), abs=1e-6)
+    plain_first, plain_second = root(0)
+    assert plain_first == first  # the same first child, made before any ordering
+    assert mover_value(plain_second) < mover_value(second)  # the search's own order chose another

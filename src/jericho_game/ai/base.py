@@ -153,6 +153,8 @@ OPTION_RULES: dict[str, tuple[str, object, object]] = {
     "mix": ("float", 0.0, 1.0),
     "cprior": ("float", 0.0, 100.0),
     "net_pieces": ("int", 0, 50),
+    "trunc": ("int", 0, 100),
+    "vorder": ("int", 0, 1_000_000),
     "imb": ("float", 0.0, 1.0),
     "name": ("text", None, None),
 }

@@ -354,6 +354,8 @@ class KernelMCTSPlayer:
         mix: float = 0.5,
         cprior: float = 1.0,
         net_pieces: int = 0,
+        trunc: int = 0,
+        vorder: int = 0,
         imb: float = 0.0,
         final: str = "visits",
         subtree: int = 0,
@@ -378,6 +380,12 @@ class KernelMCTSPlayer:
             raise ValueError(f"mix and imb must be in [0, 1], cprior >= 0 and net_pieces >= 0, got {got}")
         if imb and evaluator is None:
             raise ValueError(f"imb={imb} needs an evaluator: the minimax backed up is of its value")
+        if trunc < 0 or vorder < 0:
+            raise ValueError(f"trunc and vorder must be >= 0, got trunc={trunc}, vorder={vorder}")
+        if trunc and evaluator is None:
+            raise ValueError(f"trunc={trunc} needs an evaluator: it judges where a cut playout stopped")
+        if vorder and evaluator is None:
+            raise ValueError(f"vorder={vorder} needs an evaluator: it orders the moves by its value")
         self.name = "mcts"
         self.sims = sims
         self.time = time
@@ -411,6 +419,12 @@ class KernelMCTSPlayer:
         #: Leaves with at most this many pieces left in the reserves get a playout alone, not the
         #: network (0: the network everywhere): late in the game a playout is nearly exact.
         self.net_pieces = int(net_pieces)
+        #: Truncated playouts: a leaf's playout stops after this many plies and the network judges
+        #: the position it reached (0: played to the end).
+        self.trunc = int(trunc)
+        #: Value ordering: once a node has this many visits, the moves it has not widened to yet
+        #: are ordered by the network's value of each (0: the search's own order throughout).
+        self.vorder = int(vorder)
         #: Implicit minimax backups: a child is ranked by ``(1 - imb)`` times its mean value plus
         #: ``imb`` times the minimax of the network's value over its subtree (0: the mean alone).
         self.imb = float(imb)
@@ -585,6 +599,10 @@ class KernelMCTSPlayer:
         options: dict[str, object] = {"net": net, "mix": self.mix, "cprior": self.cprior, "net_pieces": self.net_pieces}
         if self.imb:
             options["imb"] = self.imb
+        if self.trunc:
+            options["trunc"] = self.trunc
+        if self.vorder:
+            options["vorder"] = self.vorder
         return options
 
     def __getstate__(self) -> dict[str, object]:
@@ -632,6 +650,8 @@ def mcts(
     mix: float = 0.5,
     cprior: float = 1.0,
     net_pieces: int = 0,
+    trunc: int = 0,
+    vorder: int = 0,
     imb: float = 0.0,
     final: str = "visits",
     subtree: int = 0,
@@ -651,6 +671,9 @@ def mcts(
     the playouts' and its priors ``cprior`` (``cprior=0``: no priors at all, the moves keep the
     search's own order, and the network gives only the value); ``net_pieces=N``: leaves with at
     most ``N`` pieces left in the reserves get a playout alone (the network earlier in the game);
+    ``trunc=K``: a leaf's playout stops after ``K`` plies and the network judges where it stopped;
+    ``vorder=N``: once a node has ``N`` visits, its moves not yet widened to are ordered by the
+    network's value of each;
     ``imb=A``: implicit minimax backups, a child ranked by ``(1 - A)`` times its mean plus ``A``
     times the minimax of the network's value below it.
     ``subtree=1`` (C kernel): the tree is also kept between moves, as the Python search keeps
@@ -675,6 +698,8 @@ def mcts(
             mix=mix,
             cprior=cprior,
             net_pieces=net_pieces,
+            trunc=trunc,
+            vorder=vorder,
             imb=imb,
             final=final,
             subtree=subtree,
@@ -695,6 +720,8 @@ def mcts(
         ("solve_nodes", solve_nodes),
         ("solve_after", solve_after),
         ("net_pieces", net_pieces),
+        ("trunc", trunc),
+        ("vorder", vorder),
         ("imb", imb),
     )
     for name, value in (*extras, ("final", None if final == "visits" else final)):
