@@ -2245,9 +2245,9 @@ typedef struct {
     double mix, cprior;
     int net_pieces;
     /* Truncated playouts (`trunc` > 0, with a net): a leaf's playout stops after `trunc` plies
-       and the network judges the position it reached, in place of the game's result.  The
-       greedy plies settle what the next placements win on the alignments, the part of a
-       position a value misjudges most (the order of siblings), and the playout's noise is gone. */
+       and the network judges the position it reached, in place of the game's result.  Tried
+       for the simulations it saves, it loses: a playout is worth its unbiased end, which a
+       cut one hands back to the network (docs/ai.md, "Truncated playouts"). */
     int trunc;
     /* Value ordering (`vorder` > 0, with a net): once a node has `vorder` visits, the moves it
        has not yet widened to are ordered again by the network's value of the position each
@@ -2442,7 +2442,6 @@ static int net_untried(Tree *T, const Board *B, const Pos *P, int ni, int skip_c
     return 0;
 }
 
-/* Ordered untried moves of P into the pool for node `ni` (best first); -1 on no memory. */
 /* The untried moves of node ni ordered by the network's value of each move's position for
    the mover (a finished game by its result); `first` ones (reaching seven) lead.  All are kept. */
 static int value_untried(Tree *T, const Board *B, const Pos *P, int ni, const int *codes, const int *first, int n)
@@ -2474,8 +2473,9 @@ static int value_untried(Tree *T, const Board *B, const Pos *P, int ni, const in
     return 0;
 }
 
-/* The untried moves of node ni at position P (`skip_children`: all of them but its children;
-   else the best UNTRIED_FIRST); `by_value`: ordered by the network's value (value_untried). */
+/* Ordered untried moves of P into the pool for node `ni` (best first); -1 on no memory.
+   `skip_children`: all of them but its children, else the best UNTRIED_FIRST; `by_value`: all of
+   them ordered by the network's value (value_untried). */
 static int build_untried(Tree *T, const Board *B, Pos *P, int ni, int skip_children, int by_value)
 {
     int codes[MAXCODES], n = gen_legal(B, P, codes);
