@@ -17,10 +17,6 @@ PHASE = "docs/runs/value-phase-2026-12-05/value.npz"
 TAIL = "greedy=1,solver=1,endgame=1,evaluator={net},mix={mix},cprior=0"
 
 
-def _flat(path: Path) -> str:
-    return flat_text(path).replace("**", "")
-
-
 def _expected(setting: str) -> tuple[str, float]:
     """The spec a kept match's file name stands for, and its time a move."""
     if setting == "ei1":  # the fine-tuned network, where the README's commands made it
@@ -32,7 +28,7 @@ def _expected(setting: str) -> tuple[str, float]:
 
 
 def test_each_setting_is_its_kept_match_and_the_docs_say_so():
-    doc, readme = _flat(ROOT / "docs/ai.md"), _flat(RUNS / "README.md")
+    doc, readme = flat_text(ROOT / "docs/ai.md", bold=False), flat_text(RUNS / "README.md", bold=False)
     names = sorted(p.stem.removeprefix("arena-") for p in RUNS.glob("arena-*.json"))
     assert {"c010-4004", "c020-4004", "m065-4004", "m080-4004", "np16-4004", "ei1-4002", "ei1-4003"} <= set(names)
     for name in names:
@@ -48,7 +44,7 @@ def test_each_setting_is_its_kept_match_and_the_docs_say_so():
 
 
 def test_the_expert_iteration_step_is_what_its_files_say():
-    doc = _flat(ROOT / "docs/ai.md")
+    doc = flat_text(ROOT / "docs/ai.md", bold=False)
     said = json.loads((RUNS / "labeller-ei1.json").read_text(encoding="utf-8"))
     assert said == {"teacher": {"evaluator": PHASE, "mix": 0.5, "c": 0.15}, "sims": 200}
     run = json.loads((RUNS / "results-ei1.json").read_text(encoding="utf-8"))["runs"][-1]
