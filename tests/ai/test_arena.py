@@ -147,6 +147,22 @@ def test_runs_are_rated_together_in_one_fit(tmp_path: Path, capsys: pytest.Captu
     assert "holds no arena run" in capsys.readouterr().err
 
 
+def test_a_later_run_of_a_pairing_replaces_its_games(tmp_path: Path) -> None:
+    """A level changed: its pairings are measured again and the old games under its name drop out."""
+    run_arena(["random", "greedy", "mcts:sims=20"], games=2, seed=1, reach=1, out=tmp_path / "old")
+    again = run_arena(["greedy", "mcts:sims=20"], games=4, seed=3, out=tmp_path / "again")
+    both = rate_runs([tmp_path / "old", tmp_path / "again"])
+    rows = {frozenset((p["a"], p["b"])): p for p in both["pairings"]}
+    assert both["finished_games"] == 2 + 4  # random-greedy from the old run, greedy-mcts only from the new
+    assert rows[frozenset(("greedy", "mcts:sims=20"))]["games"] == 4
+    assert rows[frozenset(("random", "greedy"))]["games"] == 2
+    (p,) = again["pairings"]
+    mine = rows[frozenset((p["a"], p["b"]))]
+    assert (mine["a"], mine["wins"], mine["draws"], mine["losses"]) == (p["a"], p["wins"], p["draws"], p["losses"])
+    # in the other order the older run's games of that pairing win out
+    assert rate_runs([tmp_path / "again", tmp_path / "old"])["finished_games"] == 2 + 2
+
+
 def test_odd_games_rounded_up() -> None:
     assert len(build_tasks(["a", "b"], games=3, seed=0, plies=1, time_limit=None, nodes=None)) == 4
 

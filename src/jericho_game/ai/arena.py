@@ -18,7 +18,8 @@ robin goes on.
 level meets the levels next to it, the ladder's round robin).  With ``--out`` every finished
 game is also appended to ``results.jsonl`` there, so ``--resume`` finishes a run that was
 stopped (Ctrl-C, ``kill -9``, a reboot) with the same settings, playing only the missing games;
-``--rate DIR ...`` plays nothing and rates the games of several such folders in one fit.
+``--rate DIR ...`` plays nothing and rates the games of several such folders in one fit (a
+pairing a later folder plays replaces its games in the folders before).
 
 Elo method (documented in docs/ai.md): Bradley–Terry maximum likelihood with draws as
 half a win and half a loss, fitted by the minorisation–maximisation iteration of Hunter
@@ -472,13 +473,17 @@ def _open_journal(out: Path, settings: dict[str, Any], resume: bool) -> list[Gam
 def rate_runs(folders: list[Path], order: list[str] | None = None, seed: int = 0) -> dict[str, Any]:
     """The summary (as :func:`run_arena` returns it) of the games kept in several runs' ``--out``
     folders, rated together in one Bradley–Terry fit: e.g. a ladder's lower pairings from one run and
-    its top pairing from another.  Players come in ``order`` first (those that played), then in the
-    order the games name them."""
+    its top pairing from another.  A pairing a later folder plays replaces the same pairing's games
+    in the folders before it (a pairing measured again after a level changed: the old games were
+    another player's under the same name).  Players come in ``order`` first (those that played),
+    then in the order the games name them."""
     games: list[GameResult] = []
     for folder in folders:
         if not (folder / JOURNAL).exists():
             raise ValueError(f"{folder} holds no arena run ({JOURNAL} is missing)")
-        games.extend(_read_journal(folder / JOURNAL))
+        newer = _read_journal(folder / JOURNAL)
+        again = {frozenset((r.south, r.north)) for r in newer}
+        games = [r for r in games if frozenset((r.south, r.north)) not in again] + newer
     if not games:
         raise ValueError("no finished game in " + ", ".join(str(f) for f in folders))
     seen = {name for r in games for name in (r.south, r.north)}
@@ -765,7 +770,8 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "arena") -> None:
         nargs="+",
         metavar="DIR",
         default=None,
-        help="play nothing: rate the games kept in these runs' --out folders together (one fit)",
+        help="play nothing: rate the games kept in these runs' --out folders together (one fit; "
+        "a pairing a later folder plays replaces its games in the folders before)",
     )
     parser.add_argument("--opening", type=int, default=2, help="random opening moves per opening (default 2)")
     parser.add_argument("--out", type=Path, default=None, help="directory for the game records")
