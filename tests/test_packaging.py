@@ -274,6 +274,7 @@ def test_the_sdist_carries_what_a_wheel_is_built_from(dist: Path) -> None:
         "src/jericho_game/boards/standard.json",
         "src/jericho_game/ai/net_weights.npz",
         "src/jericho_game/ai/evaluator.npz",
+        "src/jericho_game/ai/value.npz",
         "src/jericho_game/ai/data/puzzles.jsonl",
         "src/jericho_game/web/site/templates/index.html",  # the pages are templates (jericho_game.web.site.pages)
         "src/jericho_game/web/site/templates/analysis.html",
@@ -287,6 +288,18 @@ def test_the_sdist_carries_what_a_wheel_is_built_from(dist: Path) -> None:
         assert needed in names, needed
     assert "License-Expression: MIT" in meta
     assert "Project-URL: Source, https://github.com/jericho-game/jericho-game" in meta
+
+
+_LEVEL_PROBE = """
+import json, sys
+from jericho_game import Game
+from jericho_game.ai.base import Limit, make_player
+game = Game()
+player = make_player("expert", seed=1)
+move = player.choose_move(game, Limit(nodes=400, seed=1))
+print(json.dumps({"evaluator": player.evaluator, "legal": game.is_legal(move), "sims": player.last_sims,
+                  "numpy": "numpy" in sys.modules}))
+"""
 
 
 def test_the_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Path) -> None:
@@ -305,7 +318,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Pat
         "site/static/app.js",
     ):
         assert f"jericho_game/web/{page}" in names, page  # the web app's pages and translations ship
-    for data in ("ai/data/puzzles.jsonl", "ai/evaluator.npz", "ai/net_weights.npz", "ai/WEIGHTS.md"):
+    for data in ("ai/data/puzzles.jsonl", "ai/evaluator.npz", "ai/value.npz", "ai/net_weights.npz", "ai/WEIGHTS.md"):
         assert f"jericho_game/{data}" in names, data  # the AI's shipped puzzles, weights and their datasheet
     compiled = any(n.startswith("jericho_game/_kernel") for n in names)
     assert compiled or not (shutil.which("gcc") or shutil.which("cc")), "a compiler is here but the wheel has no kernel"
@@ -342,6 +355,10 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Pat
         assert probe["ai_plies"] == 1
     assert "pure Python (forced by JERICHO_KERNEL=python)" in run(jericho, "--version", kernel="python")
     assert run(py, "-c", _IMPORTS_PROBE).strip().endswith("imports ok")
+    if compiled:  # the expert plays with its value network on a bare install: no NumPy in the venv
+        level = json.loads(run(py, "-c", _LEVEL_PROBE).strip().splitlines()[-1])
+        assert level["evaluator"].endswith("value.npz") and Path(level["evaluator"]).is_relative_to(venv_dir)
+        assert level["legal"] and level["sims"] == 400 and not level["numpy"], level
 
 
 def test_the_wheel_is_repaired_into_a_manylinux_wheel_that_installs_and_runs(dist: Path, tmp_path: Path) -> None:

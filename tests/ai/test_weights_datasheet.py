@@ -13,7 +13,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 def test_the_datasheet_names_each_shipped_weight_file_by_its_checksum() -> None:
     sheet = (AI / "WEIGHTS.md").read_text(encoding="utf-8")
     shipped = sorted(p.name for p in AI.glob("*.npz"))
-    assert shipped == ["evaluator.npz", "net_weights.npz"]
+    assert shipped == ["evaluator.npz", "net_weights.npz", "value.npz"]
     for name in shipped:
         digest = hashlib.sha256((AI / name).read_bytes()).hexdigest()
         section = sheet.split(f"## `{name}`", 1)

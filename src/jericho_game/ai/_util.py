@@ -29,21 +29,28 @@ __all__ = [
     "game_state",
     "resolve_seed",
     "SHIPPED_EVALUATOR",
+    "VALUE_NETWORK",
     "evaluator_path",
 ]
 
 #: The learned evaluator's shipped weights (ai/evalnet.py), named ``evaluator=shipped``.
 SHIPPED_EVALUATOR = Path(__file__).with_name("evaluator.npz")
+#: The value network the ``expert`` and ``master`` levels play with (ai/levels.py; the phase
+#: network of docs/runs/value-phase-2026-12-05), named ``evaluator=value``.
+VALUE_NETWORK = Path(__file__).with_name("value.npz")
+#: The weights files an ``evaluator=`` option may name by a word.
+NAMED_EVALUATORS = {"shipped": SHIPPED_EVALUATOR, "value": VALUE_NETWORK}
 
 
 def evaluator_path(spec: str) -> Path:
-    """The weights file an ``evaluator=`` option names: ``shipped`` or a path.
+    """The weights file an ``evaluator=`` option names: ``shipped`` (the evaluator of
+    2026-12-02), ``value`` (the levels' value network) or a path.
 
     Raises ``ValueError`` when there is no such file (checked when the player is made, not
     at its first move)."""
-    path = SHIPPED_EVALUATOR if spec == "shipped" else Path(spec)
+    path = NAMED_EVALUATORS.get(spec) or Path(spec)
     if not path.is_file():
-        what = "the shipped evaluator" if spec == "shipped" else f"evaluator weights {spec!r}"
+        what = f"the {spec} evaluator" if spec in NAMED_EVALUATORS else f"evaluator weights {spec!r}"
         raise ValueError(f"{what}: no file at {path}")
     return path
 

@@ -7,7 +7,7 @@ the towers piece by piece, both reserves, the alignments' leaders, the scores, t
 move, a pass, and each side's champion on each alignment.  Two hidden ReLU layers lead to
 a value (``tanh``: the side to move's expected result) and one logit per action.
 
-``mcts:...,evaluator=PATH`` (or ``evaluator=shipped``) hands the weights to the C search
+``mcts:...,evaluator=PATH`` (or ``evaluator=shipped``, ``evaluator=value``) hands the weights to the C search
 (``_kernel.Net``): the priors order the moves a node widens to and add a PUCT term to
 UCB1, and a leaf's value mixes the network's with a playout's (``mix``; 1 plays no
 playout).  No Python runs per node and no PyTorch is needed: weights are NumPy arrays in
@@ -34,6 +34,7 @@ except ImportError as exc:
     raise missing_extra("the learned evaluator", "rl", exc) from exc
 
 from jericho_game import kernel
+from jericho_game.ai import netfile
 from jericho_game.ai._util import SHIPPED_EVALUATOR
 from jericho_game.core import State
 from jericho_game.envs.encoding import default_encoding
@@ -60,7 +61,7 @@ SHIPPED = SHIPPED_EVALUATOR
 VALUE_C = 0.05
 
 #: Array names of a weights file, in layer order.
-LAYERS = ("w1", "b1", "w2", "b2", "wv", "bv", "wp", "bp")
+LAYERS = netfile.LAYERS
 
 
 def n_features(n_cells: int = 26, n_align: int = 13) -> int:
@@ -186,38 +187,16 @@ def load(path: str | Path) -> EvalNet:
     return EvalNet(arrays, meta)
 
 
-_NETS: dict[tuple[str, float], Any] = {}
-
-
 def kernel_net(net: EvalNet | str | Path) -> Any:
-    """The C kernel's copy (``_kernel.Net``) of ``net`` or of the weights at a path (cached by path)."""
+    """The C kernel's copy (``_kernel.Net``) of ``net``, or of the weights at a path (read by
+    :func:`jericho_game.ai.netfile.kernel_net`, without NumPy, and cached by path)."""
+    if not isinstance(net, EvalNet):
+        return netfile.kernel_net(net)
     if kernel.C is None:
         raise RuntimeError("the learned evaluator runs in the C kernel (not built, or JERICHO_KERNEL=python)")
-    key = None
-    if not isinstance(net, EvalNet):
-        path = Path(net)
-        key = (str(path.resolve()), path.stat().st_mtime)
-        if key in _NETS:
-            return _NETS[key]
-        net = load(path)
     a = net.arrays
     cells, aligns = feature_maps(1)
-    knet = kernel.C.Net(
-        kernel.board(default_encoding().tables),
-        a["w1"],
-        a["b1"],
-        a["w2"],
-        a["b2"],
-        a["wv"],
-        a["bv"],
-        a["wp"],
-        a["bp"],
-        cells,
-        aligns,
-    )
-    if key is not None:
-        _NETS[key] = knet
-    return knet
+    return kernel.C.Net(kernel.board(default_encoding().tables), *(a[name] for name in LAYERS), cells, aligns)
 
 
 def forward(net: EvalNet, batch: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:

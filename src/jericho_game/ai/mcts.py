@@ -411,7 +411,7 @@ class KernelMCTSPlayer:
         #: Transposition statistics: a child's winning rate is read from every simulation through
         #: its position, whichever move order reached it (the exploration term keeps its own count).
         self.transpose = bool(transpose)
-        #: The learned evaluator's weights file (``evaluator=shipped`` or a path; None: none),
+        #: The learned evaluator's weights file (``evaluator=shipped``, ``value`` or a path; None: none),
         #: its share of a leaf's value (``mix``) and its priors' weight (``cprior``; 0: none).
         self.evaluator = None if evaluator is None else str(evaluator_path(evaluator))
         self.mix = float(mix)
@@ -593,9 +593,9 @@ class KernelMCTSPlayer:
     def _evaluator_options(self) -> dict[str, object]:
         if self.evaluator is None:
             return {}
-        from jericho_game.ai import evalnet
+        from jericho_game.ai import netfile  # no NumPy: the levels play with a network on a bare install
 
-        net = evalnet.kernel_net(self.evaluator)
+        net = netfile.kernel_net(self.evaluator)
         options: dict[str, object] = {"net": net, "mix": self.mix, "cprior": self.cprior, "net_pieces": self.net_pieces}
         if self.imb:
             options["imb"] = self.imb
@@ -666,8 +666,9 @@ def mcts(
     ``reuse``: the Python search keeps its tree between moves; the C search keeps it while the
     position stays the same (a later call continues the search).  ``defend=1`` (C kernel only):
     in the playouts a side facing the opponent's seven monoliths breaks them when it can.
-    ``evaluator=shipped`` or ``evaluator=PATH`` (C kernel only): the learned evaluator
-    (:mod:`jericho_game.ai.evalnet`) guides the search, its value weighted ``mix`` against
+    ``evaluator=shipped``, ``evaluator=value`` (the levels' network) or ``evaluator=PATH`` (C
+    kernel only): the learned evaluator (:mod:`jericho_game.ai.evalnet`; read by
+    :mod:`jericho_game.ai.netfile`, no NumPy needed) guides the search, its value weighted ``mix`` against
     the playouts' and its priors ``cprior`` (``cprior=0``: no priors at all, the moves keep the
     search's own order, and the network gives only the value); ``net_pieces=N``: leaves with at
     most ``N`` pieces left in the reserves get a playout alone (the network earlier in the game);
