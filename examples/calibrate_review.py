@@ -1,7 +1,8 @@
 """Fit the review's calibration: the search's value turned into a winning chance (issue 31).
 
 A game review (:mod:`jericho_game.ai.analysis`) reads a position's winning chance from the master
-search's root.  The raw share of simulations won is not a probability: a search whose playouts
+search's root (``master-v3``'s: the master before the value network, the search this was fitted
+to).  The raw share of simulations won is not a probability: a search whose playouts
 are greedy scores a lost position near 30 %, so a hopeless move loses "only" a few points.  This
 script plays self-play games with the review's own search (``analysis._search``: the master search
 at ``--sims`` simulations) after a few random opening plies (so that the games differ and some
@@ -33,12 +34,12 @@ def _self_play(seed: int, sims: int, seconds: float, opening: int) -> list[dict[
     """One game: ``opening`` random plies, then the review's search on both sides; its positions."""
     from jericho_game import Game
     from jericho_game.ai.base import Limit
-    from jericho_game.ai.levels import master
+    from jericho_game.ai.levels import master_v3
 
     rng = random.Random(seed)
     game = Game()
     rows: list[dict[str, float | int | str]] = []
-    player = master(seed=seed, time=seconds)
+    player = master_v3(seed=seed, time=seconds)
     while not game.is_over():
         ply = len(game.history)
         legal = game.legal_moves()

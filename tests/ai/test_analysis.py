@@ -12,6 +12,7 @@ from jericho_game import Game, kernel
 from jericho_game.ai import analysis
 from jericho_game.ai._util import winning_sevens
 from jericho_game.ai.analysis import PositionEval, classify, evaluate, evaluate_game, evaluate_ply, judge
+from jericho_game.ai.base import Limit
 
 
 def _random_game(seed: int) -> Game:
@@ -146,6 +147,10 @@ def test_a_searched_position_gives_a_chance_a_legal_preferred_move_and_reproduce
     assert a.best is not None and game.is_legal(a.best)
     with pytest.raises(ValueError):
         evaluate(game, 2, sims=0)
+    # the search is master-v3's, the one CALIBRATION was fitted to (not the learned master's)
+    from jericho_game.ai.levels import MASTER_TIME, master_v3
+
+    assert str(master_v3(seed=3).choose_move(game, Limit(nodes=200, time=MASTER_TIME, seed=3))) == a.best
 
 
 def test_every_position_of_a_game_is_evaluated_in_order(monkeypatch: pytest.MonkeyPatch) -> None:

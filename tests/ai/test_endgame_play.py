@@ -28,13 +28,14 @@ def test_v2_levels_are_frozen_before_the_endgame_solver() -> None:
         assert (v2.sims, v2.time) == budget  # type: ignore[attr-defined]
         assert v2.greedy and v2.solver and not v2.endgame and v2.solve_nodes == 0  # type: ignore[attr-defined]
         assert (v2.c, v2.widen) == (0.3, 2.0)  # type: ignore[attr-defined]
-    for spec in ("expert", "master"):
+    for spec in ("expert", "master", "expert-v3", "master-v3"):
         level = make_player(spec, seed=1)
         assert level.endgame and level.solve_nodes > 0 and level.solve_after == 8  # type: ignore[attr-defined]
-    # Before the solver reaches (a full board of reserves) v2 and today's level search alike.
+    # Before the solver reaches (a full board of reserves) v2 and v3 (v2 with the endgame solver,
+    # the levels before the value network) search alike.
     game = Game.from_moves("5R@d2 1G@d3 2Y@d3")
     a = make_player("expert-v2", seed=3).choose_move(game, Limit(nodes=300, seed=3))
-    b = make_player("expert", seed=3).choose_move(game, Limit(nodes=300, seed=3))
+    b = make_player("expert-v3", seed=3).choose_move(game, Limit(nodes=300, seed=3))
     assert a == b
 
 

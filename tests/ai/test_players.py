@@ -380,16 +380,17 @@ def test_bench_figures_shape() -> None:
     from jericho_game.ai.bench import figures, midgame
 
     out = figures(seconds=0.05, expert_positions=0, short=0.05)
-    # the v1 and the strongest playouts, and the learned evaluator, are measured on the C kernel only
-    # (then the strongest search with the evaluator at mix 0.5, with its value alone, mix 1, and
-    # with the value alone without priors, issue 32's gate)
-    kernel_only = ["sims/s", "sims/s", "evals/s", "sims/s", "sims/s", "sims/s"] if kernel.C is not None else []
+    # the v1 and the strongest playouts, the levels' learned search, and the learned evaluator are
+    # measured on the C kernel only (then the strongest search with the evaluator at mix 0.5, with
+    # its value alone, mix 1, and with the value alone without priors, issue 32's gate)
+    kernel_only = ["sims/s"] * 3 + ["evals/s", "sims/s", "sims/s", "sims/s"] if kernel.C is not None else []
     units = ["sims/s"] * 4 + kernel_only + ["sims/s", "nodes/s", "plies", "plies", "nodes/s"]
     assert [unit for _, _, unit in out] == units
     labels = [label for label, _, _ in out]
     if kernel.C is not None:
         assert any(label.startswith("learned evaluator evaluations/s") for label in labels)
         assert any("the value alone, no priors" in label for label in labels)
+        assert any(label.startswith("MCTS simulations/s, mid-game (expert/master: ") for label in labels)
     assert all(value > 0 for _, value, _ in out)
     assert not midgame().is_over() and len(midgame().history) == 16
 
@@ -511,15 +512,28 @@ def test_defending_playouts_reach_the_c_search() -> None:
     assert runs[1] == runs[2] and runs[0] != runs[1]
 
 
-def test_expert_and_master_play_the_strong_search_and_v1_stays_frozen() -> None:
+def test_expert_and_master_play_the_learned_search_and_the_old_levels_stay_frozen() -> None:
     from jericho_game.ai import levels
+    from jericho_game.ai._util import VALUE_NETWORK
 
     for level in (levels.expert(seed=1), levels.master(seed=1)):
         if kernel.C is not None:
-            assert level.greedy and level.solver  # type: ignore[attr-defined]
-            assert (level.c, level.widen) == (levels.STRONG_C, levels.STRONG_WIDEN)  # type: ignore[attr-defined]
+            assert level.greedy and level.solver and level.endgame  # type: ignore[attr-defined]
+            assert (level.c, level.widen) == (levels.LEARNED_C, levels.STRONG_WIDEN)  # type: ignore[attr-defined]
+            assert level.evaluator == str(VALUE_NETWORK)  # type: ignore[attr-defined]
+            assert (level.mix, level.cprior, level.vorder) == (levels.LEARNED_MIX, 0.0, levels.LEARNED_VORDER)  # type: ignore[attr-defined]
         else:  # the pure-Python fallback keeps the pre-kernel expert's search
             assert level.k == 3  # type: ignore[attr-defined]
+    for spec, budget in (("expert-v3", levels.EXPERT_V3_C), ("master-v3", levels.MASTER_V3_C)):
+        v3 = make_player(spec, seed=1)  # the levels before the network: the rungs' search
+        assert v3.name == spec
+        if kernel.C is not None:
+            assert (v3.sims, v3.time) == budget and v3.evaluator is None  # type: ignore[attr-defined]
+            assert (v3.c, v3.greedy, v3.solver, v3.endgame) == (levels.STRONG_C, 1, 1, 1)  # type: ignore[attr-defined]
+    # the review's search (ai/analysis.py, calibrated to it) is master-v3's, under a lower cap
+    assert levels.master_v3(seed=1, time=0.5).time == 0.5  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="master-v3 time"):
+        levels.master_v3(time=4)
     for spec, budget in (("expert-v1", levels.EXPERT_V1_C), ("master-v1", levels.MASTER_V1_C)):
         v1 = make_player(spec, seed=1)
         assert v1.name == spec

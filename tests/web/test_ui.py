@@ -618,6 +618,7 @@ def test_ai_levels_read_as_levels_with_one_line_each(server: str, context: Brows
         "Skilled",
         "Veteran",
         "Challenger",
+        "Elite",
         "Expert",
         "Master",
     )

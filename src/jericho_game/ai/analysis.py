@@ -17,7 +17,8 @@ Where the figures come from (:func:`evaluate`):
 * a position the search's solver proves (C kernel: a move proven won, or every move proven
   lost) is exact too;
 * a forced move (one legal move, e.g. a forced pass) takes the value of the position after it;
-* otherwise the ``master`` level's search (MCTS, :mod:`jericho_game.ai.levels`) runs with
+* otherwise the search of ``master-v3`` (the ``master`` level before the value network, MCTS,
+  :mod:`jericho_game.ai.levels`: :data:`CALIBRATION` was fitted to it) runs with
   ``sims`` simulations, never more than ``seconds``, and the figure is the search's **root
   value**: the share of its simulations won by the side to move (draws half), calibrated to a
   winning chance (:func:`calibrate`, :data:`CALIBRATION`) and turned to South's point of view.
@@ -381,14 +382,14 @@ def _line(game: Game, first: str, sims: int, seconds: float | None, seed: int) -
 
 
 def _search(game: Game, sims: int, seconds: float | None, seed: int) -> tuple[Move, float, int, bool]:
-    """The master level's search: (its move, the root value for the side to move, simulations run,
+    """The review's search (``master-v3``'s): (its move, the root value for the side to move, simulations run,
     whether that value is proven).  On the C kernel the search's solver proves positions: a move
     proven won makes the position won (value 1), every legal move proven lost makes it lost (0)."""
-    from jericho_game.ai.levels import MASTER_TIME, master
+    from jericho_game.ai.levels import MASTER_TIME, master_v3
     from jericho_game.ai.mcts import KernelMCTSPlayer, MCTSPlayer, Node
 
     cap = MASTER_TIME if seconds is None else min(seconds, MASTER_TIME)
-    player = master(seed=seed, time=cap)
+    player = master_v3(seed=seed, time=cap)
     if isinstance(player, KernelMCTSPlayer):
         move = player.choose_move(game, Limit(nodes=sims, time=cap, seed=seed))
         children = [(visits, wins) for _, visits, wins in player.last_children]
@@ -434,7 +435,7 @@ def stream(
     seed: int = 0,
 ) -> Iterator[PositionEval]:
     """Evaluations of ``game``'s position at growing simulation counts: the analysis board's live
-    engine.  The ``master`` level's search (as :func:`evaluate`) runs on one tree in slices of
+    engine.  The review's search (``master-v3``'s, as :func:`evaluate`) runs on one tree in slices of
     :data:`STREAM_SLICE`; about every ``every`` seconds (the first after the first slice) it yields
     South's chance, the preferred move and its line so far.  It ends after ``sims`` simulations or
     ``seconds``, when the solver proves the position (the last evaluation is then ``exact``), or at
@@ -467,10 +468,10 @@ def stream(
         return
     if stopped():
         return
-    from jericho_game.ai.levels import MASTER_TIME, master
+    from jericho_game.ai.levels import MASTER_TIME, master_v3
     from jericho_game.ai.mcts import KernelMCTSPlayer, MCTSPlayer, Node
 
-    player = master(seed=seed, time=MASTER_TIME)
+    player = master_v3(seed=seed, time=MASTER_TIME)
     root = None
     state = None
     if not isinstance(player, KernelMCTSPlayer):  # the pure-Python search, on a root we keep

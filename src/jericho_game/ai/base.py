@@ -78,12 +78,15 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "skilled": ("jericho_game.ai.levels", "skilled"),
     "veteran": ("jericho_game.ai.levels", "veteran"),
     "challenger": ("jericho_game.ai.levels", "challenger"),
+    "elite": ("jericho_game.ai.levels", "elite"),
     "expert": ("jericho_game.ai.levels", "expert"),
     "master": ("jericho_game.ai.levels", "master"),
     "expert-v1": ("jericho_game.ai.levels", "expert_v1"),  # frozen, to measure against
     "master-v1": ("jericho_game.ai.levels", "master_v1"),
     "expert-v2": ("jericho_game.ai.levels", "expert_v2"),  # before the endgame solver (issue 31)
     "master-v2": ("jericho_game.ai.levels", "master_v2"),
+    "expert-v3": ("jericho_game.ai.levels", "expert_v3"),  # before the value network (issue 32)
+    "master-v3": ("jericho_game.ai.levels", "master_v3"),
     # Outside programs: an engine speaking docs/protocol.md, and OpenSpiel's Python MCTS bot.
     "external": ("jericho_game.cli.protocol_client", "ExternalEnginePlayer"),
     "openspiel-mcts": ("jericho_game.envs.openspiel_bot", "OpenSpielMCTSPlayer"),

@@ -32,6 +32,9 @@ from jericho_game.ai.base import Limit
 from jericho_game.ai.greedy import GreedyPlayer
 from jericho_game.ai.levels import (
     EXPERT_TIME,
+    LEARNED_C,
+    LEARNED_MIX,
+    LEARNED_VORDER,
     MASTER_TIME,
     STRONG_C,
     STRONG_K,
@@ -151,17 +154,32 @@ def mcts_rate(
     python: bool = False,
     strong: bool = False,
     strongest: bool = False,
+    learned: bool = False,
 ) -> float:
     """MCTS simulations per second searching ``game`` for ``seconds``.
 
     ``python``: the ``mcts-py`` search; ``strong``: the v1 expert's playouts (best of
-    ``levels.STRONG_K``, sevens defended); ``strongest``: the expert's and master's search
-    (greedy playouts, the solver).
+    ``levels.STRONG_K``, sevens defended); ``strongest``: the rungs' and the v3 expert's and
+    master's search (greedy playouts, the solver); ``learned``: today's expert's and master's
+    (that search with the value network ``ai/value.npz``, as ``levels._learned`` sets it).
     """
     if python:
         p: Any = MCTSPlayer(time=seconds, reuse=0, playout=playout, seed=1)
     elif strongest:
         p = mcts(time=seconds, seed=1, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1)
+    elif learned:
+        p = mcts(
+            time=seconds,
+            seed=1,
+            c=LEARNED_C,
+            widen=STRONG_WIDEN,
+            greedy=1,
+            solver=1,
+            evaluator="value",
+            mix=LEARNED_MIX,
+            cprior=0.0,
+            vorder=LEARNED_VORDER,
+        )
     elif strong:
         p = mcts(time=seconds, playout=playout, seed=1, k=STRONG_K, defend=1)
     else:
@@ -290,8 +308,10 @@ def figures(seconds: float = 2.0, expert_positions: int = 6, short: float = 1.0)
     if kernel.C is not None:
         label = "MCTS simulations/s, mid-game (v1 expert's playouts)"
         out.append((label, mcts_rate(mid, seconds, strong=True), "sims/s"))
-        label = "MCTS simulations/s, mid-game (strongest: expert/master, greedy + solver)"
+        label = "MCTS simulations/s, mid-game (v3 expert/master and the rungs: greedy + solver)"
         out.append((label, mcts_rate(mid, seconds, strongest=True), "sims/s"))
+        label = "MCTS simulations/s, mid-game (expert/master: greedy + solver + value network, mix 0.65, vorder 200)"
+        out.append((label, mcts_rate(mid, seconds, learned=True), "sims/s"))
         out += evaluator_figures(mid, seconds)
     out += [
         ("mcts-py simulations/s, mid-game (guided, pure Python)", mcts_rate(mid, seconds, python=True), "sims/s"),

@@ -122,6 +122,7 @@ def test_ai_levels_and_dates_in_french(server: str, browser: Browser) -> None:
             "Confirmé",
             "Chevronné",
             "Prétendant",
+            "Élite",
             "Expert",
             "Maître",
         ]

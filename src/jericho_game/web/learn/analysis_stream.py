@@ -4,7 +4,8 @@
 South's winning chance, the best move and its line while the search deepens, until a cap, a proof,
 a stop, a new position or the page going away.
 
-- **The search** is the ``master`` level's (greedy playouts, MCTS-solver: :func:`jericho_game.ai.analysis.stream`),
+- **The search** is the review's, ``master-v3``'s (greedy playouts, MCTS-solver:
+  :func:`jericho_game.ai.analysis.stream`),
   run on one tree in slices of :data:`jericho_game.ai.analysis.STREAM_SLICE` (0.05 s); an update goes out
   about every :data:`EVERY` seconds, and the stream ends at :data:`MAX_SIMS` simulations or
   :data:`MAX_SECONDS` (the ``master`` level's own budget of 100,000 simulations), or when the solver

@@ -43,7 +43,8 @@ const LEVELS = {
   advanced: t("The expert's search, two and a half times longer than strong. About 1 s a move."),
   skilled: t("The expert's search, three times longer than advanced. About 1 s a move."),
   veteran: t("The expert's search, three times longer than skilled. About 1 s a move."),
-  challenger: t("The expert's search, three times longer than veteran: the last step before expert. About 1 s a move."),
+  challenger: t("The expert's search, three times longer than veteran. About 1 s a move."),
+  elite: t("The expert as it played before its trained network: the step between challenger and expert. About 1 s a move."),
   expert: t("Very strong: about 1 s a move."),
   master: t("The strongest: thinks longest, about 2.5 s a move, never more than 3 s."),
 };

@@ -12,6 +12,7 @@ const NAMES = {
   skilled: () => t("Skilled"),
   veteran: () => t("Veteran"),
   challenger: () => t("Challenger"),
+  elite: () => t("Elite"),
   expert: () => t("Expert"),
   master: () => t("Master"),
   random: () => t("Random"),
