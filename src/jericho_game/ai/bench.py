@@ -32,9 +32,6 @@ from jericho_game.ai.base import Limit
 from jericho_game.ai.greedy import GreedyPlayer
 from jericho_game.ai.levels import (
     EXPERT_TIME,
-    LEARNED_C,
-    LEARNED_MIX,
-    LEARNED_VORDER,
     MASTER_TIME,
     STRONG_C,
     STRONG_K,
@@ -161,25 +158,16 @@ def mcts_rate(
     ``python``: the ``mcts-py`` search; ``strong``: the v1 expert's playouts (best of
     ``levels.STRONG_K``, sevens defended); ``strongest``: the rungs' and the v3 expert's and
     master's search (greedy playouts, the solver); ``learned``: today's expert's and master's
-    (that search with the value network ``ai/value.npz``, as ``levels._learned`` sets it).
+    (that search with the value network ``ai/value.npz``: the ``expert`` level, given the time).
     """
     if python:
         p: Any = MCTSPlayer(time=seconds, reuse=0, playout=playout, seed=1)
     elif strongest:
         p = mcts(time=seconds, seed=1, c=STRONG_C, widen=STRONG_WIDEN, greedy=1, solver=1)
-    elif learned:
-        p = mcts(
-            time=seconds,
-            seed=1,
-            c=LEARNED_C,
-            widen=STRONG_WIDEN,
-            greedy=1,
-            solver=1,
-            evaluator="value",
-            mix=LEARNED_MIX,
-            cprior=0.0,
-            vorder=LEARNED_VORDER,
-        )
+    elif learned:  # the level itself, its budget replaced by the time
+        p = expert(seed=1)
+        p.choose_move(game, Limit(time=seconds))
+        return float(p.sims_per_second)
     elif strong:
         p = mcts(time=seconds, playout=playout, seed=1, k=STRONG_K, defend=1)
     else:
