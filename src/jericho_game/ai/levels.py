@@ -88,7 +88,7 @@ MASTER_C = (100_000, 3.0)
 #: The strong search's exploration constant and widening (the tuning run in docs/ai.md).
 STRONG_C = 0.3
 STRONG_WIDEN = 2.0
-#: The learned search's settings (docs/ai.md, "The value network, phase by phase" and after):
+#: The learned search's settings (docs/ai.md, from "At 1 s a move, and the value mixed with the playouts"):
 #: a network's value needs less exploration than a playout's alone (``c``), weighs 0.65 against
 #: the playout (``mix``), gives no priors (``cprior=0``: the search's own order, which its value
 #: re-orders once a node has ``LEARNED_VORDER`` visits).
