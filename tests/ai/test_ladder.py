@@ -72,13 +72,11 @@ def test_the_ladder_elos_are_the_round_robins():
     summary = rate_runs(RUNS)
     for pair in summary["pairings"]:
         assert pair["games"] == 100, pair  # the replaced pairings' old games are gone
-    played = {
-        run.name: {
-            frozenset((g["south"], g["north"]))
-            for g in map(json.loads, (run / "results.jsonl").read_text(encoding="utf-8").splitlines())
-        }
+    journals = {
+        run.name: [json.loads(line) for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines()]
         for run in RUNS[1:]
     }
+    played = {name: {frozenset((g["south"], g["north"])) for g in games} for name, games in journals.items()}
     assert played == {
         "ladder-top-2026-12-06": {frozenset(("master", "expert")), frozenset(("expert", "challenger"))},
         "ladder-elite-2026-12-06": {frozenset(("expert", "elite")), frozenset(("elite", "challenger"))},
@@ -98,9 +96,9 @@ def test_the_ladder_elos_are_the_round_robins():
         assert row in DOC, row
     # the 1 s levels overran only while browser tests ran beside (docs/ai.md says which games)
     over = [
-        (run.name, g["pairing"], g["index"])
-        for run in RUNS[1:]
-        for g in map(json.loads, (run / "results.jsonl").read_text(encoding="utf-8").splitlines())
+        (name, g["pairing"], g["index"])
+        for name, games in journals.items()
+        for g in games
         if max(g[f"max_{side}"] for side in ("south", "north") if g[side] != "master") > 1.0
     ]
     assert sorted(i for _, _, i in over) == [14, 17, 18, 19, 20, 21, 22]

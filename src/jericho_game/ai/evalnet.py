@@ -192,11 +192,7 @@ def kernel_net(net: EvalNet | str | Path) -> Any:
     :func:`jericho_game.ai.netfile.kernel_net`, without NumPy, and cached by path)."""
     if not isinstance(net, EvalNet):
         return netfile.kernel_net(net)
-    if kernel.C is None:
-        raise RuntimeError("the learned evaluator runs in the C kernel (not built, or JERICHO_KERNEL=python)")
-    a = net.arrays
-    cells, aligns = feature_maps(1)
-    return kernel.C.Net(kernel.board(default_encoding().tables), *(a[name] for name in LAYERS), cells, aligns)
+    return netfile.build(net.arrays)
 
 
 def forward(net: EvalNet, batch: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:

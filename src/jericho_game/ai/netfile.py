@@ -22,7 +22,7 @@ from jericho_game import kernel
 from jericho_game.core import Tables
 from jericho_game.game import Game
 
-__all__ = ["LAYERS", "read_weights", "half_turn_maps", "kernel_net"]
+__all__ = ["LAYERS", "read_weights", "half_turn_maps", "build", "kernel_net"]
 
 #: Array names of a weights file, in layer order (the C ``Net``'s arguments).
 LAYERS = ("w1", "b1", "w2", "b2", "wv", "bv", "wp", "bp")
@@ -98,6 +98,16 @@ def half_turn_maps(tables: Tables) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(cells), tuple(aligns)
 
 
+def build(arrays: Any) -> Any:
+    """The C kernel's network (``_kernel.Net``) of the eight layer arrays (any float32 buffers,
+    by name: this module's reading or an ``EvalNet``'s NumPy arrays)."""
+    if kernel.C is None:
+        raise RuntimeError("the learned evaluator runs in the C kernel (not built, or JERICHO_KERNEL=python)")
+    tables = Game().tables
+    cells, aligns = half_turn_maps(tables)
+    return kernel.C.Net(kernel.board(tables), *(arrays[name] for name in LAYERS), cells, aligns)
+
+
 _NETS: dict[tuple[str, float], Any] = {}
 
 
@@ -112,8 +122,5 @@ def kernel_net(path: str | Path) -> Any:
     except FileNotFoundError:
         raise ValueError(f"no evaluator weights at {path}") from None
     if key not in _NETS:
-        a = read_weights(path)
-        tables = Game().tables
-        cells, aligns = half_turn_maps(tables)
-        _NETS[key] = kernel.C.Net(kernel.board(tables), *(a[name] for name in LAYERS), cells, aligns)
+        _NETS[key] = build(read_weights(path))
     return _NETS[key]
