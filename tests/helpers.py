@@ -165,15 +165,21 @@ def kept_match(path: Path, games: int = 200) -> dict[str, Any]:
 
 
 def kept_journal(
-    folder: Path, games: int, opponent: str = "master-v2", longest: float = 1.05
+    folder: Path,
+    games: int,
+    opponent: str = "master-v2",
+    longest: float = 1.05,
+    seconds: float = 1.0,
+    planned: int = 400,
 ) -> tuple[dict[str, Any], tuple[int, int, int], float, float]:
-    """A 1 s, 400-game arena run kept whole (its ``--out`` folder, a resumable journal) against
-    ``opponent``: its settings, the tally of its first ``games`` games (both sides of each opening)
-    and each side's mean time a move, checked to be what a strength claim needs (no game lost to
-    an error, no move over the second (``longest``: where the docs say which move took longer),
-    both sides at equal time within 5%)."""
+    """An arena run at ``seconds`` a move (1 s, 400 games planned unless said) kept whole (its
+    ``--out`` folder, a resumable journal) against ``opponent``: its settings, the tally of its
+    first ``games`` games (both sides of each opening) and each side's mean time a move, checked to
+    be what a strength claim needs (no game lost to an error, no move over ``longest`` seconds
+    (just above the limit, or where the docs say which move took longer), both sides at equal
+    time within 5%)."""
     settings = json.loads((folder / "arena.json").read_text(encoding="utf-8"))
-    assert settings["time"] == 1.0 and settings["games"] == 400 and settings["players"][1] == opponent
+    assert settings["time"] == seconds and settings["games"] == planned and settings["players"][1] == opponent
     assert settings["seed"] == int(folder.name.rsplit("-", 1)[1])
     rows = [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     assert sorted(game["index"] for game in rows) == list(range(games))
@@ -187,7 +193,7 @@ def kept_journal(
             who = opponent if game[side] == opponent else "ours"
             time[who] += game[f"time_{side}"]
             moves[who] += game[f"moves_{side}"]
-            assert game[f"max_{side}"] <= longest  # a second a move
+            assert game[f"max_{side}"] <= longest  # the time a move, kept
         wins += game["result"] == ours
         draws += game["result"] == "draw"
         losses += game["result"] not in (ours, "draw")

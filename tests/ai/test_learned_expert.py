@@ -1,6 +1,7 @@
 """Issue 32 point 4's ``expert`` test (docs/ai.md, "The levels take the learned search"): the
-learned ``expert`` against ``expert-v2`` at their own budgets, 200 games kept whole as a
-resumable journal; every figure the docs quote is the journal's own, and it meets the 65%."""
+learned ``expert`` against ``expert-v2`` at their own budgets, and again at equal time, 200 games
+each kept whole as a resumable journal; every figure the docs quote is the journals' own, and
+both meet the 65%."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import json
 from pathlib import Path
 
 from jericho_game.ai.arena import rate_runs
-from tests.helpers import flat_text, match_score
+from tests.helpers import flat_text, kept_journal, match_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "docs/runs/expert-learned-3401"
+#: The same pairing at equal time: both given the learned expert's mean time a move at its budget.
+EQUAL = ROOT / "docs/runs/expert-learned-equal-3401"
 #: The v3 expert's match on the same openings (docs/ai.md, "The endgame solver").
 BEFORE = ROOT / "docs/runs/expert-v2-3401"
 
@@ -36,7 +39,8 @@ def test_the_match_is_whole_at_the_levels_own_budgets():
     for g in games:
         assert g["error"] is None and {g["south"], g["north"]} == {"expert", "expert-v2"}
         assert max(g["max_south"], g["max_north"]) <= 1.0  # the budget's second, never passed
-    assert not list(RUN.glob("*.jgn"))  # the records are the journal's moves, not kept twice
+    for run in (RUN, EQUAL):  # the records are the journals' moves, not kept twice
+        assert not list(run.glob("*.jgn"))
 
 
 def test_the_docs_figures_are_the_journals_and_meet_the_target():
@@ -64,3 +68,33 @@ def test_the_docs_figures_are_the_journals_and_meet_the_target():
     assert f"take {mean['expert']:.2f} s a move against `expert-v2`'s {mean['expert-v2']:.2f} s" in doc
     row = f"(point 4's test: 65%) | {score:.1%} (200), +{gap} Elo: met |"
     assert row in doc
+
+
+def test_at_equal_time_the_network_still_wins():
+    """The budget gives the learned search more time than ``expert-v2`` uses (the docs say so); at
+    equal time, that time for both, it still meets the 65%, and the docs' figures are the run's."""
+    settings, (wins, draws, losses), ours, theirs = kept_journal(
+        EQUAL, 200, opponent="expert-v2", longest=0.6, seconds=0.57, planned=200
+    )
+    assert settings["players"][0] == "expert" and settings["seed"] == 3401
+    own = _games(RUN)
+    budget = sum(g[f"time_{s}"] for g in own for s in ("south", "north") if g[s] == "expert") / sum(
+        g[f"moves_{s}"] for g in own for s in ("south", "north") if g[s] == "expert"
+    )
+    assert round(budget, 2) == settings["time"]  # the time given is the level's own mean
+    games = _games(EQUAL)
+    assert {(g["index"], tuple(g["moves"][:2]), g["south"]) for g in games} == {
+        (g["index"], tuple(g["moves"][:2]), g["south"]) for g in own
+    }
+    score, low, high = match_score(wins, draws, losses)
+    assert low > 0.65
+    fit = {p["player"]: p for p in rate_runs([EQUAL])["players"]}
+    gap = round(fit["expert"]["elo"] - fit["expert-v2"]["elo"])
+    longest = max(g[f"max_{s}"] for g in games for s in ("south", "north"))
+    doc = flat_text(ROOT / "docs/ai.md", bold=False)
+    assert f"expert expert-v2 {wins} {draws} {losses} {score:.1%} {ours:.3f}" in doc
+    assert (
+        f"{score:.1%} over 200 games at equal time (95% interval {100 * low:.1f}–{100 * high:.1f}%; "
+        f"+{gap} Elo by the arena's fit; {ours:.3f} s a move against {theirs:.3f} s, no move over {longest:.3f} s)"
+    ) in doc
+    assert f"0.57 s a move | {score:.1%} (200), +{gap} Elo |" in doc
