@@ -45,7 +45,7 @@ const LEVELS = {
   veteran: t("The expert's search, three times longer than skilled. About 1 s a move."),
   challenger: t("The expert's search, three times longer than veteran. About 1 s a move."),
   elite: t("The expert as it played before its trained network: the step between challenger and expert. About 1 s a move."),
-  expert: t("Very strong: about 1 s a move."),
+  expert: t("Very strong: its search has a trained network that judges positions. About 1 s a move."),
   master: t("The strongest: thinks longest, about 2.5 s a move, never more than 3 s."),
 };
 const RESEARCH = {
