@@ -445,6 +445,70 @@ def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> No
     assert all(Path(g["record"]).name in records for g in data["games"])
 
 
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (Linux's /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone while we looked
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from Linux's /proc")
+def test_kill_on_a_background_parallel_run_stops_it_as_ctrl_c_does(tmp_path: Path) -> None:
+    # `kill PID` (SIGTERM) on a run started in the background, which ignores Ctrl-C: the arena
+    # stops its workers, keeps and prints the finished games and exits 130; by default the parent
+    # died at once, with no summary, and its workers played on.  Waits on files, never on the clock.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out, summary = tmp_path / "games", tmp_path / "summary.json"
+    # as `nohup ... &` starts it: Ctrl-C ignored (an ignored signal stays ignored across exec)
+    ignore = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.executable, sys.argv[1:])"
+    )
+    cmd = [sys.executable, "-c", ignore, sys.executable, "-m", "jericho_game", "arena", "random", "mcts-py:sims=40"]
+    cmd += ["--games", "200", "--jobs", "2", "--seed", "1", "--out", str(out), "--json", str(summary), "--quiet"]
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        while proc.poll() is None and (not out.is_dir() or len(list(out.glob("*.jgn"))) < 2):
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        workers = _children(proc.pid)
+        assert len(workers) >= 2  # the pool's two (and multiprocessing's resource tracker)
+        proc.send_signal(signal.SIGTERM)  # the parent alone, as `kill PID` does
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    assert "(interrupted)" in stdout and "Traceback" not in stderr
+    data = json.loads(summary.read_text())
+    assert data["interrupted"] and 2 <= data["finished_games"] < 200
+    journal = (out / "results.jsonl").read_text().splitlines()
+    assert len(journal) == data["finished_games"]  # every finished game kept, none half-written
+    deadline = time.monotonic() + 60  # a worker still alive here would be playing on
+    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = {pid for pid in workers if Path(f"/proc/{pid}").exists()}
+    try:
+        assert not alive, alive
+    finally:
+        for pid in alive:
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_the_table_shows_mean_and_max_time_per_move_and_warns_on_unequal_time() -> None:
     from jericho_game.ai.arena import GameResult, time_warning
 
@@ -494,21 +558,31 @@ def test_a_ctrl_c_while_a_game_is_recorded_waits_for_the_record() -> None:
     import signal
     import time
 
-    from jericho_game.ai.arena import _ctrl_c_deferred
+    from jericho_game.ai.arena import _stop_deferred
 
     before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a test worker may ignore it)
     try:
         steps = []
         with pytest.raises(KeyboardInterrupt):
-            with _ctrl_c_deferred():
+            with _stop_deferred():
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(0.05)  # the signal has arrived: nothing is raised inside the block
                 steps.append("recorded")
         assert steps == ["recorded"]
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is back
-        with _ctrl_c_deferred():  # no Ctrl-C: nothing raised
+        with _stop_deferred():  # no Ctrl-C: nothing raised
             steps.append("again")
         assert steps == ["recorded", "again"]
+        term = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        try:  # `kill PID` is held the same way
+            with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+                with _stop_deferred():
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(0.05)
+                    steps.append("recorded again")
+            assert steps[-1] == "recorded again" and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        finally:
+            signal.signal(signal.SIGTERM, term)
     finally:
         signal.signal(signal.SIGINT, before)
 

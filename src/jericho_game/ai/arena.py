@@ -17,7 +17,8 @@ robin goes on.
 ``--reach K`` pairs only players at most K places apart in the list (``--ladder --reach 1``: each
 level meets the levels next to it, the ladder's round robin).  With ``--out`` every finished
 game is also appended to ``results.jsonl`` there, so ``--resume`` finishes a run that was
-stopped (Ctrl-C, ``kill -9``, a reboot) with the same settings, playing only the missing games;
+stopped (Ctrl-C or ``kill``, which keep the finished games and print them; ``kill -9``, a reboot)
+with the same settings, playing only the missing games;
 ``--rate DIR ...`` plays nothing and rates the games of several such folders in one fit (a
 pairing a later folder plays replaces its games in the folders before).
 
@@ -387,7 +388,7 @@ def run_arena(
     started = time.time()
 
     def done(r: GameResult) -> None:
-        with _ctrl_c_deferred():  # a game's record, journal line and count go together
+        with _stop_deferred():  # a game's record, journal line and count go together
             _done(r)
 
     def _done(r: GameResult) -> None:
@@ -417,23 +418,30 @@ def run_arena(
             )
 
     try:
-        if jobs <= 1:
-            for task in tasks_left:
-                done(play_game(task))
-        else:
-            # Spawned, not forked: a caller's threads (JAX's, a web server's) do not survive a
-            # fork, and a child forked while one of them held a lock could wait on it forever.
-            with _spawn_pool(jobs) as pool:
-                try:
-                    for r in pool.imap_unordered(play_game, tasks_left):
-                        done(r)
-                except KeyboardInterrupt:
-                    pool.terminate()
-                    raise
+        with _sigterm_stops():
+            _play(tasks_left, jobs, done)
     except KeyboardInterrupt:
         interrupted = True
     finished.sort(key=lambda r: (r.pairing, r.index))
     return summarise(specs, finished, seed, interrupted, time.time() - started, len(tasks))
+
+
+def _play(tasks_left: list[Task], jobs: int, done: Callable[[GameResult], None]) -> None:
+    """Play the games in ``jobs`` processes, each result to ``done`` as it finishes; a stop
+    (KeyboardInterrupt) ends the workers before it goes on up."""
+    if jobs <= 1:
+        for task in tasks_left:
+            done(play_game(task))
+        return
+    # Spawned, not forked: a caller's threads (JAX's, a web server's) do not survive a
+    # fork, and a child forked while one of them held a lock could wait on it forever.
+    with _spawn_pool(jobs) as pool:
+        try:
+            for r in pool.imap_unordered(play_game, tasks_left):
+                done(r)
+        except KeyboardInterrupt:
+            pool.terminate()
+            raise
 
 
 #: The file of a run's finished games in ``--out`` (one JSON object per line), and of its settings.
@@ -513,26 +521,52 @@ def _read_journal(journal: Path) -> list[GameResult]:
     return out
 
 
+#: The signals that stop a run as Ctrl-C does, keeping its finished games: SIGTERM is what ``kill
+#: PID`` sends, and a run started in the background (``nohup ... &``) ignores Ctrl-C's SIGINT.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _raise_stop(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 @contextmanager
-def _ctrl_c_deferred() -> Iterator[None]:
-    """Hold a Ctrl-C until the block ends, then raise it: a game whose record was written is also
-    in the journal and the summary (a Ctrl-C between the two lost it from both).  Only on the main
-    thread, where Python runs signal handlers, and not where Ctrl-C is ignored."""
+def _sigterm_stops() -> Iterator[None]:
+    """Within the block, ``kill PID`` (SIGTERM) stops the run as Ctrl-C does: the workers ended,
+    the finished games summarised (by default it killed the parent at once, with no summary, and
+    left its workers to play on).  Only on the main thread, and not where SIGTERM is ignored."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) in (
+        signal.SIG_IGN,
+        None,
+    ):
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _raise_stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@contextmanager
+def _stop_deferred() -> Iterator[None]:
+    """Hold a stop (Ctrl-C or SIGTERM, :data:`STOP_SIGNALS`) until the block ends, then raise it
+    as KeyboardInterrupt: a game whose record was written is also in the journal and the summary
+    (a Ctrl-C between the two lost it from both).  Only on the main thread, where Python runs
+    signal handlers, and not for a signal that is ignored there (or handled outside Python)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     asked: list[int] = []
-    old = signal.signal(signal.SIGINT, lambda signum, _frame: asked.append(signum))
-    if old is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, old)
-        yield
-        return
+    held = [sig for sig in STOP_SIGNALS if signal.getsignal(sig) not in (signal.SIG_IGN, None)]
+    old = {sig: signal.signal(sig, lambda signum, _frame: asked.append(signum)) for sig in held}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
     if asked:
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt(signal.Signals(asked[0]).name)
 
 
 def _spawn_pool(jobs: int, initializer: Callable[[], None] | None = None) -> multiprocessing.pool.Pool:
