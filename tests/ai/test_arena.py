@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -402,28 +409,24 @@ def test_a_failing_player_loses_its_games_and_the_round_robin_goes_on(tmp_path: 
     assert "2 lost by a failing player" in format_table(summary)
 
 
-def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> None:
-    # Ctrl-C in a terminal interrupts the whole process group: the workers must leave it
-    # to the parent, which stops the pool, prints the table of the finished games and
-    # writes the JSON.  Waits on files, never on the clock.
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
+def _stop_a_parallel_run(
+    tmp_path: Path, sigint: str, stop: Callable[[subprocess.Popen[str]], None]
+) -> tuple[subprocess.Popen[str], str, str, dict[str, Any], Path, set[int]]:
+    """Start a 200-game parallel arena run with ``--out`` and ``--json``, its Ctrl-C's SIGINT
+    ``sigint`` ("SIG_DFL" as in a terminal, "SIG_IGN" as ``nohup ... &`` starts it), and once two
+    games are recorded ``stop`` it; the process, its output, its JSON summary, its ``--out``
+    folder and the children it had before the stop.  Waits on files, never on the clock."""
     src = str(Path(__file__).resolve().parents[2] / "src")
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out, summary = tmp_path / "games", tmp_path / "summary.json"
-    # As in a terminal: a test run started in the background (nohup, `&`) ignores SIGINT, and an
-    # ignored signal stays ignored across exec, so the arena would never see the Ctrl-C.  A tiny
-    # Python restores it and execs the arena (not preexec_fn: a fork running Python code in a
-    # process whose other threads, JAX's among them, may hold locks can deadlock).
-    restore = (
-        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.executable, sys.argv[1:])"
+    # A test run started in the background ignores SIGINT, and an ignored signal stays ignored
+    # across exec.  A tiny Python sets it and execs the arena (not preexec_fn: a fork running
+    # Python code in a process whose other threads, JAX's among them, may hold locks can deadlock).
+    setup = (
+        f"import os, signal, sys; signal.signal(signal.SIGINT, signal.{sigint}); os.execv(sys.executable, sys.argv[1:])"
     )
-    # the pure-Python search: the C one plays all 200 games in well under a second, before the Ctrl-C
-    cmd = [sys.executable, "-c", restore, sys.executable, "-m", "jericho_game", "arena", "random", "mcts-py:sims=40"]
+    # the pure-Python search: the C one plays all 200 games in well under a second, before the stop
+    cmd = [sys.executable, "-c", setup, sys.executable, "-m", "jericho_game", "arena", "random", "mcts-py:sims=40"]
     cmd += ["--games", "200", "--jobs", "2", "--seed", "1", "--out", str(out), "--json", str(summary), "--quiet"]
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
@@ -432,21 +435,21 @@ def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> No
         while proc.poll() is None and (not out.is_dir() or len(list(out.glob("*.jgn"))) < 2):
             time.sleep(0.05)
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        os.killpg(proc.pid, signal.SIGINT)
+        children = _children(proc.pid)
+        stop(proc)
         stdout, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, stderr
     assert "(interrupted)" in stdout and "Traceback" not in stderr
     data = json.loads(summary.read_text())
     assert data["interrupted"] and 2 <= data["finished_games"] < 200
-    records = {p.name for p in out.glob("*.jgn")}
-    assert all(Path(g["record"]).name in records for g in data["games"])
+    return proc, stdout, stderr, data, out, children
 
 
 def _children(pid: int) -> set[int]:
-    """The processes whose parent is ``pid`` (Linux's /proc)."""
+    """The processes whose parent is ``pid`` (Linux's /proc; none where it has none)."""
     found = set()
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -458,44 +461,24 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> None:
+    # Ctrl-C in a terminal interrupts the whole process group: the workers must leave it
+    # to the parent, which stops the pool, prints the table of the finished games and
+    # writes the JSON.
+    _, _, _, data, out, _ = _stop_a_parallel_run(tmp_path, "SIG_DFL", lambda proc: os.killpg(proc.pid, signal.SIGINT))
+    records = {p.name for p in out.glob("*.jgn")}
+    assert all(Path(g["record"]).name in records for g in data["games"])
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from Linux's /proc")
 def test_kill_on_a_background_parallel_run_stops_it_as_ctrl_c_does(tmp_path: Path) -> None:
-    # `kill PID` (SIGTERM) on a run started in the background, which ignores Ctrl-C: the arena
-    # stops its workers, keeps and prints the finished games and exits 130; by default the parent
-    # died at once, with no summary, and its workers played on.  Waits on files, never on the clock.
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out, summary = tmp_path / "games", tmp_path / "summary.json"
-    # as `nohup ... &` starts it: Ctrl-C ignored (an ignored signal stays ignored across exec)
-    ignore = (
-        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.executable, sys.argv[1:])"
+    # `kill PID` (SIGTERM, to the parent alone) on a run started in the background, which ignores
+    # Ctrl-C: the arena stops its workers, keeps and prints the finished games and exits 130; by
+    # default the parent died at once, with no summary, and its workers played on.
+    _, _, _, data, out, workers = _stop_a_parallel_run(
+        tmp_path, "SIG_IGN", lambda proc: proc.send_signal(signal.SIGTERM)
     )
-    cmd = [sys.executable, "-c", ignore, sys.executable, "-m", "jericho_game", "arena", "random", "mcts-py:sims=40"]
-    cmd += ["--games", "200", "--jobs", "2", "--seed", "1", "--out", str(out), "--json", str(summary), "--quiet"]
-    proc = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
-    try:
-        while proc.poll() is None and (not out.is_dir() or len(list(out.glob("*.jgn"))) < 2):
-            time.sleep(0.05)
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        workers = _children(proc.pid)
-        assert len(workers) >= 2  # the pool's two (and multiprocessing's resource tracker)
-        proc.send_signal(signal.SIGTERM)  # the parent alone, as `kill PID` does
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, stderr
-    assert "(interrupted)" in stdout and "Traceback" not in stderr
-    data = json.loads(summary.read_text())
-    assert data["interrupted"] and 2 <= data["finished_games"] < 200
+    assert len(workers) >= 2  # the pool's two (and multiprocessing's resource tracker)
     journal = (out / "results.jsonl").read_text().splitlines()
     assert len(journal) == data["finished_games"]  # every finished game kept, none half-written
     deadline = time.monotonic() + 60  # a worker still alive here would be playing on
@@ -554,9 +537,6 @@ def test_arena_time_gives_both_sides_the_same_time_per_move() -> None:
 def test_a_ctrl_c_while_a_game_is_recorded_waits_for_the_record() -> None:
     """A Ctrl-C that comes while a finished game is written is raised once its record, journal
     line and count are all done (it was lost from the journal and summary before: a flaky CI)."""
-    import os
-    import signal
-    import time
 
     from jericho_game.ai.arena import _stop_deferred
 
@@ -592,7 +572,6 @@ _SIGINT_AT_START: list[str] = []
 
 
 def _note_sigint() -> None:
-    import signal
 
     _SIGINT_AT_START.append("ignored" if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else "handled")
 
@@ -605,7 +584,6 @@ def test_pool_workers_ignore_ctrl_c_from_their_start() -> None:
     """A parallel run's workers are started with Ctrl-C already ignored, not only once their
     initializer runs: a Ctrl-C while one was still importing killed it with a traceback (a flaky
     CI), though the parent kept the finished games.  The parent's own handler is back after."""
-    import signal
 
     before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a test worker may ignore it)
     try:
