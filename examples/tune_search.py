@@ -58,6 +58,8 @@ def point(out: Path, c: float, widen: float, args: argparse.Namespace, seed: int
     summary = run_arena(
         [candidate, reference], games=args.games, jobs=args.jobs, seed=seed, time_limit=args.time, nodes=args.nodes
     )
+    if summary["interrupted"]:  # a point stopped part-way is not kept: a resume plays it again
+        raise KeyboardInterrupt("the grid point's match was stopped")
     row = summary["pairings"][0]
     result = {
         "c": c,
@@ -97,7 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         args.nodes = 1000
     grid = [(float(c), float(w)) for w in args.widen.split(",") for c in args.c.split(",")]
     grid += [(args.ref_c, float(w)) for w in args.also_widen.split(",") if w]
-    rows = [point(args.out, c, w, args, args.seed + k) for k, (c, w) in enumerate(grid)]
+    try:
+        rows = [point(args.out, c, w, args, args.seed + k) for k, (c, w) in enumerate(grid)]
+    except KeyboardInterrupt:  # Ctrl-C or kill: the finished points are kept, the stopped one is not
+        print("interrupted: the same command resumes at the first missing point", file=sys.stderr)
+        return 130
     print(f"{'c':>6} {'widen':>6} {'games':>6} {'score':>7} {'Elo':>6}  95% interval")
     for r in rows:
         games = int(r["games"])  # type: ignore[call-overload]

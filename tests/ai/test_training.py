@@ -112,6 +112,30 @@ def test_a_generation_cut_between_its_stages_is_finished_on_resume(tmp_path):
     assert len((tmp_path / "log.jsonl").read_text().splitlines()) == 2
 
 
+def test_a_gate_stopped_part_way_decides_nothing_and_is_played_again(tmp_path, monkeypatch):
+    """Ctrl-C or ``kill`` during a gate: the arena returns the games it finished, marked
+    interrupted; they must not accept or refuse the network (a generation recorded on a few
+    games was never gated again).  The run stops, and a resume plays the whole gate."""
+    from jericho_game.ai import arena, selfplay
+
+    play, learn = selfplay.SelfPlayConfig(sims=30), selfplay.TrainConfig(epochs=1, hidden=(16, 8))
+    gate_cfg = selfplay.GateConfig(games=2, nodes=30, score=0.0)
+    whole = arena.run_arena
+
+    def stopped(*args, **kwargs):
+        summary = whole(*args, **kwargs)
+        return {**summary, "interrupted": True}  # as a stop after its games would leave it
+
+    monkeypatch.setattr(arena, "run_arena", stopped)
+    with pytest.raises(KeyboardInterrupt, match="gate"):
+        selfplay.expert_iteration(tmp_path, 1, 2, play, learn, log=lambda _: None, gate_cfg=gate_cfg)
+    assert (tmp_path / "net-001.npz").exists() and not (tmp_path / "gen-000.json").exists()
+    monkeypatch.setattr(arena, "run_arena", whole)
+    selfplay.expert_iteration(tmp_path, 1, 2, play, learn, log=lambda _: None, gate_cfg=gate_cfg)
+    (rec,) = selfplay.records(tmp_path)
+    assert rec["gate"]["games"] == 2 and rec["accepted"]
+
+
 def test_kill_9_in_the_middle_loses_at_most_the_generation_in_progress(tmp_path):
     entry = "import sys; from jericho_game.cli import main; sys.exit(main(sys.argv[1:]))"
     cmd = [sys.executable, "-c", entry, "train", "--out", str(tmp_path), "--generations", "6"]

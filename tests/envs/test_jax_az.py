@@ -192,6 +192,19 @@ def test_evaluate_counts_the_games_from_the_nets_side(trained: Path) -> None:
     assert 0.0 <= low <= result["score"] <= high <= 1.0
 
 
+def test_a_stopped_evaluation_appends_nothing(trained: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C or ``kill`` during ``evaluate``: the arena's finished games, marked interrupted, are
+    not the evaluation asked for, so nothing goes to ``--json`` and the command exits 130."""
+    import jericho_game.ai.arena as arena
+
+    whole = arena.run_arena
+    monkeypatch.setattr(arena, "run_arena", lambda *a, **k: {**whole(*a, **k), "interrupted": True})
+    out = tmp_path / "eval.jsonl"
+    argv = ["evaluate", str(trained / "ckpt-000001.npz"), "--opponent", "random", "--games", "2", "--sims", "2"]
+    assert jax_az.main([*argv, "--json", str(out)]) == 130
+    assert not out.exists()
+
+
 def test_wilson_interval() -> None:
     low, high = jax_az.wilson(1.0, 200)
     assert 0.97 < low < 1.0 and high == 1.0  # not empty at 100%, unlike the normal interval

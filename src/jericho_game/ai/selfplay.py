@@ -358,6 +358,8 @@ def gate(
     specs = [search_spec(play, candidate), search_spec(play, best)]
     time_limit = None if cfg.nodes is not None else cfg.time
     summary = run_arena(specs, games=cfg.games, jobs=jobs, seed=seed, time_limit=time_limit, nodes=cfg.nodes)
+    if summary["interrupted"]:  # a gate stopped part-way decides nothing: a resume plays it again
+        raise KeyboardInterrupt("the gate match was stopped")
     row = summary["pairings"][0]
     times = summary["pairing_times"][0]
     score = float(row["score_a"])

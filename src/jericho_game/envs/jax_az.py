@@ -758,6 +758,8 @@ def evaluate(
 
     me = f"jax-az:{weights},sims={sims}"
     summary = run_arena([me, opponent], games=games, jobs=jobs, seed=seed, progress=progress)
+    if summary["interrupted"]:  # a stopped match is not the evaluation asked for
+        raise KeyboardInterrupt("the evaluation match was stopped")
     wins = draws = losses = 0
     for g in summary["games"]:
         mine = "south" if g["south"] == me else "north"
@@ -884,7 +886,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(exc))
         return 0
     if args.command == "evaluate":
-        result = evaluate(args.weights, args.opponent, args.games, args.sims, args.jobs, args.seed, args.progress)
+        try:
+            result = evaluate(args.weights, args.opponent, args.games, args.sims, args.jobs, args.seed, args.progress)
+        except KeyboardInterrupt:  # Ctrl-C or kill: nothing is appended to --json
+            print("interrupted: no evaluation written", file=sys.stderr)
+            return 130
         print(json.dumps(result))
         if args.json is not None:
             with open(args.json, "a", encoding="utf-8") as f:
