@@ -5,9 +5,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import random
+import signal
 import socket
 import threading
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -125,6 +128,32 @@ def reserve_port() -> socket.socket:
     hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     hold.bind(("127.0.0.1", 0))
     return hold
+
+
+def child_pids(pid: int) -> set[int]:
+    """The processes whose parent is ``pid``, read from Linux's /proc (none where it has none)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone while we looked
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def still_alive(pids: set[int], seconds: float = 60) -> set[int]:
+    """Those of ``pids`` still alive after waiting up to ``seconds`` for them all to end (a stopped
+    run's workers, which end at once unless something left them playing on); each killed then, so
+    a failing test leaves nothing running."""
+    deadline = time.monotonic() + seconds
+    while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = {pid for pid in pids if Path(f"/proc/{pid}").exists()}
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    return alive
 
 
 def match_score(wins: int, draws: int, losses: int) -> tuple[float, float, float]:

@@ -30,7 +30,9 @@ from jericho_game.ai.arena import (
     run_arena,
     summarise,
 )
+from jericho_game.ai.stops import spawn_pool, stop_deferred
 from jericho_game.record import read_record
+from tests.helpers import child_pids, still_alive
 
 TINY = ["random", "greedy", "mcts:sims=20"]
 
@@ -435,7 +437,7 @@ def _stop_a_parallel_run(
         while proc.poll() is None and (not out.is_dir() or len(list(out.glob("*.jgn"))) < 2):
             time.sleep(0.05)
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        children = _children(proc.pid)
+        children = child_pids(proc.pid)
         stop(proc)
         stdout, stderr = proc.communicate(timeout=120)
     finally:
@@ -446,19 +448,6 @@ def _stop_a_parallel_run(
     data = json.loads(summary.read_text())
     assert data["interrupted"] and 2 <= data["finished_games"] < 200
     return proc, stdout, stderr, data, out, children
-
-
-def _children(pid: int) -> set[int]:
-    """The processes whose parent is ``pid`` (Linux's /proc; none where it has none)."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # gone while we looked
-            continue
-        if int(fields[1]) == pid:
-            found.add(int(stat.parent.name))
-    return found
 
 
 def test_ctrl_c_on_a_parallel_run_keeps_the_finished_games(tmp_path: Path) -> None:
@@ -481,15 +470,7 @@ def test_kill_on_a_background_parallel_run_stops_it_as_ctrl_c_does(tmp_path: Pat
     assert len(workers) >= 2  # the pool's two (and multiprocessing's resource tracker)
     journal = (out / "results.jsonl").read_text().splitlines()
     assert len(journal) == data["finished_games"]  # every finished game kept, none half-written
-    deadline = time.monotonic() + 60  # a worker still alive here would be playing on
-    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    alive = {pid for pid in workers if Path(f"/proc/{pid}").exists()}
-    try:
-        assert not alive, alive
-    finally:
-        for pid in alive:
-            os.kill(pid, signal.SIGKILL)
+    assert not still_alive(workers)  # a worker still alive would be playing on
 
 
 def test_the_table_shows_mean_and_max_time_per_move_and_warns_on_unequal_time() -> None:
@@ -538,25 +519,23 @@ def test_a_ctrl_c_while_a_game_is_recorded_waits_for_the_record() -> None:
     """A Ctrl-C that comes while a finished game is written is raised once its record, journal
     line and count are all done (it was lost from the journal and summary before: a flaky CI)."""
 
-    from jericho_game.ai.arena import _stop_deferred
-
     before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a test worker may ignore it)
     try:
         steps = []
         with pytest.raises(KeyboardInterrupt):
-            with _stop_deferred():
+            with stop_deferred():
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(0.05)  # the signal has arrived: nothing is raised inside the block
                 steps.append("recorded")
         assert steps == ["recorded"]
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is back
-        with _stop_deferred():  # no Ctrl-C: nothing raised
+        with stop_deferred():  # no Ctrl-C: nothing raised
             steps.append("again")
         assert steps == ["recorded", "again"]
         term = signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:  # `kill PID` is held the same way
             with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
-                with _stop_deferred():
+                with stop_deferred():
                     os.kill(os.getpid(), signal.SIGTERM)
                     time.sleep(0.05)
                     steps.append("recorded again")
@@ -587,7 +566,7 @@ def test_pool_workers_ignore_ctrl_c_from_their_start() -> None:
 
     before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a test worker may ignore it)
     try:
-        with arena._spawn_pool(2, initializer=_note_sigint) as pool:
+        with spawn_pool(2, initializer=_note_sigint) as pool:
             assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
             seen = pool.map(_sigint_at_start, range(2))
         assert seen and all(notes == ["ignored"] for notes in seen), seen

@@ -9,12 +9,14 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from jericho_game import kernel
 from jericho_game.ai import evalnet
+from tests.helpers import child_pids, still_alive
 
 pytestmark = pytest.mark.skipif(kernel.C is None, reason="self-play runs in the C kernel")
 
@@ -159,6 +161,33 @@ def test_kill_9_in_the_middle_loses_at_most_the_generation_in_progress(tmp_path)
     for name in done:  # finished generations were not redone
         assert name in {p.name for p in tmp_path.glob("gen-*.json")}
     assert evalnet.load(tmp_path / f"net-{len(done) + 1:03d}.npz").meta["generation"] == len(done) + 1
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from Linux's /proc")
+def test_kill_during_self_play_stops_its_workers_too(tmp_path):
+    """``kill PID`` (SIGTERM, to the parent alone) while two workers play a generation's games:
+    the run stops as on Ctrl-C (exit 130, nothing of the generation recorded) and takes its
+    workers with it; by default they played their whole share on, minutes of both cores."""
+    entry = "import sys; from jericho_game.cli import main; sys.exit(main(sys.argv[1:]))"
+    cmd = [sys.executable, "-c", entry, "train", "--out", str(tmp_path), "--generations", "1"]
+    cmd += ["--games", "200", "--sims", "3000", "--hidden", "16,8", "--epochs", "1", "--heldout", "0", "--jobs", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers := child_pids(proc.pid)) < 3:  # the pool's two and multiprocessing's tracker
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no workers in 120 s"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        alive = still_alive(workers)  # (killed then: a failing run leaves nothing playing)
+    assert not alive
+    assert proc.returncode == 130, (stdout, stderr)
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert not list(tmp_path.glob("games-*.npz")) and not list(tmp_path.glob("gen-*.json"))
 
 
 def test_the_held_out_set_is_labelled_by_the_solver_where_it_proves_a_value(tmp_path):

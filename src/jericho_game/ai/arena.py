@@ -38,21 +38,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing
-import multiprocessing.pool
 import os
 import random
-import signal
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jericho_game.ai.base import Limit, PlayerSpecError, make_player
+from jericho_game.ai.stops import sigterm_stops, spawn_pool, stop_deferred
 from jericho_game.extras import install_hint
 from jericho_game.game import Game
 
@@ -388,7 +384,7 @@ def run_arena(
     started = time.time()
 
     def done(r: GameResult) -> None:
-        with _stop_deferred():  # a game's record, journal line and count go together
+        with stop_deferred():  # a game's record, journal line and count go together
             _done(r)
 
     def _done(r: GameResult) -> None:
@@ -418,7 +414,7 @@ def run_arena(
             )
 
     try:
-        with _sigterm_stops():
+        with sigterm_stops():
             _play(tasks_left, jobs, done)
     except KeyboardInterrupt:
         interrupted = True
@@ -435,7 +431,7 @@ def _play(tasks_left: list[Task], jobs: int, done: Callable[[GameResult], None])
         return
     # Spawned, not forked: a caller's threads (JAX's, a web server's) do not survive a
     # fork, and a child forked while one of them held a lock could wait on it forever.
-    with _spawn_pool(jobs) as pool:
+    with spawn_pool(jobs) as pool:
         try:
             for r in pool.imap_unordered(play_game, tasks_left):
                 done(r)
@@ -519,77 +515,6 @@ def _read_journal(journal: Path) -> list[GameResult]:
             # A line cut by a kill in the middle of its write: the game is played again.
             print(f"jericho arena: {journal} line {number} skipped ({exc})", file=sys.stderr)
     return out
-
-
-#: The signals that stop a run as Ctrl-C does, keeping its finished games: SIGTERM is what ``kill
-#: PID`` sends, and a run started in the background (``nohup ... &``) ignores Ctrl-C's SIGINT.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-def _raise_stop(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
-@contextmanager
-def _sigterm_stops() -> Iterator[None]:
-    """Within the block, ``kill PID`` (SIGTERM) stops the run as Ctrl-C does: the workers ended,
-    the finished games summarised (by default it killed the parent at once, with no summary, and
-    left its workers to play on).  Only on the main thread, and not where SIGTERM is ignored."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) in (
-        signal.SIG_IGN,
-        None,
-    ):
-        yield
-        return
-    old = signal.signal(signal.SIGTERM, _raise_stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
-@contextmanager
-def _stop_deferred() -> Iterator[None]:
-    """Hold a stop (Ctrl-C or SIGTERM, :data:`STOP_SIGNALS`) until the block ends, then raise it
-    as KeyboardInterrupt: a game whose record was written is also in the journal and the summary
-    (a Ctrl-C between the two lost it from both).  Only on the main thread, where Python runs
-    signal handlers, and not for a signal that is ignored there (or handled outside Python)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    asked: list[int] = []
-    held = [sig for sig in STOP_SIGNALS if signal.getsignal(sig) not in (signal.SIG_IGN, None)]
-    old = {sig: signal.signal(sig, lambda signum, _frame: asked.append(signum)) for sig in held}
-    try:
-        yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-    if asked:
-        raise KeyboardInterrupt(signal.Signals(asked[0]).name)
-
-
-def _spawn_pool(jobs: int, initializer: Callable[[], None] | None = None) -> multiprocessing.pool.Pool:
-    """A pool of ``jobs`` spawned workers that leave Ctrl-C to the parent from their first
-    instruction.  ``initializer`` (by default :func:`_ignore_sigint`) only runs once a worker has
-    imported what it needs, and a Ctrl-C reaching the process group before then killed it with a
-    traceback; so the workers are started with Ctrl-C ignored (an ignored signal stays ignored
-    across exec, and Python keeps it so), and the parent's handler is back as soon as they exist
-    (a Ctrl-C in those few milliseconds is lost, not half-handled)."""
-    context = multiprocessing.get_context("spawn")
-    init = _ignore_sigint if initializer is None else initializer
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
-        return context.Pool(jobs, initializer=init)  # no handler of ours to set and restore
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        return context.Pool(jobs, initializer=init)
-    finally:
-        signal.signal(signal.SIGINT, old)
-
-
-def _ignore_sigint() -> None:
-    """Workers leave Ctrl-C to the parent, which stops the pool and keeps the finished games."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def summarise(

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing
 import random
 import time
 from dataclasses import asdict, dataclass
@@ -38,6 +37,7 @@ import numpy as np
 from jericho_game import kernel
 from jericho_game.ai import evalnet
 from jericho_game.ai._util import evaluator_path
+from jericho_game.ai.stops import sigterm_stops, spawn_pool
 from jericho_game.envs.encoding import default_encoding
 
 __all__ = [
@@ -158,9 +158,11 @@ def _ragged(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 def run_merged(worker: Any, tasks: list[Any], jobs: int) -> dict[str, list[Any]]:
     """``worker`` on each task (in ``jobs`` spawned processes when more than one), its
-    ``{key: list}`` results merged key by key in the tasks' order."""
+    ``{key: list}`` results merged key by key in the tasks' order.  Ctrl-C or ``kill`` raises
+    KeyboardInterrupt here with the workers stopped (:mod:`jericho_game.ai.stops`): each works
+    through a whole share of the games, minutes of both cores after its parent was gone."""
     if jobs > 1:
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        with sigterm_stops(), spawn_pool(jobs) as pool:  # leaving the pool on an error terminates it
             parts = pool.map(worker, tasks)
     else:
         parts = [worker(task) for task in tasks]
