@@ -147,10 +147,17 @@ def still_alive(pids: set[int], seconds: float = 60) -> set[int]:
     """Those of ``pids`` still alive after waiting up to ``seconds`` for them all to end (a stopped
     run's workers, which end at once unless something left them playing on); each killed then, so
     a failing test leaves nothing running."""
+
+    def running(pid: int) -> bool:  # a zombie (ended, not yet reaped by whoever adopted it) is not
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
     deadline = time.monotonic() + seconds
-    while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
+    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    alive = {pid for pid in pids if Path(f"/proc/{pid}").exists()}
+    alive = {pid for pid in pids if running(pid)}
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
     return alive

@@ -159,8 +159,8 @@ def _ragged(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 def run_merged(worker: Any, tasks: list[Any], jobs: int) -> dict[str, list[Any]]:
     """``worker`` on each task (in ``jobs`` spawned processes when more than one), its
     ``{key: list}`` results merged key by key in the tasks' order.  Ctrl-C or ``kill`` raises
-    KeyboardInterrupt here with the workers stopped (:mod:`jericho_game.ai.stops`): each works
-    through a whole share of the games, minutes of both cores after its parent was gone."""
+    KeyboardInterrupt here with the workers stopped (:mod:`jericho_game.ai.stops`): a worker left
+    alone plays through its whole share of the games, minutes of both cores after its parent is gone."""
     if jobs > 1:
         with sigterm_stops(), spawn_pool(jobs) as pool:  # leaving the pool on an error terminates it
             parts = pool.map(worker, tasks)
