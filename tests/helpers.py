@@ -184,6 +184,11 @@ def flat_text(path: Path, bold: bool = True) -> str:
     return text if bold else text.replace("**", "")
 
 
+def journal_games(folder: Path) -> list[dict[str, Any]]:
+    """The finished games of a kept arena run: its ``--out`` folder's journal, one dict a line."""
+    return [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
 def kept_match(path: Path, games: int = 200) -> dict[str, Any]:
     """The one pairing of a kept arena summary (``--json`` with each game's moves removed), checked
     to be what a strength claim needs: every game finished, none forfeited, the seed its file name
@@ -217,7 +222,7 @@ def kept_journal(
     settings = json.loads((folder / "arena.json").read_text(encoding="utf-8"))
     assert settings["time"] == seconds and settings["games"] == planned and settings["players"][1] == opponent
     assert settings["seed"] == int(folder.name.rsplit("-", 1)[1])
-    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = journal_games(folder)
     assert sorted(game["index"] for game in rows) == list(range(games))
     wins = draws = losses = 0
     time = {"ours": 0.0, opponent: 0.0}

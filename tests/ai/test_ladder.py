@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from itertools import pairwise
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from jericho_game import Game
 from jericho_game.ai import base, levels
 from jericho_game.ai.arena import add_arguments, ladder_specs, rate_runs
+from tests.helpers import journal_games
 
 
 def test_the_ladder_is_the_one_list_of_levels():
@@ -72,10 +72,7 @@ def test_the_ladder_elos_are_the_round_robins():
     summary = rate_runs(RUNS)
     for pair in summary["pairings"]:
         assert pair["games"] == 100, pair  # the replaced pairings' old games are gone
-    journals = {
-        run.name: [json.loads(line) for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines()]
-        for run in RUNS[1:]
-    }
+    journals = {run.name: journal_games(run) for run in RUNS[1:]}
     played = {name: {frozenset((g["south"], g["north"])) for g in games} for name, games in journals.items()}
     assert played == {
         "ladder-top-2026-12-06": {frozenset(("master", "expert")), frozenset(("expert", "challenger"))},

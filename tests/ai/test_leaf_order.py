@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import flat_text, kept_journal, kept_match, match_score
+from tests.helpers import flat_text, journal_games, kept_journal, kept_match, match_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs/runs/leaf-order-2026-12-06"
@@ -67,7 +67,7 @@ def test_the_one_second_match_is_its_kept_journal():
     """Point 4's own test: the journal's 400 games (both sides of each opening) are what the docs'
     row, sentence and the folder's README say, and they meet the 65% that point 4 asks."""
     folder = RUNS / "vorder-master-v2-1s-4007"
-    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = journal_games(folder)
     # one move of the 9,137 took 1.09 s (game 222, said in the docs); every other is within 1.03 s
     settings, (wins, draws, losses), ours, theirs = kept_journal(folder, 400, longest=1.1)
     assert [row["index"] for row in rows if max(row["max_south"], row["max_north"]) > 1.05] == [222]

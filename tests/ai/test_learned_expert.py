@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from jericho_game.ai.arena import rate_runs
-from tests.helpers import flat_text, kept_journal, match_score
+from tests.helpers import flat_text, journal_games, kept_journal, match_score
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "docs/runs/expert-learned-3401"
@@ -19,14 +19,27 @@ EQUAL = ROOT / "docs/runs/expert-learned-equal-3401"
 BEFORE = ROOT / "docs/runs/expert-v2-3401"
 
 
-def _games(folder: Path) -> list[dict]:
-    return [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
-
-
 def _tally(games: list[dict], ours: str) -> tuple[int, int, int]:
     wins = sum(g["result"] == ("south" if g["south"] == ours else "north") for g in games)
     draws = sum(g["result"] == "draw" for g in games)
     return wins, draws, len(games) - wins - draws
+
+
+def _mean_time(games: list[dict], who: str) -> float:
+    """``who``'s mean time a move over ``games``."""
+    sides = [(g, s) for g in games for s in ("south", "north") if g[s] == who]
+    return sum(g[f"time_{s}"] for g, s in sides) / sum(g[f"moves_{s}"] for g, s in sides)
+
+
+def _openings(games: list[dict]) -> set[tuple]:
+    """Each game's number, opening and side: two runs with the same set played the same games."""
+    return {(g["index"], tuple(g["moves"][:2]), g["south"]) for g in games}
+
+
+def _elo_gap(folder: Path) -> int:
+    """The arena's fit of the run: ``expert``'s Elo above ``expert-v2``'s."""
+    fit = {p["player"]: p["elo"] for p in rate_runs([folder])["players"]}
+    return round(fit["expert"] - fit["expert-v2"])
 
 
 def test_the_match_is_whole_at_the_levels_own_budgets():
@@ -34,7 +47,7 @@ def test_the_match_is_whole_at_the_levels_own_budgets():
     # their own budgets: no --time or --nodes replaces the levels' 30,000 simulations and 1 s
     assert settings["players"] == ["expert", "expert-v2"] and settings["games"] == 200
     assert settings["time"] is None and settings["nodes"] is None and settings["seed"] == 3401
-    games = _games(RUN)
+    games = journal_games(RUN)
     assert sorted(g["index"] for g in games) == list(range(200))
     for g in games:
         assert g["error"] is None and {g["south"], g["north"]} == {"expert", "expert-v2"}
@@ -44,23 +57,15 @@ def test_the_match_is_whole_at_the_levels_own_budgets():
 
 
 def test_the_docs_figures_are_the_journals_and_meet_the_target():
-    games = _games(RUN)
+    games = journal_games(RUN)
     wins, draws, losses = _tally(games, "expert")
     score, low, high = match_score(wins, draws, losses)
     assert low > 0.65  # point 4: met, the interval's bottom above it
-    before = _games(BEFORE)
-    # the same openings, each with the same sides, as the v3 expert's match
-    assert {(g["index"], tuple(g["moves"][:2]), g["south"]) for g in games} == {
-        (g["index"], tuple(g["moves"][:2]), g["south"]) for g in before
-    }
+    before = journal_games(BEFORE)
+    assert _openings(games) == _openings(before)  # the same openings and sides as the v3 expert's match
     old = match_score(*_tally(before, "expert"))[0]
-    fit = {p["player"]: p for p in rate_runs([RUN])["players"]}
-    gap = round(fit["expert"]["elo"] - fit["expert-v2"]["elo"])
-    mean = {
-        who: sum(g[f"time_{s}"] for g in games for s in ("south", "north") if g[s] == who)
-        / sum(g[f"moves_{s}"] for g in games for s in ("south", "north") if g[s] == who)
-        for who in ("expert", "expert-v2")
-    }
+    gap = _elo_gap(RUN)
+    mean = {who: _mean_time(games, who) for who in ("expert", "expert-v2")}
     doc = flat_text(ROOT / "docs/ai.md", bold=False)
     assert f"expert expert-v2 {wins} {draws} {losses} {score:.1%} {mean['expert']:.3f}" in doc
     assert f"{score:.1%} over 200 games (95% interval {100 * low:.1f}–{100 * high:.1f}%; +{gap} Elo" in doc
@@ -77,19 +82,13 @@ def test_at_equal_time_the_network_still_wins():
         EQUAL, 200, opponent="expert-v2", longest=0.6, seconds=0.57, planned=200
     )
     assert settings["players"][0] == "expert" and settings["seed"] == 3401
-    own = _games(RUN)
-    budget = sum(g[f"time_{s}"] for g in own for s in ("south", "north") if g[s] == "expert") / sum(
-        g[f"moves_{s}"] for g in own for s in ("south", "north") if g[s] == "expert"
-    )
-    assert round(budget, 2) == settings["time"]  # the time given is the level's own mean
-    games = _games(EQUAL)
-    assert {(g["index"], tuple(g["moves"][:2]), g["south"]) for g in games} == {
-        (g["index"], tuple(g["moves"][:2]), g["south"]) for g in own
-    }
+    own = journal_games(RUN)
+    assert round(_mean_time(own, "expert"), 2) == settings["time"]  # the time given is the level's own mean
+    games = journal_games(EQUAL)
+    assert _openings(games) == _openings(own)
     score, low, high = match_score(wins, draws, losses)
     assert low > 0.65
-    fit = {p["player"]: p for p in rate_runs([EQUAL])["players"]}
-    gap = round(fit["expert"]["elo"] - fit["expert-v2"]["elo"])
+    gap = _elo_gap(EQUAL)
     longest = max(g[f"max_{s}"] for g in games for s in ("south", "north"))
     doc = flat_text(ROOT / "docs/ai.md", bold=False)
     assert f"expert expert-v2 {wins} {draws} {losses} {score:.1%} {ours:.3f}" in doc

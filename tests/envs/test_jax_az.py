@@ -26,6 +26,7 @@ from jericho_game.ai.arena import run_arena  # noqa: E402
 from jericho_game.ai.base import PlayerSpecError, make_player, split_spec  # noqa: E402
 from jericho_game.envs import jax_az  # noqa: E402
 from jericho_game.envs.encoding import default_encoding  # noqa: E402
+from tests.helpers import journal_games  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 # Every game ends within 101 plies, so each of the 2 games of an unroll of 104 plies ends at least
@@ -228,7 +229,7 @@ def test_the_kept_network_plays_and_the_docs_quote_its_games() -> None:
     summary = run_arena([f"jax-az:{weights},sims=4", "random"], games=2, seed=1)
     assert [g["error"] for g in summary["games"]] == [None, None]
     docs = (ROOT / "docs" / "interop.md").read_text(encoding="utf-8")
-    results = [json.loads(line) for line in (RUN / "results.jsonl").read_text().splitlines()]
+    results = journal_games(RUN)
     assert results and all(r["games"] >= 200 for r in results)
     for r in results:
         sims = r["player"].rsplit("=", 1)[1]
@@ -294,7 +295,7 @@ WARM = ROOT / "docs" / "runs" / "jax-az-warm-2026-12-05"
 def test_the_warm_started_networks_play_and_the_docs_quote_their_games() -> None:
     """The warm-started run's kept networks (its iteration 0, the teacher's pupil, and its last
     self-play iteration) load as arena players, and docs/interop.md's table is its results file's."""
-    results = [json.loads(line) for line in (WARM / "results.jsonl").read_text().splitlines()]
+    results = journal_games(WARM)
     assert results and all(r["games"] >= 200 for r in results)
     docs = (ROOT / "docs" / "interop.md").read_text(encoding="utf-8")
     for name in sorted({r["network"] for r in results}):
