@@ -1,4 +1,4 @@
-"""Shared fixtures (the conformance vectors of ../shared/conformance/) and the test tiers.
+"""Shared fixtures (the conformance vectors, tests/fixtures/conformance/) and the test tiers.
 
 The slow tier (marker ``slow``): browser tests (Chromium through Playwright), tests that start
 server processes, every test on PostgreSQL, builds of wheels and the JAX env's compiled tests, and
@@ -9,6 +9,7 @@ run everything.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import signal
@@ -23,25 +24,24 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
-_CANDIDATES = [
-    Path(os.environ["JERICHO_CONFORMANCE"]) if os.environ.get("JERICHO_CONFORMANCE") else None,
-    ROOT.parent / "shared" / "conformance" / "random-games.jsonl",
-    ROOT / "shared" / "conformance" / "random-games.jsonl",
-]
+#: The conformance vectors kept with the tests (a copy of ../shared/conformance/random-games.jsonl,
+#: gzipped; tests/fixtures/conformance/README.md): the suite needs nothing beside the checkout.
+CONFORMANCE = ROOT / "tests" / "fixtures" / "conformance" / "random-games.jsonl.gz"
 
 
 def conformance_path() -> Path:
-    for p in _CANDIDATES:
-        if p is not None and p.exists():
-            return p
-    raise FileNotFoundError(
-        "conformance vectors not found: expected ../shared/conformance/random-games.jsonl "
-        "beside the checkout (or set JERICHO_CONFORMANCE)"
-    )
+    """The conformance vectors: ``JERICHO_CONFORMANCE`` (another file, plain or gzipped) when set,
+    else the copy in tests/fixtures/conformance/."""
+    chosen = os.environ.get("JERICHO_CONFORMANCE")
+    path = Path(chosen) if chosen else CONFORMANCE
+    if not path.exists():
+        raise FileNotFoundError(f"conformance vectors not found: {path}")
+    return path
 
 
 def load_conformance() -> list[dict]:
-    with conformance_path().open(encoding="utf-8") as fh:
+    path = conformance_path()
+    with gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 

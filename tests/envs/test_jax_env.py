@@ -147,7 +147,7 @@ def test_2000_random_games_equal_the_c_kernel_ply_by_ply(played: dict[str, np.nd
 
 
 def test_the_205_conformance_games_replay_with_every_figure() -> None:
-    """The project's conformance vectors (../shared/conformance), independent of both kernels."""
+    """The project's conformance vectors (tests/fixtures/conformance/), independent of both kernels."""
     from tests.conftest import load_conformance
 
     records = load_conformance()
