@@ -25,7 +25,7 @@ import re
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -55,7 +55,9 @@ from jericho_game.web.accounts.accounts import AccountService, account_routes
 from jericho_game.web.accounts.prefs import Prefs, prefs_routes
 from jericho_game.web.accounts.ratings import RatingPolicy, Ratings, rating_routes
 from jericho_game.web.airunner.aiqueue import AIRunner
+from jericho_game.web.common import budget as budgeting
 from jericho_game.web.common import fairshare, jsonin
+from jericho_game.web.common.budget import Budget, BudgetPolicy
 from jericho_game.web.common.conn import Conn
 from jericho_game.web.common.fairshare import SocketCaps, address_of, too_many
 from jericho_game.web.common.limits import Limits
@@ -363,6 +365,25 @@ class Transport:
                 continue
             for gid in due:
                 self._flag(gid)
+            await self._abort_unstarted()
+
+    async def _abort_unstarted(self) -> None:
+        """Abort the AI games whose player never made their first move (issue 51): they stop holding
+        the AI's budgets, and no process's memory is needed for it (every process sweeps)."""
+        svc = self.service
+        try:
+            stale = await svc.off_loop_read(svc.storage.unstarted_ai_games, svc.now() - svc.ai_first_move)
+        except Exception:  # noqa: BLE001 - the database is away: next sweep
+            log.exception("could not look for AI games nobody started")
+            return
+        for gid in stale:
+            try:
+                change = await svc.off_loop(endings.abort_unstarted, svc, gid)
+            except Exception:  # noqa: BLE001 - the next sweep tries again
+                log.exception("could not abort the unstarted AI game %s", gid)
+                continue
+            if change is not None:
+                self.after(change)
 
     async def _watchdog(self) -> None:
         """Close the clients whose current message has not gone out within the send timeout."""
@@ -798,6 +819,7 @@ def create_app(
     people_policy: PeoplePolicy | None = None,
     tournament_policy: TournamentPolicy | None = None,
     public_url: str | None = None,
+    budgets: Mapping[str, Budget] | None = None,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
@@ -820,6 +842,10 @@ def create_app(
     url = resolve_db_url(db_url)
     storage = Storage(url)
     broker = make_broker(url)
+    # issue 51: one budget policy for every costly action (web/common/budget.py), the operator's
+    # flags applied to its table; every feature below asks it
+    table = dict(budgets) if budgets is not None else budgeting.from_limits(limits)
+    budget = BudgetPolicy(storage, table, clock=clock)
     service = GameService(
         storage,
         broker,
@@ -832,9 +858,10 @@ def create_app(
         presence_ttl=3 * limits.presence_beat,
         seek_idle=limits.seek_idle,
         seek_max_age=limits.seek_max_age,
-        ai_per_client=limits.ai_per_client,
-        seeks_per_client=limits.seeks_per_client,
+        ai_per_client=budgeting.per_client(table, "ai.wait"),
+        seeks_per_client=budgeting.per_client(table, "seek"),
         ai_budget=fairshare.AIBudget.from_limits(limits),
+        budget=budget,
     )
     fairshare.set_ipv4_prefix(limits.ipv4_prefix)  # one client: an IPv6 /64, an IPv4 /prefix (issue 33)
     if ai_processes is None:
@@ -857,7 +884,7 @@ def create_app(
         storage,
         lambda: transport.runner,
         account_of=lambda ws: transport.session_account(ws),
-        ai_per_client=limits.ai_per_client,
+        ai_per_client=budgeting.per_client(table, "ai.wait"),
         rate=limits.rate,
         burst=limits.burst,
         send_timeout=limits.send_timeout,
@@ -914,8 +941,8 @@ def create_app(
         review_jobs,
         sims=review_sims,
         seconds=review_seconds,
-        max_queue=limits.review_queue,
-        per_client=limits.reviews_per_client,
+        max_queue=int(table["review"].total) if table["review"].total is not None else limits.review_queue,
+        per_client=budgeting.per_client(table, "review"),
     )
 
     def review_account(request: Request) -> int | None:
@@ -1084,6 +1111,7 @@ def create_app(
         await calls.drain(SHUTDOWN_WAIT)
         sys.setswitchinterval(switch)
         service.close()
+        budget.close()
         storage.close()
 
     routes = [
@@ -1139,6 +1167,7 @@ def create_app(
     app.state.notifier = notifier
     app.state.people = people
     app.state.tournaments = tournaments
+    app.state.budget = budget
     return app
 
 

@@ -198,6 +198,7 @@ FLAGS: list[tuple[str, str, type, str]] = [
     ("--lobby-per-address", "lobby_per_address", int, "lobby connections per address (and account)"),
     ("--seat-grace", "seat_grace", float, "seconds a socket held while the watchers are full has to show a seat"),
     ("--ai-per-client", "ai_per_client", int, "games waiting for the AI's reply per address (and account)"),
+    ("--ai-games-per-client", "ai_games_per_client", int, "AI games being played at once per address (and account)"),
     ("--reviews-per-client", "reviews_per_client", int, "game reviews waiting per address (and account)"),
     ("--seeks-per-client", "seeks_per_client", int, "open lobby seeks per address (and account)"),
     ("--ipv4-prefix", "ipv4_prefix", int, "leading bits of an IPv4 address that make one client (an IPv6 /64 is one)"),

@@ -41,6 +41,7 @@ class Limits:
     lobby_per_address: int = 8  # lobby WebSocket connections per address (and account), per process
     seat_grace: float = 5.0  # seconds a socket held on probation (watchers full) has to say hello with a seat
     ai_per_client: int = 2  # games waiting for the AI's reply at once, per address (and account), all processes
+    ai_games_per_client: int = 4  # issue 51: AI games being played at once, per address (and account), all processes
     reviews_per_client: int = 2  # game reviews waiting or running, per address (and account), all processes
     seeks_per_client: int = 3  # open seeks in the lobby, per address (and account), all processes
     # issue 23: unfinished correspondence games per account (or creator address), web/round/correspondence.py

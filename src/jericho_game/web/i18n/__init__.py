@@ -97,6 +97,11 @@ ERRORS = {
     "review_quota": N_("You already have the most reviews waiting: wait for one to finish; nothing was queued."),
     # issue 33: the AI's admission control and the mail quotas
     "ai_full": N_("The AI is fully booked at this level: choose an easier level or try again in a few minutes."),
+    # issue 51: the one budget policy (web/common/budget.py)
+    "ai_games": N_("You already play the most games against the AI at once: finish, resign or abort one first."),
+    "search_busy": N_("Your previous search or download is still running: wait for it to finish."),
+    "tournament_join_quota": N_("Too many players from your address joined this tournament."),
+    "over_budget": N_("You have done this too often for now: wait a while; nothing was changed."),
     "mail_recipient_quota": N_(
         "This address or player has been sent the most mails of this kind for now: nothing was sent."
     ),

@@ -32,7 +32,18 @@ from jericho_game.web.storage.database import Tx
 if TYPE_CHECKING:
     from jericho_game.web.round.rooms import GameService
 
-__all__ = ["OFFERS", "CLAIMS", "offer", "answer", "claim", "abort", "expire_seek", "set_name", "fmt_time"]
+__all__ = [
+    "OFFERS",
+    "CLAIMS",
+    "offer",
+    "answer",
+    "claim",
+    "abort",
+    "abort_unstarted",
+    "expire_seek",
+    "set_name",
+    "fmt_time",
+]
 
 OFFERS = ("draw", "takeback")
 CLAIMS = ("win", "draw")
@@ -222,6 +233,42 @@ def abort(svc: GameService, game_id: str, seats: frozenset[str]) -> Change:
         return Change(svc.commits.commit(tx, room, new, room.game))
 
     return svc.commits.write(game_id, decide)
+
+
+def abort_unstarted(svc: GameService, game_id: str) -> Change | None:
+    """Abort an AI game (no result, reason ``aborted``) whose player has not made a move of their own
+    although it has been their turn for ``svc.ai_first_move`` seconds (issue 51: such a game stops
+    counting in the AI's budgets, as lichess aborts a game whose first move never comes); None when
+    it does not qualify (checked under the game's lock)."""
+
+    def decide(tx: Tx, room: Room) -> Change:
+        rec = room.rec
+        if rec.mode != "ai" or svc.status(room) == "over" or rec.ai_side is None:
+            return Change(room)
+        player = Side(rec.ai_side).other
+        if room.game.turn != player or _has_moved(rec, player) or tx.has_job(room.version):
+            return Change(room)
+        if rec.updated_at > svc.now() - svc.ai_first_move:
+            return Change(room)
+        new = rec.copy()
+        new.meta = _without_offer(new.meta)
+        new.result, new.reason, new.turn_started = None, "aborted", None
+        return Change(svc.commits.commit(tx, room, new, room.game))
+
+    change = svc.commits.write(game_id, decide)
+    return change if change.committed else None
+
+
+def _has_moved(rec: Any, side: Side) -> bool:
+    """Whether ``side`` has made a move of its own (not a forced pass) in ``rec``."""
+    from jericho_game.game import Game
+
+    turn = Side.SOUTH if not rec.start_position else Game.from_position(rec.start_position).turn
+    for mv in rec.moves:
+        if mv != "pass" and turn == side:
+            return True
+        turn = turn.other
+    return False
 
 
 def expire_seek(svc: GameService, game_id: str, crowded: bool = False) -> Change | None:

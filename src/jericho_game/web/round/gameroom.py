@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from jericho_game.game import Game
 from jericho_game.pieces import Side
+from jericho_game.web.common.errors import ClientError
 from jericho_game.web.round import render
 from jericho_game.web.storage.database import GameRecord, QuotaFull, Storage, Tx
 
@@ -52,17 +53,6 @@ SIDE_NAMES = {"south": "South", "north": "North"}
 GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 # reasons a game ends with no result (result None): aborted by a player, or a seek nobody took
 NO_RESULT = ("aborted", "expired")
-
-
-class ClientError(Exception):
-    """A refused request: ``code`` for programs, ``message`` for people; ``game``: a fresh state to show."""
-
-    def __init__(self, code: str, message: str, status: int = 400, game: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
-        self.game = game
 
 
 @dataclass(eq=False)

@@ -36,6 +36,7 @@ from jericho_game.ai.levels import ladder
 from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
 from jericho_game.pieces import Side
+from jericho_game.web.common.budget import BudgetPolicy, Counts, Who
 from jericho_game.web.common.fairshare import CHEAP, DEFERRED, AIBudget, lane_of, level_cost
 from jericho_game.web.common.names import NameError_, check_name
 from jericho_game.web.round import timecontrol
@@ -58,7 +59,7 @@ from jericho_game.web.round.gameroom import status as _status
 from jericho_game.web.round.roomcache import RoomCache
 from jericho_game.web.round.roomstate import StateView, confrontations, legal_by_piece
 from jericho_game.web.storage.broker import Broker, LocalBroker
-from jericho_game.web.storage.database import AIJob, GameRecord, QueueFull, QuotaFull, Storage, Tx
+from jericho_game.web.storage.database import AIJob, GameRecord, QueueFull, QuotaFull, Storage, Tx, human_account
 
 # Room, Change, ClientError, the constants and quota_error live in web/round/gameroom.py (and
 # legal_by_piece, confrontations in web/round/roomstate.py); imported from here as before
@@ -110,6 +111,8 @@ class GameService:
         ai_per_client: int | None = None,
         seeks_per_client: int | None = None,
         ai_budget: AIBudget | None = None,
+        budget: BudgetPolicy | None = None,
+        ai_first_move: float = 60.0,
     ) -> None:
         self.storage = storage
         self.broker = broker or LocalBroker()
@@ -128,6 +131,12 @@ class GameService:
         self.seeks_per_client = seeks_per_client  # open seeks in the lobby at once
         # issue 33: admission control of new AI games by their lane's budget (None: none)
         self.ai_budget = ai_budget
+        # issue 51: the one budget policy (web/common/budget.py); an AI game counts against its
+        # client's budget from creation to its end, unless its player has not moved for
+        # ``ai_first_move`` seconds since it became their turn (it is then aborted by the sweep)
+        self.budget = budget if budget is not None else BudgetPolicy(storage, clock=clock)
+        self.ai_first_move = ai_first_move
+        self.budget.live("ai.game", self._count_ai_games)
         # what the lobby shows per seek beyond the game itself: the accounts work fills in
         # "rated" and "rating" (None: an anonymous, unrated game)
         self.lobby_extras: Callable[[GameRecord], dict[str, Any]] = lambda rec: {"rated": False, "rating": None}
@@ -460,25 +469,51 @@ class GameService:
         reply["token"] = token
         return room, reply
 
+    def _count_ai_games(self, conn: Any, budget: Any, who: Who, recipient: str | None, now: float) -> Counts:
+        """The ``ai.game`` budget's count: the client's AI games being played (storage.ai_games_of)."""
+        group, account = self.storage.ai_games_of(
+            conn, who.group, who.account, self._ai_since(now), now - self.ai_first_move
+        )
+        return Counts(group=group, account=account if who.account is not None else None)
+
+    def _ai_since(self, now: float) -> float:
+        return now - (self.ai_budget.active if self.ai_budget is not None else 300.0)
+
     def ai_admission(self, rec: GameRecord) -> Callable[[Any], None] | None:
-        """The admission control of a new AI game (issue 33; web/common/fairshare.py, :class:`AIBudget`),
-        run by the storage in the creating transaction: ``ai_full`` (503, nothing created) when the
-        lane of ``rec``'s level has no room for its cost or its queue has waited too long."""
-        budget = self.ai_budget
-        if budget is None:
+        """The admission control of a new AI game, run by the storage in the creating transaction
+        (issue 33, issue 51; web/common/fairshare.py :class:`AIBudget`, web/common/budget.py):
+
+        1. the client's own budget (``ai.game``): its AI games being played, whoever is to move
+           (``ai_games``, 429);
+        2. its share of the level's lane (``ai.share``): one client holds at most half of a lane's
+           room, and always one game (``ai_full``, 503);
+        3. the lane's room for its cost, and its queue's wait (``ai_full``, 503).
+
+        Nothing is created when one refuses."""
+        if rec.mode != "ai":
             return None
+        budget = self.ai_budget
         level = rec.ai_level
         lane, cost = lane_of(level), level_cost(level)
+        who = Who(rec.address or "?", human_account(rec))
 
         def admit(conn: Any) -> None:
             now = time.time()
+            self.budget.ask(conn, "ai.game", who)
+            if budget is None:
+                return
             slots, cheap = self.storage.ai_capacity(conn, now)
             capacity = (cheap or slots) if lane == CHEAP else slots
             if capacity <= 0:  # no AI runner alive: nothing thinks, so nobody's reply can be delayed
                 return
-            load = self.storage.ai_load(conn, rec.id, now - budget.active)
+            since, fresh = self._ai_since(now), now - self.ai_first_move
+            load = self.storage.ai_load(conn, rec.id, since, fresh)
             used = sum(level_cost(lv) * n for lv, n in load.items() if lane_of(lv) == lane)
             room = budget.per_slot(lane) * capacity
+            mine = self.storage.ai_load(conn, rec.id, since, fresh, address=who.group, account=who.account)
+            held = sum(level_cost(lv) * n for lv, n in mine.items() if lane_of(lv) == lane)
+            if held > 0:  # a client's first game in a lane is judged by the lane's room alone
+                self.budget.judge("ai.share", Counts(group=held / room, account=held / room), cost / room)
             waited = self.storage.lane_wait(conn, lane, now)
             if used + cost > room or waited > budget.max_wait(lane):
                 why = (
@@ -501,16 +536,31 @@ class GameService:
         admission meanwhile), the deferred lane when its lane has no room for it now: the running
         game is answered, after the admitted ones."""
         lane = lane_of(room.rec.ai_level)
-        admit = self.ai_admission(room.rec)
-        if lane == CHEAP or admit is None or self.ai_budget is None:
+        if lane == CHEAP or self.ai_budget is None:
             return lane
         if room.rec.updated_at >= time.time() - self.ai_budget.active:
             return lane
-        try:
-            admit(tx.conn)
-        except ClientError:
+        if not self.lane_has_room(tx.conn, room.rec):
             return DEFERRED
         return lane
+
+    def lane_has_room(self, conn: Any, rec: GameRecord) -> bool:
+        """Whether the lane of ``rec``'s level has room for one more game of its cost now (a game
+        coming back after an idle spell: it weighed in no admission meanwhile)."""
+        budget = self.ai_budget
+        if budget is None:
+            return True
+        now = time.time()
+        lane, cost = lane_of(rec.ai_level), level_cost(rec.ai_level)
+        slots, cheap = self.storage.ai_capacity(conn, now)
+        capacity = (cheap or slots) if lane == CHEAP else slots
+        if capacity <= 0:
+            return True
+        load = self.storage.ai_load(conn, rec.id, self._ai_since(now), now - self.ai_first_move)
+        used = sum(level_cost(lv) * n for lv, n in load.items() if lane_of(lv) == lane)
+        return used + cost <= budget.per_slot(lane) * capacity and self.storage.lane_wait(
+            conn, lane, now
+        ) <= budget.max_wait(lane)
 
     def _correspondence_quota(self, account: int | None, address: str | None) -> None:
         """Refuse a new correspondence game past the player's quota (web/round/correspondence.py)."""

@@ -287,10 +287,31 @@ _INSERT_JOB = text(
     ":address, :account, :lane)"
 )
 # issue 33: the AI games being played (not over, changed since :since) per level, what the admission weighs
-_AI_LOAD = text(
-    "SELECT ai_level, count(*) FROM games WHERE mode = 'ai' AND result IS NULL AND reason IS NULL "
-    "AND updated_at >= :since "
-    "AND id <> :id GROUP BY ai_level"
+# An AI game being played (issue 51): not over, and either its player's turn began less than the
+# first-move grace ago (:fresh), or its player has moved (ply 1 exists: whoever moved first, both
+# sides have then played) and it changed within the budget's active window (:since).  A game whose
+# player never moves therefore stops counting a minute after its turn began, and is aborted.
+_AI_PLAYED = (
+    "mode = 'ai' AND result IS NULL AND reason IS NULL AND (updated_at >= :fresh OR (updated_at >= :since "
+    "AND EXISTS (SELECT 1 FROM moves m WHERE m.game_id = games.id AND m.ply = 1)))"
+)
+_AI_LOAD = text(f"SELECT ai_level, count(*) FROM games WHERE {_AI_PLAYED} AND id <> :id GROUP BY ai_level")
+_AI_LOAD_OF = text(
+    f"SELECT ai_level, count(*) FROM games WHERE {_AI_PLAYED} AND id <> :id AND (address = :address OR "
+    "(CASE WHEN ai_side = 'south' THEN north_account ELSE south_account END) = :account) GROUP BY ai_level"
+)
+_AI_GAMES_OF = text(
+    "SELECT COALESCE(SUM(CASE WHEN address = :address THEN 1 ELSE 0 END), 0), "
+    "COALESCE(SUM(CASE WHEN (CASE WHEN ai_side = 'south' THEN north_account ELSE south_account END) = :account "
+    f"THEN 1 ELSE 0 END), 0) FROM games WHERE {_AI_PLAYED} AND (address = :address OR south_account = :account "
+    "OR north_account = :account)"
+)
+# AI games whose player has not made a move since its turn began over the grace ago (candidates; the
+# abort checks each under the game's lock): no ply 1 yet and no AI move waiting
+_AI_UNSTARTED = text(
+    "SELECT id FROM games WHERE mode = 'ai' AND result IS NULL AND reason IS NULL AND updated_at < :cut "
+    "AND NOT EXISTS (SELECT 1 FROM moves m WHERE m.game_id = games.id AND m.ply = 1) "
+    "AND NOT EXISTS (SELECT 1 FROM ai_jobs j WHERE j.game_id = games.id) ORDER BY updated_at LIMIT :n"
 )
 _LANE_WAIT = text(
     "SELECT min(created_at) FROM ai_jobs WHERE lane = :lane AND (lease_until IS NULL OR lease_until < :now)"
@@ -700,11 +721,38 @@ class Storage:
         if self.postgres:
             conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('jericho-ai-admission'))"))
 
-    def ai_load(self, conn: Connection, game_id: str, since: float) -> dict[str, int]:
+    def ai_load(
+        self,
+        conn: Connection,
+        game_id: str,
+        since: float,
+        fresh: float,
+        address: str | None = None,
+        account: int | None = None,
+    ) -> dict[str, int]:
         """How many AI games (other than ``game_id``) of each level are being played: not over, and
-        changed since ``since``."""
-        rows = conn.execute(_AI_LOAD, {"since": since, "id": game_id}).fetchall()
+        either their player's turn began after ``fresh`` or their player has moved and they changed
+        after ``since``; with ``address``/``account``, only that client's (its address or account)."""
+        params = {"since": since, "fresh": fresh, "id": game_id}
+        if address is None and account is None:
+            rows = conn.execute(_AI_LOAD, params).fetchall()
+        else:
+            rows = conn.execute(_AI_LOAD_OF, {**params, "address": address, "account": account}).fetchall()
         return {str(r[0]): int(r[1]) for r in rows}
+
+    def ai_games_of(
+        self, conn: Connection, address: str, account: int | None, since: float, fresh: float
+    ) -> tuple[int, int]:
+        """The AI games being played (see :meth:`ai_load`) of a client: (of its address, of its account)."""
+        params = {"address": address, "account": account, "since": since, "fresh": fresh}
+        row = conn.execute(_AI_GAMES_OF, params).first()
+        return (int(row[0]), int(row[1])) if row is not None else (0, 0)
+
+    def unstarted_ai_games(self, cut: float, limit: int = 50) -> list[str]:
+        """AI games whose player has not moved although it has been their turn since before ``cut``
+        (candidates for the abort; each is checked again under its lock)."""
+        with self.reader.connect() as conn:
+            return [r[0] for r in conn.execute(_AI_UNSTARTED, {"cut": cut, "n": limit})]
 
     def lane_wait(self, conn: Connection, lane: int, now: float) -> float:
         """How long the oldest job of ``lane`` nobody thinks about has waited (0: none waits)."""
