@@ -30,7 +30,7 @@ from jericho_game.ai.arena import (
     run_arena,
     summarise,
 )
-from jericho_game.ai.stops import spawn_pool, stop_deferred
+from jericho_game.ai.stops import sigterm_stops, spawn_pool, stop_deferred
 from jericho_game.record import read_record
 from tests.helpers import child_pids, still_alive
 
@@ -572,3 +572,35 @@ def test_pool_workers_ignore_ctrl_c_from_their_start() -> None:
         assert seen and all(notes == ["ignored"] for notes in seen), seen
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_a_kill_while_the_pool_starts_is_held_until_the_pool_owns_its_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kill`` as the second worker is started (a run killed at once, or a loaded machine): the
+    stop is raised once the pool is built, and every worker started is ended.  Raised in the
+    middle, the first worker was left unowned, still starting when the parent exited, and it died
+    with a traceback (FileNotFoundError on the pool's semaphores, or EOFError on its pipe)."""
+    import multiprocessing.pool
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("a stop is a signal handler, which only the main thread has")
+    started: list[Any] = []
+    make = multiprocessing.pool.Pool.Process
+
+    def process(ctx: Any, *args: Any, **kwds: Any) -> Any:
+        if len(started) == 1:  # the first worker is running
+            os.kill(os.getpid(), signal.SIGTERM)
+        started.append(make(ctx, *args, **kwds))
+        return started[-1]
+
+    monkeypatch.setattr(multiprocessing.pool.Pool, "Process", staticmethod(process))
+    term = signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (a test worker may ignore it)
+    try:
+        with pytest.raises(KeyboardInterrupt, match="SIGTERM"), sigterm_stops(), spawn_pool(2):
+            pytest.fail("the pool's block ran after a stop")
+        assert len(started) == 2 and all(p.exitcode is not None for p in started), started
+    finally:
+        for p in started:  # (a failing run leaves nothing running)
+            if p.exitcode is None:
+                p.kill()
+        signal.signal(signal.SIGTERM, term)

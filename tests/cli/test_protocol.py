@@ -523,8 +523,8 @@ def test_setoption_player_starts_an_external_program_at_once() -> None:
     assert "No such file" in reply[0]
     # Nothing changed: the player and the position are as they were.
     assert session.spec == "random" and session.handle("status")[0].endswith("moves 1")
-    reply = session.handle("setoption player external:cmd=sleep 30,timeout=1")  # a silent program
-    assert reply[0].startswith("error bad player") and "within 1 s" in reply[0]
+    reply = session.handle("setoption player external:cmd=sleep 30,startup=1")  # a silent program
+    assert reply[0].startswith("error bad player") and "start-up limit of 1 s" in reply[0]
     cmd = f"{sys.executable} -m jericho_game engine --player random"
     assert session.handle(f"setoption player external:cmd={cmd}") == ["ok"]
     client = session.player.client  # type: ignore[attr-defined]

@@ -7,8 +7,10 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -17,6 +19,8 @@ from jericho_game.ai import PlayerSpecError, make_player
 from jericho_game.ai.base import split_spec
 from jericho_game.ai.random_player import RandomPlayer
 from jericho_game.cli.protocol import EngineSession, serve
+from jericho_game.cli.protocol_client import STARTUP_TIMEOUT, EngineTimeout, ExternalEnginePlayer
+from tests.helpers import still_alive
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 C = pytest.mark.skipif(kernel.C is None, reason="needs the C kernel")
@@ -239,16 +243,81 @@ def test_a_nested_spec_works_through_the_command_line() -> None:
 
 
 def test_an_external_program_that_never_answers_is_refused_within_the_start_up_limit() -> None:
-    # Audit: external:cmd=cat blocked the engine for 30 s.
+    # Audit: external:cmd=cat blocked the engine for 30 s.  The wait is the start-up limit
+    # (startup=, generous by default: 5 s was too short on a loaded machine), named in the error.
     session = EngineSession(RandomPlayer(seed=0), spec="random")
     t0 = time.perf_counter()
-    reply = session.handle("setoption player external:cmd=cat")
-    took = time.perf_counter() - t0
-    assert reply[0].startswith("error bad player") and "start-up limit of 5 s" in reply[0]
-    assert took < 15.0
     reply = session.handle("setoption player external:cmd=cat,startup=0.5")
-    assert "start-up limit of 0.5 s" in reply[0]
+    took = time.perf_counter() - t0
+    assert reply[0].startswith("error bad player") and "start-up limit of 0.5 s" in reply[0]
+    assert "give it longer with startup=SECONDS" in reply[0]
+    assert took < 15.0
     assert session.spec == "random"
+
+
+#: An engine slow to start (it sleeps the seconds of its argument first), then quick to answer.
+SLEEPY = """
+import sys, time
+time.sleep(float(sys.argv[1]))
+for line in sys.stdin:
+    word = (line.split() or [""])[0]
+    print({"identify": "id name sleepy\\nready", "quit": "bye"}.get(word, "ok"), flush=True)
+    if word == "quit":
+        break
+"""
+
+
+def test_the_start_up_limit_is_the_wait_for_the_handshake_and_startup_sets_it(tmp_path: Path) -> None:
+    """An engine that takes 2 s to answer ``identify``: refused under ``startup=0.5``, with the
+    option named; started under the default limit though each answer may take only 1 s (the
+    start-up limit was the smaller of 5 s and the timeout, too short on a loaded machine)."""
+    script = tmp_path / "sleepy.py"
+    script.write_text(SLEEPY)
+    spec = f"external:cmd={sys.executable} {script} 2"
+    t0 = time.perf_counter()
+    with pytest.raises(EngineTimeout, match=r"start-up limit of 0\.5 s; give it longer with startup=SECONDS"):
+        cast(ExternalEnginePlayer, make_player(spec + ",startup=0.5")).start()
+    assert time.perf_counter() - t0 < 15.0
+    player = cast(ExternalEnginePlayer, make_player(spec + ",timeout=1")).start()
+    try:
+        assert player.client.info["name"] == "sleepy" and player.client.startup == STARTUP_TIMEOUT >= 30
+    finally:
+        player.close()
+
+
+#: Scripts that still hold a running external engine when Python exits: they aborted at the
+#: interpreter's shutdown (status 134), the engine's stdout closed under its blocked reader.
+HELD_AT_EXIT = {
+    "a module's player": """
+        from jericho_game import Game
+        from jericho_game.ai import make_player
+        held = make_player("external:cmd=jericho engine --player random")
+        held.choose_move(Game())
+        print(held.client.proc.pid)
+    """,
+    "an environment never closed": """
+        from jericho_game.envs.gym_env import JerichoEnv
+        held = JerichoEnv(opponent="external:cmd=jericho engine --player random", agent_side="north")
+        held.reset(seed=1)  # the opponent opens
+        print(held.opponent.client.proc.pid)
+    """,
+    "a client": """
+        from jericho_game.cli.protocol_client import EngineClient
+        held = EngineClient("jericho engine --player random")
+        print(held.proc.pid)
+    """,
+}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from Linux's /proc")
+@pytest.mark.parametrize("script", HELD_AT_EXIT.values(), ids=HELD_AT_EXIT.keys())
+def test_a_script_that_exits_holding_an_external_engine_ends_cleanly(script: str) -> None:
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, "-W", "always::ResourceWarning", "-c", textwrap.dedent(script)]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Fatal Python error" not in done.stderr and "Warning" not in done.stderr, done.stderr[-2000:]
+    assert not still_alive({int(done.stdout)}, seconds=10)  # the engine is stopped, not left behind
 
 
 def test_ctrl_c_in_a_terminal_ends_an_engine_playing_through_an_external_one_with_status_0() -> None:

@@ -15,6 +15,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 __all__ = ["STOP_SIGNALS", "ignore_sigint", "sigterm_stops", "spawn_pool", "stop_deferred"]
 
@@ -67,22 +68,45 @@ def stop_deferred() -> Iterator[None]:
         raise KeyboardInterrupt(signal.Signals(asked[0]).name)
 
 
-def spawn_pool(jobs: int, initializer: Callable[[], None] | None = None) -> multiprocessing.pool.Pool:
+@contextmanager
+def spawn_pool(jobs: int, initializer: Callable[[], None] | None = None) -> Iterator[multiprocessing.pool.Pool]:
     """A pool of ``jobs`` spawned workers that leave Ctrl-C to the parent from their first
-    instruction.  ``initializer`` (by default :func:`ignore_sigint`) only runs once a worker has
-    imported what it needs, and a Ctrl-C reaching the process group before then killed it with a
-    traceback; so the workers are started with Ctrl-C ignored (an ignored signal stays ignored
-    across exec, and Python keeps it so), and the parent's handler is back as soon as they exist
-    (a Ctrl-C in those few milliseconds is lost, not half-handled)."""
+    instruction, terminated when the block ends however it ends (``with spawn_pool(2) as pool``).
+
+    ``initializer`` (by default :func:`ignore_sigint`) only runs once a worker has imported what
+    it needs, and a Ctrl-C reaching the process group before then killed it with a traceback; so
+    the workers are started with Ctrl-C ignored (an ignored signal stays ignored across exec, and
+    Python keeps it so), and the parent's handler is back as soon as they exist (a Ctrl-C in those
+    few milliseconds is lost, not half-handled).
+
+    A ``kill`` (SIGTERM made a stop by :func:`sigterm_stops`) while the pool starts is held until
+    every worker is started and the pool owns them, then raised: raised in the middle, it left the
+    pool unbuilt (``Pool()`` cleans up only after an ``Exception``) and its first workers unowned,
+    still unpickling their start-up data when the parent, exiting, removed the named semaphores of
+    the pool's queues from under them (a ``FileNotFoundError`` traceback from the worker) or closed
+    the pipe that data was still to come through (an ``EOFError`` one)."""
     context = multiprocessing.get_context("spawn")
     init = ignore_sigint if initializer is None else initializer
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
-        return context.Pool(jobs, initializer=init)  # no handler of ours to set and restore
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    asked: list[int] = []
+    old: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():  # (only it may set handlers)
+        if signal.getsignal(signal.SIGINT) is not None:
+            old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if callable(signal.getsignal(signal.SIGTERM)):  # a stop: SIG_DFL kills, as the caller chose
+            old[signal.SIGTERM] = signal.signal(signal.SIGTERM, lambda signum, _frame: asked.append(signum))
+    pool = None
     try:
-        return context.Pool(jobs, initializer=init)
+        try:
+            pool = context.Pool(jobs, initializer=init)
+        finally:
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
+        if asked:
+            raise KeyboardInterrupt(signal.Signals(asked[0]).name)
+        yield pool
     finally:
-        signal.signal(signal.SIGINT, old)
+        if pool is not None:
+            pool.terminate()
 
 
 def ignore_sigint() -> None:

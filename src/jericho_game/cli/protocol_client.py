@@ -23,6 +23,7 @@ import shlex
 import subprocess
 import sys
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -50,8 +51,10 @@ __all__ = [
 
 FINAL_WORDS = ("ok", "error", "bestmove", "ready", "bye")
 _MAX_DATA_LINES = 10_000
-#: Seconds an engine program has to start and answer its first ``identify``.
-STARTUP_TIMEOUT = 5.0
+#: Seconds an engine program has to start and answer its first ``identify`` (``startup=``).
+#: Generous: 5 s was too short for a Python engine importing NumPy on a loaded machine, and
+#: only a program that never answers (not an engine at all) waits it out.
+STARTUP_TIMEOUT = 30.0
 
 
 class EngineError(JerichoError):
@@ -117,9 +120,10 @@ class EngineClient:
 
     ``cmd`` is the program (string split like a shell would, or a list).  ``timeout`` is
     the default number of seconds to wait for each answer (``go`` adds its time limit);
-    ``startup`` bounds the start: the program must answer the first ``identify`` within
-    that many seconds (default :data:`STARTUP_TIMEOUT`, never more than ``timeout``), else it is stopped and
-    :class:`EngineTimeout` says so.  Use it as a context manager, or call :meth:`close`.
+    ``startup`` bounds the start alone: the program must answer the first ``identify`` (its
+    ``ready``) within that many seconds of being launched (default :data:`STARTUP_TIMEOUT`,
+    whatever ``timeout`` is), else it is stopped and :class:`EngineTimeout` says so and names
+    ``startup=``.  Use it as a context manager, or call :meth:`close`.
     """
 
     def __init__(
@@ -134,8 +138,9 @@ class EngineClient:
         self.timeout = float(timeout)
         if startup is not None and not startup > 0:
             raise ValueError(f"startup must be a positive number of seconds, got {startup}")
-        # The start waits at most the start-up limit, and never longer than any answer may.
-        self.startup = min(STARTUP_TIMEOUT if startup is None else float(startup), self.timeout)
+        # Not capped by ``timeout``: launching an interpreter and importing is another matter
+        # than answering a command, and a loaded machine slows the first far more.
+        self.startup = STARTUP_TIMEOUT if startup is None else float(startup)
         self._stderr: deque[str] = deque(maxlen=40)
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._broken: str | None = None
@@ -163,12 +168,20 @@ class EngineClient:
         assert self.proc.stdout is not None and self.proc.stderr is not None
         # The reader threads get the queue and the deque, never ``self``: a thread holding
         # the client would keep it (and so the process) alive after the last reference
-        # to it is dropped, and __del__ would never stop the engine.
+        # to it is dropped, and the finalizer would never stop the engine.
         lines, stderr = self._lines, self._stderr
-        threading.Thread(target=_pump_lines, args=(self.proc.stdout, lines.put, True), daemon=True).start()
-        self._stderr_reader = threading.Thread(target=_pump_lines, args=(self.proc.stderr, stderr.append, False))
-        self._stderr_reader.daemon = True
-        self._stderr_reader.start()
+        readers = (
+            threading.Thread(target=_pump_lines, args=(self.proc.stdout, lines.put, True), daemon=True),
+            threading.Thread(target=_pump_lines, args=(self.proc.stderr, stderr.append, False), daemon=True),
+        )
+        for reader in readers:
+            reader.start()
+        self._stderr_reader = readers[1]
+        # Not __del__: a client still held when Python exits was collected only once daemon
+        # threads were frozen, and closing the pipe a frozen reader was blocked on aborted the
+        # interpreter ("Fatal Python error: ... at interpreter shutdown", status 134).  A finalizer
+        # also runs at exit, before that, while the readers can still see the end of their pipes.
+        self._finalizer = weakref.finalize(self, _end, self.proc, readers)
         self.info: dict[str, str] = {}
         try:
             self.info = self.identify(timeout=self.startup, starting=True)
@@ -286,7 +299,7 @@ class EngineClient:
                 raise
             raise EngineTimeout(
                 f"the engine did not start: no answer to 'identify' within the start-up limit of "
-                f"{self.startup:g} s ({exc})"
+                f"{self.startup:g} s; give it longer with startup=SECONDS ({exc})"
             ) from None
         info = {}
         for line in reply.lines:
@@ -389,12 +402,7 @@ class EngineClient:
                 self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 self._kill()
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        self._finalizer()
         self._broken = self._broken or "closed"
 
     @property
@@ -408,20 +416,33 @@ class EngineClient:
     def __exit__(self, *exc: object) -> None:
         self.quit()
 
-    def __del__(self) -> None:
+
+def _end(proc: subprocess.Popen[str], readers: Sequence[threading.Thread]) -> None:
+    """Kill ``proc`` if it still runs, and close its pipes once their readers are done with them.
+
+    A client's last step: from :meth:`EngineClient.close`, when the client is collected, or at
+    exit for a client still held then (by a module's global, an environment never closed).  The
+    pipes are closed here because, left to the collector, each raises a ResourceWarning ("unclosed
+    file") in whatever code happens to run then (a test's warning check); but never one a reader
+    is still blocked on (a grandchild of the engine holding it open): the close would wait for
+    that read, forever, or abort the interpreter at its shutdown.
+    """
+    if proc.poll() is None:
+        proc.kill()
         try:
-            proc = getattr(self, "proc", None)
-            if proc is None:
-                return
-            if proc.poll() is None:
-                self._kill()
-            # The pipes too: left to the collector they each raise a ResourceWarning ("unclosed
-            # file"), which lands in whatever code happens to run then (a test's warning check).
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
-        except Exception:  # pragma: no cover - interpreter shutdown
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a process that outlives SIGKILL
             pass
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+    except OSError:  # (its last write, to a process gone)
+        pass
+    for stream, reader in zip((proc.stdout, proc.stderr), readers, strict=True):
+        if reader is not threading.current_thread():  # (the collector may run in a reader)
+            reader.join(timeout=1)  # the pipe ends with the process: at once
+        if stream is not None and not reader.is_alive():
+            stream.close()
 
 
 def _pump_lines(stream: object, put: Callable[[Any], object], end: bool) -> None:
@@ -442,8 +463,8 @@ class ExternalEnginePlayer:
     it is also stopped when the player is garbage-collected).  Each move sends the
     game's start position and moves, then ``go`` with the limit (an explicit ``Limit``
     replaces ``time``/``nodes``).  ``timeout`` bounds the wait beyond the limit's time;
-    ``startup`` the program's start (its first ``identify``); ``seed`` is sent when the
-    limit has none.
+    ``startup`` the program's start (its answer to the first ``identify``, see
+    :class:`EngineClient`); ``seed`` is sent when the limit has none.
     """
 
     def __init__(
