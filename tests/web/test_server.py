@@ -307,7 +307,8 @@ def test_ai_runs_off_the_event_loop_and_a_failing_ai_still_moves(client: TestCli
     with connect(client, g["id"]) as raw:
         ws = seat(raw, g["token"], "north")
         ws.state_where(lambda m: m["game"]["ply"] == 1)
-    g2 = create(client, mode="ai", level="broken-test", side="north")
+    with another(client, "10.9.9.9") as other:  # one client holds one game of the dearest cost at once
+        g2 = create(other, mode="ai", level="broken-test", side="north")
     with connect(client, g2["id"]) as raw:
         ws = seat(raw, g2["token"], "north")
         ws.state_where(lambda m: m["game"]["ply"] == 1)
@@ -685,17 +686,26 @@ def test_game_creation_is_rate_limited_per_address(db: str) -> None:
         assert r.status_code == 429 and "wait" in r.json()["message"]
 
 
-def test_the_creation_rate_table_forgets_quiet_addresses(db: str) -> None:
+def test_the_creation_rate_counts_a_sliding_minute_and_forgets_quiet_addresses(db: str) -> None:
+    """The `game.create` budget (web/common/budget.py): counted in the database over the last minute,
+    and its rows pruned once older than every window, so the ledger cannot grow without bound."""
     now = [1_000_000.0]
-    app = create_app(db, clock=lambda: now[0])
+    app = create_app(db, clock=lambda: now[0], limits=Limits(creates_per_minute=2))
     with TestClient(app) as c:
         hub = app.state.service
         for i in range(5):
             hub.create({"mode": "hotseat"}, client=f"10.0.0.{i}")
-        assert len(hub.creates) == 5
+        for _ in range(2):
+            create(c, mode="hotseat")
+        assert c.post("/api/games", json={"mode": "hotseat"}).json()["error"] == "rate_limited"
         now[0] += 61
         create(c, mode="hotseat")
-        assert list(hub.creates) == ["testclient"]
+        now[0] += 2 * 24 * 3600  # past the longest window of every budget
+        assert app.state.budget.prune() == 8
+        create(c, mode="hotseat")
+        with hub.storage.engine.connect() as conn:
+            rows = conn.exec_driver_sql("SELECT grp FROM budget_spend").fetchall()
+        assert [r[0] for r in rows] == ["testclient"]
 
 
 # -- the real command: kill -9 mid-game, restart, carry on ----------------------------------------------

@@ -69,6 +69,7 @@ _SAYS = {
     "recipient": "to this {recipient}",
     "account": "by your account",
     "group": "from your address",
+    "client": "from your address or account",
     "total": "on this server",
 }
 
@@ -166,6 +167,18 @@ _B = Budget
 BUDGETS: dict[str, Budget] = {
     b.kind: b
     for b in [
+        # -- games (web/round/rooms.py) --
+        _B(
+            "game.create",
+            "new games",
+            "ledger",
+            "games",
+            per_group=60,
+            window=60.0,
+            code="rate_limited",
+            hint="wait a minute",
+            setting="`--max-creates-per-minute`",
+        ),
         # -- the AI (web/round/rooms.py; the lanes' admission is fairshare.AIBudget) --
         _B(
             "ai.game",
@@ -474,6 +487,12 @@ class BudgetPolicy:
                     self.refused[kind] += 1
                 raise OverBudget(b, scope, have, limit)
 
+    def refuse(self, kind: str, scope: str, have: float, limit: float) -> OverBudget:
+        """The refusal of ``kind`` for a count a feature made itself (counted among the refusals)."""
+        with self._lock:
+            self.refused[kind] += 1
+        return OverBudget(self[kind], scope, have, limit)
+
     def ask(
         self,
         conn: Connection,
@@ -534,10 +553,17 @@ class BudgetPolicy:
 
     def _prune(self, conn: Connection, now: float) -> None:
         self._asks += 1
-        if self._asks % _PRUNE_EVERY:
-            return
+        if self._asks % _PRUNE_EVERY == 0:
+            self.prune(conn)
+
+    def prune(self, conn: Connection | None = None) -> int:
+        """Delete the ledger's rows older than every window (done every few hundred asks); how many."""
         longest = max((b.window or 0.0) for b in self.budgets.values())
-        conn.execute(text("DELETE FROM budget_spend WHERE at < :old"), {"old": now - longest})
+        sql, old = text("DELETE FROM budget_spend WHERE at < :old"), {"old": self.clock() - longest}
+        if conn is not None:
+            return int(conn.execute(sql, old).rowcount)
+        with self.storage.engine.begin() as c:
+            return int(c.execute(sql, old).rowcount)
 
     def spent(self, kind: str, who: Who, recipient: str | int | None = None) -> Counts:
         """What ``who`` has spent of the ledger budget ``kind`` (for pages and tests)."""
@@ -666,6 +692,8 @@ def from_limits(limits: Any, base: Mapping[str, Budget] = BUDGETS) -> dict[str, 
         if kind in out:
             out[kind] = replace(out[kind], per_group=n, per_account=n, **more)
 
+    if "game.create" in out and getattr(limits, "creates_per_minute", None) is not None:
+        out["game.create"] = replace(out["game.create"], per_group=limits.creates_per_minute)
     per_client("ai.game", getattr(limits, "ai_games_per_client", None))
     per_client("ai.wait", getattr(limits, "ai_per_client", None))
     per_client("review", getattr(limits, "reviews_per_client", None), total=getattr(limits, "review_queue", None))

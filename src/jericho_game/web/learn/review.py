@@ -582,7 +582,7 @@ class ReviewService:
         except QuotaFull as exc:
             from jericho_game.web.round.rooms import quota_error
 
-            raise quota_error(exc) from None
+            raise quota_error(exc, getattr(self.games, "budget", None)) from None
         except ReviewQueueFull as exc:
             raise ClientError("busy", f"the server is busy: {exc}; try again in a minute", 503) from None
         self.jobs.publish(changed)

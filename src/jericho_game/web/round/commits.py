@@ -91,7 +91,7 @@ class CommitPipeline:
         if ai_next and self.svc.ai_per_client is not None:
             waiting = tx.client_jobs(rec)
             if waiting >= self.svc.ai_per_client:
-                raise quota_error(QuotaFull("ai", waiting, self.svc.ai_per_client))
+                raise quota_error(QuotaFull("ai", waiting, self.svc.ai_per_client), self.svc.budget)
         if ai_next and tx.waiting_jobs() >= self.svc.max_ai_jobs:
             raise ClientError(
                 "busy",
@@ -151,7 +151,7 @@ class CommitPipeline:
         if isinstance(exc, QueueFull):
             return ClientError("busy", f"the server is busy: {exc}; try again soon", 503)
         if isinstance(exc, QuotaFull):
-            return quota_error(exc)
+            return quota_error(exc, self.svc.budget)
         return exc
 
     async def write_grouped(

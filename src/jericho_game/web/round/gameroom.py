@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from jericho_game.game import Game
 from jericho_game.pieces import Side
+from jericho_game.web.common.budget import BUDGETS, BudgetPolicy, OverBudget
 from jericho_game.web.common.errors import ClientError
 from jericho_game.web.round import render
 from jericho_game.web.storage.database import GameRecord, QuotaFull, Storage, Tx
@@ -94,22 +95,18 @@ def same_secret(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and hmac.compare_digest(a.encode(), b.encode())
 
 
-def quota_error(exc: QuotaFull) -> ClientError:
-    """The coded error (429) of a client over one of its fair-share quotas (nothing was changed)."""
-    if exc.what == "ai":
-        return ClientError(
-            "ai_quota",
-            f"you already have {exc.have} games waiting for the AI's reply, the most one player or address may "
-            f"have at once ({exc.limit}): wait for a reply, then play; nothing was changed",
-            429,
-        )
-    if exc.what == "seeks":
-        return ClientError(
-            "seek_quota",
-            f"you already have {exc.have} open seeks in the lobby, the most one player or address may have "
-            f"({exc.limit}): wait for an opponent or cancel one; nothing was created",
-            429,
-        )
+#: The budget (web/common/budget.py) of each quota the storage counts in the changing transaction.
+QUOTA_BUDGETS = {"ai": "ai.wait", "seeks": "seek", "reviews": "review"}
+
+
+def quota_error(exc: QuotaFull, policy: BudgetPolicy | None = None) -> ClientError:
+    """The coded error (429) of a client over one of its fair-share quotas (nothing was changed):
+    the refusal of its budget (counted by ``policy`` when given)."""
+    kind = QUOTA_BUDGETS.get(exc.what)
+    if kind is not None:
+        if policy is not None:
+            return policy.refuse(kind, "client", exc.have, exc.limit)
+        return OverBudget(BUDGETS[kind], "client", exc.have, exc.limit)
     if exc.what == "lobby":
         return ClientError(
             "lobby_full",
@@ -117,12 +114,7 @@ def quota_error(exc: QuotaFull) -> ClientError:
             "ahead of anonymous ones, or invite a player with the game's link; nothing was created",
             429,
         )
-    return ClientError(
-        "review_quota",
-        f"you already have {exc.have} game reviews waiting, the most one player or address may have at once "
-        f"({exc.limit}): wait for one to finish; nothing was queued",
-        429,
-    )
+    raise ValueError(f"no quota {exc.what!r}")
 
 
 def both_moved(rec: GameRecord) -> bool:

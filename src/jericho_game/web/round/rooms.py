@@ -27,7 +27,6 @@ import random
 import secrets
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -36,8 +35,9 @@ from jericho_game.ai.levels import ladder
 from jericho_game.game import Game
 from jericho_game.moves import PASS, Move, parse_move
 from jericho_game.pieces import Side
-from jericho_game.web.common.budget import BudgetPolicy, Counts, Who
+from jericho_game.web.common.budget import BudgetPolicy, Counts, Who, from_limits
 from jericho_game.web.common.fairshare import CHEAP, DEFERRED, AIBudget, lane_of, level_cost
+from jericho_game.web.common.limits import Limits
 from jericho_game.web.common.names import NameError_, check_name
 from jericho_game.web.round import timecontrol
 from jericho_game.web.round.commits import CommitPipeline
@@ -134,13 +134,14 @@ class GameService:
         # issue 51: the one budget policy (web/common/budget.py); an AI game counts against its
         # client's budget from creation to its end, unless its player has not moved for
         # ``ai_first_move`` seconds since it became their turn (it is then aborted by the sweep)
-        self.budget = budget if budget is not None else BudgetPolicy(storage, clock=clock)
+        if budget is None:
+            budget = BudgetPolicy(storage, from_limits(Limits(creates_per_minute=creates_per_minute)), clock=clock)
+        self.budget = budget
         self.ai_first_move = ai_first_move
         self.budget.live("ai.game", self._count_ai_games)
         # what the lobby shows per seek beyond the game itself: the accounts work fills in
         # "rated" and "rating" (None: an anonymous, unrated game)
         self.lobby_extras: Callable[[GameRecord], dict[str, Any]] = lambda rec: {"rated": False, "rating": None}
-        self.creates: dict[str, deque[float]] = {}
         self._levels: list[str] | None = None
         self._levels_lock = threading.Lock()
         self.busy_rooms: Callable[[str], bool] = lambda gid: False  # the transport: rooms with clients
@@ -150,7 +151,6 @@ class GameService:
         self.rooms = self.cache.rooms  # the cached rooms by id (tests clear it to force a reload)
         self.commits = CommitPipeline(self, self.cache)
         self.view = StateView(self)
-        self._creates_lock = threading.Lock()
         # accounts and ratings (web/accounts/accounts.py, web/accounts/ratings.py): hooks called inside the transaction
         # of the change that ends a game (e.g. queue its rating update), and the names of accounts
         self.on_finish: list[Callable[[Tx, GameRecord], None]] = []
@@ -365,14 +365,6 @@ class GameService:
 
         ``account``: the logged-in creator's account, which the creator's seat(s) are bound to."""
         now = self.now()
-        with self._creates_lock:  # creations may run on the database thread (off_loop) and on the loop
-            for addr in [a for a, w in self.creates.items() if not w or w[-1] < now - 60]:
-                del self.creates[addr]  # forget quiet addresses: the table cannot grow without bound
-            window = self.creates.setdefault(client, deque())
-            while window and window[0] < now - 60:
-                window.popleft()
-            if len(window) >= self.creates_per_minute:
-                raise ClientError("rate_limited", "too many new games from this address: wait a minute", 429)
         fields = {"mode", "side", "level", "clock", "increment", "per_move_days", "rated", "name", "public"}
         unknown = set(spec) - fields
         if unknown:
@@ -457,14 +449,12 @@ class GameService:
                 max_client_seeks=self.seeks_per_client,
                 max_corr_seeks=self.correspondence_seeks,
                 job_lane=lane_of(rec.ai_level),
-                admit=self.ai_admission(rec) if mode == "ai" else None,
+                admit=self._admission(rec, account),
             )
         except QueueFull as exc:
             raise ClientError("busy", f"the server is busy: {exc}; try again soon", 503) from None
         except QuotaFull as exc:
-            raise quota_error(exc) from None
-        with self._creates_lock:
-            window.append(now)
+            raise quota_error(exc, self.budget) from None
         room = self.commits.publish(Room(rec, game))
         reply["token"] = token
         return room, reply
@@ -478,6 +468,19 @@ class GameService:
 
     def _ai_since(self, now: float) -> float:
         return now - (self.ai_budget.active if self.ai_budget is not None else 300.0)
+
+    def _admission(self, rec: GameRecord, account: int | None) -> Callable[[Any], None]:
+        """What a new game asks in its creating transaction: the client's ``game.create`` budget
+        (new games a minute), then an AI game's admission (:meth:`ai_admission`)."""
+        ai = self.ai_admission(rec)
+        who = Who(rec.address or "?", account)
+
+        def admit(conn: Any) -> None:
+            self.budget.ask(conn, "game.create", who)
+            if ai is not None:
+                ai(conn)
+
+        return admit
 
     def ai_admission(self, rec: GameRecord) -> Callable[[Any], None] | None:
         """The admission control of a new AI game, run by the storage in the creating transaction
@@ -499,6 +502,7 @@ class GameService:
 
         def admit(conn: Any) -> None:
             now = time.time()
+            self.storage.admission_lock(conn)  # admissions on every process one after another
             self.budget.ask(conn, "ai.game", who)
             if budget is None:
                 return
@@ -850,9 +854,8 @@ class GameService:
             ai_first = rec.mode == "ai" and rec.ai_side == game.turn.value
             # in this transaction: the old game is locked, so exactly one rematch is ever created
             job_level = (rec.ai_level or "random") if ai_first else None
-            admit = self.ai_admission(rec) if rec.mode == "ai" else None
+            admit = self.ai_admission(rec)
             if admit is not None:  # a rematch is a new game: admitted like one (issue 33)
-                self.storage.admission_lock(tx.conn)
                 admit(tx.conn)
             tx.insert_game(rec, job_level=job_level, max_client_jobs=self.ai_per_client, job_lane=lane_of(job_level))
             new_old = old.copy()

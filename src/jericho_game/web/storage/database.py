@@ -688,12 +688,10 @@ class Storage:
         already has ``max_client_jobs`` AI jobs or, for a public seek, ``max_client_seeks`` open seeks,
         or (``"lobby"``) a correspondence seek finds ``max_corr_seeks`` open ones: all of them for an
         anonymous creator, those of accounts for an account's (which crowds an anonymous one out).
-        ``admit(conn)``: the AI's admission control (issue 33), run in the transaction after every
-        creation of an AI game before it on any process (an advisory lock on PostgreSQL, SQLite's
-        write lock): it raises to refuse, and nothing is stored."""
+        ``admit(conn)``: what the creation asks in its transaction (the budgets, and the AI's
+        admission control, which takes :meth:`admission_lock` first): it raises to refuse, and
+        nothing is stored."""
         with self.engine.begin() as conn:
-            if admit is not None:
-                self.admission_lock(conn)
             if self.postgres and rec.address and (max_client_jobs is not None or max_client_seeks is not None):
                 # one client's creations on several processes take turns: the count below is then exact
                 conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": "jericho-client:" + rec.address})
