@@ -12,6 +12,8 @@ Without ``--url`` the command starts its own servers (``--servers N`` processes 
 serve`` on one database, SQLite in a temporary folder unless ``--db`` names one) and reports
 their CPU time; with ``--url`` (several, comma-separated) it measures servers that run already.
 Everything is bounded: ``--seconds`` is at most 300, and the servers it started are stopped.
+``--moves N`` ends each game's part after N acknowledged moves instead (within ``--seconds``): a
+run of a known amount of work whatever the machine's speed, which the tests use.
 """
 
 from __future__ import annotations
@@ -41,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "loadtest") -> No
     """Options of ``jericho loadtest``."""
     parser.add_argument("--games", type=int, default=200, help="games played at once (default 200)")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long to measure (default 20, at most 300)")
+    parser.add_argument(
+        "--moves",
+        type=int,
+        default=None,
+        help="end each game after this many acknowledged moves (still within --seconds; default: play --seconds)",
+    )
     parser.add_argument("--url", default=None, help="server(s) to measure, comma-separated (default: start them)")
     parser.add_argument("--servers", type=int, default=1, help="server processes to start without --url (default 1)")
     parser.add_argument("--db", default=None, help="database for the servers it starts (default: a temporary SQLite)")
@@ -137,6 +145,7 @@ async def _one_game(
     wlat: list[tuple[float, float]] | None = None,
     http: Any = None,
     playing: list[float] | None = None,
+    moves: int | None = None,
 ) -> None:
     from websockets.asyncio.client import connect
 
@@ -149,9 +158,14 @@ async def _one_game(
     ws_base = base.replace("http", "ws", 1)
     watcher = None
     first_done = False
+    acknowledged = 0  # this game's, against ``moves``
     if watch is not None and sent_times is not None and wlat is not None:
         watcher = asyncio.create_task(_watch(watch.replace("http", "ws", 1), game_id, deadline, sent_times, wlat))
-    while time.monotonic() < deadline:
+
+    def going() -> bool:
+        return time.monotonic() < deadline and (moves is None or acknowledged < moves)
+
+    while going():
         async with connect(f"{ws_base}/ws/{game_id}", max_size=2**22, compression=None) as ws:
             await ws.send(json.dumps({"type": "hello", "token": token}))
             sent_at: float | None = None
@@ -160,7 +174,7 @@ async def _one_game(
             next_id = None
             last_sent = 0.0
             mirror = _Mirror()
-            while time.monotonic() < deadline:
+            while going():
                 text = await ws.recv()
                 received = time.monotonic()
                 msg = _read(text)
@@ -184,6 +198,7 @@ async def _one_game(
                 if sent_at is not None and st["ply"] > sent_ply:
                     lat.append((received, received - sent_at))
                     counts[0] += 1
+                    acknowledged += 1
                     if playing is not None and not first_done:  # this game's first acknowledged move
                         playing.append(received)
                         first_done = True
@@ -210,7 +225,9 @@ async def _one_game(
                 break
             game_id = next_id
     if watcher is not None:
-        await watcher
+        if moves is not None:  # the game's part is over before the deadline: so is its spectator's
+            watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
 
 
 def _read(text: str) -> dict[str, Any]:
@@ -317,14 +334,16 @@ async def play_games(
     watchers: bool = False,
     ai_games: int = 0,
     ai_level: str = "expert",
+    moves: int | None = None,
 ) -> dict[str, Any]:
-    """Play ``games`` games spread over ``urls`` for ``seconds``; moves, latencies (s) and errors."""
+    """Play ``games`` games spread over ``urls`` for ``seconds`` (or each until ``moves`` of its
+    moves are acknowledged); moves, latencies (s) and errors."""
     import httpx
 
     # one HTTP client for all games: a client per game cost ~50 ms of CPU each (it loads the
     # certificate store), which made the load generator itself the bottleneck for seconds
     async with httpx.AsyncClient(timeout=30) as http:
-        return await _play_games(http, urls, games, seconds, seed, pace, watchers, ai_games, ai_level)
+        return await _play_games(http, urls, games, seconds, seed, pace, watchers, ai_games, ai_level, moves)
 
 
 async def _play_games(
@@ -337,6 +356,7 @@ async def _play_games(
     watchers: bool,
     ai_games: int,
     ai_level: str,
+    moves: int | None = None,
 ) -> dict[str, Any]:
     lat: list[tuple[float, float]] = []
     playing: list[float] = []  # when each game's first move was acknowledged
@@ -365,19 +385,26 @@ async def _play_games(
                     wlat,
                     http,
                     playing,
+                    moves,
                 )
             )
         )
         await asyncio.sleep(0)
-    for i in range(ai_games):
-        tasks.append(
-            asyncio.create_task(
-                _ai_game(urls[i % len(urls)], ai_level, deadline, random.Random(i), counts, errors, http)
-            )
-        )
+    ai_tasks = [
+        asyncio.create_task(_ai_game(urls[i % len(urls)], ai_level, deadline, random.Random(i), counts, errors, http))
+        for i in range(ai_games)
+    ]
     done = await asyncio.gather(*tasks, return_exceptions=True)
+    if moves is not None:  # the games played their moves: the AI games meanwhile end with them
+        for task in ai_tasks:
+            task.cancel()
+    done += await asyncio.gather(*ai_tasks, return_exceptions=True)
     cpu = time.process_time() - cpu
-    errors += [f"{type(e).__name__}: {e}"[:120] for e in done if isinstance(e, BaseException)]
+    errors += [
+        f"{type(e).__name__}: {e}"[:120]
+        for e in done
+        if isinstance(e, BaseException) and not isinstance(e, asyncio.CancelledError)
+    ]
     return {
         "moves": counts[0],
         "latencies": lat,
@@ -475,7 +502,13 @@ def run(args: argparse.Namespace) -> int:
         kind = "PostgreSQL" if db.startswith("postgresql") else "SQLite"
         where = f"{len(servers)} server process(es) started here on {kind}"
     try:
-        opts = {"pace": args.pace, "watchers": args.watchers, "ai_games": args.ai_games, "ai_level": args.ai_level}
+        opts = {
+            "pace": args.pace,
+            "watchers": args.watchers,
+            "ai_games": args.ai_games,
+            "ai_level": args.ai_level,
+            "moves": None if args.moves is None else max(1, args.moves),
+        }
         cpu0 = {p.pid: _cpu_seconds(p.pid) for p, _ in servers}
         sampler = _CpuSampler([p.pid for p, _ in servers])
         load0 = os.getloadavg()
@@ -533,7 +566,12 @@ def run(args: argparse.Namespace) -> int:
     elapsed = max((stamps[-1] - start) if stamps else 0.0, 1e-9)
     lat = sorted(window)
     res["watch_latencies"] = [d for t, d in res["watch_latencies"] if t >= start]
-    print(f"jericho loadtest: {games} hot-seat games for {seconds:g} s against {where}")
+    length = (
+        f"{seconds:g} s"
+        if args.moves is None
+        else f"{max(1, args.moves)} acknowledged moves each (at most {seconds:g} s)"
+    )
+    print(f"jericho loadtest: {games} hot-seat games for {length} against {where}")
     print(f"machine: {_machine()}")
     print(
         f"acknowledged moves: {res['moves']} in all; steady state: {len(lat)} in {elapsed:.1f} s "
