@@ -77,7 +77,7 @@ from jericho_game.web.round.correspondence import correspondence_routes, turn_ma
 from jericho_game.web.round.messages import Incoming, MessageTable, game_messages
 from jericho_game.web.round.records import write_game_record
 from jericho_game.web.round.rooms import Change, ClientError, GameService, Room
-from jericho_game.web.site import pages
+from jericho_game.web.site import openapi, pages
 from jericho_game.web.site.errors import InternalErrors
 from jericho_game.web.site.httpguard import uvicorn_options
 from jericho_game.web.social.chat import Chat, ChatStore
@@ -1141,6 +1141,7 @@ def create_app(
         *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.social.chat)
         *people_routes(people, transport.after),  # follows, blocks, challenges (jericho_game.web.people.people)
         # a player's games searched and exported, their statistics (jericho_game.web.people.gamesearch, .playerstats)
+        Route(openapi.PATH, openapi.openapi_json),  # this API, described (jericho_game.web.site.openapi)
         *games_routes(
             GameSearch(storage, accounts, service),
             PlayerStats(storage, accounts, review_jobs.store),
