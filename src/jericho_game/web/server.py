@@ -57,7 +57,7 @@ from jericho_game.web.accounts.ratings import RatingPolicy, Ratings, rating_rout
 from jericho_game.web.airunner.aiqueue import AIRunner
 from jericho_game.web.common import budget as budgeting
 from jericho_game.web.common import fairshare, jsonin
-from jericho_game.web.common.budget import Budget, BudgetPolicy
+from jericho_game.web.common.budget import Budget, BudgetPolicy, Who, costs, free
 from jericho_game.web.common.conn import Conn
 from jericho_game.web.common.fairshare import SocketCaps, address_of, too_many
 from jericho_game.web.common.limits import Limits
@@ -586,6 +586,7 @@ class Transport:
                 self.after(named)
 
     # -- a WebSocket -------------------------------------------------------------------------
+    @costs("ai.wait")  # a move that queues the AI's reply; the socket itself is held under SocketCaps
     async def serve_ws(self, websocket: WebSocket) -> None:
         """The life of one WebSocket connection to ``/ws/{id}``."""
         await websocket.accept()
@@ -888,6 +889,7 @@ def create_app(
         rate=limits.rate,
         burst=limits.burst,
         send_timeout=limits.send_timeout,
+        budget=budget,
     )
     # accounts and ratings (optional for players: web/accounts/accounts.py, web/accounts/ratings.py)
     accounts = AccountService(storage, hasher=password_hasher, clock=clock, signup=signup)
@@ -961,6 +963,7 @@ def create_app(
     tournaments = TournamentService(storage, accounts, service, policy=tournament_policy)
     tournaments.after = transport.after
 
+    @free("the rule book, a file read once")
     async def rules_md(request: Request) -> Response:
         return PlainTextResponse(
             _rules_text(i18n.request_language(request)),
@@ -968,6 +971,7 @@ def create_app(
             headers={"Vary": "Accept-Language, Cookie"},
         )
 
+    @free("the board's fixed geometry")
     async def topology(request: Request) -> Response:
         return JSONResponse(Game().topology.to_dict())
 
@@ -978,11 +982,13 @@ def create_app(
             return service.levels()
         return await asyncio.get_running_loop().run_in_executor(None, service.levels)
 
+    @free("the AI levels, listed once per process")
     async def levels(request: Request) -> Response:
         levels = await known_levels()
         elo = {lv.name: lv.elo for lv in LADDER if lv.name in levels}  # ai/levels.py: "about 1,400" on the picker
         return JSONResponse({"levels": levels, "default": service.default_level(), "elo": elo})
 
+    @free("one ping of the database")
     async def healthz(request: Request) -> Response:
         try:
             await asyncio.get_running_loop().run_in_executor(None, storage.ping)
@@ -990,6 +996,7 @@ def create_app(
             return JSONResponse({"ok": False, "database": f"unreachable: {str(exc)[:200]}"}, status_code=503)
         return JSONResponse({"ok": True, "database": "ok", "pid": os.getpid()})
 
+    @costs("game.create", "ai.game", "ai.share", "seek")
     async def create(request: Request) -> Response:
         account = account_id(request)  # before the body: a CSRF-less post is refused as such
         spec = await _json_body(request, limits)
@@ -1003,10 +1010,12 @@ def create_app(
         reply["game"] = service.public_state(room)
         return JSONResponse(reply, status_code=201)
 
+    @free("one game's state, rendered once per version")
     async def show(request: Request) -> Response:
         room = service.room(request.path_params["id"])
         return Response(service.state_json(room), media_type="application/json")
 
+    @free("takes the free seat of a game its creator paid for")
     async def join(request: Request) -> Response:
         account = account_id(request)
         body = await _json_body(request, limits)
@@ -1017,6 +1026,7 @@ def create_app(
         reply["links"] = _links(request, change.room.rec.id, reply["token"])
         return JSONResponse(reply)
 
+    @free("one game's record: a replay bounded by the game's length")
     async def record(request: Request) -> Response:
         room = service.room(request.path_params["id"])
         return PlainTextResponse(
@@ -1024,15 +1034,18 @@ def create_app(
             headers={"Content-Disposition": f'attachment; filename="jericho-{room.rec.id}.jgn"'},
         )
 
+    @free("one game's positions: a replay bounded by the game's length")
     async def replay_(request: Request) -> Response:
         room = service.room(request.path_params["id"])
         return JSONResponse(service.replay_frames(room))
 
+    @free("the lobby's listing, bounded")
     async def lobby_now(request: Request) -> Response:
         from jericho_game.web.lobby.seeks import snapshot
 
         return JSONResponse(await asyncio.get_running_loop().run_in_executor(None, snapshot, service))
 
+    @free("a lobby socket, held under the per-process socket caps (fairshare.SocketCaps)")
     async def lobby_ws(websocket: WebSocket) -> None:
         def make_conn(ws: WebSocket) -> Conn:
             try:
@@ -1054,14 +1067,17 @@ def create_app(
     def my_texts(request: Request, held: dict[str, str]) -> str:
         return mygames.records(service, held, write_game_record, my_account(request), limits.max_my_games)
 
+    @free("the games of the seats a browser holds: at most Limits.max_my_games rows, no replay")
     async def my_games(request: Request) -> Response:
         held = mygames.held(await _json_body(request, limits, 64 * 1024), limits.max_my_games)
         rows = await asyncio.get_running_loop().run_in_executor(None, my_listing, request, held)
         return JSONResponse({"games": rows}, headers={"Cache-Control": "private, no-store"})
 
+    @costs("export")
     async def my_records(request: Request) -> Response:
         held = mygames.held(await _json_body(request, limits, 64 * 1024), limits.max_my_games)
-        text = await asyncio.get_running_loop().run_in_executor(None, my_texts, request, held)
+        # up to 500 games replayed and written: the export budget's threads, one per client (issue 51)
+        text = await budget.run("export", Who.of(request, my_account(request)), my_texts, request, held)
         return PlainTextResponse(text, headers={"Content-Disposition": 'attachment; filename="jericho-my-games.jgn"'})
 
     async def client_error(request: Request, exc: Exception) -> Response:

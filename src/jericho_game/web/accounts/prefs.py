@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from jericho_game.web.accounts.accounts import AccountService
 from jericho_game.web.common import jsonin
+from jericho_game.web.common.budget import free
 from jericho_game.web.round.gameroom import ClientError
 from jericho_game.web.storage.database import Storage
 
@@ -85,14 +86,15 @@ def prefs_routes(prefs: Prefs, accounts: AccountService) -> list[Route]:
     async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
+    @free("one row of the account's own settings", writes=("account_prefs",))
     async def endpoint(request: Request) -> Response:
-        if request.method == "GET":
+        if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
             sess = await blocking(accounts.session_of, request)
         else:
             sess = await blocking(accounts.account_for_change, request)
         if sess is None:
             raise ClientError("not_logged_in", "log in first: this browser keeps its own themes", 401)
-        if request.method == "GET":
+        if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
             data = await blocking(prefs.get, sess.account.id)
         else:
             body = await jsonin.read_object(request, 1024, ClientError)

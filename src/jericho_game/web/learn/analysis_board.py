@@ -22,6 +22,7 @@ start and the path to the position it shows; nothing is stored.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,7 @@ from jericho_game.game import Game
 from jericho_game.moves import parse_move
 from jericho_game.record import Variation, move_label, read_record, write_record
 from jericho_game.web import i18n
+from jericho_game.web.common.budget import free
 from jericho_game.web.common.jsonin import BadRequest, read_object
 from jericho_game.web.learn.tutorial import view
 
@@ -175,6 +177,7 @@ class AnalysisBoard:
         :mod:`jericho_game.web.site.pages`."""
 
         def guard(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
+            @functools.wraps(handler)  # keeps what the handler declared (its budget: web/common/budget.py)
             async def wrapped(request: Request) -> Response:
                 try:
                     return await handler(request)  # type: ignore[no-any-return]
@@ -188,12 +191,15 @@ class AnalysisBoard:
 
             return wrapped
 
+        @free("a bounded engine replay of one path of moves (a body of at most 4 KiB)")
         async def load(request: Request) -> Response:
             return JSONResponse(self.load(await read_object(request, MAX_BODY)))
 
+        @free("a bounded engine replay of one path of moves (a body of at most 4 KiB)")
         async def show(request: Request) -> Response:
             return JSONResponse(self.view(await read_object(request, MAX_BODY)))
 
+        @free("a bounded engine replay of one path of moves (a body of at most 4 KiB)")
         async def record(request: Request) -> Response:
             text = self.record(await read_object(request, MAX_BODY))
             headers = {"Content-Disposition": 'attachment; filename="jericho-analysis.jgn"'}

@@ -53,6 +53,7 @@ from jericho_game.ai.analysis import stream as stream_positions
 from jericho_game.errors import JerichoError
 from jericho_game.record import move_label
 from jericho_game.web import i18n
+from jericho_game.web.common.budget import BudgetPolicy, OverBudget, Who, costs
 from jericho_game.web.common.fairshare import SocketCaps, address_of
 from jericho_game.web.common.jsonin import BadRequest
 from jericho_game.web.learn.analysis_board import _replay, _start
@@ -93,14 +94,17 @@ _END = text("DELETE FROM analysis_runs WHERE run = :run")
 class RunStore:
     """The ``analysis_runs`` rows (SQL only; called on threads)."""
 
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, budget: BudgetPolicy | None = None) -> None:
         self.storage = storage
+        self.budget = budget if budget is not None else BudgetPolicy(storage)
 
     def start(self, run: str, address: str, account: int | None, max_client_jobs: int | None) -> None:
-        """Make ``run`` the client's only stream (:class:`QuotaFull` when it has its AI quota waiting)."""
+        """Make ``run`` the client's only stream (:class:`QuotaFull` when it has its AI quota waiting,
+        :class:`OverBudget` past its ``analysis`` budget of streams started)."""
         now = time.time()
         params = {"run": run, "a": address, "acc": account, "now": now, "until": now + LEASE}
         with self.storage.engine.begin() as conn:
+            self.budget.ask(conn, "analysis", Who(address, account))
             if max_client_jobs is not None:
                 have = int(conn.execute(_START_SQL["quota"], params).scalar_one())
                 if have >= max_client_jobs:
@@ -232,8 +236,9 @@ class AnalysisStreams:
         max_sims: int = MAX_SIMS,
         max_seconds: float = MAX_SECONDS,
         every: float = EVERY,
+        budget: BudgetPolicy | None = None,
     ) -> None:
-        self.store = RunStore(storage)
+        self.store = RunStore(storage, budget)
         self.runner = runner
         self.account_of = account_of
         self.ai_per_client = ai_per_client
@@ -250,6 +255,7 @@ class AnalysisStreams:
         self.started = 0  # streams that got a slot (tests)
 
     # -- the socket ------------------------------------------------------------------------
+    @costs("analysis")
     async def serve(self, ws: WebSocket) -> None:
         """One page's socket: ``analyse`` and ``stop`` messages in, updates out (docs/web.md)."""
         address = address_of(ws)
@@ -346,6 +352,9 @@ class AnalysisStreams:
                     f"may have at once ({exc.limit}): the engine starts once a reply has come"
                 )
                 await sock.send(self._error(run.id, "ai_quota", msg, lang))
+                return
+            except OverBudget as exc:  # streams started this hour (web/common/budget.py)
+                await sock.send(self._error(run.id, exc.code, exc.message, lang))
                 return
             started = True
             reason = "stopped"

@@ -49,6 +49,7 @@ from jericho_game.ai.analysis import (
 )
 from jericho_game.record import move_label
 from jericho_game.web import i18n
+from jericho_game.web.common.budget import costs, free
 from jericho_game.web.round.records import write_game_record
 from jericho_game.web.round.rooms import ClientError, GameService
 from jericho_game.web.storage.broker import Broker
@@ -743,9 +744,11 @@ def routes(reviews: ReviewService) -> list[Any]:
     from starlette.responses import JSONResponse, PlainTextResponse, Response
     from starlette.routing import Route
 
+    @costs("review", methods=("POST",))
+    @free("a stored review, read", methods=("GET", "HEAD"))
     async def review(request: Request) -> Response:
         game_id = request.path_params["id"]
-        if request.method == "GET":
+        if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
             reviews.games.room(game_id)  # unknown_game (404) for an id that names no game
             return JSONResponse(reviews.view(game_id))
         from jericho_game.web.common.fairshare import address_of
@@ -759,6 +762,7 @@ def routes(reviews: ReviewService) -> list[Any]:
         message = i18n.error_text("review_exists", message, i18n.request_language(request))
         return JSONResponse({"error": "review_exists", "message": message, "review": view}, status_code=409)
 
+    @free("one game's record with its stored review: bounded by the game's length")
     async def record(request: Request) -> Response:
         games = reviews.games
         room = games.room(request.path_params["id"])
@@ -770,6 +774,7 @@ def routes(reviews: ReviewService) -> list[Any]:
         name = f"jericho-{room.rec.id}-review.jgn"
         return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
+    @free("one stored line of the review, replayed: bounded by the line's length")
     async def line(request: Request) -> Response:
         raw = request.path_params["ply"]
         if not re.fullmatch(r"[0-9]{1,6}", raw):

@@ -18,6 +18,7 @@ refused, why a tower wins: :mod:`jericho_game.web.i18n.reasons`).  The page itse
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.moves import Move
 from jericho_game.web import i18n
+from jericho_game.web.common.budget import free
 from jericho_game.web.common.jsonin import BadRequest, read_object
 from jericho_game.web.i18n import N_, reasons
 from jericho_game.web.round.roomstate import confrontations, legal_by_piece
@@ -335,6 +337,7 @@ def _hardest_reply(game: Game) -> None:
 
 
 def _guard(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
+    @functools.wraps(handler)  # keeps what the handler declared (its budget: web/common/budget.py)
     async def wrapped(request: Request) -> Response:
         try:
             return await handler(request)  # type: ignore[no-any-return]
@@ -346,6 +349,7 @@ def _guard(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
 
 
 @_guard
+@free("stateless engine help: a replay of at most 4 KiB of moves, nothing stored")
 async def preview(request: Request) -> Response:
     data = await read_object(request, MAX_BODY)
     game = _replay(Game(), data.get("moves", []))
@@ -353,6 +357,7 @@ async def preview(request: Request) -> Response:
 
 
 @_guard
+@free("stateless engine help: a replay of at most 4 KiB of moves, nothing stored")
 async def lessons(request: Request) -> Response:
     tr = i18n.translations(i18n.request_language(request)).gettext
     return JSONResponse(
@@ -372,12 +377,14 @@ async def lessons(request: Request) -> Response:
 
 
 @_guard
+@free("stateless engine help: a replay of at most 4 KiB of moves, nothing stored")
 async def lesson_start(request: Request) -> Response:
     lesson = _lesson(request)
     return JSONResponse({"id": lesson.id, "moves": [], "game": view(lesson.start())})
 
 
 @_guard
+@free("stateless engine help: a replay of at most 4 KiB of moves, nothing stored")
 async def lesson_try(request: Request) -> Response:
     lesson = _lesson(request)
     _lang.set(i18n.request_language(request))  # the feedback's language (this request's task only)

@@ -614,7 +614,7 @@ def people_routes(people: PeopleService, after: Callable[[Change], None]) -> lis
         return answer(await blocking(people.block, me, body.get("username"), body.get("block")))
 
     async def challenges(request: Request) -> Response:
-        if request.method == "GET":
+        if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
             me = await me_reading(request)
             if me is None:
                 raise ClientError("not_logged_in", "log in first: challenges belong to an account", 401)

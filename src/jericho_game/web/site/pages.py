@@ -32,6 +32,7 @@ except ImportError as exc:  # pragma: no cover - the web extra brings them
 
 from jericho_game.web import i18n
 from jericho_game.web.accounts.accounts import safe_next
+from jericho_game.web.common.budget import free
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -112,6 +113,7 @@ def render(request: Request, template: str, nav: str, status: int = 200) -> Resp
 
 def _page(template: str, nav: str) -> Callable[[Request], Coroutine[Any, Any, Response]]:
     # async: rendered on the event loop, never in a worker thread (the template is small)
+    @free("a page from a small template; its data comes from the API")
     async def endpoint(request: Request) -> Response:
         if template == "account.html":
             asked = request.query_params.get("next")
@@ -134,6 +136,7 @@ def wants_html(request: Request) -> bool:
     return not (path.startswith("/api/") or path == "/healthz" or path.startswith("/ws/"))
 
 
+@free("the manifest, a few fields")
 async def manifest(request: Request) -> Response:
     """The web app manifest, in the request's language (name and description)."""
     tr = i18n.translations(i18n.request_language(request))
@@ -174,6 +177,7 @@ def _worker_source() -> str:
     return source.replace("__VERSION__", digest.hexdigest()[:16]).replace("__ASSETS__", json.dumps(assets))
 
 
+@free("a script built once per process")
 async def service_worker(request: Request) -> Response:
     """The service worker, served from the root so that its scope is the whole site."""
     return Response(
@@ -183,6 +187,7 @@ async def service_worker(request: Request) -> Response:
     )
 
 
+@free("a language's messages, built once per process")
 async def catalog(request: Request) -> Response:
     """The page scripts' messages of a language, as JSON (the pages carry them inline too)."""
     lang = request.path_params["lang"]

@@ -754,13 +754,13 @@ def notify_routes(notifier: Notifier) -> list[Route]:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
     async def settings(request: Request) -> Response:
-        if request.method == "GET":
+        if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
             sess = await blocking(accounts.session_of, request)
         else:
             sess = await blocking(accounts.account_for_change, request)
         if sess is None:
             raise ClientError("not_logged_in", "log in first: e-mail notifications belong to an account", 401)
-        if request.method == "GET":
+        if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
             data = await blocking(notifier.settings, sess.account.id)
         else:
             body = await jsonin.read_object(request, 4096, ClientError)
@@ -773,7 +773,7 @@ def notify_routes(notifier: Notifier) -> list[Route]:
         return RedirectResponse(f"/settings?email={'confirmed' if ok else 'expired'}", status_code=303)
 
     async def unsubscribe(request: Request) -> Response:
-        if request.method == "GET":
+        if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
             # A GET changes nothing: mail scanners and link previews follow every link of a mail
             # (issue 33).  The page (/unsubscribe) asks, and its button POSTs here.
             asked = {"u": request.query_params.get("u", "")[:100], "kind": request.query_params.get("kind", "")[:10]}

@@ -872,7 +872,7 @@ def tournament_routes(tournaments: TournamentService) -> list[Any]:
         return JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})
 
     async def listing(request: Request) -> Response:
-        if request.method == "GET":
+        if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
             return answer(await blocking(tournaments.listing))
         me = await me_for_change(request)
         body = await jsonin.read_object(request, 4096, ClientError)
