@@ -202,7 +202,7 @@ def test_an_ai_game_whose_player_never_moves_stops_counting_and_is_aborted(tmp_p
     for `ai_first_move` seconds since its turn began counts in no budget and the sweep aborts it (no
     result); a game its player moved in keeps counting, and is never aborted."""
     s = Storage(resolve_db_url(str(tmp_path / "g.sqlite3")))
-    svc = GameService(s, ai_budget=AIBudget(), ai_per_client=2, ai_first_move=0.5)
+    svc = GameService(s, ai_budget=AIBudget(), ai_per_client=2, ai_first_move=60.0)
     try:
         _runner(s)
         idle = [svc.create({"mode": "ai", "level": "easy", "side": "south"}, "203.0.113.7")[0] for _ in range(3)]
@@ -214,16 +214,23 @@ def test_an_ai_game_whose_player_never_moves_stops_counting_and_is_aborted(tmp_p
         assert "AI games being played from your address at once: 4 games" in exc.value.message
         with s.engine.begin() as conn:  # the AI answered the played game (its job is done)
             conn.exec_driver_sql("DELETE FROM ai_jobs")
-            conn.exec_driver_sql(f"INSERT INTO moves VALUES ('{played.rec.id}', 1, 'pass', {time.time()})")
-        time.sleep(0.6)
+            conn.exec_driver_sql(f"INSERT INTO moves VALUES ('{played.rec.id}', 1, '1G@d3', {time.time()})")
+        ids = ", ".join(f"'{r.rec.id}'" for r in idle)
+        with s.engine.begin() as conn:  # the idle three: their player's turn began 61 s ago
+            conn.exec_driver_sql(f"UPDATE games SET updated_at = {time.time() - 61} WHERE id IN ({ids})")
+        svc.rooms.clear()
         svc.create({"mode": "ai", "level": "easy", "side": "south"}, "203.0.113.7")  # the idle three count no more
-        stale = s.unstarted_ai_games(time.time() - 0.5)
+        stale = s.unstarted_ai_games(time.time() - 60)
         assert set(stale) == {r.rec.id for r in idle}
+        # a player with the game open may think about the first move for up to ten minutes
+        s.set_presence(idle[0].rec.id, "p1", {"south": 1}, time.time())
+        assert endings.abort_unstarted(svc, idle[0].rec.id) is None
+        s.set_presence(idle[0].rec.id, "p1", {"south": 0}, time.time())
         for gid in stale:
             change = endings.abort_unstarted(svc, gid)
             assert change is not None and change.room.rec.reason == "aborted" and change.room.rec.result is None
         assert endings.abort_unstarted(svc, played.rec.id) is None
-        assert s.unstarted_ai_games(time.time() - 0.5) == []
+        assert s.unstarted_ai_games(time.time() - 60) == []
     finally:
         s.close()
 

@@ -235,11 +235,16 @@ def abort(svc: GameService, game_id: str, seats: frozenset[str]) -> Change:
     return svc.commits.write(game_id, decide)
 
 
+#: Seconds a player with the game open may take over their first move against the AI before it is aborted.
+ABANDONED_AFTER = 600.0
+
+
 def abort_unstarted(svc: GameService, game_id: str) -> Change | None:
     """Abort an AI game (no result, reason ``aborted``) whose player has not made a move of their own
-    although it has been their turn for ``svc.ai_first_move`` seconds (issue 51: such a game stops
-    counting in the AI's budgets, as lichess aborts a game whose first move never comes); None when
-    it does not qualify (checked under the game's lock)."""
+    although it has been their turn for ``svc.ai_first_move`` seconds with nobody at the seat (or
+    :data:`ABANDONED_AFTER` seconds with the game open), as lichess aborts a game whose first move
+    never comes (issue 51: it already counts in no budget after ``ai_first_move``); None when it does
+    not qualify (checked under the game's lock)."""
 
     def decide(tx: Tx, room: Room) -> Change:
         rec = room.rec
@@ -248,8 +253,14 @@ def abort_unstarted(svc: GameService, game_id: str) -> Change | None:
         player = Side(rec.ai_side).other
         if room.game.turn != player or _has_moved(rec, player) or tx.has_job(room.version):
             return Change(room)
-        if rec.updated_at > svc.now() - svc.ai_first_move:
+        now = svc.now()
+        if rec.updated_at > now - svc.ai_first_move:
             return Change(room)
+        # a player at the board may think about their first move as long as they like, up to the
+        # long bound; one who left is let go after the short one
+        if svc.storage.presence(rec.id, now, svc.presence_ttl, conn=tx.conn).present[player.value]:
+            if rec.updated_at > now - ABANDONED_AFTER:
+                return Change(room)
         new = rec.copy()
         new.meta = _without_offer(new.meta)
         new.result, new.reason, new.turn_started = None, "aborted", None
