@@ -4,12 +4,16 @@ pairing checked against the textbook examples of the FIDE Dutch system, and its 
 from __future__ import annotations
 
 import itertools
+import logging
 import random
+import time
 
 import pytest
 
 from jericho_game.web.tournaments.arena import Free, pair_free, points
 from jericho_game.web.tournaments.swiss import Entrant, pair_round, tie_breaks
+
+log = logging.getLogger(__name__)
 
 
 def test_arena_points_win_draw_loss_and_the_streak_doubles_after_two_wins() -> None:
@@ -38,6 +42,15 @@ def test_arena_pairs_neighbours_by_score_avoids_the_last_opponent_and_balances_s
     # two free players who just met wait for someone else
     assert pair_free([Free(1, 0, 1500, last=2), Free(2, 0, 1500, last=1)]) == []
     assert pair_free([Free(1, 0, 1500)]) == []
+
+
+def test_arena_a_game_of_fewer_than_two_plies_gives_no_points() -> None:
+    """Issue 51, finding 11: games resigned at ply 0 gave 64 points in 40 s."""
+    assert points("win", 0, False, 0) == (0, 0)
+    assert points("win", 2, True, 1) == (0, 2)  # no game for the winner: their streak is kept
+    assert points("loss", 3, False, 1) == (0, 0)  # who gave up loses their streak, as for a loss
+    assert points("draw", 2, False, 0) == (0, 0)
+    assert points("win", 2, False, 2) == (4, 3)  # from two plies on, a game counts
 
 
 def _field(n: int) -> list[Entrant]:
@@ -154,3 +167,73 @@ def test_tie_breaks_buchholz_then_sonneborn_berger() -> None:
     assert tb[2] == (2.0, 0.5)
     assert tb[3] == (2.5, 0.75)
     assert list(itertools.chain(*tb.values()))  # non-empty
+
+
+# -- issue 51: blocks, and a Swiss pairing that is found whenever one exists (finding 13) ----------
+
+
+def test_arena_never_pairs_two_players_when_one_blocked_the_other() -> None:
+    two = [Free(1, 0, 1500), Free(2, 0, 1500)]
+    assert pair_free(two, blocked={frozenset((1, 2))}) == []  # they wait for someone else
+    four = [Free(1, 8, 1500), Free(2, 6, 1500), Free(3, 4, 1500), Free(4, 2, 1500)]
+    pairs = pair_free(four, blocked={frozenset((1, 2))})
+    assert sorted(tuple(sorted(p)) for p in pairs) == [(1, 3), (2, 4)]
+    # a player whom every free player blocked (or who blocked them all) waits; the others play
+    pairs = pair_free(four, blocked={frozenset((1, x)) for x in (2, 3, 4)})
+    assert sorted(tuple(sorted(p)) for p in pairs) == [(2, 3)]
+
+
+def test_swiss_pairs_a_blocked_pair_only_when_no_other_pairing_exists() -> None:
+    # round 1 of 4 would be 1-3 and 2-4; 1 blocked 3: the bottom half is changed instead
+    p = pair_round(_field(4), 1, blocked={frozenset((1, 3))})
+    assert {tuple(sorted(g)) for g in p.games} == {(1, 4), (2, 3)}
+    # the only pairing left without a repeat meets the blocked pair: the round is still paired
+    field = _field(4)
+    for a, b in [(1, 2), (3, 4), (1, 4), (2, 3)]:
+        field[a - 1].opponents.add(b)
+        field[b - 1].opponents.add(a)
+    p = pair_round(field, 3, blocked={frozenset((1, 3))})
+    assert {tuple(sorted(g)) for g in p.games} == {(1, 3), (2, 4)}
+
+
+def test_swiss_says_no_pairing_only_when_none_exists() -> None:
+    # four players, one of whom has met the three others: no pairing of everyone exists
+    field = _field(4)
+    for x in (2, 3, 4):
+        field[0].opponents.add(x)
+        field[x - 1].opponents.add(1)
+    assert not _any_pairing(field)
+    with pytest.raises(ValueError, match="no pairing"):
+        pair_round(field, 4)
+    # the same four where only one pairing is left (1 has met 3 and 4): it is found
+    field[0].opponents.discard(2)
+    field[1].opponents.discard(1)
+    p = pair_round(field, 4)
+    assert {tuple(sorted(g)) for g in p.games} == {(1, 2), (3, 4)}
+    # five players who have all met each other, byes given to everyone: no round is possible
+    five = _field(5)
+    for a in five:
+        a.opponents = {b.account for b in five if b is not a}
+        a.had_bye = True
+    with pytest.raises(ValueError, match="no pairing"):
+        pair_round(five, 5)
+
+
+def test_swiss_200_players_all_drawing_are_paired_every_one_of_15_rounds() -> None:
+    """Issue 51, finding 13: with every game drawn, the search with backtracking ran out of its
+    budget at round 9 and the tournament ended after 8 of 15 rounds.  Each round's pairing time is
+    written to the log (no bound on it: the machine's load decides it)."""
+    field = _field(200)
+    for rnd in range(1, 16):
+        t0 = time.perf_counter()
+        p = pair_round(field, rnd)
+        log.info("200 players, round %d: paired in %.2f s", rnd, time.perf_counter() - t0)
+        assert p.bye is None and len(p.games) == 100, rnd
+        seated = [a for g in p.games for a in g]
+        assert sorted(seated) == list(range(1, 201)), rnd
+        by = {x.account: x for x in field}
+        for s, n in p.games:
+            assert n not in by[s].opponents, (rnd, s, n)
+        _play(field, p.games, {})  # every game drawn
+    for x in field:
+        assert len(x.opponents) == 15 and abs(x.colours.count("S") - x.colours.count("N")) <= 2

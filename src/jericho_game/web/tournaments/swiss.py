@@ -1,27 +1,45 @@
-"""Swiss pairing: the core of FIDE's Dutch system (C.04.3), written here, and the tie-breaks.
+"""Swiss pairing: FIDE's Dutch system (C.04.3) as a maximum-weight matching, and the tie-breaks.
 
-No maintained Swiss pairing library for Python fits (the reference engines, bbPairings and
-JaVaFo, are C++ and Java programs; the Python packages on PyPI are unmaintained applications),
-so this module implements the Dutch system's core rules:
+A round's pairing is a maximum-weight perfect matching of the players (a graph whose edges are the
+pairs that may meet), found by Edmonds' blossom algorithm: networkx's ``max_weight_matching`` with
+``maxcardinality=True``, the well-kept implementation for Python.  Encoding the Dutch system's
+criteria as edge weights is how the reference Swiss programs work too (bbpPairings and JaVaFo pair
+by weighted matching): the matching's size says whether a pairing exists at all, and its weight
+chooses among the pairings the one the rules prefer.  A search with backtracking (this module's
+first way) could only try orders until a budget ran out, and then could not tell "none exists"
+from "not found yet": 200 players who all drew were left unpaired at round 9.
 
-1. players are ranked by score, then rating, then account (the pairing numbers);
-2. with an odd number of players the lowest-ranked player who has not had a bye gets it (a win:
-   1 point, no colour);
-3. score groups are paired from the top: within a group (with any players who floated down from
-   the group above) the top half meets the bottom half in order (1 v n/2+1, 2 v n/2+2, ...),
-   changing the order of the bottom half (then exchanging between the halves, then floating the
-   lowest players down to the next group) only when a pairing would repeat;
-4. no two players meet twice; a search with backtracking finds a pairing whenever one exists;
-5. colours: the player whose colour difference (Norths minus Souths) is larger gets South; on a
+1. Players are ranked by score, then rating, then account (the pairing numbers).
+2. Two players who have met have no edge: no pair meets twice.  The round is unpairable (a
+   :class:`ValueError`) only when no perfect matching of the remaining players exists, the bye
+   included.
+3. With an odd number of players a "bye" node joins the graph, joined to every player who has not
+   had a bye (to everyone when all have): it goes to the lowest-ranked player it can (a win: 1
+   point, no colour).
+4. Each edge's weight is a list of costs compared in order (each one outweighs every total of the
+   ones after it: the weights are exact integers), lowest first:
+
+   a. a block: one of the two blocked the other (they meet only when no other pairing exists);
+   b. both players need the same colour absolutely (a colour difference of 2, or the same colour
+      in their last two games);
+   c. the score difference, squared (pairing within score groups, floats as few and as small as
+      possible);
+   d. the Dutch order within a score group: the top half meets the bottom half in order (1 v
+      n/2+1, 2 v n/2+2...), a change of the bottom half costing by how far it moves a player, an
+      exchange between the halves costing more than any change of the bottom half; a float
+      downward prefers the lowest of the group above and the highest of the group below;
+   e. both players would like the same colour.
+
+5. Colours: the player whose colour difference (Norths minus Souths) is larger gets South; on a
    tie, the one who had North in the last round where their colours differed; else the higher
    ranked gets the other side than their last; in the first round the top board's higher ranked
    gets South, and the boards alternate.
 
-Simplified against the full rules: no absolute colour criteria (a player may get one colour three
-times in a row when that avoids a repeat), floats are chosen by the backtracking order above rather
-than by the Dutch system's full optimisation of float counts (C.04.3 A.4, B.5-B.6), and the bye goes
-to the lowest-ranked eligible player without checking that the rest can still be paired first
-(the search then tries the next one).
+Only the candidates are weighed: each player's 12 cheapest opponents by these weights; when those
+cannot pair everyone, three times as many, then every pair not yet played (so "no pairing" is said
+only of the whole graph).  Simplified against the full rules: the float counts of earlier rounds
+(C.04.3 A.4, B.5-B.6) are not weighed, and the last round's exception for absolute colours is not
+made.
 
 Tie-breaks, in order: Buchholz (the sum of the opponents' scores), then Sonneborn-Berger (the
 scores of the opponents beaten, plus half those of the opponents drawn).
@@ -29,10 +47,16 @@ scores of the opponents beaten, plus half those of the opponents drawn).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+import networkx as nx  # type: ignore[import-untyped]  # no stubs shipped; typeshed has types-networkx
+
 __all__ = ["Entrant", "Pairing", "pair_round", "tie_breaks"]
+
+#: Each player's cheapest opponents weighed first (then three times as many, then all).
+CANDIDATES = 12
+BYE = -1  # the bye's node in the graph (accounts are positive)
 
 
 @dataclass
@@ -50,6 +74,19 @@ class Entrant:
     def difference(self) -> int:
         return self.colours.count("N") - self.colours.count("S")
 
+    def wish(self) -> tuple[str | None, bool]:
+        """The side this player would like next and whether they need it (absolute): a
+        difference of 2, or the same side in the last two games."""
+        played = [c for c in self.colours if c != "-"]
+        d = self.difference()
+        if d > 0:  # more Norths: South next
+            return "S", d >= 2 or played[-2:] == ["N", "N"]
+        if d < 0:
+            return "N", d <= -2 or played[-2:] == ["S", "S"]
+        if played:
+            return ("S" if played[-1] == "N" else "N"), False
+        return None, False
+
 
 @dataclass(frozen=True)
 class Pairing:
@@ -61,35 +98,6 @@ class Pairing:
 
 def _ranked(players: Sequence[Entrant]) -> list[Entrant]:
     return sorted(players, key=lambda p: (-p.score, -p.rating, p.account))
-
-
-def _candidates(p: Entrant, unpaired: list[Entrant]) -> list[Entrant]:
-    """Opponents for ``p`` (the highest unpaired player) in the Dutch order: first the bottom half
-    of p's score group from p's mirror onwards, then the rest of the group, then lower groups."""
-    group = [q for q in unpaired if q.score == p.score]
-    others = [q for q in unpaired if q.score != p.score and q is not p]
-    half = len(group) // 2
-    i = group.index(p)
-    bottom = group[half:] if i < half else []
-    mirror = i + half if i < half else len(group)
-    ordered = [q for q in bottom if group.index(q) >= mirror] + [q for q in bottom if group.index(q) < mirror]
-    ordered += [q for q in group if q not in ordered and q is not p]
-    return [q for q in ordered + others if q.account not in p.opponents]
-
-
-def _search(unpaired: list[Entrant], budget: list[int]) -> list[tuple[Entrant, Entrant]] | None:
-    if not unpaired:
-        return []
-    budget[0] -= 1
-    if budget[0] < 0:
-        return None
-    p = unpaired[0]
-    for q in _candidates(p, unpaired):
-        rest = [x for x in unpaired if x is not p and x is not q]
-        found = _search(rest, budget)
-        if found is not None:
-            return [(p, q), *found]
-    return None
 
 
 def _colours(a: Entrant, b: Entrant, board: int) -> tuple[int, int]:
@@ -107,20 +115,121 @@ def _colours(a: Entrant, b: Entrant, board: int) -> tuple[int, int]:
     return (a.account, b.account) if board % 2 == 0 else (b.account, a.account)
 
 
-def pair_round(players: Sequence[Entrant], round_no: int) -> Pairing:
-    """The pairing of round ``round_no`` (1, 2, ...); :class:`ValueError` when no pairing without a
-    repeat exists (the tournament then ends early)."""
+class _Costs:
+    """The costs of each possible pair (and of each player's bye), as tuples compared in order."""
+
+    def __init__(self, ranked: list[Entrant], blocked: Collection[frozenset[int]]) -> None:
+        self.ranked = ranked
+        self.rank = {p.account: i for i, p in enumerate(ranked)}
+        self.blocked = blocked
+        groups: dict[float, list[Entrant]] = {}
+        for p in ranked:
+            groups.setdefault(p.score, []).append(p)
+        self.group = {p.account: g for g in groups.values() for p in g}
+        self.pos = {p.account: i for g in groups.values() for i, p in enumerate(g)}
+        self.wish = {p.account: p.wish() for p in ranked}
+        self.lowest = min((p.score for p in ranked), default=0.0)
+
+    def pair(self, a: Entrant, b: Entrant) -> tuple[int, ...]:
+        """``a`` ranked above ``b``."""
+        block = int(frozenset((a.account, b.account)) in self.blocked)
+        (wa, need_a), (wb, need_b) = self.wish[a.account], self.wish[b.account]
+        absolute = int(need_a and need_b and wa == wb)
+        gap = round(2 * (a.score - b.score))
+        group, i, j = self.group[a.account], self.pos[a.account], self.pos[b.account]
+        if gap == 0:
+            m = len(group)
+            half = m // 2
+            if i < half <= j:  # top half against bottom half: how far the bottom half is changed
+                order = abs(j - i - half)
+            else:  # an exchange between the halves: after every change of the bottom half
+                order = m * (half + 1) + abs(j - i - half)
+        else:  # a float: the lowest of the group above, the highest of the group below
+            order = (len(group) - 1 - i) + j
+        mild = int(wa is not None and wa == wb)
+        return (block, absolute, gap * gap, order, mild)
+
+    def bye(self, p: Entrant) -> tuple[int, ...]:
+        gap = round(2 * (p.score - self.lowest))
+        return (0, 0, gap * gap, len(self.ranked) - 1 - self.rank[p.account], 0)
+
+
+def _weights(costs: dict[tuple[int, int], tuple[int, ...]], pairs: int) -> dict[tuple[int, int], int]:
+    """Exact integer weights from cost tuples: a cost outweighs any total of the later ones over a
+    whole matching (``pairs`` edges), so the heaviest matching is the cheapest in that order."""
+    if not costs:
+        return {}
+    width = len(next(iter(costs.values())))
+    tops = [max(c[k] for c in costs.values()) for k in range(width)]
+    scale = [1] * width
+    for k in range(width - 2, -1, -1):
+        scale[k] = scale[k + 1] * (tops[k + 1] * pairs + 1)
+    base = sum(t * s for t, s in zip(tops, scale, strict=True)) + 1
+    return {e: base - sum(x * s for x, s in zip(c, scale, strict=True)) for e, c in costs.items()}
+
+
+def _match(nodes: int, costs: dict[tuple[int, int], tuple[int, ...]]) -> set[tuple[int, int]] | None:
+    """The heaviest matching that pairs all ``nodes`` over the edges of ``costs``, or None."""
+    g = nx.Graph()
+    for (a, b), w in _weights(costs, nodes // 2).items():
+        g.add_edge(a, b, weight=w)
+    found: set[tuple[int, int]] = nx.max_weight_matching(g, maxcardinality=True)
+    return found if 2 * len(found) == nodes else None
+
+
+def pair_round(players: Sequence[Entrant], round_no: int, blocked: Collection[frozenset[int]] = frozenset()) -> Pairing:
+    """The pairing of round ``round_no`` (1, 2, ...); ``blocked``: pairs of accounts where one
+    blocked the other (they meet only when no other pairing exists).  :class:`ValueError` when no
+    pairing without a repeat exists (the tournament then ends early)."""
     ranked = _ranked(players)
-    byes: list[Entrant | None] = [None]
+    c = _Costs(ranked, blocked)
+    every: dict[tuple[int, int], tuple[int, ...]] = {}
+    for i, a in enumerate(ranked):
+        for b in ranked[i + 1 :]:
+            if b.account not in a.opponents and a.account not in b.opponents:
+                every[(a.account, b.account)] = c.pair(a, b)
     if len(ranked) % 2:
-        byes = [p for p in reversed(ranked) if not p.had_bye] or list(reversed(ranked))
-    for bye in byes:
-        rest = [p for p in ranked if p is not bye]
-        found = _search(rest, [20000])
+        takers = [p for p in ranked if not p.had_bye] or ranked
+        for p in takers:
+            every[(p.account, BYE)] = c.bye(p)
+    nodes = len(ranked) + len(ranked) % 2
+    found = None
+    for k in (CANDIDATES, 3 * CANDIDATES):  # the cheapest candidates first: most rounds need no more
+        chosen: dict[tuple[int, int], tuple[int, ...]] = {}
+        by_player: dict[int, list[tuple[tuple[int, ...], tuple[int, int]]]] = {}
+        for e, cost in every.items():
+            for x in e:
+                by_player.setdefault(x, []).append((cost, e))
+        for x, edges in by_player.items():
+            edges.sort()
+            if x == BYE:
+                chosen.update((e, cost) for cost, e in edges)
+                continue
+            # the cheapest in the player's own score group, and the cheapest floats (an odd group
+            # floats someone: without those edges no perfect matching would exist)
+            chosen.update((e, cost) for cost, e in [ce for ce in edges if ce[0][2] == 0][:k])
+            chosen.update((e, cost) for cost, e in [ce for ce in edges if ce[0][2] != 0][:k])
+        if len(chosen) == len(every):
+            break
+        found = _match(nodes, chosen)
         if found is not None:
-            games = [_colours(a, b, board) for board, (a, b) in enumerate(found)]
-            return Pairing(games, bye.account if bye is not None else None)
-    raise ValueError("no pairing without a repeated game exists")
+            break
+    if found is None:
+        found = _match(nodes, every)
+    if found is None:
+        raise ValueError("no pairing without a repeated game exists")
+    bye: int | None = None
+    pairs: list[tuple[Entrant, Entrant]] = []
+    by = {p.account: p for p in ranked}
+    for x, y in found:
+        if BYE in (x, y):
+            bye = y if x == BYE else x
+            continue
+        a, b = sorted((by[x], by[y]), key=lambda p: c.rank[p.account])
+        pairs.append((a, b))
+    pairs.sort(key=lambda ab: c.rank[ab[0].account])
+    games = [_colours(a, b, board) for board, (a, b) in enumerate(pairs)]
+    return Pairing(games, bye)
 
 
 def tie_breaks(scores: dict[int, float], games: Sequence[tuple[int, int, float]]) -> dict[int, tuple[float, float]]:
