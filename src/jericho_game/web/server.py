@@ -960,7 +960,7 @@ def create_app(
     chat.blocks = people.blocked_by
     notifier.blocked = people.is_blocked
     # tournaments (web/tournaments/tournaments.py): arenas and Swiss, paired by every process
-    tournaments = TournamentService(storage, accounts, service, policy=tournament_policy)
+    tournaments = TournamentService(storage, accounts, service, policy=tournament_policy, budget=budget)
     tournaments.after = transport.after
 
     @free("the rule book, a file read once")

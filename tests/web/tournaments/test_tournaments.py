@@ -8,6 +8,8 @@ from __future__ import annotations
 import threading
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from argon2 import PasswordHasher
@@ -22,7 +24,7 @@ from jericho_game.web.round.rooms import GameService  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
 from jericho_game.web.tournaments.tournaments import TournamentPolicy, TournamentService  # noqa: E402
-from tests.web.test_server import visitors  # noqa: E402
+from tests.web.test_server import another  # noqa: E402
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 PW = "correct horse battery staple"
@@ -51,8 +53,12 @@ def _post(c: TestClient, path: str, body: dict[str, Any] | None = None) -> Any:
 NAMES = ["ada", "bob", "cyd", "dee", "eve", "fay"]
 
 
-def _field(app: Any, n: int) -> Any:
-    return visitors(app, n)
+@contextmanager
+def _field(app: Any, n: int) -> Iterator[tuple[TestClient, ...]]:
+    """``n`` visitors of ``app``, each from an address of its own (a tournament takes at most
+    ``tournament.join``'s ``per_pair`` players from one address group)."""
+    with TestClient(app) as first, ExitStack() as stack:
+        yield (first, *(stack.enter_context(another(first, f"198.51.100.{i}")) for i in range(1, n)))
 
 
 def _playing(app: Any, tid: str) -> list[Any]:
@@ -64,7 +70,19 @@ def _playing(app: Any, tid: str) -> list[Any]:
         )
 
 
-def _end(app: Any, game_id: str, loser: str) -> None:
+def _play_two_plies(client: TestClient, app: Any, game_id: str) -> None:
+    """South and North each place a piece (on the app's own event loop, the client's portal): a
+    game of fewer than two plies gives no tournament points."""
+    svc: GameService = app.state.service
+    for side in ("south", "north"):
+        move = str(svc.room(game_id).game.legal_moves()[0])
+        change = client.portal.call(svc.move, game_id, frozenset({side}), move, None)  # type: ignore[union-attr]
+        assert change.error is None, change.error
+
+
+def _end(app: Any, game_id: str, loser: str, client: TestClient) -> None:
+    """The game is played two plies, then ``loser`` resigns."""
+    _play_two_plies(client, app, game_id)
     svc: GameService = app.state.service
     svc.resign(game_id, frozenset({loser}))
 
@@ -148,7 +166,7 @@ def test_arena_points_streak_and_fire_are_written_when_games_end(db: str) -> Non
             assert len(playing) == 2, game_no
             for p in playing:  # ada wins hers, the other game is won by South
                 loser = "north" if p.south == ada else "south" if p.north == ada else "north"
-                _end(app, p.game_id, loser)
+                _end(app, p.game_id, loser, clients[0])
         standings = clients[0].get(f"/api/tournaments/{t['id']}").json()["standings"]
         top = standings[0]
         assert top["username"] == "ada" and top["games"] == 3
@@ -204,7 +222,7 @@ def test_a_swiss_tournament_plays_its_rounds_without_repeats_and_ranks_by_tie_br
                 pair = (min(p.south, p.north), max(p.south, p.north))
                 assert pair not in met
                 met.add(pair)
-                _end(app, p.game_id, "north")
+                _end(app, p.game_id, "north", clients[0])
         svc.tick()
         page = clients[0].get(f"/api/tournaments/{t['id']}").json()
         assert page["status"] == "finished" and page["tie_breaks"] == ["buchholz", "sonneborn_berger"]
@@ -257,7 +275,7 @@ def test_two_pairing_services_on_one_database_never_pair_a_player_twice(db: str)
             seated = [p.south for p in playing] + [p.north for p in playing]
             assert len(seated) == len(set(seated)) >= 4, rnd  # two who just met may wait for others
             for p in playing:
-                _end(app, p.game_id, "south")
+                _end(app, p.game_id, "south", clients[0])
             for c in clients:
                 c.get(f"/api/tournaments/{t['id']}")
         for s in others:

@@ -22,11 +22,14 @@ NAMES = ["ada", "bob", "cyd", "dee", "eve", "fay", "gus"]
 
 
 class Player:
-    """A logged-in browser that may talk to any of the servers (sessions are in the database)."""
+    """A logged-in browser that may talk to any of the servers (sessions are in the database), from
+    a loopback address of its own (a tournament takes at most ``tournament.join``'s ``per_pair``
+    players from one address group)."""
 
     def __init__(self, name: str, server: Server) -> None:
         self.name = name
-        self.http = httpx.Client(timeout=10)
+        address = f"127.0.0.{NAMES.index(name) + 2}"
+        self.http = httpx.Client(timeout=10, transport=httpx.HTTPTransport(local_address=address))
         self.server = server
         r = self.post("/api/account/signup", {"username": name, "password": PW})
         assert r.status_code == 201, r.text
@@ -199,7 +202,9 @@ def test_a_swiss_tournament_on_two_processes_survives_a_kill_9_mid_round(
             assert sorted(seated) == sorted(set(seated)) and len(seated) == 5, (rnd, seated)
         met = [tuple(sorted((r.south, r.north))) for r in rows if r.north is not None]
         assert len(met) == len(set(met)) == 6  # no repeat
-        assert sum(x["score"] for x in page["standings"]) == 9
+        # nobody moves: every game ends before two plies and gives no points (issue 51, finding 11),
+        # so the points are the three byes'
+        assert sum(x["score"] for x in page["standings"]) == 3
     finally:
         for p in players:
             p.http.close()

@@ -4,11 +4,23 @@
   as soon as players are free, web/tournaments/arena.py) or ``swiss`` (``rounds``, pairing by score
   with no repeat, web/tournaments/swiss.py), the time control (``clock`` minutes and ``increment``,
   as ``POST /api/games`` takes them), ``rated``, ``berserk`` (arenas), ``starts_in`` minutes from
-  now (0: at once).  An admin may feature one on the home page (``.../feature``).
-- **Join** (``.../join``) while it is scheduled or running; **withdraw** (``.../withdraw``): an
-  arena player pauses (is paired no more until they join again), a Swiss player leaves the next
-  rounds.  A player is paired only while their tournament page is open: the page asks for the
-  tournament every few seconds (``GET /api/tournaments/{id}``), which stamps the player as present.
+  now (0: at once).  It asks the budget ``tournament.create`` (web/common/budget.py: per address
+  group, per account and in total, a day) beside :attr:`TournamentPolicy.open_per_account`.  An
+  admin may feature one on the home page (``.../feature``).
+- **List** (``GET /api/tournaments``): the featured ones by their own query; the others most
+  players first, at most :attr:`TournamentPolicy.list_per_creator` of one creator and
+  :attr:`TournamentPolicy.list_per_group` of one creator's address group (issue 51, finding 4: a
+  flood of 120 arenas from 4 addresses hid every other tournament).
+- **Join** (``.../join``) while it is scheduled or running: a new seat asks the budget
+  ``tournament.join`` (per pair, one address group into one tournament, and per group a day), so
+  one address group cannot fill a tournament; the creator's own join asks nothing and their seat is
+  kept (others fill at most ``max_players - 1`` seats before the creator has joined).  **Withdraw**
+  (``.../withdraw``): an arena player pauses (is paired no more until they join again, which takes
+  no new seat), a Swiss player leaves the next rounds.  A player is paired only while their
+  tournament page is open: the page asks for the tournament every few seconds (``GET
+  /api/tournaments/{id}``), which stamps the player as present.
+- **Blocks**: two players of whom one blocked the other (the people's table ``blocks``, read here)
+  are never paired in an arena, and in a Swiss round only when no other pairing exists.
 - **Games** are online games created by the game round's service (``GameService.create`` for the
   South player, ``join`` for the North one, both bound to their accounts): watchable, with chat,
   clocks and ratings as any other (a rated tournament's games are rated games).  A game's result
@@ -24,7 +36,13 @@ cannot pair a player twice.  The game is then made and joined; a process killed 
 a pairing without a game, whose game the next look (any process) makes after
 :attr:`TournamentPolicy.stale` seconds (a compare-and-set ties one game to a pairing: a second one
 made by a slow process is aborted); a game made but not joined is joined by the next look.  An
-aborted game (no result) counts as a loss for both.
+aborted game (no result) counts as a loss for both.  A game of fewer than
+:data:`arena.MIN_PLIES` plies gives nobody points (arena.points).
+
+A Swiss round is computed outside the tournament's lock (issue 51, finding 13: a round took up to
+3 s, and on SQLite the database's one writer was held meanwhile): the standings are read, the
+round computed, then the lock taken and the standings read again; the round is written only if
+nothing changed (a join, a withdrawal, a result), else computed again.
 """
 
 from __future__ import annotations
@@ -47,11 +65,14 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     String,
     Table,
+    inspect,
     text,
 )
 from sqlalchemy.engine import Connection
 
 from jericho_game.web.accounts.accounts import AccountService
+from jericho_game.web.common.budget import BudgetPolicy, Who, costs, free
+from jericho_game.web.people.people import blocks_table
 from jericho_game.web.round import timecontrol
 from jericho_game.web.round.gameroom import ClientError
 from jericho_game.web.storage.database import GameRecord, Storage, Tx
@@ -75,6 +96,7 @@ tournaments_table = Table(
     Column("kind", String(8), nullable=False),
     Column("name", String(80), nullable=False),
     Column("creator", Integer, nullable=False),
+    Column("creator_group", String(64), nullable=True),  # the creator's address group (the listing's caps)
     Column("created_at", Float, nullable=False),
     Column("starts_at", Float, nullable=False),
     Column("minutes", Integer, nullable=True),  # an arena's length
@@ -152,6 +174,11 @@ class TournamentPolicy:
     max_minutes: int = 360  # an arena's longest duration
     max_rounds: int = 15
     max_start_in: int = 7 * 24 * 60  # minutes: the furthest start
+    list_size: int = 100  # tournaments listed (not finished), the most players first
+    list_per_creator: int = 3  # of them, at most this many of one creator account...
+    list_per_group: int = 6  # ...and of one creator address group (issue 51, finding 4)
+    list_featured: int = 10  # featured tournaments listed (their own query)
+    pair_tries: int = 3  # a Swiss round computed again when the standings changed meanwhile
 
 
 def _clean_name(raw: Any) -> str:
@@ -171,6 +198,29 @@ def _int_in(body: dict[str, Any], field: str, lo: int, hi: int, default: int | N
     return v
 
 
+#: A Swiss round for which no pairing exists (swiss.pair_round said so): the tournament ends.
+NO_PAIRING = swiss.Pairing([], None)
+
+
+@dataclass(frozen=True)
+class _SwissState:
+    """A Swiss tournament's standings as the pairing reads them; ``key`` compares two readings."""
+
+    entrants: list[swiss.Entrant]
+    unfinished: int
+    blocked: set[frozenset[int]]
+    key: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What was computed outside the lock: the Swiss standings' key and the round's pairing
+    (None: none computed; :data:`NO_PAIRING`: none exists).  An arena's plan is empty."""
+
+    key: tuple[Any, ...] | None
+    pairing: swiss.Pairing | None
+
+
 class TournamentService:
     """Tournaments over one :class:`Storage`, the accounts and the game round's service."""
 
@@ -182,19 +232,40 @@ class TournamentService:
         *,
         policy: TournamentPolicy | None = None,
         clock: Callable[[], float] | None = None,
+        budget: BudgetPolicy | None = None,
     ) -> None:
         self.storage = storage
         self.accounts = accounts
         self.service = service
         self.policy = policy or TournamentPolicy()
         self.now = clock or service.now
+        # issue 51: creation and joins ask the one budget policy (web/common/budget.py)
+        self.budget = budget if budget is not None else BudgetPolicy(storage, clock=self.now)
         self.after: Callable[[Change], None] = lambda change: None  # the transport's fan-out
         storage.create_tables(tournament_metadata)
+        self._migrate()
+        # the people's blocks are read by the pairing (web/people/people.py owns the table)
+        try:
+            blocks_table.create(storage.engine, checkfirst=True)
+        except Exception:  # noqa: BLE001 - another process created it at the same moment
+            pass
         service.on_finish.append(self.on_finish)
 
+    def _migrate(self) -> None:
+        """Add the columns that databases written by older versions lack."""
+        have = {c["name"] for c in inspect(self.storage.engine).get_columns("tournaments")}
+        if "creator_group" not in have:  # issue 51
+            try:
+                with self.storage.engine.begin() as conn:
+                    conn.exec_driver_sql("ALTER TABLE tournaments ADD COLUMN creator_group VARCHAR(64)")
+            except Exception:  # noqa: BLE001 - another process added it at the same moment
+                pass
+
     # -- creating, joining -----------------------------------------------------------------------
-    def create(self, me: int, body: dict[str, Any]) -> dict[str, Any]:
-        """A new tournament from the body of ``POST /api/tournaments``."""
+    def create(self, me: int, body: dict[str, Any], who: Who | None = None) -> dict[str, Any]:
+        """A new tournament from the body of ``POST /api/tournaments``; ``who``: the client (its
+        address group and account), which the budget ``tournament.create`` counts."""
+        who = who if who is not None else Who("?", me)
         fields = {"kind", "name", "clock", "increment", "rated", "berserk", "minutes", "rounds", "starts_in"}
         unknown = set(body) - fields
         if unknown:
@@ -241,12 +312,14 @@ class TournamentService:
                     f"you already run {n} tournaments (the most is {p.open_per_account}): wait until one ends",
                     429,
                 )
+            self.budget.ask(conn, "tournament.create", who)
             conn.execute(
                 tournaments_table.insert().values(
                     id=tid,
                     kind=kind,
                     name=name,
                     creator=me,
+                    creator_group=who.group[:64],
                     created_at=now,
                     starts_at=now + 60 * starts_in,
                     minutes=minutes,
@@ -271,8 +344,12 @@ class TournamentService:
             raise ClientError("unknown_tournament", "there is no such tournament", 404)
         return row
 
-    def join(self, me: int, tid: Any) -> dict[str, Any]:
-        """Join a scheduled or running tournament (again, after a withdrawal)."""
+    def join(self, me: int, tid: Any, who: Who | None = None) -> dict[str, Any]:
+        """Join a scheduled or running tournament (again, after a withdrawal: no new seat).  A new
+        seat asks the budget ``tournament.join`` for ``who`` (per address group into this
+        tournament, and per group a day), except the creator's, whose seat is kept for them: others
+        fill at most ``max_players - 1`` seats until the creator joins."""
+        who = who if who is not None else Who("?", me)
         acc = self.accounts.get(me)
         if acc is None:
             raise ClientError("not_logged_in", "log in first", 401)
@@ -296,11 +373,20 @@ class TournamentService:
                     {"t": t.id, "a": me, "n": now},
                 )
             else:
-                n = conn.execute(
-                    text("SELECT count(*) FROM tournament_players WHERE tournament = :t"), {"t": t.id}
-                ).scalar_one()
-                if int(n) >= self.policy.max_players:
-                    raise ClientError("tournament_full", f"this tournament is full ({n} players)", 409)
+                n, creator_in = conn.execute(
+                    text(
+                        "SELECT count(*), COALESCE(SUM(CASE WHEN account = :c THEN 1 ELSE 0 END), 0) "
+                        "FROM tournament_players WHERE tournament = :t"
+                    ),
+                    {"t": t.id, "c": int(t.creator)},
+                ).one()
+                creator = me == int(t.creator)
+                seats = self.policy.max_players - (0 if creator or int(creator_in) else 1)
+                if int(n) >= seats:
+                    kept = "" if seats == self.policy.max_players else " (one more seat is kept for its creator)"
+                    raise ClientError("tournament_full", f"this tournament is full ({n} players{kept})", 409)
+                if not creator:  # the creator paid for the tournament: their seat asks nothing more
+                    self.budget.ask(conn, "tournament.join", who, recipient=t.id)
                 conn.execute(
                     players_table.insert().values(
                         tournament=t.id,
@@ -368,28 +454,46 @@ class TournamentService:
         }
 
     def listing(self) -> dict[str, Any]:
-        """The tournaments: ``featured`` (not finished), ``running``, ``scheduled`` and ``finished`` (the latest)."""
+        """The tournaments: ``featured`` (not finished, their own query), ``running`` and
+        ``scheduled`` (featured first, then the most players, then the earliest start) and
+        ``finished`` (the latest); at most :attr:`TournamentPolicy.list_per_creator` of one
+        creator and :attr:`TournamentPolicy.list_per_group` of one creator address group among
+        those listed (a featured one always is)."""
+        p = self.policy
+        count = "(SELECT count(*) FROM tournament_players p WHERE p.tournament = t.id)"
         with self.storage.reader.connect() as conn:
-            rows = conn.execute(
+            featured = conn.execute(
                 text(
-                    "SELECT t.*, (SELECT count(*) FROM tournament_players p WHERE p.tournament = t.id) AS n "
-                    "FROM tournaments t WHERE t.status != 'finished' ORDER BY t.starts_at LIMIT 100"
-                )
+                    f"SELECT t.*, {count} AS n FROM tournaments t "
+                    "WHERE t.featured = 1 AND t.status != 'finished' ORDER BY t.starts_at, t.id LIMIT :lim"
+                ),
+                {"lim": p.list_featured},
             ).all()
-            old = conn.execute(
-                text(
-                    "SELECT t.*, (SELECT count(*) FROM tournament_players p WHERE p.tournament = t.id) AS n "
-                    "FROM tournaments t WHERE t.status = 'finished' ORDER BY t.ended_at DESC LIMIT 20"
-                )
-            ).all()
+            rows = self._capped(conn, "t.status != 'finished'", "n DESC, starts_at, id", p.list_size, count)
+            old = self._capped(conn, "t.status = 'finished'", "ended_at DESC, id", 20, count)
         out: dict[str, list[dict[str, Any]]] = {"featured": [], "running": [], "scheduled": [], "finished": []}
+        out["featured"] = [self._summary(r, int(r.n)) for r in featured]
         for r in rows:
-            s = self._summary(r, int(r.n))
-            out[r.status].append(s)
-            if r.featured:
-                out["featured"].append(s)
+            out[r.status].append(self._summary(r, int(r.n)))
         out["finished"] = [self._summary(r, int(r.n)) for r in old]
         return out
+
+    def _capped(self, conn: Connection, where: str, order: str, limit: int, count: str) -> list[Any]:
+        """Tournaments ``where``, in ``order`` (featured first), at most ``limit``, with at most
+        :attr:`TournamentPolicy.list_per_creator` of one creator and
+        :attr:`TournamentPolicy.list_per_group` of one creator address group (ranked in ``order``
+        within each; a tournament made before the group was kept counts as its creator's own)."""
+        group = "COALESCE(x.creator_group, CAST(x.creator AS VARCHAR(16)))"
+        sql = (
+            "SELECT * FROM ("
+            f"SELECT x.*, ROW_NUMBER() OVER (PARTITION BY x.creator ORDER BY {order}) AS nth_creator, "
+            f"ROW_NUMBER() OVER (PARTITION BY {group} ORDER BY {order}) AS nth_group "
+            f"FROM (SELECT t.*, {count} AS n FROM tournaments t WHERE {where}) x"
+            ") y WHERE (nth_creator <= :pc AND nth_group <= :pg) OR featured = 1 "
+            f"ORDER BY featured DESC, {order} LIMIT :lim"
+        )
+        p = self.policy
+        return list(conn.execute(text(sql), {"pc": p.list_per_creator, "pg": p.list_per_group, "lim": limit}).all())
 
     def show(self, tid: str, me: int | None = None, seen: bool = False) -> dict[str, Any]:
         """A tournament's page: its summary, ``standings`` (ranked, with tie-breaks for Swiss),
@@ -507,6 +611,10 @@ class TournamentService:
         self._record(conn, g, str(kind), rec.result, len(rec.moves))
 
     def _record(self, conn: Connection, g: Any, kind: str, result: str | None, plies: int) -> None:
+        """A pairing's game ended with ``result`` after ``plies``: each side's points, streak, games
+        and sides played; the pairing done and its players free.  A game of fewer than
+        :data:`arena.MIN_PLIES` plies gives nobody points (its winner's streak stays as it was), but
+        is still a game played and frees both players."""
         got: dict[str, float] = {}
         for side in ("south", "north"):
             account = int(getattr(g, side))
@@ -519,6 +627,8 @@ class TournamentService:
             pts: float
             if kind == "arena":
                 pts, after = arena.points(outcome, streak, bool(getattr(g, f"berserk_{side}")), plies)
+            elif plies < arena.MIN_PLIES:  # too short to count (issue 51, finding 11), as in an arena
+                pts, after = 0.0, (streak if outcome == "win" else 0)
             else:
                 pts, after = {"win": 1.0, "draw": 0.5, "loss": 0.0}[outcome], (streak + 1 if outcome == "win" else 0)
             got[side] = float(pts)
@@ -604,6 +714,84 @@ class TournamentService:
         return changes
 
     def _pair(self, tid: str) -> list[tuple[int, int, int, float, float | None, bool]]:
+        """Pair what is due in one tournament; the games to make ``(pairing, south, north, clock,
+        increment, rated)``.  A Swiss round is computed first, outside the lock, from standings read
+        then; it is written only if the standings under the lock are the same (else computed again,
+        at most :attr:`TournamentPolicy.pair_tries` times: the next look tries again)."""
+        for _ in range(self.policy.pair_tries):
+            plan = self._plan(tid)
+            if plan is None:
+                return []
+            made = self._pair_locked(tid, plan)
+            if made is not None:
+                return made
+            log.info("tournament %s changed while its round was computed: computing it again", tid)
+        return []
+
+    def _plan(self, tid: str) -> _Plan | None:
+        """What the locked pairing will need, computed without any lock: for a Swiss tournament
+        due a round, its standings and the round's pairing (None: nothing to do now)."""
+        now = self.now()
+        with self.storage.reader.connect() as conn:
+            t = self._tournament(conn, tid)
+            if t.status == "finished" or t.starts_at > now:
+                return None
+            if t.kind == "arena":
+                return _Plan(None, None)
+            state = self._swiss_state(conn, t)
+        if state.unfinished and t.status == "running":
+            return None  # the round is being played
+        if state.unfinished or t.round >= (t.rounds or 0) or len(state.entrants) < 2:
+            return _Plan(state.key, None)  # the lock decides (start, finish)
+        try:
+            return _Plan(state.key, swiss.pair_round(state.entrants, int(t.round) + 1, state.blocked))
+        except ValueError:
+            return _Plan(state.key, NO_PAIRING)
+
+    def _swiss_state(self, conn: Connection, t: Any) -> _SwissState:
+        """A Swiss tournament's standings as its pairing sees them (and a key to compare them by)."""
+        tid = str(t.id)
+        players = conn.execute(
+            text("SELECT * FROM tournament_players WHERE tournament = :t AND withdrawn = 0"), {"t": tid}
+        ).all()
+        unfinished = int(
+            conn.execute(
+                text(
+                    "SELECT count(*) FROM tournament_pairings "
+                    "WHERE tournament = :t AND status IN ('creating', 'playing')"
+                ),
+                {"t": tid},
+            ).scalar_one()
+        )
+        entrants = self._entrants(conn, tid, list(players))
+        blocked = self._blocked(conn, tid)
+        key = (
+            int(t.round),
+            unfinished,
+            tuple(
+                (e.account, e.score, e.rating, e.had_bye, tuple(sorted(e.opponents)), tuple(e.colours))
+                for e in sorted(entrants, key=lambda e: e.account)
+            ),
+            tuple(sorted(tuple(sorted(b)) for b in blocked)),
+        )
+        return _SwissState(entrants, unfinished, blocked, key)
+
+    @staticmethod
+    def _blocked(conn: Connection, tid: str) -> set[frozenset[int]]:
+        """The pairs of a tournament's players where one blocked the other (the people's blocks)."""
+        rows = conn.execute(
+            text(
+                "SELECT b.blocker, b.blocked FROM blocks b "
+                "JOIN tournament_players p ON p.tournament = :t AND p.account = b.blocker "
+                "JOIN tournament_players q ON q.tournament = :t AND q.account = b.blocked"
+            ),
+            {"t": tid},
+        ).all()
+        return {frozenset((int(a), int(b))) for a, b in rows}
+
+    def _pair_locked(self, tid: str, plan: _Plan) -> list[tuple[int, int, int, float, float | None, bool]] | None:
+        """The pairing decided and written in one transaction holding the tournament's lock; None
+        when a Swiss tournament's standings are not those ``plan`` was computed from."""
         now = self.now()
         p = self.policy
         made: list[tuple[int, int, int, float, float | None, bool]] = []
@@ -613,17 +801,17 @@ class TournamentService:
                 return []
             if t.status == "scheduled":
                 conn.execute(text("UPDATE tournaments SET status = 'running' WHERE id = :t"), {"t": tid})
-            players = conn.execute(text("SELECT * FROM tournament_players WHERE tournament = :t"), {"t": tid}).all()
-            unfinished = conn.execute(
-                text(
-                    "SELECT count(*) FROM tournament_pairings "
-                    "WHERE tournament = :t AND status IN ('creating', 'playing')"
-                ),
-                {"t": tid},
-            ).scalar_one()
             pairs: list[tuple[int, int | None]] = []
             round_no = 0
             if t.kind == "arena":
+                players = conn.execute(text("SELECT * FROM tournament_players WHERE tournament = :t"), {"t": tid}).all()
+                unfinished = conn.execute(
+                    text(
+                        "SELECT count(*) FROM tournament_pairings "
+                        "WHERE tournament = :t AND status IN ('creating', 'playing')"
+                    ),
+                    {"t": tid},
+                ).scalar_one()
                 if now >= t.starts_at + 60 * (t.minutes or 0):
                     if not unfinished:
                         self._finish(conn, tid, now)
@@ -647,24 +835,28 @@ class TournamentService:
                     for x in players
                     if not x.withdrawn and int(x.account) not in busy and (x.seen_at or 0) > now - p.present
                 ]
-                pairs = [(s, n) for s, n in arena.pair_free(free)]
+                if len(free) >= 2:
+                    pairs = [(s, n) for s, n in arena.pair_free(free, self._blocked(conn, tid))]
             else:
-                if unfinished:
+                state = self._swiss_state(conn, t)
+                if state.key != plan.key:
+                    return None  # a join, a withdrawal or a result meanwhile: compute again
+                if state.unfinished:
                     return []
                 if t.round >= (t.rounds or 0):
                     self._finish(conn, tid, now)
                     return []
-                entrants = self._entrants(conn, tid, [x for x in players if not x.withdrawn])
-                if len(entrants) < 2:
+                if len(state.entrants) < 2:
                     if t.round > 0 or now > t.starts_at + 3600:
                         self._finish(conn, tid, now)
                     return []
-                round_no = int(t.round) + 1
-                try:
-                    pairing = swiss.pair_round(entrants, round_no)
-                except ValueError:
+                pairing = plan.pairing
+                if pairing is None:  # computed before the tournament was due a round: compute again
+                    return None
+                if pairing is NO_PAIRING:  # none exists (swiss.pair_round): it ends early
                     self._finish(conn, tid, now)
                     return []
+                round_no = int(t.round) + 1
                 pairs = [(s, n) for s, n in pairing.games]
                 if pairing.bye is not None:
                     pairs.append((pairing.bye, None))
@@ -871,36 +1063,61 @@ def tournament_routes(tournaments: TournamentService) -> list[Any]:
     def answer(data: Any, status: int = 200) -> Response:
         return JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})
 
+    @free("a bounded read: at most 100 open, 20 finished and 10 featured tournaments", methods=("GET", "HEAD"))
+    @costs("tournament.create", methods=("POST",))
     async def listing(request: Request) -> Response:
-        if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
+        if request.method in ("GET", "HEAD"):
             return answer(await blocking(tournaments.listing))
         me = await me_for_change(request)
         body = await jsonin.read_object(request, 4096, ClientError)
-        return answer(await blocking(tournaments.create, me, body), 201)
+        return answer(await blocking(tournaments.create, me, body, Who.of(request, me)), 201)
 
+    @free(
+        "one tournament's page (its latest 100 games); the viewer's presence is a stamp on their own "
+        "row, written at most every 5 s",
+        methods=("GET", "HEAD"),
+    )
     async def one(request: Request) -> Response:
         me = await me_reading(request)
         return answer(await blocking(tournaments.show, request.path_params["id"], me, True))
 
-    async def act(request: Request) -> Response:
+    @costs("tournament.join", methods=("POST",))
+    async def join(request: Request) -> Response:
+        me = await me_for_change(request)
+        await jsonin.read_object(request, 4096, ClientError)
+        return answer(await blocking(tournaments.join, me, request.path_params["id"], Who.of(request, me)))
+
+    @free("the player's own row marked withdrawn: nothing added", methods=("POST",))
+    async def withdraw(request: Request) -> Response:
+        me = await me_for_change(request)
+        await jsonin.read_object(request, 4096, ClientError)
+        return answer(await blocking(tournaments.withdraw, me, request.path_params["id"]))
+
+    @free("admins only: one flag of one tournament", methods=("POST",))
+    async def feature(request: Request) -> Response:
         me = await me_for_change(request)
         body = await jsonin.read_object(request, 4096, ClientError)
-        tid, what = request.path_params["id"], request.path_params["what"]
-        if what == "join":
-            return answer(await blocking(tournaments.join, me, tid))
-        if what == "withdraw":
-            return answer(await blocking(tournaments.withdraw, me, tid))
-        if what == "feature":
-            return answer(await blocking(tournaments.feature, me, tid, body.get("featured")))
-        if what == "berserk":
-            change = await blocking(tournaments.berserk, me, tid, body.get("game"))
-            if change.committed:
-                tournaments.after(change)
-            return answer({"ok": True})
+        return answer(await blocking(tournaments.feature, me, request.path_params["id"], body.get("featured")))
+
+    @free("the player's own clock halved, once per game, before their first move", methods=("POST",))
+    async def berserk(request: Request) -> Response:
+        me = await me_for_change(request)
+        body = await jsonin.read_object(request, 4096, ClientError)
+        change = await blocking(tournaments.berserk, me, request.path_params["id"], body.get("game"))
+        if change.committed:
+            tournaments.after(change)
+        return answer({"ok": True})
+
+    @free("an unknown action: refused, nothing written", methods=("POST",))
+    async def unknown(request: Request) -> Response:
         raise ClientError("not_found", "a tournament can be joined, withdrawn from, featured or berserked", 404)
 
     return [
         Route("/api/tournaments", listing, methods=["GET", "POST"]),
         Route("/api/tournaments/{id}", one),
-        Route("/api/tournaments/{id}/{what}", act, methods=["POST"]),
+        Route("/api/tournaments/{id}/join", join, methods=["POST"]),
+        Route("/api/tournaments/{id}/withdraw", withdraw, methods=["POST"]),
+        Route("/api/tournaments/{id}/feature", feature, methods=["POST"]),
+        Route("/api/tournaments/{id}/berserk", berserk, methods=["POST"]),
+        Route("/api/tournaments/{id}/{what}", unknown, methods=["POST"]),
     ]
