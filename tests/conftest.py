@@ -57,7 +57,6 @@ SLOW_FILES = {
     "test_shutdown_leaks.py",
     "test_examples.py",
     "test_packaging.py",  # builds an sdist and wheels, installs them in fresh venvs
-    "test_kernel_build.py",  # compiles the kernel into wheels
     "test_jax_env.py",  # XLA compiles each batch size
 }
 #: Single tests in the slow tier: exhaustive runs whose smaller siblings stay in the fast tier.
@@ -97,6 +96,11 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: browsers, server processes, PostgreSQL (tests/conftest.py)")
+    config.addinivalue_line(
+        "markers",
+        "timing: a wall-clock bound, scaled by a same-run baseline of the machine's load (tests/helpers.Load); "
+        "tasks.py's full run runs these again beside two CPU burners",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

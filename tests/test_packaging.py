@@ -404,7 +404,8 @@ def test_the_wheel_is_repaired_into_a_manylinux_wheel_that_installs_and_runs(dis
 
 def test_the_sdist_builds_and_runs_without_a_compiler(dist: Path, tmp_path: Path) -> None:
     """From the sdist a user installs, with no working C compiler: the package installs without the kernel
-    and plays on the pure-Python core."""
+    and plays a whole game on the pure-Python core (imported with ``python -S``, so that the editable
+    install of the checkout cannot shadow it)."""
     (sdist,) = dist.glob("jericho_game-*.tar.gz")
     site = tmp_path / "site"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JERICHO_KERNEL", "JERICHO_REQUIRE_KERNEL")}
@@ -417,11 +418,14 @@ def test_the_sdist_builds_and_runs_without_a_compiler(dist: Path, tmp_path: Path
     assert done.returncode == 0, done.stderr[-2000:]
     assert not list(site.glob("jericho_game/_kernel*")), "an extension was built with CC=/bin/false"
     probe = (
-        "import jericho_game, jericho_game.kernel as k; from jericho_game import Game; g = Game(); "
-        "g.play(g.legal_moves()[0]); print(k.NAME, jericho_game.__file__)"
+        "import jericho_game, jericho_game.kernel as k, random; from jericho_game import Game; "
+        "g = Game(); r = random.Random(1)\n"
+        "while not g.is_over(): m = g.legal_moves(); g.play(m[r.randrange(len(m))])\n"
+        "print(k.NAME, jericho_game.__file__, g.outcome(), len(g.history))"
     )
     out = subprocess.run([sys.executable, "-S", "-c", probe], env=dict(env, PYTHONPATH=str(site)), cwd=site,
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
-    name, where = out.stdout.split()
+    name, where, outcome, plies = out.stdout.split()
     assert name == "python" and where.startswith(str(site))
+    assert outcome in ("south", "north", "draw") and int(plies) > 20

@@ -1,7 +1,7 @@
 """The compiled kernel (jericho_game._kernel) equals the pure-Python core, and fails safely.
 
 Skipped as a whole only when the extension is not built (the fallback itself is tested in
-tests/rules/test_kernel_build.py, which needs no compiler).
+tests/test_packaging.py, which installs the sdist with no compiler).
 """
 
 from __future__ import annotations
