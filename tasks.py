@@ -27,6 +27,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 import venv
 from pathlib import Path
 
@@ -154,9 +155,10 @@ def durations(args: list[str]) -> list[str]:
 
 
 def test(args: list[str]) -> int:
-    """Lint, types, the kernel's checks, then pytest.  ``--fast``: the fast tier only (tests not
-    marked ``slow``: no browsers, server processes or PostgreSQL; no sanitizer build), for a quick
-    answer while working; CI runs everything."""
+    """Lint, types, the kernel's checks, then pytest, then (the full run of every test) the timing
+    check.  ``--fast``: the fast tier only (tests not marked ``slow``: no browsers, server processes
+    or PostgreSQL; no sanitizer build, no timing check), for a quick answer while working; CI runs
+    everything."""
     fast = "--fast" in args
     args = [a for a in args if a != "--fast"]
     if fast:
@@ -184,7 +186,50 @@ def test(args: list[str]) -> int:
         return rc
     tests = [str(PY), "-m", "pytest", *parallel(args), *durations(args), *args]
     print("+", " ".join(tests), flush=True)
-    return subprocess.call(tests, cwd=ROOT, env=env)
+    rc = subprocess.call(tests, cwd=ROOT, env=env)
+    if rc != 0 or fast or selects_tests(args):
+        return rc
+    return timing_check(env)
+
+
+def selects_tests(args: list[str]) -> bool:
+    """Whether pytest's arguments pick the tests (a path, ``-k``, ``-m``, ``--lf``, ...): a run of
+    chosen tests is not followed by the timing check."""
+    picks = ("-k", "-m", "--lf", "--last-failed", "--ff", "--failed-first", "--sw", "--stepwise", "--deselect")
+    return any(a.startswith(picks) or (ROOT / a.split("::")[0]).exists() for a in args if a)
+
+
+#: The timing check: the tests marked ``timing`` (their wall-clock bounds scale with a baseline
+#: measured in the same run, tests/helpers.Load), run TIMING_RUNS times with BURNERS processes
+#: spinning beside them at normal priority, on two pytest workers: a loaded machine must not fail them.
+BURNERS = 2
+TIMING_RUNS = 2
+
+
+def burners(n: int = BURNERS) -> list[subprocess.Popen[bytes]]:
+    """``n`` processes that spin on a CPU each until killed (stand-ins for other people's work)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def timing_check(env: dict[str, str]) -> int:
+    """After the full run: the ``timing`` tests again, TIMING_RUNS times, under BURNERS CPU burners."""
+    cmd = [str(PY), "-m", "pytest", "-m", "timing", "-n", "2", "--dist", "loadfile", "-q", "-p", "no:cacheprovider"]
+    print(f"timing check: the tests marked timing, {TIMING_RUNS} times beside {BURNERS} CPU burners", flush=True)
+    started = time.monotonic()
+    hogs = burners()
+    try:
+        for _ in range(TIMING_RUNS):
+            print("+", " ".join(cmd), flush=True)
+            rc = subprocess.call(cmd, cwd=ROOT, env=env)
+            if rc != 0:
+                return rc
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
+    print(f"timing check: passed in {time.monotonic() - started:.0f} s", flush=True)
+    return 0
 
 
 def screenshots(args: list[str]) -> int:

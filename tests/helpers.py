@@ -251,3 +251,35 @@ def open_ws(url: str, **options: Any) -> ClientConnection:
     from websockets.sync.client import connect
 
     return connect(url, **options).__enter__()
+
+
+# -- wall-clock checks on a loaded machine ---------------------------------------------------
+def slowdown(probe: float = 0.03) -> float:
+    """How much slower than on an idle core this process runs now: the wall time over the CPU time
+    of a fixed busy loop (``probe`` CPU seconds).  1.0 on an idle core, about 1.5 with three
+    busy processes on two cores, 2 with four.  The same-run baseline that the wall-clock checks
+    (marker ``timing``) scale their margins by: it measures the machine, never the code under test."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    while time.thread_time() - cpu < probe:
+        pass
+    return max(1.0, (time.perf_counter() - wall) / (time.thread_time() - cpu))
+
+
+class Load:
+    """The machine's :func:`slowdown` around a timed part, measured before and after it: ``with
+    Load() as load: ...`` then ``load.factor``, the larger of the two (a load that came or went
+    during the part counts).  A margin ``m`` of a wall-clock bound becomes ``m * load.factor``."""
+
+    def __init__(self) -> None:
+        self.before = self.after = 1.0
+
+    def __enter__(self) -> Load:
+        self.before = slowdown()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.after = slowdown()
+
+    @property
+    def factor(self) -> float:
+        return max(self.before, self.after)

@@ -15,6 +15,7 @@ from jericho_game.ai import Limit, make_player
 from jericho_game.ai.alphabeta import AlphaBetaPlayer, evaluate, symmetry_classes
 from jericho_game.ai.greedy import GreedyPlayer
 from jericho_game.ai.mcts import MCTSPlayer
+from tests.helpers import Load
 
 SEARCHERS = ["greedy", "mcts:sims=300", "mcts-py:sims=300", "alphabeta:depth=2", "alphabeta-py:depth=2"]
 ALL_PLAYERS = ["random", *SEARCHERS, "easy", "medium", "hard"]
@@ -481,14 +482,17 @@ def test_kernel_mcts_is_reproducible_with_a_seed_and_a_simulation_budget() -> No
 
 
 @needs_c
+@pytest.mark.timing
 def test_kernel_mcts_keeps_to_its_time() -> None:
     import time as _time
 
     game = Game.from_moves("5R@d2 1G@d3")
     p = make_player("mcts:time=0.3", seed=1)
-    t0 = _time.perf_counter()
-    p.choose_move(game)
-    assert _time.perf_counter() - t0 < 0.6 and p.last_sims > 100  # type: ignore[attr-defined]
+    with Load() as load:  # the margin over the 0.3 s: 0.3 s on an idle machine, scaled by its load
+        t0 = _time.perf_counter()
+        p.choose_move(game)
+        took = _time.perf_counter() - t0
+    assert took < 0.3 + 0.3 * load.factor and p.last_sims > 100, (took, load.factor)  # type: ignore[attr-defined]
 
 
 @needs_c
