@@ -904,6 +904,7 @@ def create_app(
         clock=clock,
         policy=mail_policy,
         public_url=public_url,
+        budget=budget,
     )
     # correspondence games (web/round/correspondence.py): the quota, and a turn's mail in the move's transaction
     service.correspondence_per_client = limits.correspondence_per_client
@@ -953,10 +954,12 @@ def create_app(
 
     reviews.account_of = review_account
     transport.reviews = reviews
-    chat = Chat(ChatStore(storage), service)  # the games' chat (web/social/chat.py): its messages and routes
+    # the games' chat (web/social/chat.py): its messages and routes
+    chat = Chat(ChatStore(storage), service, budget=budget)
     chat.install(transport)
     # people (web/people/people.py): follows, blocks, challenges; a block holds in the chat and the invitations
-    people = PeopleService(storage, accounts, service, notifier, policy=people_policy)
+    people = PeopleService(storage, accounts, service, notifier, policy=people_policy, budget=budget)
+    service.avoids = people.avoids  # issue 51: a block holds in seeks and the lobby too
     chat.blocks = people.blocked_by
     notifier.blocked = people.is_blocked
     # tournaments (web/tournaments/tournaments.py): arenas and Swiss, paired by every process
@@ -1043,7 +1046,8 @@ def create_app(
     async def lobby_now(request: Request) -> Response:
         from jericho_game.web.lobby.seeks import snapshot
 
-        return JSONResponse(await asyncio.get_running_loop().run_in_executor(None, snapshot, service))
+        viewer = await asyncio.get_running_loop().run_in_executor(None, my_account, request)  # blocks (issue 51)
+        return JSONResponse(await asyncio.get_running_loop().run_in_executor(None, snapshot, service, viewer))
 
     @free("a lobby socket, held under the per-process socket caps (fairshare.SocketCaps)")
     async def lobby_ws(websocket: WebSocket) -> None:

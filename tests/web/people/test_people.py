@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import replace
 from typing import Any
 
 from argon2 import PasswordHasher
@@ -16,6 +17,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from jericho_game.web.accounts.accounts import CSRF_HEADER, SESSION_COOKIE  # noqa: E402
+from jericho_game.web.common.budget import BUDGETS, Budget  # noqa: E402
 from jericho_game.web.people.people import PeoplePolicy  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 from tests.web.social.test_notify import _app as notify_app  # noqa: E402
@@ -26,9 +28,13 @@ CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 PW = "correct horse battery staple"
 
 
-def _app(db: str, policy: PeoplePolicy | None = None, clock: Any = None) -> Any:
+def _app(
+    db: str, policy: PeoplePolicy | None = None, clock: Any = None, budgets: dict[str, Budget] | None = None
+) -> Any:
     kw: dict[str, Any] = {"clock": clock} if clock else {}
-    return create_app(db, ai_processes=0, password_hasher=CHEAP, people_policy=policy, **kw)
+    table = dict(budgets or BUDGETS)
+    table["signup"] = replace(table["signup"], per_group=None, total=None)  # every test account from one address
+    return create_app(db, ai_processes=0, password_hasher=CHEAP, people_policy=policy, budgets=table, **kw)
 
 
 def _csrf(c: TestClient) -> str:
@@ -180,8 +186,12 @@ def test_decline_cancel_and_a_correspondence_challenge(db: str) -> None:
 
 
 def test_challenge_limits_are_counted_in_the_database(db: str) -> None:
-    policy = PeoplePolicy(pending_sent=2, per_hour=3)
-    with visitors(_app(db, policy), 5) as (ada, b, c, d, e):
+    table = {
+        **BUDGETS,
+        "challenge.pending": replace(BUDGETS["challenge.pending"], per_account=2),
+        "challenge": replace(BUDGETS["challenge"], per_account=3),
+    }
+    with visitors(_app(db, budgets=table), 5) as (ada, b, c, d, e):
         _signup(ada, "ada")
         for cl, n in ((b, "bob"), (c, "cyd"), (d, "dee"), (e, "eve")):
             _signup(cl, n)

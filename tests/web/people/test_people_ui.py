@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from argon2 import PasswordHasher
 from playwright.sync_api import Browser, expect
 
+from jericho_game.web.common.budget import BUDGETS
 from jericho_game.web.server import create_app
 from tests.web import test_browser, tour
 from tests.web.test_browser import serve_in_thread, watch_errors
@@ -22,7 +24,10 @@ browser = test_browser.browser
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     db = tmp_path_factory.mktemp("people") / "games.sqlite3"
-    app = create_app(str(db), password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+    table = {**BUDGETS, "signup": replace(BUDGETS["signup"], per_group=None)}  # every player from 127.0.0.1
+    app = create_app(
+        str(db), password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1), budgets=table
+    )
     yield from serve_in_thread(app)
 
 
@@ -69,9 +74,42 @@ def test_follow_challenge_accept_and_block_in_the_pages(server: str, browser: Br
     ada.fill("#ch-form input", "bob_ui")
     ada.locator("#ch-form button[type=submit]").click()
     expect(ada.locator("#ch-form p[role=alert]").first).to_contain_text("does not take challenges")
+    # issue 51: her view of his page offers nothing that would fail (no follow, no challenge)
+    ada.goto(server + "/players/bob_ui")
+    expect(ada.locator("#btn-block")).to_be_visible()
+    expect(ada.locator("#btn-follow")).to_have_count(0)
+    expect(ada.locator("#challenge-details")).to_have_count(0)
     ada_ctx.close()
     bob_ctx.close()
     assert not [e for e in errors if "status of 40" not in e], errors
+
+
+def test_who_may_challenge_me_is_chosen_on_the_settings_page(server: str, browser: Browser) -> None:
+    """Issue 51, finding 7: the "who may challenge me" setting, on /settings (in French here); a
+    player who takes no challenges from a visitor is offered none on their page."""
+    cyd_ctx, dan_ctx = tour.new_context(browser, "fr"), tour.new_context(browser, "light")
+    cyd, dan = cyd_ctx.new_page(), dan_ctx.new_page()
+    errors = watch_errors(cyd) + watch_errors(dan)
+    tour._login(cyd, server, "cyd_ui")
+    tour._login(dan, server, "dan_ui")
+    cyd.goto(server + "/settings")
+    form = cyd.locator("#challengers-form")
+    expect(form).to_contain_text("Qui peut me défier")
+    expect(form.locator("input[value=all]")).to_be_checked()
+    form.locator("input[value=nobody]").check()
+    expect(cyd.locator("#challengers-saved")).to_have_text("Enregistré.")
+    cyd.reload()
+    expect(cyd.locator("#challengers-form input[value=nobody]")).to_be_checked()
+    dan.goto(server + "/players/cyd_ui")
+    expect(dan.locator("#btn-follow")).to_be_visible()
+    expect(dan.locator("#challenge-details")).to_have_count(0)
+    cyd.locator("#challengers-form input[value=all]").check()
+    expect(cyd.locator("#challengers-saved")).to_have_text("Enregistré.")
+    dan.reload()
+    expect(dan.locator("#challenge-details")).to_be_visible()
+    cyd_ctx.close()
+    dan_ctx.close()
+    assert errors == [], errors
 
 
 def test_a_tournament_is_created_joined_and_pairs_its_players(server: str, browser: Browser) -> None:

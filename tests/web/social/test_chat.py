@@ -21,15 +21,23 @@ from argon2 import PasswordHasher  # noqa: E402
 
 from jericho_game.cli import user as usercmd  # noqa: E402
 from jericho_game.web.accounts.accounts import CSRF_HEADER, AccountService  # noqa: E402
+from jericho_game.web.common.budget import BUDGETS  # noqa: E402
 from jericho_game.web.round.rooms import ClientError  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 from jericho_game.web.social.chat import ChatPolicy, clean_text  # noqa: E402
 from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
-from tests.web.test_server import WS, connect, create, seat  # noqa: E402
+from tests.web.test_server import WS, another, connect, create, seat  # noqa: E402
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 PW = "correct horse battery staple"
 HOSTILE = '<img src=x onerror="alert(1)">'
+MESSAGES = BUDGETS["chat.message"]  # per author in a game (pair), per account, per anonymous address (group)
+REPORTS = BUDGETS["chat.report"]
+
+
+def _n(limit: float | None) -> int:
+    assert limit is not None
+    return int(limit)
 
 
 class Clock:
@@ -241,18 +249,18 @@ def test_length_cap_and_rate_limit_per_author_per_game(client: TestClient, clock
         a.send(type="chat", text=" \u200b ")
         assert a.error()["code"] == "bad_message"
         chat(a, "y" * policy.max_chars)
-        for i in range(policy.burst - 1):
+        for i in range(_n(MESSAGES.per_pair) - 1):
             chat(a, f"m{i}")
         a.send(type="chat", text="one too many")
         err = a.error()
-        assert err["code"] == "rate_limited" and str(policy.burst) in err["message"]
+        assert err["code"] == "rate_limited" and f"at most {_n(MESSAGES.per_pair)} in 10 seconds" in err["message"]
         chat(b, "the other author has a budget of its own")
-        clock.t += policy.window + 0.1
+        clock.t += (MESSAGES.window or 0) + 0.1
         chat(a, "again")
     with connect(client, g["id"]) as rb2:
         b2 = seat(rb2, j["token"], "north")
         texts = [m["text"] for m in history(b2)["messages"]]
-    assert "one too many" not in texts and texts[-1] == "again" and len(texts) == policy.burst + 2
+    assert "one too many" not in texts and texts[-1] == "again" and len(texts) == _n(MESSAGES.per_pair) + 2
 
 
 def test_a_player_mutes_the_opponent_for_themselves(client: TestClient) -> None:
@@ -360,8 +368,7 @@ def test_anonymous_watchers_from_sixty_addresses_cannot_flood_the_reports(client
 
 
 def test_reports_are_limited_per_reporter_and_per_address(client: TestClient, clock: Clock) -> None:
-    policy = ChatPolicy()
-    g, ids = _over_with_messages(client, clock, policy.reports_per_reporter + 1)
+    g, ids = _over_with_messages(client, clock, _n(REPORTS.per_account) + 1)
     login_as(client, "dora")
     with connect(client, g["id"]) as rd:
         dora = seat(rd, None, "spectator")
@@ -370,8 +377,8 @@ def test_reports_are_limited_per_reporter_and_per_address(client: TestClient, cl
             dora.until("chat_reported")
         dora.send(type="chat_report", id=ids[-1])
         err = dora.error()
-        assert err["code"] == "rate_limited" and str(policy.reports_per_reporter) in err["message"]
-        clock.t += policy.report_window + 1  # an hour later: again
+        assert err["code"] == "rate_limited" and f"sent {_n(REPORTS.per_account)} reports" in err["message"]
+        clock.t += (REPORTS.window or 0) + 1  # an hour later: again
         dora.send(type="chat_report", id=ids[-1])
         dora.until("chat_reported")
     # many accounts behind one address: the address's own limit
@@ -380,12 +387,12 @@ def test_reports_are_limited_per_reporter_and_per_address(client: TestClient, cl
     message = store.message(ids[0])
     assert message is not None
     now = clock.t
-    for k in range(policy.reports_per_address):
-        assert store.report(message, f"account:{900 + k}", None, now, address="10.44.0.1", policy=policy)
+    for k in range(_n(REPORTS.per_group)):
+        assert store.report(message, f"account:{900 + k}", None, now, address="10.44.0.1")
     with pytest.raises(ClientError) as err2:
-        store.report(message, "account:999", None, now, address="10.44.0.1", policy=policy)
+        store.report(message, "account:999", None, now, address="10.44.0.1")
     assert err2.value.code == "rate_limited" and "your address" in err2.value.message
-    assert store.report(message, "account:999", None, now, address="10.44.0.2", policy=policy)  # another address
+    assert store.report(message, "account:999", None, now, address="10.44.0.2")  # another address
 
 
 def test_a_flood_of_reports_from_accounts_cannot_push_a_real_report_out(client: TestClient, clock: Clock) -> None:
@@ -395,7 +402,7 @@ def test_a_flood_of_reports_from_accounts_cannot_push_a_real_report_out(client: 
     g, ids = _over_with_messages(client, clock, 6)
     store = client.app.state.chat.store  # type: ignore[attr-defined]
     real = store.message(ids[0])
-    assert store.report(real, "seat:north", "threatens me", clock.t, address="10.0.0.9", policy=policy)
+    assert store.report(real, "seat:north", "threatens me", clock.t, address="10.0.0.9")
     clock.t += 1
     # the flood: 60 accounts on 30 addresses, each as many reports as it is let, on the other messages
     accepted = refused = 0
@@ -417,6 +424,7 @@ def test_a_flood_of_reports_from_accounts_cannot_push_a_real_report_out(client: 
     # a flood on many more messages: the real report is still in the list, reached page by page
     more = []
     for k in range(policy.reports_page * 2):
+        clock.t += 3  # under the per-game rate
         msg = store.post(
             g["id"],
             "players",
@@ -426,8 +434,7 @@ def test_a_flood_of_reports_from_accounts_cannot_push_a_real_report_out(client: 
             address=None,
             body=f"flood {k}",
             ply=0,
-            now=clock.t + 100 + 3 * k,
-            policy=policy,
+            now=clock.t,
         )
         more.append(msg)
     for k, msg in enumerate(more):
@@ -508,7 +515,6 @@ def test_a_mute_hides_the_opponent_everywhere_for_the_one_who_muted(client: Test
 def test_one_account_cannot_flood_many_games_at_once(client: TestClient, clock: Clock) -> None:
     """Issue 33, item 9: one account wrote 75 chat messages into 15 games in 0.2 s (5 per game, each
     game's own budget).  Now an account has a budget across all its games."""
-    policy = ChatPolicy()
     login_as(client, "eve")
     csrf = client.get("/api/account").json()["csrf"]
     games = [
@@ -529,17 +535,16 @@ def test_one_account_cannot_flood_many_games_at_once(client: TestClient, clock: 
                     if msg["type"] == "error":
                         refused.append(msg)
                         break
-    assert accepted == policy.account_burst and len(refused) == 75 - policy.account_burst
+    assert accepted == _n(MESSAGES.per_account) and len(refused) == 75 - _n(MESSAGES.per_account)
     assert all(e["code"] == "rate_limited" and "all games together" in e["message"] for e in refused)
-    clock.t += policy.window + 0.1  # the window has passed: she may write again
+    clock.t += (MESSAGES.window or 0) + 0.1  # the window has passed: she may write again
     with connect(client, games[0]["id"]) as raw:
         chat(seat(raw, games[0]["token"], "south"), "back")
 
 
 def test_one_address_has_a_budget_across_games_too(client: TestClient, clock: Clock) -> None:
-    policy = ChatPolicy()
     store = client.app.state.chat.store  # type: ignore[attr-defined]
-    ids = [create(client, mode="online", name="Anon")["id"] for _ in range(policy.address_burst + 1)]
+    ids = [create(client, mode="online", name="Anon")["id"] for _ in range(_n(MESSAGES.per_group) + 1)]
     for gid in ids[:-1]:
         store.post(
             gid,
@@ -551,7 +556,6 @@ def test_one_address_has_a_budget_across_games_too(client: TestClient, clock: Cl
             body="hi",
             ply=0,
             now=clock.t,
-            policy=policy,
         )
     with pytest.raises(ClientError) as err:
         store.post(
@@ -564,7 +568,6 @@ def test_one_address_has_a_budget_across_games_too(client: TestClient, clock: Cl
             body="hi",
             ply=0,
             now=clock.t,
-            policy=policy,
         )
     assert err.value.code == "rate_limited" and "your address" in err.value.message
     store.post(
@@ -577,7 +580,6 @@ def test_one_address_has_a_budget_across_games_too(client: TestClient, clock: Cl
         body="hi",
         ply=0,
         now=clock.t,
-        policy=policy,
     )
 
 
@@ -681,3 +683,103 @@ def test_a_database_of_an_older_version_gets_the_reports_new_columns(tmp_path: A
         assert store.reports()["total"] == 0  # its message is gone: nothing to show, nothing fails
     finally:
         storage.close()
+
+
+def test_a_block_hides_each_ones_lines_from_the_other_in_every_chat_view(client: TestClient, clock: Clock) -> None:
+    """Issue 51, finding 7: a block hid the blocked player's lines from the blocker, not the other
+    way round, and not in the replay's chat.  Now neither reads the other anywhere: the game's chat,
+    the spectators' chat (live and in history) and the replay's chat; everyone else reads both."""
+    with contextlib.ExitStack() as stack:
+        _block_hides_lines(client, clock, stack)
+
+
+def _block_hides_lines(client: TestClient, clock: Clock, stack: contextlib.ExitStack) -> None:
+    """The test above, its other visitors opened on ``stack``."""
+    app = client.app
+    login_as(client, "ada")
+    csrf = client.get("/api/account").json()["csrf"]
+    g = client.post("/api/games", json={"mode": "online", "side": "south"}, headers={CSRF_HEADER: csrf}).json()
+    # on the app's own event loop (tests.web.test_server.another): a line posted by one reaches the others
+    brice = stack.enter_context(another(client, "10.7.0.2"))
+    login_as(brice, "brice")
+    csrf_b = brice.get("/api/account").json()["csrf"]
+    j = brice.post(f"/api/games/{g['id']}/join", json={"invite": g["invite"]}, headers={CSRF_HEADER: csrf_b}).json()
+    cyd = stack.enter_context(another(client, "10.7.0.4"))
+    login_as(cyd, "cyd")
+    accounts = app.state.accounts  # type: ignore[attr-defined]
+    app.state.people.block(accounts.find("ada").id, "brice", True)  # type: ignore[attr-defined]
+    with connect(client, g["id"]) as ra, connect(brice, g["id"]) as rb, connect(cyd, g["id"]) as rc:
+        a, b = seat(ra, g["token"], "south"), seat(rb, j["token"], "north")
+        watcher = seat(rc, None, "spectator")
+        chat(a, "ada, in the players' chat")  # the blocker may write: the blocked player never reads it
+        assert history(b)["messages"] == []
+        b.send(type="resign")
+        b.until("state", lambda m: m["game"]["status"] == "over")
+        a.until("state", lambda m: m["game"]["status"] == "over")
+        clock.t += 11
+        # each live view is read up to a watcher's line written after the other's: the game's lines
+        # come in order, so a line that reached the wrong reader would come before it
+        chat(a, "ada, after the game", room="spectators")
+        chat(watcher, "cyd, first")
+        seen_b = _texts_until(b, "cyd, first")
+        chat(b, "brice, after the game", room="spectators")
+        chat(watcher, "cyd, second")
+        seen_a = _texts_until(a, "cyd, second")
+        assert not any(t.startswith("ada") for t in seen_b), seen_b
+        assert not any(t.startswith("brice") for t in seen_a) and "cyd, first" in seen_a, seen_a
+        texts_a = [m["text"] for m in history(a)["messages"]]
+        texts_b = [m["text"] for m in history(b)["messages"]]
+        assert texts_a == ["ada, in the players' chat", "ada, after the game", "cyd, first", "cyd, second"], texts_a
+        assert texts_b == ["cyd, first", "brice, after the game", "cyd, second"], texts_b
+        assert len(history(watcher)["messages"]) == 5
+    # the replay's chat: the same for each of them (their sessions), everything for anyone else
+    url = f"/api/games/{g['id']}/chat"
+    assert [m["text"] for m in client.get(url).json()["messages"]] == texts_a
+    assert [m["text"] for m in brice.get(url).json()["messages"]] == texts_b
+    assert brice.get(url).headers["cache-control"] == "private, no-store"
+    assert len(cyd.get(url).json()["messages"]) == 5
+    assert len(stack.enter_context(another(client, "10.7.0.9")).get(url).json()["messages"]) == 5
+
+
+def _texts_until(ws: WS, last: str) -> list[str]:
+    """The chat lines ``ws`` receives up to ``last``."""
+    got: list[str] = []
+    while not got or got[-1] != last:
+        got.append(next_chat(ws)["text"])
+    return got
+
+
+def test_the_chats_rates_and_reports_ask_the_budget_policy(db: str, clock: Clock) -> None:
+    """Issue 51: the chat's counts are budgets of the one policy (``chat.message``,
+    ``chat.report``), with their codes; a table that allows less refuses sooner."""
+    from dataclasses import replace
+
+    from jericho_game.web.common.budget import BUDGETS, OverBudget
+
+    table = dict(BUDGETS)
+    table["chat.message"] = replace(BUDGETS["chat.message"], per_pair=2)
+    table["chat.report"] = replace(BUDGETS["chat.report"], per_account=1)
+    app = create_app(db, ai_processes=0, clock=clock, password_hasher=CHEAP, budgets=table)
+    with TestClient(app) as c:
+        g, j = pair(c)
+        with connect(c, g["id"]) as ra:
+            a = seat(ra, g["token"], "south")
+            ids = [chat(a, "one")["id"], chat(a, "two")["id"]]
+            a.send(type="chat", text="three")
+            err = a.error()
+            assert err["code"] == "rate_limited" and "2" in err["message"], err
+            a.send(type="resign")
+            a.until("state", lambda m: m["game"]["status"] == "over")
+        assert app.state.budget.refused["chat.message"] == 1
+        login_as(c, "dora")
+        with connect(c, g["id"]) as rd:
+            dora = seat(rd, None, "spectator")
+            dora.send(type="chat_report", id=ids[0])
+            dora.until("chat_reported")
+            dora.send(type="chat_report", id=ids[1])
+            assert dora.error()["code"] == "rate_limited"
+        assert app.state.budget.refused["chat.report"] == 1
+        store = app.state.chat.store
+        message = store.message(ids[1])
+        with pytest.raises(OverBudget):
+            store.report(message, f"account:{app.state.accounts.find('dora').id}", None, clock.t)

@@ -13,6 +13,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,6 +27,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from jericho_game.web.accounts.accounts import CSRF_HEADER, AccountService  # noqa: E402
+from jericho_game.web.common.budget import BUDGETS, Budget  # noqa: E402
 from jericho_game.web.round.rooms import ClientError  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, check_email  # noqa: E402
@@ -38,11 +40,19 @@ PW = "correct horse battery staple"
 FAST = MailPolicy(first_retry=0.3, max_retry=1.0, poll=0.2, lease=30.0, max_attempts=4)
 
 
+def budgets(**limits: dict[str, Any]) -> dict[str, Budget]:
+    """The budgets, with sign-ups open (every test account comes from one address) and ``limits``
+    (kind: {field: value}) changed."""
+    table = {**BUDGETS, "signup": replace(BUDGETS["signup"], per_group=None, total=None)}
+    return {**table, **{kind: replace(table[kind], **fields) for kind, fields in limits.items()}}
+
+
 class Inbox:
     """What the local SMTP server received; ``refuse`` answers (e.g. "451 ...") used up one per mail."""
 
     def __init__(self) -> None:
         self.mails: list[email.message.EmailMessage] = []
+        self.raw: list[bytes] = []  # each mail's bytes as they came
         self.refuse: list[str] = []
         self.lock = threading.Lock()
 
@@ -53,6 +63,7 @@ class Inbox:
             msg = email.message_from_bytes(envelope.content, policy=email.policy.default)
             assert isinstance(msg, email.message.EmailMessage)
             self.mails.append(msg)
+            self.raw.append(envelope.content)
         return "250 OK"
 
     def wait(self, n: int, timeout: float = 30.0) -> list[email.message.EmailMessage]:
@@ -90,7 +101,9 @@ PUBLIC = "https://jericho.example.org"  # --public-url: every link in a mail sta
 def _app(db: str, port: int | None) -> Any:
     url = f"smtp://127.0.0.1:{port}?from=jericho@example.org" if port else None
     site = PUBLIC if port else None
-    return create_app(db, ai_processes=0, password_hasher=CHEAP, smtp=url, mail_policy=FAST, public_url=site)
+    return create_app(
+        db, ai_processes=0, password_hasher=CHEAP, smtp=url, mail_policy=FAST, public_url=site, budgets=budgets()
+    )
 
 
 def _csrf(c: TestClient) -> str:
@@ -506,8 +519,9 @@ def test_one_victim_cannot_receive_45_invitations_from_6_senders(db: str, smtp: 
         ai_processes=0,
         password_hasher=CHEAP,
         smtp=f"smtp://127.0.0.1:{port}",
-        mail_policy=MailPolicy(first_retry=0.3, poll=0.2, per_sender_address=1000),  # one test address for all
+        mail_policy=MailPolicy(first_retry=0.3, poll=0.2),
         public_url=PUBLIC,
+        budgets=budgets(**{"mail.sender": {"per_group": None}}),  # one test address for all
     )
     with visitors(app, 7) as (victim, *senders):
         _signup(victim, "victim")
@@ -530,22 +544,58 @@ def test_mails_from_one_address_and_the_servers_budget_are_limited(db: str, smtp
     """Per sending address (all its accounts) and a global budget per hour, counted in the database."""
     inbox, port = smtp
 
-    def app(policy: MailPolicy) -> Any:
+    def app(table: dict[str, Budget]) -> Any:
         smtp_url = f"smtp://127.0.0.1:{port}"
+        policy = MailPolicy(poll=0.2)
         return create_app(
-            db, ai_processes=0, password_hasher=CHEAP, smtp=smtp_url, mail_policy=policy, public_url=PUBLIC
+            db,
+            ai_processes=0,
+            password_hasher=CHEAP,
+            smtp=smtp_url,
+            mail_policy=policy,
+            public_url=PUBLIC,
+            budgets=table,
         )
 
-    with visitors(app(MailPolicy(poll=0.2, per_sender_address=2)), 3) as clients:
+    with visitors(app(budgets(**{"mail.sender": {"per_group": 2}})), 3) as clients:
         answers = []
         for i, c in enumerate(clients):
             _signup(c, f"user{i}")
             r = _post(c, "/api/notify/settings", {"email": f"user{i}@example.org"})
             answers.append(200 if r.status_code == 200 else r.json()["error"])
     assert answers == [200, 200, "mail_sender_quota"]
-    with visitors(app(MailPolicy(poll=0.2, global_per_hour=2)), 1) as (c,):
+    with visitors(app(budgets(mail={"total": 2})), 1) as (c,):
         _signup(c, "late")
         r = _post(c, "/api/notify/settings", {"email": "late@example.org"})
         assert r.status_code == 503 and r.json()["error"] == "mail_budget"
         fr = c.post("/api/notify/settings?lang=fr", json={"email": "late@example.org"}, headers={CSRF_HEADER: _csrf(c)})
         assert fr.json()["error"] == "mail_budget" and fr.json()["message"] != r.json()["message"]
+
+
+def test_list_unsubscribe_goes_out_plain_however_long_its_address(db: str, smtp: tuple[Inbox, int]) -> None:
+    """Issue 51, finding 12: a ``List-Unsubscribe`` longer than 78 characters (every real address)
+    went out RFC 2047-encoded (``=?utf-8?q?=3Chttps...``), so a mail program's one-click unsubscribe
+    (RFC 8058) could not read it.  Now the header is the plain ``<https://...>`` whatever its length."""
+    inbox, port = smtp
+    site = PUBLIC + "/a-site-under-a-rather-long-path"
+    app = create_app(
+        db,
+        ai_processes=0,
+        password_hasher=CHEAP,
+        smtp=f"smtp://127.0.0.1:{port}?from=jericho@example.org",
+        mail_policy=FAST,
+        public_url=site,
+    )
+    with TestClient(app) as c:
+        _signup(c, "ada")
+        assert _post(c, "/api/notify/settings", {"email": "ada@example.org"}).status_code == 200
+        inbox.wait(1)
+        with app.state.service.storage.engine.connect() as conn:
+            url = conn.execute(text("SELECT unsubscribe FROM mail_outbox")).scalar_one()
+    raw = inbox.raw[0]
+    head = raw.split(b"\r\n\r\n", 1)[0]
+    assert len(url) >= 100 and url.startswith(site), url
+    assert b"List-Unsubscribe: <" + url.encode("ascii") + b">\r\n" in head, head
+    assert b"List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n" in head
+    assert b"=?utf-8?" not in head.lower(), head
+    assert inbox.mails[0]["List-Unsubscribe"] == f"<{url}>"

@@ -19,6 +19,10 @@ had no connection on any process for ``seek_idle`` seconds (default 2 minutes), 
 has no account), and the lobby holds ``Limits.correspondence_seeks`` of them (issue 33): past it
 an anonymous creator is refused (``lobby_full``), and an account's seek crowds out the oldest
 anonymous one, which the sweep expires (web/round/correspondence.py, :func:`crowded_out`).
+
+**Blocks** (issue 51): a logged-in viewer is not offered the seeks of the accounts it blocked or
+that blocked it (``GameService.avoids``, web/people/people.py), over HTTP and on the socket, where
+such a viewer gets a list of its own; the join refuses them too (``blocked``).
 """
 
 from __future__ import annotations
@@ -71,15 +75,35 @@ def time_control(rec: GameRecord) -> dict[str, Any]:
     }
 
 
-def snapshot(svc: GameService) -> dict[str, Any]:
-    """The lobby as stored now: ``seeks`` (open, oldest first) and ``playing`` (newest first)."""
+def snapshot(svc: GameService, viewer: int | None = None) -> dict[str, Any]:
+    """The lobby as stored now: ``seeks`` (open, oldest first) and ``playing`` (newest first); for
+    the logged-in ``viewer``, without the seeks of accounts on the other side of a block."""
+    data, creators = _snapshot(svc)
+    if viewer is not None:
+        data = _without(data, creators, svc.avoids([viewer], None).get(viewer, set()))
+    return data
+
+
+def _without(data: dict[str, Any], creators: dict[str, int], avoided: set[int]) -> dict[str, Any]:
+    """``data`` without the seeks whose creator's account is in ``avoided``."""
+    if not avoided:
+        return data
+    return {**data, "seeks": [e for e in data["seeks"] if creators.get(e["id"]) not in avoided]}
+
+
+def _snapshot(svc: GameService) -> tuple[dict[str, Any], dict[str, int]]:
+    """The lobby for anyone, and each seek's creator account (never sent: the blocks' filter)."""
     now = svc.now()
     seeks = svc.storage.public_games(joined=False, limit=LIST_LIMIT)
     playing = svc.storage.public_games(joined=True, limit=LIST_LIMIT)
     seen = svc.storage.presence_of([r.id for r in seeks], now, svc.presence_ttl)
     out_seeks = []
+    creators: dict[str, int] = {}
     for rec in seeks:
         side = _creator(rec)
+        account = getattr(rec, f"{side}_account")
+        if account is not None:
+            creators[rec.id] = int(account)
         names = rec.meta.get("names", {})
         out_seeks.append(
             {
@@ -102,11 +126,12 @@ def snapshot(svc: GameService) -> dict[str, Any]:
         }
         for rec in playing
     ]
-    return {
+    data = {
         "seeks": out_seeks,
         "playing": out_playing,
         "expiry": {"idle": svc.seek_idle, "max_age": svc.seek_max_age},
     }
+    return data, creators
 
 
 class Lobby:
@@ -119,6 +144,11 @@ class Lobby:
         self.conns: set[Conn] = set()
         self.listed: set[str] = set()
         self.text: str | None = None
+        # issue 51: the last list's seek creators, and each viewer's accounts across a block (read
+        # with the list, or when a viewer comes): a viewer with any among the creators gets its own list
+        self.data: dict[str, Any] = {}
+        self.creators: dict[str, int] = {}
+        self.avoided: dict[int, set[int]] = {}
         self._scheduled = False
         self._refreshing = False
         self.caps = SocketCaps(limits.lobby_per_address, limits.lobby_per_address)
@@ -146,18 +176,36 @@ class Lobby:
 
     async def refresh(self) -> None:
         """Read the lobby from the database and send it to every client if it changed."""
+        viewers = sorted({c.account for c in self.conns if c.account is not None})
+
+        def read() -> tuple[dict[str, Any], dict[str, int], dict[int, set[int]]]:
+            data, creators = _snapshot(self.service)
+            return data, creators, self.service.avoids(viewers, None) if viewers and creators else {}
+
         try:
-            data = await asyncio.get_running_loop().run_in_executor(None, snapshot, self.service)
+            data, creators, avoided = await asyncio.get_running_loop().run_in_executor(None, read)
         except Exception:  # noqa: BLE001 - the database is away: the next change or sweep tries again
             log.exception("could not read the lobby")
             return
         finally:
             self._refreshing = False
         self.listed = {e["id"] for e in data["seeks"]} | {e["id"] for e in data["playing"]}
+        self.data, self.creators, self.avoided = data, creators, avoided
         text = json.dumps({"type": "lobby", **data})
         self.text = text
+        own: dict[int, str] = {}  # the viewers with a list of their own, each made once
         for conn in list(self.conns):
-            conn.put(text, "state", self.limits)
+            conn.put(self._text_for(conn.account, own), "state", self.limits)
+
+    def _text_for(self, account: int | None, own: dict[int, str]) -> str:
+        """The last list as ``account`` may see it (without the seeks across its blocks)."""
+        assert self.text is not None
+        hidden = self.avoided.get(account, set()) & set(self.creators.values()) if account is not None else set()
+        if not hidden or account is None:
+            return self.text
+        if account not in own:
+            own[account] = json.dumps({"type": "lobby", **_without(self.data, self.creators, hidden)})
+        return own[account]
 
     async def sweep(self) -> None:
         """Expire stale seeks (any process may; the row lock lets one do it) and refresh the ages."""
@@ -232,7 +280,12 @@ class Lobby:
             if self.text is None:
                 await self.refresh()
             elif self.text is not None:
-                conn.put(self.text, "state", self.limits)
+                if conn.account is not None and conn.account not in self.avoided and self.creators:
+                    found = await asyncio.get_running_loop().run_in_executor(
+                        None, self.service.avoids, [conn.account], None
+                    )
+                    self.avoided[conn.account] = found.get(conn.account, set())
+                conn.put(self._text_for(conn.account, {}), "state", self.limits)
             while not conn.dropped:
                 message = await websocket.receive()
                 if message["type"] == "websocket.disconnect":

@@ -8,9 +8,14 @@
   every server process sees the same).
 - **Block.** ``POST /api/people/block`` ``{"username", "block": bool}``: the blocked player can no
   longer challenge the blocker, invite them by mail (web/social/notify.py asks :meth:`blocked`),
-  nor write to them in a game's chat (web/social/chat.py asks it too: the message is refused in
-  the players' room and hidden from the blocker in the spectators' room).  Blocking also ends
-  the follows both ways and cancels the pending challenges between the two.
+  nor write to them in a game's players' chat (web/social/chat.py); and, either way round (issue
+  51), neither follows or challenges the other, joins the other's public seek (the lobby does not
+  offer it: :meth:`avoids`, read by the room service) or reads the other's lines in any chat view.
+  Blocking also ends the follows both ways and cancels the pending challenges between the two;
+  the relation (``GET /api/people/{name}``) says ``can_follow`` and ``can_challenge`` false.
+- **Who may challenge me** (issue 51): ``GET``/``POST /api/challenges/settings``
+  ``{"challenges": "all" | "follows" | "nobody"}``, a row of ``people_prefs``; a challenge the
+  setting does not take is refused with ``challenges_closed``.
 - **Challenge.** ``POST /api/challenges`` ``{"username", "clock", "increment" | "per_move_days",
   "rated", "side"}`` (the time control as ``POST /api/games`` takes it): a pending row of
   ``challenges``, and an invitation mail when the challenged player takes invitations.  The
@@ -19,11 +24,13 @@
   round's own service (``GameService.create`` for the challenger's seat, then ``join`` for the
   challenged one, both bound to their accounts), so a challenge game is an online game like any
   other: the same clocks, ratings, chat, endings.
-- **Limits** (:class:`PeoplePolicy`, stored and enforced in the database): at most
-  ``pending_sent`` pending challenges sent by an account, at most ``per_hour`` challenges sent in
-  the last hour, one pending challenge per pair (a unique key), and a challenge expires after
-  ``expires_after`` seconds.  The counting runs under a per-challenger lock (PostgreSQL's advisory
-  lock, SQLite's single writer), so two server processes cannot both let a sender past a limit.
+- **Limits**: the budgets of the one policy (issue 51, :mod:`jericho_game.web.common.budget`),
+  asked in the transaction that adds the row: ``challenge.pending`` (pending challenges an account
+  has sent, and one player has received, at once: counted in ``challenges``), ``challenge``
+  (challenges sent per address group, account, pair, and received per player, an hour) and
+  ``follow`` (follows made, and received by one player, an hour); a challenge's mail asks
+  ``mail.challenge`` (past it the challenge is made, its mail not sent).  One pending challenge per
+  pair (a unique key); a challenge expires after :attr:`PeoplePolicy.expires_after` seconds.
 
 Accepting is safe on any number of processes: the game is created first, then the challenge is
 moved from ``pending`` to ``accepted`` with the game's id by a compare-and-set; the loser of a race
@@ -45,6 +52,7 @@ from sqlalchemy.engine import Connection
 
 from jericho_game.web import i18n
 from jericho_game.web.accounts.accounts import Account, AccountService
+from jericho_game.web.common.budget import Budget, BudgetPolicy, Counts, Who, costs, free
 from jericho_game.web.round import timecontrol
 from jericho_game.web.round.gameroom import ClientError
 from jericho_game.web.storage.database import Storage
@@ -53,9 +61,11 @@ if TYPE_CHECKING:
     from jericho_game.web.round.rooms import Change, GameService
     from jericho_game.web.social.notify import Notifier
 
-__all__ = ["PeoplePolicy", "PeopleService", "people_metadata", "SIDES"]
+__all__ = ["PeoplePolicy", "PeopleService", "people_metadata", "SIDES", "CHALLENGERS"]
 
 SIDES = ("south", "north", "random")
+#: Who may challenge an account: everyone, the players it follows, nobody.
+CHALLENGERS = ("all", "follows", "nobody")
 STATUSES = ("pending", "accepted", "declined", "cancelled", "expired")
 
 people_metadata = MetaData()
@@ -107,15 +117,21 @@ seen_table = Table(  # when an account's pages last asked the server (online = r
     Column("at", Float, nullable=False),
 )
 
+prefs_table = Table(  # an account's own choices here (absent: the defaults)
+    "people_prefs",
+    people_metadata,
+    Column("account", Integer, primary_key=True),
+    Column("challenges", String(8), nullable=False),  # who may challenge it: CHALLENGERS
+)
+
 DECLINE_REASONS = ("generic", "later", "timecontrol", "rated", "casual")
 
 
 @dataclass(frozen=True)
 class PeoplePolicy:
-    """The limits of follows and challenges (docs/web.md, "Limits")."""
+    """The timing of challenges and the lengths of lists (docs/web.md, "People"); how many challenges
+    and follows one may send or receive are budgets (``challenge``, ``challenge.pending``, ``follow``)."""
 
-    pending_sent: int = 5  # pending challenges one account has sent at once
-    per_hour: int = 20  # challenges one account may send in an hour
     expires_after: float = 24 * 3600.0  # seconds a challenge waits for an answer
     online_ttl: float = 60.0  # an account is online this long after its pages last asked the server
     max_follows: int = 400  # players one account may follow
@@ -152,6 +168,7 @@ class PeopleService:
         *,
         policy: PeoplePolicy | None = None,
         clock: Callable[[], float] | None = None,
+        budget: BudgetPolicy | None = None,
     ) -> None:
         self.storage = storage
         self.accounts = accounts
@@ -159,6 +176,9 @@ class PeopleService:
         self.notifier = notifier
         self.policy = policy or PeoplePolicy()
         self.now = clock or service.now
+        # issue 51: the one budget policy (web/common/budget.py), the room service's by default
+        self.budget = budget if budget is not None else service.budget
+        self.budget.live("challenge.pending", self._count_pending)
         storage.create_tables(people_metadata)
 
     # -- helpers --------------------------------------------------------------------------------
@@ -205,15 +225,93 @@ class PeopleService:
             out[int(r.blocker)].add(int(r.blocked))
         return out
 
+    def avoids(self, accounts: list[int], conn: Connection | None = None) -> dict[int, set[int]]:
+        """For each of ``accounts``: the accounts it blocked and those that blocked it (a block keeps
+        the two apart both ways: seeks, chat views); read in ``conn`` when given (a join's transaction)."""
+        out: dict[int, set[int]] = {a: set() for a in accounts}
+        if not accounts:
+            return out
+        wanted = sorted(set(accounts))
+        query = blocks_table.select().where(blocks_table.c.blocker.in_(wanted) | blocks_table.c.blocked.in_(wanted))
+        if conn is not None:
+            rows = conn.execute(query).all()
+        else:
+            with self.storage.reader.connect() as reader:
+                rows = reader.execute(query).all()
+        for r in rows:
+            if r.blocker in out:
+                out[int(r.blocker)].add(int(r.blocked))
+            if r.blocked in out:
+                out[int(r.blocked)].add(int(r.blocker))
+        return out
+
+    def _count_pending(self, conn: Connection, b: Budget, who: Who, recipient: str | None, now: float) -> Counts:
+        """The ``challenge.pending`` budget's count, in ``challenges``: the pending challenges (not
+        yet expired) ``who``'s account has sent, and ``recipient`` (an account's id) has received."""
+        sql = "SELECT count(*) FROM challenges WHERE status = 'pending' AND created_at >= :old AND "
+        old = now - self.policy.expires_after
+        out = Counts()
+        if b.per_account is not None and who.account is not None:
+            out.account = float(
+                conn.execute(text(sql + "challenger = :a"), {"old": old, "a": who.account}).scalar_one()
+            )
+        if b.per_recipient is not None and recipient is not None:
+            out.recipient = float(
+                conn.execute(text(sql + "challenged = :r"), {"old": old, "r": int(recipient)}).scalar_one()
+            )
+        return out
+
+    # -- who may challenge me ----------------------------------------------------------------------
+    @staticmethod
+    def _challengers(conn: Connection, account: int) -> str:
+        row = conn.execute(text("SELECT challenges FROM people_prefs WHERE account = :a"), {"a": account}).first()
+        return str(row[0]) if row is not None else "all"
+
+    def _takes_challenge(self, conn: Connection, target: int, me: int) -> str | None:
+        """Why ``target``'s setting refuses a challenge from ``me`` (None: it takes it)."""
+        who = self._challengers(conn, target)
+        if who == "nobody":
+            return "takes no challenges"
+        if (
+            who == "follows"
+            and not conn.execute(
+                text("SELECT 1 FROM follows WHERE follower = :t AND followed = :m"), {"t": target, "m": me}
+            ).first()
+        ):
+            return "takes challenges only from the players they follow"
+        return None
+
+    def settings(self, me: int) -> dict[str, Any]:
+        """``me``'s choices here: ``{"challenges": "all" | "follows" | "nobody"}``."""
+        with self.storage.reader.connect() as conn:
+            return {"challenges": self._challengers(conn, me)}
+
+    def set_settings(self, me: int, body: dict[str, Any]) -> dict[str, Any]:
+        """Change ``me``'s choices (the body of ``POST /api/challenges/settings``); the choices after."""
+        unknown = set(body) - {"challenges"}
+        if unknown:
+            raise ClientError("bad_request", f"unknown field(s): {', '.join(sorted(map(str, unknown)))[:200]}")
+        who = body.get("challenges")
+        if who not in CHALLENGERS:
+            raise ClientError("bad_request", "challenges must be all, follows or nobody")
+        with self.storage.engine.begin() as conn:
+            self._lock(conn, f"jericho-people:{me}")
+            conn.execute(text("DELETE FROM people_prefs WHERE account = :a"), {"a": me})
+            conn.execute(prefs_table.insert().values(account=me, challenges=who))
+        return self.settings(me)
+
     # -- follows and blocks -----------------------------------------------------------------------
-    def follow(self, me: int, username: Any, on: Any) -> dict[str, Any]:
-        """Follow (``on`` true) or unfollow a player; the relation afterwards."""
+    def follow(self, me: int, username: Any, on: Any, who: Who | None = None) -> dict[str, Any]:
+        """Follow (``on`` true) or unfollow a player; the relation afterwards.  A new follow spends
+        the ``follow`` budget of ``who`` (the client; default: ``me`` alone) towards the player."""
         if not isinstance(on, bool):
             raise ClientError("bad_request", "'follow' must be true or false")
         target = self._target(username, me)
         with self.storage.engine.begin() as conn:
             self._lock(conn, f"jericho-people:{me}")
-            conn.execute(text("DELETE FROM follows WHERE follower = :a AND followed = :b"), {"a": me, "b": target.id})
+            had = conn.execute(
+                text("DELETE FROM follows WHERE follower = :a AND followed = :b"), {"a": me, "b": target.id}
+            ).rowcount
             if on:
                 if self.is_blocked(conn, target.id, me) or self.is_blocked(conn, me, target.id):
                     raise ClientError("blocked", "you cannot follow this player", 403)
@@ -222,6 +320,8 @@ class PeopleService:
                     raise ClientError(
                         "too_many_follows", f"you follow {n} players, the most there can be: unfollow one first", 429
                     )
+                if not had:  # following again someone one follows costs nothing
+                    self.budget.ask(conn, "follow", who or Who("local", me), recipient=target.id)
                 conn.execute(follows_table.insert().values(follower=me, followed=target.id, at=self.now()))
         return self.relation(me, target.username)
 
@@ -297,6 +397,10 @@ class PeopleService:
                     is not None,
                     "blocking": self.is_blocked(conn, me, acc.id),
                 }
+                # issue 51: what would fail is not offered (a block holds both ways)
+                apart = mine["blocking"] or self.is_blocked(conn, acc.id, me)
+                mine["can_follow"] = not apart
+                mine["can_challenge"] = not apart and self._takes_challenge(conn, acc.id, me) is None
             seen = conn.execute(text("SELECT at FROM people_seen WHERE account = :a"), {"a": acc.id}).first()
         online = seen is not None and seen[0] > self.now() - self.policy.online_ttl
         return {
@@ -340,8 +444,9 @@ class PeopleService:
         return [{"username": r[0]} for r in rows]
 
     # -- challenges -----------------------------------------------------------------------------
-    def challenge(self, me: int, body: dict[str, Any], site: str = "") -> dict[str, Any]:
-        """Send a challenge (the body of ``POST /api/challenges``); the stored challenge."""
+    def challenge(self, me: int, body: dict[str, Any], who: Who | None = None) -> dict[str, Any]:
+        """Send a challenge (the body of ``POST /api/challenges``) from the client ``who`` (default:
+        ``me`` alone); the stored challenge."""
         fields = {"username", "clock", "increment", "per_move_days", "rated", "side"}
         unknown = set(body) - fields
         if unknown:
@@ -359,37 +464,25 @@ class PeopleService:
             raise ClientError("bad_request", str(exc)) from None
         now = self.now()
         cid = secrets.token_urlsafe(9).replace("-", "x").replace("_", "y")[:12]
-        p = self.policy
+        client = who or Who("local", me)
         with self.storage.engine.begin() as conn:
             self._lock(conn, f"jericho-challenge:{me}")
             if self.is_blocked(conn, target.id, me):
                 raise ClientError("blocked", f"{target.username} does not take challenges from you", 403)
             if self.is_blocked(conn, me, target.id):
                 raise ClientError("blocking", f"you blocked {target.username}: unblock them first", 409)
+            closed = self._takes_challenge(conn, target.id, me)
+            if closed is not None:
+                raise ClientError("challenges_closed", f"{target.username} {closed}; nothing was sent", 403)
             self._expire(conn, now)
-            pending = conn.execute(
-                text("SELECT count(*) FROM challenges WHERE challenger = :a AND status = 'pending'"), {"a": me}
-            ).scalar_one()
-            if int(pending) >= p.pending_sent:
-                raise ClientError(
-                    "too_many_challenges",
-                    f"you have {pending} challenges waiting for an answer (the most is {p.pending_sent}): "
-                    "cancel one or wait for the answers",
-                    429,
-                )
-            sent = conn.execute(
-                text("SELECT count(*) FROM challenges WHERE challenger = :a AND created_at > :t"),
-                {"a": me, "t": now - 3600},
-            ).scalar_one()
-            if int(sent) >= p.per_hour:
-                raise ClientError(
-                    "rate_limited", f"you have sent {p.per_hour} challenges this hour (the most): wait a while", 429
-                )
             pair = f"{me}:{target.id}"
             if conn.execute(text("SELECT 1 FROM challenges WHERE pending_pair = :p"), {"p": pair}).first():
                 raise ClientError(
                     "already_challenged", f"you already challenged {target.username}: wait for the answer", 409
                 )
+            # issue 51: what the challenger sends and what the challenged player receives, at once and an hour
+            self.budget.ask(conn, "challenge.pending", client, recipient=target.id)
+            self.budget.ask(conn, "challenge", client, recipient=target.id)
             row = {
                 "id": cid,
                 "challenger": me,
@@ -404,13 +497,14 @@ class PeopleService:
                 "created_at": now,
             }
             conn.execute(challenges_table.insert().values(**row))
-            self._mail(conn, me, target.id, cid)
+            self._mail(conn, me, target.id, cid, client)
         if self.notifier is not None:
             self.notifier.wake()
         return self.get(cid)
 
-    def _mail(self, conn: Connection, me: int, target: int, cid: str) -> None:
-        """The challenge's mail, in its transaction, when the challenged player takes invitations."""
+    def _mail(self, conn: Connection, me: int, target: int, cid: str, who: Who) -> None:
+        """The challenge's mail, in its transaction, when the challenged player takes invitations and
+        the ``mail.challenge`` budget of ``who`` allows it (past it the challenge stands, unmailed)."""
         n = self.notifier
         if n is None:
             return
@@ -424,7 +518,9 @@ class PeopleService:
         body = tr.gettext("{name} challenges you to a game of Jericho.\n\nAccept or decline it here: {link}").format(
             name=name, link=link
         )
-        n.queue(conn, p, "invite", subject, body, dedupe=f"challenge:{cid}", sender=me)
+        n.queue(
+            conn, p, "invite", subject, body, dedupe=f"challenge:{cid}", sender=me, who=who, budget="mail.challenge"
+        )
 
     def _expire(self, conn: Connection, now: float) -> None:
         conn.execute(
@@ -599,20 +695,30 @@ def people_routes(people: PeopleService, after: Callable[[Change], None]) -> lis
     def answer(data: Any, status: int = 200) -> Response:
         return JSONResponse(data, status_code=status, headers={"Cache-Control": "private, no-store"})
 
+    @free("one player's page: two lists of at most PeoplePolicy.list_limit names", methods=("GET", "HEAD"))
     async def person(request: Request) -> Response:
         me = await me_reading(request)
         return answer(await blocking(people.relation, me, request.path_params["name"]))
 
+    @costs("follow", methods=("POST",))
     async def follow(request: Request) -> Response:
         me = await me_for_change(request)
         body = await jsonin.read_object(request, 4096, ClientError)
-        return answer(await blocking(people.follow, me, body.get("username"), body.get("follow")))
+        who = Who.of(request, me)
+        return answer(await blocking(people.follow, me, body.get("username"), body.get("follow"), who))
 
+    @free("one row of the caller's own (and fewer follows and challenges)", methods=("POST",), writes=("blocks",))
     async def block(request: Request) -> Response:
         me = await me_for_change(request)
         body = await jsonin.read_object(request, 4096, ClientError)
         return answer(await blocking(people.block, me, body.get("username"), body.get("block")))
 
+    @free(
+        "the caller's own challenges (the latest 200); stamps it online",
+        methods=("GET", "HEAD"),
+        writes=("people_seen",),
+    )
+    @costs("challenge.pending", "challenge", "mail.challenge", "mail", methods=("POST",))
     async def challenges(request: Request) -> Response:
         if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
             me = await me_reading(request)
@@ -621,8 +727,22 @@ def people_routes(people: PeopleService, after: Callable[[Change], None]) -> lis
             return answer(await blocking(people.mine, me))
         me = await me_for_change(request)
         body = await jsonin.read_object(request, 4096, ClientError)
-        return answer(await blocking(people.challenge, me, body), 201)
+        return answer(await blocking(people.challenge, me, body, Who.of(request, me)), 201)
 
+    @free("the caller's own choice, one row", methods=("GET", "HEAD", "POST"), writes=("people_prefs",))
+    async def settings(request: Request) -> Response:
+        if request.method in ("GET", "HEAD"):
+            me = await me_reading(request)
+            if me is None:
+                raise ClientError("not_logged_in", "log in first: settings belong to an account", 401)
+            return answer(await blocking(people.settings, me))
+        me = await me_for_change(request)
+        body = await jsonin.read_object(request, 4096, ClientError)
+        return answer(await blocking(people.set_settings, me, body))
+
+    # accepting creates the game through the room service, which asks its game.create budget (the
+    # challenger's, who sent it); declining and cancelling change the challenge's own row
+    @costs("game.create", methods=("POST",))
     async def act(request: Request) -> Response:
         me = await me_for_change(request)
         body = await jsonin.read_object(request, 4096, ClientError)  # empty: {}
@@ -644,5 +764,6 @@ def people_routes(people: PeopleService, after: Callable[[Change], None]) -> lis
         Route("/api/people/block", block, methods=["POST"]),
         Route("/api/people/{name}", person),
         Route("/api/challenges", challenges, methods=["GET", "POST"]),
+        Route("/api/challenges/settings", settings, methods=["GET", "POST"]),
         Route("/api/challenges/{id}/{what}", act, methods=["POST"]),
     ]

@@ -160,6 +160,10 @@ class GameService:
         self.correspondence_per_client = 50  # unfinished correspondence games per player (Limits)
         self.correspondence_seeks = 40  # open correspondence seeks in the lobby at once (Limits)
         self.account_name: Callable[[int], str | None] = lambda account_id: None
+        # issue 51: for each given account, those it blocked or that blocked it (web/people/people.py
+        # sets it; read in the join's transaction when given one): a public seek is neither joined nor
+        # offered across a block, either way round
+        self.avoids: Callable[[list[int], Any], dict[int, set[int]]] = lambda accounts, conn: {}
 
     # -- levels ----------------------------------------------------------------------------
     def levels(self) -> list[str]:
@@ -621,6 +625,9 @@ class GameService:
             if rec.joined:
                 raise ClientError("seat_taken", "this invite was already used: the seat is taken (you can watch)", 409)
             seat = "north" if rec.south_token else "south"
+            creator = getattr(rec, f"{Side(seat).other.value}_account")
+            if rec.public and account is not None and creator in self.avoids([account], tx.conn).get(account, ()):
+                raise ClientError("blocked", "one of you blocked the other: you cannot play this seek", 403)
             if rec.rated and account is None:
                 raise ClientError("login_required", "this is a rated game: log in (or sign up) to join it", 403)
             if rec.rated and account == getattr(rec, f"{Side(seat).other.value}_account"):

@@ -10,15 +10,19 @@ Per game there are two rooms:
 
 A message is at most :attr:`ChatPolicy.max_chars` characters of visible text on one line (NFC;
 control characters, line separators and runs of combining marks refused: :func:`clean_text`).
-An author (a seat, or a spectator's account) may post at most :attr:`ChatPolicy.burst` messages
-in :attr:`ChatPolicy.window` seconds per game, and an account (or an address) at most
-:attr:`ChatPolicy.account_burst` (anonymous authors from one address
-:attr:`ChatPolicy.address_burst`) in all games together,
-counted from the stored messages (so across every server process).  A player may mute the
+How much an author may write is the ``chat.message`` budget of the one policy (issue 51,
+:mod:`jericho_game.web.common.budget`): per author in one game (its "pair": a seat, or a watcher's
+account), per account in all games together, and per address for anonymous authors (a logged-in
+author is its own group, so people behind one NAT or proxy never share a budget), counted in the
+ledger in the message's own transaction (so across every server process).  Why a ledger row per
+message rather than counting ``chat_messages`` (a ``live`` count): a live budget has no window of
+its own, and the chat's is 10 seconds, so the window would have had a second home; and why not a
+per-process token bucket per connection: two tabs on two processes would each get the whole
+budget.  Reports ask ``chat.report`` the same way.  A player may mute the
 opponent's chat in one game, for themselves (``chat_mute``): the opponent is then hidden from
 that player everywhere in the game (both rooms, live, in history, in the replay's chat).  Players
 and logged-in watchers may report a message (``chat_report``, limited per reporter and per
-address: stored for the admins, who page through the open reports grouped by message, ``GET
+address by ``chat.report``: stored for the admins, who page through the open reports grouped by message, ``GET
 /api/admin/chat/reports``); an admin mutes an account site-wide with ``jericho user mute NAME``
 (``unmute``).
 
@@ -45,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text, UniqueConstraint, inspect, text
 from sqlalchemy.engine import Connection
 
+from jericho_game.web.common.budget import BudgetPolicy, OverBudget, Who, free
 from jericho_game.web.round.gameroom import SIDE_NAMES, ClientError, Room
 from jericho_game.web.round.messages import Incoming
 from jericho_game.web.storage.database import GAMES_CHANNEL, Storage
@@ -79,17 +84,11 @@ PUBLIC_LATEST = 2000  # messages of a game that GET /api/games/{id}/chat returns
 
 @dataclass(frozen=True)
 class ChatPolicy:
-    """The chat's limits."""
+    """The chat's sizes; how much one may write or report are budgets (``chat.message``,
+    ``chat.report``: web/common/budget.py)."""
 
     max_chars: int = 500  # characters of one message
-    burst: int = 5  # messages one author may post in `window` seconds, per game
-    window: float = 10.0
-    account_burst: int = 10  # messages one account may post in `window` seconds in all games together
-    address_burst: int = 20  # ... and anonymous authors from one address
     history: int = 200  # the latest messages sent to a page that (re)connects
-    reports_per_reporter: int = 10  # reports one account (or an anonymous player's seat) may file per `report_window`
-    reports_per_address: int = 20  # reports filed from one address per `report_window`
-    report_window: float = 3600.0
     reports_page: int = 50  # reported messages per page of the admins' list (at most 200)
 
 
@@ -271,12 +270,30 @@ def clean_text(raw: Any, max_chars: int) -> str:
     return out
 
 
+def _too_many(exc: OverBudget, window: float) -> str:
+    """The chat's own words for a refusal by its budgets (``window``: the budget's, in seconds)."""
+    if exc.kind == "chat.message" and exc.scope in ("pair", "account", "group"):
+        whose = {"pair": "", "account": " from your account", "group": " from your address"}[exc.scope]
+        where = "" if exc.scope == "pair" else " in all games together"
+        return f"too many chat messages{whose}: at most {exc.limit:g} in {window:g} seconds{where}; wait a moment"
+    if exc.kind == "chat.report" and exc.scope in ("pair", "account", "group"):
+        hours = f"{window / 3600:g} hour" + ("s" if window != 3600 else "")
+        if exc.scope == "group":
+            return (
+                f"{exc.have:g} reports came from your address in the last {hours}, the most there may be: "
+                "wait; nothing was sent"
+            )
+        return f"you have sent {exc.have:g} reports in the last {hours}, the most there may be: wait; nothing was sent"
+    return exc.message
+
+
 class ChatStore:
     """The chat tables in the game database (SQL only); :class:`Storage` lends its engines."""
 
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, budget: BudgetPolicy | None = None) -> None:
         self.storage = storage
         self.postgres = storage.postgres
+        self._budget = budget  # the one budget policy (Chat gives it its own; else one of the store's)
         storage.create_tables(_metadata)
         try:
             self._migrate()
@@ -295,12 +312,16 @@ class ChatStore:
             for sql in _INDEXES:
                 conn.exec_driver_sql(sql)
 
-    def _lock(self, conn: Connection, *keys: str) -> None:
-        """PostgreSQL: take these keys' transaction locks (in order), so that counts across games made
-        under them are exact across processes (SQLite: its write lock already serializes writers)."""
-        if self.postgres:
-            for key in sorted(keys):
-                conn.execute(_LOCK, {"k": "jericho-" + key})
+    @property
+    def budget(self) -> BudgetPolicy:
+        """The budget policy the chat's messages and reports ask (web/common/budget.py)."""
+        if self._budget is None:
+            self._budget = BudgetPolicy(self.storage)
+        return self._budget
+
+    @budget.setter
+    def budget(self, policy: BudgetPolicy) -> None:
+        self._budget = policy
 
     def post(
         self,
@@ -314,56 +335,26 @@ class ChatStore:
         body: str,
         ply: int,
         now: float,
-        policy: ChatPolicy,
     ) -> ChatMessage:
         """Store a message (numbered after the game's last one, under the game's row lock) and
-        announce it in the same transaction; ``rate_limited`` when its author posted too much."""
+        announce it in the same transaction; ``rate_limited`` past the ``chat.message`` budget."""
         with self.storage.engine.begin() as conn:
             # the game's row lock orders the game's messages: commit order is seq order, so a
             # reader asking for "after seq N" never misses one committed later with a smaller seq
             # (SQLite: BEGIN IMMEDIATE already serializes every writer)
             if self.postgres:
                 conn.execute(text("SELECT id FROM games WHERE id = :g FOR UPDATE"), {"g": game_id})
-            who = "side = :who" if side is not None else "side IS NULL AND account = :who"
-            recent = conn.execute(
-                text(f"SELECT COUNT(*) FROM chat_messages WHERE game_id = :g AND at > :since AND {who}"),
-                {"g": game_id, "since": now - policy.window, "who": side if side is not None else account},
-            ).scalar_one()
-            if recent >= policy.burst:
-                raise ClientError(
-                    "rate_limited",
-                    f"too many chat messages: at most {policy.burst} in {policy.window:g} seconds; wait a moment",
-                    429,
-                )
-            # across games (issue 33: one account wrote 75 messages into 15 games in 0.2 s), as
-            # lichess's flood guard counts a user's messages in every chat together; an anonymous
-            # author (no account to count) is counted by address, so logged-in people behind one
-            # NAT or proxy never share a budget
-            since = now - policy.window
-            addr = ((address or "")[:64] or None) if account is None else None
-            self._lock(
-                conn,
-                *([f"chat-account:{account}"] if account is not None else []),
-                *([f"chat-address:{addr}"] if addr else []),
-            )
-            for column, value, cap in (
-                ("account", account, policy.account_burst),
-                ("address", addr, policy.address_burst),
-            ):
-                if value is None:
-                    continue
-                n = conn.execute(
-                    text(f"SELECT COUNT(*) FROM chat_messages WHERE {column} = :v AND at > :since"),
-                    {"v": value, "since": since},
-                ).scalar_one()
-                if n >= cap:
-                    who = "your account" if column == "account" else "your address"
-                    raise ClientError(
-                        "rate_limited",
-                        f"too many chat messages from {who}: at most {cap} in {policy.window:g} seconds in all "
-                        "games together; wait a moment",
-                        429,
-                    )
+            # issue 33: one account wrote 75 messages into 15 games in 0.2 s; as lichess's flood
+            # guard counts a user's messages in every chat together, the budget counts an author in
+            # one game (the pair: the seat, or the watcher, towards the game), an account in all
+            # games, and anonymous authors by address.  A logged-in author is a group of its own,
+            # so logged-in people behind one NAT or proxy never share a budget.
+            who = Who(f"account:{account}", account) if account is not None else Who((address or "")[:64] or "?")
+            try:
+                self.budget.ask(conn, "chat.message", who, recipient=f"{game_id}/{side}" if side else game_id)
+            except OverBudget as exc:
+                exc.message = _too_many(exc, self.budget[exc.kind].window or 0.0)
+                raise
             last = conn.execute(
                 text("SELECT COALESCE(MAX(seq), 0) FROM chat_messages WHERE game_id = :g"), {"g": game_id}
             ).scalar_one()
@@ -451,6 +442,8 @@ class ChatStore:
 
     def message(self, message_id: int) -> ChatMessage | None:
         """One message by its id."""
+        if not _storable_id(message_id):
+            return None  # no message has it (and the database would refuse the number)
         cols = "id, game_id, seq, room, ply, at, side, account, author, text"
         with self.storage.reader.connect() as conn:
             row = conn.execute(text(f"SELECT {cols} FROM chat_messages WHERE id = :i"), {"i": message_id}).first()
@@ -464,48 +457,29 @@ class ChatStore:
         now: float,
         *,
         address: str | None = None,
-        policy: ChatPolicy | None = None,
     ) -> bool:
         """Store a report of ``message`` by ``reporter`` (``account:N``, or ``seat:SIDE`` for an
         anonymous player of the message's game) from ``address``; False when that reporter had
-        reported it already; ``rate_limited`` past the reporter's or the address's limit (issue 33:
-        300 reports from 60 addresses in 3 s)."""
-        policy = policy or ChatPolicy()
+        reported it already; ``rate_limited`` past the ``chat.report`` budget (issue 33: 300 reports
+        from 60 addresses in 3 s): per account, per address, and an anonymous seat's in its game."""
         addr = (address or "")[:64] or None
+        account = int(reporter[8:]) if reporter.startswith("account:") else None
         with self.storage.engine.begin() as conn:
-            self._lock(conn, f"report-reporter:{reporter}", *([f"report-address:{addr}"] if addr else []))
+            if self.postgres:  # one reporter's reports take turns: the same one twice is one report
+                conn.execute(_LOCK, {"k": f"jericho-report-reporter:{reporter}"})
             seen = conn.execute(
                 text("SELECT 1 FROM chat_reports WHERE message_id = :m AND reporter = :r"),
                 {"m": message.id, "r": reporter},
             ).first()
             if seen is not None:
                 return False
-            since = now - policy.report_window
-            hours = f"{policy.report_window / 3600:g} hour" + ("s" if policy.report_window != 3600 else "")
-            # a seat is a reporter within its game; an account everywhere
-            in_game = " AND game_id = :g" if reporter.startswith("seat:") else ""
-            mine = conn.execute(
-                text(f"SELECT COUNT(*) FROM chat_reports WHERE reporter = :r AND at > :since{in_game}"),
-                {"r": reporter, "since": since, "g": message.game_id},
-            ).scalar_one()
-            if mine >= policy.reports_per_reporter:
-                raise ClientError(
-                    "rate_limited",
-                    f"you have sent {mine} reports in the last {hours}, the most there may be: wait; nothing was sent",
-                    429,
-                )
-            if addr is not None:
-                here = conn.execute(
-                    text("SELECT COUNT(*) FROM chat_reports WHERE address = :a AND at > :since"),
-                    {"a": addr, "since": since},
-                ).scalar_one()
-                if here >= policy.reports_per_address:
-                    raise ClientError(
-                        "rate_limited",
-                        f"{here} reports came from your address in the last {hours}, the most there may be: "
-                        "wait; nothing was sent",
-                        429,
-                    )
+            try:
+                # an anonymous player's seat is a reporter within its game (the pair); an account everywhere
+                game = message.game_id if account is None else None
+                self.budget.ask(conn, "chat.report", Who(addr or "?", account), recipient=game)
+            except OverBudget as exc:
+                exc.message = _too_many(exc, self.budget[exc.kind].window or 0.0)
+                raise
             conn.execute(
                 reports_table.insert().values(
                     message_id=message.id,
@@ -576,12 +550,20 @@ class ChatStore:
 
     def close_reports(self, message_id: int, now: float) -> int:
         """Close the open reports of one message (an admin dealt with it); how many were open."""
+        if not _storable_id(message_id):
+            return 0  # no message has it (and the database would refuse the number)
         with self.storage.engine.begin() as conn:
             n = conn.execute(
                 text("UPDATE chat_reports SET closed_at = :t WHERE message_id = :m AND closed_at IS NULL"),
                 {"t": now, "m": message_id},
             ).rowcount
         return int(n or 0)
+
+
+def _storable_id(value: int) -> bool:
+    """Whether a client's number can be a row's id: ids are INTEGER columns, which end at 2**31 - 1 on
+    PostgreSQL; past 2**63 SQLite cannot even be handed the number (an OverflowError, a 500: issue 51)."""
+    return 1 <= value <= 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -638,10 +620,14 @@ class Chat:
         policy: ChatPolicy | None = None,
         *,
         account_name: Callable[[int], str | None] | None = None,
+        budget: BudgetPolicy | None = None,
     ) -> None:
         self.store = store
         self.service = service
         self.policy = policy or ChatPolicy()
+        # issue 51: the one budget policy (web/common/budget.py), the room service's by default
+        self.budget = budget if budget is not None else service.budget
+        store.budget = self.budget
         # read when needed: create_app sets the service's account names after building it
         self.account_name = account_name or (lambda account: service.account_name(account))
         self.transport: Any = None  # set by install()
@@ -649,7 +635,8 @@ class Chat:
         self._dirty: set[str] = set()
         self._draining: asyncio.Task[None] | None = None
         # the accounts each of the given accounts blocked (web/people/people.py sets it): a blocked
-        # player cannot write to the blocker in the players' chat, and the blocker never reads them
+        # player cannot write to the blocker in the players' chat, and neither reads the other's
+        # lines anywhere (issue 51: :meth:`_apart`)
         self.blocks: Callable[[list[int]], dict[int, set[int]]] = lambda accounts: {}
 
     def install(self, transport: Any) -> None:
@@ -719,7 +706,6 @@ class Chat:
                 body=body,
                 ply=len(rec.moves),
                 now=self.service.now(),
-                policy=self.policy,
             )
         )
         self.service.broker.publish(m.game_id, CHAT_CHANGED)  # this process (others: the NOTIFY)
@@ -737,8 +723,8 @@ class Chat:
 
         messages, mutes = await self.service.off_loop_read(read)
         hidden = hidden_for(room.rec, m.seats, m.conn.account, mutes)
-        blocked = await self._blocked_by(m.conn.account)
-        shown = [x.as_json() for x in messages if readable(x, m.seats, over, hidden) and x.account not in blocked]
+        apart = (await self.service.off_loop_read(self._apart, [m.conn.account], messages)).get(m.conn.account, set())
+        shown = [x.as_json() for x in messages if readable(x, m.seats, over, hidden) and x.account not in apart]
         muted = any(s in mutes for s in m.seats)
         m.transport.send(m.conn, {"type": "chat_history", "messages": shown, "muted": muted, "enabled": True})
 
@@ -775,18 +761,19 @@ class Chat:
             raise ClientError("unknown_message", f"there is no chat message {message_id} that you can read here", 404)
         reporter = f"account:{m.conn.account}" if m.conn.account is not None else f"seat:{next(iter(m.seats))}"
         await self.service.off_loop(
-            lambda: self.store.report(
-                found, reporter, reason, self.service.now(), address=m.conn.address, policy=self.policy
-            )
+            lambda: self.store.report(found, reporter, reason, self.service.now(), address=m.conn.address)
         )
         m.transport.send(m.conn, {"type": "chat_reported", "id": message_id, "ref": m.ref})
 
-    async def _blocked_by(self, account: int | None) -> set[int]:
-        """The accounts ``account`` blocked (web/people): their messages are not shown to it."""
-        if account is None:
-            return set()
-        blocked = await self.service.off_loop_read(self.blocks, [account])
-        return blocked.get(account, set())
+    def _apart(self, readers: list[int | None], messages: list[ChatMessage]) -> dict[int | None, set[int]]:
+        """For each logged-in reader: the authors of ``messages`` it must not read, those it blocked
+        and those that blocked it (issue 51: a block keeps both apart in every chat view; blocking)."""
+        who = [r for r in readers if r is not None]
+        authors = {x.account for x in messages if x.account is not None}
+        if not who or not authors:
+            return {}
+        blocks = self.blocks(sorted(set(who) | authors))
+        return {r: {a for a in authors if a in blocks.get(r, ()) or r in blocks.get(a, ())} for r in who}
 
     # -- fan-out ---------------------------------------------------------------------------
     def changed(self, game_id: str) -> None:
@@ -813,12 +800,12 @@ class Chat:
     async def _deliver(self, game_id: str) -> None:
         after = self.sent.get(game_id)
 
-        readers = [c.account for c in self.transport.conns.get(game_id, set()) if c.account is not None]
+        readers: list[int | None] = [c.account for c in self.transport.conns.get(game_id, set())]
 
-        def read() -> tuple[list[ChatMessage], set[str], Room, dict[int, set[int]]]:
+        def read() -> tuple[list[ChatMessage], set[str], Room, dict[int | None, set[int]]]:
             # a game first heard of here: its latest messages (pages drop the ones they have)
             new = self.store.messages(game_id, after or 0, latest=None if after is not None else 20)
-            return new, self.store.mutes(game_id), self.service.room(game_id), self.blocks(readers)
+            return new, self.store.mutes(game_id), self.service.room(game_id), self._apart(readers, new)
 
         new, mutes, room, blocks = await self.service.off_loop_read(read)
         if not new:
@@ -831,8 +818,8 @@ class Chat:
             for msg in new:
                 if after is not None and msg.seq <= after:
                     continue
-                if msg.account is not None and msg.account in blocks.get(conn.account or -1, ()):
-                    continue  # the reader blocked its author
+                if msg.account is not None and msg.account in blocks.get(conn.account, ()):
+                    continue  # a block between the reader and its author
                 if readable(msg, conn.seats, over, hidden):
                     conn.put(json.dumps(msg.as_json()), "chat", self.transport.limits)
 
@@ -848,6 +835,7 @@ class Chat:
         from jericho_game.web.common import jsonin
         from jericho_game.web.round.gameroom import same_secret
 
+        @free("one game's chat, at most PUBLIC_LATEST messages", methods=("GET", "HEAD"))
         async def public(request: Request) -> Response:
             game_id = request.path_params["id"]
             room = await self.service.off_loop_read(self.service.room, game_id)  # unknown_game: 404
@@ -864,12 +852,15 @@ class Chat:
                 return self.store.messages(game_id, 0, PUBLIC_LATEST), self.store.mutes(game_id)
 
             messages, mutes = await self.service.off_loop_read(read)
-            hidden = hidden_for(room.rec, seats, None if sess is None else sess.account.id, mutes)
+            reader = None if sess is None else sess.account.id
+            hidden = hidden_for(room.rec, seats, reader, mutes)
+            apart = (await self.service.off_loop_read(self._apart, [reader], messages)).get(reader, set())
             # the replay's chat is what a spectator reads: the seats only say whom this reader muted
-            shown = [m.as_json() for m in messages if readable(m, frozenset(), over, hidden)]
+            shown = [m.as_json() for m in messages if readable(m, frozenset(), over, hidden) and m.account not in apart]
+            personal = hidden is not NOBODY or sess is not None  # a session's view may leave out whom it is apart from
             return JSONResponse(
                 {"messages": shown, "over": over, "enabled": True},
-                headers={"Cache-Control": "private, no-store"} if hidden is not NOBODY else {},
+                headers={"Cache-Control": "private, no-store"} if personal else {},
             )
 
         def admin(request: Request, change: bool = False) -> Any:
@@ -878,6 +869,7 @@ class Chat:
                 raise ClientError("not_admin", "only an admin may read the chat reports", 403)
             return sess
 
+        @free("admins only: one page of the reports", methods=("GET", "HEAD"))
         async def reports(request: Request) -> Response:
             await self.service.off_loop_read(admin, request)
             raw = request.query_params.get("page", "1")
@@ -886,6 +878,7 @@ class Chat:
             page = await self.service.off_loop_read(self.store.reports, int(raw), self.policy.reports_page)
             return JSONResponse(page, headers={"Cache-Control": "private, no-store"})
 
+        @free("admins only: closes one message's reports", methods=("POST",))
         async def close(request: Request) -> Response:
             await self.service.off_loop_read(admin, request, True)
             body = await jsonin.read_object(request, 1024, ClientError)

@@ -18,6 +18,14 @@ started with ``--smtp URL``.
   forgotten): a ``POST`` does it (RFC 8058's one click: ``List-Unsubscribe-Post:
   List-Unsubscribe=One-Click``), a ``GET`` changes nothing and leads to the page ``/unsubscribe``,
   whose button POSTs (mail scanners follow every link of a mail: issue 33).
+- **Budgets** (issue 51): every mail of any kind asks the one budget policy
+  (:mod:`jericho_game.web.common.budget`) in the transaction that queues it: ``mail`` (the server's
+  total an hour) and its kind's own: ``mail.confirm`` (per address and per account a day),
+  ``mail.invite`` (per invitee and per sender an hour, counted whether or not the invitee takes
+  mail), ``mail.sender`` (confirmations and invitations asked for from one address group an hour)
+  and ``mail.challenge`` (web/people/people.py).  A confirmation or an invitation past its budget is
+  refused with its code (nothing changed); a turn or challenge mail past it is not sent, and its
+  move or challenge stands.
 - **Outbox.** Nothing is ever sent from a request: a mail is a row of ``mail_outbox`` written in
   the transaction of whatever caused it (so it exists if and only if that change committed).
   Every server process runs :meth:`Notifier.run`, which claims due rows with a lease (``FOR
@@ -30,6 +38,7 @@ started with ``--smtp URL``.
 from __future__ import annotations
 
 import asyncio
+import email.policy
 import hashlib
 import logging
 import os
@@ -55,6 +64,7 @@ from starlette.routing import Route
 from jericho_game.web import i18n
 from jericho_game.web.accounts.accounts import AccountService
 from jericho_game.web.common import jsonin
+from jericho_game.web.common.budget import BudgetPolicy, OverBudget, Who, costs, free
 from jericho_game.web.common.fairshare import address_of
 from jericho_game.web.round.gameroom import ClientError, same_secret
 
@@ -157,13 +167,41 @@ class MailPolicy:
     poll: float = 5.0  # seconds between two looks at the outbox when nothing woke the sender
     confirm_hours: float = 48.0
     confirm_every: float = 60.0  # at most one confirmation mail a minute per account
-    invites_per_hour: int = 20  # invitation mails one account may cause per hour
-    # issue 33, mail floods: every count is of mail_outbox rows, in the database (all processes)
-    confirms_per_account: int = 5  # confirmation mails one account may cause per day
-    confirms_per_recipient: int = 3  # confirmation mails to one address per day, whoever asks
-    invites_per_recipient: int = 10  # invitation mails to one account (or address) per hour, from anyone
-    per_sender_address: int = 30  # confirmation and invitation mails caused from one client address per hour
-    global_per_hour: int = 1000  # mails of every kind the server queues per hour
+    # How many mails each may cause (issue 33's floods) is a budget of the one policy (issue 51):
+    # BUDGETS["mail"], ["mail.confirm"], ["mail.invite"], ["mail.sender"], ["mail.challenge"].
+
+
+#: The codes a mail's budgets refuse with, where they differ from the budget's own (the codes of
+#: issue 33's mail quotas, which clients know): a confirmation asked too often by one account, an
+#: account sending too many invitations.
+_CODES = {("mail.confirm", "account"): "mail_account_quota", ("mail.invite", "account"): "rate_limited"}
+
+#: The headers a mail program reads as they are: folding ``List-Unsubscribe``'s one long URL made
+#: Python's mail package encode it (RFC 2047, ``=?utf-8?q?=3Chttps...``), which no mail program
+#: reads as a URL, so RFC 8058's one-click unsubscribe could not work (issue 51, finding 12).
+_UNFOLDED = frozenset({"list-unsubscribe"})
+
+
+class _MailPolicy(email.policy.EmailPolicy):
+    """The SMTP policy (CRLF, lines folded at 78), except that the headers of :data:`_UNFOLDED`
+    are written on one line as they are when they are ASCII (an ``<https://...>`` of at most
+    600 characters: under RFC 5322's 998)."""
+
+    def _plain(self, name: str, value: Any) -> str | None:
+        text = f"{name}: {value}"
+        if name.lower() in _UNFOLDED and text.isascii() and len(text) <= 998 and "\r" not in text and "\n" not in text:
+            return text + self.linesep
+        return None
+
+    def fold(self, name: str, value: Any) -> str:
+        return self._plain(name, value) or super().fold(name, value)
+
+    def fold_binary(self, name: str, value: Any) -> bytes:
+        plain = self._plain(name, value)
+        return plain.encode("ascii") if plain is not None else super().fold_binary(name, value)
+
+
+MAIL_POLICY = _MailPolicy(linesep="\r\n")
 
 
 @dataclass(frozen=True)
@@ -242,6 +280,7 @@ class Notifier:
         clock: Callable[[], float] = time.time,
         policy: MailPolicy | None = None,
         public_url: str | None = None,
+        budget: BudgetPolicy | None = None,
     ) -> None:
         self.storage = storage
         self.accounts = accounts
@@ -252,6 +291,8 @@ class Notifier:
         self.public_url = check_public_url(public_url) if public_url else None
         self.now = clock
         self.policy = policy or MailPolicy()
+        # issue 51: the one budget policy (web/common/budget.py) that every mail asks
+        self.budget = budget if budget is not None else BudgetPolicy(storage, clock=clock)
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._wake: asyncio.Event | None = None
         # whether the first account blocked the second (web/people/people.py sets it): a blocked
@@ -330,7 +371,8 @@ class Notifier:
                             "wait a minute; nothing was changed",
                             429,
                         )
-                    self._quota(conn, "confirm", email, account_id, account_id, address)
+                    who = Who(address or "?", account_id)
+                    self._spend(conn, ("mail.confirm", "mail.sender"), who, email.lower())
                     token = secrets.token_urlsafe(24)
                     changes.update(
                         email=email,
@@ -404,9 +446,8 @@ class Notifier:
             else tr.gettext("Never mail this address again (one click):")
         )
         body = f"{body}\n\n-- \n{footer}\n{stop} {unsub}\n"
-        if dedupe is not None:
-            if conn.execute(mail_outbox.select().where(mail_outbox.c.dedupe == dedupe)).first() is not None:
-                return False  # this event's mail exists already
+        if self._queued(conn, dedupe):
+            return False  # this event's mail exists already
         now = self.now()
         conn.execute(
             mail_outbox.insert().values(
@@ -440,80 +481,44 @@ class Notifier:
         *,
         dedupe: str | None = None,
         sender: int | None = None,
+        who: Who,
+        budget: str,
     ) -> bool:
         """Queue a mail of ``kind`` to the account of preferences ``p`` (from :meth:`mailable`) in the
-        transaction ``conn`` of whatever caused it (e.g. a challenge, web/people/people.py)."""
-        return self._put(conn, p, kind, subject, body, dedupe=dedupe, sender=sender)
+        transaction ``conn`` of whatever caused it (e.g. a challenge, web/people/people.py), if the
+        budget ``budget`` (e.g. ``mail.challenge``) of ``who`` towards that account and the server's
+        total allow it; whether it was queued.  Past a budget nothing is written and what caused the
+        mail stands (the caller is not told: it is not theirs to know whether a player takes mail)."""
+        if self._queued(conn, dedupe):
+            return False
+        try:
+            with conn.begin_nested():  # a refusal by the second budget undoes the first's spending
+                self._spend(conn, (budget,), who, p["account_id"])
+        except OverBudget as exc:
+            log.info("no %s mail to account %s: %s", kind, p["account_id"], exc.message)
+            return False
+        return self._put(conn, p, kind, subject, body, dedupe=dedupe, sender=sender, sender_addr=who.group)
 
-    # -- mail floods (issue 33): quotas counted in the outbox ---------------------------------------
-    def _count(self, conn: Connection, where: str, params: dict[str, Any], hours: float) -> int:
-        sql = f"SELECT count(*) FROM mail_outbox WHERE created_at > :since AND {where}"
-        return int(conn.execute(text(sql), {**params, "since": self.now() - hours * 3600}).scalar_one())
+    # -- mail floods (issues 33, 51): the budgets of the one policy ---------------------------------
+    def _queued(self, conn: Connection, dedupe: str | None) -> bool:
+        """Whether the mail of this event (``dedupe``) is in the outbox already."""
+        if dedupe is None:
+            return False
+        return conn.execute(mail_outbox.select().where(mail_outbox.c.dedupe == dedupe)).first() is not None
 
-    def over_budget(self, conn: Connection) -> bool:
-        """Whether the server has queued its :attr:`MailPolicy.global_per_hour` mails this hour."""
-        return self._count(conn, "1 = 1", {}, 1.0) >= self.policy.global_per_hour
-
-    def _quota(
-        self,
-        conn: Connection,
-        kind: str,
-        to_addr: str,
-        recipient: int,
-        sender: int,
-        address: str | None,
+    def _spend(
+        self, conn: Connection, kinds: tuple[str, ...], who: Who, recipient: str | int | None, *, total: bool = True
     ) -> None:
-        """Refuse (a coded :class:`ClientError`, nothing queued) a confirmation or invitation mail past
-        a quota: per recipient address (and account), per sending account, per sending client
-        address, and the server's budget per hour (docs/web.md, "Notifications")."""
-        pol = self.policy
-        if self.storage.postgres:  # mails queued on several processes are counted one after another
-            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('jericho-mail-quota'))"))
-        to = to_addr.strip().lower()
-        if kind == "confirm":
-            n = self._count(conn, "kind = 'confirm' AND lower(to_addr) = :to", {"to": to}, 24.0)
-            if n >= pol.confirms_per_recipient:
-                raise ClientError(
-                    "mail_recipient_quota",
-                    f"this address was sent {pol.confirms_per_recipient} confirmation mails today: it gets no more "
-                    "until tomorrow; nothing was changed",
-                    429,
-                )
-            n = self._count(conn, "kind = 'confirm' AND account_id = :a", {"a": sender}, 24.0)
-            if n >= pol.confirms_per_account:
-                raise ClientError(
-                    "mail_account_quota",
-                    f"your account asked for {pol.confirms_per_account} confirmation mails today: wait until "
-                    "tomorrow; nothing was changed",
-                    429,
-                )
-        else:
-            n = self._count(
-                conn, "kind = 'invite' AND (account_id = :r OR lower(to_addr) = :to)", {"r": recipient, "to": to}, 1.0
-            )
-            if n >= pol.invites_per_recipient:
-                raise ClientError(
-                    "mail_recipient_quota",
-                    f"this player was sent {pol.invites_per_recipient} invitations this hour: share the game's "
-                    "link instead, or try later; nothing was sent",
-                    429,
-                )
-        if address:
-            n = self._count(conn, "kind IN ('confirm', 'invite') AND sender_addr = :s", {"s": address}, 1.0)
-            if n >= pol.per_sender_address:
-                raise ClientError(
-                    "mail_sender_quota",
-                    f"{pol.per_sender_address} mails were asked for from your address this hour: wait a while; "
-                    "nothing was sent",
-                    429,
-                )
-        if self.over_budget(conn):
-            raise ClientError(
-                "mail_budget",
-                f"this server has sent its {pol.global_per_hour} mails for this hour: try again later; "
-                "nothing was sent",
-                503,
-            )
+        """Ask the budget policy for one mail (in the transaction ``conn`` that queues it): each of
+        ``kinds`` from ``who`` towards ``recipient``, then (``total``) the server's ``mail``; refuse
+        with :class:`OverBudget` (its code the mail quota's of issue 33, :data:`_CODES`) having
+        written nothing of its own (docs/web.md, "Notifications")."""
+        for kind in (*kinds, "mail") if total else kinds:
+            try:
+                self.budget.ask(conn, kind, who, recipient=None if kind == "mail" else recipient)
+            except OverBudget as exc:
+                exc.code = _CODES.get((kind, exc.scope), exc.code)
+                raise
 
     def _queue_confirm(self, conn: Connection, p: dict[str, Any], token: str, address: str | None = None) -> None:
         tr = i18n.translations(p["lang"])
@@ -542,7 +547,12 @@ class Notifier:
         p = self.mailable(conn, account_id, "turn")
         if p is None:
             return False
-        if self.over_budget(conn):  # the move is played; its mail is not sent (issue 33)
+        dedupe = f"turn:{game_id}:{ply}:{account_id}"
+        if self._queued(conn, dedupe):
+            return False
+        try:  # the move is played; past the server's budget its mail is not sent (issue 33)
+            self._spend(conn, (), Who("server"), None)
+        except OverBudget:
             log.warning("the mail budget of this hour is spent: no turn mail for game %s", game_id)
             return False
         tr = i18n.translations(p["lang"])
@@ -550,7 +560,7 @@ class Notifier:
         who = opponent or tr.gettext("Your opponent")
         subject = tr.gettext("Jericho: your move against {name}").format(name=who)
         body = tr.gettext("{name} has moved: it is your turn.\n\nPlay it here: {link}").format(name=who, link=link)
-        return self._put(conn, p, "turn", subject, body, dedupe=f"turn:{game_id}:{ply}:{account_id}")
+        return self._put(conn, p, "turn", subject, body, dedupe=dedupe)
 
     def invite(self, sender: int, game_id: str, token: Any, username: Any, address: str | None = None) -> bool:
         """``sender`` (holding the creator's seat of a waiting invite-link game through ``token`` or
@@ -583,26 +593,18 @@ class Notifier:
         if target.id == sender:
             raise ClientError("bad_request", "you cannot invite yourself")
         me = self.accounts.name_of(sender) or "?"
+        who = Who(address or "?", sender)
         with self.storage.engine.begin() as conn:
-            if self.storage.postgres:  # one sender's invitations on several processes take turns
-                conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": f"jericho-invite:{sender}"})
-            sent = conn.execute(
-                text("SELECT count(*) FROM mail_outbox WHERE sender_id = :s AND kind = 'invite' AND created_at > :t"),
-                {"s": sender, "t": self.now() - 3600},
-            ).scalar_one()
-            if int(sent) >= self.policy.invites_per_hour:
-                raise ClientError(
-                    "rate_limited",
-                    f"you have sent {self.policy.invites_per_hour} invitations this hour: wait a while",
-                    429,
-                )
+            # Every invitation counts in its budgets, mailed or not: a refusal that came only when
+            # the invitee takes mail would tell the sender what is the invitee's to know.
+            self._spend(conn, ("mail.invite", "mail.sender"), who, target.id, total=False)
             p = self.mailable(conn, target.id, "invite")
             if p is None or self.blocked(conn, target.id, sender):
                 return False
             dedupe = f"invite:{rec.id}:{target.id}"
-            if conn.execute(mail_outbox.select().where(mail_outbox.c.dedupe == dedupe)).first() is not None:
+            if self._queued(conn, dedupe):
                 return False  # this invitation's mail exists already
-            self._quota(conn, "invite", p["email"], target.id, sender, address)
+            self._spend(conn, (), who, None)  # the server's total: only what is queued
             tr = i18n.translations(p["lang"])
             link = f"{self._site(p)}/g/{rec.id}#invite={rec.invite}"
             subject = tr.gettext("Jericho: {name} invites you to a game").format(name=me)
@@ -655,7 +657,7 @@ class Notifier:
 
     def _message(self, row: dict[str, Any]) -> EmailMessage:
         assert self.smtp is not None
-        msg = EmailMessage()
+        msg = EmailMessage(policy=MAIL_POLICY)
         msg["From"] = self.smtp.sender
         msg["To"] = row["to_addr"]
         msg["Subject"] = row["subject"]
@@ -753,6 +755,8 @@ def notify_routes(notifier: Notifier) -> list[Route]:
     async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
+    @free("the caller's own settings", methods=("GET", "HEAD"))
+    @costs("mail.confirm", "mail.sender", "mail", methods=("POST",))  # a new address's confirmation mail
     async def settings(request: Request) -> Response:
         if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
             sess = await blocking(accounts.session_of, request)
@@ -768,10 +772,12 @@ def notify_routes(notifier: Notifier) -> list[Route]:
             data = await blocking(notifier.update, sess.account.id, body, lang, address_of(request))
         return JSONResponse(data, headers={"Cache-Control": "no-store"})
 
+    @free("marks one address confirmed: the token is the mail's own", methods=("GET", "HEAD"))
     async def confirm(request: Request) -> Response:
         ok = await blocking(notifier.confirm, request.query_params.get("token", ""))
         return RedirectResponse(f"/settings?email={'confirmed' if ok else 'expired'}", status_code=303)
 
+    @free("a GET changes nothing; a POST turns switches off in the secret's own row", methods=("GET", "HEAD", "POST"))
     async def unsubscribe(request: Request) -> Response:
         if request.method in ("GET", "HEAD"):  # HEAD is a GET without its body, never a change
             # A GET changes nothing: mail scanners and link previews follow every link of a mail
@@ -789,6 +795,7 @@ def notify_routes(notifier: Notifier) -> list[Route]:
             raise ClientError("bad_link", "this unsubscribe link is not valid", 404)
         return JSONResponse({"ok": True, "kind": kind})
 
+    @costs("mail.invite", "mail.sender", "mail", methods=("POST",))
     async def invite(request: Request) -> Response:
         sess = await blocking(accounts.account_for_change, request)
         if sess is None:

@@ -109,10 +109,13 @@ export async function profileExtras(main, username) {
   const me = await whoami();
   if (me.account && p.me) {
     const actions = el("div", undefined, "community-actions");
+    // what would fail is not offered (issue 51): across a block neither follows nor challenges the
+    // other, and a player's setting may take no challenge from this visitor; unfollowing always works
     const follow = el("button", p.me.following ? t("Unfollow") : t("Follow"));
     follow.type = "button";
     follow.id = "btn-follow";
     follow.setAttribute("aria-pressed", String(p.me.following));
+    const offerFollow = p.me.following || p.me.can_follow !== false;
     const block = el("button", p.me.blocking ? t("Unblock") : t("Block"));
     block.type = "button";
     block.id = "btn-block";
@@ -131,10 +134,11 @@ export async function profileExtras(main, username) {
       if (!p.me.blocking && !confirm(t("Block {name}? They can no longer challenge you, invite you or write to you.", { name: p.username }))) return;
       redo("/api/people/block", { username: p.username, block: !p.me.blocking });
     });
-    actions.append(follow, block);
+    if (offerFollow) actions.append(follow);
+    actions.append(block);
     if (p.me.followed_by) actions.append(el("span", t("follows you"), "muted"));
     box.append(actions, msg);
-    if (!p.me.blocking) {
+    if (!p.me.blocking && p.me.can_challenge !== false) {
       const details = el("details");
       details.id = "challenge-details";
       details.append(el("summary", t("Challenge {name}", { name: p.username })), challengeForm(p.username));

@@ -58,9 +58,27 @@ async function mountLooks() {
   for (const set of document.querySelectorAll("#looks-form fieldset")) set.disabled = false;
 }
 
+/** Who may challenge this account (web/people/people.py, "who may challenge me"): three radio buttons. */
+async function mountChallengers() {
+  if (!(await whoami()).account) { $("challengers-login").hidden = false; return; }
+  let r;
+  try { r = await fetch("/api/challenges/settings", { cache: "no-store" }); } catch { return; }
+  if (!r.ok) return;
+  const now = (await r.json()).challenges;
+  const form = $("challengers-form");
+  for (const input of form.querySelectorAll("input[name=challengers]")) input.checked = input.value === now;
+  form.hidden = false;
+  form.addEventListener("change", async (e) => {
+    const res = await postJSON("/api/challenges/settings", { challenges: e.target.value });
+    $("challengers-saved").textContent = res.ok ? t("Saved.") : (res.data.message || t("error"));
+  });
+  form.querySelector("fieldset").disabled = false;
+}
+
 async function init() {
   mountSwitches($("notify-switches"));
   mountLooks();
+  mountChallengers();
   const q = new URLSearchParams(location.search);
   for (const [key, text] of Object.entries(RESULTS)) {
     const [k, v] = key.split("=");
