@@ -1157,7 +1157,7 @@ def create_app(
         *rating_routes(ratings, STATIC),  # leaderboard, profiles (jericho_game.web.accounts.ratings)
         *notify_routes(notifier),  # e-mail address, switches, invitations by mail (jericho_game.web.social.notify)
         *correspondence_routes(storage, accounts, limits.max_my_games),  # "your turn" (web/round/correspondence.py)
-        *puzzle_routes(PuzzleService(storage), accounts),  # /api/puzzles (jericho_game.web.learn.puzzles)
+        *puzzle_routes(PuzzleService(storage, budget=budget, clock=clock), accounts),  # /api/puzzles (learn/)
         *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.social.chat)
         *people_routes(people, transport.after),  # follows, blocks, challenges (jericho_game.web.people.people)
         # a player's games searched and exported, their statistics (jericho_game.web.people.gamesearch, .playerstats)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +24,9 @@ with warnings.catch_warnings():
 
 from jericho_game import Game  # noqa: E402
 from jericho_game.ai.puzzles import Puzzle, shipped_puzzles, verify  # noqa: E402
-from jericho_game.web.accounts.accounts import CSRF_HEADER  # noqa: E402
+from jericho_game.web.accounts.accounts import CSRF_HEADER, SESSION_COOKIE  # noqa: E402
+from jericho_game.web.accounts.glicko2 import Rating, update  # noqa: E402
+from jericho_game.web.learn import puzzles  # noqa: E402
 from jericho_game.web.learn.puzzles import NEAREST  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
 from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
@@ -39,9 +42,24 @@ SAVE = next(p for p in SHIPPED if p.kind == "defence")
 MULTI = next(p for p in SHIPPED if len(p.accept) > 1)
 
 
+class Clock:
+    """A wall clock the test moves forward (a solver's time on a puzzle, a day)."""
+
+    def __init__(self) -> None:
+        self.t = time.time()
+
+    def __call__(self) -> float:
+        return self.t
+
+
 @pytest.fixture()
-def app(db: str) -> Iterator[Any]:
-    app = create_app(db, ai_processes=0, password_hasher=CHEAP)
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture()
+def app(db: str, clock: Clock) -> Iterator[Any]:
+    app = create_app(db, ai_processes=0, password_hasher=CHEAP, clock=clock)
     yield app
     # requests made outside the lifespan (a TestClient without `with`) reopen the pool it closed
     app.state.service.storage.close()
@@ -87,6 +105,13 @@ def post(c: TestClient, path: str, body: dict[str, Any], csrf: str | None = None
 
 def result(c: TestClient, p: Puzzle, moves: list[str], csrf: str | None = None, hints: int = 0) -> Any:
     return post(c, f"/api/puzzles/{p.id}/result", {"moves": moves, "hints": hints}, csrf)
+
+
+def serve(c: TestClient, p: Puzzle, clock: Clock) -> None:
+    """Open ``p`` as the page does (it is then the puzzle served to ``c``'s account), and think a
+    rated attempt's time (issue 51: an attempt is rated only on the puzzle served, not at once)."""
+    assert c.get(f"/api/puzzles/{p.id}").status_code == 200
+    clock.t += puzzles.MIN_SOLVE_SECONDS
 
 
 # -- the API ------------------------------------------------------------------------------------------
@@ -152,13 +177,14 @@ def test_anonymous_solving_moves_no_rating_whatever_token_it_sends(client: TestC
     assert client.get(f"/api/puzzles/{ONE.id}").json()["rating"] == round(ONE.rating)
 
 
-def test_an_account_is_rated_once_per_puzzle_from_its_first_move(client: TestClient) -> None:
+def test_an_account_is_rated_once_per_puzzle_from_its_first_move(client: TestClient, clock: Clock) -> None:
     """As lichess: the first attempt alone is rated, and it is rated by the server as it happens: a
     wrong move is a failure at once (the right line tried afterwards changes nothing), the line's last
     move a success, a cell or piece hint a failure; the database holds one attempt per account and puzzle."""
     csrf = sign_up(client)
     refused = client.post(f"/api/puzzles/{ONE.id}/result", json={"moves": list(ONE.solution[::2])})
     assert refused.status_code == 403 and refused.json()["error"] == "csrf"
+    serve(client, TWO, clock)
     wrong = post(client, f"/api/puzzles/{TWO.id}/try", {"moves": [], "try": wrong_move(TWO)}, csrf).json()
     assert wrong["result"]["rated"] and wrong["result"]["after"] < wrong["result"]["before"] == 1500
     after_wrong = wrong["result"]["after"]
@@ -168,8 +194,10 @@ def test_an_account_is_rated_once_per_puzzle_from_its_first_move(client: TestCli
     assert step["done"] and step["result"]["rated"] is False and step["result"]["first_solved"] is False
     end = result(client, TWO, list(TWO.solution[::2]), csrf).json()
     assert end["rated"] is False and end["player"]["rating"] == after_wrong and end["solution"] == list(TWO.solution)
+    serve(client, ONE, clock)
     solved = post(client, f"/api/puzzles/{ONE.id}/try", {"moves": [], "try": ONE.solution[0]}, csrf).json()
     assert solved["done"] and solved["result"]["rated"] and solved["result"]["after"] > after_wrong
+    serve(client, SAVE, clock)
     hint = post(client, f"/api/puzzles/{SAVE.id}/hint", {"moves": [], "level": 2}, csrf).json()
     assert hint["cell"] == SAVE.solution[0].split("@")[1] and hint["piece"] is None and hint["result"]["rated"]
     assert hint["result"]["player"]["failed"] == 2  # the hint made it a failure
@@ -180,6 +208,7 @@ def test_an_account_is_rated_once_per_puzzle_from_its_first_move(client: TestCli
     bad = post(client, f"/api/puzzles/{ONE.id}/hint", {"moves": [], "level": 9}, csrf)
     assert bad.status_code == 400 and "'level'" in bad.json()["message"]
     other = next(m for m in MULTI.accept if m != MULTI.solution[0])  # another winning move solves it too
+    serve(client, MULTI, clock)
     assert post(client, f"/api/puzzles/{MULTI.id}/try", {"moves": [], "try": other}, csrf).json()["result"]["rated"]
     seen = {ONE.id, TWO.id, SAVE.id, MULTI.id}
     for _ in range(10):
@@ -188,7 +217,7 @@ def test_an_account_is_rated_once_per_puzzle_from_its_first_move(client: TestCli
     assert bad.status_code == 400 and "'moves'" in bad.json()["message"]
 
 
-def test_an_accounts_best_streak_is_kept_on_the_server_and_checked(client: TestClient) -> None:
+def test_an_accounts_best_streak_is_kept_on_the_server_and_checked(client: TestClient, clock: Clock) -> None:
     """lichess keeps an account's Puzzle Streak record: the page sends the streak's puzzles when it
     ends, and the server believes only a run of first attempts that were solved with no failed one
     among them; the best is the greater of the old and the new, and comes with the player's view."""
@@ -199,10 +228,12 @@ def test_an_accounts_best_streak_is_kept_on_the_server_and_checked(client: TestC
     csrf = sign_up(client)
 
     def solve(p: Puzzle) -> None:
+        serve(client, p, clock)
         assert post(client, f"/api/puzzles/{p.id}/try", {"moves": [], "try": p.solution[0]}, csrf).json()["done"]
 
     solve(a)
     solve(b)
+    serve(client, c, clock)
     failed = post(client, f"/api/puzzles/{c.id}/try", {"moves": [], "try": wrong_move(c)}, csrf).json()
     assert failed["result"]["rated"]
     solve(d)
@@ -222,21 +253,45 @@ def test_an_accounts_best_streak_is_kept_on_the_server_and_checked(client: TestC
     assert client.get("/api/puzzles/next").json()["player"]["streak_best"] == 2
 
 
-def test_rated_attempts_are_limited_per_account_and_per_address(client: TestClient, monkeypatch: Any) -> None:
-    from jericho_game.web.learn import puzzles
+def test_rated_attempts_ask_the_budget_per_account_and_per_address_group(db: str, clock: Clock) -> None:
+    """Rated attempts spend the budget `puzzle.rated` (web/common/budget.py): per account and per
+    address group (all its accounts) in a sliding window; past either, `puzzle_rate` (429) and
+    nothing is stored (the attempt may be rated later)."""
+    from dataclasses import replace
 
-    monkeypatch.setattr(puzzles, "RATED_PER_ACCOUNT", 3)
-    monkeypatch.setattr(puzzles, "RATED_PER_ADDRESS", 5)
-    csrf = sign_up(client, "farmer1")
-    answers = [result(client, p, [wrong_move(p)], csrf) for p in SHIPPED[:5]]
-    assert [a.status_code for a in answers] == [200, 200, 200, 429, 429]
-    assert answers[3].json()["error"] == "puzzle_rate" and "nothing was rated" in answers[3].json()["message"]
-    assert client.get("/api/puzzles/next").json()["player"]["failed"] == 3
-    # another account from the same address: 2 more, then the address's rate
-    with visitor(client, "10.0.0.1") as other:
-        csrf2 = sign_up(other, "farmer2")
-        codes = [result(other, p, [wrong_move(p)], csrf2).status_code for p in SHIPPED[5:9]]
-    assert codes == [200, 200, 429, 429]
+    from jericho_game.web.common.budget import BUDGETS
+
+    budgets = {**BUDGETS, "puzzle.rated": replace(BUDGETS["puzzle.rated"], per_account=3, per_group=5)}
+    app = create_app(db, ai_processes=0, password_hasher=CHEAP, clock=clock, budgets=budgets)
+    try:
+        with TestClient(app, client=("10.0.0.1", 1000)) as client:
+            csrf = sign_up(client, "farmer1")
+            answers = []
+            for p in SHIPPED[:5]:
+                serve(client, p, clock)
+                answers.append(result(client, p, [wrong_move(p)], csrf))
+            assert [a.status_code for a in answers] == [200, 200, 200, 429, 429]
+            assert answers[3].json()["error"] == "puzzle_rate" and "nothing was changed" in answers[3].json()["message"]
+            assert "by your account" in answers[3].json()["message"]
+            assert client.get("/api/puzzles/next").json()["player"]["failed"] == 3
+            # another account from the same address: 2 more, then the address group's
+            with visitor(client, "10.0.0.1") as other:
+                csrf2 = sign_up(other, "farmer2")
+                codes = []
+                for p in SHIPPED[5:9]:
+                    serve(other, p, clock)
+                    codes.append(result(other, p, [wrong_move(p)], csrf2))
+            assert [r.status_code for r in codes] == [200, 200, 429, 429]
+            assert "from your address" in codes[2].json()["message"]
+            # the window slides: ten minutes later the account is rated again, and its refused
+            # attempts were not stored (the puzzle is still its first attempt)
+            clock.t += BUDGETS["puzzle.rated"].window or 0.0
+            p = SHIPPED[3]
+            serve(client, p, clock)
+            later = result(client, p, [wrong_move(p)], csrf).json()
+            assert later["rated"] is True
+    finally:
+        app.state.service.storage.close()
 
 
 def test_the_next_puzzle_is_near_the_solvers_rating(client: TestClient, db: str) -> None:
@@ -256,26 +311,150 @@ def test_the_next_puzzle_is_near_the_solvers_rating(client: TestClient, db: str)
         assert abs(nxt["rating"] - 2100) <= sorted(abs(p.rating - 2100) for p in SHIPPED)[NEAREST - 1]
 
 
-def test_racing_first_attempts_on_two_processes_rate_once(db: str) -> None:
-    apps = [create_app(db, ai_processes=0, password_hasher=CHEAP) for _ in range(2)]
+def test_racing_first_attempts_on_two_processes_rate_once(db: str, clock: Clock) -> None:
+    """Two accounts, each on the puzzle served to it, send their first attempt twice at once, on two
+    processes: each puzzle is rated once."""
+    apps = [create_app(db, ai_processes=0, password_hasher=CHEAP, clock=clock) for _ in range(2)]
     with TestClient(apps[0]) as c0, TestClient(apps[1]) as c1:
-        csrf = sign_up(c0)
-        c1.cookies.update(c0.cookies)  # the same account's session, on the other process
-        barrier = threading.Barrier(4)
-        answers: list[dict[str, Any]] = []
+        with visitor(c0, "10.0.0.5") as d0, visitor(c1, "10.0.0.5") as d1:
+            pairs = []
+            for name, (a, b), p in (("racer1", (c0, c1), ONE), ("racer2", (d0, d1), TWO)):
+                csrf = sign_up(a, name)
+                b.cookies.update(a.cookies)  # the same account's session, on the other process
+                serve(a, p, clock)
+                pairs += [(a, p, csrf), (b, p, csrf)]
+            barrier = threading.Barrier(4)
+            answers: list[dict[str, Any]] = []
 
-        def go(c: TestClient, p: Puzzle) -> None:
-            barrier.wait()
-            answers.append(result(c, p, list(p.solution[::2]), csrf).json())
+            def go(c: TestClient, p: Puzzle, csrf: str) -> None:
+                barrier.wait()
+                answers.append(result(c, p, list(p.solution[::2]), csrf).json())
 
-        threads = [threading.Thread(target=go, args=(c, p)) for c in (c0, c1) for p in (ONE, TWO)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=60)
-        assert sorted(a["id"] for a in answers if a["rated"]) == sorted([ONE.id, TWO.id])
-        me = c0.get("/api/puzzles/next").json()["player"]
-        assert me["solved"] == 2
+            threads = [threading.Thread(target=go, args=pair) for pair in pairs]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=60)
+            assert sorted(a["id"] for a in answers if a["rated"]) == sorted([ONE.id, TWO.id]), answers
+            assert c0.get("/api/puzzles/next").json()["player"]["solved"] == 1
+            assert d1.get("/api/puzzles/next").json()["player"]["solved"] == 1
+
+
+# -- issue 51, finding 6: farmed puzzle ratings ---------------------------------------------------------
+
+
+def play_line(c: TestClient, p: Puzzle, solution: list[str], csrf: str) -> dict[str, Any]:
+    """Play the solver's moves of ``solution`` on ``p`` through ``/try``: the last answer."""
+    answer: dict[str, Any] = {}
+    for i in range(0, len(solution), 2):
+        answer = post(c, f"/api/puzzles/{p.id}/try", {"moves": solution[:i], "try": solution[i]}, csrf).json()
+    return answer
+
+
+def test_a_solution_seen_or_a_solve_too_fast_rates_nothing_and_a_days_gain_is_bounded(db: str) -> None:
+    """Issue 51, finding 6 (the audit): an anonymous give-up answered the solution, then an account
+    solved 30 of 30 in 2.6 s, 1500 -> 2248 (not provisional).  Now an attempt is rated only when it
+    is the account's first at a puzzle that was served to it at least MIN_SOLVE_SECONDS before, and
+    whose solution nobody else of its address group was shown in the last days; and a solver's
+    rating rises at most MAX_GAIN_PER_DAY in any 24 hours."""
+    fast, cap = puzzles.MIN_SOLVE_SECONDS, puzzles.MAX_GAIN_PER_DAY
+    clock = Clock()
+    app = create_app(db, ai_processes=0, password_hasher=CHEAP, clock=clock)
+    seen, quick, honest = SHIPPED[:30], SHIPPED[30:60], SHIPPED[60:90]
+    try:
+        with TestClient(app, client=("10.0.0.1", 1000)) as c:
+            solutions = {p.id: result(c, p, []).json()["solution"] for p in seen + quick + honest}  # given up
+            csrf = sign_up(c, "farmer")
+            answers = []
+            for p in seen:  # a human's time on each, but the solutions were shown to this address
+                assert c.get(f"/api/puzzles/{p.id}").status_code == 200
+                clock.t += fast
+                answers.append(play_line(c, p, solutions[p.id], csrf)["result"])
+            assert [a["rated"] for a in answers] == [False] * 30, answers  # 30 rated before: 1500 -> 2248
+            for p in quick:  # as fast as a script plays (the solutions learned elsewhere)
+                with visitor(c, "10.0.0.7") as elsewhere:
+                    elsewhere.cookies.update(c.cookies)
+                    assert elsewhere.get(f"/api/puzzles/{p.id}").status_code == 200
+                    answers.append(play_line(elsewhere, p, solutions[p.id], csrf)["result"])
+            assert [a["rated"] for a in answers] == [False] * 60, answers
+            reasons = {a["unrated"].split(":")[0] for a in answers}
+            assert reasons == {"the solution was shown from your address", "too fast"}, reasons
+            me = c.get("/api/puzzles/next").json()["player"]
+            assert (me["rating"], me["solved"]) == (1500, 60)
+            unserved = post(c, f"/api/puzzles/{SHIPPED[90].id}/try", {"moves": [], "try": SHIPPED[90].solution[0]},
+                            csrf).json()["result"]  # fmt: skip
+            assert unserved["rated"] is False and "not the puzzle served to you" in unserved["unrated"]
+        # another address, a human's time on each: rated, and the day's rise is bounded
+        with TestClient(app, client=("10.0.0.2", 1000)) as c:
+            csrf = sign_up(c, "farmer2")
+            rated = []
+            for p in honest:
+                serve(c, p, clock)
+                rated.append(play_line(c, p, solutions[p.id], csrf)["result"])
+            assert all(r["rated"] for r in rated), rated
+            me = c.get("/api/puzzles/next").json()["player"]
+            assert me["solved"] == 30 and me["rating"] == 1500 + cap  # 2248 before
+            assert rated[-1]["before"] == rated[-1]["after"] == 1500 + cap  # capped: no more today
+            clock.t += 86400  # the next day it rises again
+            p = SHIPPED[91]
+            serve(c, p, clock)
+            again = play_line(c, p, list(p.solution), csrf)["result"]
+            assert again["rated"] and again["after"] > 1500 + cap
+    finally:
+        app.state.service.storage.close()
+
+
+def test_puppets_cannot_move_a_puzzles_rating(db: str) -> None:
+    """Issue 51, finding 6 (the audit): 60 accounts from 6 addresses took a hint on one puzzle, whose
+    rating went 1730 -> 2211.  Now a puzzle's rating moves only with a move played (a hint or a
+    give-up without a move never moves it), only for a solver whose puzzle rating is established,
+    and once per address group."""
+    clock = Clock()
+    app = create_app(db, ai_processes=0, password_hasher=CHEAP, clock=clock)
+    hinted, failed, established = [p for p in SHIPPED if p.kind == "win"][:3]
+    try:
+        with TestClient(app, client=("10.0.0.1", 1000)) as c:
+            accounts = app.state.accounts
+            puppets = []
+            for i in range(60):
+                acc = accounts.create_account(f"puppet{i}", "a puppet's long password")
+                sess, token = accounts._new_session(acc)
+                puppets.append((f"10.0.{i % 6}.9", token, sess.csrf))
+
+            def everyone(p: Puzzle, how: str) -> None:
+                for address, token, csrf in puppets:
+                    with visitor(c, address) as v:
+                        v.cookies.set(SESSION_COOKIE, token)
+                        serve(v, p, clock)
+                        if how == "hint":
+                            r = post(v, f"/api/puzzles/{p.id}/hint", {"moves": [], "level": 2}, csrf)
+                        else:
+                            r = post(v, f"/api/puzzles/{p.id}/try", {"moves": [], "try": wrong_move(p)}, csrf)
+                        assert r.status_code == 200, r.text
+
+            def rating(p: Puzzle) -> float:
+                store = Storage(resolve_db_url(db))
+                with store.engine.connect() as conn:
+                    got = conn.execute(text("SELECT rating FROM puzzle_ratings WHERE puzzle_id = :p"), {"p": p.id})
+                    value = got.scalar()
+                store.close()
+                return p.rating if value is None else float(value)
+
+            everyone(hinted, "hint")
+            assert rating(hinted) == hinted.rating  # 1730 -> 2211 before
+            everyone(failed, "wrong")  # new accounts: their puzzle ratings are provisional
+            assert rating(failed) == failed.rating
+            store = Storage(resolve_db_url(db))
+            with store.engine.begin() as conn:
+                conn.execute(text("UPDATE puzzle_players SET rating = 1500, rd = 80"))
+            store.close()
+            everyone(established, "wrong")  # established solvers: once per address group
+            bound = Rating(established.rating, puzzles.PUZZLE_RD, 0.06)
+            for _ in range(6):
+                bound = update(bound, [(Rating(1500, 80, 0.06), 1.0)])
+            assert established.rating < rating(established) <= bound.rating + 1e-6
+    finally:
+        app.state.service.storage.close()
 
 
 # -- the page --------------------------------------------------------------------------------------
@@ -368,6 +547,12 @@ def test_a_puzzle_is_solved_with_the_keyboard_and_rated(server: str, browser: Br
     ctx.close()
 
 
+def think(page: Page) -> None:
+    """A solver's time on the puzzle just served: a rated attempt comes at least
+    ``puzzles.MIN_SOLVE_SECONDS`` after it (issue 51); a script's at once is not rated."""
+    page.wait_for_timeout(puzzles.MIN_SOLVE_SECONDS * 1000 + 300)
+
+
 def _colour(piece: str) -> str:
     return {"R": "red", "Y": "yellow", "G": "green", "B": "blue", "W": "white"}[piece[1]]
 
@@ -416,23 +601,27 @@ def test_a_typed_wrong_move_is_refuted_then_hints_and_solution(server: str, brow
 
 def test_a_signed_in_solver_is_rated_by_the_server_and_gets_the_solution_after(server: str, browser: Browser) -> None:
     """The page for an account (issue 33): the rating moves on the server with the first attempt; a
-    hint comes from the server and makes the attempt a failure; the solution is shown after."""
+    hint comes from the server and makes the attempt a failure; the solution is shown after.  (A
+    puzzle that this module's anonymous visitors, on the same address, have not been shown: issue 51.)"""
+    one = next(p for p in SHIPPED if p.theme == "win-in-1" and p is not ONE)
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     page = ctx.new_page()
     errors = watch_errors(page)
     tour.sign(page, server, "signup", "pagesolver")
-    page.goto(f"{server}/puzzles/{ONE.id}")
+    page.goto(f"{server}/puzzles/{one.id}")
     expect(page.locator("#puzzle-score")).to_contain_text("Your puzzle rating: 1500")
+    think(page)
     box = page.get_by_label("Or type your move")
-    box.fill(ONE.solution[0])
+    box.fill(one.solution[0])
     box.press("Enter")
     expect(page.get_by_role("status")).to_contain_text("Solved!")
     expect(page.locator("#puzzle-score")).to_contain_text(re.compile(r"solved 1, failed 0 \(\+\d+\)"))
     page.get_by_role("button", name="Next puzzle").click()
-    expect(page.locator("#puzzle-title")).not_to_have_text(f"Puzzle {ONE.id}")
+    expect(page.locator("#puzzle-title")).not_to_have_text(f"Puzzle {one.id}")
     page.goto(f"{server}/puzzles/{SAVE.id}")
     # the hint waits for the puzzle: clicked before it loaded, the load set the button back to "Hint"
     expect(page.locator("#puzzle-title")).to_have_text(f"Puzzle {SAVE.id}")
+    think(page)
     page.get_by_role("button", name="Hint").click()
     expect(page.get_by_role("status")).to_contain_text("Hint:")
     page.get_by_role("button", name="Another hint").click()  # the cell: from the server, a failure

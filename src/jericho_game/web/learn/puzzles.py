@@ -12,10 +12,10 @@ answers the same (docs/web.md, "Puzzles"):
   only accounts move ratings (issue 33: 200 made-up browser tokens failing one puzzle took its rating
   from 1557 to 2415); an anonymous solver's progress is kept by its browser (``static/puzzles.js``);
 * ``puzzle_attempts`` — one row per (account, puzzle), primary key: the first attempt is the
-  rated one, however many processes race (a repeat is answered from the row, rating unchanged);
-  with the client address, which the rates per address count;
-* ``puzzle_ratings`` — each puzzle's own Glicko-2 rating, moved by every rated attempt (the
-  puzzle "loses" when the solver wins), starting from the shipped rating.
+  only one that can be rated, however many processes race (a repeat is answered from the row,
+  rating unchanged); with the client's address group;
+* ``puzzle_ratings`` — each puzzle's own Glicko-2 rating (the puzzle "loses" when the solver wins),
+  starting from the shipped rating.
 
 ``GET /api/puzzles/next`` picks, among the puzzles the solver has not tried, one of the few
 whose rating is nearest the solver's; it does not carry the solution (issue 33: 30 of 30 solved in
@@ -24,8 +24,25 @@ account, a wrong move is the attempt's failure and the line's last right move it
 ``POST /api/puzzles/{id}/hint`` tells the next move's cell (level 2) or piece and cell (level 3),
 which makes an account's attempt a failure.  ``POST /api/puzzles/{id}/result`` ends the attempt
 (giving up, or after the last move) and answers the solution: it is given only after an attempt.
-Rated attempts are limited per account and per address (:data:`RATED_PER_ACCOUNT`,
-:data:`RATED_PER_ADDRESS`, per :data:`RATE_WINDOW`; ``puzzle_rate``).
+
+What makes an attempt rated (issue 51, finding 6: an anonymous give-up answered the solution, then
+an account solved 30 of 30 in 2.6 s, 1500 -> 2248; 60 puppets taking a hint took a puzzle from 1730
+to 2211), as lichess rates only a real first try:
+
+* ``puzzle_served`` — the puzzle each account was last served (``GET /api/puzzles/next`` or
+  ``/api/puzzles/{id}``) and when: an attempt is rated only on that puzzle, at least
+  :data:`MIN_SOLVE_SECONDS` after it was served;
+* ``puzzle_seen`` — when a client group (address group, and account or anonymous) was shown a right
+  move of a puzzle (the solution, a hint, a right move answered): an attempt on it is not rated when
+  another client of the same group was shown one in the last :data:`SEEN_WINDOW` seconds;
+* rated attempts spend the budget ``puzzle.rated`` (web/common/budget.py, ``puzzle_rate``);
+* a solver's rating rises at most :data:`MAX_GAIN_PER_DAY` in any 24 hours;
+* ``puzzle_movers`` — a puzzle's own rating moves only with a move played (a wrong move, or the
+  line's last), by a solver whose puzzle rating is established (deviation at most
+  :data:`PROVISIONAL_RD`), once per address group and puzzle.
+
+An attempt that is not rated is still the account's first attempt (stored, counted in its solved
+or failed, never rated later); the answer says why (``unrated``).
 """
 
 from __future__ import annotations
@@ -49,7 +66,7 @@ from jericho_game.game import Game
 from jericho_game.web import i18n
 from jericho_game.web.accounts.accounts import AccountService, _body
 from jericho_game.web.accounts.glicko2 import Rating, update
-from jericho_game.web.common.fairshare import address_of
+from jericho_game.web.common.budget import BudgetPolicy, Who, costs, free
 from jericho_game.web.i18n import reasons
 from jericho_game.web.learn.tutorial import view
 from jericho_game.web.round.rooms import ClientError
@@ -71,11 +88,19 @@ COSTLY_HINTS = 2
 #: cost at most this much CPU, and the answers are cached per position (they never change).
 REFUTE_NODES, REFUTE_SECONDS = 150_000, 1.0
 REFUTE_CACHE = 4096
-#: Rated attempts (issue 33): at most this many per account, and per client address (all its
-#: accounts), in any RATE_WINDOW seconds; beyond, ``puzzle_rate`` (429) and nothing is rated.
-RATED_PER_ACCOUNT = 30
-RATED_PER_ADDRESS = 60
-RATE_WINDOW = 600.0
+#: An attempt is rated only this many seconds or more after its puzzle was served to the account
+#: (issue 51: 30 puzzles were "solved" in 2.6 s); a quicker one is the account's first, unrated.
+MIN_SOLVE_SECONDS = 2.0
+#: A right move of a puzzle shown to a client group (the solution, a hint, a right move answered)
+#: leaves the group's other clients' attempts at it unrated for this many seconds (a week).
+SEEN_WINDOW = 7 * 86400.0
+#: A solver's puzzle rating rises at most this much in any 24 hours (a capped win still counts as
+#: solved, and its deviation shrinks as usual).
+MAX_GAIN_PER_DAY = 200.0
+DAY = 86400.0
+#: A puzzle rating with a deviation above this is provisional (the page's "provisional", lichess's
+#: 110): such a solver's attempts do not move the puzzles' own ratings.
+PROVISIONAL_RD = 110.0
 
 puzzles_metadata = MetaData()
 
@@ -115,6 +140,37 @@ puzzle_ratings = Table(
     Column("wins", Integer, nullable=False),  # attempts the solver got right
 )
 
+#: The puzzle each account was served last (issue 51): its attempt is rated only on this one, once
+#: MIN_SOLVE_SECONDS have passed since ``served_at``.
+puzzle_served = Table(
+    "puzzle_served",
+    puzzles_metadata,
+    Column("player", String(80), primary_key=True),
+    Column("puzzle_id", String(16), nullable=False),
+    Column("served_at", Float, nullable=False),
+)
+
+#: Right moves shown (issue 51): a client group (``grp``, the address group) and its account (0:
+#: anonymous) saw the solution, a hint or a right move of a puzzle at ``at``.
+puzzle_seen = Table(
+    "puzzle_seen",
+    puzzles_metadata,
+    Column("grp", String(64), primary_key=True),
+    Column("puzzle_id", String(16), primary_key=True),
+    Column("account", Integer, primary_key=True),
+    Column("at", Float, nullable=False),
+)
+Index("puzzle_seen_at", puzzle_seen.c.at)
+
+#: The address groups whose rated attempt moved a puzzle's own rating: once per group and puzzle.
+puzzle_movers = Table(
+    "puzzle_movers",
+    puzzles_metadata,
+    Column("puzzle_id", String(16), primary_key=True),
+    Column("grp", String(64), primary_key=True),
+    Column("at", Float, nullable=False),
+)
+
 #: The best puzzle streak of each account (issue 34: lichess keeps an account's Puzzle Streak
 #: record on the server; an anonymous browser keeps its own).
 puzzle_streaks = Table(
@@ -135,8 +191,16 @@ class _TriedBefore(Exception):
 class PuzzleService:
     """Choosing, checking and rating puzzles; every decision reads the database."""
 
-    def __init__(self, storage: Storage, puzzles: list[Puzzle] | None = None) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        puzzles: list[Puzzle] | None = None,
+        budget: BudgetPolicy | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.storage = storage
+        self.budget = budget if budget is not None else BudgetPolicy(storage)  # rated attempts: puzzle.rated
+        self.clock = clock
         self.puzzles = shipped_puzzles() if puzzles is None else puzzles
         if not self.puzzles:
             raise ValueError("no puzzles to serve")
@@ -208,7 +272,7 @@ class PuzzleService:
             raise ClientError("bad_streak", f"a streak is at most {MAX_STREAK} different puzzles")
         for pid in ids:
             self.get(pid)  # 404 unknown_puzzle names it
-        now = time.time()
+        now = self.clock()
         with self.storage.engine.begin() as conn:
             if ids:
                 rows = conn.execute(
@@ -299,16 +363,39 @@ class PuzzleService:
             "game": view(Game.from_position(p.position)),
         }
 
+    def serve(self, key: str | None, p: Puzzle) -> None:
+        """``p`` was served to the account ``key`` now (``GET /api/puzzles/next`` or ``/api/puzzles/{id}``):
+        its attempt at ``p`` may be rated from :data:`MIN_SOLVE_SECONDS` on, and at no other puzzle
+        (one row per account: the puzzle served last).  Nothing for an anonymous solver."""
+        if key is None:
+            return
+        with self.storage.engine.begin() as conn:
+            conn.execute(_SERVED, {"p": key, "id": p.id, "now": self.clock()})
+
+    def _shown(self, who: Who | None, p: Puzzle) -> None:
+        """A right move of ``p`` was shown to ``who`` (the solution, a hint, a right move answered):
+        the other clients of its address group may not be rated on ``p`` for :data:`SEEN_WINDOW`."""
+        if who is None:
+            return
+        now = self.clock()
+        with self.storage.engine.begin() as conn:
+            conn.execute(_SEEN, {"g": who.group[:64], "id": p.id, "a": who.account or 0, "now": now})
+            if random.randrange(100) == 0:  # now and then, forget what no window counts any more
+                conn.execute(text("DELETE FROM puzzle_seen WHERE at < :old"), {"old": now - SEEN_WINDOW})
+
     # -- playing ----------------------------------------------------------------------------------
     def try_move(
-        self, p: Puzzle, moves: Any, attempt: Any, key: str | None = None, address: str | None = None
+        self, p: Puzzle, moves: Any, attempt: Any, key: str | None = None, who: Who | None = None
     ) -> dict[str, Any]:
         """One move of the solver: ``moves`` are the line so far (the solution's first moves).  For an
-        account (``key``), a wrong move rates the attempt as failed, the line's last move as solved
-        (the first attempt only; a rating refused by the rates answers ``puzzle_rate``, nothing played)."""
+        account (``key``), a wrong move decides the attempt as failed, the line's last move as solved
+        (the first attempt only; a rating refused by the budget answers ``puzzle_rate``, nothing played).
+        ``who``: the client (its address group and account), whose right moves shown are kept."""
         out = self._try(p, moves, attempt)
         if key is not None and out.get("legal") and (not out["correct"] or out.get("done")):
-            out["result"] = self._rate(key, p, bool(out["correct"]), address)
+            out["result"] = self._rate(key, p, bool(out["correct"]), who)
+        if out.get("correct"):
+            self._shown(who, p)
         return out
 
     def _try(self, p: Puzzle, moves: Any, attempt: Any) -> dict[str, Any]:
@@ -348,9 +435,10 @@ class PuzzleService:
             answer.update(line=list(p.line or p.solution), accepted=len(p.accepted))
         return answer
 
-    def hint(self, key: str | None, p: Puzzle, moves: Any, level: Any, address: str | None = None) -> dict[str, Any]:
+    def hint(self, key: str | None, p: Puzzle, moves: Any, level: Any, who: Who | None = None) -> dict[str, Any]:
         """The next move's cell (``level`` 2) or piece and cell (3) after the line ``moves``; for an
-        account the attempt is then a failure (rated, if it is the first)."""
+        account the attempt is then a failure (rated, if it is the first; the puzzle's own rating
+        does not move: no move was played)."""
         if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
             raise ClientError("bad_request", "'moves' must be the line so far, a list of moves in notation")
         if level not in (2, 3) or isinstance(level, bool):
@@ -360,15 +448,17 @@ class PuzzleService:
             raise ClientError("bad_request", "'moves' must be the start of the puzzle's line, ending before your move")
         out: dict[str, Any] = {}
         if key is not None:
-            out["result"] = self._rate(key, p, False, address)
+            out["result"] = self._rate(key, p, False, who, played=False)
+        self._shown(who, p)
         piece, _, cell = p.solution[step].partition("@")
         out.update(cell=cell or None, piece=piece if level == 3 else None)
         return out
 
-    def result(self, key: str | None, p: Puzzle, moves: Any, hints: Any, address: str | None = None) -> dict[str, Any]:
+    def result(self, key: str | None, p: Puzzle, moves: Any, hints: Any, who: Who | None = None) -> dict[str, Any]:
         """End an attempt and give the solution: solved when ``moves`` (the solver's own moves) are the
         solution's and fewer than :data:`COSTLY_HINTS` hints were shown.  Rated only for an account
-        (``key``), and only its first attempt per puzzle counts."""
+        (``key``), and only its first attempt per puzzle counts (giving up without a move leaves the
+        puzzle's own rating alone)."""
         if not isinstance(moves, list) or not all(isinstance(m, str) and len(m) <= 32 for m in moves) or len(moves) > 8:
             raise ClientError("bad_request", "'moves' must be the list of your moves in notation")
         if not isinstance(hints, int) or isinstance(hints, bool) or not 0 <= hints <= 10:
@@ -379,16 +469,21 @@ class PuzzleService:
         right = bool(said) and p.accepts(said[0]) and (said == [m.lower() for m in mine] or len(said) == 1)
         solved = right and hints < COSTLY_HINTS
         out: dict[str, Any] = {"id": p.id, "solved": solved, "solution": list(p.solution), "rated": False}
-        if key is None:
-            return out
-        out.update(self._rate(key, p, solved, address))
+        if key is not None:
+            out.update(self._rate(key, p, solved, who, played=bool(said)))
+        self._shown(who, p)
         return out
 
-    def _rate(self, key: str, p: Puzzle, solved: bool, address: str | None) -> dict[str, Any]:
-        """Rate ``key``'s first attempt at ``p`` (in the database: one row per account and puzzle);
-        a later one is answered from the first.  ``puzzle_rate`` past the rates."""
+    def _rate(self, key: str, p: Puzzle, solved: bool, who: Who | None, played: bool = True) -> dict[str, Any]:
+        """Decide ``key``'s first attempt at ``p`` (in the database: one row per account and puzzle),
+        rated or not (:meth:`_unrated` says why not); a later attempt is answered from the first.  A
+        rated one spends the budget ``puzzle.rated`` (``puzzle_rate``, 429: nothing stored), moves the
+        solver's rating (at most :data:`MAX_GAIN_PER_DAY` up in 24 hours) and, when ``played`` (a move
+        decided it, not a hint or a give-up) by an established solver, the puzzle's own rating, once
+        per address group."""
+        who = who or Who("?", _account_of(key))
         out: dict[str, Any] = {"rated": False}
-        now = time.time()
+        now = self.clock()
         try:
             with self.storage.engine.begin() as conn:
                 first = conn.execute(
@@ -398,7 +493,9 @@ class PuzzleService:
                 ).first()
                 if first is not None:
                     raise _TriedBefore
-                self._check_rates(conn, key, address, now)
+                why = self._unrated(conn, key, p, who, now)
+                if why is None:
+                    self.budget.ask(conn, "puzzle.rated", who)  # OverBudget: nothing written
                 # both rows exist before they are locked (a first attempt creates them; racing
                 # creators meet on the primary key and do nothing), then are locked in one order,
                 # solver before puzzle, so that concurrent attempts never deadlock
@@ -407,13 +504,16 @@ class PuzzleService:
                 me = self._player(conn, key, lock=True)
                 pr = self._puzzle_rating(conn, p, lock=True)
                 score = 1.0 if solved else 0.0
-                new_me = update(me, [(pr, score)])
-                new_p = update(pr, [(me, 1.0 - score)])
+                new_me, new_p = me, pr
+                if why is None:
+                    new_me = self._capped(conn, key, me, update(me, [(pr, score)]), now)
+                    if played and me.rd <= PROVISIONAL_RD and self._first_mover(conn, p, who, now):
+                        new_p = update(pr, [(me, 1.0 - score)])
                 # a second attempt (any process) fails here on the primary key and changes nothing
                 conn.execute(
                     puzzle_attempts.insert().values(
                         player=key, puzzle_id=p.id, at=now, solved=int(solved),
-                        rating_before=me.rating, rating=new_me.rating, address=address,
+                        rating_before=me.rating, rating=new_me.rating, address=who.group[:64],
                     )
                 )  # fmt: skip
                 conn.execute(
@@ -443,35 +543,60 @@ class PuzzleService:
                 out.update(first_solved=bool(row[0]), before=round(row[1]), after=round(row[2]))
             out["player"] = self.player_view(key)
             return out
+        if why is not None:
+            out.update(unrated=why, player=self.player_view(key))
+            return out
         out.update(rated=True, before=round(me.rating), after=round(new_me.rating), player=self.player_view(key))
         return out
 
-    def _check_rates(self, conn: Any, key: str, address: str | None, now: float) -> None:
-        """``puzzle_rate`` (429) when the account or its address had their rated attempts of the window."""
-        if self.storage.postgres and address:  # one address's attempts on several processes, one after another
-            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": "jericho-puzzles:" + address})
-        since = now - RATE_WINDOW
-        n = conn.execute(
-            text("SELECT count(*) FROM puzzle_attempts WHERE player = :p AND at > :t"), {"p": key, "t": since}
-        ).scalar_one()
-        if int(n) >= RATED_PER_ACCOUNT:
-            raise ClientError(
-                "puzzle_rate",
-                f"you played {RATED_PER_ACCOUNT} rated puzzles in {RATE_WINDOW / 60:g} minutes: wait a few minutes; "
-                "nothing was rated",
-                429,
+    def _unrated(self, conn: Any, key: str, p: Puzzle, who: Who, now: float) -> str | None:
+        """Why ``key``'s first attempt at ``p`` is not rated (None: it is): ``p`` is not the puzzle
+        served to it last, or was served less than :data:`MIN_SOLVE_SECONDS` ago, or a right move of
+        it was shown to another client of its address group in the last :data:`SEEN_WINDOW`."""
+        served = conn.execute(
+            select(puzzle_served.c.puzzle_id, puzzle_served.c.served_at).where(puzzle_served.c.player == key)
+        ).first()
+        if served is None or served[0] != p.id:
+            return "not the puzzle served to you: open it (next puzzle, or its page) before you play it"
+        took = now - float(served[1])
+        if took < MIN_SOLVE_SECONDS:
+            return (
+                f"too fast: {max(0.0, took):.1f} s after the puzzle was served, and a rated attempt takes "
+                f"at least {MIN_SOLVE_SECONDS:g} s"
             )
-        if address:
-            n = conn.execute(
-                text("SELECT count(*) FROM puzzle_attempts WHERE address = :a AND at > :t"), {"a": address, "t": since}
-            ).scalar_one()
-            if int(n) >= RATED_PER_ADDRESS:
-                raise ClientError(
-                    "puzzle_rate",
-                    f"{RATED_PER_ADDRESS} rated puzzles were played from your address in {RATE_WINDOW / 60:g} "
-                    "minutes: wait a few minutes; nothing was rated",
-                    429,
-                )
+        shown = conn.execute(
+            text("SELECT 1 FROM puzzle_seen WHERE grp = :g AND puzzle_id = :id AND account <> :a AND at > :since"),
+            {"g": who.group[:64], "id": p.id, "a": who.account or 0, "since": now - SEEN_WINDOW},
+        ).first()
+        if shown is not None:
+            days = SEEN_WINDOW / DAY
+            return (
+                "the solution was shown from your address: a right move of this puzzle was shown to another "
+                f"visitor or account there in the last {days:g} days"
+            )
+        return None
+
+    def _capped(self, conn: Any, key: str, me: Rating, new: Rating, now: float) -> Rating:
+        """``new`` with its rating at most :data:`MAX_GAIN_PER_DAY` above the solver's rating 24 hours
+        ago (the rating before its first attempt since then; every change of it is an attempt)."""
+        since = conn.execute(
+            text("SELECT rating_before FROM puzzle_attempts WHERE player = :p AND at > :t ORDER BY at LIMIT 1"),
+            {"p": key, "t": now - DAY},
+        ).scalar()
+        ceiling = max(me.rating, (me.rating if since is None else float(since)) + MAX_GAIN_PER_DAY)
+        return new if new.rating <= ceiling else Rating(ceiling, new.rd, new.volatility)
+
+    def _first_mover(self, conn: Any, p: Puzzle, who: Who, now: float) -> bool:
+        """Whether this is the first rated attempt of ``who``'s address group to move ``p``'s rating
+        (and, if so, it now is: one row per puzzle and group, however many processes race)."""
+        moved = conn.execute(_MOVER, {"id": p.id, "g": who.group[:64], "now": now}).rowcount
+        return bool(moved)
+
+
+def _account_of(key: str) -> int | None:
+    """The account id of a solver key ``account:ID``."""
+    kind, _, ident = key.partition(":")
+    return int(ident) if kind == "account" and ident.isdigit() else None
 
 
 # "INSERT ... ON CONFLICT DO NOTHING" reads the same on SQLite (3.24+) and PostgreSQL
@@ -484,6 +609,18 @@ _BEST_STREAK = text(
     "INSERT INTO puzzle_streaks (player, best, at) VALUES (:p, :n, :now) ON CONFLICT (player) DO UPDATE "
     "SET best = CASE WHEN excluded.best > puzzle_streaks.best THEN excluded.best ELSE puzzle_streaks.best END, "
     "at = CASE WHEN excluded.best > puzzle_streaks.best THEN excluded.at ELSE puzzle_streaks.at END"
+)
+# the puzzle served to an account last, and when (one row per account)
+_SERVED = text(
+    "INSERT INTO puzzle_served (player, puzzle_id, served_at) VALUES (:p, :id, :now) ON CONFLICT (player) "
+    "DO UPDATE SET puzzle_id = excluded.puzzle_id, served_at = excluded.served_at"
+)
+_SEEN = text(
+    "INSERT INTO puzzle_seen (grp, puzzle_id, account, at) VALUES (:g, :id, :a, :now) "
+    "ON CONFLICT (grp, puzzle_id, account) DO UPDATE SET at = excluded.at"
+)
+_MOVER = text(
+    "INSERT INTO puzzle_movers (puzzle_id, grp, at) VALUES (:id, :g, :now) ON CONFLICT (puzzle_id, grp) DO NOTHING"
 )
 _NEW_PUZZLE = text(
     "INSERT INTO puzzle_ratings (puzzle_id, rating, rd, volatility, plays, wins) "
@@ -549,6 +686,11 @@ def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Rout
         sess = accounts.account_for_change(request) if change else accounts.session_of(request)
         return f"account:{sess.account.id}" if sess is not None else None
 
+    def client(request: Request, key: str | None) -> Who:
+        """The solver as the budget counts it: its address group, and its account."""
+        return Who.of(request, _account_of(key) if key else None)
+
+    @free("one puzzle out of the shipped set; an account's row of the puzzle served to it", writes=("puzzle_served",))
     async def next_puzzle(request: Request) -> Response:
         key = await blocking(solver, request, False)
         skip = request.query_params.get("skip")
@@ -568,20 +710,24 @@ def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Rout
         p = await blocking(lambda: service.next(key, skip, None, rating, theme=theme, above=above))
         body = await blocking(service.describe, p)
         body["player"] = await blocking(service.player_view, key)
+        await blocking(service.serve, key, p)
         return JSONResponse(body, headers={"Cache-Control": "no-store"})
 
+    @free("one shipped puzzle; an account's row of the puzzle served to it", writes=("puzzle_served",))
     async def one(request: Request) -> Response:
         p = service.get(request.path_params["id"])
         key = await blocking(solver, request, False)
         body = await blocking(service.describe, p)
         body["player"] = await blocking(service.player_view, key)
+        await blocking(service.serve, key, p)
         return JSONResponse(body, headers={"Cache-Control": "no-store"})
 
+    @costs("puzzle.rated", methods=("POST",))
     async def try_move(request: Request) -> Response:
         p = service.get(request.path_params["id"])
         data = await _body(request)
         key = await blocking(solver, request, True)
-        answer = await blocking(service.try_move, p, data.get("moves", []), data.get("try"), key, address_of(request))
+        answer = await blocking(service.try_move, p, data.get("moves", []), data.get("try"), key, client(request, key))
         why = answer.pop("why", None)
         lang = i18n.request_language(request)
         if why is not None and lang != i18n.DEFAULT:  # the engine's reason, in the page's language
@@ -589,20 +735,24 @@ def puzzle_routes(service: PuzzleService, accounts: AccountService) -> list[Rout
             answer["message"] = i18n.translations(lang).gettext(NOT_ALLOWED).format(reason=said)
         return JSONResponse(answer)
 
+    @costs("puzzle.rated", methods=("POST",))
     async def result(request: Request) -> Response:
         p = service.get(request.path_params["id"])
         data = await _body(request)
         key = await blocking(solver, request, True)
         moves, hints = data.get("moves"), data.get("hints", 0)
-        return JSONResponse(await blocking(service.result, key, p, moves, hints, address_of(request)))
+        return JSONResponse(await blocking(service.result, key, p, moves, hints, client(request, key)))
 
+    @costs("puzzle.rated", methods=("POST",))
     async def hint(request: Request) -> Response:
         p = service.get(request.path_params["id"])
         data = await _body(request)
         key = await blocking(solver, request, True)
         moves, level = data.get("moves", []), data.get("level")
-        return JSONResponse(await blocking(service.hint, key, p, moves, level, address_of(request)))
+        return JSONResponse(await blocking(service.hint, key, p, moves, level, client(request, key)))
 
+    @free("the account's own best streak, one row, checked against its attempts", methods=("POST",),
+          writes=("puzzle_streaks",))  # fmt: skip
     async def streak(request: Request) -> Response:
         data = await _body(request)
         key = await blocking(solver, request, True)
