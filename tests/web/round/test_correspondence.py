@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
@@ -321,3 +322,82 @@ def test_correspondence_seeks_from_many_addresses_cannot_fill_the_lobby_for_a_we
         assert [s["id"] for s in c.get("/api/lobby").json()["seeks"]] == [mine.json()["id"]]
         clock.t += SEEK_MAX_AGE - ANONYMOUS_SEEK_MAX_AGE
         assert [gid for gid, _ in lobby._due()] == [mine.json()["id"]]
+
+
+def test_accounts_from_a_few_addresses_cannot_hold_the_correspondence_list(db: str) -> None:
+    """Issue 51, finding 8 (the audit): 14 accounts x 3 seeks filled the lobby's 40 correspondence
+    places for 7 days, and a logged-in player then got `lobby_full` telling it to log in.  Now a
+    logged-in player's seek crowds out the oldest seek of the address group holding the most places
+    (when that group holds more than the player's would); when no group holds more, the refusal
+    says the list is full and to invite by link, never to log in."""
+    from jericho_game.web.common.limits import Limits
+
+    cap = Limits().correspondence_seeks
+    clock = Clock()
+    app = _clocked(db, clock)
+    seek = {"mode": "online", "side": "south", "per_move_days": 7, "public": True}
+
+    stack = ExitStack()
+
+    def account(name: str, address: str) -> TestClient:
+        c = stack.enter_context(another(first, address))
+        _signup(c, name)
+        return c
+
+    with TestClient(app) as first, stack:
+        made: dict[str, list[str]] = {}
+        for i in range(14):
+            c = account(f"holder{i}", f"10.8.{i}.1")
+            for _ in range(3):
+                r = _post(c, "/api/games", seek)
+                if r.status_code == 201:
+                    made.setdefault(f"10.8.{i}.1", []).append(r.json()["id"])
+                clock.t += 1
+        assert sum(len(v) for v in made.values()) >= cap
+        # a logged-in player from elsewhere: its seek gets in, and the sweep expires the oldest seek of
+        # a group holding 3 places
+        late = account("late", "10.7.0.1")
+        mine = _post(late, "/api/games", seek)
+        assert mine.status_code == 201, mine.text  # lobby_full ("log in ...") before
+        lobby = app.state.transport.lobby
+        svc = app.state.service
+        for gid, crowded in lobby._due():
+            expire_seek(svc, gid, crowded)
+        listed = [s["id"] for s in first.get("/api/lobby").json()["seeks"]]
+        assert len(listed) == cap and mine.json()["id"] in listed
+        assert made["10.8.0.1"][0] not in listed  # the oldest seek of a group holding the most places
+        assert max(sum(gid in listed for gid in ids) for ids in made.values()) <= 3
+
+
+def test_a_full_correspondence_list_shared_fairly_refuses_a_logged_in_player_without_asking_to_log_in(
+    db: str,
+) -> None:
+    """Issue 51, finding 8: 40 players from 40 addresses hold one place each; a 41st logged-in player
+    crowds out nobody (no group holds more than its own would) and is refused with `lobby_full`,
+    which says the list is full and to invite by link, not to log in (in French too)."""
+    from jericho_game.web.common.limits import Limits
+
+    cap = Limits().correspondence_seeks
+    clock = Clock()
+    app = _clocked(db, clock)
+    seek = {"mode": "online", "side": "south", "per_move_days": 7, "public": True}
+
+    stack = ExitStack()
+
+    def account(name: str, address: str) -> TestClient:
+        c = stack.enter_context(another(first, address))
+        _signup(c, name)
+        return c
+
+    with TestClient(app) as first, stack:
+        for i in range(cap):
+            assert _post(account(f"one{i}", f"10.6.{i}.1"), "/api/games", seek).status_code == 201
+            clock.t += 1
+        late = account("one-more", "10.5.0.1")
+        refused = _post(late, "/api/games", seek)
+        assert refused.status_code == 429 and refused.json()["error"] == "lobby_full", refused.text
+        said = refused.json()["message"]
+        assert "log in" not in said and "link" in said and "nothing was created" in said, said
+        fr = late.post("/api/games?lang=fr", json=seek, headers={CSRF_HEADER: _csrf(late)})
+        assert fr.status_code == 429 and "connect" not in fr.json()["message"].lower(), fr.text
+        assert len(app.state.transport.lobby._due()) == 0  # nobody crowded out

@@ -144,7 +144,7 @@ ERRORS = {
     "not_invitable": N_("Only an online game waiting for its invited opponent can be sent by mail."),
     "bad_link": N_("This link is not valid."),
     "lobby_full": N_(
-        "The lobby's list of correspondence seeks is full: log in, or invite a player with the game's link."
+        "The lobby's list of correspondence seeks is full: invite a player with the game's link, or try again later."
     ),
     "correspondence_quota": N_("You already have the most correspondence games going: finish one first."),
     "unavailable": N_("The engine is not available on this server."),

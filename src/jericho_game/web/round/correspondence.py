@@ -31,6 +31,7 @@ from starlette.routing import Route
 
 from jericho_game.game import Game
 from jericho_game.web.common import jsonin
+from jericho_game.web.common.budget import free
 from jericho_game.web.round import mygames
 from jericho_game.web.round.gameroom import SIDES, ClientError, same_secret
 from jericho_game.web.round.timecontrol import DAY, DAYS, check_days
@@ -72,31 +73,49 @@ def seek_expired(rec: GameRecord, now: float, away_since: float | None, idle: fl
     return (away_since is not None and now - away_since >= idle) or now - listed >= max_age
 
 
+def _group(rec: GameRecord) -> str:
+    """The address group a seek counts in (its creator's client; a seek with none is a group alone)."""
+    return rec.address or rec.id
+
+
 def crowded_out(seeks: list[GameRecord], cap: int) -> list[str]:
-    """The open correspondence seeks (of ``seeks``) that do not fit in the lobby's list of ``cap``:
-    accounts' seeks first, then the anonymous ones, newest first; so an account's seek crowds out the
-    oldest anonymous one (a list full of anonymous seeks is refused to more anonymous ones when
-    they are created: ``Storage.create``)."""
+    """The open correspondence seeks (of ``seeks``) that do not fit in the lobby's list of ``cap``.
+
+    The list keeps accounts' seeks before anonymous ones; within each, the seeks that are the
+    newest of their address group first, then the second newest of each group, and so on (newest
+    first among equals).  So the seek that goes is an anonymous one first, then the oldest seek of
+    the group holding the most places (issue 51: 14 accounts from a few addresses held all 40
+    places for a week): a logged-in player's seek crowds it out (``Storage.create`` admits one only
+    when some group holds more places than the player's would; the sweep expires what no longer fits)."""
     corr = [r for r in seeks if r.per_move_days is not None and r.public and not r.joined]
-    accounts = sorted((r for r in corr if seek_account(r) is not None), key=lambda r: (r.created_at, r.id))
-    anonymous = sorted((r for r in corr if seek_account(r) is None), key=lambda r: (r.created_at, r.id), reverse=True)
-    return [r.id for r in (accounts + anonymous)[cap:] if seek_account(r) is None]
+    newest = sorted(corr, key=lambda r: (r.created_at, r.id), reverse=True)
+    rank: dict[str, int] = {}
+    held: dict[str, int] = {}
+    for r in newest:  # 1 for the newest seek of its group, 2 for the next...
+        held[_group(r)] = rank[r.id] = held.get(_group(r), 0) + 1
+    kept = sorted(newest, key=lambda r: (seek_account(r) is None, rank[r.id]))  # stable: newest first
+    return [r.id for r in kept[cap:]]
 
 
 _CROWDING = text(
-    "SELECT count(*) FROM games WHERE public = 1 AND joined = 0 AND result IS NULL AND reason IS NULL "
-    "AND mode = 'online' AND per_move_days IS NOT NULL AND id <> :id "
-    "AND ((CASE WHEN south_token IS NOT NULL THEN south_account ELSE north_account END) IS NOT NULL "
-    "OR created_at > :at OR (created_at = :at AND id > :id))"
+    "WITH open_seeks AS (SELECT id, created_at, COALESCE(address, id) AS grp, "
+    "CASE WHEN (CASE WHEN south_token IS NOT NULL THEN south_account ELSE north_account END) IS NULL "
+    "THEN 1 ELSE 0 END AS anon FROM games WHERE public = 1 AND joined = 0 AND result IS NULL "
+    "AND reason IS NULL AND mode = 'online' AND per_move_days IS NOT NULL), "
+    "ranked AS (SELECT o.id, o.created_at, o.anon, 1 + (SELECT count(*) FROM open_seeks t WHERE t.grp = o.grp "
+    "AND (t.created_at > o.created_at OR (t.created_at = o.created_at AND t.id > o.id))) AS k FROM open_seeks o) "
+    "SELECT count(*) FROM ranked s JOIN ranked r ON r.id = :id WHERE s.id <> r.id AND (s.anon < r.anon "
+    "OR (s.anon = r.anon AND (s.k < r.k OR (s.k = r.k AND (s.created_at > r.created_at "
+    "OR (s.created_at = r.created_at AND s.id > r.id))))))"
 )
 
 
 def still_crowded_out(conn: Connection, rec: GameRecord, cap: int) -> bool:
-    """Checked again under the seek's row lock: an anonymous correspondence seek with ``cap`` open
-    seeks ahead of it (every account's, and the newer anonymous ones)."""
-    if rec.per_move_days is None or seek_account(rec) is not None:
+    """Checked again under the seek's row lock: a correspondence seek with ``cap`` open seeks ahead of
+    it in the order of :func:`crowded_out`."""
+    if rec.per_move_days is None:
         return False
-    return int(conn.execute(_CROWDING, {"id": rec.id, "at": rec.created_at}).scalar_one()) >= cap
+    return int(conn.execute(_CROWDING, {"id": rec.id}).scalar_one()) >= cap
 
 
 _ACTIVE = text(
@@ -201,6 +220,7 @@ def turn_mail_hook(notifier: Any, service: Any) -> Any:
 def correspondence_routes(storage: Any, accounts: Any, max_games: int) -> list[Route]:
     """``POST /api/yourturn``: body ``{"games": {ID: TOKEN}}`` (may be empty) and/or the session."""
 
+    @free("reads the caller's own games (at most max_games tokens and its account's)", methods=("POST",))
     async def your_turn(request: Request) -> Response:
         body = await jsonin.read_object(request, 64 * 1024, ClientError)
         held = mygames.held(body if "games" in body else {"games": {}}, max_games)

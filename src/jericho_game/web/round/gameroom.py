@@ -114,6 +114,14 @@ def quota_error(exc: QuotaFull, policy: BudgetPolicy | None = None) -> ClientErr
             "ahead of anonymous ones, or invite a player with the game's link; nothing was created",
             429,
         )
+    if exc.what == "lobby-shared":  # a logged-in creator (issue 51): logging in would not help
+        return ClientError(
+            "lobby_full",
+            f"the lobby's list of correspondence seeks is full ({exc.limit} open seeks, and no address holds "
+            "more of them than yours would): invite a player with the game's link, or try again later; "
+            "nothing was created",
+            429,
+        )
     raise ValueError(f"no quota {exc.what!r}")
 
 

@@ -329,6 +329,12 @@ _CORR_SEEKS = text(  # open correspondence seeks: by accounts (the creator's sea
     "IS NOT NULL THEN 1 ELSE 0 END), 0), COUNT(*) FROM games WHERE public = 1 AND joined = 0 AND result IS NULL "
     "AND reason IS NULL AND mode = 'online' AND per_move_days IS NOT NULL"
 )
+_CORR_GROUPS = text(  # accounts' open correspondence seeks: the most one address group holds, and :g's
+    "SELECT COALESCE(MAX(n), 0), COALESCE(SUM(CASE WHEN grp = :g THEN n ELSE 0 END), 0) FROM (SELECT "
+    "COALESCE(address, id) AS grp, COUNT(*) AS n FROM games WHERE public = 1 AND joined = 0 AND result IS NULL "
+    "AND reason IS NULL AND mode = 'online' AND per_move_days IS NOT NULL AND (CASE WHEN south_token IS NOT NULL "
+    "THEN south_account ELSE north_account END) IS NOT NULL GROUP BY COALESCE(address, id)) AS held"
+)
 _JOB_OF = text("SELECT version FROM ai_jobs WHERE game_id = :id AND version = :v")
 _HOT = {
     "insert_move": _INSERT_MOVE,
@@ -687,7 +693,8 @@ class Storage:
         :class:`QuotaFull` when the game's client (``rec.address`` or the creator's account)
         already has ``max_client_jobs`` AI jobs or, for a public seek, ``max_client_seeks`` open seeks,
         or (``"lobby"``) a correspondence seek finds ``max_corr_seeks`` open ones: all of them for an
-        anonymous creator, those of accounts for an account's (which crowds an anonymous one out).
+        anonymous creator; for an account's (``"lobby-shared"``), as many of accounts with no address
+        group holding two more than the creator's (else it crowds one out: ``correspondence.crowded_out``).
         ``admit(conn)``: what the creation asks in its transaction (the budgets, and the AI's
         admission control, which takes :meth:`admission_lock` first): it raises to refuse, and
         nothing is stored."""
@@ -707,9 +714,15 @@ class Storage:
                     conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('jericho-correspondence-seeks'))"))
                 by_accounts, every = (int(x) for x in conn.execute(_CORR_SEEKS).one())
                 creator = rec.south_account if rec.south_token else rec.north_account
-                n = every if creator is None else by_accounts
-                if n >= max_corr_seeks:
-                    raise QuotaFull("lobby", n, max_corr_seeks)
+                if creator is None and every >= max_corr_seeks:
+                    raise QuotaFull("lobby", every, max_corr_seeks)
+                if creator is not None and by_accounts >= max_corr_seeks:
+                    # issue 51: an account's seek crowds out the oldest seek of the address group holding
+                    # the most places (web/round/correspondence.py, crowded_out), when that group holds
+                    # more than the creator's would
+                    most, mine = (int(x) for x in conn.execute(_CORR_GROUPS, {"g": rec.address or rec.id}).one())
+                    if most < mine + 2:
+                        raise QuotaFull("lobby-shared", by_accounts, max_corr_seeks)
             self._insert(conn, rec, job_level, max_jobs, max_client_jobs, job_lane)
 
     # -- the AI's admission control (issue 33, web/common/fairshare.py) -------------------------------
@@ -1056,7 +1069,9 @@ def human_account(rec: GameRecord) -> int | None:
 
 class QuotaFull(RuntimeError):
     """One client (address or account) holds its quota of ``what`` ("ai": AI jobs waiting, "seeks":
-    open seeks, "reviews": reviews waiting): the change that would add one is refused."""
+    open seeks, "reviews": reviews waiting; "lobby": the correspondence list is full for an anonymous
+    seek, "lobby-shared": for an account's, no group holding more places than the creator's would):
+    the change that would add one is refused."""
 
     def __init__(self, what: str, have: int, limit: int) -> None:
         super().__init__(f"this client already has {have} {what} waiting (the quota is {limit})")
