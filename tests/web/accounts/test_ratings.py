@@ -100,3 +100,59 @@ def test_an_account_a_week_old_is_not_new(db: str) -> None:
         assert ratings.profile("alice")["rated_games"] == POLICY.new_account_games_per_day + 2
     finally:
         storage.close()
+
+
+def test_an_established_account_counts_few_games_a_day_against_new_accounts(db: str) -> None:
+    """Issue 51, finding 9 (the audit): an established account played 24 rated games against fresh
+    puppets (3 each, the pair's daily limit) and every one counted: 1500 -> 2133.  Now an established
+    account counts at most RatingPolicy.new_opponent_games_per_day rated games against new accounts
+    in 24 hours; past them a game counts for the new account only, and the profile says why."""
+    storage = Storage(resolve_db_url(db))
+    try:
+        accounts = AccountService(storage, hasher=CHEAP)
+        svc = GameService(storage, creates_per_minute=10**6)
+        ratings = Ratings(storage, accounts)
+        svc.on_finish.append(ratings.queue)
+        svc.account_name = accounts.name_of
+        farmer = accounts.create_account("farmer", "the farmer's password")
+        with storage.engine.begin() as conn:  # a month old, 40 games, an established rating
+            conn.execute(
+                text("UPDATE accounts SET created_at = created_at - :d, rated_games = 40, rd = 60 WHERE id = :a"),
+                {"d": 30 * 86400.0, "a": farmer.id},
+            )
+        puppets = [accounts.create_account(f"puppet{i}", "a puppet's password") for i in range(8)]
+        for puppet in puppets:
+            for _ in range(POLICY.pair_games_per_day):
+                room, reply = svc.create({"mode": "online", "rated": True, "side": "south"}, account=farmer.id)
+                svc.join(room.rec.id, reply["invite"], account=puppet.id)
+                both_move(svc, room.rec.id)
+                assert svc.resign(room.rec.id, frozenset({"north"})).committed
+        ratings.process_all()
+        prof = ratings.profile("farmer")
+        allowed = POLICY.new_opponent_games_per_day
+        assert len(prof["history"]) == prof["rated_games"] - 40 == allowed == 3  # 24 before
+        expect, puppet0 = Rating(1500, 60, 0.06), Rating()  # its first three games: against puppet0
+        for _ in range(allowed):
+            expect, puppet0 = update(expect, [(puppet0, 1.0)]), update(puppet0, [(expect, 0.0)])
+        assert prof["rating"] == round(expect.rating) < 1600  # 2133 before
+        # the puppets' games counted for them: each lost its three
+        for puppet in puppets:
+            assert ratings.profile(puppet.username)["rated_games"] == POLICY.pair_games_per_day
+        said = [g["unrated"] for g in prof["games"]]  # the 20 latest: all past the day's three
+        assert len(said) == 20 and all(
+            w.startswith("counted for puppet")
+            and w.endswith(f" only: farmer counts {allowed} rated games against new accounts in 24 hours")
+            for w in said
+        ), said
+        # a day later it counts again
+        with storage.engine.begin() as conn:
+            conn.execute(text("UPDATE rating_history SET at = at - 86401"))
+            conn.execute(text("UPDATE games SET updated_at = updated_at - 86401"))
+        room, reply = svc.create({"mode": "online", "rated": True, "side": "south"}, account=farmer.id)
+        svc.join(room.rec.id, reply["invite"], account=puppets[0].id)
+        both_move(svc, room.rec.id)
+        assert svc.resign(room.rec.id, frozenset({"north"})).committed
+        ratings.process_all()
+        assert ratings.profile("farmer")["rated_games"] == 40 + allowed + 1
+    finally:
+        storage.close()

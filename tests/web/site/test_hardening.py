@@ -373,8 +373,10 @@ class FakeClock:
 
 def test_sock_puppets_cannot_farm_a_rating(db: str) -> None:
     """The audit: five sock puppets resigning rated games at once took a farmer from 1500 to 2035
-    in 17 s.  Now games without a move change nothing, each pair counts 3 games a day, and the
-    farmer's rating stays provisional (and, issue 33, unranked)."""
+    in 17 s.  Now games without a move change nothing, each pair counts 3 games a day, the farmer's
+    rating stays provisional (and, issue 33, unranked), and (issue 51) once the farmer is
+    established (10 games counted) its games against the puppets, new with fewer than 10, count
+    for the puppets only: it had counted 3 such games in the day already."""
     from jericho_game.web.accounts.accounts import AccountService
     from jericho_game.web.accounts.glicko2 import Rating, update
     from jericho_game.web.accounts.ratings import Ratings
@@ -418,9 +420,10 @@ def test_sock_puppets_cannot_farm_a_rating(db: str) -> None:
                 play(p, move=True)
         ratings.process_all()
         prof = ratings.profile("farmer")
-        assert prof["rated_games"] == 15, "5 puppets x 3 games"
+        assert prof["rated_games"] == 10, "5 puppets x 2 games, then the farmer is established"
+        assert [ratings.profile(f"puppet{i}")["rated_games"] for i in range(5)] == [3] * 5  # 3 per pair
         expect, puppet_ratings = Rating(), [Rating()] * 5
-        for _ in range(3):
+        for _ in range(2):
             for i in range(5):
                 expect, puppet_ratings[i] = (
                     update(expect, [(puppet_ratings[i], 1.0)]),
@@ -429,14 +432,20 @@ def test_sock_puppets_cannot_farm_a_rating(db: str) -> None:
         assert prof["rating"] == round(expect.rating) < 2035
         assert prof["provisional"] is True and prof["rd"] > 110
         assert ratings.leaderboard() == []  # provisional ratings are not ranked (issue 33)
-        skipped = [g for g in prof["games"] if "unrated" in g]
+        skipped = [g for g in prof["games"] if "unrated" in g]  # the 20 latest: past the pairs' 3
         assert skipped and all("3 rated games between the same two players" in g["unrated"] for g in skipped)
+        with storage.engine.connect() as conn:
+            why = [r[0] for r in conn.execute(text("SELECT why FROM rating_skipped WHERE why LIKE 'counted for %'"))]
+        assert sorted(why) == [
+            f"counted for puppet{i} only: farmer counts 3 rated games against new accounts in 24 hours"
+            for i in range(5)
+        ]
         # a day later (every counted game a day and a second older) the pair counts again
         with storage.engine.begin() as conn:
             conn.execute(text("UPDATE rating_history SET at = at - 86401"))
         play(puppets[0], move=True)
         ratings.process_all()
-        assert ratings.profile("farmer")["rated_games"] == 16
+        assert ratings.profile("farmer")["rated_games"] == 11
     finally:
         storage.close()
 

@@ -14,7 +14,7 @@ per rated game, however many processes race for the job, and a process killed in
 leaves the job for the next one.
 
 Farming (issue 22: five sock puppets resigning at once took a farmer from 1500 to 2035 in 17 s;
-issue 33: with one placement each, 1500 to 2001 in 11 s) is bounded four ways, as lichess does:
+issue 33: with one placement each, 1500 to 2001 in 11 s) is bounded five ways:
 
 - *real play*: a game counts only when each side made at least
   :attr:`RatingPolicy.min_placements` placements (forced passes do not count), about a fifth of
@@ -25,13 +25,18 @@ issue 33: with one placement each, 1500 to 2001 in 11 s) is bounded four ways, a
 - *new accounts*: an account younger than :attr:`RatingPolicy.new_account_days` days counts at
   most :attr:`RatingPolicy.new_account_games_per_day` rated games in any 24 hours (fresh sock
   puppets are new accounts, and so is the account they feed);
+- *new opponents* (issue 51: an established account played 24 rated games against 8 fresh
+  puppets, 3 each, and all counted: 1500 -> 2133): an established account counts at most
+  :attr:`RatingPolicy.new_opponent_games_per_day` rated games against new accounts (younger than
+  ``new_account_days``, or with fewer than :attr:`RatingPolicy.established_games` rated games
+  counted) in any 24 hours; past them such a game counts for the new account only;
 - *provisional ratings*: a rating whose deviation is above :attr:`RatingPolicy.provisional_rd`
   is shown with a "?" (API field ``provisional``) and kept off the leaderboard, as lichess keeps
   provisional players off its rankings.
 
-A rated game that changed no rating says why (table ``rating_skipped``; ``unrated`` on the
-profile's game list); it is played as usual.  Every count is read from the database in the
-transaction that applies the game, under both accounts' row locks.
+A rated game that changed no rating, or only the new account's, says why (table
+``rating_skipped``; ``unrated`` on the profile's game list); it is played as usual.  Every count is
+read from the database in the transaction that applies the game, under both accounts' row locks.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from starlette.routing import Route
 
 from jericho_game.web.accounts.accounts import AccountService
 from jericho_game.web.accounts.glicko2 import DEFAULT_TAU, Rating, update
+from jericho_game.web.common.budget import free
 from jericho_game.web.round.mygames import moves_of
 from jericho_game.web.round.rooms import ClientError
 from jericho_game.web.storage.database import GameRecord, Storage, Tx
@@ -103,6 +109,11 @@ class RatingPolicy:
     min_placements: int = 5  # placements each side must make for a rated game to count
     new_account_days: float = 7.0  # an account younger than this is new ...
     new_account_games_per_day: int = 5  # ... and counts at most this many rated games in 24 hours
+    # issue 51: an established account (not new, and this many rated games counted) counts at most
+    # new_opponent_games_per_day rated games in 24 hours against new accounts (younger than
+    # new_account_days or with fewer games counted); past them, a game counts for the new one only
+    established_games: int = 10
+    new_opponent_games_per_day: int = 3
 
 
 def placements(moves: list[str]) -> tuple[int, int]:
@@ -198,8 +209,8 @@ class Ratings:
         lock = " FOR UPDATE" if self.storage.postgres else ""
         rows = conn.execute(
             text(
-                "SELECT id, rating, rd, volatility, created_at, username FROM accounts WHERE id IN (:a, :b) "
-                f"ORDER BY id{lock}"
+                "SELECT id, rating, rd, volatility, created_at, username, rated_games FROM accounts "
+                f"WHERE id IN (:a, :b) ORDER BY id{lock}"
             ),
             {"a": south, "b": north},
         ).all()
@@ -222,12 +233,13 @@ class Ratings:
                 )
                 conn.execute(rating_skipped.insert().values(game_id=game_id, why=why, at=time.time()))
                 return
-        # both accounts are locked: the pair's count cannot change under us in another process
+        # both accounts are locked: the pair's count cannot change under us in another process (a
+        # game that counted for one of them only counts for the pair too)
         n = self.policy.pair_games_per_day
         counted = conn.execute(
             text(
-                "SELECT count(*) FROM rating_history WHERE account_id = :a AND opponent_id = :b "
-                "AND at > :since AND at <= :at"
+                "SELECT count(DISTINCT game_id) FROM rating_history WHERE ((account_id = :a AND opponent_id = :b) "
+                "OR (account_id = :b AND opponent_id = :a)) AND at > :since AND at <= :at"
             ),
             {"a": south, "b": north, "since": at - 86400.0, "at": at},
         ).scalar_one()
@@ -235,8 +247,11 @@ class Ratings:
             why = f"{n} rated games between the same two players already counted in 24 hours"
             conn.execute(rating_skipped.insert().values(game_id=game_id, why=why, at=time.time()))
             return
+        frozen = self._against_new(conn, game_id, rows, at)
         score = {"south": 1.0, "north": 0.0, "draw": 0.5}[result]
         for me, them, s in ((south, north, score), (north, south, 1.0 - score)):
+            if me == frozen:
+                continue
             after = update(before[me], [(before[them], s)], tau=self.tau)
             conn.execute(
                 text(
@@ -258,6 +273,39 @@ class Ratings:
                     volatility=after.volatility,
                 )
             )
+
+    def _new(self, created_at: float, games: int, at: float) -> bool:
+        """Whether an account is new at ``at`` for the rule of new opponents (issue 51)."""
+        return created_at > at - self.policy.new_account_days * 86400.0 or games < self.policy.established_games
+
+    def _against_new(self, conn: Connection, game_id: str, rows: Any, at: float) -> int | None:
+        """The established account of a game against a new one that already counted
+        :attr:`RatingPolicy.new_opponent_games_per_day` such games in the 24 hours before ``at``: the
+        game counts for the new account only, and says so (``rating_skipped``).  None: it counts for both."""
+        new = {int(r[0]): self._new(float(r[4]), int(r[6]), at) for r in rows}
+        if sum(new.values()) != 1:
+            return None
+        established = next(a for a, is_new in new.items() if not is_new)
+        days = self.policy.new_account_days * 86400.0
+        had = conn.execute(
+            text(
+                "SELECT count(*) FROM rating_history h JOIN accounts o ON o.id = h.opponent_id "
+                "WHERE h.account_id = :a AND h.at > :since AND h.at <= :at AND (o.created_at > h.at - :days "
+                "OR (SELECT count(*) FROM rating_history p WHERE p.account_id = h.opponent_id AND p.at < h.at) < :n)"
+            ),
+            {"a": established, "since": at - 86400.0, "at": at, "days": days, "n": self.policy.established_games},
+        ).scalar_one()
+        limit = self.policy.new_opponent_games_per_day
+        if had < limit:
+            return None
+        names = {int(r[0]): r[5] for r in rows}
+        newcomer = next(a for a, is_new in new.items() if is_new)
+        why = (
+            f"counted for {names[newcomer]} only: {names[established]} counts {limit} rated games against new "
+            "accounts in 24 hours"
+        )
+        conn.execute(rating_skipped.insert().values(game_id=game_id, why=why, at=time.time()))
+        return established
 
     async def run(self, every: float = 0.5) -> None:
         """Apply queued jobs as they come (every process does; each job is applied once)."""
@@ -412,6 +460,7 @@ def rating_routes(ratings: Ratings, static: Path) -> list[Route]:
     async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
+    @free("the leaderboard: one bounded query (100 rows)")
     async def leaderboard(request: Request) -> Response:
         return JSONResponse({"players": await blocking(ratings.leaderboard)})
 
@@ -419,10 +468,12 @@ def rating_routes(ratings: Ratings, static: Path) -> list[Route]:
         sess = ratings.accounts.session_of(request)
         return ratings.profile(request.path_params["name"], None if sess is None else sess.account.id)
 
+    @free("one profile: its rating history and 20 latest games")
     async def player(request: Request) -> Response:
         # private to the owner: no shared cache may keep one viewer's answer for another
         return JSONResponse(await blocking(profile_for, request), headers={"Cache-Control": "private, no-store"})
 
+    @free("one game's rating change")
     async def game(request: Request) -> Response:
         return JSONResponse(await blocking(ratings.game_change, request.path_params["id"]))
 
