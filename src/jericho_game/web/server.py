@@ -892,7 +892,7 @@ def create_app(
         budget=budget,
     )
     # accounts and ratings (optional for players: web/accounts/accounts.py, web/accounts/ratings.py)
-    accounts = AccountService(storage, hasher=password_hasher, clock=clock, signup=signup)
+    accounts = AccountService(storage, hasher=password_hasher, clock=clock, signup=signup, budget=budget)
     ratings = Ratings(storage, accounts, policy=rating_policy)
     service.on_finish.append(ratings.queue)
     service.account_name = accounts.name_of

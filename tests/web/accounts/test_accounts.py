@@ -330,15 +330,72 @@ def test_a_distributed_attack_locks_out_failed_addresses_for_one_window_only(app
     assert login(failed, "alice", PW_A).status_code == 200
 
 
-def test_signups_are_limited_per_address(client: TestClient, app: Any) -> None:
-    n = app.state.accounts.policy.signups_per_address
-    for i in range(n):
-        signup(client, f"user{i}", PW_A)
-    r = client.post(
-        "/api/account/signup", json={"username": "one-more", "password": PW_A}, headers={CSRF_HEADER: csrf(client)}
-    )
-    assert r.status_code == 429 and r.json()["error"] == "rate_limited"
-    signup(other(app), "one-more", PW_A)  # another address is not affected
+def test_signup_attempts_are_limited_per_address(db: str, clock: Clock) -> None:
+    """The throttle counts sign-up attempts per address (the budget `signup`, below, counts the
+    accounts made; here it is raised so that the throttle is what refuses)."""
+    from dataclasses import replace
+
+    from jericho_game.web.common.budget import BUDGETS
+
+    budgets = {**BUDGETS, "signup": replace(BUDGETS["signup"], per_group=100)}
+    app = create_app(db, ai_processes=0, clock=clock, password_hasher=CHEAP, budgets=budgets)
+    try:
+        with TestClient(app, client=("10.0.0.1", 1000)) as client:
+            n = app.state.accounts.policy.signups_per_address
+            for i in range(n):
+                signup(client, f"user{i}", PW_A)
+            body = {"username": "one-more", "password": PW_A}
+            r = client.post("/api/account/signup", json=body, headers={CSRF_HEADER: csrf(client)})
+            assert r.status_code == 429 and r.json()["error"] == "rate_limited"
+            assert "too many sign-ups from your address" in r.json()["message"]
+            signup(other(app), "one-more", PW_A)  # another address is not affected
+    finally:
+        app.state.service.storage.close()
+
+
+def test_signups_ask_the_budget_per_address_group_and_in_total(db: str, clock: Clock) -> None:
+    """Issue 51 (the audit): 40 accounts were made from 4 addresses, and 200 puppet accounts quickly.
+    Now every sign-up asks the budget `signup` (web/common/budget.py): accounts created per address
+    group per hour, and in total per hour; past either, 429 and nothing is created."""
+    from dataclasses import replace
+
+    from jericho_game.web.common.budget import BUDGETS
+
+    per_group = int(BUDGETS["signup"].per_group or 0)
+    app = create_app(db, ai_processes=0, clock=clock, password_hasher=CHEAP)
+    try:
+        with TestClient(app):
+            answers = []
+            for a in range(4):
+                c = other(app, f"10.1.{a}.1")
+                for i in range(10):
+                    body = {"username": f"puppet{a}x{i}", "password": PW_A}
+                    answers.append(c.post("/api/account/signup", json=body, headers={CSRF_HEADER: csrf(c)}))
+            made = [r for r in answers if r.status_code == 201]
+            assert len(made) == 4 * per_group < 40, [r.status_code for r in answers]  # 40 before
+            refused = [r for r in answers if r.status_code != 201]
+            assert {(r.status_code, r.json()["error"]) for r in refused} == {(429, "rate_limited")}
+            assert "from your address in the last hour" in refused[0].json()["message"]
+            assert app.state.accounts.find("puppet0x9") is None  # nothing created
+            clock.t += 3601  # an hour later, the address may again
+            assert signup(other(app, "10.1.0.1"), "puppet-later", PW_A)["account"]["username"] == "puppet-later"
+    finally:
+        app.state.service.storage.close()
+    # and in total: many addresses, one account each
+    budgets = {**BUDGETS, "signup": replace(BUDGETS["signup"], total=12)}
+    app = create_app(db, ai_processes=0, clock=clock, password_hasher=CHEAP, budgets=budgets)
+    try:
+        with TestClient(app):
+            codes = []
+            for a in range(20):
+                c = other(app, f"10.2.{a}.1")
+                body = {"username": f"many{a}", "password": PW_A}
+                r = c.post("/api/account/signup", json=body, headers={CSRF_HEADER: csrf(c)})
+                codes.append(r.status_code)
+            assert codes.count(201) == 12 - 1 and codes.count(429) == 20 - 11, codes  # one made in the hour before
+            assert "on this server" in r.json()["message"]
+    finally:
+        app.state.service.storage.close()
 
 
 def test_passwords_never_appear_in_responses_logs_or_the_database(

@@ -108,6 +108,91 @@ def test_a_victim_logs_in_while_40_addresses_send_wrong_passwords(
     assert not rows.get("addr:127.0.0.2")  # the victim's own successes took their counts back
 
 
+def test_honest_log_ins_get_through_while_40_addresses_take_the_password_line(
+    tmp_path: Any,
+    servers: Callable[..., Server],  # noqa: F811
+) -> None:
+    """Issue 51, finding 10 (the audit): under 40 attacking addresses an honest log-in was refused
+    0/4, 2/10, 4/10 in three runs.  Here 20 addresses send wrong passwords to the victim and 20 log
+    in to accounts of their own with those accounts' device cookies (successful checks: no failure
+    counted, the best place the old line gave) as fast as they are answered.  The line now serves
+    first the address groups with no failure, then those that asked the fewest checks lately, so an
+    honest log-in from a fresh browser on a quiet address is refused 0 of 10 times."""
+    import secrets
+
+    from argon2 import PasswordHasher
+
+    from jericho_game.web.accounts.accounts import DEVICE_COOKIE, AccountService, _hash_token
+
+    db = str(tmp_path / "g.sqlite3")
+    store = Storage(resolve_db_url(db))
+    try:  # the accounts made beforehand, with a real Argon2 hash (the server's own parameters)
+        real = PasswordHasher().hash(PASSWORD)
+        accounts = AccountService(store, hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+        names = ["victim"] + [f"bot{i}" for i in range(20)]
+        ids = {n: accounts.create_account(n, "a cheap placeholder pw").id for n in names}
+        devices = {n: secrets.token_urlsafe(32) for n in names[1:]}
+        with store.engine.begin() as conn:
+            conn.execute(text("UPDATE accounts SET password_hash = :h"), {"h": real})
+            for n, token in devices.items():
+                conn.execute(
+                    text("INSERT INTO login_devices (id_hash, account_id, used_at) VALUES (:h, :a, :t)"),
+                    {"h": _hash_token(token), "a": ids[n], "t": time.time()},
+                )
+    finally:
+        store.close()
+    server = servers(db, "--ai-processes", "-1")
+    answers: dict[str, list[tuple[float, int]]] = {}
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def attacker(address: str, name: str | None) -> None:
+        c, csrf = browser(server, address)
+        if name is not None:
+            c.cookies.set(DEVICE_COOKIE, devices[name])
+        try:
+            for i in range(60):
+                if stop.is_set():
+                    return
+                body = {"username": name or "victim", "password": PASSWORD if name else f"wrong password {i}"}
+                code = c.post("/api/account/login", json=body, headers={"X-CSRF-Token": csrf}).status_code
+                with lock:
+                    answers.setdefault(address, []).append((time.monotonic(), code))
+                if code == 429:
+                    return  # the throttle stopped this address
+                if code == 503:
+                    time.sleep(1.0)  # keep a place in the line for longer, without using up the address
+        finally:
+            c.close()
+
+    wrong = [(f"127.0.0.{100 + i}", None) for i in range(20)]
+    right = [(f"127.0.0.{120 + i}", f"bot{i}") for i in range(20)]
+    threads = [threading.Thread(target=attacker, args=a, daemon=True) for a in wrong + right]
+    for t in threads:
+        t.start()
+    honest: list[int] = []
+    try:
+        end = time.monotonic() + 180
+        while len(answers) < 40 or not any(code == 503 for got in answers.values() for _, code in got):
+            assert time.monotonic() < end, "the attack never got under way"
+            time.sleep(0.05)
+        began = time.monotonic()
+        for k in range(10):  # ten honest log-ins, each from a fresh browser on an address of its own
+            c, csrf = browser(server, f"127.0.0.{2 + k}")
+            try:
+                honest.append(login(c, csrf, PASSWORD).status_code)
+            finally:
+                c.close()
+        ended = time.monotonic()
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(120)
+    during = Counter(code for got in answers.values() for at, code in got if began <= at <= ended)
+    assert honest == [200] * 10, (honest, during)
+    assert during[503] > 0, during  # the line was full while the honest log-ins went through
+
+
 def test_a_known_device_goes_first_in_the_password_line() -> None:
     """The pool's line by priority: a newcomer of a better priority takes the place of the last of the
     worst one waiting (answered `busy`); one of an equal or worse priority is refused itself."""

@@ -53,6 +53,7 @@ from jericho_game.web import i18n
 from jericho_game.web.accounts.hashpool import HashPool
 from jericho_game.web.accounts.passwords import password_problem
 from jericho_game.web.common import jsonin
+from jericho_game.web.common.budget import BudgetPolicy, Who, costs, free
 from jericho_game.web.common.fairshare import address_of
 from jericho_game.web.round.rooms import ClientError
 from jericho_game.web.storage.database import Storage
@@ -279,6 +280,9 @@ class Throttled(ClientError):
 
 
 _ACCOUNT_COLUMNS = "id, username, admin, rating, rd, rated_games, language"
+#: A sign-up's place in the password pool's line (web/accounts/hashpool.py): after the log-ins of
+#: address groups without failures, before those of groups that failed.
+SIGNUP = (1,)
 
 
 def _account(row: Any) -> Account:
@@ -299,8 +303,11 @@ class AccountService:
         clock: Callable[[], float] = time.time,
         signup: bool = True,
         policy: ThrottlePolicy | None = None,
+        budget: BudgetPolicy | None = None,
     ) -> None:
         self.storage = storage
+        # sign-ups spend the budget `signup`, a password check holds one of `login` (web/common/budget.py)
+        self.budget = budget if budget is not None else BudgetPolicy(storage, clock=clock)
         self.hasher = hasher or PasswordHasher()  # RFC 9106's low-memory profile: Argon2id, 64 MiB, t=3
         self.now = clock
         self.signup_open = signup
@@ -358,10 +365,14 @@ class AccountService:
             {"n": c["count"], "s": c["start"], "b": c["blocked"], "k": c["key"]},
         )
 
-    def _admit_login(self, key: str, address: str, device: str | None = None) -> int:
+    def _admit_login(self, key: str, address: str, device: str | None = None) -> tuple[int, int, int]:
         """Refuse (:class:`Throttled`) or admit one log-in attempt, counted as a failure until it succeeds;
-        its priority in the password pool's line (0: a device of the account, 1: an address without
-        failed log-ins in the window, 2: an address that has failed)."""
+        its priority in the password pool's line (web/accounts/hashpool.py), the smallest first: (1 when
+        the address group has failed log-ins in the window or on this account, else 0; the log-ins
+        the group asked in the login window before this one; 0 for a browser known to the account by
+        its device cookie, else 1).  Issue 51: a known device came first whatever its address did, so
+        20 addresses logging in to accounts of their own with their device cookies kept honest
+        log-ins out; now the quietest address group goes first."""
         p, now = self.policy, self.now()
         with self.storage.engine.begin() as conn:
             # a pair's window is a day: its failures in a row are forgotten after a quiet day
@@ -382,10 +393,9 @@ class AccountService:
             ok = self._counter(conn, f"ok:{key}", now, p.login_window)
             if ok["count"] >= p.account_logins:
                 raise Throttled("too many log-ins to this account", ok["start"] + p.login_window - now)
-            if device and self._known_device(conn, key, device):
-                priority = 0
-            else:
-                priority = 1 if addr["count"] == 0 and pair["count"] == 0 else 2
+            failed = 0 if addr["count"] == 0 and pair["count"] == 0 else 1
+            known = bool(device) and self._known_device(conn, key, device or "")
+            priority = (failed, tries["count"], 0 if known else 1)
             tries["count"] += 1
             self._put(conn, tries)
             pair["count"] += 1
@@ -458,14 +468,24 @@ class AccountService:
             self._put(conn, addr)
             self._put(conn, name)
 
+    def signup_budget(self, who: Who) -> None:
+        """Refuse at once (the budget ``signup``'s :class:`OverBudget`, nothing changed) a sign-up that
+        its address group or the server could not spend, before its password is hashed; the budget
+        is spent, exactly, in the account's own transaction (:meth:`create_account`)."""
+        self.budget.judge("signup", self.budget.spent("signup", who))
+
     # -- accounts ---------------------------------------------------------------------------
-    def create_account(self, username: str, password: str, *, admin: bool = False) -> Account:
-        """Store a new account (``jericho user add`` and sign-up); 409 ``username_taken``."""
+    def create_account(self, username: str, password: str, *, admin: bool = False, who: Who | None = None) -> Account:
+        """Store a new account (``jericho user add`` and sign-up); 409 ``username_taken``.  ``who``: the
+        client of a sign-up, which spends the budget ``signup`` in the same transaction (issue 51;
+        ``jericho user add`` spends none)."""
         check_username(username)
         check_password(password, username)
         hashed = self.hasher.hash(password)
         try:
             with self.storage.engine.begin() as conn:
+                if who is not None:
+                    self.budget.ask(conn, "signup", who)
                 result = conn.execute(
                     accounts_table.insert().values(
                         username=username,
@@ -570,7 +590,7 @@ class AccountService:
         check_username(username)
         check_password(password, username)
         self._admit_signup(username.lower(), address)
-        acc = self.create_account(username, password)
+        acc = self.create_account(username, password, who=Who(address))
         return self._new_session(acc)
 
     def login(self, username: Any, password: Any, address: str) -> tuple[Session, str]:
@@ -578,7 +598,9 @@ class AccountService:
         self.admit_login(username, password, address)
         return self.check_login(username, password, address)
 
-    def admit_login(self, username: Any, password: Any, address: str, device: str | None = None) -> int:
+    def admit_login(
+        self, username: Any, password: Any, address: str, device: str | None = None
+    ) -> tuple[int, int, int]:
         """The throttle's half of a log-in (the route runs it before the password pool): refused
         (:class:`Throttled`) or counted as a failure until it succeeds; the attempt's priority in the
         password pool's line (:meth:`_admit_login`)."""
@@ -762,6 +784,7 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         _set_session_cookie(request, response, token)
         return response
 
+    @free("the visitor's own session or its log-in form's CSRF token (a cookie, no row)")
     async def me(request: Request) -> Response:
         sess = await blocking(accounts.session_of, request)
         if sess is not None:
@@ -787,30 +810,41 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
             )
         return response
 
+    @costs("signup", "login", methods=("POST",))
     async def signup(request: Request) -> Response:
-        pre_session_csrf(request)
-        data = await _body(request)
-        sess, token = await accounts.hash_pool.run(
-            accounts.signup, data.get("username"), data.get("password"), _address(request)
-        )
+        who = Who.of(request)
+        # one password check at a time per address group (issue 51), taken before anything else
+        with accounts.budget.hold("login", who):
+            pre_session_csrf(request)
+            data = await _body(request)
+            await blocking(accounts.signup_budget, who)  # refused before the hash (issue 51: puppets)
+            sess, token = await accounts.hash_pool.run(
+                accounts.signup, data.get("username"), data.get("password"), _address(request), priority=SIGNUP
+            )
         # a new account keeps the language its pages were read in
         lang = await blocking(accounts.set_language, sess.account.id, i18n.request_language(request))
         sess = Session(replace(sess.account, language=lang), sess.csrf)
         return answer(request, sess, token, 201)
 
+    @costs("login", methods=("POST",))
     async def login(request: Request) -> Response:
-        pre_session_csrf(request)
-        data = await _body(request)
-        username, password, address = data.get("username"), data.get("password"), _address(request)
-        device = request.cookies.get(DEVICE_COOKIE)
-        # the throttle first, off the password pool (issue 33): a refused attempt takes no place in its
-        # line, an admitted one counts as a failure until it succeeds (a `busy` below too), and gets
-        # its place in the line: a known device first, failing addresses last
-        priority = await blocking(accounts.admit_login, username, password, address, device)
-        # the password check on its own small pool: a burst of log-ins waits there (or is told
-        # `busy`) and never holds up /healthz or anybody else's request
-        sess, token = await accounts.hash_pool.run(accounts.check_login, username, password, address, priority=priority)
-        device = await blocking(accounts.remember_device, sess.account.id, device)
+        # one password check at a time per address group (issue 51: a group cannot hold the line's
+        # places), refused at once before the throttle counts anything
+        with accounts.budget.hold("login", Who.of(request)):
+            pre_session_csrf(request)
+            data = await _body(request)
+            username, password, address = data.get("username"), data.get("password"), _address(request)
+            device = request.cookies.get(DEVICE_COOKIE)
+            # the throttle first, off the password pool (issue 33): a refused attempt takes no place in
+            # its line, an admitted one counts as a failure until it succeeds (a `busy` below too), and
+            # gets its place in the line: quiet address groups first, failing and busy ones last
+            priority = await blocking(accounts.admit_login, username, password, address, device)
+            # the password check on its own small pool: a burst of log-ins waits there (or is told
+            # `busy`) and never holds up /healthz or anybody else's request
+            sess, token = await accounts.hash_pool.run(
+                accounts.check_login, username, password, address, priority=priority
+            )
+            device = await blocking(accounts.remember_device, sess.account.id, device)
         response = answer(request, sess, token)
         response.set_cookie(
             DEVICE_COOKIE,
@@ -823,6 +857,7 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         )
         return response
 
+    @free("ends the caller's own session (deletes its row)", methods=("POST",))
     async def logout(request: Request) -> Response:
         sess = await blocking(accounts.account_for_change, request)
         if sess is None:
@@ -834,6 +869,7 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
         return response
 
+    @free("ends the caller's own sessions (deletes their rows)", methods=("POST",))
     async def logout_all(request: Request) -> Response:
         sess = await blocking(accounts.account_for_change, request)
         if sess is None:
@@ -843,6 +879,7 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
         return response
 
+    @free("the caller's own account's language (one column of its row)", methods=("POST",))
     async def language(request: Request) -> Response:
         """The header's language switch, for a logged-in player: remembered on the account."""
         sess = await blocking(accounts.account_for_change, request)
@@ -854,6 +891,7 @@ def account_routes(accounts: AccountService, static: Any) -> list[Route]:
         response.set_cookie(i18n.COOKIE, lang, max_age=365 * 86400, samesite="lax")
         return response
 
+    @free("an admin disables or enables one account (one column of its row)", methods=("POST",))
     async def admin_disable(request: Request) -> Response:
         sess = await blocking(accounts.account_for_change, request)
         if sess is None or not sess.account.admin:

@@ -8,13 +8,18 @@ log-in or sign-up is answered at once with 503 ``busy`` (nothing was checked), s
 bounded amount of memory and never holds up anybody else's request.
 
 The waiting line has priorities (issue 33: 40 addresses sending wrong passwords kept the line full
-and 9 of 14 of a victim's log-ins got ``busy``).  A check waits in the order of its priority (0
-first: a browser known to the account by its device cookie; 1: an address with no recent failed
-log-in; 2: an address that has failed), then of its arrival; when the line is full, a newcomer of a
-better priority takes the place of the last of the worst one waiting, which is answered ``busy``.
-So the failing sources only ever push each other out.  The priorities come from the log-in
+and 9 of 14 of a victim's log-ins got ``busy``).  A check waits in the order of its priority, a
+tuple compared item by item (the smallest first), then of its arrival; when the line is full, a
+newcomer of a better priority takes the place of the last of the worst one waiting, which is
+answered ``busy``.  A log-in's priority (issue 51: 40 addresses, half of them logging in to accounts
+of their own with those accounts' device cookies, still had 2 of 10 honest log-ins refused) is
+(whether its address group has failed lately, how many log-ins the group asked in the window, whether
+the browser is unknown to the account): so sources that fail, then the busiest ones, only ever push
+each other out, and a quiet address's log-in goes first.  The priorities come from the log-in
 throttle's counters in the database (web/accounts/accounts.py), which also counted the attempt
-before it came here: a ``busy`` refusal counts against the throttle like a wrong password.
+before it came here: a ``busy`` refusal counts against the throttle like a wrong password.  One
+address group holds at most one check here at a time (the budget ``login``, web/common/budget.py,
+asked by the route).
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from jericho_game.web.round.rooms import ClientError
 __all__ = ["HashPool"]
 
 T = TypeVar("T")
+#: A place in the line: compared item by item, the smallest first (an int is a tuple of one).
+Priority = tuple[int, ...]
 
 
 def _busy() -> ClientError:
@@ -48,7 +55,7 @@ class HashPool:
         self.running = 0  # changed on the event loop only
         self.evicted = 0  # waiting checks pushed out by a better priority
         # waiting: (priority, arrival, future that starts it); the loop's thread only
-        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._waiting: list[tuple[Priority, int, asyncio.Future[None]]] = []
         self._arrivals = itertools.count()
         self._executor: ThreadPoolExecutor | None = None
 
@@ -57,9 +64,11 @@ class HashPool:
         """Checks running or waiting."""
         return self.running + len(self._waiting)
 
-    async def run(self, fn: Callable[..., T], *args: Any, priority: int = 1) -> T:
+    async def run(self, fn: Callable[..., T], *args: Any, priority: Priority | int = (1,)) -> T:
         """``fn(*args)`` on the pool, or :class:`ClientError` ``busy`` (503) when the line is full of
-        checks of an equal or better ``priority`` (a smaller number), or when one pushes it out."""
+        checks of an equal or better ``priority`` (a smaller one), or when one pushes it out."""
+        if isinstance(priority, int):
+            priority = (priority,)
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="jericho-password")
         if self.running >= self.workers:

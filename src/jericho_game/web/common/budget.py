@@ -413,6 +413,18 @@ BUDGETS: dict[str, Budget] = {
             hint="try again in an hour",
             setting="`BUDGETS['signup']`",
         ),
+        _B(
+            "login",
+            "password checks (log-in, sign-up) waiting or running",
+            "process",
+            "checks",
+            per_group=1,
+            code="rate_limited",
+            hint="wait for the answer to the first",
+            setting="`BUDGETS['login']` (per server process; the checks' own pool: `HashPool(workers, queue)`)",
+            on_excess="`rate_limited` (429) at once, nothing checked or counted; the pool's line serves quiet "
+            "address groups first",
+        ),
         # -- tournaments (web/tournaments/tournaments.py) --
         _B(
             "tournament.create",
