@@ -383,7 +383,7 @@ BUDGETS: dict[str, Budget] = {
             hint="wait a moment",
             recipient="game",
             setting="`BUDGETS['chat.message']` (pair: an author in one game; group: anonymous authors only)",
-            on_excess="`rate_limited` (429), nothing sent",
+            on_excess="`rate_limited`, nothing sent",
         ),
         _B(
             "chat.report",
@@ -398,7 +398,7 @@ BUDGETS: dict[str, Budget] = {
             hint="wait",
             recipient="game",
             setting="`BUDGETS['chat.report']` (pair: an anonymous player's reports in its game)",
-            on_excess="`rate_limited` (429), nothing stored",
+            on_excess="`rate_limited`, nothing stored",
         ),
         # -- accounts (web/accounts/accounts.py) --
         _B(
