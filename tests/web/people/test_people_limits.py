@@ -223,3 +223,19 @@ def test_every_people_and_mail_route_declares_what_it_costs(db: str) -> None:
         for method in route.methods - {"HEAD"}:
             assert method in found.kinds, (route.path, method)
             assert found.kinds[method] or found.why[method], (route.path, method)
+
+
+def test_the_blocker_cannot_invite_the_blocked_player_by_mail_either(db: str) -> None:
+    """Finding 7: a block covers mails both ways; the blocked player's invitation is dropped unseen
+    (tests/web/people/test_people.py), the blocker's is refused as its challenge is (`blocking`)."""
+    with visitors(_app(db), 2) as (ada, bob):
+        _signup(ada, "ada")
+        _signup(bob, "bob")
+        post_a = Poster(ada)
+        post_a("/api/people/block", {"username": "bob", "block": True})
+        g = post_a("/api/games", {"mode": "online"}).json()
+        r = post_a("/api/notify/invite", {"game": g["id"], "username": "bob"})
+        assert r.status_code == 409 and r.json()["error"] == "blocking", r.text
+        storage = ada.app.state.service.storage  # type: ignore[attr-defined]
+        with storage.engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM budget_spend WHERE kind LIKE 'mail%'")).scalar_one() == 0

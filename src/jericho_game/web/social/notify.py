@@ -595,6 +595,8 @@ class Notifier:
         me = self.accounts.name_of(sender) or "?"
         who = Who(address or "?", sender)
         with self.storage.engine.begin() as conn:
+            if self.blocked(conn, sender, target.id):  # the sender's own block: as a challenge is refused
+                raise ClientError("blocking", f"you blocked {target.username}: unblock them first", 409)
             # Every invitation counts in its budgets, mailed or not: a refusal that came only when
             # the invitee takes mail would tell the sender what is the invitee's to know.
             self._spend(conn, ("mail.invite", "mail.sender"), who, target.id, total=False)
