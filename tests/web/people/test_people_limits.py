@@ -213,10 +213,10 @@ def test_the_blocked_players_view_of_the_blocker_offers_nothing_that_would_fail(
 
 
 def test_every_people_and_mail_route_declares_what_it_costs(db: str) -> None:
-    app = _app(db)
-    state = app.state
-    routes = [*people_routes(state.people, lambda change: None), *notify_routes(state.notifier)]
-    routes += state.chat.routes(state.accounts)
+    with visitors(_app(db), 1) as (c,):  # run and shut down: its storage is closed
+        state = c.app.state  # type: ignore[attr-defined]
+        routes = [*people_routes(state.people, lambda change: None), *notify_routes(state.notifier)]
+        routes += state.chat.routes(state.accounts)
     for route in routes:
         found = declared(route.endpoint)
         assert found is not None, route.path
