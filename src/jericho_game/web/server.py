@@ -79,7 +79,7 @@ from jericho_game.web.round.records import write_game_record
 from jericho_game.web.round.rooms import Change, ClientError, GameService, Room
 from jericho_game.web.site import openapi, pages
 from jericho_game.web.site.errors import InternalErrors
-from jericho_game.web.site.httpguard import uvicorn_options
+from jericho_game.web.site.httpguard import NulGuard, uvicorn_options
 from jericho_game.web.social.chat import Chat, ChatStore
 from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, check_public_url, notify_routes
 from jericho_game.web.storage.broker import Broker, make_broker
@@ -1181,6 +1181,7 @@ def create_app(
     app.add_middleware(GZipMiddleware, minimum_size=1000)  # pages, scripts, JSON (not WebSockets)
     app.state.service = service
     app.state.transport = transport
+    app.add_middleware(NulGuard)  # a NUL in the path or query: 400, before any route (web/site/httpguard.py)
     app.state.analysis_streams = streams
     app.state.accounts = accounts
     app.state.ratings = ratings

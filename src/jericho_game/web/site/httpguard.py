@@ -15,6 +15,11 @@ that sit idle *between* requests.  :class:`GuardedHttpToolsProtocol` adds, per r
 httptools is installed (uvicorn's choice otherwise too), else h11 with
 ``h11_max_incomplete_event_size`` set to the same limit, and ``timeout_keep_alive``.  A reverse
 proxy in front (docs/web.md, "Deployment") should still enforce its own, shorter limits.
+
+:class:`NulGuard`, an ASGI middleware of the app, refuses a request whose path or query holds a NUL
+character (``%00``): no name, id or secret of this site holds one, and PostgreSQL's text cannot (a
+``GET /api/people/a%00b`` answered 500; issue 51, found by fuzzing the API).  JSON bodies are
+checked where they are read (:mod:`jericho_game.web.common.jsonin`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["HEAD_TIMEOUT", "KEEP_ALIVE", "MAX_HEAD_BYTES", "uvicorn_options"]
+__all__ = ["HEAD_TIMEOUT", "KEEP_ALIVE", "MAX_HEAD_BYTES", "NulGuard", "uvicorn_options"]
 
 MAX_HEAD_BYTES = 16 * 1024  # request line + headers of one request
 HEAD_TIMEOUT = 10.0  # seconds from a request's first byte (or the connection's opening) to its headers' end
@@ -135,3 +140,25 @@ def uvicorn_options() -> dict[str, Any]:
     else:
         opts["http"] = "h11"
     return opts
+
+
+class NulGuard:
+    """ASGI middleware: 400 ``bad_request`` for an HTTP request whose path or query string holds a
+    NUL character, before any route sees it (the message in the request's language)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not ("\x00" in scope.get("path", "") or b"%00" in scope.get("query_string", b"")):
+            await self.app(scope, receive, send)
+            return
+        from starlette.requests import HTTPConnection
+        from starlette.responses import JSONResponse
+
+        from jericho_game.web import i18n
+
+        message = "the address holds a NUL character (%00): no path or parameter of this site has one"
+        lang = i18n.request_language(HTTPConnection(scope))
+        body = {"error": "bad_request", "message": i18n.error_text("bad_request", message, lang)}
+        await JSONResponse(body, status_code=400)(scope, receive, send)

@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from jericho_game import __version__
+from jericho_game.ai.puzzles import THEMES
 from jericho_game.web.accounts.prefs import BOARDS, PIECES
 from jericho_game.web.common.budget import free
 from jericho_game.web.people.gamesearch import RESULTS, SPEED_CHOICES
@@ -59,14 +60,18 @@ BOOL = {"type": "boolean"}
 MOVES = {"type": "array", "items": {"type": "string", "maxLength": 32}, "description": "moves in notation"}
 NAME = {"type": "string", "maxLength": 64, "description": "a player's username"}
 GAME_ID = {"type": "string", "description": "a game's id"}
-CLOCK = {"type": ["number", "null"], "description": "minutes per side (null or 0: no clock)"}
+CLOCK = {
+    "anyOf": [{"type": "null"}, {"const": 0}, {"type": "number", "minimum": 1, "maximum": 180}],
+    "description": "minutes per side, from the server's --min-clock (1) to 180 (null or 0: no clock)",
+}
+USERNAME = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{2,23}$", "description": "3 to 24 characters"}
 INCREMENT = {
     "type": ["integer", "null"],
     "minimum": 0,
     "maximum": MAX_INCREMENT,
     "description": f"whole seconds added per move, {MIN_INCREMENT} to {MAX_INCREMENT} (0 or null: none)",
 }
-DAYS = {"type": ["integer", "null"], "description": "days per move: a correspondence game (1, 2, 3, 5, 7 or 14)"}
+DAYS = {"enum": [None, 1, 2, 3, 5, 7, 14], "description": "days per move: a correspondence game"}
 SEATS = {
     "type": "object",
     "additionalProperties": {"type": "string", "maxLength": 200},
@@ -342,10 +347,10 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         query={
             "skip": {"type": "string", "description": "a puzzle id not to give"},
             "rating": {"type": "number", "description": "an anonymous browser's own rating"},
-            "theme": STR,
+            "theme": enum(*THEMES),
             "above": {"type": "number", "description": "a streak: the easiest unseen puzzle rated above"},
         },
-        errors={404: "no_puzzle"},
+        errors={400: "bad_request (a theme or a rating)", 404: "no_puzzle"},
         session="read",
     ),
     ("GET", "/api/puzzles/{id}"): Op(
@@ -355,7 +360,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "Keep a streak just ended on the account (its best)",
         "puzzles",
         body=obj({"puzzles": {"type": "array", "items": {"type": "string", "maxLength": 16}}}, required=["puzzles"]),
-        errors={**_LOGIN, 409: "bad_streak"},
+        errors={**_LOGIN, 404: "unknown_puzzle", 409: "bad_streak"},
         session="change",
     ),
     ("POST", "/api/puzzles/{id}/try"): Op(
@@ -389,7 +394,10 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("POST", "/api/account/signup"): Op(
         "Create an account and log in (the double-submit `jericho_csrf` cookie repeated in `X-CSRF-Token`)",
         "accounts",
-        body=obj({"username": STR, "password": STR}, required=["username", "password"]),
+        body=obj(
+            {"username": USERNAME, "password": {"type": "string", "description": "not a common or weak one"}},
+            required=["username", "password"],
+        ),
         ok=201,
         errors={
             400: "bad_username, bad_password",
@@ -509,6 +517,19 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors={**_LOGIN, 404: "unknown_account", 409: "not_yourself"},
         session="change",
     ),
+    ("GET", "/api/challenges/settings"): Op(
+        "Who may challenge the account: all, the players it follows, or nobody",
+        "people",
+        errors=_LOGIN,
+        session="read",
+    ),
+    ("POST", "/api/challenges/settings"): Op(
+        "Choose who may challenge the account",
+        "people",
+        body=obj({"challenges": enum("all", "follows", "nobody")}, required=["challenges"], closed=True),
+        errors=_LOGIN,
+        session="change",
+    ),
     ("GET", "/api/challenges"): Op(
         "The account's challenges, sent and received", "people", errors=_LOGIN, session="read"
     ),
@@ -616,13 +637,18 @@ OPERATIONS: dict[tuple[str, str], Op] = {
             {
                 "kind": enum(*TOURNAMENT_KINDS),
                 "name": {"type": "string", "minLength": 2, "maxLength": 60},
-                "clock": {"type": "number", "description": "minutes per side"},
+                "clock": {"type": "number", "minimum": 1, "maximum": 180, "description": "minutes per side"},
                 "increment": INCREMENT,
                 "rated": BOOL,
-                "berserk": BOOL,
-                "minutes": {"type": "integer", "minimum": 1, "description": "an arena's length"},
-                "rounds": {"type": "integer", "minimum": 1, "description": "a Swiss tournament's rounds"},
-                "starts_in": {"type": "number", "minimum": 0, "description": "minutes from now"},
+                "berserk": {"type": "boolean", "description": "arenas only"},
+                "minutes": {"type": "integer", "minimum": 1, "maximum": 360, "description": "an arena's length"},
+                "rounds": {"type": "integer", "minimum": 1, "maximum": 15, "description": "a Swiss's rounds"},
+                "starts_in": {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 7 * 24 * 60,
+                    "description": "minutes from now",
+                },
             },
             required=["name", "clock"],
             closed=True,
@@ -637,18 +663,39 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors={404: "unknown_tournament"},
         session="read",
     ),
-    ("POST", "/api/tournaments/{id}/{what}"): Op(
-        "Join, withdraw from, feature (admins) or berserk (a game of yours) a tournament (`what`)",
+    ("POST", "/api/tournaments/{id}/join"): Op(
+        "Join a tournament",
         "tournaments",
-        path={"what": enum("join", "withdraw", "feature", "berserk")},
-        body=obj({"featured": BOOL, "game": GAME_ID}),
         errors={
             **_LOGIN,
-            403: "not_admin, not_your_game, login_required",
-            404: "unknown_tournament, not_found",
-            409: "finished, no_berserk, too_late",
+            403: "login_required",
+            404: "unknown_tournament",
+            409: "finished",
             429: "tournament_join_quota",
         },
+        session="change",
+    ),
+    ("POST", "/api/tournaments/{id}/withdraw"): Op(
+        "Withdraw from a tournament", "tournaments", errors={**_LOGIN, 404: "unknown_tournament"}, session="change"
+    ),
+    ("POST", "/api/tournaments/{id}/feature"): Op(
+        "Feature a tournament (or not): admins only",
+        "tournaments",
+        body=obj({"featured": BOOL}, required=["featured"]),
+        errors={**_LOGIN, 403: "not_admin", 404: "unknown_tournament"},
+        session="change",
+    ),
+    ("POST", "/api/tournaments/{id}/berserk"): Op(
+        "Berserk a game of yours in an arena: half your clock, before your first move",
+        "tournaments",
+        body=obj({"game": GAME_ID}, required=["game"]),
+        errors={**_LOGIN, 403: "not_your_game", 404: "unknown_tournament", 409: "no_berserk, too_late"},
+        session="change",
+    ),
+    ("POST", "/api/tournaments/{id}/{what}"): Op(
+        "Any other action on a tournament: 404 `not_found`",
+        "tournaments",
+        errors={**_LOGIN, 404: "not_found"},
         session="change",
     ),
 }
@@ -760,19 +807,21 @@ def _operation(method: str, op: Op, route: Route) -> dict[str, Any]:
     return out
 
 
-def document(app_routes: Iterable[Any], server: str | None = None) -> dict[str, Any]:
+def document(app_routes: Iterable[Any], server: str | None = None, strict: bool = True) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the routes ``app_routes`` (an app's ``app.routes``).
 
-    Raises :class:`LookupError` naming any route and method :data:`OPERATIONS` does not describe."""
+    ``strict``: raise :class:`LookupError` naming any route and method :data:`OPERATIONS` does not
+    describe (the tests); else such a route is listed as not described yet (the served document:
+    a route added without its description must not make ``GET /api/openapi.json`` fail)."""
     found = routes(app_routes)
     lacking = [f"{m} {p}" for m, p, _ in found if (m, p) not in OPERATIONS]
-    if lacking:
+    if lacking and strict:
         raise LookupError(
             f"routes without a description in jericho_game.web.site.openapi.OPERATIONS: {', '.join(lacking)}"
         )
     paths: dict[str, dict[str, Any]] = {}
     for method, path, route in found:
-        op = OPERATIONS[(method, path)]
+        op = OPERATIONS.get((method, path)) or Op("Not described yet (web/site/openapi.py, OPERATIONS)", "undescribed")
         item = paths.setdefault(path, {})
         item[method.lower()] = _operation(method, op, route)
         if method == "GET" and "HEAD" in (route.methods or ()):
@@ -812,5 +861,5 @@ async def openapi_json(request: Request) -> Response:
     """``GET /api/openapi.json``: :func:`document` of this app, built once per app."""
     cached = getattr(request.app.state, "openapi", None)
     if cached is None:
-        cached = request.app.state.openapi = document(request.app.routes)
+        cached = request.app.state.openapi = document(request.app.routes, strict=False)
     return JSONResponse(cached, headers={"Cache-Control": "no-cache"})

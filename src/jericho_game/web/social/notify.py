@@ -402,8 +402,8 @@ class Notifier:
 
     def unsubscribe(self, secret: str, kind: str) -> bool:
         """A one-click unsubscribe: turn ``kind`` off (``all``: every kind, and forget the address)."""
-        if kind not in (*KINDS, "all") or not secret or len(secret) > 100:
-            return False
+        if kind not in (*KINDS, "all") or not secret or len(secret) > 100 or "\x00" in secret:
+            return False  # no secret holds a NUL (a form's %00: PostgreSQL's text cannot hold one)
         values: dict[str, Any] = {kind: 0} if kind != "all" else {k: 0 for k in KINDS}
         if kind == "all":
             values.update(email=None, confirmed=0, confirm_hash=None, confirm_until=None)
