@@ -821,6 +821,7 @@ def create_app(
     tournament_policy: TournamentPolicy | None = None,
     public_url: str | None = None,
     budgets: Mapping[str, Budget] | None = None,
+    budget_settings: list[str] | None = None,
 ) -> Starlette:
     """The ASGI app.  ``db_url``: a SQLAlchemy URL or a SQLite file path (default: user data dir).
 
@@ -846,6 +847,7 @@ def create_app(
     # issue 51: one budget policy for every costly action (web/common/budget.py), the operator's
     # flags applied to its table; every feature below asks it
     table = dict(budgets) if budgets is not None else budgeting.from_limits(limits)
+    table = budgeting.with_settings(table, budget_settings or [])  # jericho serve --budget KIND.SCOPE=N
     budget = BudgetPolicy(storage, table, clock=clock)
     service = GameService(
         storage,
@@ -1269,6 +1271,14 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         type=int,
         default=RatingPolicy.pair_games_per_day,
         help="rated games between the same two accounts that count in 24 hours; later ones change no rating "
+    parser.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        metavar="KIND.SCOPE=N",
+        help="set one limit of the budget table (docs/web.md, Budgets): SCOPE is group, account, recipient, pair, "
+        "total or window, N a number or none; e.g. --budget signup.group=20 --budget search.total=4 (repeatable)",
+    )
         f"(default {RatingPolicy.pair_games_per_day})",
     )
     parser.add_argument(
@@ -1321,6 +1331,7 @@ def app_from_env() -> Starlette:
         rating_policy=RatingPolicy(pair_games_per_day=cfg.get("pair_games", RatingPolicy.pair_games_per_day)),
         smtp=cfg.get("smtp"),
         public_url=cfg.get("public_url"),
+        budget_settings=cfg.get("budgets", []),
     )
 
 
@@ -1354,6 +1365,7 @@ def run(args: argparse.Namespace) -> int:
         if args.public_url is not None:
             check_public_url(args.public_url)
         if args.smtp and not args.public_url:
+        budgeting.with_settings(budgeting.BUDGETS, args.budget)  # a clear message now
             raise ValueError(
                 "--smtp needs --public-url, the site's address for the links in mails (e.g. --public-url "
                 "https://jericho.example.org): a link is never built from a request's Host header, which any "
@@ -1408,6 +1420,7 @@ def run(args: argparse.Namespace) -> int:
                 rating_policy=RatingPolicy(pair_games_per_day=args.rated_games_per_pair),
                 smtp=args.smtp,
                 public_url=args.public_url,
+                budget_settings=args.budget,
             )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
@@ -1437,4 +1450,5 @@ def run(args: argparse.Namespace) -> int:
             }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]
+                "budgets": args.budget,
     return 0

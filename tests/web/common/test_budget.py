@@ -240,3 +240,30 @@ def test_the_operators_flag_sets_the_ai_games_budget() -> None:
 
     assert any(flag == "--ai-games-per-client" for flag, *_ in fairshare.FLAGS)
     assert re.search(r"AI games being played", BUDGETS["ai.game"].action)
+
+
+def test_an_operator_sets_any_limit_of_the_table_and_a_wrong_setting_is_named() -> None:
+    table = budgeting.with_settings(
+        BUDGETS, ["signup.group=20", "search.total=4", "challenge.pair=none", "mail.window=60"]
+    )
+    assert table["signup"].per_group == 20 and table["search"].total == 4 and table["challenge"].per_pair is None
+    assert table["mail"].window == 60 and BUDGETS["signup"].per_group == 5  # the shipped table is unchanged
+    for bad, says in [
+        ("signup", "KIND.SCOPE=N"),
+        ("nosuch.group=1", "no budget 'nosuch'"),
+        ("signup.people=1", "the scope is one of"),
+        ("signup.group=lots", "is no number"),
+        ("signup.group=-1", "from 0 up"),
+        ("search.window=60", "only a ledger budget has a window"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(says)):
+            budgeting.with_settings(BUDGETS, [bad])
+
+
+def test_jericho_serve_refuses_a_wrong_budget_setting_by_name(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "jericho_game", "serve", "--db", str(tmp_path / "g.sqlite3"), "--budget", "x.y=1"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "no budget 'x'" in out.stdout + out.stderr

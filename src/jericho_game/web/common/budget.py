@@ -111,7 +111,9 @@ class Budget:
         if self.window % HOUR == 0:
             hours = int(self.window // HOUR)
             return "in the last hour" if hours == 1 else f"in the last {hours} hours"
-        return f"in the last {self.window / 60:g} minutes"
+        if self.window % 60 == 0:
+            return f"in the last {self.window / 60:g} minutes"
+        return f"in the last {self.window:g} seconds"
 
 
 @dataclass(frozen=True)
@@ -810,3 +812,39 @@ def markdown_table(budgets: Mapping[str, Budget] = BUDGETS) -> str:
         what = f"{b.action} ({b.unit})"
         rows.append(f"| `{b.kind}` | {what} | {b.counted} | {limits} | {b.when()} | {excess} | {b.setting} |")
     return "\n".join(rows)
+
+
+#: The limits an operator may set with ``jericho serve --budget KIND.SCOPE=N`` (``window`` in seconds).
+SETTABLE = {"group": "per_group", "account": "per_account", "recipient": "per_recipient", "pair": "per_pair"}
+SETTABLE.update(total="total", window="window")
+
+
+def with_settings(budgets: Mapping[str, Budget], settings: list[str]) -> dict[str, Budget]:
+    """The table with ``jericho serve --budget`` settings applied, each ``KIND.SCOPE=N`` (``none``:
+    no limit in that scope), e.g. ``signup.group=20`` or ``search.total=4``; :class:`ValueError`
+    naming what is wrong."""
+    out = dict(budgets)
+    for item in settings:
+        name, sep, value = item.partition("=")
+        kind, dot, scope = name.strip().rpartition(".")
+        if not sep or not dot:
+            raise ValueError(f"--budget takes KIND.SCOPE=N (e.g. signup.group=20), not {item[:60]!r}")
+        if kind not in out:
+            raise ValueError(f"--budget {item[:60]!r}: no budget {kind[:40]!r}; the budgets are {', '.join(out)}")
+        if scope not in SETTABLE:
+            raise ValueError(f"--budget {item[:60]!r}: the scope is one of {', '.join(SETTABLE)}, not {scope[:20]!r}")
+        text_value = value.strip().lower()
+        number: float | None
+        if text_value == "none":
+            number = None
+        else:
+            try:
+                number = float(text_value)
+            except ValueError:
+                raise ValueError(f"--budget {item[:60]!r}: {value[:20]!r} is no number (or none)") from None
+            if not number >= 0 or number == float("inf"):
+                raise ValueError(f"--budget {item[:60]!r}: a limit is a number from 0 up")
+        if scope == "window" and (number is None or number <= 0 or out[kind].counted != "ledger"):
+            raise ValueError(f"--budget {item[:60]!r}: only a ledger budget has a window, of more than 0 seconds")
+        out[kind] = replace(out[kind], **{SETTABLE[scope]: number})
+    return out
