@@ -1142,6 +1142,7 @@ def create_app(
         Route("/api/rules.md", rules_md),
         Route("/api/topology", topology),
         Route("/api/levels", levels),
+        Route(openapi.PATH, openapi.openapi_json),  # this API, described (jericho_game.web.site.openapi)
         Route("/api/games", create, methods=["POST"]),
         Route("/api/games/{id}", show),
         Route("/api/games/{id}/join", join, methods=["POST"]),
@@ -1163,7 +1164,6 @@ def create_app(
         *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.social.chat)
         *people_routes(people, transport.after),  # follows, blocks, challenges (jericho_game.web.people.people)
         # a player's games searched and exported, their statistics (jericho_game.web.people.gamesearch, .playerstats)
-        Route(openapi.PATH, openapi.openapi_json),  # this API, described (jericho_game.web.site.openapi)
         *games_routes(
             GameSearch(storage, accounts, service),
             PlayerStats(storage, accounts, review_jobs.store),
@@ -1178,12 +1178,12 @@ def create_app(
         exception_handlers={ClientError: client_error, HTTPException: http_error},
         lifespan=lifespan,
     )
+    app.add_middleware(NulGuard)  # a NUL in the path or query: 400, before any route (web/site/httpguard.py)
     app.add_middleware(InternalErrors)  # an unexpected error: a 500, one log line (web/site/errors.py)...
     app.add_middleware(SecurityHeaders)  # ... which, like every answer, gets these headers
     app.add_middleware(GZipMiddleware, minimum_size=1000)  # pages, scripts, JSON (not WebSockets)
     app.state.service = service
     app.state.transport = transport
-    app.add_middleware(NulGuard)  # a NUL in the path or query: 400, before any route (web/site/httpguard.py)
     app.state.analysis_streams = streams
     app.state.accounts = accounts
     app.state.ratings = ratings
@@ -1267,11 +1267,6 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
 
     fairshare.add_arguments(parser, Limits)  # fair share (issue 22): per-client caps and quotas
     parser.add_argument(
-        "--rated-games-per-pair",
-        type=int,
-        default=RatingPolicy.pair_games_per_day,
-        help="rated games between the same two accounts that count in 24 hours; later ones change no rating "
-    parser.add_argument(
         "--budget",
         action="append",
         default=[],
@@ -1279,6 +1274,11 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         help="set one limit of the budget table (docs/web.md, Budgets): SCOPE is group, account, recipient, pair, "
         "total or window, N a number or none; e.g. --budget signup.group=20 --budget search.total=4 (repeatable)",
     )
+    parser.add_argument(
+        "--rated-games-per-pair",
+        type=int,
+        default=RatingPolicy.pair_games_per_day,
+        help="rated games between the same two accounts that count in 24 hours; later ones change no rating "
         f"(default {RatingPolicy.pair_games_per_day})",
     )
     parser.add_argument(
@@ -1326,12 +1326,12 @@ def app_from_env() -> Starlette:
             claim_after=cfg.get("claim_after", Limits.claim_after),
             **fairshare.settings(cfg.get("fair", {})),
         ),
+        budget_settings=cfg.get("budgets", []),
         review_sims=cfg.get("review_sims", REVIEW_SIMS),
         review_seconds=cfg.get("review_seconds", REVIEW_SECONDS),
         rating_policy=RatingPolicy(pair_games_per_day=cfg.get("pair_games", RatingPolicy.pair_games_per_day)),
         smtp=cfg.get("smtp"),
         public_url=cfg.get("public_url"),
-        budget_settings=cfg.get("budgets", []),
     )
 
 
@@ -1360,12 +1360,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         fair = fairshare.settings(args)
+        budgeting.with_settings(budgeting.BUDGETS, args.budget)  # a clear message now
         if args.smtp:
             SmtpConfig.parse(args.smtp)  # a clear message now (the password is never printed)
         if args.public_url is not None:
             check_public_url(args.public_url)
         if args.smtp and not args.public_url:
-        budgeting.with_settings(budgeting.BUDGETS, args.budget)  # a clear message now
             raise ValueError(
                 "--smtp needs --public-url, the site's address for the links in mails (e.g. --public-url "
                 "https://jericho.example.org): a link is never built from a request's Host header, which any "
@@ -1415,12 +1415,12 @@ def run(args: argparse.Namespace) -> int:
                     claim_after=args.claim_after,
                     **fair,
                 ),
+                budget_settings=args.budget,
                 review_sims=args.review_sims,
                 review_seconds=args.review_seconds,
                 rating_policy=RatingPolicy(pair_games_per_day=args.rated_games_per_pair),
                 smtp=args.smtp,
                 public_url=args.public_url,
-                budget_settings=args.budget,
             )
     except StorageError as exc:
         print(f"jericho serve: {exc}", flush=True)
@@ -1445,10 +1445,10 @@ def run(args: argparse.Namespace) -> int:
                 "review_seconds": args.review_seconds,
                 "pair_games": args.rated_games_per_pair,
                 "fair": fair,
+                "budgets": args.budget,
                 "smtp": args.smtp,
                 "public_url": args.public_url,
             }
         )
         uvicorn.run("jericho_game.web.server:app_from_env", factory=True, workers=args.workers, **common)  # type: ignore[arg-type]
-                "budgets": args.budget,
     return 0
