@@ -1100,6 +1100,9 @@ def create_app(
             return _error("bad_method", f"{request.method} is not allowed on {request.url.path[:100]}", 405)
         return _error("http_error", str(exc.detail), exc.status_code)
 
+    # a player's games searched and exported (issue 34), on the search and export budgets' threads (issue 51)
+    search = GameSearch(storage, accounts, service, budget=budget)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         calls = CallThreads()  # the storage calls of the tasks, waited for when stopping
@@ -1113,6 +1116,7 @@ def create_app(
         rating_task = asyncio.get_running_loop().create_task(ratings.run())
         mail_task = asyncio.get_running_loop().create_task(notifier.run())
         tournament_task = asyncio.get_running_loop().create_task(tournaments.run())
+        search.start()  # fills the position index on a thread of its own (web/people/positionindex.py)
         # A full collection stopped every thread for 60-90 ms under load, scanning among others
         # the start-up heap (the imported libraries: tens of thousands of objects that live as
         # long as the process), and such a stall is what the slowest acknowledgements waited for
@@ -1132,6 +1136,7 @@ def create_app(
         # ends before the pool is disposed (jericho_game.web.storage.threads; bounded).
         await calls.drain(SHUTDOWN_WAIT)
         sys.setswitchinterval(switch)
+        search.close()
         service.close()
         budget.close()
         storage.close()
@@ -1165,7 +1170,7 @@ def create_app(
         *people_routes(people, transport.after),  # follows, blocks, challenges (jericho_game.web.people.people)
         # a player's games searched and exported, their statistics (jericho_game.web.people.gamesearch, .playerstats)
         *games_routes(
-            GameSearch(storage, accounts, service),
+            search,
             PlayerStats(storage, accounts, review_jobs.store),
             write_game_record,
         ),

@@ -1,11 +1,15 @@
 """A player's games searched, paged and exported, and their statistics (issue 34, point 3), on SQLite and
 PostgreSQL (the ``db`` fixture): every filter, the keyset pages, the position search and its bound, the
 visibility of private games, the 400s naming the bad parameter, the ``.jgn`` export read back by the
-records reader, and the statistics page's figures."""
+records reader, and the statistics page's figures.  Issue 51, finding 3: the position index answers as
+the replay does, its indexer's rounds, and one search per client at a time on the budget's own threads
+(their load on a real server: test_gamesearch_load.py)."""
 
 from __future__ import annotations
 
 import calendar
+import random
+import threading
 import time
 import warnings
 from typing import Any
@@ -13,6 +17,7 @@ from typing import Any
 import pytest
 from argon2 import PasswordHasher
 from sqlalchemy import text
+from starlette.routing import Route
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -22,10 +27,12 @@ from jericho_game.ai.analysis import accuracy, decisive, judge  # noqa: E402
 from jericho_game.game import Game  # noqa: E402
 from jericho_game.record import read_records  # noqa: E402
 from jericho_game.web.accounts.accounts import CSRF_HEADER, AccountService  # noqa: E402
+from jericho_game.web.common.budget import declared, zeroed  # noqa: E402
 from jericho_game.web.learn.review import ReviewStore  # noqa: E402
-from jericho_game.web.people import gamesearch  # noqa: E402
+from jericho_game.web.people import gamesearch, positionindex  # noqa: E402
 from jericho_game.web.people.gamesearch import Filters, GameSearch, passes_through  # noqa: E402
 from jericho_game.web.people.playerstats import PlayerStats  # noqa: E402
+from jericho_game.web.people.positionindex import PositionIndexer  # noqa: E402
 from jericho_game.web.round.gameroom import ClientError  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 from jericho_game.web.storage.database import GameRecord, Storage, resolve_db_url  # noqa: E402
@@ -328,3 +335,197 @@ def test_the_statistics_count_results_ratings_openings_and_accuracy(db: str) -> 
             stats.stats("nobody")
     finally:
         storage.close()
+
+
+# -- issue 51, finding 3: the position index, and searches held in their budgets ---------------------------
+
+
+def _random_games(storage: Storage, me: int, n: int, seed_: int) -> list[str]:
+    """``n`` games of ``me`` for the index's tests: random lengths (0-50 plies), a fifth from a start
+    position of their own, about a third still playing, others over (won, lost, drawn, aborted), some
+    private, three at a time on one date (the id breaks the tie); the positions they passed through."""
+    rng = random.Random(seed_)
+    seen: list[str] = []
+    for i in range(n):
+        start = None
+        g = Game()
+        if rng.random() < 0.2:
+            for _ in range(rng.randrange(1, 12)):
+                g.play(rng.choice(g.legal_moves()))
+            start = g.position()
+        moves: list[str] = []
+        for _ in range(rng.randrange(0, 51)):
+            if g.is_over():
+                break
+            moves.append(str(rng.choice(g.legal_moves())))
+            g.play(moves[-1])
+            if rng.random() < 0.1:
+                seen.append(g.position())
+        over = rng.random()
+        result, reason = (
+            (None, None)
+            if over < 0.35
+            else (None, "aborted")
+            if over < 0.4
+            else (rng.choice(("south", "north", "draw")), "resign")
+        )
+        mode = rng.choice(("online", "hotseat", "ai"))
+        put(storage, f"r{i:03d}", mode=mode, start_position=start, south_account=me,
+            north_account=me if mode == "hotseat" else None, result=result, reason=reason,
+            public=rng.random() < 0.7, created_at=day("2026-03-01") + (i // 3) * 60.0, moves=moves)  # fmt: skip
+    return seen
+
+
+def _all_pages(s: GameSearch, query: dict[str, str], viewer: int | None) -> tuple[list[list[str]], int]:
+    """Every page of a search (ids page by page, the last page's ``next`` None), and the replays."""
+    pages, replayed, q = [], 0, dict(query)
+    while True:
+        page = s.page("ada", q, viewer)
+        pages.append([g["id"] for g in page["games"]])
+        replayed += page["scanned"]
+        if page["next"] is None:
+            return pages, replayed
+        q = {**query, "before": page["next"]}
+
+
+def _index_everything(storage: Storage) -> PositionIndexer:
+    indexer = PositionIndexer(storage)
+    while indexer.round():
+        pass
+    return indexer
+
+
+def test_the_position_index_answers_as_the_replay_does(db: str, monkeypatch: Any) -> None:
+    """Issue 51, point 2: the index's answer is the replay's, page by page, on 240 generated games (about
+    a third still playing: those are still replayed), for positions the games passed through, the start,
+    a position no game reached, with filters and as a stranger; the index replays only the games
+    still playing."""
+    monkeypatch.setattr(gamesearch, "MAX_SCAN", 10**6)  # the replay's answer, whole
+    storage = Storage(resolve_db_url(db))
+    try:
+        accounts = AccountService(storage, hasher=CHEAP)
+        ada = accounts.create_account("ada", PW).id
+        seen = _random_games(storage, ada, 240, seed_=51)
+        rng = random.Random(3)
+        nowhere = Game.from_moves(line(28, pick=-1, every=True)).position()
+        positions = [*rng.sample(seen, 14), Game().position(), nowhere]
+        queries = [{"limit": "7"}, {"limit": "4", "result": "won"}, {"limit": "20", "mode": "online"}]
+        s = GameSearch(storage, accounts)
+        cases = [(p, q, v) for p in positions for q in queries for v in (ada, None)][::2]
+        replay = {i: _all_pages(s, {**q, "position": p}, v) for i, (p, q, v) in enumerate(cases)}
+        with storage.reader.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM positions_indexed")).scalar_one() == 0
+        indexer = _index_everything(storage)
+        with storage.reader.connect() as conn:
+            over = conn.execute(text("SELECT count(*) FROM games WHERE result IS NOT NULL OR reason IS NOT NULL"))
+            assert indexer.indexed == over.scalar_one() > 100
+        playing = {g: 0 for g in ("ada", "stranger")}
+        for i, (p, q, v) in enumerate(cases):
+            pages, replayed = _all_pages(s, {**q, "position": p}, v)
+            assert pages == replay[i][0], (p, q, v)
+            assert replayed < replay[i][1] or replay[i][1] == 0, (p, q, v)  # the games over are not replayed
+            playing["ada" if v else "stranger"] += replayed
+        assert sum(len(page) for i in replay for page in replay[i][0]) > 200  # the cases found games
+        assert 0 < playing["ada"]  # the games still playing were replayed, nothing else
+    finally:
+        storage.close()
+
+
+def test_the_indexer_walks_in_bounded_rounds_catches_up_and_never_doubles(db: str, monkeypatch: Any) -> None:
+    """The backfill goes :data:`positionindex.WALK` games a round; a game that ends later is indexed by
+    the next round; two indexers (two processes) indexing the same games write each row once; a game
+    still playing is never indexed."""
+    monkeypatch.setattr(positionindex, "WALK", 4)
+    storage = Storage(resolve_db_url(db))
+    try:
+        accounts = AccountService(storage, hasher=CHEAP)
+        ada = accounts.create_account("ada", PW).id
+        for i in range(9):
+            put(storage, f"w{i}", mode="hotseat", south_account=ada, moves=line(6, pick=i),
+                result="draw" if i != 4 else None, reason="agreed" if i != 4 else None,
+                created_at=day("2026-01-01") + i, updated_at=day("2026-01-01") + i)  # fmt: skip
+        one, two = PositionIndexer(storage), PositionIndexer(storage)
+        assert [one.round(), one.round(), one.round()] == [True, True, False]  # 4 + 4 + 1 games walked
+        assert one.indexed == 8 and one.caught_up
+        # a second process's backfill finds everything indexed and writes nothing twice
+        assert positionindex.index_games(storage, [f"w{i}" for i in range(9)]) == 0
+        while two.round():
+            pass
+        assert two.indexed == 0
+
+        def rows(game_id: str) -> int:
+            with storage.reader.connect() as conn:
+                return int(
+                    conn.execute(
+                        text("SELECT count(*) FROM game_positions WHERE game_id = :g"), {"g": game_id}
+                    ).scalar_one()
+                )
+
+        assert rows("w0") == len(positionindex.positions_of(None, line(6))) == 7 and rows("w4") == 0
+        with storage.engine.begin() as conn:  # w4 ends now
+            conn.execute(text("UPDATE games SET result = 'south', reason = 'resign', updated_at = :t WHERE id = 'w4'"),
+                         {"t": time.time()})  # fmt: skip
+        assert one.round() is False and one.indexed == 9 and rows("w4") == 7
+        s = GameSearch(storage, accounts)
+        page = s.page("ada", {"position": Game.from_moves(line(6, pick=4)[:3]).position()}, ada)
+        assert (
+            [g["id"] for g in page["games"]] == ["w4"] and page["scanned"] == 0 and page["games"][0]["moves"] == 3
+        )  # its plies from the index
+    finally:
+        storage.close()
+
+
+def test_one_search_per_client_at_a_time_on_its_own_threads(tmp_path: Any, monkeypatch: Any) -> None:
+    """Issue 51, point 2: a client's second search while its first runs is refused at once (429
+    ``search_busy``), another client's is not, an export is its own budget; every search runs on the
+    ``search`` budget's threads, never the shared pool; once done, the client may search again."""
+    app = create_app(str(tmp_path / "g.sqlite3"), ai_processes=0, password_hasher=CHEAP)
+    started, gate = threading.Event(), threading.Event()
+    threads: list[str] = []
+    real = GameSearch.page
+
+    def slow(self: GameSearch, *args: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        if not started.is_set():
+            started.set()
+            assert gate.wait(30)
+        return real(self, *args)
+
+    monkeypatch.setattr(GameSearch, "page", slow)
+    first: dict[str, Any] = {}
+    with TestClient(app, client=("10.0.0.1", 1000)) as a:
+        seed(app.state.service.storage, app.state.accounts)
+        t = threading.Thread(target=lambda: first.update(r=a.get("/api/players/ada/games")))
+        t.start()
+        try:
+            assert started.wait(30)
+            r = a.get("/api/players/ada/games", params={"result": "won"})
+            assert r.status_code == 429 and r.json()["error"] == "search_busy", r.text
+            assert a.get("/api/players/ada/stats").status_code == 429  # the statistics count as a search
+            assert a.get("/api/players/ada/games.jgn").status_code == 200  # an export is its own budget
+            b = TestClient(app, client=("10.0.0.2", 1000))
+            assert b.get("/api/players/ada/games").status_code == 200  # another client: not refused
+            assert not first  # the first search was still running all along
+        finally:
+            gate.set()
+            t.join(30)
+        assert first["r"].status_code == 200 and [g["id"] for g in first["r"].json()["games"]] == ["g1"]
+        assert a.get("/api/players/ada/games").status_code == 200  # done: the client may search again
+        assert threads and all(name.startswith("budget-search") for name in threads), threads
+        assert app.state.budget.refused["search"] == 2
+
+
+def test_the_routes_declare_their_budgets_and_are_refused_when_they_are_spent(tmp_path: Any) -> None:
+    """Each route of games_routes declares what it costs, per method; with every budget at zero each is
+    refused before anything is read (not even the player is looked up: no 404)."""
+    app = create_app(str(tmp_path / "g.sqlite3"), ai_processes=0, password_hasher=CHEAP, budgets=zeroed())
+    want = {"/api/players/{name}/games": "search", "/api/players/{name}/games.jgn": "export",
+            "/api/players/{name}/stats": "search"}  # fmt: skip
+    routes = {r.path: r for r in app.routes if isinstance(r, Route) and r.path in want}
+    for path, kind in want.items():
+        said = declared(routes[path].endpoint)
+        assert said is not None and said.kinds["GET"] == said.kinds["HEAD"] == (kind,), path
+    with TestClient(app) as c:
+        for path in ("/api/players/nobody/games", "/api/players/nobody/games.jgn", "/api/players/nobody/stats"):
+            r = c.get(path, params={"position": Game().position()})
+            assert r.status_code == 429 and r.json()["error"] == "search_busy", (path, r.text)

@@ -17,12 +17,15 @@ Every filter is a parameterised SQL condition, the same text on SQLite and Postg
 by key, ``(created_at, id)`` descending: a page never repeats or skips a game when new games arrive.
 A bad value is a 400 ``bad_filter`` whose message names the parameter.
 
-The position search replays games (the database stores moves, not positions: a position table filled on
-every commit would cost every move of every game a write, for a search few people run).  It replays
-only the games the other filters keep, each only as far as the position can lie (the board's pieces
-only grow: a game stops replaying once it has placed more pieces than the position holds), and at most
-:data:`MAX_SCAN` games per request; a page that reached that bound says so (``complete`` false) and its
-``next`` continues the scan where it stopped.  Measured cost: docs/web.md, "Searching games".
+The position search is a query of the position index (:mod:`jericho_game.web.people.positionindex`:
+the positions every finished game passed through, filled by a thread of each server process, never by
+a move): the games the other filters keep that are indexed and passed through the position are found
+by one SQL statement.  The few games not indexed yet (still playing, or ended within the indexer's
+last round) are replayed, each only as far as the position can lie (the board's pieces only grow: a
+game stops replaying once it has placed more pieces than the position holds), at most
+:data:`MAX_SCAN` of them per request; a page that reached that bound says so (``scan_limited``) and
+its ``next`` continues where it stopped.  Either way the answer is the replay's: the same games, in
+the same order, on the same pages.  Measured cost: docs/web.md, "A player's games and statistics".
 
 ``GET /api/players/{name}/games.jgn`` takes the same filters and answers the selection (at most
 :data:`MAX_EXPORT` games, oldest first) as one ``.jgn`` text, records one after the other as
@@ -46,6 +49,8 @@ from sqlalchemy import text
 from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.web.accounts.accounts import AccountService
+from jericho_game.web.common.budget import BudgetPolicy
+from jericho_game.web.people.positionindex import PositionIndexer, position_hash, position_key
 from jericho_game.web.round.gameroom import GAME_ID, ClientError
 from jericho_game.web.round.mygames import moves_of
 from jericho_game.web.round.rooms import GameService
@@ -64,8 +69,13 @@ __all__ = [
 
 MAX_PAGE = 100  # games per page at most (lichess's search pages hold 20 to 100)
 DEFAULT_PAGE = 20
-MAX_SCAN = 1000  # games replayed per request at most by a position search
+MAX_SCAN = 200  # games not in the position index replayed per request at most by a position search
 MAX_EXPORT = 200  # games in one .jgn export at most
+#: A replay or an export rests this many times as long as each slice of :data:`SLICE` seconds of its
+#: work took: it runs on a thread of its budget, but holds the interpreter's lock while it works, and
+#: the event loop and the moves' threads need that lock too (0: no rest).
+PACE = 1.0
+SLICE = 0.005
 #: speed -> estimated duration bounds in seconds [low, high) (lichess: ultrabullet and bullet are one here)
 SPEEDS: dict[str, tuple[float, float]] = {
     "bullet": (0.0, 180.0),
@@ -110,12 +120,6 @@ def _day(q: Mapping[str, str], param: str, end: bool) -> float | None:
     except ValueError:
         raise _bad(param, f"a date as YYYY-MM-DD, not {value[:20]!r}") from None
     return float(start + 86400 if end else start)  # "to" includes its whole day
-
-
-def position_key(position: str) -> str:
-    """What the position search compares: the board, both reserves and the side to move (the first four
-    fields of the position text, as the engine writes them)."""
-    return " ".join(position.split()[:4])
 
 
 def _pieces(position: str) -> int:
@@ -284,12 +288,32 @@ def passes_through(start: str | None, moves: list[str], position: str) -> bool:
 
 
 class GameSearch:
-    """Searches a player's games (:meth:`page`), exports them (:meth:`export`)."""
+    """Searches a player's games (:meth:`page`), exports them (:meth:`export`).
 
-    def __init__(self, storage: Storage, accounts: AccountService, games: GameService | None = None) -> None:
+    ``budget``: the budget policy whose ``search`` and ``export`` budgets the routes run these in
+    (:func:`jericho_game.web.people.playerstats.games_routes`; default: one of its own);
+    ``indexer``: the position index's filler (:meth:`start` and :meth:`close` run and stop it)."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        accounts: AccountService,
+        games: GameService | None = None,
+        budget: BudgetPolicy | None = None,
+    ) -> None:
         self.storage = storage
         self.accounts = accounts
         self.games = games
+        self.budget = budget if budget is not None else BudgetPolicy(storage)
+        self.indexer = PositionIndexer(storage)
+
+    def start(self) -> None:
+        """Start filling the position index (a thread of its own)."""
+        self.indexer.start()
+
+    def close(self) -> None:
+        """Stop filling the position index (before the storage closes)."""
+        self.indexer.stop()
 
     def _player(self, username: str) -> Any:
         acc = self.accounts.find(username)
@@ -298,9 +322,12 @@ class GameSearch:
         return acc
 
     def _query(
-        self, me: int, owner: bool, f: Filters, limit: int, with_moves: bool
-    ) -> list[tuple[Any, list[str] | None, int]]:
-        """The games the SQL filters keep, newest first: (record, its moves when asked, its plies)."""
+        self, me: int, owner: bool, f: Filters, limit: int, position: str | None = None
+    ) -> list[tuple[Any, int | None]]:
+        """The games the SQL filters keep, newest first: (record, its plies when known).
+
+        With ``position`` (its :func:`position_hash`), only the games that the position index says
+        passed through it, and the games not in the index (their plies None: the caller replays them)."""
         opp_id = None
         if f.opponent is not None:
             opp = self.accounts.find(f.opponent)
@@ -310,12 +337,31 @@ class GameSearch:
         if not owner:  # as the profile: a stranger never learns the id of a private game
             conds.append("(g.public = 1 OR g.rated = 1)")
         params.update(me=me, n=limit)
-        sql = f"SELECT g.* FROM games g WHERE {' AND '.join(conds)} ORDER BY g.created_at DESC, g.id DESC LIMIT :n"
+        join, plies = "", "NULL AS plies_"
+        if position is not None:
+            join, plies = " LEFT JOIN positions_indexed x ON x.game_id = g.id", "x.plies AS plies_"
+            conds.append(
+                "(x.game_id IS NULL OR EXISTS "
+                "(SELECT 1 FROM game_positions p WHERE p.pkey = :pkey AND p.game_id = g.id))"
+            )
+            params["pkey"] = position
+        sql = (
+            f"SELECT g.*, {plies} FROM games g{join} WHERE {' AND '.join(conds)} "
+            "ORDER BY g.created_at DESC, g.id DESC LIMIT :n"
+        )
         with self.storage.reader.connect() as conn:
-            rows = [record_from_row(r) for r in conn.execute(text(sql), params).mappings()]
-            ids = [r.id for r in rows]
-            moves: dict[str, list[str]] = {g: [] for g in ids}
-            counts: dict[str, int] = {}
+            out = []
+            for r in conn.execute(text(sql), params).mappings():
+                row = dict(r)
+                known = row.pop("plies_")
+                out.append((record_from_row(row), None if known is None else int(known)))
+        return out
+
+    def _moves(self, ids: list[str], with_moves: bool) -> tuple[dict[str, list[str]], dict[str, int]]:
+        """The moves of the games ``ids`` (``with_moves``), else how many each has."""
+        moves: dict[str, list[str]] = {g: [] for g in ids}
+        counts: dict[str, int] = {}
+        with self.storage.reader.connect() as conn:
             for i in range(0, len(ids), 500):
                 chunk = ids[i : i + 500]
                 names = ", ".join(f":g{k}" for k in range(len(chunk)))
@@ -327,36 +373,47 @@ class GameSearch:
                 else:
                     sql = f"SELECT game_id, count(*) FROM moves WHERE game_id IN ({names}) GROUP BY game_id"
                     counts.update((str(g), int(n)) for g, n in conn.execute(text(sql), chunk_params))
-        if with_moves:
-            return [(rec, moves[rec.id], len(moves[rec.id])) for rec in rows]
-        return [(rec, None, counts.get(rec.id, 0)) for rec in rows]
+        return moves, counts
 
     def _select(
         self, me: int, owner: bool, f: Filters, want: int
     ) -> tuple[list[tuple[Any, int]], tuple[float, str] | None, int]:
         """Up to ``want`` games (record, plies); the key to continue from (None: nothing more matches);
-        how many games a position search replayed."""
+        how many games a position search replayed (those not in the position index)."""
         if f.position is None:
-            rows = self._query(me, owner, f, want + 1, with_moves=False)
-            found = [(rec, plies) for rec, _, plies in rows[:want]]
+            rows = self._query(me, owner, f, want + 1)
+            _moves, counts = self._moves([rec.id for rec, _ in rows[:want]], with_moves=False)
+            page = [(rec, counts.get(rec.id, 0)) for rec, _ in rows[:want]]
             more = len(rows) > want
-            return found, (found[-1][0].created_at, found[-1][0].id) if more else None, 0
-        found = []
-        scanned = 0
+            return page, (page[-1][0].created_at, page[-1][0].id) if more else None, 0
+        key = position_hash(f.position)
+        found: list[tuple[Any, int]] = []
+        replayed = 0
         cursor = f.before
-        while scanned < MAX_SCAN:
-            batch = min(200, MAX_SCAN - scanned)
-            chunk = self._query(me, owner, _with(f, cursor), batch, with_moves=True)
-            for rec, moves, plies in chunk:
-                scanned += 1
+        batch = want + 1  # the indexed games that match cost one row each: the first batch may be enough
+        pace = _Pacer()
+        while True:
+            chunk = self._query(me, owner, _with(f, cursor), batch, position=key)
+            # the games not indexed yet are replayed, as many as the bound leaves
+            unknown = [rec.id for rec, plies in chunk if plies is None][: MAX_SCAN - replayed]
+            moves, _counts = self._moves(unknown, with_moves=True)
+            for rec, known in chunk:
+                if known is None:
+                    if replayed == MAX_SCAN:
+                        return found, cursor, replayed  # the bound on replays: the next page goes on from here
+                    replayed += 1
+                    pace()
+                    if not passes_through(rec.start_position, moves[rec.id], f.position):
+                        cursor = (rec.created_at, rec.id)
+                        continue
+                    known = len(moves[rec.id])
                 cursor = (rec.created_at, rec.id)
-                if passes_through(rec.start_position, moves or [], f.position):
-                    found.append((rec, plies))
-                    if len(found) == want:
-                        return found, cursor, scanned  # more may match after this one
+                found.append((rec, known))
+                if len(found) == want:
+                    return found, cursor, replayed  # more may match after this one
             if len(chunk) < batch:
-                return found, None, scanned  # every candidate was looked at
-        return found, cursor, scanned  # the bound on replays: the next page goes on from here
+                return found, None, replayed  # every candidate was looked at
+            batch = 200
 
     def _row(self, rec: Any, plies: int, me: int) -> dict[str, Any]:
         hotseat = rec.mode == "hotseat"
@@ -423,14 +480,30 @@ class GameSearch:
         acc = self._player(username)
         owner = viewer is not None and viewer == acc.id
         found, _cursor, _scanned = self._select(acc.id, owner, f, MAX_EXPORT)
+        # every game's moves in one query (a load per game cost two round trips and a transaction each)
+        moves, _counts = self._moves([rec.id for rec, _plies in found], with_moves=True)
         texts = []
+        pace = _Pacer()
         for rec, _plies in sorted(found, key=lambda r: (r[0].created_at, r[0].id)):
-            full = self.storage.load(rec.id)
-            if full is None:
-                continue
-            room = self.games.cache.build(full)  # not cached: this runs off the event loop
+            pace()
+            rec.moves = moves[rec.id]
+            room = self.games.cache.build(rec)  # not cached: this runs off the event loop
             texts.append(write(room.game, self.games.record_tags(room)))
         return "\n".join(texts), len(texts)
+
+
+class _Pacer:
+    """Called between two units of CPU work (a game replayed, a record written): rests :data:`PACE`
+    times as long as the work took once :data:`SLICE` seconds of it have gone by."""
+
+    def __init__(self) -> None:
+        self.since = time.perf_counter()
+
+    def __call__(self) -> None:
+        spent = time.perf_counter() - self.since
+        if spent >= SLICE and PACE > 0:
+            time.sleep(PACE * spent)
+            self.since = time.perf_counter()
 
 
 def _with(f: Filters, before: tuple[float, str] | None) -> Filters:

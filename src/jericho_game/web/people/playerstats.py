@@ -30,6 +30,7 @@ from starlette.routing import Route
 
 from jericho_game.ai.analysis import accuracy, decisive, judge
 from jericho_game.web.accounts.accounts import AccountService
+from jericho_game.web.common.budget import Who, costs
 from jericho_game.web.learn.review import ReviewStore
 from jericho_game.web.people.gamesearch import GameSearch, speed_of
 from jericho_game.web.round.gameroom import ClientError
@@ -150,25 +151,42 @@ class PlayerStats:
 def games_routes(search: GameSearch, stats: PlayerStats, write: Callable[[Any, dict[str, str]], str]) -> list[Route]:
     """``GET /api/players/{name}/games`` (a page of the search), ``.../games.jgn`` (the selection as one
     record file) and ``.../stats`` (:mod:`jericho_game.web.people.gamesearch`, this module); their pages
-    are ``/players/{name}/games`` and ``/players/{name}/stats`` (:mod:`jericho_game.web.site.pages`)."""
+    are ``/players/{name}/games`` and ``/players/{name}/stats`` (:mod:`jericho_game.web.site.pages`).
+
+    Each runs on the threads of its budget (``search``, ``export``: :data:`jericho_game.web.common.budget.BUDGETS`),
+    never on the shared pool the moves and pages use: one at a time per client (address group and
+    account), two at a time per process; a client's second one while its first runs is refused at
+    once (429 ``search_busy``), before anything is read."""
+    budget = search.budget
 
     def viewer(request: Request) -> int | None:
         sess = search.accounts.session_of(request)
         return None if sess is None else sess.account.id
 
-    async def blocking(fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+    async def held(kind: str, request: Request, me: int | None, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args, me)`` on ``kind``'s threads, held in its budget for the client (its address group
+        and account ``me``) until the thread is done: a client that goes away does not free its place
+        while its work still runs."""
+        with budget.hold(kind, Who.of(request, me)):
+            job = asyncio.get_running_loop().run_in_executor(budget.executor(kind), lambda: fn(*args, me))
+            try:
+                return await asyncio.shield(job)
+            except asyncio.CancelledError:
+                await asyncio.wait([job])
+                raise
 
     # private to the owner (they see every game): no shared cache may keep one viewer's answer for another
     private = {"Cache-Control": "private, no-store"}
 
+    @costs("search", methods=("GET", "HEAD"))
     async def games(request: Request) -> Response:
         name, query = request.path_params["name"], dict(request.query_params)
-        return JSONResponse(await blocking(search.page, name, query, viewer(request)), headers=private)
+        return JSONResponse(await held("search", request, viewer(request), search.page, name, query), headers=private)
 
+    @costs("export", methods=("GET", "HEAD"))
     async def export(request: Request) -> Response:
         name, query = request.path_params["name"], dict(request.query_params)
-        body, count = await blocking(search.export, name, query, write, viewer(request))
+        body, count = await held("export", request, viewer(request), search.export, name, query, write)
         safe = "".join(ch for ch in name if ch.isalnum() or ch in "-_")[:40] or "player"
         headers = {
             **private,
@@ -177,8 +195,11 @@ def games_routes(search: GameSearch, stats: PlayerStats, write: Callable[[Any, d
         }
         return PlainTextResponse(body, headers=headers)
 
+    @costs("search", methods=("GET", "HEAD"))
     async def player_stats(request: Request) -> Response:
-        return JSONResponse(await blocking(stats.stats, request.path_params["name"], viewer(request)), headers=private)
+        return JSONResponse(
+            await held("search", request, viewer(request), stats.stats, request.path_params["name"]), headers=private
+        )
 
     return [
         Route("/api/players/{name}/games", games),
