@@ -513,10 +513,12 @@ def test_fuzz_every_operation(fuzz_db: str) -> None:
     with TestClient(app, raise_server_exceptions=False) as client:
         world = _build_world(app, client)
         schema = schemathesis.openapi.from_dict(client.get(openapi.PATH).json())
-        for result in schema.get_all_operations():
-            _fuzz(world, result.ok(), failures, seen)
+        operations = [result.ok() for result in schema.get_all_operations()]
+        for op in operations:
+            _fuzz(world, op, failures, seen)
     report = "\n".join(f"{label}: {', '.join(f'{k}×{n}' for k, n in sorted(c.items()))}" for label, c in seen.items())
     assert not failures, "\n\n".join(f"{label}\n  " + "\n  ".join(w) for label, w in failures.items()) + "\n\n" + report
+    assert len(seen) == len(operations) == sum(len(item) for item in schema.raw_schema["paths"].values()), report
     # the authenticated paths were reached: operations a logged-in client changed something with
     ok_logged = {label for label, c in seen.items() if any(k.startswith("sess 2") for k in c)}
     assert len(ok_logged) >= 40, report

@@ -764,6 +764,7 @@ def _responses(method: str, op: Op, route: Route) -> dict[str, Any]:
     def add(status: int, codes: str) -> None:
         errors[status] = ", ".join(x for x in (codes, errors.get(status, "")) if x)
 
+    add(400, "bad_request (a NUL character in the path or query: web/site/httpguard.py)")
     if op.body is not None:
         add(400, "bad_json, bad_request")
         add(413, "too_large")
@@ -773,7 +774,7 @@ def _responses(method: str, op: Op, route: Route) -> dict[str, Any]:
         said = f"{_REASONS.get(status, 'Error')}: {codes}" if codes else _REASONS.get(status, "Error")
         if status == 303:
             responses["303"] = {"description": said}
-        elif op.tag == "pages":  # a page's refusal is a page
+        elif op.tag == "pages" and status != 400:  # a page's refusal is a page (a NUL's is the API's)
             responses[str(status)] = {"description": said, **_content(method, "text/html", {"type": "string"})}
         elif status == 503 and route.path == "/healthz":  # its own answer, not an error code
             responses["503"] = {"description": said, **_content(method, "application/json", {"type": "object"})}
