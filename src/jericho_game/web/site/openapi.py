@@ -9,9 +9,11 @@ below, keyed by ``(method, path)`` exactly as the route declares it.  ``HEAD`` i
 The descriptions live in one table rather than beside each endpoint: the endpoints are spread
 over fifteen modules whose route functions are nested in builders (``account_routes()``, ...),
 and one table is one place to read the API whole.  It cannot drift: a route without a description
-is an error here (:func:`document` raises), and ``tests/web/site/test_openapi.py`` checks that
-the document holds every route and method of the app and nothing else, that it is valid
-OpenAPI 3.1, and fuzzes every operation with schemathesis against the live app.
+is an error (:func:`document` raises; the served document lists it as not described yet rather
+than answering 500), and ``tests/web/site/test_openapi.py`` checks that the document holds every
+route and method of the app and nothing else, each described, that it is valid OpenAPI 3.1, and
+fuzzes every operation with schemathesis against the live app (the statuses it answers must be
+the document's).
 
 What an operation says: its summary, path and query parameters with their JSON schemas, the JSON
 (or form) body it reads, its success answer, the refusals it may answer (each an error body
