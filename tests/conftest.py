@@ -13,9 +13,12 @@ import gzip
 import json
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import Load
 
 # A suite started in the background without job control (`nohup ... &`, some CI runners) has
 # SIGINT ignored, and every engine it starts would inherit that and shrug off the Ctrl-C tests'
@@ -48,6 +51,14 @@ def load_conformance() -> list[dict]:
 @pytest.fixture(scope="session")
 def conformance_games() -> list[dict]:
     return load_conformance()
+
+
+@pytest.fixture()
+def load() -> Iterator[Load]:
+    """The machine's load from the test's start (tests/helpers.Load): a wall-clock bound of an idle
+    machine times ``load.measure()`` (which measures it once more) holds on a loaded one."""
+    with Load() as measured:
+        yield measured
 
 
 #: Test files whose every test is in the slow tier (besides every ``*_ui.py``/``*_multiprocess.py``).

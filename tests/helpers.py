@@ -283,3 +283,8 @@ class Load:
     @property
     def factor(self) -> float:
         return max(self.before, self.after)
+
+    def measure(self) -> float:
+        """The factor with the load measured once more now (inside the ``with`` block)."""
+        self.after = max(self.after, slowdown())
+        return self.factor

@@ -26,7 +26,7 @@ import pytest
 from websockets.sync.client import ClientConnection
 
 from jericho_game.web.storage.database import Storage
-from tests.helpers import open_ws, reserve_port
+from tests.helpers import Load, open_ws, reserve_port
 from tests.web.processes import finish
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -186,7 +186,7 @@ def _resign_and_wait(c: Client) -> dict[str, Any]:
     return c.wait(lambda st: st["status"] == "over")
 
 
-def test_two_servers_share_games_live_play_and_spectating(pg: str, servers: Callable[..., Server]) -> None:
+def test_two_servers_share_games_live_play_and_spectating(pg: str, servers: Callable[..., Server], load: Load) -> None:
     a, b = servers(pg), servers(pg)
     g = a.post("/api/games", {"mode": "online", "side": "south"}).json()
     south = Client(a.ws(g["id"]), g["token"])
@@ -217,7 +217,9 @@ def test_two_servers_share_games_live_play_and_spectating(pg: str, servers: Call
         c.wait(lambda s: s["ply"] == last)
     assert watcher_a.state["moves"] == watcher_b.state["moves"] == north.state["moves"] == south.state["moves"]
     assert stored(pg, g["id"]).moves == south.state["moves"]
-    assert max(delays) < 2.0, delays  # a correctness bound; `jericho loadtest` measures the latency
+    # a correctness bound (an idle machine's, scaled by the load measured in this run); `jericho loadtest`
+    # measures the latency
+    assert max(delays) < 2.0 * load.measure(), (delays, load.factor)
     north.send(type="resign")
     for c in (south, north, watcher_a, watcher_b):
         c.wait(lambda s: s["status"] == "over" and s["reason"] == "resign", 5)
@@ -343,16 +345,24 @@ sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16384)  # inherited by acce
 sock.bind(("127.0.0.1", 0))
 sock.listen(64)
 print("ready", sock.getsockname()[1], flush=True)
-app = create_app(sys.argv[1], limits=Limits(send_timeout=1.0, rate=1000, burst=1000), ai_processes=-1)
+app = create_app(sys.argv[1], limits=Limits(send_timeout=SEND_TIMEOUT, rate=1000, burst=1000), ai_processes=-1)
 uvicorn.run(app, fd=sock.fileno(), log_level="warning")
 """
 
 
-def test_a_client_that_never_reads_is_closed_and_slows_nobody(tmp_path: Path) -> None:
+#: The small-buffers server's send timeout: a move held up behind the stuck reader would take at least this.
+SEND_TIMEOUT = 2.0
+
+
+@pytest.mark.timing
+def test_a_client_that_never_reads_is_closed_and_slows_nobody(tmp_path: Path, load: Load) -> None:
     """A spectator that never reads: the server's socket buffers are kept small (as a busy server's
-    would be full) so that its sends block after a few states; the player's updates do not wait."""
+    would be full) so that its sends block after a few states; the player's updates do not wait.
+    No move takes 1 s on an idle machine (a few ms each), a bound scaled by the load measured in this
+    run but kept below the send timeout, which a move held up behind the stuck reader would take."""
     env = dict(os.environ, PYTHONPATH=SRC)
-    cmd = [sys.executable, "-c", _SMALL_BUFFERS_SERVER, str(tmp_path / "g.sqlite3")]
+    server = _SMALL_BUFFERS_SERVER.replace("SEND_TIMEOUT", repr(SEND_TIMEOUT))
+    cmd = [sys.executable, "-c", server, str(tmp_path / "g.sqlite3")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:
         assert proc.stdout is not None
@@ -377,7 +387,7 @@ def test_a_client_that_never_reads_is_closed_and_slows_nobody(tmp_path: Path) ->
         )  # ... and never reads a byte
         player = Client(open_ws(f"ws://127.0.0.1:{port}/ws/{g['id']}"), g["token"])
         player.wait(lambda st: st["watchers"] == 1)
-        worst, closed_at = 0.0, None
+        worst, closed_at, closed_ply = 0.0, None, 0
         t_start = time.monotonic()
         for ply in range(150):
             st = player.state
@@ -389,11 +399,14 @@ def test_a_client_that_never_reads_is_closed_and_slows_nobody(tmp_path: Path) ->
             player.wait(lambda s, p=st["ply"]: s["ply"] > p)  # type: ignore[misc]
             worst = max(worst, time.monotonic() - t0)
             if player.state["watchers"] == 0 and closed_at is None:
-                closed_at = time.monotonic() - t_start
+                closed_at, closed_ply = time.monotonic() - t_start, ply
+            if closed_at is not None and ply >= closed_ply + 10:  # ten moves after the close: nothing more to see
+                break
         if closed_at is None:  # the game ended first: the stuck reader is closed at the latest now
             player.send(type="hello", token=g["token"])
             player.wait(lambda s: s["watchers"] == 0, 5)
-        assert worst < 1.0, worst  # never held up by the stuck reader (a correctness bound, not a benchmark)
+        # never held up by the stuck reader (a correctness bound, not a benchmark)
+        assert worst < min(1.0 * load.measure(), 0.9 * SEND_TIMEOUT), (worst, load.factor)
         assert player.state["watchers"] == 0  # it fell behind by more than the send timeout: closed
         stuck.close()
     finally:

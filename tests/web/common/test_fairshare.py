@@ -32,7 +32,7 @@ from jericho_game.web.common.fairshare import SocketCaps  # noqa: E402
 from jericho_game.web.learn.review import ReviewStore  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
 from jericho_game.web.storage.database import GameRecord, QuotaFull, Storage, resolve_db_url  # noqa: E402
-from tests.helpers import open_ws  # noqa: E402
+from tests.helpers import Load, open_ws  # noqa: E402
 from tests.web import test_multiprocess  # noqa: E402
 from tests.web.processes import finish  # noqa: E402
 from tests.web.test_multiprocess import Server  # noqa: E402
@@ -550,14 +550,17 @@ def _bot(server: Server, game: dict[str, Any], address: str, stop: threading.Eve
         ws.close()
 
 
-def test_the_audits_32_address_attack_leaves_a_victims_easy_replies_in_the_bound(tmp_path: Any, servers: Any) -> None:
+def test_the_audits_32_address_attack_leaves_a_victims_easy_replies_in_the_bound(
+    tmp_path: Any, servers: Any, load: Load
+) -> None:
     """The audit (issue 33): 32 addresses asked for 96 `master` games (64 accepted, the victim's `easy`
     replies then took 94-96 s, queue place 63).  Now the expensive lane admits what its slots can
     answer in time: 2 AI processes hold 4 s each of thought per round of moves, so 2 master games
     (3 s a move) and every other request is refused with `ai_full`; the admitted ones are played as
     fast as the AI answers; and the victim's cheap moves have a lane and a slot of their own: the
     victim's job is never behind anyone (place 1 at most) and every reply comes within the bound
-    (2 s stated; asserted with room for a loaded test machine)."""
+    (2 s stated; asserted with room for a loaded test machine, and scaled by the load measured in
+    this run)."""
     db = str(tmp_path / "g.sqlite3")
     server = servers(db, "--ai-processes", "2", "--ai-delay", "0")
     store = Storage(resolve_db_url(db))
@@ -607,8 +610,9 @@ def test_the_audits_32_address_attack_leaves_a_victims_easy_replies_in_the_bound
         for t in bots:
             t.join(30)
     assert places and max(places) <= 1, places  # nobody's move is ever ahead of the victim's
-    assert max(took) <= 10.0, took  # the bound is 2 s; the audit measured 94-96 s
-    assert statistics.median(took) <= 2.0, took
+    factor = load.measure()
+    assert max(took) <= 10.0 * factor, (took, factor)  # the bound is 2 s; the audit measured 94-96 s
+    assert statistics.median(took) <= 2.0 * factor, (took, factor)
 
 
 def _victim_replies(server: Server, level: str, n: int) -> tuple[list[float], list[int]]:
