@@ -13,7 +13,7 @@ generated ones), and checks on every answer that:
   (a page's refusal is an HTML page), with a status and a content type the document lists;
 - nothing is written by a refused request: the row count of every table of the database is the
   same before and after each 4xx (the app's background loops are stopped and its clock frozen, so
-  every change is the request's), but for the log-in throttle's own row of a failed log-in.
+  every change is the request's), but for the throttle's rows of a failed log-in or sign-up.
 
 ``JERICHO_FUZZ_EXAMPLES`` (default 10) is the number of examples per operation (a quarter of it for
 ``HEAD``, which is ``GET`` without the body);
@@ -404,8 +404,12 @@ def _send(world: World, case: Any, who: str) -> Any:
     )
 
 
-#: Tables a refused request may add to: a failed log-in counts in the throttle (it is the throttle).
-REFUSED_MAY_WRITE = {("POST", "/api/account/login"): {"auth_throttle"}}
+#: Tables a refused request may add to: a failed log-in, or a sign-up refused for a taken name, counts
+#: in the throttle (that is what the throttle counts: attempts, against guessing and name probing).
+REFUSED_MAY_WRITE = {
+    ("POST", "/api/account/login"): {"auth_throttle"},
+    ("POST", "/api/account/signup"): {"auth_throttle"},
+}
 #: Tables a thread of the app fills on its own, whatever the requests: the position index of the
 #: games that ended (web/people/positionindex.py), not a request's doing.
 BACKGROUND = {"game_positions", "positions_indexed"}
