@@ -10,7 +10,8 @@ passes through (the old code replayed every game for it; the position index answ
 an export of 200 games, while a 9th client times ``/healthz``; and the search the index cannot help,
 of a player whose 200 games are all still playing (each search replays them all).  The bound compares
 with a calm baseline measured in the same run, calm and loaded seconds taking turns: ``/healthz``'s
-p99 under the load stays within max(200 ms, 3 x the calm p99), in one of at most three measurements.
+p99 under the load stays within max(200 ms x the machine's load factor, 3 x the calm p99), in one of at
+most three measurements.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ from jericho_game.game import Game
 from jericho_game.web.accounts.accounts import AccountService
 from jericho_game.web.round import gameroom
 from jericho_game.web.storage.database import GameRecord, Storage, resolve_db_url
+from tests.helpers import Load
 from tests.web.test_multiprocess import Server
+
+pytestmark = [pytest.mark.slow, pytest.mark.timing]  # a server process, 80 s; a bound on latencies
 
 N_GAMES = 1000
 NAME = "bench"
@@ -177,19 +181,22 @@ ONE = ["127.0.0.9"] * 8
 
 
 def keeps_healthz_fast(server: Server, path: str, params: dict[str, str], addresses: list[str]) -> None:
-    """``/healthz``'s p99 under the load within max(200 ms, 3 x the calm p99), in one of at most
-    :data:`ATTEMPTS` measurements: another process on a loaded test machine can stall this one's
+    """``/healthz``'s p99 under the load within max(200 ms, 3 x the calm p99), the 200 ms scaled by
+    the machine's load measured around it (tests/helpers.Load: 1 on an idle machine), in one of at
+    most :data:`ATTEMPTS` measurements: another process on a loaded test machine can stall this one's
     threads for a few hundred milliseconds now and then (the calm p50 stays a few ms then), which one
     measurement's p99 may catch; the code that ran searches on the shared pool failed every one by a
     factor of ten.  Every answer is the search's, or a refusal saying the client's search runs."""
     tries = []
     for _ in range(ATTEMPTS):
-        got = under_load(server, path, params, addresses)
+        with Load() as load:
+            got = under_load(server, path, params, addresses)
+        got["bound"] = max(0.2 * load.factor, 3 * got["calm_p99"])
         tries.append(got)
         assert got["answers"].get("200", 0) > 0 and set(got["answers"]) <= {"200", "429 search_busy"}, got
-        if got["p99"] <= max(0.2, 3 * got["calm_p99"]):
+        if got["p99"] <= got["bound"]:
             return
-    raise AssertionError(f"/healthz's p99 over max(0.2 s, 3 x the calm p99) in every measurement: {tries}")
+    raise AssertionError(f"/healthz's p99 over its bound in every measurement: {tries}")
 
 
 @pytest.mark.parametrize(
