@@ -496,7 +496,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         session="read",
     ),
     ("GET", "/api/players/{name}/stats"): Op(
-        "A player's statistics", "people", errors={404: "unknown_account"}, session="read"
+        "A player's statistics", "people", errors={404: "unknown_account", 429: "search_busy"}, session="read"
     ),
     # -- people (web/people/people.py) --
     ("GET", "/api/people/{name}"): Op(
