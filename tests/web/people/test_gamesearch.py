@@ -466,6 +466,15 @@ def test_the_indexer_walks_in_bounded_rounds_catches_up_and_never_doubles(db: st
             conn.execute(text("UPDATE games SET result = 'south', reason = 'resign', updated_at = :t WHERE id = 'w4'"),
                          {"t": time.time()})  # fmt: skip
         assert one.round() is False and one.indexed == 9 and rows("w4") == 7
+        if storage.postgres:  # one server process at a time indexes: another's turn is waited out
+            put(storage, "w9", mode="hotseat", south_account=ada, moves=line(2), result="draw", reason="agreed",
+                created_at=time.time())  # fmt: skip
+            with storage.engine.connect() as conn:
+                conn.execute(text("SELECT pg_advisory_lock(hashtext('jericho-position-index'))"))
+                assert one.round() is False and rows("w9") == 0
+                conn.execute(text("SELECT pg_advisory_unlock(hashtext('jericho-position-index'))"))
+                conn.commit()
+            assert one.round() is False and rows("w9") == 3
         s = GameSearch(storage, accounts)
         page = s.page("ada", {"position": Game.from_moves(line(6, pick=4)[:3]).position()}, ada)
         assert (

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import random
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, text
@@ -74,6 +76,8 @@ _INSERT_POSITION = text("INSERT INTO game_positions (pkey, game_id) VALUES (:k, 
 _INSERT_INDEXED = text(
     "INSERT INTO positions_indexed (game_id, plies, at) VALUES (:g, :plies, :at) ON CONFLICT DO NOTHING"
 )
+_TRY_TURN = text("SELECT pg_try_advisory_lock(hashtext('jericho-position-index'))")
+_END_TURN = text("SELECT pg_advisory_unlock(hashtext('jericho-position-index'))")
 # one round's walk: the next games by (updated_at, id), whether each is over and already indexed
 _WALK = text(
     "SELECT w.id, w.updated_at, w.over, x.game_id FROM ("
@@ -170,9 +174,32 @@ class PositionIndexer:
         self._thread: threading.Thread | None = None
         storage.create_tables(index_metadata)
 
+    @contextmanager
+    def _turn(self) -> Iterator[bool]:
+        """Whether this process may index now: on PostgreSQL one process at a time (a session's
+        advisory lock, tried, not waited for), so that the servers of one database do not each replay
+        the same games; on SQLite always."""
+        if not self.storage.postgres:
+            yield True
+            return
+        with self.storage.engine.connect() as conn:
+            mine = bool(conn.execute(_TRY_TURN).scalar())
+            conn.commit()
+            try:
+                yield mine
+            finally:
+                if mine:
+                    conn.execute(_END_TURN)
+                    conn.commit()
+
     def round(self) -> bool:
         """One round: walk the next games, index those over and not indexed; whether more games are
-        left to walk now (False: caught up, the next round walks the last :data:`MARGIN` s again)."""
+        left to walk now (False: caught up, the next round walks the last :data:`MARGIN` s again; or
+        another process's turn on PostgreSQL: this one tries again later, from where it was)."""
+        with self._turn() as mine:
+            return self._round() if mine else False
+
+    def _round(self) -> bool:
         began = time.time()
         with self.storage.reader.connect() as conn:
             walked = conn.execute(_WALK, {"t": self.cursor[0], "id": self.cursor[1], "n": WALK}).all()
@@ -188,7 +215,13 @@ class PositionIndexer:
         return True
 
     def run(self) -> None:
-        """Rounds until :meth:`stop` (a failed round, e.g. the database away, is tried again later)."""
+        """Rounds until :meth:`stop` (a failed round, e.g. the database away, is tried again later).
+
+        The first waits up to one second: the processes of ``--workers N`` on one SQLite file,
+        started together, would otherwise walk the same games side by side and each replay them (the
+        rows are the same; the work is not); one ahead of the others leaves them games already
+        indexed, which they skip.  On PostgreSQL they take turns (:meth:`_turn`)."""
+        self._stop.wait(random.uniform(0.0, 1.0))
         while not self._stop.is_set():
             t0 = time.perf_counter()
             more = False
