@@ -158,6 +158,27 @@ def test_a_live_budget_asks_its_features_counter_and_a_process_budget_is_held_wh
             return list(names)
 
         assert all(n.startswith("budget-export") for n in asyncio.run(two()))  # never the shared pool
+
+        async def gone() -> None:  # the client goes away while its export runs: its place stays taken
+            started, finish = threading.Event(), threading.Event()
+
+            def slow() -> None:
+                started.set()
+                finish.wait(30)
+
+            task = asyncio.ensure_future(policy.run("export", Who("10.0.0.9"), slow))
+            await asyncio.get_running_loop().run_in_executor(None, started.wait, 30)
+            task.cancel()
+            with pytest.raises(OverBudget):
+                await policy.run("export", Who("10.0.0.9"), lambda: None)
+            finish.set()
+            for _ in range(200):
+                await asyncio.sleep(0.01)
+                if not policy._held.get("export"):
+                    break
+            await policy.run("export", Who("10.0.0.9"), lambda: None)  # given back once the thread is done
+
+        asyncio.run(gone())
     finally:
         policy.close()
         s.close()

@@ -539,7 +539,7 @@ class BudgetPolicy:
         self.refused: Counter[str] = Counter()  # refusals by kind, since the process started
         self._live: dict[str, LiveCounter] = {}
         self._held: dict[str, Counter[Any]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # judge() counts a refusal under it, inside take()
         self._pools: dict[str, ThreadPoolExecutor] = {}
         self._asks = 0
         budget_metadata.create_all(storage.engine)
@@ -659,6 +659,15 @@ class BudgetPolicy:
     @contextmanager
     def hold(self, kind: str, who: Who) -> Iterator[None]:
         """Hold one of ``kind`` (a ``process`` budget) for ``who`` while the block runs, or refuse."""
+        release = self.take(kind, who)
+        try:
+            yield
+        finally:
+            release()
+
+    def take(self, kind: str, who: Who) -> Callable[[], None]:
+        """Take one of ``kind`` (a ``process`` budget) for ``who``, or refuse; the function that gives
+        it back (once, whoever calls it)."""
         b = self[kind]
         if b.counted != "process":
             raise ValueError(f"budget {kind!r} is counted by {b.counted}: use ask()")
@@ -670,18 +679,22 @@ class BudgetPolicy:
                 account=float(held[("account", who.account)]) if who.account is not None else None,
                 total=float(held["total"]),
             )
-        self.judge(kind, counts)
-        with self._lock:
+            self.judge(kind, counts)  # under the lock: two takes at once cannot both pass the last place
             for key in (*keys, "total"):
                 held[key] += 1
-        try:
-            yield
-        finally:
+        given = threading.Event()
+
+        def release() -> None:
             with self._lock:
+                if given.is_set():
+                    return
+                given.set()
                 for key in (*keys, "total"):
                     held[key] -= 1
                     if held[key] <= 0:
                         del held[key]
+
+        return release
 
     def executor(self, kind: str) -> ThreadPoolExecutor:
         """The threads of a ``process`` budget: as many as its total, apart from the shared pool (a
@@ -694,9 +707,16 @@ class BudgetPolicy:
             return pool
 
     async def run(self, kind: str, who: Who, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` on ``kind``'s own threads, held in its budget while it runs (or refused)."""
-        with self.hold(kind, who):
-            return await asyncio.get_running_loop().run_in_executor(self.executor(kind), fn, *args)
+        """``fn(*args)`` on ``kind``'s own threads, held in its budget until the thread is done (or
+        refused): a client that goes away mid-way cannot start another while the first still runs."""
+        release = self.take(kind, who)
+        try:
+            work = self.executor(kind).submit(fn, *args)
+        except BaseException:
+            release()
+            raise
+        work.add_done_callback(lambda _: release())
+        return await asyncio.wrap_future(work)
 
     def close(self) -> None:
         """Stop the budgets' own threads (those running finish first)."""
