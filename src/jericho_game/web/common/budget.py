@@ -488,7 +488,8 @@ def zeroed(budgets: Mapping[str, Budget] = BUDGETS) -> dict[str, Budget]:
     limits = ("per_group", "per_account", "per_recipient", "per_pair", "total")
     out = {}
     for kind, b in budgets.items():
-        out[kind] = replace(b, **{f.name: 0 for f in fields(b) if f.name in limits and getattr(b, f.name) is not None})
+        zero: dict[str, Any] = {f.name: 0 for f in fields(b) if f.name in limits and getattr(b, f.name) is not None}
+        out[kind] = replace(b, **zero)
     return out
 
 
@@ -866,5 +867,6 @@ def with_settings(budgets: Mapping[str, Budget], settings: list[str]) -> dict[st
                 raise ValueError(f"--budget {item[:60]!r}: a limit is a number from 0 up")
         if scope == "window" and (number is None or number <= 0 or out[kind].counted != "ledger"):
             raise ValueError(f"--budget {item[:60]!r}: only a ledger budget has a window, of more than 0 seconds")
-        out[kind] = replace(out[kind], **{SETTABLE[scope]: number})
+        changed: dict[str, Any] = {SETTABLE[scope]: number}
+        out[kind] = replace(out[kind], **changed)
     return out
