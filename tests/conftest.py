@@ -89,6 +89,7 @@ SLOW_TESTS_BY_FILE: dict[str, set[str]] = {
         "test_kill_on_a_background_parallel_run_stops_it_as_ctrl_c_does",
     },
     "ai/test_evalnet.py": {
+        "test_expert_iteration_resumes_from_its_files",
         "test_training_learns_the_search_s_visits",
     },
     "ai/test_ladder.py": {
@@ -133,6 +134,7 @@ SLOW_TESTS_BY_FILE: dict[str, set[str]] = {
     },
     "envs/test_vector.py": {
         "test_bench_hook_prints_the_vector_env_figure",
+        "test_the_c_batch_engine_equals_the_python_one",
     },
     "envs/test_vector_compact.py": {
         "test_compact_views_equal_the_float32_ones_on_many_positions",
@@ -158,12 +160,17 @@ SLOW_TESTS_BY_FILE: dict[str, set[str]] = {
         "test_a_rated_game_updates_both_ratings_once_and_shows_on_the_leaderboard",
         "test_a_thousand_wrong_passwords_are_throttled_and_the_owner_still_logs_in",
         "test_no_signup_jericho_user_add_and_an_admin",
+        "test_signups_ask_the_budget_per_address_group_and_in_total",
         "test_who_may_create_and_join_rated_games",
+    },
+    "web/accounts/test_ratings.py": {
+        "test_an_established_account_counts_few_games_a_day_against_new_accounts",
     },
     "web/common/test_fairshare.py": {
         "test_a_burst_of_one_client_does_not_delay_another_clients_ai_reply",
         "test_the_audits_32_address_attack_leaves_a_victims_easy_replies_in_the_bound",
         "test_the_audits_63_watchers_no_longer_lock_the_joiner_out",
+        "test_the_lobby_is_capped_per_address",
         "test_watchers_from_many_addresses_fill_the_game_and_its_players_still_get_in",
     },
     "web/learn/test_analysis_stream.py": {
@@ -175,10 +182,12 @@ SLOW_TESTS_BY_FILE: dict[str, set[str]] = {
         "test_streams_beyond_the_pool_share_wait_their_turn",
     },
     "web/learn/test_puzzles.py": {
+        "test_a_solution_seen_or_a_solve_too_fast_rates_nothing_and_a_days_gain_is_bounded",
         "test_anonymous_solving_moves_no_rating_whatever_token_it_sends",
         "test_make_reads_the_finished_games_of_a_server_database",
         "test_moves_are_checked_and_the_reply_is_played",
         "test_next_returns_a_proved_puzzle_without_its_solution",
+        "test_puppets_cannot_move_a_puzzles_rating",
     },
     "web/learn/test_review.py": {
         "test_a_dead_workers_review_step_is_taken_over_and_its_late_result_is_refused",
@@ -187,13 +196,21 @@ SLOW_TESTS_BY_FILE: dict[str, set[str]] = {
         "test_a_slow_slide_is_explained_accuracy_turning_points_lines_and_one_numbering",
         "test_hostile_review_requests_get_clear_coded_errors_and_change_nothing",
     },
+    "web/people/test_gamesearch.py": {
+        "test_the_position_index_answers_as_the_replay_does",
+    },
     "web/people/test_people.py": {
         "test_a_block_stops_challenges_follows_and_cancels_pending_ones",
         "test_challenge_limits_are_counted_in_the_database",
         "test_follow_and_see_followers_and_the_online_list",
     },
+    "web/people/test_people_limits.py": {
+        "test_a_hundred_challenge_cycles_mail_the_victim_at_most_its_hourly_cap",
+        "test_forty_fresh_accounts_cannot_all_challenge_or_follow_one_victim",
+    },
     "web/round/test_correspondence.py": {
         "test_a_correspondence_turn_is_mailed_to_an_absent_player_once",
+        "test_a_full_correspondence_list_shared_fairly_refuses_a_logged_in_player_without_asking_to_log_in",
         "test_correspondence_seeks_from_many_addresses_cannot_fill_the_lobby_for_a_week",
         "test_your_turn_lists_the_games_waiting_for_the_player_most_urgent_first",
         "test_your_turn_of_an_account_needs_no_token",
@@ -212,6 +229,9 @@ SLOW_TESTS_BY_FILE: dict[str, set[str]] = {
         "test_request_heads_are_limited_in_size_and_time",
         "test_sock_puppets_cannot_farm_a_rating",
         "test_successful_log_ins_are_limited_and_sessions_capped",
+    },
+    "web/site/test_openapi.py": {
+        "test_fuzz_every_operation",
     },
     "web/social/test_chat.py": {
         "test_a_flood_of_reports_from_accounts_cannot_push_a_real_report_out",
@@ -232,6 +252,9 @@ SLOW_TESTS_BY_FILE: dict[str, set[str]] = {
         "test_ten_accounts_from_one_address_cannot_mail_a_stranger_ten_confirmations",
         "test_the_request_never_waits_for_the_mail_server",
         "test_without_smtp_no_address_is_taken",
+    },
+    "web/test_ladder.py": {
+        "test_a_player_that_needs_a_file_is_never_offered_nor_imported",
     },
     "web/test_server.py": {
         "test_a_database_written_before_versions_is_migrated_and_its_clock_still_runs",

@@ -20,7 +20,7 @@ def test_each_slow_test_named_is_a_test_of_its_file() -> None:
             set(re.findall(r"^def (test_\w+)\(", path.read_text(encoding="utf-8"), re.M)) if path.exists() else set()
         )
         missing += [f"{name}::{test}" for test in sorted(tests - defined)]
-    assert missing == []
+    assert missing == [], f"not tests of their files (renamed? update tests/conftest.py SLOW_TESTS_BY_FILE): {missing}"
 
 
 def test_each_slow_file_named_exists() -> None:
