@@ -1,7 +1,9 @@
 """No English on a French page, in a real browser (issue 24 point 1): every page of the tour
 (tests/web/tour.py: the game, its replay and review, the lobby, the puzzles...) is read in French,
 its text and its names for screen readers, and none of the catalog's English messages may be
-found there; the AI levels, the engine's sentences and the dates are French too."""
+found there (:func:`english_on`, checked on the accessibility tour's French walk,
+tests/web/site/test_a11y_pages_ui.py, which opens every page once for both); the AI levels, the
+engine's sentences and the dates are French too."""
 
 from __future__ import annotations
 
@@ -16,7 +18,6 @@ from playwright.sync_api import Browser, Page, expect
 from jericho_game.web import i18n
 from jericho_game.web.server import create_app
 from tests.web import test_browser, tour
-from tests.web.test_browser import watch_errors
 
 browser = test_browser.browser
 
@@ -69,40 +70,40 @@ def page_words(page: Page) -> str:
     )
 
 
-def test_no_english_message_on_any_french_page(server: str, browser: Browser) -> None:
+def french_checks() -> tuple[list[str], set[str]]:
+    """The catalog's English fragments and words that :func:`english_on` looks for, checked to be
+    many (an empty catalog would find nothing)."""
     fragments = english_fragments()
     assert len(fragments) > 300 and any(f.startswith("Hover or tap an alignment") for f in fragments)
     words = english_words()
     assert {"placed", "leads", "the", "your"} <= words
-    ctx = tour.new_context(browser, "fr")
-    page = ctx.new_page()
-    errors = watch_errors(page)
-    leaks = {}
-    for name, stop in tour.STOPS.items():
-        stop(page, server)
-        if name == "game":  # the confrontation's sentence, and a refused move's reason
-            page.locator('[data-alignment="d"]').focus()
-            expect(page.locator("#info")).to_contain_text("Alignement d")
-        said = page_words(page)
-        found = [f for f in fragments if f in said]
-        prose = re.sub(r"\S+\.(md|py|js)\b", "", said)  # file names are not words
-        # whole words, accents included: "Confirmé" is French, not the English "Confirm" + "é"
-        found += sorted({w for w in re.findall(r"[A-Za-zÀ-ÿ']{3,}", prose) if w.lower() in words})
-        if found:
-            leaks[name] = found
-    ctx.close()
-    assert leaks == {}, leaks
-    assert not [e for e in errors if "status of 404" not in e], errors
+    return fragments, words
+
+
+def english_on(page: Page, fragments: list[str], words: set[str], stop: str = "") -> list[str]:
+    """The English a page shows in a French tour: the catalog's English fragments it says, and its
+    words that only English messages use.  At the game ``stop`` an alignment is focused first (the
+    confrontation's sentence)."""
+    if stop == "game":  # the confrontation's sentence, and a refused move's reason
+        page.locator('[data-alignment="d"]').focus()
+        expect(page.locator("#info")).to_contain_text("Alignement d")
+    said = page_words(page)
+    found = [f for f in fragments if f in said]
+    prose = re.sub(r"\S+\.(md|py|js)\b", "", said)  # file names are not words
+    # whole words, accents included: "Confirmé" is French, not the English "Confirm" + "é"
+    found += sorted({w for w in re.findall(r"[A-Za-zÀ-ÿ']{3,}", prose) if w.lower() in words})
+    return found
 
 
 def test_the_check_finds_english(server: str, browser: Browser) -> None:
     """The check can fail: an English page read as if it were French shows many messages."""
-    fragments = english_fragments()
+    fragments, words = french_checks()
     ctx = tour.new_context(browser, "light")
     page = ctx.new_page()
     tour.game(page, server)
-    words = page_words(page)
-    assert len([f for f in fragments if f in words]) >= 3
+    said = page_words(page)
+    assert len([f for f in fragments if f in said]) >= 3
+    assert len(english_on(page, fragments, words)) >= 10
     ctx.close()
 
 

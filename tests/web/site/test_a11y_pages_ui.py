@@ -1,7 +1,8 @@
 """axe-core on every page of the site (issue 24 point 4): home, game, lobby, review, replay,
 analysis, puzzles, tutorial, rules, log-in, sign-up, leaderboard, profile, my games, the 404 and
 the offline page, each in light, dark and high contrast (and in French on a phone), with no
-serious or critical violation.
+serious or critical violation.  The French walk also reads each page at 1280x800 for English left
+untranslated (tests/web/i18n/test_french_ui.py's check): one walk of the pages for both.
 axe-core comes from the axe-playwright-python package (the dev extra): nothing is downloaded."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from playwright.sync_api import Browser, expect
 
 from jericho_game.web.server import create_app
 from tests.web import screenshots, test_browser, tour
+from tests.web.i18n.test_french_ui import english_on, french_checks
 from tests.web.test_browser import watch_errors
 
 browser = test_browser.browser
@@ -35,6 +37,8 @@ def test_no_serious_accessibility_violation_on_any_page(server: str, browser: Br
     errors = watch_errors(page)
     found = {}
     locale, _, contrast = tour.LOOKS[look]
+    french = french_checks() if locale.startswith("fr") else None
+    leaks = {}
     for name, stop in tour.STOPS.items():
         stop(page, server)
         # each page is drawn in the look asked for: its language and its contrast
@@ -44,8 +48,15 @@ def test_no_serious_accessibility_violation_on_any_page(server: str, browser: Br
         violations = tour.axe_violations(page)
         if violations:
             found[name] = violations
+        if french is not None:  # no English on the French page, read at 1280x800 as the French check always was
+            page.set_viewport_size(tour.SIZES["1280x800"])
+            leaked = english_on(page, *french, stop=name)
+            if leaked:
+                leaks[name] = leaked
+            page.set_viewport_size(tour.SIZES[size])
     ctx.close()
     assert found == {}, found
+    assert leaks == {}, leaks
     assert not [e for e in errors if "status of 404" not in e], errors
 
 
