@@ -211,9 +211,18 @@ def burners(n: int = BURNERS) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
 
+def timing_files() -> list[str]:
+    """The test files that mark tests ``timing`` (the timing check collects only those)."""
+    marked = ("mark.timing", "marks=pytest.mark.timing")
+    found = [p for p in sorted((ROOT / "tests").rglob("test_*.py")) if any(m in p.read_text("utf-8") for m in marked)]
+    return [str(p.relative_to(ROOT)) for p in found]
+
+
 def timing_check(env: dict[str, str]) -> int:
     """After the full run: the ``timing`` tests again, TIMING_RUNS times, under BURNERS CPU burners."""
+    files = timing_files()
     cmd = [str(PY), "-m", "pytest", "-m", "timing", "-n", "2", "--dist", "loadfile", "-q", "-p", "no:cacheprovider"]
+    cmd += files
     print(f"timing check: the tests marked timing, {TIMING_RUNS} times beside {BURNERS} CPU burners", flush=True)
     started = time.monotonic()
     hogs = burners()
