@@ -430,3 +430,190 @@ def test_random_play_reviews_far_below_sound_play_over_several_games() -> None:
     assert south is not None and north is not None
     better = acc[moment.result] if moment.result in acc else max(south, north)
     assert better is not None and better > SOUND_MIN > RANDOM_MAX > max(randoms), (acc, randoms)
+
+
+# -- issue 53: the move that decided the game, exact where the solver knows it ---------------------
+
+
+def _played(chances: list[float], exact: dict[int, float] | None = None) -> tuple[list[str], list[PositionEval]]:
+    """A constructed game: South's chance by the search in each position (turns alternate from South),
+    ``exact`` positions as the solver's (South's value 1, ½ or 0); the last position is finished."""
+    exact = exact or {}
+    evals = []
+    for i, c in enumerate(chances):
+        turn = "south" if i % 2 == 0 else "north"
+        if i in exact:
+            v = 0 if exact[i] == 0.5 else 1 if _mine_of(turn, exact[i]) == 1.0 else -1
+            evals.append(PositionEval(i, exact[i], turn, None, True, 0, (), v, None))
+        else:
+            evals.append(_ev(i, c, turn))
+    return [f"{1 + i % 5}W@a{i}" for i in range(1, len(chances))], evals
+
+
+def _mine_of(side: str, south: float) -> float:
+    return south if side == "south" else 1.0 - south
+
+
+def _walk(first: int, values: list[float]) -> analysis.SolvedEnd:
+    return analysis.SolvedEnd(first, tuple(values), analysis.DECIDE_NODES, 1000)
+
+
+def _audit_like() -> dict[str, tuple[list[str], list[PositionEval], analysis.SolvedEnd, int]]:
+    """The three patterns of the audit (2026-12-07), each as (moves, the review's figures, the solver's
+    walk, the exact deciding move): the old rule named a later move, or the winner's."""
+    out = {}
+    # 1. a draw thrown away two plies before the move the old rule named: South's 22. at ply 43 turns
+    #    the solved draw into a loss; the search reads South at 5 % or less only from ply 45
+    chances = [0.5] * 43 + [0.30, 0.12, 0.04, 0.03, 0.0]
+    walk = _walk(40, [0.5, 0.5, 0.5] + [0.0] * 5)
+    out["draw thrown away"] = (*_played(chances, {47: 0.0}), walk, 43)
+    # 2. lost four plies earlier: South's move 41 loses a drawn game; the search sees it at 45
+    chances = [0.5] * 41 + [0.25, 0.20, 0.15, 0.10, 0.04, 0.02, 0.0]
+    walk = _walk(38, [0.5, 0.5, 0.5] + [0.0] * 7)
+    out["lost earlier"] = (*_played(chances, {47: 0.0}), walk, 41)
+    # 3. the winner's move named: South lost from ply 39 (its move), the search read South at 12 %
+    #    there and North's reply at ply 40 took it under 5 %
+    chances = [0.5] * 39 + [0.12, 0.02, 0.01, 0.01, 0.0]
+    walk = _walk(36, [0.5, 0.5, 0.5] + [0.0] * 5)
+    out["winner's move"] = (*_played(chances, {43: 0.0}), walk, 39)
+    return out
+
+
+def test_the_deciding_move_is_the_last_that_changed_the_games_value_where_the_solver_knows_it() -> None:
+    for name, (moves, evals, walk, ply) in _audit_like().items():
+        got = analysis.deciding_move(moves, evals, walk)
+        assert got is not None and (got.ply, got.exact, got.result) == (ply, True, "north"), (name, got)
+        assert got.side == "south" and got.move == moves[ply - 1] and got.solved_from == walk.first, name
+        assert got.after == 0.0 and got.before == 0.5  # a drawn game made lost, as the solver knows it
+        # the old rule, on the search's figures: a later move, or the winner's
+        old = analysis.decisive(evals, len(moves))
+        assert old is not None and old.ply != ply, name
+    old = {name: analysis.decisive(e, len(m)) for name, (m, e, _, _) in _audit_like().items()}
+    assert old["draw thrown away"].ply == 45 and old["lost earlier"].ply == 45  # type: ignore[union-attr]
+    assert old["winner's move"].ply == 40 and old["winner's move"].ply % 2 == 0  # type: ignore[union-attr]
+    # a won game thrown into a draw: by the mover who had the win (South's move 13)
+    chances = [0.5] * 10 + [0.96, 0.97, 0.96, 0.5, 0.5]
+    moves, evals = _played(chances, {14: 0.5})
+    got = analysis.deciding_move(moves, evals, _walk(10, [1.0, 1.0, 1.0, 0.5, 0.5]))
+    assert got is not None and (got.ply, got.side, got.result, got.exact) == (13, "south", "draw", True)
+    assert (got.before, got.after) == (1.0, 0.5)
+    assert analysis.deciding_move(moves, evals[:-1], None) is None  # a review still running says nothing
+
+
+def test_where_the_solver_stops_first_the_deciding_move_is_probable_and_never_the_winners() -> None:
+    # the walk knows only from ply 41: South's move 41 (from 61 %, by the search) is the crossing
+    moves, evals, walk, _ = _audit_like()["lost earlier"]
+    chances = [0.5] * 40 + [0.61] + [0.0] * 7
+    moves, evals = _played(chances, {47: 0.0})
+    got = analysis.deciding_move(moves, evals, _walk(41, [0.0] * 7))
+    assert got is not None and (got.ply, got.exact, got.side) == (41, False, "south")
+    assert (got.before, got.after, got.solved_from) == (pytest.approx(0.61), 0.0, 41)
+    # the search's line crossed by the winner's move (North's, ply 40): the loser's move that fell most
+    moves, evals, _, _ = _audit_like()["winner's move"]
+    got = analysis.deciding_move(moves, evals, _walk(41, [0.0] * 3))
+    assert got is not None and (got.ply, got.exact, got.side) == (39, False, "south")
+    assert (got.before, got.after) == (pytest.approx(0.5), pytest.approx(0.12))
+    # nothing solved but the finished end: the old rule named North's (the winner's) move 40
+    got = analysis.deciding_move(moves, evals, _walk(43, [0.0]))
+    old = analysis.decisive(evals, len(moves))
+    assert old is not None and old.ply == 40 and evals[old.ply - 1].turn == "north"
+    assert got is not None and got.side == "south" and got.ply == 39 and not got.exact
+    # a draw: the move of the side the search read as winning (96 %) into an undecided game
+    chances = [0.5] * 30 + [0.96, 0.97, 0.96, 0.6, 0.55, 0.5, 0.5, 0.5]
+    moves, evals = _played(chances)
+    got = analysis.deciding_move(moves, evals, _walk(36, [0.5, 0.5]))
+    assert got is not None and (got.ply, got.side, got.result, got.exact) == (33, "south", "draw", False)
+    assert (got.before, got.after) == (pytest.approx(0.96), pytest.approx(0.6))
+    # a draw where the search never gave a side 95 %: probably a draw from the start
+    moves, evals = _played([0.5, 0.6, 0.4, 0.5, 0.5])
+    got = analysis.deciding_move(moves, evals, _walk(3, [0.5, 0.5]))
+    assert got is not None and (got.ply, got.result, got.exact, got.side) == (0, "draw", False, None)
+    # ... and one where it gave North 77 % before North's move 2 took it to 55 %: that move, probably
+    moves, evals = _played([0.3, 0.23, 0.45, 0.5, 0.5])
+    got = analysis.deciding_move(moves, evals, _walk(3, [0.5, 0.5]))
+    assert got is not None and (got.ply, got.result, got.exact, got.side) == (2, "draw", False, "north")
+    assert (got.before, got.after) == (pytest.approx(0.77), pytest.approx(0.55))
+    # a game resigned where neither the solver nor the search decides it: no deciding move
+    moves, evals = _played([0.5, 0.6, 0.4, 0.5, 0.5])
+    assert analysis.deciding_move(moves, evals, _walk(5, [])) is None
+    # resigned where the search reads 97 % for North, the line crossed by North's move: South's move
+    # that fell most (3: from 40 % to 20 %), not North's
+    moves, evals = _played([0.5, 0.6, 0.4, 0.2, 0.03])
+    got = analysis.deciding_move(moves, evals, _walk(5, []))
+    assert got is not None and (got.ply, got.result, got.exact, got.side) == (3, "north", False, "south")
+
+
+def test_a_review_stored_without_the_walk_reads_its_exact_positions_and_the_theory() -> None:
+    # the exact end of the old review: positions 44-47 (North wins); position 43 (North to move) is
+    # won for North by the theory (its move kept the win); 42 (South to move) is not known
+    chances = [0.5] * 43 + [0.30, 0.04, 0.03, 0.02, 0.0]
+    moves, evals = _played(chances, {44: 0.0, 45: 0.0, 46: 0.0, 47: 0.0})
+    got = analysis.deciding_move(moves, evals)
+    assert got is not None and (got.ply, got.exact, got.side, got.solved_from) == (43, False, "south", 43)
+    # an exact change inside the stored exact positions is exact: North's move 44 lost the draw
+    moves, evals = _played([0.5] * 44 + [1.0] * 4, {42: 0.5, 43: 0.5, 44: 1.0, 45: 1.0, 46: 1.0, 47: 1.0})
+    got = analysis.deciding_move(moves, evals)
+    assert got is not None and (got.ply, got.exact, got.side, got.result) == (44, True, "north", "south")
+    # the solver's walk wins over the stored positions (the same answer at any load)
+    got = analysis.deciding_move(moves, evals, _walk(46, [1.0, 1.0]))
+    assert got is not None and not got.exact and got.side == "north" and got.ply <= 46
+
+
+def test_a_move_raising_its_movers_value_is_refused_as_a_contradiction() -> None:
+    moves, evals = _played([0.5] * 6)
+    with pytest.raises(AssertionError, match="raised"):  # South's move 5 from lost to drawn
+        analysis.deciding_move(moves, evals, _walk(4, [0.0, 0.5]))
+
+
+def test_the_stored_walk_reads_back_by_its_version() -> None:
+    walk = _walk(40, [0.5, 0.0])
+    data = walk.to_dict()
+    assert data == {"v": 1, "first": 40, "values": [0.5, 0.0], "nodes": analysis.DECIDE_NODES, "spent": 1000}
+    assert analysis.SolvedEnd.from_dict(data) == walk
+    for bad in (None, {}, {**data, "v": 2}, {**data, "values": "x"}, {**data, "first": None}, [1]):
+        assert analysis.SolvedEnd.from_dict(bad) is None, bad
+
+
+def _hard_game(seed: int) -> list[str]:
+    """A seeded game of two ``hard`` players (about a second): decided late, inside the solver's reach."""
+    from jericho_game.ai.base import make_player
+
+    players = {"south": make_player("hard", seed=seed), "north": make_player("hard", seed=seed + 1)}
+    game = Game()
+    while not game.is_over():
+        game.play(players[game.turn.value].choose_move(game, Limit(seed=seed * 1000 + len(game.history))))
+    return [str(m) for m in game.history]
+
+
+def test_the_walk_back_is_exact_reproducible_and_bounded_in_nodes() -> None:
+    from jericho_game.ai.solver import solve
+
+    moves = _hard_game(1)
+    walk = analysis.solve_back(None, moves)
+    assert walk == analysis.solve_back(None, moves)  # nodes, not seconds: the same at any load
+    assert walk.nodes == analysis.DECIDE_NODES and walk.spent <= analysis.DECIDE_TOTAL
+    assert walk.first + len(walk.values) == len(moves) + 1 and len(walk.values) >= 2
+    # every value the walk gives (solved, or by the theory) is the solver's, each position solved alone
+    game = analysis.replay(None, moves[: walk.first])
+    for i, v in enumerate(walk.values):
+        if i:
+            game.play(moves[walk.first + i - 1])
+        if game.is_over():
+            continue
+        sol = solve(game, nodes=5_000_000, line=False, distance=False)
+        assert sol.value is not None
+        assert _mine_of(game.turn.value, v) == {1: 1.0, 0: 0.5, -1: 0.0}[sol.value], walk.first + i
+    # a smaller budget knows less, never something else
+    small = analysis.solve_back(None, moves, nodes=2_000, total=10_000)
+    assert small.first >= walk.first and small.spent <= 10_000 + 2_001
+    assert small.values == walk.values[small.first - walk.first :]
+
+
+def test_the_walk_back_on_the_pure_python_core_takes_its_smaller_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    game = _random_game(5)
+    moves = [str(m) for m in game.history]
+    monkeypatch.setattr(kernel, "C", None)  # as on a machine without the C kernel
+    monkeypatch.setattr(kernel, "NAME", "python")
+    walk = analysis.solve_back(None, moves)
+    assert walk.nodes == analysis.DECIDE_NODES_PY and walk.spent <= analysis.DECIDE_TOTAL_PY
+    assert walk.values and walk.values[-1] == {"south": 1.0, "north": 0.0, "draw": 0.5}[game.outcome() or "draw"]

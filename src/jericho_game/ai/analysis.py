@@ -66,6 +66,22 @@ mover (or a won or drawn one into a lost one) is a **blunder whatever its size**
 :data:`DECIDING_LOSS` (5 points: a smaller drop across the line is the search's noise).  So a
 move from 28 % to a lost 0 % is a blunder, not a "mistake".
 
+**The deciding move** (:func:`deciding_move`, issue 53): the **last move that changed the game's
+value** under best play (a won game made drawn or lost, a drawn one lost).  A move cannot raise its
+mover's value, so it is never the winner's move, and every position after it has the final value.
+Where it can be known it is exact: :func:`solve_back` walks the game back from its end with the
+endgame solver (win/draw/loss, :data:`DECIDE_NODES` nodes a position and :data:`DECIDE_TOTAL` for the
+walk, one table along it: nodes, not seconds, so the answer is the same at any load), skipping the
+solves the theory makes needless (before the winner's move the position was won too; a forced move
+keeps the value), until a position is not settled; a value change inside the solved positions is the
+answer.  Where the solver stops before the value changes, the answer is *probable*, from the search's
+figures before the solved positions: the move of the side that ended worse (either side for a draw)
+after which the search read every position as the result (its chance crossed the decided line), or,
+when the winner's move crossed it, the loser's move whose chance fell most; it carries its mover's
+chance before and after it (how sure "probably" is), and is still never the winner's move.  The
+earlier rule (:func:`decisive`: the first position from which the figures read the result, kept for
+the accuracy's count) named a move 2 or 4 plies late, or the winner's move, in the audit's games.
+
 **Accuracy** (:func:`accuracy`), per side, 0–100, as lichess computes it
 (``lila/modules/analyse/src/main/AccuracyPercent.scala``), on winning chances in percent:
 
@@ -126,6 +142,12 @@ __all__ = [
     "decisive",
     "verdict",
     "Decisive",
+    "Deciding",
+    "SolvedEnd",
+    "deciding_move",
+    "solve_back",
+    "DECIDE_NODES",
+    "DECIDE_TOTAL",
     "solved_eval",
     "SOLVE_NODES",
     "move_accuracy",
@@ -163,6 +185,17 @@ _LINE_SHARE = 8
 #: position's seconds): late positions are solved outright, the rest go to the search.
 SOLVE_NODES = 20_000
 SOLVE_SHARE = 0.25
+#: The deciding move's walk back from the end (:func:`solve_back`): the endgame solver's budget per
+#: position and for the whole walk, in nodes (not seconds: the same answer at any load), and its
+#: transposition table (kept along the walk: a solved position stays solved).  About a second of one
+#: core at most on the C kernel; the pure-Python core (about a hundred times slower) gets a fiftieth.
+DECIDE_NODES = 250_000
+DECIDE_TOTAL = 1_500_000
+DECIDE_NODES_PY = 5_000
+DECIDE_TOTAL_PY = 30_000
+DECIDE_TABLE_MB = 16.0
+#: The stored walk's version (:meth:`SolvedEnd.to_dict`): another version reads as no walk.
+SOLVED_END_VERSION = 1
 
 _RESULT_VALUE = {"south": 1.0, "north": 0.0, "draw": 0.5}
 
@@ -618,6 +651,258 @@ def decisive(evals: list[PositionEval], total: int | None = None) -> Decisive | 
     while k > 0 and verdict(evals[k - 1]) == last:
         k -= 1
     return Decisive(k, last, evals[k].exact)
+
+
+def _mine(side: str, south: float) -> float:
+    """``side``'s value (or chance) for South's ``south``."""
+    return south if side == "south" else 1.0 - south
+
+
+def _result_of(south: float) -> str:
+    """The result an exact South value stands for: "south" (1), "north" (0) or "draw" (½)."""
+    return "south" if south >= 1.0 - 1e-9 else "north" if south <= 1e-9 else "draw"
+
+
+def _snap(south: float) -> float:
+    """An exact South value as 1, ½ or 0."""
+    return {"south": 1.0, "north": 0.0, "draw": 0.5}[_result_of(south)]
+
+
+@dataclass(frozen=True)
+class SolvedEnd:
+    """The end of a game as the endgame solver knows it (:func:`solve_back`): South's exact value (1 won,
+    ½ drawn, 0 lost) in every position from ``first`` to the last, ``values[0]`` being position ``first``
+    (``first`` is the number of positions, ``values`` empty, when not even the last is known); walked
+    with ``nodes`` per position, ``spent`` in all."""
+
+    first: int
+    values: tuple[float, ...]
+    nodes: int
+    spent: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict, with its version (``v``): the review stores it."""
+        return {"v": SOLVED_END_VERSION, **asdict(self), "values": list(self.values)}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SolvedEnd | None:
+        """The stored walk, or ``None`` for none, another version or a malformed one (read as no walk)."""
+        if not isinstance(data, dict) or data.get("v") != SOLVED_END_VERSION:
+            return None
+        try:
+            values = tuple(_snap(float(v)) for v in data["values"])
+            return cls(int(data["first"]), values, int(data["nodes"]), int(data["spent"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def solve_back(
+    start_position: str | None, moves: list[str], *, nodes: int | None = None, total: int | None = None
+) -> SolvedEnd:
+    """The game's exact values from its end backwards, as far as the endgame solver answers.
+
+    The last position is solved (a finished one is exact), then each earlier one while the solver
+    settles it (win/draw/loss only) within ``nodes`` (default :data:`DECIDE_NODES`, on the pure-Python
+    core :data:`DECIDE_NODES_PY`), ``total`` for the whole walk (:data:`DECIDE_TOTAL`,
+    :data:`DECIDE_TOTAL_PY`), one transposition table along the walk.  Budgets are nodes, so the walk
+    is the same at any load.  The game's theory saves solves: a move cannot raise its mover's value, so
+    when the position after a move is won for its mover, the one before was won too; and a forced move
+    keeps the value.  Where both positions around a move are solved, that theory is asserted."""
+    from jericho_game.ai.solver import Table, solve
+
+    games = [replay(start_position, [])]
+    for mv in moves:
+        nxt = games[-1].copy()
+        nxt.play(mv)
+        games.append(nxt)
+    fast = kernel.is_c_state(games[-1].state)
+    per = nodes if nodes is not None else DECIDE_NODES if fast else DECIDE_NODES_PY
+    cap = total if total is not None else DECIDE_TOTAL if fast else DECIDE_TOTAL_PY
+    table = Table(DECIDE_TABLE_MB)
+    spent = 0
+
+    def exact(game: Game) -> float | None:
+        nonlocal spent
+        if game.is_over():
+            outcome = game.outcome()
+            assert outcome is not None
+            return _RESULT_VALUE[outcome]
+        budget = min(per, cap - spent)
+        if budget < 1:
+            return None
+        sol = solve(game, nodes=budget, table=table, line=False, distance=False)
+        spent += sol.nodes
+        if sol.value is None:
+            return None
+        return _mine(game.turn.value, {1: 1.0, 0: 0.5, -1: 0.0}[sol.value])
+
+    last = exact(games[-1])
+    if last is None:
+        return SolvedEnd(len(games), (), per, spent)
+    values = [last]
+    for k in range(len(moves), 0, -1):
+        before = games[k - 1]
+        mover = before.turn.value
+        after = values[-1]
+        if _mine(mover, after) == 1.0 or len(before.legal_moves()) == 1:
+            values.append(after)  # won after the mover's move, so won before it; or a forced move
+            continue
+        value = exact(before)
+        if value is None:
+            break
+        # game theory: a move cannot raise its mover's value (else the solver is wrong)
+        assert _mine(mover, after) <= _mine(mover, value), (
+            f"move {k} {moves[k - 1]} raised {mover}'s value from {_mine(mover, value)} to {_mine(mover, after)}"
+        )
+        values.append(value)
+    values.reverse()
+    return SolvedEnd(len(games) - len(values), tuple(values), per, spent)
+
+
+@dataclass(frozen=True)
+class Deciding:
+    """The move that decided the game (:func:`deciding_move`): move number ``ply`` (1 = the first move;
+    0: the game was decided before any move), ``move`` in notation, its mover ``side``, and the
+    ``result`` it fixed ("south" or "north": a won game for that side; "draw").  ``exact``: the endgame
+    solver knows it; else it is *probably* that move, by the search's figures.  ``before`` and
+    ``after``: the mover's winning chance before and after it (the solver's exact 1, ½ or 0 where it
+    knows the position, the search's chance elsewhere): how sure "probably" is.  ``solved_from``: the
+    first position the solver knows (``None``: none).  ``side`` is never the winner of ``result``."""
+
+    ply: int
+    result: str
+    exact: bool
+    side: str | None = None
+    move: str | None = None
+    before: float | None = None
+    after: float | None = None
+    solved_from: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+def deciding_move(moves: list[str], evals: list[PositionEval], solved: SolvedEnd | None = None) -> Deciding | None:
+    """The move that decided the game: **the last move that changed the game's value** (a won game made
+    drawn or lost, a drawn one lost), as the module describes.
+
+    ``evals``: every position's evaluation (``None`` until the review has them all).  ``solved``: the
+    walk of :func:`solve_back`, South's exact values from some position to the end; a review stored
+    without one (older ones) reads the exact evaluations at the end of ``evals`` instead, extended back
+    by the theory (a position before its mover's winning move is won).
+
+    * A change inside the known positions is the answer, **exact**.  Its mover's value fell (asserted):
+      it is never the winner's move.
+    * Otherwise the value changed at or before the move into the first known position (or, nothing
+      being known, the result is the search's verdict of the last position, 95 % or more), and the
+      answer is **probable**: among the moves of the side that ended worse (either side for a draw),
+      the move after which the search read every position as the result (its mover's chance crossed
+      the decided line: at most :data:`DECIDED` left, or for a draw no side at
+      1 − :data:`DECIDED` any more) when its mover is one who could have decided it; else the one
+      whose mover's chance fell most (the latest of equal drops).  Ply 0 when no move qualifies:
+      probably decided before the first move.
+
+    ``None`` when the review is incomplete or the game's result is not known (a game resigned in a
+    position neither solved nor decided by the search)."""
+    n = len(moves)
+    if len(evals) != n + 1 or any(e.ply != i for i, e in enumerate(evals)):
+        return None
+    known: list[float | None] = [None] * (n + 1)
+    if solved is not None and solved.first + len(solved.values) == n + 1:
+        for i, v in enumerate(solved.values):
+            known[solved.first + i] = v
+    else:  # a review without the walk: its exact evaluations from the end, and the theory
+        for k in range(n, -1, -1):
+            if evals[k].exact:
+                known[k] = _snap(evals[k].south)
+            elif k < n and known[k + 1] is not None and _mine(evals[k].turn, known[k + 1] or 0.0) == 1.0:
+                known[k] = known[k + 1]
+            else:
+                break
+    first = next((k for k in range(n + 1) if known[k] is not None), n + 1)
+    solved_from = first if first <= n else None
+    if first <= n:
+        final = known[n]
+        assert final is not None
+        result = _result_of(final)
+        for k in range(n, first, -1):
+            b, a = known[k - 1], known[k]
+            assert a is not None and b is not None
+            if a != b:
+                side = evals[k - 1].turn
+                # game theory: a move cannot raise its mover's value, so the mover lost value here
+                assert _mine(side, a) < _mine(side, b), f"move {k} raised {side}'s value"
+                assert side != result, "the winner's move never decides a game"
+                return Deciding(k, result, True, side, moves[k - 1], _mine(side, b), _mine(side, a), solved_from)
+        if first == 0:
+            return Deciding(0, result, True, solved_from=0)
+    else:
+        verdict_ = verdict(evals[n])
+        if verdict_ is None:
+            return None
+        result = verdict_
+    return _probable(moves, evals, known, min(first, n), result, solved_from)
+
+
+def _probable(
+    moves: list[str],
+    evals: list[PositionEval],
+    known: list[float | None],
+    top: int,
+    result: str,
+    solved_from: int | None,
+) -> Deciding:
+    """:func:`deciding_move` where the solver stops before the value changes: a move up to ``top`` (the
+    move into the first known position, or the last move), by the search's figures."""
+    winner = None if result == "draw" else result
+
+    def chance(k: int, side: str) -> float:
+        v = known[k]
+        return _mine(side, v) if v is not None else evals[k].chance(side)
+
+    def reads_as_result(j: int) -> bool:
+        v = known[j]
+        if v is not None:
+            return _result_of(v) == result
+        if winner is not None:
+            return evals[j].chance(winner) >= 1.0 - DECIDED - 1e-9
+        return DECIDED + 1e-9 < evals[j].south < 1.0 - DECIDED - 1e-9
+
+    def made(k: int) -> Deciding:
+        side = evals[k - 1].turn
+        assert side != winner, "the winner's move never decides a game"
+        return Deciding(k, result, False, side, moves[k - 1], chance(k - 1, side), chance(k, side), solved_from)
+
+    # what each move cost its mover: the review's loss (the yardstick, the reply's bound: :func:`judge`),
+    # or the fall of its chance to a solved position, whichever is more
+    judged = {j.ply: j.loss for j in judge(moves, evals)}
+
+    def drop(k: int) -> float:
+        side = evals[k - 1].turn
+        return round(max(judged.get(k, 0.0), chance(k - 1, side) - chance(k, side)), 6)
+
+    def fell_most(last_move: int) -> Deciding:
+        """The move up to ``last_move`` whose mover lost most (the latest of equal losses), by a side
+        other than the winner; ply 0 when none lost anything."""
+        movers = [k for k in range(1, last_move + 1) if evals[k - 1].turn != winner and drop(k) > 0]
+        if not movers:
+            return Deciding(0, result, False, solved_from=solved_from)
+        return made(max(movers, key=lambda k: (drop(k), k)))
+
+    last = next((j for j in range(top - 1, -1, -1) if not reads_as_result(j)), None)
+    if last is None:
+        # every position read as the result: a won game, probably from the start; a draw in which
+        # the search never gave a side 95 %, at the move that lost most
+        return Deciding(0, result, False, solved_from=solved_from) if winner else fell_most(top)
+    mover = evals[last].turn
+    # the crossing: the move after which every position read as the result, by a mover who could decide
+    # it (the loser; for a draw, the side the search read as winning before it)
+    if mover != winner and (winner is not None or chance(last, mover) >= 1.0 - DECIDED - 1e-9):
+        return made(last + 1)
+    # else (the winner's move crossed the line: the position before it was lost already; or a draw) the
+    # move that lost most
+    return fell_most(last + 1 if winner else top)
 
 
 def move_accuracy(loss: float) -> float:
