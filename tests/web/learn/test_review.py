@@ -419,6 +419,9 @@ def test_a_slow_slide_is_explained_accuracy_turning_points_lines_and_one_numberi
     moves = slide_game()
     table = slide_evals(moves)
     monkeypatch.setattr(review_module, "evaluate_ply", lambda start, mv, ply, sims, seconds: table[ply])
+    # the constructed figures are not the real game's: the solver is said to know nothing of it
+    nothing = review_module.SolvedEnd(len(moves) + 1, (), 1, 0)
+    monkeypatch.setattr(review_module, "solve_back", lambda start, mv: nothing)
     with TestClient(create_app(db, ai_processes=0, review_sims=20, limits=FAST)) as c:
         g = finished_online_game(c, moves)
         url = f"/api/games/{g['id']}/review"
@@ -433,10 +436,11 @@ def test_a_slow_slide_is_explained_accuracy_turning_points_lines_and_one_numberi
         # the per-move thresholds never trip on the slide; the move into a decided game is a blunder
         assert [(m["label"], m["mark"], m["decided"]) for m in judged if m["mark"]] == [("21.", "blunder", True)]
         assert done["decided"] == {"chance": 0.05, "least_loss": 0.05}
-        # the game was decided by move 21 (South's chance 3 % and lower to the end): named, marked,
-        # and the moves after it are not counted in the accuracy
+        # the game was probably decided by move 21 (South's chance 8 % to 3 % and lower to the end, the
+        # solver knowing nothing): named, marked, and the moves after it are not counted in the accuracy
         assert done["decisive"] == {
-            "ply": 41, "result": "north", "exact": False, "label": "21.", "move": moves[40], "side": "south"
+            "ply": 41, "result": "north", "exact": False, "label": "21.", "move": moves[40], "side": "south",
+            "before": 0.08, "after": 0.03, "solved_from": None,
         }  # fmt: skip
         assert [m["ply"] for m in judged if m["decisive"]] == [41]
         assert done["accuracy"]["north"] == 100.0 and 60.0 < done["accuracy"]["south"] < 95.0
@@ -465,6 +469,77 @@ def test_a_slow_slide_is_explained_accuracy_turning_points_lines_and_one_numberi
         assert c.get("/api/games/nosuchgame/review/line/1").status_code == 404
         text = c.get(url + "/record").text
         assert "(decided), the AI preferred" in text and " ".join(table[40].line) in text
+        assert "probably the deciding move (the search: South 8% to 3%): the game is won for North" in text
+
+
+#: A game of two ``hard`` players (seeds 1 and 2, tests/ai/test_analysis.py's ``_hard_game(1)``), played out
+#: (52 plies, South won): North's 22... 5G@c3 (ply 44) threw the draw away, as the solver knows it.
+HARD_GAME = (
+    "1Y@a1 3R@g4 4Y@b2 5B@g4 5W@b2 1R@b2 1W@g4 4G@g4 5G@a1 4R@g2 2W@b4 4Y@b4 1G@b4 2W@a1 4B@a1 5R@b4 4W@a4 "
+    "3B@e1 4G@f1 1W@b3 4R@b1 3G@a4 3G@g3 2R@g3 2G@b1 4W@g3 1B@g3 3Y@f2 2R@e2 1Y@b1 3W@b1 2G@g2 5Y@g2 1B@g2 "
+    "5R@f2 2Y@c3 3Y@g1 1G@f2 5B@g1 2B@d2 3R@f1 5Y@a4 2B@a4 5G@c3 1R@e4 4B@e3 3B@e2 3W@e3 2Y@f1 5W@c1 pass pass"
+).split()
+
+
+def played_out_game(c: TestClient, moves: list[str]) -> dict[str, Any]:
+    """An online game whose ``moves``, played by the two seats, end it (its last forced passes are the
+    server's)."""
+    g = create(c, mode="online", side="south")
+    north = c.post(f"/api/games/{g['id']}/join", json={"invite": g["invite"]}).json()
+    played = list(moves)
+    while played and played[-1] == "pass":
+        played.pop()
+    with connect(c, g["id"]) as a_raw, connect(c, g["id"]) as b_raw:
+        a = seat(a_raw, g["token"], "south")
+        b = seat(b_raw, north["token"], "north")
+        for i, mv in enumerate(played):
+            ws = a if i % 2 == 0 else b
+            ws.send(type="move", move=mv, ply=i)
+            ws.until("ack")
+        a.until("state", lambda m: m["game"]["status"] == "over")
+    return {"id": g["id"], "moves": moves}
+
+
+def test_the_deciding_move_is_stored_exact_where_the_solver_knows_it_and_older_reviews_still_read(db: str) -> None:
+    """Issue 53: the review walks the game back from its end with the endgame solver (with its last
+    position), stores the walk (versioned), and names the last move that changed the game's value:
+    exact, by its mover, never the winner.  A review stored before the walk (or with a version this
+    one does not read) still reads: its deciding move from its own exact positions."""
+    from sqlalchemy import text
+
+    from jericho_game.ai.analysis import solve_back
+
+    with TestClient(create_app(db, ai_processes=0, review_sims=20, limits=FAST)) as c:
+        g = played_out_game(c, HARD_GAME)
+        url = f"/api/games/{g['id']}/review"
+        with connect(c, g["id"]) as raw:
+            ws = seat(raw, None, "spectator")
+            assert c.post(url).status_code == 202
+            done = ws.until("review", lambda m: m["review"]["status"] == "done")["review"]
+        assert done["decisive"] == {
+            "ply": 44, "result": "south", "exact": True, "label": "22...", "move": "5G@c3", "side": "north",
+            "before": 0.5, "after": 0.0, "solved_from": 43,
+        }  # fmt: skip
+        assert [m["ply"] for m in done["moves"] if m["decisive"]] == [44]
+        rec = reviews_of(db, g["id"])
+        assert rec.solved == solve_back(None, HARD_GAME)  # the walk, stored with the last position
+        text_ = c.get(url + "/record").text
+        assert "the deciding move (exact, the endgame solver): the game is won for South from here" in text_
+        # a review stored before the walk: the column is NULL (or holds a version this one cannot read)
+        storage = Storage(resolve_db_url(db))
+        try:
+            for old in (None, '{"v": 99}', "not json"):
+                with storage.engine.begin() as conn:
+                    conn.execute(
+                        text("UPDATE reviews SET solved_end = :s WHERE game_id = :id"), {"s": old, "id": g["id"]}
+                    )
+                view = c.get(url).json()
+                d = view["decisive"]
+                assert view["status"] == "done" and d is not None and d["result"] == "south", old
+                assert d["side"] == "north" and 1 <= d["ply"] <= 44, old  # never the winner's move
+                assert reviews_of(db, g["id"]).solved is None
+        finally:
+            storage.close()
 
 
 def test_a_review_table_made_before_lines_existed_gets_its_line_column(tmp_path: Any) -> None:

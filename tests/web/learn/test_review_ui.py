@@ -225,6 +225,8 @@ def test_a_slow_slide_is_explained_and_the_board_stays_in_view_at_every_size(
     table = slide_evals(moves)
     # the constructed slow slide stands for the search (the server's AI runs in threads here)
     monkeypatch.setattr(review_module, "evaluate_ply", lambda start, mv, ply, sims, seconds: table[ply])
+    nothing = review_module.SolvedEnd(len(moves) + 1, (), 1, 0)  # the solver knows nothing of it (issue 53)
+    monkeypatch.setattr(review_module, "solve_back", lambda start, mv: nothing)
     setup = browser.new_context(viewport={"width": 1280, "height": 800})
     g = _slide_game_page(server, setup.new_page(), moves)
     review = setup.request.post(f"{server}/api/games/{g['id']}/review")
@@ -259,6 +261,11 @@ def test_a_slow_slide_is_explained_and_the_board_stays_in_view_at_every_size(
         decisive = page.locator('#review-keys .rv-key[data-ply="41"]')
         expect(decisive).to_contain_text(f"21. {moves[40]}??")
         expect(decisive).to_contain_text("blunder (decided the game)")
+        # the deciding move, probable (the solver knows nothing here): by the search's figures
+        expect(decisive).to_contain_text("probably the deciding move (the search)")
+        expect(page.locator("#review-status")).to_contain_text(
+            f"Probably decided by move 21. {moves[40]} (the search: South 8% → 3%); from then on North had a won game."
+        )
         legend = page.locator("#review-legend")
         expect(legend).to_contain_text("?? blunder (30 points or more)")
         expect(legend).to_contain_text("5% or less")

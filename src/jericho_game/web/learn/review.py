@@ -39,12 +39,15 @@ from jericho_game.ai.analysis import (
     DECIDING_LOSS,
     THRESHOLDS,
     PositionEval,
+    SolvedEnd,
     accuracy,
     counted,
+    deciding_move,
     decisive,
     evaluate_ply,
     judge,
     replay,
+    solve_back,
     turning_points,
 )
 from jericho_game.record import move_label
@@ -102,6 +105,9 @@ reviews_table = Table(
     # and the claims take turns between addresses
     Column("address", String(64), nullable=True),
     Column("account", Integer, nullable=True),
+    # the endgame solver's walk back from the end (issue 53): JSON of analysis.SolvedEnd, versioned;
+    # NULL in a review stored before it (its deciding move is then read from its exact positions)
+    Column("solved_end", Text, nullable=True),
 )
 
 Index("reviews_waiting", reviews_table.c.status, reviews_table.c.created_at)
@@ -157,6 +163,8 @@ class ReviewRecord:
     created_at: float
     positions: list[PositionEval]
     start_position: str | None = None
+    #: what the endgame solver knows of the game's end (``None``: a review stored before it, or not done)
+    solved: SolvedEnd | None = None
 
 
 class ReviewStore:
@@ -172,11 +180,12 @@ class ReviewStore:
         """Add the columns newer versions need to tables written by an older version: the
         ``line`` of ``review_positions`` (issue 21) and the fair-share ``address``/``account`` of
         ``reviews`` (issue 22), the solver's ``value``/``plies`` and the ``best_after`` yardstick
-        (issue 31).  Another process may add them at the same moment: look again."""
+        (issue 31), the solver's walk ``solved_end`` (issue 53).  Another process may add them at the
+        same moment: look again."""
         self._add_columns(
             "review_positions", {"line": "TEXT", "value": "INTEGER", "plies": "INTEGER", "best_after": "FLOAT"}
         )
-        self._add_columns("reviews", {"address": "VARCHAR(64)", "account": "INTEGER"})
+        self._add_columns("reviews", {"address": "VARCHAR(64)", "account": "INTEGER", "solved_end": "TEXT"})
 
     def _add_columns(self, table: str, wanted: dict[str, str]) -> None:
         from sqlalchemy import inspect
@@ -259,7 +268,7 @@ class ReviewStore:
                     text(
                         "UPDATE reviews SET status = 'queued', sims = :sims, seconds = :seconds, next_ply = 0, "
                         "attempts = 0, error = NULL, created_at = :now, updated_at = :now, claimed_by = NULL, "
-                        "lease_until = NULL, address = :address, account = :account "
+                        "lease_until = NULL, address = :address, account = :account, solved_end = NULL "
                         "WHERE game_id = :id AND status = 'failed'"
                     ),
                     values,
@@ -288,8 +297,8 @@ class ReviewStore:
         with self.storage.reader.connect() as conn:
             row = conn.execute(
                 text(
-                    "SELECT status, sims, seconds, moves, total, next_ply, error, created_at, start_position "
-                    "FROM reviews WHERE game_id = :id"
+                    "SELECT status, sims, seconds, moves, total, next_ply, error, created_at, start_position, "
+                    "solved_end FROM reviews WHERE game_id = :id"
                 ),
                 {"id": game_id},
             ).first()
@@ -329,6 +338,7 @@ class ReviewStore:
             float(row[7]),
             positions,
             row[8],
+            _solved_end(row[9]),
         )
 
     def ahead(self, game_id: str, created_at: float) -> int:
@@ -396,15 +406,17 @@ class ReviewStore:
                 {"id": job.game_id, "w": worker},
             )
 
-    def store(self, job: ReviewJob, worker: str, ev: PositionEval) -> list[str] | None:
-        """Store the evaluation of ``job``'s position and let the review go: the changed views, or
-        ``None`` when the claim was lost meanwhile (another worker stores that position)."""
+    def store(self, job: ReviewJob, worker: str, ev: PositionEval, solved: SolvedEnd | None = None) -> list[str] | None:
+        """Store the evaluation of ``job``'s position (with the last one, ``solved``: the solver's walk
+        back from the end) and let the review go: the changed views, or ``None`` when the claim was
+        lost meanwhile (another worker stores that position)."""
         done = job.ply + 1 >= job.total
+        walk = "" if solved is None else ", solved_end = :solved"
         with self.storage.engine.begin() as conn:
             n = conn.execute(
                 text(
                     "UPDATE reviews SET next_ply = :next, status = :status, attempts = 0, updated_at = :now, "
-                    "claimed_by = NULL, lease_until = NULL "
+                    f"claimed_by = NULL, lease_until = NULL{walk} "
                     "WHERE game_id = :id AND claimed_by = :w AND next_ply = :ply AND status = 'running'"
                 ),
                 {
@@ -414,6 +426,7 @@ class ReviewStore:
                     "id": job.game_id,
                     "w": worker,
                     "ply": job.ply,
+                    "solved": None if solved is None else json.dumps(solved.to_dict(), separators=(",", ":")),
                 },
             ).rowcount
             if n != 1:
@@ -464,6 +477,17 @@ class ReviewStore:
             return int(conn.execute(text(f"SELECT count(*) FROM reviews WHERE {_UNFINISHED}")).scalar_one())
 
 
+def _solved_end(raw: str | None) -> SolvedEnd | None:
+    """The stored walk of the solver (``reviews.solved_end``), or ``None``: none stored (a review made
+    before it), or one this version does not read."""
+    if not raw:
+        return None
+    try:
+        return SolvedEnd.from_dict(json.loads(raw))
+    except ValueError:
+        return None
+
+
 def _printable(text: str) -> str:
     """``text`` with control and format characters (bidi overrides, zero-width ones) written as escapes:
     an error message is shown to people, and must not turn the text around it."""
@@ -500,21 +524,29 @@ class ReviewJobs:
         return self.store.claim(worker, lease)
 
     async def run(self, job: ReviewJob, pool: Any, worker: str) -> None:
-        """Evaluate the job's position in ``pool`` (renewing the lease meanwhile) and store it."""
+        """Evaluate the job's position in ``pool`` (renewing the lease meanwhile) and store it; with the
+        last position, the endgame solver's walk back from the end (the deciding move's)."""
         loop = asyncio.get_running_loop()
         self.publish(list(job.changed))  # "queued" became "running": said on the event loop
-        try:
-            fut = loop.run_in_executor(
-                pool, evaluate_ply, job.start_position, job.moves, job.ply, job.sims, job.seconds
-            )
+
+        async def held(fn: Any, *args: Any) -> tuple[bool, Any]:
+            """``fn(*args)`` in the pool, renewing the lease meanwhile: (still ours, its result)."""
+            fut = loop.run_in_executor(pool, fn, *args)
             while True:
                 try:
-                    ev = await asyncio.wait_for(asyncio.shield(fut), LEASE / 3)
-                    break
+                    return True, await asyncio.wait_for(asyncio.shield(fut), LEASE / 3)
                 except TimeoutError:
                     if not await loop.run_in_executor(None, self.store.renew, job, worker, LEASE):
-                        return  # another worker took it over: its result will be stored
-            changed = await loop.run_in_executor(None, self.store.store, job, worker, ev)
+                        return False, None  # another worker took it over: its result will be stored
+
+        try:
+            mine, ev = await held(evaluate_ply, job.start_position, job.moves, job.ply, job.sims, job.seconds)
+            solved = None
+            if mine and job.ply + 1 >= job.total:
+                mine, solved = await held(solve_back, job.start_position, job.moves)
+            if not mine:
+                return
+            changed = await loop.run_in_executor(None, self.store.store, job, worker, ev, solved)
         except asyncio.CancelledError:
             try:
                 self.store.release(job, worker)
@@ -601,8 +633,10 @@ class ReviewService:
         moves = judge(rec.moves, rec.positions) if rec.positions else []
         first = rec.positions[0].turn if rec.positions else "south"  # the side of the game's first move
         label = {m.ply: move_label(m.ply, first) for m in moves}
-        # when the game was decided: the first move after which the result was fixed to the end
+        # the figures' fixing point: the accuracy counts the moves up to it (as the player's statistics do)
         moment = decisive(rec.positions, len(rec.moves)) if rec.positions else None
+        # the move that decided the game: the last that changed its value, exact where the solver knows it
+        deciding = deciding_move(rec.moves, rec.positions, rec.solved) if rec.positions else None
         judged = []
         for m in moves:
             # the number as every page writes it ("16..."), and the line the AI preferred there
@@ -611,15 +645,12 @@ class ReviewService:
                     **m.to_dict(),
                     "label": label[m.ply],
                     "line": list(rec.positions[m.ply - 1].line),
-                    "decisive": moment is not None and m.ply == moment.ply,
+                    "decisive": deciding is not None and m.ply == deciding.ply,
                 }
             )
         decided_game = None
-        if moment is not None:
-            decided_game = {**moment.to_dict(), "label": move_label(moment.ply, first) if moment.ply else None}
-            if moment.ply:
-                decided_game["move"] = rec.moves[moment.ply - 1]
-                decided_game["side"] = rec.positions[moment.ply - 1].turn  # who played the deciding move
+        if deciding is not None:
+            decided_game = {**deciding.to_dict(), "label": move_label(deciding.ply, first) if deciding.ply else None}
         turning = {
             side: [{**t.to_dict(), "label": label[t.ply]} for t in points]
             for side, points in turning_points(moves).items()
@@ -636,8 +667,8 @@ class ReviewService:
             "positions": [{k: v for k, v in p.to_dict().items()} for p in rec.positions],
             "moves": judged,
             "first": first,
-            # what explains the result (jericho_game.ai.analysis): accuracy, and the costliest moves
-            # the moves after the game was decided do not count in the accuracy
+            # what explains the result (jericho_game.ai.analysis): accuracy, and the costliest moves;
+            # the moves after the figures fixed the result (analysis.decisive) do not count in the accuracy
             "accuracy": accuracy(moves, rec.positions, moment.ply if moment else None),
             "counted": counted(moves, moment.ply if moment else None),  # the moves the accuracy counts
             "decisive": decided_game,
@@ -695,7 +726,8 @@ def _frame(game: Any, move: str | None) -> dict[str, Any]:
 
 def annotate(record: str, view: dict[str, Any]) -> str:
     """The game record ``record`` with the review's figures as ``{comments}`` after each move (South's
-    winning chance after it, and the mark with the AI's preferred move) and an ``Annotator`` tag.
+    winning chance after it, the mark with the AI's preferred move, and on the deciding move how it is
+    known) and an ``Annotator`` tag.
 
     Comments are skipped by every record reader, so the moves read back unchanged."""
     head, _, body = record.partition("\n\n")
@@ -712,6 +744,8 @@ def annotate(record: str, view: dict[str, Any]) -> str:
                 + f", the AI preferred {m['best']}"
                 + (f" ({' '.join(m['line'])})" if len(m.get("line") or []) > 1 else "")
             )
+        if m.get("decisive"):
+            note += "; " + _deciding_note(view["decisive"])
         notes[m["ply"]] = "{" + note + "}"
     tokens = body.split()
     out: list[str] = []
@@ -734,6 +768,19 @@ def annotate(record: str, view: dict[str, Any]) -> str:
     budget = view["budget"]
     tag = f'[Annotator "Jericho review: master search, {budget["sims"]} simulations per position"]'
     return f"{head}\n{tag}\n\n" + "\n".join([*lines, line]) + "\n"
+
+
+def _deciding_note(d: dict[str, Any]) -> str:
+    """The deciding move's comment in the annotated record: what it made of the game, and how it is known
+    (the solver, or the search's figures for its mover)."""
+    after = "a draw" if d["result"] == "draw" else f"won for {d['result'].capitalize()}"
+    if d["exact"]:
+        return f"the deciding move (exact, the endgame solver): the game is {after} from here"
+    side = d["side"].capitalize()
+    return (
+        f"probably the deciding move (the search: {side} {round(d['before'] * 100)}% to "
+        f"{round(d['after'] * 100)}%): the game is {after} from here"
+    )
 
 
 def routes(reviews: ReviewService) -> list[Any]:

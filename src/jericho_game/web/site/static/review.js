@@ -215,18 +215,26 @@ export class ReviewPanel {
       `${sideText("north")}${acc("north")}.${this.decisiveText(v) ? ` ${this.decisiveText(v)}` : ""}`;
   }
 
-  /** When the game was decided (the first move after which the result was fixed: solved, or the
-   * strongest search at 95% or more), in words; "" when the review does not say. */
+  /** The move that decided the game (the last that changed the game's value: never the winner's), in
+   * words: exact where the endgame solver knows it, else "probably", with its mover's winning chance
+   * before and after it by the search (analysis.deciding_move); "" when the review does not say. */
   decisiveText(v) {
     const d = v.decisive;
     if (!d) return "";
     if (!d.ply) {
+      if (!d.exact) {
+        return d.result === "draw" ? t("The game was probably a draw from the start (the search).") :
+          t("{side} probably had a won game from the start (the search).", { side: SIDE_NAME[d.result] });
+      }
       return d.result === "draw" ? t("The game was a draw from the start.") :
         t("{side} had a won game from the start.", { side: SIDE_NAME[d.result] });
     }
     const move = `${d.label} ${d.move}`;
-    return d.result === "draw" ? t("From move {move} the game was a draw.", { move }) :
-      t("From move {move} {side} had a won game.", { move, side: SIDE_NAME[d.result] });
+    const then = d.result === "draw" ? t("from then on the game was a draw") :
+      t("from then on {side} had a won game", { side: SIDE_NAME[d.result] });
+    if (d.exact) return t("Decided by move {move} (exact: the endgame solver); {then}.", { move, then });
+    return t("Probably decided by move {move} (the search: {side} {before} → {after}); {then}.",
+      { move, side: SIDE_NAME[d.side], before: pct(d.before), after: pct(d.after), then });
   }
 
   drawChart(v, moves, ply) {
@@ -360,8 +368,10 @@ export class ReviewPanel {
       const li = el("li", { class: `rv-item${m.mark ? ` mark-${m.mark}` : ""}${m.decisive ? " rv-decisive" : ""}` });
       const mark = m.mark ? MARK_WORD[m.mark] : "";
       let what = !m.mark ? t("turning point") : m.decided ? t("{mark} (decided the game)", { mark }) : mark;
-      if (m.decisive && !m.decided) {
-        what = !m.mark && !tp ? t("from here the result was fixed") : `${what}; ${t("from here the result was fixed")}`;
+      if (m.decisive) {  // the move that decided the game, and how it is known
+        const which = v.decisive && v.decisive.exact ? t("the deciding move (exact: the endgame solver)") :
+          t("probably the deciding move (the search)");
+        what = !m.mark && !tp ? which : `${what}; ${which}`;
       }
       const share = tp ? `, ${t("{share} of {side}'s slide", { share: pct(tp.share), side: SIDE_NAME[m.side] })}` : "";
       const sign = m.mark ? v.thresholds[m.mark].sign : "";
