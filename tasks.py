@@ -2,7 +2,7 @@
 """Set up and run the project with nothing but python3 (3.11+).
 
     python3 tasks.py run     # set up, then start the web app (prints its URL)
-    python3 tasks.py test    # set up, then run lint, type checks and the whole test suite
+    python3 tasks.py test    # set up, then run lint, type checks, the whole test suite and the timing check
     python3 tasks.py test --fast   # the fast tier: engine, AI, envs, web without browsers (no slow marker)
     python3 tasks.py screenshots [--all]   # set up, then picture every page (artifacts/screenshots/)
     python3 tasks.py wheels [DIR]  # the sdist, and a manylinux wheel for each CPython 3.11-3.13 found (dist/)
@@ -15,6 +15,8 @@ Extra arguments after ``run`` go to ``jericho`` (``tasks.py run play``; options 
 ``serve``: ``tasks.py run --port 9000``); extra
 arguments after ``test`` go to pytest, which runs on two worker processes unless they say
 otherwise (``-n 0`` runs in one) and ends with the 20 slowest tests (``--durations=N`` to change).
+A full run (no ``--fast``, no tests chosen) then runs the timing check: the tests marked
+``timing`` twice more, beside two processes spinning on the CPUs (``timing_check``).
 """
 
 from __future__ import annotations

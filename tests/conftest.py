@@ -330,7 +330,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "timing: a wall-clock bound, scaled by a same-run baseline of the machine's load (tests/helpers.Load); "
-        "tasks.py's full run runs these again beside two CPU burners",
+        "tasks.py's full run runs these twice more beside two CPU burners, so keep them quick (CONTRIBUTING.md)",
     )
 
 
