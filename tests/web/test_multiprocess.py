@@ -277,15 +277,17 @@ def test_kill_9_of_a_server_its_clocks_and_ai_moves_are_taken_over(pg: str, serv
     b = servers(pg, "--ai-delay", "0")
     clocked = a.post("/api/games", {"mode": "hotseat", "clock": 0.05}).json()  # 3 s a side (a's floor: 0.01)
     player = Client(a.ws(clocked["id"]), clocked["token"])
-    player.send(type="move", move=legal(player.state), ply=0)
-    assert player.answer()["type"] == "ack"
+    for ply in (0, 1):  # South's clock runs once both sides have made their first move (issue 52)
+        st = player.wait(lambda s, ply=ply: s["ply"] >= ply)
+        player.send(type="move", move=legal(st), ply=ply)
+        assert player.answer()["type"] == "ack"
     watcher = Client(b.ws(clocked["id"]))
     ai_processes = _children(a.proc.pid)
     assert ai_processes, "server A thinks in child processes"
     a.stop(signal.SIGKILL)  # mid-thought, holding the AI job and the clock's timer
     killed_at = time.monotonic()
     st = watcher.wait(lambda s: s["status"] == "over", 15)
-    assert st["reason"] == "time" and st["result"] == "south" and st["clock"]["north"] == 0
+    assert st["reason"] == "time" and st["result"] == "north" and st["clock"]["south"] == 0
     ai_state = Client(b.ws(ai["id"]), ai["token"]).wait(lambda s: s["ply"] >= 1, 20)
     assert ai_state["turn"] == "north" and not ai_state["ai_thinking"]
     assert time.monotonic() - killed_at < 20
@@ -494,9 +496,11 @@ def test_the_postgres_broker_hears_every_process_and_survives_a_lost_connection(
     assert ("*", 0) in heard and ("brk1", 2) in heard  # the reconnection, then live again
 
 
-def test_an_online_rematch_clock_starts_when_both_arrived_on_different_processes(
+def test_an_online_rematch_waits_for_each_first_move_on_different_processes(
     pg: str, servers: Callable[..., Server]
 ) -> None:
+    """Issue 52: a rematch begins at once (before it, its clock started once both had opened it);
+    no clock runs before its side's first move, as both processes show."""
     a, b = servers(pg), servers(pg)
     g = a.post("/api/games", {"mode": "online", "side": "south", "clock": 1}).json()
     north_token = b.post(f"/api/games/{g['id']}/join", {"invite": g["invite"]}).json()["token"]
@@ -510,9 +514,14 @@ def test_an_online_rematch_clock_starts_when_both_arrived_on_different_processes
         assert msg is not None
         new_id = msg.get("id") if msg["type"] == "rematch" else None
     first = Client(b.ws(new_id), north_token)  # the old North holds South now, on process B
-    time.sleep(0.3)
-    assert a.get(f"/api/games/{new_id}")["clock"]["running"] is None  # one player there: not yet
+    st = a.get(f"/api/games/{new_id}")
+    assert st["clock"]["running"] is None and st["first_move"]["side"] == "south"
     second = Client(a.ws(new_id), g["token"])  # the old South, on process A
-    st = second.wait(lambda s: s["clock"]["running"] == "south", 5)
-    assert st["clock"]["running"] == "south"
-    first.wait(lambda s: s["clock"]["running"] == "south", 5)
+    first.send(type="move", move=legal(first.state), ply=0)
+    st = second.wait(lambda s: s["ply"] >= 1)
+    assert st["clock"]["running"] is None and st["first_move"]["side"] == "north"  # North's waits
+    assert st["clock"]["south"] == 60  # South's first move cost nothing
+    second.send(type="move", move=legal(st), ply=1)
+    st = first.wait(lambda s: s["ply"] >= 2)
+    assert st["clock"]["running"] == "south" and st["first_move"] is None and st["clock"]["north"] == 60
+    second.wait(lambda s: s["ply"] >= 2 and s["clock"]["running"] == "south", 5)

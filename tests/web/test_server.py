@@ -511,21 +511,30 @@ def test_clock_flags_the_side_that_runs_out(db: str) -> None:
         g = create(c, mode="hotseat", clock=1)
         with connect(c, g["id"]) as raw:
             ws = seat(raw, g["token"], "both")
+            # each side's clock starts at its own first move (issue 52): the first two cost nothing
+            for ply, move in enumerate(("5R@d2", "1G@d3")):
+                now[0] += 20
+                ws.send(type="move", move=move)
+                ws.until("ack")
+                st = ws.state_at(ply + 1)
+            assert st["clock"]["south"] == st["clock"]["north"] == 60 and st["clock"]["running"] == "south"
             now[0] += 20
-            ws.send(type="move", move="5R@d2")
+            ws.send(type="move", move="2Y@d3")
             ws.until("ack")
-            st = ws.state_at(1)
+            st = ws.state_at(3)
             assert st["clock"]["south"] == pytest.approx(40) and st["clock"]["running"] == "north"
             now[0] += 61
-            ws.send(type="move", move="1G@d3")
+            ws.send(type="move", move="3W@a1")
             assert "North ran out of time" in ws.error()["message"]
             st = c.get(f"/api/games/{g['id']}").json()
             assert st["status"] == "over" and st["result"] == "south" and st["reason"] == "time"
-            assert st["clock"]["north"] == 0 and st["moves"] == ["5R@d2"]
-    assert stored_moves(db, g["id"]) == ["5R@d2"]
+            assert st["clock"]["north"] == 0 and st["moves"] == ["5R@d2", "1G@d3", "2Y@d3"]
+    assert stored_moves(db, g["id"]) == ["5R@d2", "1G@d3", "2Y@d3"]
 
 
-def test_an_online_rematch_clock_starts_when_both_players_are_there(db: str) -> None:
+def test_an_online_rematch_clock_waits_for_its_first_moves(db: str) -> None:
+    """Nobody loses time before they have seen the new board: no clock runs before its side's
+    first move (issue 52; before it, an online rematch's clock started once both had opened it)."""
     now = [1_000_000.0]
     with TestClient(create_app(db, clock=lambda: now[0])) as c:
         g = create(c, mode="online", side="south", clock=1)
@@ -536,23 +545,24 @@ def test_an_online_rematch_clock_starts_when_both_players_are_there(db: str) -> 
             ws.until("state", lambda m: m["game"]["status"] == "over")
             ws.send(type="rematch")
             new_id = ws.until("rematch")["id"]
-        now[0] += 30  # the old South (South's seat in the rematch is the old North's) is still elsewhere
+        now[0] += 10  # the old South (South's seat in the rematch is the old North's) is still elsewhere
         st = c.get(f"/api/games/{new_id}").json()
         assert st["clock"]["running"] is None and st["clock"]["south"] == 60
-        with connect(c, new_id) as raw_s:
-            seat(raw_s, north, "south")
-            now[0] += 30
-            assert c.get(f"/api/games/{new_id}").json()["clock"]["south"] == 60
-            with connect(c, new_id) as raw_n:
-                ws_n = seat(raw_n, g["token"], "north")
-                # the arrival is a stored write made after the welcome: the clock starts with its
-                # state, which may be the one seat() waited for (states waiting to go out coalesce)
-                assert ws_n.state is not None
-                if ws_n.state["clock"]["running"] is None:
-                    ws_n.until("state", lambda m: m["game"]["clock"]["running"] is not None)
-                now[0] += 10
-                st = c.get(f"/api/games/{new_id}").json()
-                assert st["clock"]["running"] == "south" and st["clock"]["south"] == pytest.approx(50)
+        assert st["first_move"] == {"side": "south", "left": 20, "limit": 30}
+        with connect(c, new_id) as raw_s, connect(c, new_id) as raw_n:
+            ws_s, ws_n = seat(raw_s, north, "south"), seat(raw_n, g["token"], "north")
+            now[0] += 15
+            ws_s.send(type="move", move="5R@d2", ply=0)
+            ws_s.until("ack")
+            now[0] += 25
+            st = c.get(f"/api/games/{new_id}").json()
+            assert st["clock"]["south"] == st["clock"]["north"] == 60 and st["clock"]["running"] is None
+            ws_n.state_at(1)
+            ws_n.send(type="move", move="1G@d3", ply=1)
+            ws_n.until("ack")
+            now[0] += 10
+            st = c.get(f"/api/games/{new_id}").json()
+            assert st["clock"]["running"] == "south" and st["clock"]["south"] == pytest.approx(50)
 
 
 def test_bad_clock_and_bad_fields_are_refused(client: TestClient) -> None:
@@ -778,6 +788,10 @@ def test_the_server_flags_a_silent_player_on_its_own(db: str) -> None:
         g = create(c, mode="hotseat", clock=0.01)  # 0.6 seconds each
         with connect(c, g["id"]) as raw:
             ws = seat(raw, g["token"], "both")
+            # the clocks start at each side's first move (issue 52): then South says nothing more
+            for ply, move in enumerate(("5R@d2", "1G@d3")):
+                ws.send(type="move", move=move, ply=ply)
+                ws.until("ack")
             st = ws.state_where(lambda m: m["game"]["status"] == "over")
             assert st["result"] == "north" and st["reason"] == "time" and st["clock"]["south"] == 0
 
@@ -1101,14 +1115,15 @@ def test_a_database_written_before_versions_is_migrated_and_its_clock_still_runs
             {"t": now},
         )
         conn.execute(text("INSERT INTO moves VALUES ('oldgame1', 0, '5R@d2', :t)"), {"t": now})
+        conn.execute(text("INSERT INTO moves VALUES ('oldgame1', 1, '1G@d3', :t)"), {"t": now})
     engine.dispose()
     with TestClient(create_app(db, ai_processes=-1)) as c:
         with connect(c, "oldgame1") as raw:
             ws = seat(raw, "tok", "both")
-            assert ws.state is not None and ws.state["moves"] == ["5R@d2"] and ws.state["version"] == 0
-            st = ws.state_where(lambda m: m["game"]["status"] == "over")  # North's 0.6 s run out
-            assert st["reason"] == "time" and st["result"] == "south"
-    assert stored_moves(db, "oldgame1") == ["5R@d2"]
+            assert ws.state is not None and ws.state["moves"] == ["5R@d2", "1G@d3"] and ws.state["version"] == 0
+            st = ws.state_where(lambda m: m["game"]["status"] == "over")  # South's 0.6 s run out
+            assert st["reason"] == "time" and st["result"] == "north"
+    assert stored_moves(db, "oldgame1") == ["5R@d2", "1G@d3"]
 
 
 def test_the_start_up_heap_is_frozen_while_the_app_runs(db: str) -> None:

@@ -333,10 +333,16 @@ class Transport:
         old = self.timers.pop(gid, None)
         if old is not None:
             old.cancel()
-        side = self.service.clock_side(room)  # not rec.deadline: games stored before it existed lack it
-        if side is None or not self.conns.get(gid):
+        if not self.conns.get(gid):
             return
-        delay = max(0.0, self.service.time_left(room, side)) + 0.05
+        side = self.service.clock_side(room)  # not rec.deadline: games stored before it existed lack it
+        if side is not None:
+            delay = max(0.0, self.service.time_left(room, side)) + 0.05
+        else:  # an online game's first move awaited: aborted when it does not come (issue 52)
+            due = self.service.first_move_due(room.rec, room.game)
+            if due is None:
+                return
+            delay = max(0.0, due - self.service.now()) + 0.05
         self.timers[gid] = asyncio.get_running_loop().call_later(delay, self._flag, gid)
 
     def _flag(self, game_id: str) -> None:

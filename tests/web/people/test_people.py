@@ -165,6 +165,26 @@ def test_a_challenge_by_name_becomes_a_game_of_the_room_service(db: str) -> None
             assert welcome["role"] == "north", welcome
 
 
+def test_an_accepted_challenges_clocks_wait_for_the_first_moves(db: str) -> None:
+    """Issue 52: accepting makes the game, and no clock runs before its side's first move; a first
+    move that does not come within 30 s aborts it (no result)."""
+    now = [1_900_000_000.0]
+    app = _app(db, clock=lambda: now[0])
+    with visitors(app, 2) as (ada, bob):
+        _signup(ada, "ada")
+        _signup(bob, "bob")
+        ch = _post(ada, "/api/challenges", {"username": "bob", "clock": 1, "side": "south"}).json()
+        game_id = _post(bob, f"/api/challenges/{ch['id']}/accept").json()["game"]
+        now[0] += 8
+        st = ada.get(f"/api/games/{game_id}").json()
+        assert st["clock"]["south"] == 60 and st["clock"]["north"] == 60 and st["clock"]["running"] is None
+        assert st["first_move"] == {"side": "south", "left": 22, "limit": 30}
+        now[0] += 23
+        app.state.service.flag(game_id)  # what every process's sweep does
+        st = ada.get(f"/api/games/{game_id}").json()
+        assert st["status"] == "over" and st["result"] is None and st["reason"] == "aborted"
+
+
 def test_decline_cancel_and_a_correspondence_challenge(db: str) -> None:
     with visitors(_app(db), 2) as (ada, bob):
         _signup(ada, "ada")

@@ -89,6 +89,11 @@ def test_your_turn_lists_the_games_waiting_for_the_player_most_urgent_first(clie
         untimed, u_south, u_north = _online(client, other)
         waiting = _post(client, "/api/games", {"mode": "online"}).json()  # nobody joined: not a turn
         held = {slow: s_south, fast: f_south, untimed: u_south, waiting["id"]: waiting["token"]}
+        # each side's first move: the clocks run from then on (issue 52; until then a timed game's
+        # deadline is its first move's 30 s, whatever its clock)
+        for game, south, north in ((slow, s_south, s_north), (fast, f_south, f_north)):
+            _move(client, game, south)
+            _move(other, game, north)
         rows = _turns(client, held)
         # South to move everywhere: the 5-minute game's deadline first, the untimed game last
         assert [r["id"] for r in rows] == [fast, slow, untimed]
@@ -157,18 +162,25 @@ def test_a_fischer_increment_is_added_after_each_move_and_shown(db: str) -> None
         assert g["game"]["clock"]["south"] == 300.0
         ctx, ws = _hello(c, g["id"], g["token"])
         try:
-            clock.t += 10.0
+            # each side's first move: no clock ran, so nothing is spent and nothing given back (issue 52)
             st = ws.state
+            for ply in (0, 1):
+                clock.t += 10.0
+                ws.send(type="move", move=legal(st), ply=st["ply"])
+                ws.until("ack")
+                st = ws.until("state", lambda m, ply=ply: m["game"]["ply"] >= ply + 1)["game"]
+            assert st["clock"]["south"] == st["clock"]["north"] == 300.0 and st["clock"]["running"] == "south"
+            clock.t += 10.0
             ws.send(type="move", move=legal(st), ply=st["ply"])
             ws.until("ack")
-            st = ws.until("state", lambda m: m["game"]["ply"] >= 1)["game"]
+            st = ws.until("state", lambda m: m["game"]["ply"] >= 3)["game"]
             # South spent 10 s and got 3 back; North's clock runs from the move
             assert st["clock"]["south"] == pytest.approx(293.0) and st["clock"]["running"] == "north"
             assert st["deadline"] == pytest.approx(clock.t + 300.0)
             clock.t += 4.5
             ws.send(type="move", move=legal(st), ply=st["ply"])
             ws.until("ack")
-            st = ws.until("state", lambda m: m["game"]["ply"] >= 2)["game"]
+            st = ws.until("state", lambda m: m["game"]["ply"] >= 4)["game"]
             assert st["clock"]["north"] == pytest.approx(298.5)
             assert st["deadline"] == pytest.approx(clock.t + 293.0)  # the side to move's deadline
         finally:
@@ -211,7 +223,9 @@ def test_a_correspondence_game_gives_each_move_its_days_and_keeps_its_seek_liste
         j = _post(bob, f"/api/games/{g['id']}/join", {"name": "Bob"})
         assert j.status_code == 200, j.text
         st = ada.get(f"/api/games/{g['id']}").json()
-        assert st["deadline"] == pytest.approx(clock.t + 3 * 86400) and st["clock"]["running"] == "south"
+        # the first move has the days per move too; missing them aborts the game (issue 52)
+        assert st["deadline"] == pytest.approx(clock.t + 3 * 86400) and st["clock"]["running"] is None
+        assert st["first_move"] == {"side": "south", "left": 3 * 86400, "limit": 3 * 86400}
         ctx, ws = _hello(ada, g["id"], g["token"])
         try:
             clock.t += 2 * 86400  # Ada thinks two days
@@ -222,7 +236,8 @@ def test_a_correspondence_game_gives_each_move_its_days_and_keeps_its_seek_liste
             ctx.__exit__(None, None, None)
         # Bob has three days from now; Ada's clock is full again for her next move
         assert st["deadline"] == pytest.approx(clock.t + 3 * 86400)
-        assert st["clock"]["south"] == pytest.approx(3 * 86400) and st["clock"]["running"] == "north"
+        assert st["clock"]["south"] == pytest.approx(3 * 86400) and st["clock"]["running"] is None
+        assert st["first_move"]["side"] == "north"
         rows = _turns(bob, {g["id"]: j.json()["token"]})
         assert rows[0]["per_move_days"] == 3 and rows[0]["deadline"] == pytest.approx(st["deadline"])
 

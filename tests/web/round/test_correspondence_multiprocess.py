@@ -95,28 +95,32 @@ def test_an_increment_is_kept_by_the_database_and_the_flag_falls_once(pg: str, s
     gets back is the stored one, seen the same on both, and the flag falls once at the deadline
     that the increments moved.  What a side spent is read from the stored turn starts (the clock's
     own figures), not from the test's wall clock: a loaded machine takes longer, and the stored
-    time still is 6 s less exactly that, plus 2 (the clock, 3 s before, could run out on a loaded
-    machine between the join and the first move)."""
+    time still is 6 s less exactly that, plus 2.  Each side's first move is free and earns nothing
+    (issue 52: a side's clock starts at its own first move)."""
     s1, s2 = servers(pg, "--min-clock", "0.05"), servers(pg, "--min-clock", "0.05")
     g = s1.post("/api/games", {"mode": "online", "side": "south", "clock": 0.1, "increment": 2}).json()
     assert g["game"]["increment"] == 2 and g["game"]["clock"]["initial"] == 6.0, g
     j = s2.post(f"/api/games/{g['id']}/join", {"invite": g["invite"]}).json()
     south, north = Client(s1.ws(g["id"]), g["token"]), Client(s2.ws(g["id"]), j["token"])
     st = south.wait(lambda st: st["status"] == "playing")
-    end = time.monotonic() + 30
-    while (started := stored(pg, g["id"]).turn_started) is None:  # South's clock runs from here
-        assert time.monotonic() < end, "the clock never started"
-        time.sleep(0.05)
     south.send(type="move", move=legal(st), ply=0)
     seen = north.wait(lambda st: st["ply"] >= 1)
+    north.send(type="move", move=legal(seen), ply=1)
+    st = south.wait(lambda st: st["ply"] >= 2)
+    rec = stored(pg, g["id"])
+    assert rec.south_time == rec.north_time == 6.0  # two first moves: no clock ran, nothing given
+    assert st["clock"]["running"] == "south"
+    started = rec.turn_started  # South's clock runs from North's first move
+    south.send(type="move", move=legal(st), ply=2)
+    seen = north.wait(lambda st: st["ply"] >= 3)
     rec = stored(pg, g["id"])
     # South's stored time: 6 s, less what it spent (to the move, when North's turn started), plus 2;
     # the other process shows exactly that
     spent = rec.turn_started - started
     assert 0 < spent < 6.0 and rec.south_time == pytest.approx(6.0 - spent + 2.0, abs=1e-6)
     assert seen["clock"]["south"] == pytest.approx(rec.south_time)
-    north.send(type="move", move=legal(seen), ply=1)
-    st = south.wait(lambda st: st["ply"] >= 2)
+    north.send(type="move", move=legal(seen), ply=3)
+    st = south.wait(lambda st: st["ply"] >= 4)
     before, rec = rec, stored(pg, g["id"])
     spent = rec.turn_started - before.turn_started
     assert 0 < spent < 6.0 and rec.north_time == pytest.approx(6.0 - spent + 2.0, abs=1e-6)

@@ -83,10 +83,7 @@ class CommitPipeline:
         result, reason = gameroom.outcome(rec, game)
         if result is not None and rec.result is None:
             rec.result, rec.reason, rec.turn_started = result, reason, None
-        side = gameroom.clock_side(rec, game)
-        rec.deadline = None
-        if side is not None and rec.turn_started is not None:
-            rec.deadline = rec.turn_started + float(getattr(rec, f"{side}_time") or 0.0)
+        rec.deadline = self.deadline(rec, game)
         ai_next = rec.mode == "ai" and gameroom.status(rec, game) == "playing" and game.turn.value == rec.ai_side
         if ai_next and self.svc.ai_per_client is not None:
             waiting = tx.client_jobs(rec)
@@ -114,6 +111,15 @@ class CommitPipeline:
         new.present = room.present
         new.prior = room.rendered or room.prior
         return new
+
+    def deadline(self, rec: GameRecord, game: Game) -> float | None:
+        """When the side to move of ``rec`` (after its moves: ``game``) must have moved, stored as
+        ``deadline`` for every process's sweep: when its running clock reaches zero, or, in an
+        online game whose side to move has not moved yet, when the game is aborted (issue 52)."""
+        side = gameroom.clock_side(rec, game)
+        if side is not None and rec.turn_started is not None:
+            return rec.turn_started + float(getattr(rec, f"{side}_time") or 0.0)
+        return self.svc.first_move_due(rec, game)
 
     def publish(self, room: Room) -> Room:
         """Cache the committed room (the transaction is over)."""

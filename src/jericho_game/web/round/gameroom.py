@@ -4,7 +4,8 @@
 - :class:`Change`: what a committed change did;
 - :class:`ClientError`: a refused request (a code for programs, a message for people);
 - the facts read off a record and its game: :func:`outcome`, :func:`status`, :func:`clock_side`,
-  :func:`both_moved`; :func:`quota_error` for a client over a fair-share quota.
+  :func:`first_move_side`, :func:`has_moved`, :func:`both_moved`; :func:`quota_error` for a client
+  over a fair-share quota.
 
 The deciding service (:mod:`jericho_game.web.round.rooms`), its commit pipeline
 (:mod:`jericho_game.web.round.commits`) and its state rendering (:mod:`jericho_game.web.round.roomstate`)
@@ -41,6 +42,8 @@ __all__ = [
     "outcome",
     "status",
     "clock_side",
+    "first_move_side",
+    "has_moved",
     "both_moved",
     "GAME_ID",
     "same_secret",
@@ -158,9 +161,37 @@ def status(rec: GameRecord, game: Game) -> str:
     return "playing"
 
 
+def has_moved(rec: GameRecord, game: Game, side: Side) -> bool:
+    """Whether ``side`` has made a move of its own (not a forced pass) in ``rec``, whose game
+    after its moves is ``game`` (each ply, a pass too, flips the turn: no replay needed)."""
+    turn = game.turn if len(rec.moves) % 2 == 0 else game.turn.other
+    for mv in rec.moves:
+        if turn == side and mv != "pass":
+            return True
+        turn = turn.other
+    return False
+
+
 def clock_side(rec: GameRecord, game: Game) -> str | None:
-    """The side whose clock is running, if any."""
+    """The side whose clock is running, if any: the side to move, once it has made a move of its
+    own (issue 52: a side's clock starts at its own first move, as lichess's do; the time before
+    it is not counted, and an online game whose first move does not come is aborted instead:
+    :func:`first_move_side`)."""
     if rec.clock is None or rec.turn_started is None or status(rec, game) != "playing":
+        return None
+    if not has_moved(rec, game, game.turn):
+        return None
+    return game.turn.value
+
+
+def first_move_side(rec: GameRecord, game: Game) -> str | None:
+    """The side to move of a started online game with a clock that has not made a move of its own
+    yet (issue 52): its clock waits, and the game is aborted (no result) if that move does not come
+    within the first-move time (:func:`jericho_game.web.round.timecontrol.first_move_time`) from
+    ``turn_started``.  Not against the AI nor in hot-seat games: there the clock waits alone."""
+    if rec.mode != "online" or rec.clock is None or rec.turn_started is None or status(rec, game) != "playing":
+        return None
+    if has_moved(rec, game, game.turn):
         return None
     return game.turn.value
 
@@ -192,5 +223,7 @@ class RoomService(Protocol):
     def ai_to_move(self, room: Room) -> bool: ...
     def clock_side(self, room: Room) -> str | None: ...
     def time_left(self, room: Room, side: str) -> float: ...
+    def first_move_due(self, rec: GameRecord, game: Game) -> float | None: ...
+    def first_move(self, room: Room) -> dict[str, Any] | None: ...
     def public_state(self, room: Room) -> dict[str, Any]: ...
     def record_tags(self, room: Room) -> dict[str, str]: ...

@@ -54,6 +54,7 @@ from jericho_game.web.round.gameroom import (
     same_secret,
 )
 from jericho_game.web.round.gameroom import clock_side as _clock_side
+from jericho_game.web.round.gameroom import first_move_side as _first_move_side
 from jericho_game.web.round.gameroom import outcome as _outcome
 from jericho_game.web.round.gameroom import status as _status
 from jericho_game.web.round.roomcache import RoomCache
@@ -91,6 +92,15 @@ def _new_token() -> str:
     return secrets.token_urlsafe(18)
 
 
+def _fmt_span(seconds: float) -> str:
+    """``0:30`` for 30 seconds, ``3 days`` for a correspondence game's first move."""
+    if seconds >= timecontrol.DAY:
+        days = round(seconds / timecontrol.DAY)
+        return f"{days} day" + ("s" if days != 1 else "")
+    s = int(seconds)
+    return f"{s // 60}:{s % 60:02d}"
+
+
 class GameService:
     """Rooms, seats, clocks, AI requests and rematches over one :class:`Storage` and one :class:`Broker`."""
 
@@ -113,6 +123,7 @@ class GameService:
         ai_budget: AIBudget | None = None,
         budget: BudgetPolicy | None = None,
         ai_first_move: float = 60.0,
+        first_move_limit: float = timecontrol.FIRST_MOVE,
     ) -> None:
         self.storage = storage
         self.broker = broker or LocalBroker()
@@ -138,6 +149,9 @@ class GameService:
             budget = BudgetPolicy(storage, from_limits(Limits(creates_per_minute=creates_per_minute)), clock=clock)
         self.budget = budget
         self.ai_first_move = ai_first_move
+        # issue 52: seconds a side of a real-time online game has for its first move before the game
+        # is aborted (a correspondence game: its days per move; web/round/timecontrol.py)
+        self.first_move_limit = first_move_limit
         self.budget.live("ai.game", self._count_ai_games)
         # what the lobby shows per seek beyond the game itself: the accounts work fills in
         # "rated" and "rating" (None: an anonymous, unrated game)
@@ -295,6 +309,25 @@ class GameService:
             left -= self.now() - room.rec.turn_started
         return left
 
+    def first_move_due(self, rec: GameRecord, game: Game) -> float | None:
+        """When the game is aborted unless the side to move makes its first move (wall time), or
+        None (issue 52: see :func:`~jericho_game.web.round.gameroom.first_move_side`)."""
+        if _first_move_side(rec, game) is None or rec.turn_started is None:
+            return None
+        return rec.turn_started + timecontrol.first_move_time(rec, self.first_move_limit)
+
+    def first_move(self, room: Room) -> dict[str, Any] | None:
+        """The state's ``first_move``: the side whose first move is awaited, the seconds ``left``
+        before the game is aborted, and the ``limit`` it had; None when no first move is awaited."""
+        due = self.first_move_due(room.rec, room.game)
+        if due is None:
+            return None
+        return {
+            "side": room.game.turn.value,
+            "left": max(0.0, due - self.now()),
+            "limit": timecontrol.first_move_time(room.rec, self.first_move_limit),
+        }
+
     def state_json(self, room: Room) -> str:
         """The public state as JSON text (never a token): see :class:`~jericho_game.web.round.roomstate.StateView`."""
         return self.view.state_json(room)
@@ -325,23 +358,53 @@ class GameService:
         """Stop the database threads, waiting for them (see :meth:`CommitPipeline.close`)."""
         self.commits.close()
 
-    def _charge(self, rec: GameRecord, game: Game) -> None:
-        """Stop the running clock: subtract the time spent by the side to move."""
+    def _charge(self, rec: GameRecord, game: Game, moved: bool = False) -> bool:
+        """Stop the running clock: subtract the time spent by the side to move; whether it ran.
+
+        ``moved``: the change plays or takes back moves, so the next turn starts now even when no
+        clock ran (a side's first move: issue 52, its clock had not started)."""
         side = _clock_side(rec, game)
+        now = self.now()
         if side is not None and rec.turn_started is not None:
-            now = self.now()
             setattr(rec, f"{side}_time", float(getattr(rec, f"{side}_time") or 0.0) - (now - rec.turn_started))
             rec.turn_started = now
+            return True
+        if moved and rec.turn_started is not None:
+            rec.turn_started = now
+        return False
 
     def _flag_change(self, tx: Tx, room: Room) -> Room | None:
-        """The room with the game lost on time when the running clock reached zero, else None."""
+        """The room with the game lost on time when the running clock reached zero, or aborted
+        when an online game's first move did not come in time (issue 52), else None."""
         side = self.clock_side(room)
-        if side is None or self.time_left(room, side) > 0:
+        if side is None:
+            due = self.first_move_due(room.rec, room.game)
+            if due is None or self.now() < due:
+                return None
+            rec = room.rec.copy()
+            rec.meta = {k: v for k, v in rec.meta.items() if k != "offer"}
+            rec.meta["no_start"] = room.game.turn.value  # whose first move did not come
+            rec.result, rec.reason, rec.turn_started = None, "aborted", None
+            return self.commits.commit(tx, room, rec, room.game)
+        if self.time_left(room, side) > 0:
             return None
         rec = room.rec.copy()
         setattr(rec, f"{side}_time", 0.0)
         rec.result, rec.reason, rec.turn_started = Side(side).other.value, "time", None
         return self.commits.commit(tx, room, rec, room.game)
+
+    def _ended_on_time(self, room: Room) -> ClientError:
+        """The refusal of a request that found the game just ended by :meth:`_flag_change`."""
+        rec = room.rec
+        if rec.reason == "aborted":
+            side = SIDE_NAMES.get(str(rec.meta.get("no_start")), "a player")
+            limit = timecontrol.first_move_time(rec, self.first_move_limit)
+            return ClientError(
+                "game_over",
+                f"the game was aborted: {side}'s first move did not come within {_fmt_span(limit)} (no result)",
+            )
+        loser = SIDE_NAMES[Side(rec.result or "south").other.value]
+        return ClientError("game_over", f"the game is over: {loser} ran out of time")
 
     @staticmethod
     def _with_forced_passes(game: Game, move: Move) -> tuple[Game, list[str]]:
@@ -438,11 +501,11 @@ class GameService:
         if control.per_move_days is not None:
             self._correspondence_quota(account, rec.address)
         control.apply(rec)
-        if clock_s is not None:
-            if mode != "online":
-                rec.turn_started = now
-                rec.deadline = now + clock_s
         game = Game()
+        if clock_s is not None and mode != "online":
+            # the turn begins now; the clock waits for the side's first move (issue 52)
+            rec.turn_started = now
+            rec.deadline = self.commits.deadline(rec, game)
         ai_first = rec.mode == "ai" and rec.ai_side == game.turn.value
         try:
             self.storage.create(
@@ -674,9 +737,10 @@ class GameService:
         return self.status(room) == "playing" and not seats <= set(rec.meta.get("arrived", []))
 
     def arrive(self, game_id: str, seats: frozenset[str]) -> Change | None:
-        """A player opened the game (``hello`` with a seat).  An online rematch's clock starts once
-        both players have opened it (nobody loses time before they have even seen the new board);
-        arrivals are stored with the game, so the players may be on different server processes."""
+        """A player opened the game (``hello`` with a seat).  An online rematch stored before issue 52
+        (its turn not begun) begins once both players have opened it; arrivals are stored with the
+        game, so the players may be on different server processes.  A rematch made since begins at
+        once: no clock runs before its side's first move, and the first move's time aborts it."""
         room = self.room(game_id)
         if not self.may_arrive(room, seats):
             return None
@@ -699,9 +763,8 @@ class GameService:
             raise ClientError("not_a_player", f"spectators cannot {action}: open your seat link to play", 403)
         status = self.status(room)
         if status == "over":
-            if room.rec.reason == "time":
-                loser = SIDE_NAMES[Side(room.rec.result or "south").other.value]
-                raise ClientError("game_over", f"the game is over: {loser} ran out of time")
+            if room.rec.reason == "time" or room.rec.meta.get("no_start"):
+                raise self._ended_on_time(room)
             raise ClientError("game_over", "the game is over")
         if status == "waiting":
             raise ClientError("waiting", "the invited player has not joined yet")
@@ -729,8 +792,7 @@ class GameService:
         def decide(tx: Tx, room: Room) -> Change:
             flagged = self._flag_change(tx, room)
             if flagged is not None:
-                loser = SIDE_NAMES[Side(flagged.rec.result or "south").other.value]
-                return Change(flagged, error=ClientError("game_over", f"the game is over: {loser} ran out of time"))
+                return Change(flagged, error=self._ended_on_time(flagged))
             if ply is not None and ply != len(room.rec.moves) and seats:
                 raise self._moved_on(room, ply)
             self._seat_to_move(room, seats, "move")
@@ -740,8 +802,8 @@ class GameService:
             move = parse_move(text)
             game, played = self._with_forced_passes(room.game, move)
             rec = room.rec.copy()
-            self._charge(rec, room.game)
-            timecontrol.credit(rec, room.game.turn.value)  # the increment, or a correspondence move's days
+            if self._charge(rec, room.game, moved=True):  # a first move earns nothing: no clock ran
+                timecontrol.credit(rec, room.game.turn.value)  # the increment, or a correspondence move's days
             new = self.commits.commit(tx, room, rec, game, played)
             for hook in self.on_move:
                 hook(tx, new)
@@ -792,7 +854,7 @@ class GameService:
             if not removed_human:
                 raise ClientError("nothing_to_undo", "there is no move of yours to take back")
             new = rec.copy()
-            self._charge(new, room.game)
+            self._charge(new, room.game, moved=True)
             return Change(self.commits.commit(tx, room, new, game, plies=len(game.history)))
 
         return decide
@@ -812,6 +874,9 @@ class GameService:
                 raise ClientError("game_over", "the game is over")
             if status == "waiting":
                 raise ClientError("waiting", "the invited player has not joined yet: there is no game to resign")
+            flagged = self._flag_change(tx, room)  # the clock or the first move's time ran out first
+            if flagged is not None:
+                return Change(flagged, error=self._ended_on_time(flagged))
             side = room.game.turn.value if len(seats) == 2 else next(iter(seats))
             rec = room.rec.copy()
             self._charge(rec, room.game)
@@ -850,14 +915,13 @@ class GameService:
             rec.rated = old.rated
             rec.address = old.address  # the same client's quotas
             rec.increment, rec.per_move_days = old.increment, old.per_move_days  # the same time control
+            game = Game()
             if old.clock is not None:
                 rec.clock = rec.south_time = rec.north_time = old.clock
-                # online, the clock starts once both players are at the new board (see hello);
-                # elsewhere the one person who asked is taken there at once
-                rec.turn_started = None if old.mode == "online" else self.now()
-                if rec.turn_started is not None:
-                    rec.deadline = rec.turn_started + old.clock
-            game = Game()
+                # the turn begins now: no clock runs before its side's first move (issue 52), and
+                # an online rematch whose first move does not come is aborted as any online game
+                rec.turn_started = self.now()
+                rec.deadline = self.commits.deadline(rec, game)
             ai_first = rec.mode == "ai" and rec.ai_side == game.turn.value
             # in this transaction: the old game is locked, so exactly one rematch is ever created
             job_level = (rec.ai_level or "random") if ai_first else None
@@ -903,8 +967,8 @@ class GameService:
                 move = parse_move(text)
             game, played = self._with_forced_passes(room.game, move)
             rec = room.rec.copy()
-            self._charge(rec, room.game)
-            timecontrol.credit(rec, room.game.turn.value)
+            if self._charge(rec, room.game, moved=True):  # the AI's first move is not timed either
+                timecontrol.credit(rec, room.game.turn.value)
             return Change(self.commits.commit(tx, room, rec, game, played))
 
         change = self.commits.write(job.game_id, decide)

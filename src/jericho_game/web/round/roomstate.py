@@ -106,6 +106,8 @@ class StateView:
             "increment": rec.increment,
             "per_move_days": rec.per_move_days,
             "deadline": rec.deadline if status == "playing" else None,
+            # issue 52: an aborted game whose first move did not come says whose it was
+            "no_start": rec.meta.get("no_start") if reason == "aborted" else None,
         }
         # the position's parts (towers, reserves, leaders, confrontations) come from fragments
         # rendered once and memoized, and only the parts a move changed are looked up again
@@ -155,6 +157,8 @@ class StateView:
             "watchers": room.present["watchers"],
             # an untimed online game: a player may claim once the opponent has been away this long
             "claim_after": self.svc.claim_after if rec.mode == "online" and rec.clock is None else None,
+            # issue 52: the side whose first move is awaited and the seconds left before the abort
+            "first_move": self.svc.first_move(room),
         }
 
     def state_json(self, room: Room) -> str:
@@ -229,7 +233,11 @@ class StateView:
                 "agreed": "draw agreed",
                 "claim": f"{away} left the game; "
                 + (f"{SIDE_NAMES[result]} claimed the win" if result in SIDES else "a draw was claimed"),
-                "aborted": "aborted before both sides had moved (no result)",
+                "aborted": (
+                    f"aborted: {SIDE_NAMES[rec.meta['no_start']]}'s first move did not come in time (no result)"
+                    if rec.meta.get("no_start") in SIDE_NAMES
+                    else "aborted before both sides had moved (no result)"
+                ),
                 "expired": "nobody took the open seat (no result)",
             }.get(reason, reason)
         takebacks = rec.meta.get("takebacks")

@@ -6,6 +6,11 @@ side's clock after each of its moves, with a clock only) and, for online games, 
 each of the side's moves).  The room service (web/round/rooms.py) keeps the clock as before: the side to
 move's time runs from ``turn_started``, ``deadline`` is when it reaches zero, the flag falls under
 the game's row lock; :func:`credit` is the one rule this adds, applied to the mover after a move.
+
+Issue 52 (lichess's rule): a side's clock starts at its own first move, so neither side loses
+time before it has made one (nor gets an increment for it).  In an online game the side to move
+that has not moved yet has :func:`first_move_time` from ``turn_started`` to make that move, else
+the game is aborted (no result); ``deadline`` is then that moment, and the same sweep ends it.
 """
 
 from __future__ import annotations
@@ -15,12 +20,26 @@ from typing import Any
 
 from jericho_game.web.storage.database import GameRecord
 
-__all__ = ["DAY", "DAYS", "MAX_INCREMENT", "MIN_INCREMENT", "TimeControl", "check_days", "credit", "parse"]
+__all__ = [
+    "DAY",
+    "DAYS",
+    "FIRST_MOVE",
+    "MAX_INCREMENT",
+    "MIN_INCREMENT",
+    "TimeControl",
+    "check_days",
+    "credit",
+    "first_move_time",
+    "parse",
+]
 
 MIN_INCREMENT = 1  # seconds per move: whole seconds, as lichess offers (0 or none: no increment)
 MAX_INCREMENT = 60  # seconds per move (the page offers 2, 3, 5 and 10)
 DAYS = (1, 2, 3, 5, 7, 14)  # the days per move offered (lichess offers 1, 2, 3, 5, 7, 10, 14)
 DAY = 86400.0
+#: Seconds a side of a real-time online game has for its first move before the game is aborted
+#: (lichess gives 15 to 35 s by speed; one figure here, each side its own from its turn's start).
+FIRST_MOVE = 30.0
 
 
 def check_days(value: Any) -> int:
@@ -92,3 +111,14 @@ def credit(rec: GameRecord, side: str) -> None:
         setattr(rec, f"{side}_time", rec.clock)
     elif rec.increment:
         setattr(rec, f"{side}_time", float(getattr(rec, f"{side}_time") or 0.0) + rec.increment)
+
+
+def first_move_time(rec: GameRecord, real_time: float = FIRST_MOVE) -> float:
+    """Seconds the side to move of ``rec`` has for its first move before the game is aborted:
+    ``real_time`` (:data:`FIRST_MOVE`) with a real-time clock, never more than the clock itself
+    (a clock under 30 s exists only below the public floor of one minute: tests, an operator's
+    ``--min-clock``); the days per move in a correspondence game (nobody waits at the board for a
+    game of days)."""
+    if rec.per_move_days is not None:
+        return rec.per_move_days * DAY
+    return min(real_time, rec.clock) if rec.clock else real_time
