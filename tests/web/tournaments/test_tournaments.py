@@ -201,6 +201,91 @@ def test_berserk_halves_the_clock_before_the_first_move_only(db: str) -> None:
         assert games[0]["berserk"] == {"south": False, "north": True}
 
 
+class _Clock:
+    """A wall clock the test moves by hand (the game clocks, the first move's time, the tournaments)."""
+
+    def __init__(self) -> None:
+        self.t = 1_900_000_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _move(client: TestClient, app: Any, game_id: str, side: str) -> None:
+    svc: GameService = app.state.service
+    move = str(svc.room(game_id).game.legal_moves()[0])
+    change = client.portal.call(svc.move, game_id, frozenset({side}), move, None)  # type: ignore[union-attr]
+    assert change.error is None, change.error
+
+
+def test_arena_clocks_berserked_or_not_wait_for_each_sides_first_move(db: str) -> None:
+    """Issue 52: the pairing starts the game, not the clocks; a berserk halves a clock that still
+    waits, and does not move the first move's countdown."""
+    clock = _Clock()
+    app = create_app(db, ai_processes=0, password_hasher=CHEAP, tournament_policy=MANUAL, clock=clock)
+    with _field(app, 2) as (ada, bob):
+        _signup(ada, "ada")
+        _signup(bob, "bob")
+        t = _post(ada, "/api/tournaments", {"name": "Bullet", "clock": 1, "minutes": 30, "berserk": True}).json()
+        for c in (ada, bob):
+            _post(c, f"/api/tournaments/{t['id']}/join")
+        app.state.tournaments.tick()
+        (p,) = _playing(app, t["id"])
+        north = ada if p.north == app.state.accounts.find("ada").id else bob
+        clock.t += 5  # the players reach the board
+        st = ada.get(f"/api/games/{p.game_id}").json()
+        assert st["clock"]["south"] == 60 and st["clock"]["north"] == 60 and st["clock"]["running"] is None
+        assert st["first_move"]["side"] == "south" and st["first_move"]["left"] == 25
+        assert _post(north, f"/api/tournaments/{t['id']}/berserk", {"game": p.game_id}).status_code == 200
+        clock.t += 10
+        _move(ada, app, p.game_id, "south")
+        clock.t += 12
+        st = ada.get(f"/api/games/{p.game_id}").json()
+        # North's halved clock has not run while North had not moved
+        assert st["clock"]["south"] == 60 and st["clock"]["north"] == 30 and st["clock"]["running"] is None
+        assert st["first_move"] == {"side": "north", "left": 18, "limit": 30}
+        _move(ada, app, p.game_id, "north")
+        clock.t += 4
+        st = ada.get(f"/api/games/{p.game_id}").json()
+        assert st["clock"]["running"] == "south" and st["clock"]["south"] == 56 and st["clock"]["north"] == 30
+
+
+def test_an_arena_game_whose_first_move_never_comes_is_aborted_for_no_points(db: str) -> None:
+    clock = _Clock()
+    app = create_app(db, ai_processes=0, password_hasher=CHEAP, tournament_policy=MANUAL, clock=clock)
+    with _field(app, 2) as (ada, bob):
+        _signup(ada, "ada")
+        _signup(bob, "bob")
+        t = _post(ada, "/api/tournaments", {"name": "Bullet", "clock": 1, "minutes": 30}).json()
+        for c in (ada, bob):
+            _post(c, f"/api/tournaments/{t['id']}/join")
+        svc: TournamentService = app.state.tournaments
+        svc.tick()
+        (p,) = _playing(app, t["id"])
+        with svc.storage.engine.begin() as conn:  # North comes with a streak of two wins
+            conn.execute(
+                text("UPDATE tournament_players SET streak = 2 WHERE tournament = :t AND account = :a"),
+                {"t": t["id"], "a": p.north},
+            )
+        clock.t += 31  # South never moves: the sweep (or this flag: once either way) aborts the game
+        app.state.service.flag(p.game_id)
+        st = ada.get(f"/api/games/{p.game_id}").json()
+        assert st["status"] == "over" and st["result"] is None and st["reason"] == "aborted"
+        assert st["no_start"] == "south"
+        svc.tick()
+        page = ada.get(f"/api/tournaments/{t['id']}").json()
+        assert page["games"][0]["status"] == "done" and page["games"][0]["result"] is None
+        assert page["games"][0]["south_points"] == 0 and page["games"][0]["north_points"] == 0
+        assert sum(s["score"] for s in page["standings"]) == 0
+        with svc.storage.engine.connect() as conn:
+            streaks = dict(
+                conn.execute(
+                    text("SELECT account, streak FROM tournament_players WHERE tournament = :t"), {"t": t["id"]}
+                ).all()
+            )
+        assert streaks == {p.north: 2, p.south: 0}  # the one who was there keeps theirs
+
+
 def test_a_swiss_tournament_plays_its_rounds_without_repeats_and_ranks_by_tie_breaks(db: str) -> None:
     app = _app(db)
     with _field(app, 5) as clients:

@@ -36,7 +36,8 @@ cannot pair a player twice.  The game is then made and joined; a process killed 
 a pairing without a game, whose game the next look (any process) makes after
 :attr:`TournamentPolicy.stale` seconds (a compare-and-set ties one game to a pairing: a second one
 made by a slow process is aborted); a game made but not joined is joined by the next look.  An
-aborted game (no result) counts as a loss for both.  A game of fewer than
+aborted game (no result) counts as a loss for both, except that when a player's first move did
+not come (issue 52) the other player's streak is kept.  A game of fewer than
 :data:`arena.MIN_PLIES` plies gives nobody points (arena.points).
 
 A Swiss round is computed outside the tournament's lock (issue 51, finding 13: a round took up to
@@ -610,11 +611,15 @@ class TournamentService:
         kind = conn.execute(text("SELECT kind FROM tournaments WHERE id = :t"), {"t": g.tournament}).scalar_one()
         self._record(conn, g, str(kind), rec.result, len(rec.moves))
 
-    def _record(self, conn: Connection, g: Any, kind: str, result: str | None, plies: int) -> None:
+    def _record(
+        self, conn: Connection, g: Any, kind: str, result: str | None, plies: int, no_start: str | None = None
+    ) -> None:
         """A pairing's game ended with ``result`` after ``plies``: each side's points, streak, games
         and sides played; the pairing done and its players free.  A game of fewer than
         :data:`arena.MIN_PLIES` plies gives nobody points (its winner's streak stays as it was), but
-        is still a game played and frees both players."""
+        is still a game played and frees both players.  ``no_start``: the side whose first move did
+        not come (issue 52, the game aborted): nobody gets points, and the other side's streak stays
+        as it was (they lost nothing at the board)."""
         got: dict[str, float] = {}
         for side in ("south", "north"):
             account = int(getattr(g, side))
@@ -624,6 +629,8 @@ class TournamentService:
             ).first()
             streak = int(me.streak) if me is not None else 0
             outcome = "draw" if result == "draw" else "win" if result == side else "loss"
+            if no_start is not None:  # no game for the one who was there: a win too short to count
+                outcome, plies = ("loss" if side == no_start else "win"), 0
             pts: float
             if kind == "arena":
                 pts, after = arena.points(outcome, streak, bool(getattr(g, f"berserk_{side}")), plies)
@@ -1009,7 +1016,9 @@ class TournamentService:
                         changes.append(change)
                     except ClientError:
                         pass  # joined meanwhile
-            elif result is None and reason is not None:  # aborted: a loss for both
+            elif result is None and reason is not None:  # aborted: a loss for both, or a no-show's
+                rec = self.storage.load(game_id)
+                no_start = rec.meta.get("no_start") if rec is not None else None
                 with self.storage.engine.begin() as conn:
                     g = conn.execute(
                         text(
@@ -1020,7 +1029,7 @@ class TournamentService:
                     ).first()
                     if g is not None:
                         kind = conn.execute(text("SELECT kind FROM tournaments WHERE id = :t"), {"t": tid}).scalar_one()
-                        self._record(conn, g, kind, None, 0)
+                        self._record(conn, g, kind, None, 0, no_start)
         return changes
 
     async def run(self) -> None:
