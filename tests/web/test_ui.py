@@ -757,3 +757,26 @@ def test_the_ticking_clock_is_not_in_a_live_region(server: str, context: Browser
     # redrawn at every render (a hover, a tick), so it is not live: it would be read again and again
     assert page.evaluate("document.querySelector('#move-live').getAttribute('aria-live') === 'polite'")
     assert page.evaluate("!document.querySelector('#turn').closest('[aria-live]')")
+
+
+def test_an_online_games_first_move_is_counted_down_while_its_clock_waits(server: str, context: BrowserContext) -> None:
+    """Issue 52: after the join South's clock still shows the full minute, and the banner counts the
+    first move's 30 s down (not read out every second); the opponent and spectators read whose it is."""
+    page = context.new_page()
+    g = page.request.post(server + "/api/games", data={"mode": "online", "side": "south", "clock": 1}).json()
+    assert page.request.post(server + f"/api/games/{g['id']}/join", data={"invite": g["invite"]}).ok
+    page.goto(g["links"]["play"])
+    banner = page.locator("#banner")
+    expect(banner).to_contain_text(re.compile(r"Move within 0:[0-3]\d or the game is aborted\."))
+    expect(page.locator("#clock-south")).to_have_text("1:00")
+    expect(page.locator("#clock-north")).to_have_text("1:00")
+    shown = banner.inner_text()
+    expect(banner).not_to_have_text(shown)  # it ticks
+    expect(page.locator("#clock-south")).to_have_text("1:00")  # while the clock waits
+    assert page.evaluate("document.querySelector('#banner').getAttribute('aria-live') === 'off'")
+    assert context.browser is not None
+    elsewhere = context.browser.new_context()  # this one remembers South's seat
+    watcher = elsewhere.new_page()
+    watcher.goto(g["links"]["watch"])
+    expect(watcher.locator("#banner")).to_contain_text("South must move within 0:")
+    elsewhere.close()

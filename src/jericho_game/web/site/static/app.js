@@ -31,6 +31,7 @@ const S = {
   id: null, token: null, role: "spectator", game: null, topo: null, board: null, ws: null,
   selected: null, hoverAlign: null, stickyAlign: null, replay: null, retry: 0, clockAt: 0,
   flipped: null, resignArmed: null, closed: false, pending: null, preview: null, previewCell: null,
+  firstMoveSaid: null,  // the game and ply whose first-move countdown was read out (issue 52)
 };
 
 // What each AI level is like: one line each (strength from docs/ai.md's arena, think time measured there).
@@ -690,6 +691,9 @@ function sideName(side) {
 
 function resultText(g) {
   const [s, n] = g.score;
+  if (g.reason === "aborted" && g.no_start) {
+    return t("Game aborted: {side} did not make a first move in time (no result).", { side: sideName(g.no_start) });
+  }
   if (g.reason === "aborted") return t("Game aborted: no result.");
   if (g.reason === "expired") return t("Nobody joined in time: the game was withdrawn (no result).");
   if (g.result === "draw" && g.reason === "agreed") return t("Draw agreed.");
@@ -825,6 +829,9 @@ function render() {
   if (g.status === "over") {
     text = resultText(g) + (g.rematch_id && !S.replay ? ` ${t("A rematch has started.")}` : "");
     cls += " over";
+  } else if (firstMoveText(g)) {
+    text = firstMoveText(g);
+    cls += " first-move";
   } else if (g.threat) {
     const other = g.threat === "south" ? "north" : "south";
     text = t("{side} holds {n} monoliths!", { side: SIDE_NAME[g.threat], n: g.score[g.threat === "south" ? 0 : 1] }) + " " +
@@ -861,6 +868,19 @@ function render() {
     }
   }
   banner.className = cls;
+  // the first move's countdown changes every second: the banner does not read each one out, the
+  // move region says it once per turn (issue 52)
+  banner.setAttribute("aria-live", cls.includes("first-move") ? "off" : "polite");
+  const firstKey = g.first_move && !S.replay ? `${g.id}:${g.ply}` : null;
+  if (firstKey && S.firstMoveSaid !== firstKey) {
+    S.firstMoveSaid = firstKey;
+    // after the move's own sentence (the same live region: a second at once would replace it)
+    setTimeout(() => {
+      if (S.firstMoveSaid === firstKey && S.game && `${S.game.id}:${S.game.ply}` === firstKey) {
+        announce($("move-live"), firstMoveText(S.game));
+      }
+    }, 1000);
+  }
   // selection sanity
   if (S.selected && (!myTurn() || !g.legal[S.selected])) S.selected = null;
   if ((S.premove || S.preselect) && !myTurn() && !premoveAllowed(g, mySides(), !!S.replay)) {
@@ -1125,8 +1145,27 @@ function fmt(sec) {
     `${m}:${String(s).padStart(2, "0")}`;
 }
 
+/** While an online game waits for a side's first move (issue 52): "Move within 0:25 or the game is
+ * aborted.", from the seconds the server gave (`first_move.left`) less those since its state came;
+ * "" otherwise.  A correspondence game's first move counts in days and hours. */
+function firstMoveText(g) {
+  const f = g && g.status === "playing" && !S.replay ? g.first_move : null;
+  if (!f) return "";
+  const sec = Math.max(0, Math.ceil(f.left - (performance.now() - S.clockAt) / 1000));
+  const left = g.per_move_days ? timeLeft(sec, 0) : `${Math.floor(sec / 60)}:${String(sec % 60).padStart(2, "0")}`;
+  if (mySides().includes(f.side)) return t("Move within {left} or the game is aborted.", { left });
+  return t("{side} must move within {left} or the game is aborted.", { side: sideName(f.side), left });
+}
+
 function tickClocks() {
   const g = S.game;
+  const banner = $("banner");
+  const countdown = firstMoveText(g);
+  if (countdown && banner.classList.contains("first-move") && banner.firstChild &&
+      banner.firstChild.textContent !== countdown) {
+    banner.firstChild.textContent = countdown;
+    banner.dataset.shown = `false:${countdown}`;
+  }
   for (const side of ["south", "north"]) {
     const node = $(`clock-${side}`);
     if (!g || !g.clock) { node.hidden = true; continue; }
