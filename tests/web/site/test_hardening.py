@@ -29,7 +29,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from jericho_game.web.server import SECURITY_HEADERS, create_app  # noqa: E402
-from tests.helpers import start_in_thread  # noqa: E402
+from tests.helpers import Load, start_in_thread  # noqa: E402
 from tests.web.accounts.test_accounts import CHEAP, create, csrf, join, login, me, other, signup  # noqa: E402
 from tests.web.test_server import WS  # noqa: E402
 
@@ -128,7 +128,7 @@ def _exchange(addr: tuple[str, int], data: bytes, timeout: float = 30.0) -> byte
         return out
 
 
-def test_request_heads_are_limited_in_size_and_time(guarded: tuple[str, int]) -> None:
+def test_request_heads_are_limited_in_size_and_time(guarded: tuple[str, int], load: Load) -> None:
     ok = _exchange(guarded, b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
     assert ok.startswith(b"HTTP/1.1 200"), ok[:100]
     big = b"GET /healthz HTTP/1.1\r\nhost: x\r\n" + b"x-pad: " + b"a" * (2 * 1024 * 1024) + b"\r\n\r\n"
@@ -152,7 +152,8 @@ def test_request_heads_are_limited_in_size_and_time(guarded: tuple[str, int]) ->
             except OSError:
                 pass
             waited = time.monotonic() - start
-        assert waited < 20, f"a slow head was kept {waited:.1f} s"
+        # the 1 s head timeout, not the socket's 30 s: 20 s on an idle machine, scaled by its load (below 30)
+        assert waited < min(20 * load.measure(), 28), f"a slow head was kept {waited:.1f} s (load {load.factor:.1f})"
     # a normal keep-alive client is not affected: two requests on one connection
     with socket.create_connection(guarded, timeout=30) as s:
         for _ in range(2):
@@ -507,7 +508,7 @@ class SlowHasher(PasswordHasher):
         return bool(super().verify(hash, password))
 
 
-def test_a_burst_of_log_ins_never_holds_up_the_rest_of_the_server(tmp_path: Any) -> None:
+def test_a_burst_of_log_ins_never_holds_up_the_rest_of_the_server(tmp_path: Any, load: Load) -> None:
     """The audit: 48 log-ins at once made /healthz p99 7.3 s (they shared its thread pool).  Here
     the checks never finish until the test says so: /healthz must still answer at once.  The burst
     comes from 24 addresses: one address group holds one check at a time (issue 51, the budget
@@ -562,7 +563,12 @@ def test_a_burst_of_log_ins_never_holds_up_the_rest_of_the_server(tmp_path: Any)
                 except httpx.TimeoutException:
                     pass
                 waits.append(time.monotonic() - start)
-        assert max(waits) < 5.0, f"/healthz waited {max(waits):.1f} s behind the password checks"
+        # 5 s on an idle machine, scaled by its load but below the client's 10 s timeout (a request held
+        # behind the checks waits it out)
+        bound = min(5.0 * load.measure(), 9.0)
+        assert max(waits) < bound, (
+            f"/healthz waited {max(waits):.1f} s behind the password checks (load {load.factor:.1f})"
+        )
         pool = app.state.accounts.hash_pool
         assert pool.in_flight == pool.capacity == 10 and sorted(results) == [503] * (24 - pool.capacity)
         # a second log-in from an address whose first is in the line: refused at once, nothing counted

@@ -32,7 +32,7 @@ from jericho_game.web.round.rooms import ClientError  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, check_email  # noqa: E402
 from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
-from tests.helpers import reserve_port  # noqa: E402
+from tests.helpers import Load, reserve_port  # noqa: E402
 from tests.web.test_server import another, visitors  # noqa: E402
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
@@ -324,7 +324,7 @@ def test_a_refused_mail_is_retried_later_and_a_permanent_refusal_ends_it(db: str
     assert len(inbox.mails) == 1
 
 
-def test_the_request_never_waits_for_the_mail_server(db: str) -> None:
+def test_the_request_never_waits_for_the_mail_server(db: str, load: Load) -> None:
     """SMTP down: the address is taken at once, the mail waits in the outbox and goes when the
     server comes up."""
     # the port is held while the mail server is down: connections to it are refused, and no
@@ -335,7 +335,8 @@ def test_the_request_never_waits_for_the_mail_server(db: str) -> None:
             _signup(c, "ada")
             t0 = time.monotonic()
             r = _post(c, "/api/notify/settings", {"email": "ada@example.org"})
-            assert r.status_code == 200 and time.monotonic() - t0 < 5
+            took = time.monotonic() - t0  # 5 s on an idle machine, scaled by the load measured in this run
+            assert r.status_code == 200 and took < 5 * load.measure(), (took, load.factor)
             _until(lambda: bool(_outbox(db)) and _outbox(db)[0]["last_error"] is not None)
             row = _outbox(db)[0]
             assert row["sent_at"] is None and row["failed_at"] is None  # a refused connection: tried again
