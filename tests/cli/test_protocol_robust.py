@@ -104,7 +104,8 @@ def test_the_engine_ends_with_status_0_with_stdin_kept_open(how: str, searching:
         assert took < (10.0 if how == "eof" else 5.0) * load.factor, (took, load.factor)
 
 
-def test_a_piped_go_followed_by_end_of_input_finishes_the_whole_search() -> None:
+@pytest.mark.timing
+def test_a_piped_go_followed_by_end_of_input_finishes_the_whole_search(load: Load) -> None:
     # Audit: the end of input stopped the search after one slice.
     player = make_player("mcts:sims=4000", seed=1)
     out = io.StringIO()
@@ -115,7 +116,7 @@ def test_a_piped_go_followed_by_end_of_input_finishes_the_whole_search() -> None
     out = io.StringIO()
     serve(EngineSession(make_player("mcts"), spec="mcts"), io.StringIO("go time 1\n"), out)
     spent = float(out.getvalue().splitlines()[0].split()[2])
-    assert 0.95 <= spent <= 1.5
+    assert 0.95 <= spent <= 1.0 + 0.5 * load.measure(), (spent, load.factor)  # 0.5 s over on an idle machine
 
 
 def test_quit_with_arguments_is_refused_and_the_session_goes_on() -> None:
