@@ -481,7 +481,8 @@ def test_budgets_over_the_documented_maximums_are_refused(command: str, reason: 
     assert len(reply[0]) < 200  # the flood is not echoed
 
 
-def test_end_of_input_lets_the_search_finish_and_the_engine_exits() -> None:
+@pytest.mark.timing
+def test_end_of_input_lets_the_search_finish_and_the_engine_exits(load: Load) -> None:
     # The end of input ends the commands, not the work: the go is answered after its whole budget.
     proc = subprocess.Popen(
         engine_cmd("--player", "mcts"),
@@ -499,7 +500,8 @@ def test_end_of_input_lets_the_search_finish_and_the_engine_exits() -> None:
     with proc.stdout:
         out = proc.stdout.read().splitlines()
     assert out[-1].startswith("bestmove ")
-    assert 1.9 <= float(out[-2].split()[2]) <= 3.0
+    spent = float(out[-2].split()[2])  # the engine's own time: 1 s over at most on an idle machine
+    assert 1.9 <= spent <= 2.0 + 1.0 * load.measure(), (spent, load.factor)
 
 
 def test_over_long_lines_are_refused_without_echo_and_the_session_goes_on() -> None:
