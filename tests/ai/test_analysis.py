@@ -586,23 +586,23 @@ def _hard_game(seed: int) -> list[str]:
 
 
 def test_the_walk_back_is_exact_reproducible_and_bounded_in_nodes() -> None:
-    from jericho_game.ai.solver import solve
+    from jericho_game.ai.solver import Table, solve
 
     moves = _hard_game(1)
     walk = analysis.solve_back(None, moves)
     assert walk == analysis.solve_back(None, moves)  # nodes, not seconds: the same at any load
     assert walk.nodes == analysis.DECIDE_NODES and walk.spent <= analysis.DECIDE_TOTAL
     assert walk.first + len(walk.values) == len(moves) + 1 and len(walk.values) >= 2
-    # every value the walk gives (solved, or by the theory) is the solver's, each position solved alone
-    game = analysis.replay(None, moves[: walk.first])
-    for i, v in enumerate(walk.values):
-        if i:
-            game.play(moves[walk.first + i - 1])
+    # every value the walk gives (solved, or by the theory) is the solver's: each position solved, from
+    # the end backwards, without the theory
+    table = Table(64)
+    for i in range(len(walk.values) - 1, -1, -1):
+        game = analysis.replay(None, moves[: walk.first + i])
         if game.is_over():
             continue
-        sol = solve(game, nodes=5_000_000, line=False, distance=False)
+        sol = solve(game, nodes=20_000_000, table=table, line=False, distance=False)
         assert sol.value is not None
-        assert _mine_of(game.turn.value, v) == {1: 1.0, 0: 0.5, -1: 0.0}[sol.value], walk.first + i
+        assert _mine_of(game.turn.value, walk.values[i]) == {1: 1.0, 0: 0.5, -1: 0.0}[sol.value], walk.first + i
     # a smaller budget knows less, never something else
     small = analysis.solve_back(None, moves, nodes=2_000, total=10_000)
     assert small.first >= walk.first and small.spent <= 10_000 + 2_001

@@ -187,12 +187,13 @@ SOLVE_NODES = 20_000
 SOLVE_SHARE = 0.25
 #: The deciding move's walk back from the end (:func:`solve_back`): the endgame solver's budget per
 #: position and for the whole walk, in nodes (not seconds: the same answer at any load), and its
-#: transposition table (kept along the walk: a solved position stays solved).  About a second of one
-#: core at most on the C kernel; the pure-Python core (about a hundred times slower) gets a fiftieth.
-DECIDE_NODES = 250_000
-DECIDE_TOTAL = 1_500_000
+#: transposition table (kept along the walk: a solved position stays solved).  Measured on the games of
+#: tests/fixtures/review/deciding.jsonl (docs/web.md, "Game review"): 0.7 s of one core on average,
+#: 1.4 s at most, on the C kernel; the pure-Python core (about a hundred times slower) gets 1/200th.
+DECIDE_NODES = 1_000_000
+DECIDE_TOTAL = 5_000_000
 DECIDE_NODES_PY = 5_000
-DECIDE_TOTAL_PY = 30_000
+DECIDE_TOTAL_PY = 25_000
 DECIDE_TABLE_MB = 16.0
 #: The stored walk's version (:meth:`SolvedEnd.to_dict`): another version reads as no walk.
 SOLVED_END_VERSION = 1

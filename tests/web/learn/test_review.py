@@ -518,7 +518,7 @@ def test_the_deciding_move_is_stored_exact_where_the_solver_knows_it_and_older_r
             done = ws.until("review", lambda m: m["review"]["status"] == "done")["review"]
         assert done["decisive"] == {
             "ply": 44, "result": "south", "exact": True, "label": "22...", "move": "5G@c3", "side": "north",
-            "before": 0.5, "after": 0.0, "solved_from": 43,
+            "before": 0.5, "after": 0.0, "solved_from": 42,
         }  # fmt: skip
         assert [m["ply"] for m in done["moves"] if m["decisive"]] == [44]
         rec = reviews_of(db, g["id"])

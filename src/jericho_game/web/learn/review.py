@@ -9,11 +9,15 @@ The parts, in the web app's design (docs/web.md, "Game review"):
   so both the server's local pool and ``jericho worker`` run it).  One claim evaluates one
   position (:func:`jericho_game.ai.analysis.evaluate_ply`, in a worker process) under a lease, stores
   it with a compare-and-set on the review's next ply, and lets go; AI moves of games being played
-  are always claimed first, and reviews leave one slot of a runner to them.  A worker killed mid-
-  position leaves its lease to run out; another worker redoes that one position.
+  are always claimed first, and reviews leave one slot of a runner to them.  A worker killed
+  mid-position leaves its lease to run out; another worker redoes that one position.  The last
+  position's claim also walks the game back from its end with the endgame solver
+  (:func:`jericho_game.ai.analysis.solve_back`, a budget in nodes) and stores the walk with it.
 - :class:`ReviewService` — decides: only a finished game is reviewed, the queue is bounded
   (``busy`` beyond it), and it builds what the page shows (:meth:`ReviewService.view`: the
-  positions' winning chances, the moves' losses and marks by :func:`jericho_game.ai.analysis.judge`).
+  positions' winning chances, the moves' losses and marks by :func:`jericho_game.ai.analysis.judge`,
+  and the move that decided the game by :func:`jericho_game.ai.analysis.deciding_move`: exact where
+  the stored walk knows it, else probable).
 
 Every stored step is announced as version :data:`REVIEW_CHANGED` of the game on the broker (the
 ``NOTIFY`` rides in the storing transaction on PostgreSQL), so the players and spectators of the
