@@ -260,7 +260,7 @@ SLOW_TESTS_BY_FILE: dict[str, set[str]] = {
         "test_a_database_written_before_versions_is_migrated_and_its_clock_still_runs",
         "test_a_stored_game_whose_ai_level_is_gone_still_gets_its_ai_moves",
         "test_an_ai_player_is_never_used_by_two_threads_at_once",
-        "test_an_online_rematch_clock_starts_when_both_players_are_there",
+        "test_an_online_rematch_clock_waits_for_its_first_moves",
         "test_bad_clock_and_bad_fields_are_refused",
         "test_clock_flags_the_side_that_runs_out",
         "test_full_game_against_the_ai_then_record_and_replay",
