@@ -378,7 +378,8 @@ class Transport:
         the AI's budgets, and no process's memory is needed for it (every process sweeps)."""
         svc = self.service
         try:
-            stale = await svc.off_loop_read(svc.storage.unstarted_ai_games, svc.now() - svc.ai_first_move)
+            # wall time, as the games' updated_at (the service's clock may be a test's)
+            stale = await svc.off_loop_read(svc.storage.unstarted_ai_games, time.time() - svc.ai_first_move)
         except Exception:  # noqa: BLE001 - the database is away: next sweep
             log.exception("could not look for AI games nobody started")
             return

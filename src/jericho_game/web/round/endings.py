@@ -22,6 +22,7 @@ The loser of a race gets a coded error; ``moved_on`` carries the fresh state.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from jericho_game.pieces import Side
@@ -253,13 +254,14 @@ def abort_unstarted(svc: GameService, game_id: str) -> Change | None:
         player = Side(rec.ai_side).other
         if room.game.turn != player or _has_moved(rec, player) or tx.has_job(room.version):
             return Change(room)
-        now = svc.now()
-        if rec.updated_at > now - svc.ai_first_move:
+        # a game's updated_at is the storage's wall time; presence rows are stamped by the service's clock
+        wall = time.time()
+        if rec.updated_at > wall - svc.ai_first_move:
             return Change(room)
         # a player at the board may think about their first move as long as they like, up to the
         # long bound; one who left is let go after the short one
-        if svc.storage.presence(rec.id, now, svc.presence_ttl, conn=tx.conn).present[player.value]:
-            if rec.updated_at > now - ABANDONED_AFTER:
+        if svc.storage.presence(rec.id, svc.now(), svc.presence_ttl, conn=tx.conn).present[player.value]:
+            if rec.updated_at > wall - ABANDONED_AFTER:
                 return Change(room)
         new = rec.copy()
         new.meta = _without_offer(new.meta)
