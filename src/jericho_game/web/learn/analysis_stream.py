@@ -40,6 +40,7 @@ import queue
 import secrets
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -250,6 +251,8 @@ class AnalysisStreams:
         self.every = every
         self.caps = SocketCaps(SOCKETS_PER_CLIENT, SOCKETS_PER_CLIENT)
         self.by_client: dict[str, Run] = {}  # this process's running stream per address / account
+        # one client's starts in order (see _run); a client's lock lives while a start holds it
+        self._starting: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._manager: Any = None
         self._manager_lock = threading.Lock()
         self.started = 0  # streams that got a slot (tests)
@@ -344,8 +347,18 @@ class AnalysisStreams:
             if run.reason is not None:
                 await sock.send({"type": "done", "id": run.id, "reason": run.reason, "sims": 0, "stopped_in": 0.0})
                 return
+            # one client's starts one after another, in the order their positions came: a start that
+            # ran late in its thread would replace the newer stream's row (a burst under load)
+            lock = self._starting.get(keys[-1])
+            if lock is None:
+                lock = self._starting[keys[-1]] = asyncio.Lock()
             try:
-                await loop.run_in_executor(None, self.store.start, run.key, address, account, self.ai_per_client)
+                async with lock:
+                    if run.reason is not None:
+                        done = {"type": "done", "id": run.id, "reason": run.reason, "sims": 0, "stopped_in": 0.0}
+                        await sock.send(done)
+                        return
+                    await loop.run_in_executor(None, self.store.start, run.key, address, account, self.ai_per_client)
             except QuotaFull as exc:
                 msg = (
                     f"you already have {exc.have} games waiting for the AI's reply, the most one player or address "
