@@ -875,13 +875,10 @@ def _probable(
         assert side != winner, "the winner's move never decides a game"
         return Deciding(k, result, False, side, moves[k - 1], chance(k - 1, side), chance(k, side), solved_from)
 
-    # what each move cost its mover: the review's loss (the yardstick, the reply's bound: :func:`judge`),
-    # or the fall of its chance to a solved position, whichever is more
-    judged = {j.ply: j.loss for j in judge(moves, evals)}
-
     def drop(k: int) -> float:
+        """How far move ``k``'s mover's chance fell: the figures the answer states."""
         side = evals[k - 1].turn
-        return round(max(judged.get(k, 0.0), chance(k - 1, side) - chance(k, side)), 6)
+        return round(chance(k - 1, side) - chance(k, side), 6)
 
     def fell_most(last_move: int) -> Deciding:
         """The move up to ``last_move`` whose mover lost most (the latest of equal losses), by a side
