@@ -66,6 +66,24 @@ function row(g, heads) {
   return tr;
 }
 
+function addLevel(select, id) {
+  const o = document.createElement("option");
+  o.value = id;
+  o.textContent = levelName(id);
+  select.append(o);
+}
+
+/** The AI level filter's list: every level the server plays (GET /api/levels), by its name in the
+ * page's language (it was a text box, where a player had to guess the ids: issue 52). */
+async function levels(select) {
+  try {
+    const r = await fetch("/api/levels");
+    if (r.ok) for (const id of (await r.json()).levels) addLevel(select, id);
+  } catch {
+    // offline or refused: the list keeps "Any" and whatever the address names
+  }
+}
+
 /** The form's filled fields as query parameters. */
 function filters(form) {
   const q = new URLSearchParams();
@@ -115,10 +133,14 @@ async function main() {
   }
 
   function fill(q) {
+    // a level the list lacks (a research player's, from an old address) becomes an option of its own
+    const level = q.get("level");
+    if (level && ![...form.elements.level.options].some((o) => o.value === level)) addLevel(form.elements.level, level);
     for (const f of FIELDS) form.elements[f].value = q.get(f) || "";
     $("pg-export").href = `${api}/games.jgn?${q}`;
   }
 
+  await levels(form.elements.level);
   const start = new URLSearchParams(location.search);
   start.delete("lang");
   fill(start);

