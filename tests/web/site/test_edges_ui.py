@@ -103,7 +103,8 @@ CUT = """() => [...document.querySelectorAll('main table')].filter((t) => t.offs
   const cells = rows.map((r) => r.cells[r.cells.length - 1]).filter((c) => c);
   const past = Math.max(...cells.map((c) => c.getBoundingClientRect().right - right));
   const clipped = cells.filter((c) => c.scrollWidth > c.clientWidth + 1).length;
-  const scrolls = !!box && ['auto', 'scroll'].includes(getComputedStyle(box).overflowX) && box.scrollWidth > box.clientWidth;
+  const scrolls = !!box && ['auto', 'scroll'].includes(getComputedStyle(box).overflowX)
+    && box.scrollWidth > box.clientWidth;
   return { table: t.id, past: Math.round(past), clipped, scrolls, boxFits: !box || edge <= innerWidth };
 })"""
 
@@ -163,3 +164,31 @@ def test_the_ai_level_filter_is_a_list_of_the_levels(server: str, browser: Brows
     expect(page.locator("#pg-games tbody tr")).to_have_count(0)
     ctx.close()
     assert not errors, errors
+
+
+def test_the_chat_log_is_a_log_holding_a_list(server: str, browser: Browser) -> None:
+    """axe-core found a serious ``listitem`` fault on every online game's page: the chat was an
+    ``<ol role="log">``, whose role took the list's away from its ``<li>`` messages.  The log is now
+    a box holding the list: still a polite live region named by the chat's title."""
+    a_ctx, b_ctx = tour.new_context(browser, "light"), tour.new_context(browser, "dark", tour.SIZES["phone"])
+    a, b = a_ctx.new_page(), b_ctx.new_page()
+    errors = [watch_errors(p) for p in (a, b)]
+    g = a.request.post(server + "/api/games", data={"mode": "online", "name": "Ada", "side": "south"}).json()
+    a.goto(g["links"]["play"])
+    b.goto(g["links"]["invite"])
+    for page in (a, b):
+        expect(page.locator("#chat-log .chat-empty")).to_be_visible()
+        assert tour.axe_violations(page) == [], page.url
+    a.fill("#chat-input", "good luck")
+    a.press("#chat-input", "Enter")
+    for page in (a, b):
+        expect(page.locator("#chat-log .chat-text")).to_have_text(["good luck"])
+        assert tour.axe_violations(page) == [], page.url
+        log = page.locator('[role="log"]')
+        expect(log).to_have_count(1)
+        expect(log).to_have_attribute("aria-live", "polite")
+        expect(log).to_have_attribute("aria-labelledby", "chat-title")
+        expect(log.locator("ol > li")).to_have_count(1)
+    for ctx in (a_ctx, b_ctx):
+        ctx.close()
+    assert not [e for p in errors for e in p], errors

@@ -54,7 +54,11 @@ export class ChatPanel {
       this.tabButtons[room] = b;
       this.tabs.append(b);
     }
-    this.log = el("ol", { id: "chat-log", className: "chat-log", tabIndex: 0 });
+    // the log is a box holding the list: an <ol role="log"> lost its list role, and its <li>
+    // messages were items of no list (axe-core's serious "listitem", issue 52)
+    this.log = el("div", { id: "chat-log", className: "chat-log", tabIndex: 0 });
+    this.list = el("ol", { className: "chat-list" });
+    this.log.append(this.list);
     this.log.setAttribute("role", "log");
     this.log.setAttribute("aria-live", "polite");
     this.log.setAttribute("aria-labelledby", "chat-title");
@@ -196,7 +200,7 @@ export class ChatPanel {
       nodes.push(li);
     }
     const atBottom = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 40;
-    this.log.replaceChildren(...nodes);
+    this.list.replaceChildren(...nodes);
     if (atBottom) this.log.scrollTop = this.log.scrollHeight;
   }
 }
