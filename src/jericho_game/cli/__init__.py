@@ -28,6 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "arena": ("jericho_game.ai.arena", "play a round robin between AI players and rate them (Elo)"),
     "serve": ("jericho_game.web.server", "start the web app (board, AI, online games)"),
     "user": ("jericho_game.cli.user", "manage the web app's accounts: add (admins too), passwd, disable, list"),
+    "backup": ("jericho_game.cli.backup", "copy the web app's database while it serves (SQLite or PostgreSQL)"),
+    "restore": ("jericho_game.cli.backup", "load a backup made by `jericho backup` into an empty database"),
     "worker": ("jericho_game.web.airunner.aiqueue", "run the web app's AI moves in separate processes (PostgreSQL)"),
     "loadtest": ("jericho_game.web.tools.loadtest", "measure a web server: moves/s and latency of many games at once"),
     "engine": ("jericho_game.cli.protocol", "speak the text engine protocol on stdin/stdout"),
