@@ -310,6 +310,34 @@ def test_a_solved_position_is_exact_with_the_solvers_value_plies_and_line() -> N
     assert (end.turn, end.value, end.plies, end.south) == ("south", 1, 0, 1.0)
 
 
+@pytest.mark.skipif(not kernel.available(), reason="the node budget is the C kernel's")
+def test_the_analysis_boards_solver_reads_a_position_by_nodes_not_seconds() -> None:
+    """A won position 8 plies before the end of a real game, which takes the solver about 640,000
+    nodes (about 0.4 s on an idle core, several seconds under load): the analysis board reads it
+    solved even when the stream's whole time is a twentieth of a second, as on a loaded server (with
+    the old 0.5 s cap it came back unsolved there, issue 53 point 4); and a middle-game
+    position does not wait for the solver."""
+    import json
+    from pathlib import Path
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "review" / "deciding.jsonl"
+    row = next(json.loads(x) for x in fixture.read_text(encoding="utf-8").splitlines() if '"strong-strong-530"' in x)
+    moves = row["moves"][:-8]
+    game = Game.from_moves(moves)
+    assert kernel.pieces_left(game.state) <= analysis.STREAM_SOLVE_PIECES
+    (ev,) = list(analysis.stream(game, len(moves), sims=50, seconds=0.05))
+    assert ev.exact and ev.sims == 0 and ev.value == 1 and ev.plies is not None
+    end = game.copy()
+    for mv in ev.line:
+        end.play(mv)
+    assert end.is_over() and end.outcome() == game.turn.value
+    # a position with more pieces left goes to the search at once (its first figure waits for no solver)
+    early = Game.from_moves(row["moves"][:10])
+    assert kernel.pieces_left(early.state) > analysis.STREAM_SOLVE_PIECES
+    first = next(analysis.stream(early, 10, sims=50, seconds=1.0))
+    assert first.sims > 0 and not first.exact
+
+
 def test_a_won_or_drawn_position_made_lost_is_a_blunder_that_decides_the_game() -> None:
     drawn = PositionEval(0, 0.5, "south", "2W@a1", True, 0, (), 0, None)
     lost = PositionEval(1, 0.0, "north", None, True, 0, (), 1, 5)

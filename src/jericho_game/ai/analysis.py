@@ -454,8 +454,18 @@ STREAM_SLICE = 0.05
 #: Each ply of a streamed evaluation's line after the first: a search of this many seconds at most
 #: (the line is recomputed at every update, so it costs little: 4 of them after each update).
 STREAM_LINE_SECONDS = 0.02
-#: The endgame solver's budget before the analysis board's search starts (nodes, seconds).
-STREAM_SOLVE_NODES, STREAM_SOLVE_SECONDS = 300_000, 0.5
+#: The endgame solver's budget before the analysis board's search starts, in nodes only (the C
+#: kernel; the pure-Python core: :data:`STREAM_SOLVE_NODES_PY`), so that a position is read as solved
+#: or not the same at any load: with 300,000 nodes *and* 0.5 s, an 8-ply win came back unsolved on a
+#: loaded server.  On the 40 first games of ``tests/fixtures/review/deciding.jsonl`` the positions 8
+#: plies before the end are solved within 300,000 nodes in 36, within 1,000,000 in 39 (10 plies: 16
+#: and 27); 1,000,000 nodes take about 0.6-1 s of one core.
+STREAM_SOLVE_NODES = 1_000_000
+STREAM_SOLVE_NODES_PY = 20_000
+#: ... and only with at most this many pieces left in the two reserves together (50 at the start):
+#: beyond, the solver seldom settles a position within its budget (16 pieces: about 1 in 10, ``jericho
+#: bench --solver``), and the search's first figure would wait for it in every middle-game position.
+STREAM_SOLVE_PIECES = 16
 
 
 def stream(
@@ -474,7 +484,11 @@ def stream(
     South's chance, the preferred move and its line so far.  It ends after ``sims`` simulations or
     ``seconds``, when the solver proves the position (the last evaluation is then ``exact``), or at
     the first slice after ``stopped()`` turns true.  A finished position, a seven that no reply
-    breaks, yields one exact evaluation; a forced move streams the position after it."""
+    breaks, yields one exact evaluation; a forced move streams the position after it.  Before the
+    search, a position with at most :data:`STREAM_SOLVE_PIECES` pieces left goes to the endgame solver
+    for :data:`STREAM_SOLVE_NODES` nodes (no time limit, so it is solved or not alike at any load, and
+    not stopped while it runs); a position it settles yields one exact evaluation with the solver's
+    whole line."""
     if sims < 1 or seconds <= 0:
         raise ValueError(f"sims and seconds must be positive, got {sims} and {seconds}")
     turn = game.turn.value
@@ -496,7 +510,10 @@ def stream(
         yield PositionEval(ply, 1.0 if turn == "south" else 0.0, turn, won, True, 0, (won,), 1, 2)
         return
     # a position the endgame solver decides reads like a tablebase: its value, plies and whole line
-    solved = solved_eval(game, ply, STREAM_SOLVE_NODES, min(seconds, STREAM_SOLVE_SECONDS), whole_line=True)
+    solved = None
+    if kernel.pieces_left(game.state) <= STREAM_SOLVE_PIECES:
+        nodes = STREAM_SOLVE_NODES if kernel.is_c_state(game.state) else STREAM_SOLVE_NODES_PY
+        solved = solved_eval(game, ply, nodes, None, whole_line=True)
     if solved is not None:
         yield solved
         return
