@@ -192,3 +192,41 @@ def test_the_chat_log_is_a_log_holding_a_list(server: str, browser: Browser) -> 
     for ctx in (a_ctx, b_ctx):
         ctx.close()
     assert not [e for p in errors for e in p], errors
+
+
+@pytest.mark.parametrize(
+    ("look", "board", "search"),
+    [
+        (
+            "light",
+            "Could not load it: The towers: there is no cell “z9” on the board.",
+            "position: Whose turn it is: write south or north, not “east”.",
+        ),
+        (
+            "fr",
+            "Chargement impossible : Les tours : il n’y a pas de case « z9 » sur le plateau.",
+            "position: Le trait : écrivez south ou north, et non « east ».",
+        ),
+    ],
+)
+def test_a_bad_position_text_is_named_for_a_player(
+    server: str, browser: Browser, look: str, board: str, search: str
+) -> None:
+    """The analysis board said "not a position text: towers: unknown cell 'z9'" (and the search "not
+    a position text (turn: expected 'south' or 'north', not 'east')"), in English on the French page
+    too: words of the notation's code.  Each now names the part at fault in the page's language."""
+    ctx = tour.new_context(browser, look)
+    page = ctx.new_page()
+    seed(page, server, APP["app"])
+    start = "- 1RYGBW2RYGBW3RYGBW4RYGBW5RYGBW 1RYGBW2RYGBW3RYGBW4RYGBW5RYGBW south - 0 *"
+    page.goto(server + "/analysis")
+    expect(page.locator("#an-tray .slot").first).to_be_visible()
+    page.fill("#an-position", "z9:5R " + start.split(" ", 1)[1])
+    page.click("#an-load-position")
+    expect(page.locator("#an-error")).to_have_text(board)
+    page.goto(server + f"/players/{PLAYER}/games")
+    expect(page.locator("#pg-games tbody tr")).to_have_count(10)
+    page.fill("#pg-position", start.replace("south", "east"))
+    page.click("#pg-search")
+    expect(page.locator("#pg-error")).to_have_text(search)
+    ctx.close()

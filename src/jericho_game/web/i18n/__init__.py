@@ -12,7 +12,7 @@ The language of a request: the ``lang`` query parameter (a link can force it), t
 
 from __future__ import annotations
 
-from jericho_game.web.i18n import reasons
+from jericho_game.web.i18n import positions, reasons
 from jericho_game.web.i18n.catalog import (
     COOKIE,
     DEFAULT,
@@ -183,5 +183,8 @@ def error_text(code: str, message: str, lang: str) -> str:
     engine = reasons.translate(message, lang)  # the rules engine's own sentence (why a move is refused)
     if engine is not None:
         return engine
+    position = positions.translate(message, lang)  # a bad position text, said to a player (issue 52)
+    if position is not None:
+        return position
     general = ERRORS.get(code)
     return tr.gettext(general) if general else message

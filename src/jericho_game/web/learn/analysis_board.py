@@ -37,6 +37,7 @@ from jericho_game.record import Variation, move_label, read_record, write_record
 from jericho_game.web import i18n
 from jericho_game.web.common.budget import free
 from jericho_game.web.common.jsonin import BadRequest, read_object
+from jericho_game.web.i18n import positions
 from jericho_game.web.learn.tutorial import view
 
 __all__ = ["AnalysisBoard", "BadRequest"]
@@ -55,7 +56,7 @@ def _start(data: dict[str, Any]) -> Game:
     try:
         return Game.from_position(start)
     except PositionError as exc:
-        raise BadRequest("bad_position", f"the start position is not valid: {exc}") from None
+        raise BadRequest("bad_position", positions.explain(str(exc))) from None  # said to a player: issue 52
 
 
 def _replay(data: dict[str, Any]) -> tuple[Game, list[str]]:
@@ -134,7 +135,7 @@ class AnalysisBoard:
             try:
                 game = Game.from_position(value.strip())
             except PositionError as exc:
-                raise BadRequest("bad_position", f"not a position text: {exc}") from None
+                raise BadRequest("bad_position", positions.explain(str(exc))) from None
             return {"start": game.position(), "moves": []}
         if kind == "record":
             try:

@@ -50,6 +50,7 @@ from jericho_game.errors import JerichoError
 from jericho_game.game import Game
 from jericho_game.web.accounts.accounts import AccountService
 from jericho_game.web.common.budget import BudgetPolicy
+from jericho_game.web.i18n import positions
 from jericho_game.web.people.positionindex import PositionIndexer, position_hash, position_key
 from jericho_game.web.round.gameroom import GAME_ID, ClientError
 from jericho_game.web.round.mygames import moves_of
@@ -174,7 +175,7 @@ class Filters:
             try:
                 position = Game.from_position(position).position()
             except (JerichoError, ValueError) as exc:
-                raise _bad("position", f"not a position text ({str(exc)[:120]})") from None
+                raise _bad("position", positions.explain(str(exc))) from None  # said to a player: issue 52
         before = None
         if q.get("before"):
             stamp, _, gid = q["before"].partition("~")
