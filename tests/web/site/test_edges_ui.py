@@ -7,6 +7,7 @@ code before its fix."""
 from __future__ import annotations
 
 import calendar
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -230,3 +231,63 @@ def test_a_bad_position_text_is_named_for_a_player(
     page.click("#pg-search")
     expect(page.locator("#pg-error")).to_have_text(search)
     ctx.close()
+
+
+def _rgb(css: str) -> tuple[float, float, float]:
+    r, g, b = (float(x) for x in css[css.index("(") + 1 : css.index(")")].split(",")[:3])
+    return r, g, b
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG's contrast ratio of two CSS rgb() colours."""
+
+    def lum(c: str) -> float:
+        ch = [v / 255 for v in _rgb(c)]
+        lin = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in ch]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+#: A cell's drawn outline (its ring when the ring is drawn, else its background's border), its fill
+#: and the outline's width, for the premoved cell and an unmarked one of the same camp.
+OUTLINE = """(cells) => cells.map((name) => {
+  const c = document.querySelector(`#board .cell[data-cell="${name}"]`);
+  const ring = getComputedStyle(c.querySelector('.cell-ring'));
+  const bg = getComputedStyle(c.querySelector('.cell-bg'));
+  const drawn = ring.stroke !== 'none' && !/rgba\\(.*, 0\\)$/.test(ring.stroke) && ring.stroke !== 'transparent';
+  return { stroke: drawn ? ring.stroke : bg.stroke, width: parseFloat(drawn ? ring.strokeWidth : bg.strokeWidth),
+           fill: bg.fill };
+})"""
+
+
+@pytest.mark.parametrize(("look", "board"), [("light", None), ("dark", None), ("contrast", None), ("dark", "slate")])
+def test_the_premoved_cell_is_marked_in_every_look(server: str, browser: Browser, look: str, board: str | None) -> None:
+    """The queued move's cell got its class but, in dark mode, high contrast and the board themes,
+    the theme's own cell border won over the premove's (the same colour and width as every cell's):
+    no cell was seen marked.  Now its outline differs from an unmarked cell's and stands out from its
+    own fill at 3:1 at least (WCAG's non-text contrast), in every look."""
+    ctx_a = tour.new_context(browser, look)
+    ctx_b = tour.new_context(browser, "light")
+    if board:
+        ctx_a.add_init_script(f"localStorage.setItem('jericho:board', '{board}')")
+    a, b = ctx_a.new_page(), ctx_b.new_page()
+    errors = watch_errors(a) + watch_errors(b)
+    g = a.request.post(server + "/api/games", data={"mode": "online", "name": "Ada", "side": "south"}).json()
+    a.goto(g["links"]["play"])
+    b.goto(g["links"]["invite"])
+    expect(a.locator("#tray-mine .slot.playable").first).to_be_visible()
+    a.click('#tray-mine .slot[data-piece="1R"]')
+    a.click('#board .cell[data-cell="a1"]')
+    expect(b.locator("#moves .mv")).to_have_count(1)
+    a.click('#tray-mine .slot[data-piece="2R"]')  # North to move: a premove
+    a.click('#board .cell[data-cell="a2"]')
+    expect(a.locator('#board .cell[data-cell="a2"]')).to_have_class(re.compile(r"\bpremove\b"))
+    a.locator("#info").click()  # the focus off the board: its ring is not the mark
+    marked, plain = a.evaluate(OUTLINE, ["a2", "b2"])
+    assert marked["stroke"] != plain["stroke"] or marked["width"] >= plain["width"] + 3, (marked, plain)
+    assert contrast(marked["stroke"], marked["fill"]) >= 3, (marked, plain)
+    ctx_a.close()
+    ctx_b.close()
+    assert not errors, errors
