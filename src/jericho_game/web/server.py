@@ -69,6 +69,7 @@ from jericho_game.web.learn.review import DEFAULT_SIMS as REVIEW_SIMS
 from jericho_game.web.learn.review import REVIEW_CHANGED, ReviewJobs, ReviewService, ReviewStore
 from jericho_game.web.learn.review import routes as review_routes
 from jericho_game.web.lobby.seeks import Lobby
+from jericho_game.web.people.feed import PeopleFeed
 from jericho_game.web.people.gamesearch import GameSearch
 from jericho_game.web.people.people import PeoplePolicy, PeopleService, people_routes
 from jericho_game.web.people.playerstats import PlayerStats, games_routes
@@ -970,6 +971,8 @@ def create_app(
     people = PeopleService(storage, accounts, service, notifier, policy=people_policy, budget=budget)
     service.avoids = people.avoids  # issue 51: a block holds in seeks and the lobby too
     chat.blocks = people.blocked_by
+    people_feed = PeopleFeed(people, limits)  # issue 52: challenges pushed to pages (/lobby/ws?feed=people)
+    people_feed.install(transport)
     notifier.blocked = people.is_blocked
     # tournaments (web/tournaments/tournaments.py): arenas and Swiss, paired by every process
     tournaments = TournamentService(storage, accounts, service, policy=tournament_policy, budget=budget)
@@ -1070,6 +1073,9 @@ def create_app(
         await transport.lobby.serve_ws(websocket, make_conn)
 
     def my_account(request: Request) -> int | None:
+        if websocket.query_params.get("feed") == "people":  # issue 52: a page's people feed, no lobby lists
+            await people_feed.serve_ws(websocket, make_conn)
+            return
         # reading only: the session alone (a logged-in player's games from any browser, issue 24)
         sess = accounts.session_of(request)
         return None if sess is None else sess.account.id
@@ -1126,6 +1132,7 @@ def create_app(
         search.start()  # fills the position index on a thread of its own (web/people/positionindex.py)
         # A full collection stopped every thread for 60-90 ms under load, scanning among others
         # the start-up heap (the imported libraries: tens of thousands of objects that live as
+        people_task = asyncio.get_running_loop().create_task(people_feed.run())  # stamps, expiries (issue 52)
         # long as the process), and such a stall is what the slowest acknowledgements waited for
         # (docs/web.md, "Performance"); frozen, those objects are left out of every collection.
         gc.collect()
@@ -1137,7 +1144,8 @@ def create_app(
         tournament_task.cancel()
         await streams.close()
         # their rounds in threads end before the storage's pool is disposed
-        await asyncio.wait([rating_task, mail_task, tournament_task])
+        await asyncio.wait([rating_task, mail_task, tournament_task, people_task])
+        people_task.cancel()
         await transport.stop()
         # The tasks just cancelled may have left a storage call running in a thread: its statement
         # ends before the pool is disposed (jericho_game.web.storage.threads; bounded).
@@ -1203,6 +1211,7 @@ def create_app(
     app.state.notifier = notifier
     app.state.people = people
     app.state.tournaments = tournaments
+    app.state.people, app.state.people_feed = people, people_feed
     app.state.budget = budget
     return app
 

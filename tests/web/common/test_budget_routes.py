@@ -96,11 +96,13 @@ def _world(client: TestClient) -> World:
     invite.south_token, invite.invite, invite.address = "v" * 24, "w" * 24, "testclient"
     storage.create(invite)
     carol = accounts.find("carol") or accounts.create_account("carol", PW)
-    with storage.engine.begin() as conn:  # bob's challenge to ada, waiting for her answer
+    # bob's challenge to ada, waiting for her answer: a correspondence one, which stands while bob has
+    # no page open (a real-time one expires 20 s after its challenger leaves: issue 52)
+    with storage.engine.begin() as conn:
         conn.execute(
             text(
-                "INSERT INTO challenges (id, challenger, challenged, status, pending_pair, side, clock, rated, "
-                "created_at) VALUES ('chal1', :b, :a, 'pending', :pair, 'random', 5, 0, :now)"
+                "INSERT INTO challenges (id, challenger, challenged, status, pending_pair, side, per_move_days, "
+                "rated, created_at) VALUES ('chal1', :b, :a, 'pending', :pair, 'random', 3, 0, :now)"
             ),
             {"a": ada.id, "b": bob.id, "pair": f"{bob.id}:{ada.id}", "now": time.time()},
         )

@@ -160,6 +160,7 @@ ERRORS = {
     "not_yours": N_("Only the other player can do this."),
     "not_pending": N_("This challenge was already answered."),
     # tournaments (web/tournaments/tournaments.py)
+    "challenge_expired": N_("This challenge expired: its challenger left, or nobody answered it in time."),
     "unknown_tournament": N_("There is no such tournament."),
     "tournament_over": N_("This tournament is over."),
     "tournament_full": N_("This tournament is full."),

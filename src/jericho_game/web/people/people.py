@@ -3,9 +3,9 @@
 - **Follow.** ``POST /api/people/follow`` ``{"username", "follow": bool}``: a row of ``follows``.
   A profile shows the player's followers and who they follow (``GET /api/people/{name}``); the
   account's own page lists the followed players who are **online**: an account is online while
-  one of its pages asked the server in the last :attr:`PeoplePolicy.online_ttl` seconds (each
-  page asks ``GET /api/challenges`` every 20 s, which stamps ``people_seen``: the database, so
-  every server process sees the same).
+  one of its pages was open in the last :attr:`PeoplePolicy.online_ttl` seconds (each page holds
+  the people feed, web/people/feed.py, whose process stamps ``people_seen`` every few seconds, as
+  ``GET /api/challenges`` does: the database, so every server process sees the same).
 - **Block.** ``POST /api/people/block`` ``{"username", "block": bool}``: the blocked player can no
   longer challenge the blocker, invite them by mail (web/social/notify.py asks :meth:`blocked`),
   nor write to them in a game's players' chat (web/social/chat.py); and, either way round (issue
@@ -30,7 +30,16 @@
   (challenges sent per address group, account, pair, and received per player, an hour) and
   ``follow`` (follows made, and received by one player, an hour); a challenge's mail asks
   ``mail.challenge`` (past it the challenge is made, its mail not sent).  One pending challenge per
-  pair (a unique key); a challenge expires after :attr:`PeoplePolicy.expires_after` seconds.
+  pair (a unique key).
+- **In real time** (issue 52): every change of a challenge (sent, accepted, declined with its
+  reason, cancelled, expired) and every block is announced to both players' open pages by the
+  changing transaction (web/people/feed.py: a hint; the page reads the API).  A correspondence
+  challenge expires unanswered after :attr:`PeoplePolicy.expires_after` (a day); a real-time one
+  after :attr:`PeoplePolicy.realtime_expires_after` (5 minutes), and as soon as its challenger has
+  had no page open for :attr:`PeoplePolicy.left_after` (20 s, as lichess): ``status`` ``expired``
+  with ``reason`` ``unanswered`` or ``left``.  Every process sweeps for them every few seconds
+  (:meth:`PeopleService.sweep`); an answer to one found due before a sweep is refused with
+  ``challenge_expired`` (so a game never starts for a challenger who is gone).
 
 Accepting is safe on any number of processes: the game is created first, then the challenge is
 moved from ``pending`` to ``accepted`` with the game's id by a compare-and-set; the loser of a race
@@ -55,7 +64,7 @@ from jericho_game.web.accounts.accounts import Account, AccountService
 from jericho_game.web.common.budget import Budget, BudgetPolicy, Counts, Who, costs, free
 from jericho_game.web.round import timecontrol
 from jericho_game.web.round.gameroom import ClientError
-from jericho_game.web.storage.database import Storage
+from jericho_game.web.storage.database import GAMES_CHANNEL, Storage
 
 if TYPE_CHECKING:
     from jericho_game.web.round.rooms import Change, GameService
@@ -125,6 +134,20 @@ prefs_table = Table(  # an account's own choices here (absent: the defaults)
 )
 
 DECLINE_REASONS = ("generic", "later", "timecontrol", "rated", "casual")
+#: Why a challenge expired (its ``reason``): nobody answered in time, or its challenger left.
+EXPIRY_REASONS = ("unanswered", "left")
+
+#: issue 52: "account N's challenges or relations changed" on the broker (``"~people:N -5"`` on the
+#: games channel, sent in the changing transaction): a hint for that account's open pages, which
+#: then read the state from the API (web/people/feed.py); no game id has a ``~``.
+PEOPLE_KEY = "~people:"
+PEOPLE_CHANGED = -5
+_NOTIFY = text("SELECT pg_notify(:channel, :payload)")
+# the pending challenges (the unique key is set exactly while pending) with their challenger's last page
+_PENDING = text(
+    "SELECT c.*, s.at AS seen_at FROM challenges c LEFT JOIN people_seen s ON s.account = c.challenger "
+    "WHERE c.pending_pair IS NOT NULL"
+)
 
 
 @dataclass(frozen=True)
@@ -132,13 +155,18 @@ class PeoplePolicy:
     """The timing of challenges and the lengths of lists (docs/web.md, "People"); how many challenges
     and follows one may send or receive are budgets (``challenge``, ``challenge.pending``, ``follow``)."""
 
-    expires_after: float = 24 * 3600.0  # seconds a challenge waits for an answer
+    expires_after: float = 24 * 3600.0  # seconds a correspondence challenge waits for an answer
+    # issue 52: a real-time challenge (not correspondence) is for two people at their screens: it
+    # waits this long for an answer, and only while its challenger has a page open (no page for
+    # ``left_after`` seconds: expired, as on lichess)
+    realtime_expires_after: float = 300.0
+    left_after: float = 20.0
     online_ttl: float = 60.0  # an account is online this long after its pages last asked the server
     max_follows: int = 400  # players one account may follow
     list_limit: int = 200  # names a followers/following list returns
 
 
-def _challenge_json(row: Any, names: Callable[[int], str | None]) -> dict[str, Any]:
+def _challenge_json(row: Any, names: Callable[[int], str | None], expires_at: float | None = None) -> dict[str, Any]:
     return {
         "id": row.id,
         "from": names(int(row.challenger)),
@@ -151,8 +179,9 @@ def _challenge_json(row: Any, names: Callable[[int], str | None]) -> dict[str, A
         "rated": bool(row.rated),
         "created_at": row.created_at,
         "decided_at": row.decided_at,
-        "reason": row.reason,
+        "reason": row.reason,  # declined: DECLINE_REASONS; expired: EXPIRY_REASONS
         "game": row.game_id,
+        "expires_at": expires_at,  # while pending: when it expires unanswered
     }
 
 
@@ -179,6 +208,10 @@ class PeopleService:
         # issue 51: the one budget policy (web/common/budget.py), the room service's by default
         self.budget = budget if budget is not None else service.budget
         self.budget.live("challenge.pending", self._count_pending)
+        # issue 52: tells this process's open pages of these accounts that something changed, after
+        # the commit (set by the people feed, web/people/feed.py; callable from any thread); on
+        # PostgreSQL the NOTIFY of the changing transaction does it on every process instead
+        self.hint: Callable[[list[int]], None] = lambda accounts: None
         storage.create_tables(people_metadata)
 
     # -- helpers --------------------------------------------------------------------------------
@@ -198,6 +231,48 @@ class PeopleService:
 
     def _name(self, account_id: int) -> str | None:
         return self.accounts.name_of(account_id)
+
+    # -- what open pages are told (issue 52) ------------------------------------------------------
+    def _announce(self, conn: Connection, accounts: set[int]) -> None:
+        """In the changing transaction: PostgreSQL's NOTIFY reaches every process at the commit (and
+        never for a change rolled back); one per account, whose pages then read the API."""
+        if self.storage.postgres:
+            for a in sorted(accounts):
+                conn.execute(_NOTIFY, {"channel": GAMES_CHANNEL, "payload": f"{PEOPLE_KEY}{a} {PEOPLE_CHANGED}"})
+
+    def _told(self, accounts: set[int]) -> None:
+        """After the commit, on SQLite (one process): this process's pages of ``accounts``."""
+        if accounts and not self.storage.postgres:
+            self.hint(sorted(accounts))
+
+    def expires_at(self, row: Any) -> float:
+        """When a challenge expires unanswered (its challenger may leave before: :meth:`_due`)."""
+        wait = self.policy.expires_after if row.per_move_days is not None else self.policy.realtime_expires_after
+        return float(row.created_at) + wait
+
+    def _due(self, row: Any, seen_at: float | None, now: float) -> str | None:
+        """Why a pending challenge is over at ``now`` (``unanswered``, ``left``), None while it stands;
+        ``seen_at``: when a page of its challenger was last open (``people_seen``)."""
+        if now >= self.expires_at(row):
+            return "unanswered"
+        if row.per_move_days is None and (seen_at is None or seen_at < now - self.policy.left_after):
+            return "left"  # a real-time challenge needs its challenger there (lichess: 20 s)
+        return None
+
+    @staticmethod
+    def _close(conn: Connection, cid: str, status: str, now: float, reason: str | None) -> bool:
+        """Move a pending challenge to ``status`` (compare-and-set: False when no longer pending)."""
+        done = conn.execute(
+            text(
+                "UPDATE challenges SET status = :s, pending_pair = NULL, decided_at = :t, reason = :r "
+                "WHERE id = :i AND status = 'pending'"
+            ),
+            {"s": status, "t": now, "r": reason, "i": cid},
+        ).rowcount
+        return bool(done)
+
+    def _json(self, row: Any) -> dict[str, Any]:
+        return _challenge_json(row, self._name, self.expires_at(row) if row.status == "pending" else None)
 
     @staticmethod
     def is_blocked(conn: Connection, blocker: int, blocked: int) -> bool:
@@ -248,16 +323,17 @@ class PeopleService:
     def _count_pending(self, conn: Connection, b: Budget, who: Who, recipient: str | None, now: float) -> Counts:
         """The ``challenge.pending`` budget's count, in ``challenges``: the pending challenges (not
         yet expired) ``who``'s account has sent, and ``recipient`` (an account's id) has received."""
-        sql = "SELECT count(*) FROM challenges WHERE status = 'pending' AND created_at >= :old AND "
-        old = now - self.policy.expires_after
+        sql = (  # not yet expired unanswered (a correspondence one after a day, a real-time one in minutes)
+            "SELECT count(*) FROM challenges WHERE status = 'pending' AND ((per_move_days IS NOT NULL "
+            "AND created_at >= :old) OR (per_move_days IS NULL AND created_at >= :rt)) AND "
+        )
+        ages = {"old": now - self.policy.expires_after, "rt": now - self.policy.realtime_expires_after}
         out = Counts()
         if b.per_account is not None and who.account is not None:
-            out.account = float(
-                conn.execute(text(sql + "challenger = :a"), {"old": old, "a": who.account}).scalar_one()
-            )
+            out.account = float(conn.execute(text(sql + "challenger = :a"), {**ages, "a": who.account}).scalar_one())
         if b.per_recipient is not None and recipient is not None:
             out.recipient = float(
-                conn.execute(text(sql + "challenged = :r"), {"old": old, "r": int(recipient)}).scalar_one()
+                conn.execute(text(sql + "challenged = :r"), {**ages, "r": int(recipient)}).scalar_one()
             )
         return out
 
@@ -313,8 +389,10 @@ class PeopleService:
                 text("DELETE FROM follows WHERE follower = :a AND followed = :b"), {"a": me, "b": target.id}
             ).rowcount
             if on:
-                if self.is_blocked(conn, target.id, me) or self.is_blocked(conn, me, target.id):
-                    raise ClientError("blocked", "you cannot follow this player", 403)
+                if self.is_blocked(conn, me, target.id):
+                    raise ClientError("blocking", f"you blocked {target.username}: unblock them first", 409)
+                if self.is_blocked(conn, target.id, me):
+                    raise ClientError("blocked", f"{target.username} does not take follows from you", 403)
                 n = conn.execute(text("SELECT count(*) FROM follows WHERE follower = :a"), {"a": me}).scalar_one()
                 if int(n) >= self.policy.max_follows:
                     raise ClientError(
@@ -352,6 +430,10 @@ class PeopleService:
                     ),
                     {"a": me, "b": target.id, "t": now},
                 )
+            # both players' open pages read again what they may do (issue 52: the blocked player's
+            # view of the blocker drops Follow and Challenge at once) and their challenges
+            self._announce(conn, {me, target.id})
+        self._told({me, target.id})
         return self.relation(me, target.username)
 
     def relation(self, me: int | None, username: Any) -> dict[str, Any]:
@@ -414,12 +496,13 @@ class PeopleService:
         }
 
     def seen(self, me: int) -> None:
-        """Stamp ``me`` as online now (written at most every few seconds)."""
+        """Stamp ``me`` as online now (written at most every 5 s: a client of the API keeps its
+        real-time challenges by asking ``GET /api/challenges`` more often than ``left_after``)."""
         now = self.now()
         with self.storage.engine.begin() as conn:
-            done = conn.execute(  # at most every 15 s: an account's pages ask every 20 s each
+            done = conn.execute(
                 text("UPDATE people_seen SET at = :t WHERE account = :a AND at < :soon"),
-                {"a": me, "t": now, "soon": now - 15},
+                {"a": me, "t": now, "soon": now - 5},
             ).rowcount
             if (
                 not done
@@ -430,6 +513,40 @@ class PeopleService:
                         conn.execute(seen_table.insert().values(account=me, at=now))
                 except Exception:  # noqa: BLE001 - another process stamped it first: fine
                     pass
+
+    def _stamp(self, conn: Connection, accounts: list[int], now: float) -> None:
+        """Stamp ``accounts`` as having a page open now (in ``conn``'s transaction)."""
+        if not accounts:
+            return
+        conn.execute(seen_table.update().where(seen_table.c.account.in_(accounts)).values(at=now))
+        have = {int(r[0]) for r in conn.execute(seen_table.select().where(seen_table.c.account.in_(accounts))).all()}
+        for a in accounts:
+            if a not in have:
+                try:
+                    with conn.begin_nested():
+                        conn.execute(seen_table.insert().values(account=a, at=now))
+                except Exception:  # noqa: BLE001 - another process stamped it first: fine
+                    pass
+
+    def present(self, accounts: list[int]) -> None:
+        """Stamp ``accounts`` as having a page open now: the people feed, at each page's socket
+        opening and closing and every few seconds while open (web/people/feed.py)."""
+        wanted = sorted(set(accounts))
+        if wanted:
+            with self.storage.engine.begin() as conn:
+                self._stamp(conn, wanted, self.now())
+
+    def sweep(self, present: list[int] | None = None) -> list[int]:
+        """Stamp ``present`` (the accounts with a page open on this process), then expire the pending
+        challenges that are due (:meth:`_due`: their challenger left, or unanswered in time), telling
+        both players' pages.  Every process does it every few seconds; each expiry is a
+        compare-and-set, so one process makes it and tells it.  Returns the accounts told."""
+        if present:
+            self.present(present)
+        with self.storage.engine.begin() as conn:
+            told = self._expire(conn, self.now())
+        self._told(told)
+        return sorted(told)
 
     def online(self, me: int) -> list[dict[str, Any]]:
         """The players ``me`` follows who are online now, by name."""
@@ -474,7 +591,8 @@ class PeopleService:
             closed = self._takes_challenge(conn, target.id, me)
             if closed is not None:
                 raise ClientError("challenges_closed", f"{target.username} {closed}; nothing was sent", 403)
-            self._expire(conn, now)
+            self._stamp(conn, [me], now)  # the challenger is here: the one sending it
+            told = self._expire(conn, now)
             pair = f"{me}:{target.id}"
             if conn.execute(text("SELECT 1 FROM challenges WHERE pending_pair = :p"), {"p": pair}).first():
                 raise ClientError(
@@ -498,6 +616,9 @@ class PeopleService:
             }
             conn.execute(challenges_table.insert().values(**row))
             self._mail(conn, me, target.id, cid, client)
+            told |= {me, target.id}  # every open page of both (the challenger's other tabs: "Sent")
+            self._announce(conn, told)
+        self._told(told)
         if self.notifier is not None:
             self.notifier.wake()
         return self.get(cid)
@@ -522,14 +643,32 @@ class PeopleService:
             conn, p, "invite", subject, body, dedupe=f"challenge:{cid}", sender=me, who=who, budget="mail.challenge"
         )
 
-    def _expire(self, conn: Connection, now: float) -> None:
-        conn.execute(
-            text(
-                "UPDATE challenges SET status = 'expired', pending_pair = NULL, decided_at = :t "
-                "WHERE status = 'pending' AND created_at < :old"
-            ),
-            {"t": now, "old": now - self.policy.expires_after},
-        )
+    def _expire(self, conn: Connection, now: float) -> set[int]:
+        """Expire the pending challenges due at ``now`` (in ``conn``'s transaction, announced in it);
+        the accounts to tell."""
+        told: set[int] = set()
+        for r in conn.execute(_PENDING).all():
+            why = self._due(r, r.seen_at, now)
+            if why is not None and self._close(conn, r.id, "expired", now, why):
+                told |= {int(r.challenger), int(r.challenged)}
+        self._announce(conn, told)
+        return told
+
+    def _expire_one(self, row: Any, now: float) -> None:
+        """Refuse an answer to a challenge found due (:meth:`_due`), expiring it first (committed,
+        and told) when no sweep has yet."""
+        with self.storage.engine.begin() as conn:
+            seen = conn.execute(text("SELECT at FROM people_seen WHERE account = :a"), {"a": row.challenger}).first()
+            why = self._due(row, None if seen is None else float(seen[0]), now)
+            if why is None:
+                return
+            won = self._close(conn, row.id, "expired", now, why)
+            told = {int(row.challenger), int(row.challenged)} if won else set()
+            self._announce(conn, told)
+        self._told(told)
+        name = self._name(int(row.challenger)) or "?"
+        detail = f"{name} left" if why == "left" else "nobody answered it in time"
+        raise ClientError("challenge_expired", f"this challenge expired: {detail}", 409)
 
     def _row(self, conn: Connection, cid: Any) -> Any:
         if not isinstance(cid, str) or not 1 <= len(cid) <= 16:
@@ -542,35 +681,44 @@ class PeopleService:
     def get(self, cid: str) -> dict[str, Any]:
         """One challenge as the API shows it."""
         with self.storage.reader.connect() as conn:
-            return _challenge_json(self._row(conn, cid), self._name)
+            return self._json(self._row(conn, cid))
 
     def mine(self, me: int) -> dict[str, Any]:
         """``me``'s challenges: ``incoming`` and ``outgoing`` pending ones, and ``recent`` answered
         ones (the last day: the page tells the challenger "accepted, play" once), newest first;
-        with the followed players online (``online``).  Stamps ``me`` online."""
+        with the followed players online (``online``) and the server's time (``now``: what the
+        page compares ``decided_at`` with).  Stamps ``me`` online.  A challenge found due and not
+        yet swept is shown expired (:meth:`_due`)."""
         now = self.now()
         self.seen(me)
         with self.storage.reader.connect() as conn:
             rows = conn.execute(
                 text(
-                    "SELECT * FROM challenges WHERE (challenger = :a OR challenged = :a) "
-                    "AND (status = 'pending' OR decided_at > :day) ORDER BY created_at DESC LIMIT 200"
+                    "SELECT c.*, s.at AS seen_at FROM challenges c LEFT JOIN people_seen s "
+                    "ON s.account = c.challenger WHERE (c.challenger = :a OR c.challenged = :a) "
+                    "AND (c.status = 'pending' OR c.decided_at > :day) ORDER BY c.created_at DESC LIMIT 200"
                 ),
                 {"a": me, "day": now - 86400},
             ).all()
-        old = now - self.policy.expires_after
         incoming: list[dict[str, Any]] = []
         outgoing: list[dict[str, Any]] = []
         recent: list[dict[str, Any]] = []
         for r in rows:
-            j = _challenge_json(r, self._name)
-            if r.status == "pending" and r.created_at < old:
-                j["status"] = "expired"
+            j = self._json(r)
+            why = self._due(r, r.seen_at, now) if r.status == "pending" else None
+            if why is not None:
+                j.update(status="expired", reason=why, decided_at=now, expires_at=None)
             if j["status"] == "pending":
                 (incoming if r.challenged == me else outgoing).append(j)
             else:
                 recent.append(j)
-        return {"incoming": incoming, "outgoing": outgoing, "recent": recent, "online": self.online(me)}
+        return {
+            "incoming": incoming,
+            "outgoing": outgoing,
+            "recent": recent,
+            "online": self.online(me),
+            "now": now,
+        }
 
     def decide(self, me: int, cid: Any, status: str, reason: Any = None) -> dict[str, Any]:
         """Decline (the challenged player) or cancel (the challenger) a pending challenge."""
@@ -580,23 +728,23 @@ class PeopleService:
             if reason not in DECLINE_REASONS:
                 raise ClientError("bad_request", f"reason must be one of {', '.join(DECLINE_REASONS)}")
         now = self.now()
-        with self.storage.engine.begin() as conn:
+        with self.storage.reader.connect() as conn:
             row = self._row(conn, cid)
-            who = row.challenged if status == "declined" else row.challenger
-            if me not in (row.challenger, row.challenged):
-                raise ClientError("unknown_challenge", "there is no such challenge", 404)
-            if who != me:
-                what = "decline" if status == "declined" else "cancel"
-                raise ClientError("not_yours", f"only the other player can {what} this challenge", 403)
-            done = conn.execute(
-                text(
-                    "UPDATE challenges SET status = :s, pending_pair = NULL, decided_at = :t, reason = :r "
-                    "WHERE id = :i AND status = 'pending'"
-                ),
-                {"s": status, "t": now, "r": reason if status == "declined" else None, "i": cid},
-            ).rowcount
-            if not done:
-                raise ClientError("not_pending", f"this challenge was already {row.status}", 409)
+        who = row.challenged if status == "declined" else row.challenger
+        if me not in (row.challenger, row.challenged):
+            raise ClientError("unknown_challenge", "there is no such challenge", 404)
+        if who != me:
+            what = "decline" if status == "declined" else "cancel"
+            raise ClientError("not_yours", f"only the other player can {what} this challenge", 403)
+        if row.status == "pending" and status == "declined":
+            self._expire_one(row, now)  # an answer to a challenge already over is refused as such
+        with self.storage.engine.begin() as conn:
+            if not self._close(conn, str(cid), status, now, reason if status == "declined" else None):
+                fresh = self._row(conn, cid)
+                raise ClientError("not_pending", f"this challenge was already {fresh.status}", 409)
+            told = {int(row.challenger), int(row.challenged)}
+            self._announce(conn, told)
+        self._told(told)
         return self.get(str(cid))
 
     def accept(self, me: int, cid: Any, client: str = "?") -> tuple[dict[str, Any], Change | None]:
@@ -618,8 +766,8 @@ class PeopleService:
             return self.get(row.id), self._seat(row.game_id, me)  # a second accept: the same game
         if row.status != "pending":
             raise ClientError("not_pending", f"this challenge was already {row.status}", 409)
-        if row.created_at < now - self.policy.expires_after:
-            raise ClientError("not_pending", "this challenge has expired", 409)
+        # issue 52: never a game its challenger is not there for (a real-time one: the clock would run)
+        self._expire_one(row, now)
         side = row.side if row.side != "random" else random.choice(("south", "north"))
         spec: dict[str, Any] = {"mode": "online", "side": side, "rated": bool(row.rated)}
         if row.per_move_days is not None:
@@ -638,6 +786,9 @@ class PeopleService:
                 ),
                 {"t": now, "g": game_id, "i": row.id},
             ).rowcount
+            told = {int(row.challenger), int(row.challenged)} if won else set()
+            self._announce(conn, told)  # the challenger's pages go to the game
+        self._told(told)
         if not won:  # answered meanwhile (another tab, another process): this game never starts
             abort(self.service, game_id, frozenset({reply["side"]}))
             fresh = self.get(row.id)

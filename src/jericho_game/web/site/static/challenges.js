@@ -1,9 +1,11 @@
 // The challenges page (/challenges): challenge a player by name; the challenges received (accept,
-// decline), sent (cancel) and answered today; the followed players online (web/people/people.py).
+// decline with a reason), sent (cancel) and answered today (with the decline's reason, or why it
+// expired); the followed players online (web/people/people.py).  Kept live by the people feed
+// (challengebell.js's "jericho:challenges" event, issue 52): no polling.
 import { postJSON, whoami } from "./account.js";
 import { t } from "./i18n.js";
 import { el } from "./dom.js";
-import { challengeForm, challengeText } from "./people.js";
+import { challengeForm, challengeText, declineReasons } from "./people.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -33,15 +35,37 @@ async function act(c, what, body) {
   load();
 }
 
+function reasonPicker(c) {
+  const label = el("label", t("Reason"), "sr");
+  const pick = document.createElement("select");
+  pick.id = `ch-reason-${c.id}`;
+  pick.className = "ch-reason";
+  label.htmlFor = pick.id;
+  for (const [key, text] of Object.entries(declineReasons())) pick.append(new Option(text, key));
+  return [label, pick];
+}
+
+/** Why an answered challenge ended, in words: a decline's reason, or why it expired. */
+function why(c) {
+  if (c.status === "declined") return `“${declineReasons()[c.reason] || declineReasons().generic}”`;
+  if (c.status === "expired") return c.reason === "left" ? t("the challenger left") : t("nobody answered in time");
+  return "";
+}
+
 async function load() {
   const r = await fetch("/api/challenges", { cache: "no-store" });
   if (!r.ok) return;
-  const d = await r.json();
+  render(await r.json());
+}
+
+function render(d) {
   fill($("ch-incoming"), d.incoming, (c) => {
     const li = el("li");
     li.id = `challenge-${c.id}`;
+    const [label, pick] = reasonPicker(c);
     li.append(playerLink(c.from), el("span", challengeText(c, false), "muted"),
-      button(t("Accept"), () => act(c, "accept")), button(t("Decline"), () => act(c, "decline", { reason: "generic" })));
+      button(t("Accept"), () => act(c, "accept")), label, pick,
+      button(t("Decline"), () => act(c, "decline", { reason: pick.value })));
     return li;
   }, t("No challenge waiting for you."));
   fill($("ch-outgoing"), d.outgoing, (c) => {
@@ -51,8 +75,10 @@ async function load() {
   }, t("No challenge sent."));
   fill($("ch-recent"), d.recent, (c) => {
     const li = el("li");
+    li.id = `challenge-${c.id}`;
     li.append(el("span", t("{from} against {to}", { from: c.from, to: c.to })),
       el("span", STATUS()[c.status] || c.status, "muted"));
+    if (why(c)) li.append(el("span", why(c), "muted ch-why"));
     if (c.game) {
       const a = el("a", t("Open the game"));
       a.href = `/g/${encodeURIComponent(c.game)}`;
@@ -76,8 +102,8 @@ async function init() {
   $("ch-form").append(challengeForm(null, load), err);
   const wanted = new URLSearchParams(location.search).get("to");
   if (wanted) { const input = $("ch-form").querySelector("input"); if (input) input.value = wanted; }
+  window.addEventListener("jericho:challenges", (e) => render(e.detail));  // each hint of the feed
   await load();
-  setInterval(() => { if (!document.hidden) load(); }, 10000);
 }
 
 init();

@@ -28,7 +28,19 @@ export function challengeText(c, mine) {
   return `${control} · ${c.rated ? t("rated") : t("casual")} · ${side}`;
 }
 
+/** The reasons a challenge may be declined (web/people/people.py DECLINE_REASONS), as lichess says them. */
+export function declineReasons() {
+  return {
+    generic: t("I'm not accepting challenges at the moment."),
+    later: t("This is not the right time for me, please ask again later."),
+    timecontrol: t("I'm not accepting challenges with this time control."),
+    rated: t("Please send me a rated challenge instead."),
+    casual: t("Please send me a casual challenge instead."),
+  };
+}
+
 let formCount = 0;
+let listening = false;  // the profile listens to the people feed once
 
 /** A challenge form; `fixed`: the challenged player's name (a profile), else a name field. */
 export function challengeForm(fixed, onSent) {
@@ -153,4 +165,20 @@ export async function profileExtras(main, username) {
   }
   const head = main.querySelector(".profile-head");
   if (head) head.after(box); else main.append(box);
+  if (!listening) {
+    // issue 52: the people feed (challengebell.js) says the relations changed: a block made meanwhile
+    // takes away what would now fail (the form being filled in is kept otherwise)
+    listening = true;
+    window.addEventListener("jericho:people", async () => {
+      const now = await fetch(`/api/people/${encodeURIComponent(username)}`, { cache: "no-store" });
+      if (!now.ok) return;
+      const q = (await now.json()).me;
+      const shown = document.getElementById("people");
+      if (!q || !shown) return;
+      const offered = [!!document.getElementById("btn-follow"), !!document.getElementById("challenge-details"),
+        document.getElementById("btn-block")?.getAttribute("aria-pressed") === "true"];
+      const wanted = [q.following || q.can_follow !== false, !q.blocking && q.can_challenge !== false, q.blocking];
+      if (offered.some((v, i) => v !== wanted[i])) { shown.remove(); await profileExtras(main, username); }
+    });
+  }
 }
