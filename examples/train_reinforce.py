@@ -23,7 +23,7 @@ import time
 import gymnasium
 import numpy as np
 
-import jericho_game.envs.gym_env  # noqa: F401  (registers "Jericho-v0")
+import jericho_game.envs.gym_env  # noqa: F401  (registers "Jericho-v1")
 
 
 class LinearPolicy:
@@ -77,8 +77,8 @@ def evaluate(env: gymnasium.Env, policy: LinearPolicy, games: int, seed: int) ->
 
 def train(steps: int, opponent: str, lr: float, eval_games: int, seed: int, shaping: float) -> tuple[float, float]:
     """Train for about ``steps`` agent steps; return the evaluation score before and after."""
-    env = gymnasium.make("Jericho-v0", opponent=opponent, agent_side="random", shaping=shaping)
-    eval_env = gymnasium.make("Jericho-v0", opponent=opponent, agent_side="random")
+    env = gymnasium.make("Jericho-v1", opponent=opponent, agent_side="random", shaping=shaping)
+    eval_env = gymnasium.make("Jericho-v1", opponent=opponent, agent_side="random")
     rng = np.random.default_rng(seed)
     space = env.observation_space["observation"]
     policy = LinearPolicy(space.shape[0], env.action_space.n, rng)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import jericho_game.envs.gym_env  # noqa: F401  (registers Jericho-v0)
+import jericho_game.envs.gym_env  # noqa: F401  (registers Jericho-v1)
 from jericho_game import Game
 from jericho_game.ai import Limit
 from jericho_game.envs.encoding import default_encoding
@@ -18,7 +18,7 @@ from jericho_game.envs.gym_env import JerichoEnv
 
 @pytest.mark.parametrize("side", ["south", "north", "random"])
 def test_check_env(side: str) -> None:
-    env = gymnasium.make("Jericho-v0", agent_side=side, render_mode="ansi")
+    env = gymnasium.make("Jericho-v1", agent_side=side, render_mode="ansi")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(env.unwrapped, skip_render_check=False)
@@ -33,7 +33,7 @@ def test_check_env(side: str) -> None:
 )
 def test_check_env_for_every_opponent(opponent: str, side: str) -> None:
     # 2,000 simulations a move: the upper levels' own budget (up to 1 s) would spend 20 s on check_env's steps
-    env = gymnasium.make("Jericho-v0", opponent=opponent, agent_side=side, opponent_limit=Limit(nodes=2000))
+    env = gymnasium.make("Jericho-v1", opponent=opponent, agent_side=side, opponent_limit=Limit(nodes=2000))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(env.unwrapped, skip_render_check=True)
@@ -81,7 +81,7 @@ def test_a_player_object_is_copied_afresh_for_each_episode() -> None:
 
 
 def test_make_by_module_path_and_play_to_the_end() -> None:
-    env = gymnasium.make("jericho_game.envs.gym_env:Jericho-v0", opponent="random", agent_side="north")
+    env = gymnasium.make("jericho_game.envs.gym_env:Jericho-v1", opponent="random", agent_side="north")
     obs, info = env.reset(seed=3)
     assert info["side"] == "north" and len(info["opponent_moves"]) == 1
     total = 0.0

@@ -212,7 +212,7 @@ def test_pgx_conventions_illegal_actions_and_finished_games() -> None:
 
     env = Jericho()
     assert isinstance(env, pgx.core.Env)
-    assert env.num_players == 2 and env.id == "jericho" and env.version == "v0"
+    assert env.num_players == 2 and env.id == "jericho" and env.version == "v1"
     state = jax.jit(env.init)(jax.random.PRNGKey(0))
     assert state.legal_action_mask.shape == (N_ACTIONS,) == (651,) and state.observation.shape == (4, 7, 192)
     assert isinstance(state, pgx.core.State) and state.env_id == "jericho"

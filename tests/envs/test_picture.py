@@ -49,7 +49,7 @@ def test_the_picture_shows_towers_the_last_move_and_monoliths() -> None:
 
 
 def test_gym_rgb_array_passes_check_env_with_its_render_check() -> None:
-    env = gymnasium.make("Jericho-v0", render_mode="rgb_array")
+    env = gymnasium.make("Jericho-v1", render_mode="rgb_array")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(env.unwrapped, skip_render_check=False)
@@ -65,7 +65,7 @@ def test_record_video_writes_a_video(tmp_path: Path) -> None:
     from gymnasium.wrappers import RecordVideo  # needs moviepy: the dev extra installs it
 
     env = RecordVideo(
-        gymnasium.make("Jericho-v0", render_mode="rgb_array", opponent="random"),
+        gymnasium.make("Jericho-v1", render_mode="rgb_array", opponent="random"),
         video_folder=str(tmp_path / "videos"),
         episode_trigger=lambda episode: True,
     )

@@ -132,7 +132,7 @@ def test_the_canonical_view_shows_every_observer_as_south() -> None:
 
 @pytest.mark.parametrize("side", ["south", "north"])
 def test_gym_planar_and_canonical_pass_check_env_and_replay(side: str) -> None:
-    env = gymnasium.make("Jericho-v0", agent_side=side, observation="planar", view="canonical")
+    env = gymnasium.make("Jericho-v1", agent_side=side, observation="planar", view="canonical")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(env.unwrapped, skip_render_check=True)

@@ -12,7 +12,7 @@ from gymnasium.utils import env_checker
 from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
-import jericho_game.envs.gym_env  # noqa: F401  (registers Jericho-v0 and its vector entry point)
+import jericho_game.envs.gym_env  # noqa: F401  (registers Jericho-v1 and its vector entry point)
 from jericho_game import Game, kernel
 from jericho_game.core import NO_OUTCOME
 from jericho_game.envs.encoding import default_encoding
@@ -43,7 +43,7 @@ def _make_vec_warnings(make: Callable[[], object]) -> list[str]:
 
 def test_make_vec_uses_the_vector_entry_point_without_warnings() -> None:
     made: list[object] = []
-    assert _make_vec_warnings(lambda: made.append(gymnasium.make_vec("Jericho-v0", num_envs=16))) == []
+    assert _make_vec_warnings(lambda: made.append(gymnasium.make_vec("Jericho-v1", num_envs=16))) == []
     (envs,) = made
     assert isinstance(envs, JerichoVectorEnv) and envs.num_envs == 16
     assert envs.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
@@ -68,7 +68,7 @@ def test_the_warning_check_ignores_a_file_another_test_leaked_but_not_make_vec_s
         cycle.append(cycle)  # only the cycle collector frees it, at a moment nobody chooses
         del cycle
         gc.collect()  # here, inside the check, as it happened in CI
-        gymnasium.make_vec("Jericho-v0", num_envs=2)
+        gymnasium.make_vec("Jericho-v1", num_envs=2)
 
     assert _make_vec_warnings(leak_then_make) == []
     # Still caught: a warning raised while making the env.
@@ -96,7 +96,7 @@ def test_the_batch_engine_equals_the_encoding_on_many_positions() -> None:
 
 
 def test_random_batches_play_legal_games_and_reward_the_outcome() -> None:
-    envs = gymnasium.make_vec("Jericho-v0", num_envs=32, agent_side="random")
+    envs = gymnasium.make_vec("Jericho-v1", num_envs=32, agent_side="random")
     obs, info = envs.reset(seed=3)
     rng = np.random.default_rng(3)
     finished = 0
@@ -175,7 +175,7 @@ def test_planar_and_canonical_options(side: str) -> None:
 
 
 def test_gymnasium_vector_wrappers_work() -> None:
-    envs = RecordEpisodeStatistics(gymnasium.make_vec("Jericho-v0", num_envs=8, agent_side="random"))
+    envs = RecordEpisodeStatistics(gymnasium.make_vec("Jericho-v1", num_envs=8, agent_side="random"))
     obs, _ = envs.reset(seed=1)
     episodes = 0
     for _ in range(120):
@@ -187,7 +187,7 @@ def test_gymnasium_vector_wrappers_work() -> None:
 
 
 def test_sync_vectorization_covers_other_opponents() -> None:
-    envs = gymnasium.make_vec("Jericho-v0", num_envs=2, vectorization_mode="sync", opponent="greedy")
+    envs = gymnasium.make_vec("Jericho-v1", num_envs=2, vectorization_mode="sync", opponent="greedy")
     obs, _ = envs.reset(seed=0)
     assert obs["observation"].shape == (2, 1239)
 

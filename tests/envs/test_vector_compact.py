@@ -93,9 +93,9 @@ def test_bad_compact_options_are_refused_by_name() -> None:
 
 
 def test_make_vec_passes_the_options() -> None:
-    import jericho_game.envs.gym_env  # noqa: F401 - registers Jericho-v0
+    import jericho_game.envs.gym_env  # noqa: F401 - registers Jericho-v1
 
-    envs = gymnasium.make_vec("Jericho-v0", num_envs=4, observation="planar", obs_dtype="uint8", mask_dtype="bool")
+    envs = gymnasium.make_vec("Jericho-v1", num_envs=4, observation="planar", obs_dtype="uint8", mask_dtype="bool")
     obs, _ = envs.reset(seed=0)
     assert obs["observation"].dtype == np.uint8 and obs["action_mask"].dtype == np.bool_
 

@@ -1,7 +1,7 @@
 """Jericho as a Gymnasium single-agent environment: the agent plays one side against an AI.
 
 >>> import gymnasium, jericho_game.envs.gym_env
->>> env = gymnasium.make("Jericho-v0", opponent="random", agent_side="south")
+>>> env = gymnasium.make("Jericho-v1", opponent="random", agent_side="south")
 >>> obs, info = env.reset(seed=0)
 >>> action = env.action_space.sample(obs["action_mask"])
 >>> obs, reward, terminated, truncated, info = env.step(action)
@@ -50,14 +50,19 @@ except ImportError as exc:
     raise missing_extra("the Gymnasium adapter", "rl", exc) from exc
 
 from jericho_game.ai.base import Limit, Player, make_player
+from jericho_game.envs import ENV_VERSION
 from jericho_game.envs.encoding import Encoding, as_action, default_encoding
 from jericho_game.envs.render import render_in_mode
 from jericho_game.envs.views import View
 from jericho_game.game import Game
 
-__all__ = ["JerichoEnv", "ENV_ID"]
+__all__ = ["JerichoEnv", "ENV_ID", "ENV_IDS"]
 
-ENV_ID = "Jericho-v0"
+#: The environment's id (docs/interop.md, "Datasheet: the environment Jericho-v1").
+ENV_ID = f"Jericho-v{ENV_VERSION}"
+#: Every id registered: ``Jericho-v0``, the name of the same environment before it was versioned,
+#: still makes it (Gymnasium warns that ``v1`` exists), so code and results that name it still run.
+ENV_IDS = ("Jericho-v0", ENV_ID)
 
 
 class JerichoEnv(gymnasium.Env):
@@ -251,10 +256,11 @@ class JerichoEnv(gymnasium.Env):
             close()
 
 
-if ENV_ID not in gymnasium.registry:
-    gymnasium.register(
-        id=ENV_ID,
-        entry_point="jericho_game.envs.gym_env:JerichoEnv",
-        # gymnasium.make_vec("Jericho-v0", num_envs=B): B games stepped at once with numpy.
-        vector_entry_point="jericho_game.envs.vector:make_vec",
-    )
+for _id in ENV_IDS:
+    if _id not in gymnasium.registry:
+        gymnasium.register(
+            id=_id,
+            entry_point="jericho_game.envs.gym_env:JerichoEnv",
+            # gymnasium.make_vec("Jericho-v1", num_envs=B): B games stepped at once with numpy.
+            vector_entry_point="jericho_game.envs.vector:make_vec",
+        )

@@ -85,6 +85,7 @@ except ImportError as exc:
 
 from jericho_game.board import standard_topology
 from jericho_game.core import FULL_HEIGHT, N_PIECES, PIECE_COLOUR, PIECE_SIZE, SEVEN, TWO_OR_MORE, tables_for
+from jericho_game.envs import ENV_VERSION
 
 __all__ = ["Jericho", "State", "N_ACTIONS", "PASS_ACTION", "random_actions", "auto_reset", "bench"]
 
@@ -482,8 +483,9 @@ class Jericho(pgx_core.Env):
 
     @property
     def version(self) -> str:
-        """Bumped when the behaviour changes (pgx's convention)."""
-        return "v0"
+        """Bumped when the behaviour changes (pgx's convention): the environment's one version
+        (``jericho_game.envs.ENV_VERSION``; v0 was this env before it was versioned)."""
+        return f"v{ENV_VERSION}"
 
     @property
     def num_players(self) -> int:

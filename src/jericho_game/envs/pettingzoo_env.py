@@ -38,6 +38,7 @@ try:
 except ImportError as exc:
     raise missing_extra("the PettingZoo adapter", "rl", exc) from exc
 
+from jericho_game.envs import ENV_VERSION
 from jericho_game.envs.encoding import Encoding, as_action, default_encoding
 from jericho_game.envs.render import render_in_mode
 from jericho_game.envs.views import View
@@ -63,7 +64,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     metadata: dict[str, Any] = {
         "render_modes": ["human", "ansi", "rgb_array"],
-        "name": "jericho_v0",
+        "name": f"jericho_v{ENV_VERSION}",
         "is_parallelizable": False,
         "render_fps": 1,
     }
@@ -192,4 +193,4 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         return self.encoding.observe(self.game, 0)
 
     def __str__(self) -> str:
-        return "jericho_v0"
+        return str(self.metadata["name"])

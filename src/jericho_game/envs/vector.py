@@ -1,7 +1,7 @@
 """``B`` Jericho games stepped at once: a Gymnasium vector environment with numpy arrays.
 
->>> import gymnasium, jericho_game.envs.gym_env      # registers "Jericho-v0" and its vector entry point
->>> envs = gymnasium.make_vec("Jericho-v0", num_envs=1024)
+>>> import gymnasium, jericho_game.envs.gym_env      # registers "Jericho-v1" and its vector entry point
+>>> envs = gymnasium.make_vec("Jericho-v1", num_envs=1024)
 >>> obs, info = envs.reset(seed=0)                   # obs["observation"]: (1024, 1239), obs["action_mask"]: (1024, 651)
 >>> actions = envs.action_space.sample(mask=tuple(obs["action_mask"]))   # or a policy's argmax over the mask
 >>> obs, rewards, terminated, truncated, info = envs.step(actions)
@@ -534,7 +534,7 @@ class JerichoVectorEnv(VectorEnv):  # type: ignore[misc]
         if agent_side not in ("south", "north", "random"):
             raise ValueError(f"bad agent_side {agent_side!r}: choose 'south', 'north' or 'random'")
         if render_mode is not None:
-            raise ValueError("the vector env does not render: render single envs (gymnasium.make('Jericho-v0'))")
+            raise ValueError("the vector env does not render: render single envs (gymnasium.make('Jericho-v1'))")
         extra = set(unused) - {"illegal_action", "max_episode_steps"}
         if extra or unused.get("illegal_action", "lose") != "lose":
             raise ValueError(f"options the vector env does not take: {sorted(unused)}")
@@ -886,5 +886,5 @@ def _dtype_option(name: str, value: Any, allowed: tuple[str, ...]) -> np.dtype[A
 
 
 def make_vec(num_envs: int = 64, **kwargs: Any) -> JerichoVectorEnv:
-    """Gymnasium's ``vector_entry_point`` for ``Jericho-v0``."""
+    """Gymnasium's ``vector_entry_point`` for ``Jericho-v1``."""
     return JerichoVectorEnv(num_envs=num_envs, **kwargs)
