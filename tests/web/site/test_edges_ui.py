@@ -291,3 +291,33 @@ def test_the_premoved_cell_is_marked_in_every_look(server: str, browser: Browser
     ctx_a.close()
     ctx_b.close()
     assert not errors, errors
+
+
+@pytest.mark.parametrize("look", ["light", "fr"])
+def test_start_game_is_on_a_phones_first_screen(server: str, browser: Browser, look: str) -> None:
+    """At 360x740 *Start game* was at y = 1432, 1.9 screens down, under the intro, three opponents
+    with their descriptions, the twelve levels with their Elo and the side and clock on lines of their
+    own.  On a phone the form now comes first and is compact; every choice is still there."""
+    from jericho_game.ai.levels import ladder
+
+    ctx = tour.new_context(browser, look, {"width": 360, "height": 740})
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    page.goto(server + "/")
+    expect(page.locator("#levels-main input")).to_have_count(len(ladder()))
+    start = page.locator("#start").bounding_box()
+    assert start is not None and start["y"] + start["height"] <= 740, start
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    # every choice of the form is on the screen too, and the intro and its links are kept below
+    for sel in ('input[name="mode"][value="online"]', "#levels-main label:last-child", 'select[name="clock"]'):
+        box = page.locator(sel).first.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 740, (sel, box)
+    expect(page.locator(".intro h1")).to_be_visible()
+    # the checked level's Elo is shown (the others' are left to the desktop's grid)
+    expect(page.locator("#levels-main label:has(input:checked) .level-elo")).to_be_visible()
+    # online: "Who may join" instead of the levels, Start still on the first screen
+    page.check('input[name="mode"][value="online"]')
+    start = page.locator("#start").bounding_box()
+    assert start is not None and start["y"] + start["height"] <= 740, start
+    ctx.close()
+    assert not errors, errors
