@@ -318,7 +318,8 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Pat
         "site/static/app.js",
     ):
         assert f"jericho_game/web/{page}" in names, page  # the web app's pages and translations ship
-    for data in ("ai/data/puzzles.jsonl", "ai/evaluator.npz", "ai/value.npz", "ai/net_weights.npz", "ai/WEIGHTS.md"):
+    shipped = ("ai/data/puzzles.jsonl", "ai/evaluator.npz", "ai/value.npz", "ai/net_weights.npz", "ai/WEIGHTS.md")
+    for data in (*shipped, "ai/baselines.json"):
         assert f"jericho_game/{data}" in names, data  # the AI's shipped puzzles, weights and their datasheet
     compiled = any(n.startswith("jericho_game/_kernel") for n in names)
     assert compiled or not (shutil.which("gcc") or shutil.which("cc")), "a compiler is here but the wheel has no kernel"
@@ -355,6 +356,9 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs(dist: Path, tmp_path: Pat
         assert probe["ai_plies"] == 1
     assert "pure Python (forced by JERICHO_KERNEL=python)" in run(jericho, "--version", kernel="python")
     assert run(py, "-c", _IMPORTS_PROBE).strip().endswith("imports ok")
+    # the registry of the trained players ships and reads on a bare install (the standard library only)
+    table = run(py, "-m", "jericho_game.ai.baselines")
+    assert "| `ppo-stage2` |" in table and "| `value-expert` | `expert` |" in table, table[:500]
     if compiled:  # the expert plays with its value network on a bare install: no NumPy in the venv
         level = json.loads(run(py, "-c", _LEVEL_PROBE).strip().splitlines()[-1])
         assert level["evaluator"].endswith("value.npz") and Path(level["evaluator"]).is_relative_to(venv_dir)
