@@ -164,3 +164,50 @@ def test_the_datasheets_checksums_agree_with_the_registry():
     quoted = dict(re.findall(r"## `(\w+\.npz)`.*?sha256 \| `([0-9a-f]{64})`", sheet, flags=re.S))
     registry = {Path(b.weights).name: b.sha256 for b in ENTRIES if b.shipped}
     assert quoted == registry
+
+
+def _meta(path: Path) -> dict[str, object]:
+    """The training facts a kept network's file records (``_meta`` of ``net``'s format, ``meta`` of jax-az's)."""
+    np = pytest.importorskip("numpy")
+    with np.load(path) as z:
+        raw = z["_meta"] if "_meta" in z.files else z["meta"]
+        text = str(raw) if raw.dtype.kind == "U" else bytes(raw.astype(np.uint8)).decode()
+    facts: dict[str, object] = json.loads(text)
+    return facts
+
+
+def _n(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def test_the_training_facts_are_the_ones_the_files_and_logs_record():
+    """The numbers of the training columns, where a kept network's file or its run's log records
+    them, are those records' (hours to the hundredth)."""
+    net = _meta(ROOT / BY_NAME["net"].weights)["training"]
+    t = BY_NAME["net"].training
+    assert isinstance(net, dict)
+    assert _n(net["dataset_games"]) in t["data"] and _n(net["training_plies"]) in t["data"]
+    assert _n(net["held_out_plies"]) in t["data"] and _n(net["steps"]) in t["steps"]
+    assert t["hours"].startswith(f"{net['total_seconds'] / 3600:.2f}:") and net["torch"] in t["hardware"]
+    for name in ("ppo-stage1", "ppo-stage2"):
+        facts = _meta(ROOT / BY_NAME[name].weights)["training"]
+        log = (ROOT / BY_NAME[name].weights).with_name("log.jsonl").read_text(encoding="utf-8").splitlines()
+        assert isinstance(facts, dict) and json.loads(log[-1])["steps"] == facts["steps"]
+        assert BY_NAME[name].training["steps"].startswith(_n(facts["steps"]) + " environment steps")
+    stage1_log = (ROOT / "docs/runs/ppo-net-2026-12-04/log.jsonl").read_text(encoding="utf-8").splitlines()
+    stage1_seconds = sum(json.loads(line)["seconds"] for line in stage1_log)
+    assert BY_NAME["ppo-stage1"].training["hours"] == f"{stage1_seconds / 3600:.2f} ({stage1_seconds:.0f} s)"
+    pretrained = json.loads((ROOT / "docs/runs/jax-az-warm-2026-12-05/pretrain.json").read_text(encoding="utf-8"))
+    w0 = BY_NAME["az-warm-0"].training
+    assert _n(pretrained["teacher_positions"]) in w0["data"] and _n(pretrained["trained_on"]) in w0["data"]
+    assert w0["steps"].startswith(_n(pretrained["steps"]) + " steps")
+    for name in ("az-scratch", "az-warm-815", "az-warm-275"):
+        meta = _meta(ROOT / BY_NAME[name].weights)
+        totals, t = meta["totals"], BY_NAME[name].training
+        assert isinstance(totals, dict)
+        assert _n(totals["positions"]) in t["data"] and _n(totals["games"]) in t["data"]
+        sgd = f"{meta['iteration']:,} iterations: {_n(totals['samples'] / 256)} SGD steps of 256"
+        assert t["steps"].startswith(sgd), (name, sgd)
+        assert _n(totals["samples"]) in t["steps"]
+        hours = totals["seconds"] / 3600
+        assert f"{hours:.2f}" in t["hours"], (name, hours)
