@@ -39,8 +39,11 @@ def test_every_kept_network_is_in_the_registry_once_per_player():
     assert weights <= tracked_npz()
     # a copy kept beside its run (docs/runs/value-phase-2026-12-05/value.npz is ai/value.npz) is
     # the same network: it is in by its checksum
-    kept = {baselines.sha256_of(ROOT / path) for path in tracked_npz() - DATA_FILES}
-    assert kept == {b.sha256 for b in ENTRIES}
+    registered = {b.sha256 for b in ENTRIES}
+    kept = {path: baselines.sha256_of(ROOT / path) for path in tracked_npz() - DATA_FILES}
+    missing = sorted(path for path, digest in kept.items() if digest not in registered)
+    assert not missing, f"add these networks to src/jericho_game/ai/baselines.json (docs/ai.md, 'Baselines'): {missing}"
+    assert set(kept.values()) == registered
     assert len({b.name for b in ENTRIES}) == len(ENTRIES)
     assert len({b.player for b in ENTRIES}) == len(ENTRIES)
     shipped = {b.weights for b in ENTRIES if b.shipped}
