@@ -286,7 +286,8 @@ def _command_cell(b: Baseline) -> str:
 
 
 def render(entries: Sequence[Baseline]) -> str:
-    """The docs' two tables of the registry (Markdown), between the generated section's markers."""
+    """The docs' two tables of the registry (Markdown), between the generated section's markers;
+    the datasheets are linked from ``docs/``, where the tables are rendered."""
     rows = [
         BEGIN,
         "",
@@ -305,7 +306,7 @@ def render(entries: Sequence[Baseline]) -> str:
         t = b.training
         rows.append(
             f"| `{b.name}` | `{b.weights}` (`{b.sha256}`) | {'yes' if b.shipped else 'no'} | {b.summary} "
-            f"| {t['data']} | {t['steps']} | {t['hours']} | {t['hardware']} | {b.datasheet} |"
+            f"| {t['data']} | {t['steps']} | {t['hours']} | {t['hardware']} | [{b.datasheet}](../{b.datasheet}) |"
         )
     rows += ["", END]
     return "\n".join(rows)
