@@ -86,6 +86,7 @@ from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, che
 from jericho_game.web.storage.broker import Broker, make_broker
 from jericho_game.web.storage.database import LOBBY_ID, PRESENCE_VERSION, AIJob, Storage, resolve_db_url
 from jericho_game.web.storage.threads import CallThreads
+from jericho_game.web.tournaments.push import TournamentPush
 from jericho_game.web.tournaments.tournaments import TournamentPolicy, TournamentService, tournament_routes
 
 __all__ = ["ClientError", "Conn", "Limits", "Transport", "create_app", "add_arguments", "run", "SECURITY_HEADERS"]
@@ -977,6 +978,7 @@ def create_app(
     # tournaments (web/tournaments/tournaments.py): arenas and Swiss, paired by every process
     tournaments = TournamentService(storage, accounts, service, policy=tournament_policy, budget=budget)
     tournaments.after = transport.after
+    TournamentPush(tournaments).install(transport)  # issue 52: pairings pushed to the players' pages
 
     @free("the rule book, a file read once")
     async def rules_md(request: Request) -> Response:

@@ -234,6 +234,16 @@ def _ws(path: str, *messages: dict[str, Any], want: str = "error") -> Example:
     return run
 
 
+def _first(path: str) -> Example:
+    """Connect to ``path`` and answer its first message, whatever its type."""
+
+    def run(w: World) -> Any:
+        with w.client.websocket_connect(path) as ws:
+            return json.loads(ws.receive_text())
+
+    return run
+
+
 EXAMPLES: dict[tuple[str, str], Example] = {
     # pages and their files
     **{("GET", p): (lambda w, p=p: w.client.get(p.replace("{id}", "overgame").replace("{name}", "ada")
@@ -268,6 +278,8 @@ EXAMPLES: dict[tuple[str, str], Example] = {
     ("POST", "/api/analysis/view"): lambda w: w.post("/api/analysis/view", {"moves": ["5R@d2"]}),
     ("POST", "/api/analysis/record"): lambda w: w.post("/api/analysis/record", {"moves": ["5R@d2"]}),
     ("WS", "/ws/analysis"): _ws("/ws/analysis", {"type": "analyse", "id": 1, "moves": ["5R@d2"]}),
+    # issue 52: the tournaments' push socket answers once (ready, idle, or not_logged_in: an error)
+    ("WS", "/ws/tournaments"): lambda w: _first("/ws/tournaments")(w),
     ("POST", "/api/preview"): lambda w: w.post("/api/preview", {"moves": ["5R@d2"]}),
     ("GET", "/api/tutorial"): lambda w: w.client.get("/api/tutorial"),
     ("GET", "/api/tutorial/{lesson}"): lambda w: w.client.get("/api/tutorial/placing"),

@@ -113,19 +113,20 @@ def test_an_arena_on_three_processes_survives_a_kill_9(pg: str, servers: Callabl
     alive = list(procs)
     stop = threading.Event()
 
-    def keep_the_pages_open() -> None:  # each player's page asks every half second, on a live server
+    def keep_joining() -> None:  # nobody moves, so each South is paused (issue 52): they join again
         k = 0
         while not stop.is_set():
             for p in players:
                 p.server = alive[k % len(alive)]
                 k += 1
                 try:
-                    p.get(f"/api/tournaments/{tid}")
+                    if p.get(f"/api/tournaments/{tid}")["me"]["withdrawn"]:
+                        p.post(f"/api/tournaments/{tid}/join")
                 except httpx.HTTPError:
                     pass
             stop.wait(0.5)
 
-    poller = threading.Thread(target=keep_the_pages_open, daemon=True)
+    poller = threading.Thread(target=keep_joining, daemon=True)
     poller.start()
     try:
         time.sleep(0)
@@ -197,14 +198,18 @@ def test_a_swiss_tournament_on_two_processes_survives_a_kill_9_mid_round(
         finally:
             s.close()
         assert all(r.status == "done" for r in rows)
-        for rnd in (1, 2, 3):  # each player exactly once per round (a game or the bye)
+        # nobody moves: each game's South never comes and is paused (issue 52, as lichess marks a
+        # Swiss player absent), so each round seats those of the round before but its Souths, each
+        # once (a game or the bye)
+        expected = 5
+        for rnd in (1, 2, 3):
             seated = [a for r in rows if r.round == rnd for a in (r.south, r.north) if a is not None]
-            assert sorted(seated) == sorted(set(seated)) and len(seated) == 5, (rnd, seated)
+            assert sorted(seated) == sorted(set(seated)) and len(seated) == expected, (rnd, seated)
+            expected -= sum(1 for r in rows if r.round == rnd and r.north is not None)
         met = [tuple(sorted((r.south, r.north))) for r in rows if r.north is not None]
-        assert len(met) == len(set(met)) == 6  # no repeat
-        # nobody moves: every game ends before two plies and gives no points (issue 51, finding 11),
-        # so the points are the three byes'
-        assert sum(x["score"] for x in page["standings"]) == 3
+        assert len(met) == len(set(met)) == 4  # no repeat: 2 games, then 1, then 1
+        # every game is aborted for no first move and gives no points, so the points are the byes'
+        assert sum(x["score"] for x in page["standings"]) == sum(1 for r in rows if r.north is None)
     finally:
         for p in players:
             p.http.close()

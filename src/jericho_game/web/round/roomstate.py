@@ -108,6 +108,8 @@ class StateView:
             "deadline": rec.deadline if status == "playing" else None,
             # issue 52: an aborted game whose first move did not come says whose it was
             "no_start": rec.meta.get("no_start") if reason == "aborted" else None,
+            # issue 52: a tournament's game names it (the game page's link back and its end screen)
+            "tournament": rec.meta.get("tournament"),
         }
         # the position's parts (towers, reserves, leaders, confrontations) come from fragments
         # rendered once and memoized, and only the parts a move changed are looked up again

@@ -16,9 +16,11 @@
   one address group cannot fill a tournament; the creator's own join asks nothing and their seat is
   kept (others fill at most ``max_players - 1`` seats before the creator has joined).  **Withdraw**
   (``.../withdraw``): an arena player pauses (is paired no more until they join again, which takes
-  no new seat), a Swiss player leaves the next rounds.  A player is paired only while their
-  tournament page is open: the page asks for the tournament every few seconds (``GET
-  /api/tournaments/{id}``), which stamps the player as present.
+  no new seat), a Swiss player leaves the next rounds.  A player is *in* until they withdraw, as in
+  lichess's arena, whether or not a page of theirs is open (issue 52): each pairing is pushed to
+  every open page of its players (``/ws/tournaments``, web/tournaments/push.py), which go to the
+  game by themselves; a player whose first move does not come (the game aborted,
+  ``timecontrol.FIRST_MOVE``) is paused, so one who left is not paired again and again.
 - **Blocks**: two players of whom one blocked the other (the people's table ``blocks``, read here)
   are never paired in an arena, and in a Swiss round only when no other pairing exists.
 - **Games** are online games created by the game round's service (``GameService.create`` for the
@@ -76,7 +78,7 @@ from jericho_game.web.common.budget import BudgetPolicy, Who, costs, free
 from jericho_game.web.people.people import blocks_table
 from jericho_game.web.round import timecontrol
 from jericho_game.web.round.gameroom import ClientError
-from jericho_game.web.storage.database import GameRecord, Storage, Tx
+from jericho_game.web.storage.database import GAMES_CHANNEL, GameRecord, Storage, Tx
 from jericho_game.web.tournaments import arena, swiss
 
 if TYPE_CHECKING:
@@ -87,6 +89,10 @@ __all__ = ["TournamentPolicy", "TournamentService", "tournament_metadata", "tour
 log = logging.getLogger("jericho_game.web")
 
 KINDS = ("arena", "swiss")
+
+#: The broker version of "tournament T has new games" (its id in the game id's place; -1 the AI
+#: queue, -2 a review, -3 presence, -4 chat; 34 for the tournaments' issue): web/tournaments/push.py.
+TOURNAMENT_PAIRED = -34
 
 tournament_metadata = MetaData()
 
@@ -127,9 +133,11 @@ players_table = Table(
     Column("norths", Integer, nullable=False, default=0),
     Column("had_bye", Integer, nullable=False, default=0),
     Column("withdrawn", Integer, nullable=False, default=0),
-    Column("seen_at", Float, nullable=True),  # the player's tournament page last asked
+    Column("seen_at", Float, nullable=True),  # unused since issue 52 (pairing asked for an open page)
     PrimaryKeyConstraint("tournament", "account"),
 )
+# a player's tournaments (the push socket asks whether its account is in one: web/tournaments/push.py)
+Index("tournament_players_account", players_table.c.account)
 
 pairings_table = Table(
     "tournament_pairings",
@@ -168,7 +176,6 @@ class TournamentPolicy:
     """The tournaments' limits and timing (docs/web.md, "Limits")."""
 
     tick: float = 1.0  # seconds between a process's looks at the running tournaments
-    present: float = 20.0  # a player is paired while their tournament page asked this recently
     stale: float = 15.0  # seconds after which any process makes the game of a pairing left without one
     open_per_account: int = 3  # tournaments not yet finished that one account created
     max_players: int = 200
@@ -180,6 +187,11 @@ class TournamentPolicy:
     list_per_group: int = 6  # ...and of one creator address group (issue 51, finding 4)
     list_featured: int = 10  # featured tournaments listed (their own query)
     pair_tries: int = 3  # a Swiss round computed again when the standings changed meanwhile
+    # the push sockets (``/ws/tournaments``, web/tournaments/push.py), per server process: one per
+    # open page of a player in a tournament
+    push_per_address: int = 16
+    push_per_account: int = 8
+    push_sockets: int = 5000
 
 
 def _clean_name(raw: Any) -> str:
@@ -243,6 +255,10 @@ class TournamentService:
         # issue 51: creation and joins ask the one budget policy (web/common/budget.py)
         self.budget = budget if budget is not None else BudgetPolicy(storage, clock=self.now)
         self.after: Callable[[Change], None] = lambda change: None  # the transport's fan-out
+        # this process's push sockets hear of a tournament's new games (web/tournaments/push.py sets
+        # it; called from the pairing's thread; on PostgreSQL the NOTIFY reaches every process instead)
+        self.on_paired: Callable[[str], None] = lambda tid: None
+        self.push: Any = None  # the push sockets (web/tournaments/push.py's TournamentPush.install)
         storage.create_tables(tournament_metadata)
         self._migrate()
         # the people's blocks are read by the pairing (web/people/people.py owns the table)
@@ -261,6 +277,13 @@ class TournamentService:
                     conn.exec_driver_sql("ALTER TABLE tournaments ADD COLUMN creator_group VARCHAR(64)")
             except Exception:  # noqa: BLE001 - another process added it at the same moment
                 pass
+        try:  # issue 52: a database made before the index was declared gets it too
+            with self.storage.engine.begin() as conn:
+                conn.exec_driver_sql(
+                    "CREATE INDEX IF NOT EXISTS tournament_players_account ON tournament_players (account)"
+                )
+        except Exception:  # noqa: BLE001 - another process created it at the same moment
+            pass
 
     # -- creating, joining -----------------------------------------------------------------------
     def create(self, me: int, body: dict[str, Any], who: Who | None = None) -> dict[str, Any]:
@@ -443,6 +466,8 @@ class TournamentService:
             "starts_at": t.starts_at,
             "starts_in": max(0.0, round(t.starts_at - now, 1)),
             "ends_at": ends_at,
+            # issue 52: the page counts down from these (seconds from now: the browser's clock may be off)
+            "ends_in": max(0.0, round(ends_at - now, 1)) if ends_at is not None and t.status != "finished" else None,
             "minutes": t.minutes,
             "rounds": t.rounds,
             "round": t.round,
@@ -496,29 +521,16 @@ class TournamentService:
         p = self.policy
         return list(conn.execute(text(sql), {"pc": p.list_per_creator, "pg": p.list_per_group, "lim": limit}).all())
 
-    def show(self, tid: str, me: int | None = None, seen: bool = False) -> dict[str, Any]:
+    def show(self, tid: str, me: int | None = None) -> dict[str, Any]:
         """A tournament's page: its summary, ``standings`` (ranked, with tie-breaks for Swiss),
-        ``games`` (the latest pairings) and ``me`` (the viewer's place and game).  ``seen``: stamp
-        the viewer present (the page's poll)."""
-        now = self.now()
-        if seen and me is not None:
-            with self.storage.reader.connect() as conn:
-                last = conn.execute(
-                    text("SELECT seen_at FROM tournament_players WHERE tournament = :t AND account = :a"),
-                    {"t": tid, "a": me},
-                ).scalar_one_or_none()
-            if last is not None and last < now - 5:  # a write at most every 5 s per player
-                with self.storage.engine.begin() as conn:
-                    conn.execute(
-                        text("UPDATE tournament_players SET seen_at = :n WHERE tournament = :t AND account = :a"),
-                        {"n": now, "t": tid, "a": me},
-                    )
+        ``games`` (the latest pairings) and ``me`` (the viewer's place and game).  A read only: since
+        issue 52 a player is paired whether or not this page is open."""
         with self.storage.reader.connect() as conn:
             t = self._tournament(conn, tid)
-            players = conn.execute(
+            players = conn.execute(  # the rating as it is now (issue 52: not the one at joining)
                 text(
-                    "SELECT p.*, a.username FROM tournament_players p JOIN accounts a ON a.id = p.account "
-                    "WHERE p.tournament = :t"
+                    "SELECT p.*, a.username, a.rating AS live_rating FROM tournament_players p "
+                    "JOIN accounts a ON a.id = p.account WHERE p.tournament = :t"
                 ),
                 {"t": tid},
             ).all()
@@ -538,12 +550,13 @@ class TournamentService:
                 games.append((int(g.north), int(g.south), float(g.north_points or 0)))
             breaks = swiss.tie_breaks(scores, games)
         fire = t.kind == "arena"
+        sheets = self._sheets(t.kind, list(pairings))
         ranked = sorted(
             players,
             key=lambda p: (
                 -float(p.score),
                 *(-x for x in breaks.get(int(p.account), (0.0, 0.0))),
-                -float(p.rating),
+                -float(p.live_rating),
                 p.username,
             ),
         )
@@ -554,8 +567,10 @@ class TournamentService:
                 "username": p.username,
                 "score": float(p.score),
                 "games": int(p.games),
-                "rating": round(float(p.rating)),
+                "rating": round(float(p.live_rating)),
                 "withdrawn": bool(p.withdrawn),
+                "streak": int(p.streak),
+                "sheet": sheets.get(int(p.account), []),
             }
             if fire:
                 row["fire"] = int(p.streak) >= 2
@@ -591,13 +606,102 @@ class TournamentService:
         elif me is not None:
             mine = {"joined": False}
         summary = self._summary(t, len(players))
+        podium = []
+        if t.status == "finished":  # issue 52: the first three, with their games and wins
+            for row in standings[:3]:
+                won = sum(1 for x in row["sheet"] if x["result"] == "win")
+                podium.append({k: row[k] for k in ("rank", "username", "score", "games", "rating")} | {"wins": won})
         return {
             **summary,
+            "podium": podium,
             "standings": standings,
             "games": games_out,
             "me": mine,
             "tie_breaks": ["buchholz", "sonneborn_berger"] if t.kind == "swiss" else [],
         }
+
+    @staticmethod
+    def _sheets(kind: str, pairings: list[Any]) -> dict[int, list[dict[str, Any]]]:
+        """Each player's finished games in order (lichess's score sheet): the ``points`` the game
+        gave, its ``result`` for them (win, draw, loss; None: aborted or a bye), ``berserk``, and
+        ``double`` (an arena game counted double: the player was on fire)."""
+        base = {"win": 2.0, "draw": 1.0}
+        out: dict[int, list[dict[str, Any]]] = {}
+        for g in sorted(pairings, key=lambda g: int(g.id)):
+            if g.status != "done":
+                continue
+            for side in ("south", "north"):
+                account = getattr(g, side)
+                if account is None:
+                    continue
+                pts = float(getattr(g, f"{side}_points") or 0)
+                if g.north is None:
+                    result = None  # a bye
+                elif g.result is None:
+                    result = None
+                else:
+                    result = "draw" if g.result == "draw" else "win" if g.result == side else "loss"
+                double = kind == "arena" and result in base and pts >= 2 * base[result]
+                out.setdefault(int(account), []).append(
+                    {
+                        "points": int(pts) if pts == int(pts) else pts,
+                        "result": result,
+                        "berserk": bool(getattr(g, f"berserk_{side}")),
+                        "double": double,
+                    }
+                )
+        return out
+
+    # -- the push sockets (web/tournaments/push.py) --------------------------------------------------
+    def fresh_games(self, tid: str | None, account: int | None) -> list[dict[str, Any]]:
+        """The games paired less than :data:`timecontrol.FIRST_MOVE` ago, joined and not over, of
+        tournament ``tid`` or of ``account``'s tournaments: ``{"type": "game", "game", "tournament",
+        "name", "south", "north"}`` each (the accounts say whose pages it goes to)."""
+        where, args = "p.tournament = :t", {"t": tid, "a": account, "since": self.now() - timecontrol.FIRST_MOVE}
+        if tid is None:
+            where = (
+                "p.tournament IN (SELECT tournament FROM tournament_players WHERE account = :a) "
+                "AND (p.south = :a OR p.north = :a)"
+            )
+        with self.storage.reader.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT p.tournament, p.game_id, p.south, p.north, t.name FROM tournament_pairings p "
+                    "JOIN tournaments t ON t.id = p.tournament JOIN games g ON g.id = p.game_id "
+                    f"WHERE {where} AND p.status = 'playing' AND p.created_at > :since "
+                    "AND g.joined = 1 AND g.result IS NULL AND g.reason IS NULL ORDER BY p.id"
+                ),
+                args,
+            ).all()
+        return [
+            {
+                "type": "game",
+                "game": r.game_id,
+                "tournament": r.tournament,
+                "name": r.name,
+                "south": r.south,
+                "north": r.north,
+            }
+            for r in rows
+        ]
+
+    def push_start(self, account: int) -> tuple[bool, list[dict[str, Any]]]:
+        """Whether ``account`` is in a tournament not finished (and not withdrawn from), and its game
+        paired just before (a page opened between two pages), for a push socket that opens."""
+        with self.storage.reader.connect() as conn:
+            inside = conn.execute(
+                text(
+                    "SELECT 1 FROM tournament_players p JOIN tournaments t ON t.id = p.tournament "
+                    "WHERE p.account = :a AND p.withdrawn = 0 AND t.status != 'finished' LIMIT 1"
+                ),
+                {"a": account},
+            ).first()
+        if inside is None:
+            return False, []
+        games = self.fresh_games(None, account)
+        for g in games:
+            del g["south"], g["north"]
+        return True, games
 
     # -- results (in the transaction that ends the game) -------------------------------------------
     def on_finish(self, tx: Tx, rec: GameRecord) -> None:
@@ -621,6 +725,11 @@ class TournamentService:
         not come (issue 52, the game aborted): nobody gets points, and the other side's streak stays
         as it was (they lost nothing at the board)."""
         got: dict[str, float] = {}
+        if no_start in ("south", "north"):  # lichess pauses a player who does not start their game
+            conn.execute(
+                text("UPDATE tournament_players SET withdrawn = 1 WHERE tournament = :t AND account = :a"),
+                {"t": g.tournament, "a": int(getattr(g, no_start))},
+            )
         for side in ("south", "north"):
             account = int(getattr(g, side))
             me = conn.execute(
@@ -715,10 +824,21 @@ class TournamentService:
         changes = self._recover(tid)
         made = self._pair(tid)
         for pid, south, north, clock, increment, rated in made:
-            change = self._make_game(pid, south, north, clock, increment, rated)
+            change = self._make_game(tid, pid, south, north, clock, increment, rated)
             if change is not None:
                 changes.append(change)
+        if changes:  # the players' open pages go to their games (web/tournaments/push.py)
+            self.announce(tid)
         return changes
+
+    def announce(self, tid: str) -> None:
+        """Tell every process's push sockets that ``tid`` has new games (they read which from the
+        database): a ``NOTIFY`` on PostgreSQL, this process's hook on SQLite (one process)."""
+        if self.storage.postgres:
+            with self.storage.engine.begin() as conn:
+                conn.execute(text("SELECT pg_notify(:c, :p)"), {"c": GAMES_CHANNEL, "p": f"{tid} {TOURNAMENT_PAIRED}"})
+        else:
+            self.on_paired(tid)
 
     def _pair(self, tid: str) -> list[tuple[int, int, int, float, float | None, bool]]:
         """Pair what is due in one tournament; the games to make ``(pairing, south, north, clock,
@@ -800,7 +920,6 @@ class TournamentService:
         """The pairing decided and written in one transaction holding the tournament's lock; None
         when a Swiss tournament's standings are not those ``plan`` was computed from."""
         now = self.now()
-        p = self.policy
         made: list[tuple[int, int, int, float, float | None, bool]] = []
         with self.storage.engine.begin() as conn:
             t = self._tournament(conn, tid, lock=True)
@@ -840,7 +959,7 @@ class TournamentService:
                         last.get(int(x.account)),
                     )
                     for x in players
-                    if not x.withdrawn and int(x.account) not in busy and (x.seen_at or 0) > now - p.present
+                    if not x.withdrawn and int(x.account) not in busy
                 ]
                 if len(free) >= 2:
                     pairs = [(s, n) for s, n in arena.pair_free(free, self._blocked(conn, tid))]
@@ -957,9 +1076,10 @@ class TournamentService:
         )
 
     def _make_game(
-        self, pid: int, south: int, north: int, clock: float, increment: float | None, rated: bool
+        self, tid: str, pid: int, south: int, north: int, clock: float, increment: float | None, rated: bool
     ) -> Change | None:
-        """Make a pairing's game through the round's service, tie it to the pairing, seat North."""
+        """Make a pairing's game through the round's service, tie it to the pairing, name its
+        tournament in it (the game page's link back, issue 52), seat North."""
         from jericho_game.web.round.endings import abort
 
         spec: dict[str, Any] = {"mode": "online", "side": "south", "clock": clock, "rated": rated}
@@ -977,8 +1097,24 @@ class TournamentService:
         if not won:  # another process made this pairing's game meanwhile: this one never starts
             abort(self.service, room.rec.id, frozenset({"south"}))
             return None
+        self._tag(tid, room.rec.id)
         change, _ = self.service.join(room.rec.id, reply["invite"], north)
         return change
+
+    def _tag(self, tid: str, game_id: str) -> None:
+        """Name the tournament in its game's record (``meta["tournament"]``, in the game's state):
+        a versioned write of the round's pipeline, before anyone is at the board."""
+        from jericho_game.web.round.gameroom import Change as _Change
+
+        with self.storage.reader.connect() as conn:
+            name = conn.execute(text("SELECT name FROM tournaments WHERE id = :t"), {"t": tid}).scalar_one()
+
+        def decide(tx: Tx, room: Any) -> Any:
+            new = room.rec.copy()
+            new.meta["tournament"] = {"id": tid, "name": str(name)}
+            return _Change(self.service.commits.commit(tx, room, new, room.game))
+
+        self.service.commits.write(game_id, decide)
 
     def _recover(self, tid: str) -> list[Change]:
         """Make the games of the pairings a killed process left without one (the players stay paired:
@@ -996,7 +1132,7 @@ class TournamentService:
                 {"t": tid, "old": now - self.policy.stale},
             ).all()
         for pid, south, north in stale:  # the compare-and-set in _make_game lets one process make it
-            change = self._make_game(int(pid), int(south), int(north), float(t.clock), t.increment, bool(t.rated))
+            change = self._make_game(tid, int(pid), int(south), int(north), float(t.clock), t.increment, bool(t.rated))
             if change is not None:
                 changes.append(change)
         with self.storage.reader.connect() as conn:
@@ -1050,7 +1186,8 @@ def tournament_routes(tournaments: TournamentService) -> list[Any]:
     """``/api/tournaments``: the list, creation, one tournament, join, withdraw, feature, berserk."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
-    from starlette.routing import Route
+    from starlette.routing import Route, WebSocketRoute
+    from starlette.websockets import WebSocket
 
     from jericho_game.web.common import jsonin
 
@@ -1081,14 +1218,10 @@ def tournament_routes(tournaments: TournamentService) -> list[Any]:
         body = await jsonin.read_object(request, 4096, ClientError)
         return answer(await blocking(tournaments.create, me, body, Who.of(request, me)), 201)
 
-    @free(
-        "one tournament's page (its latest 100 games); the viewer's presence is a stamp on their own "
-        "row, written at most every 5 s",
-        methods=("GET", "HEAD"),
-    )
+    @free("one tournament's page (its latest 100 games and its standings)", methods=("GET", "HEAD"))
     async def one(request: Request) -> Response:
         me = await me_reading(request)
-        return answer(await blocking(tournaments.show, request.path_params["id"], me, True))
+        return answer(await blocking(tournaments.show, request.path_params["id"], me))
 
     @costs("tournament.join", methods=("POST",))
     async def join(request: Request) -> Response:
@@ -1117,11 +1250,17 @@ def tournament_routes(tournaments: TournamentService) -> list[Any]:
             tournaments.after(change)
         return answer({"ok": True})
 
+    @free("a push socket, held under its own per-process caps (fairshare.SocketCaps: TournamentPolicy.push_*)")
+    async def push(websocket: WebSocket) -> None:
+        assert tournaments.push is not None, "create_app installs the push sockets (TournamentPush.install)"
+        await tournaments.push.serve(websocket)
+
     @free("an unknown action: refused, nothing written", methods=("POST",))
     async def unknown(request: Request) -> Response:
         raise ClientError("not_found", "a tournament can be joined, withdrawn from, featured or berserked", 404)
 
     return [
+        WebSocketRoute("/ws/tournaments", push),  # before the games' /ws/{id}
         Route("/api/tournaments", listing, methods=["GET", "POST"]),
         Route("/api/tournaments/{id}", one),
         Route("/api/tournaments/{id}/join", join, methods=["POST"]),

@@ -942,7 +942,14 @@ function render() {
   $("btn-undo").disabled = !g.can_undo || !!S.replay;
   $("btn-resign").hidden = !seated || g.status === "over";
   $("btn-pass").hidden = !(myTurn() && g.pass_only);
-  $("btn-rematch").hidden = !(g.status === "over" && (seated || g.rematch_id));
+  // a tournament's game (issue 52): a link back to it, and on its end screen "Back to the
+  // tournament" instead of a rematch (the next pairing comes by itself: tournamentpush.js)
+  const tour = g.tournament;
+  $("btn-rematch").hidden = !(g.status === "over" && (seated || g.rematch_id)) || (!!tour && !g.rematch_id);
+  $("btn-tournament").hidden = !(tour && g.status === "over");
+  $("game-tournament").hidden = !tour;
+  if (tour) renderTournament(tour);
+  document.documentElement.dataset.playing = seated && g.status !== "over" ? "1" : "";
   $("btn-rematch").textContent = !seated ? t("Watch the rematch") : g.rematch_id ? t("Go to rematch") : t("Rematch");
   $("btn-replay").hidden = !!S.replay || g.moves.length === 0;
   $("replay").hidden = !S.replay;
@@ -1097,6 +1104,18 @@ function renderMoves() {
     if (r.top < box.top) ol.scrollTop -= box.top - r.top;
     else if (r.bottom > box.bottom) ol.scrollTop += r.bottom - box.bottom;
   }
+}
+
+function renderTournament(tour) {
+  const href = `/tournaments/${encodeURIComponent(tour.id)}`;
+  $("btn-tournament").href = href;
+  const box = $("game-tournament");
+  if (box.dataset.key === tour.id) return;
+  box.dataset.key = tour.id;
+  const a = document.createElement("a");
+  a.href = href;
+  a.textContent = tour.name;
+  box.replaceChildren(document.createTextNode(`${t("Tournament:")} `), a);
 }
 
 function renderLinks() {

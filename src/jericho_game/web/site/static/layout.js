@@ -5,11 +5,13 @@ import { startChallengeBell } from "./challengebell.js";
 import { initContrast } from "./contrast.js";
 import { syncLooks } from "./looks.js";
 import { initTheme } from "./theme.js";
+import { startTournamentPush } from "./tournamentpush.js";
 
 initContrast();
 initTheme();
 syncLooks();  // a logged-in player's board and piece themes, from the account
 startChallengeBell();  // challenges received, accepted, declined: a notice on any page (web/people/people.py)
+startTournamentPush();  // a tournament player's next game, whatever page is open (web/tournaments/push.py)
 
 // The switches are a toolbar: one Tab stop, the arrow keys (and Home / End) move within it.
 const tools = [...document.querySelectorAll(".switches button")];

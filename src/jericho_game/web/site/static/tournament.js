@@ -1,16 +1,20 @@
 // One tournament (/tournaments/ID): what it is, join / withdraw, the player's current game (and
 // berserk), the live standings and the games (every game can be watched).  The page asks for the
-// tournament every 3 s: that keeps the standings live and tells the server this player is here
-// to be paired (web/tournaments/tournaments.py).  Text goes in by textContent only.
+// tournament every 3 s, which keeps the standings live; a player is paired whether or not it is open,
+// and goes to each game by itself from any page (tournamentpush.js).  Text goes in by textContent only.
 import { postJSON, whoami } from "./account.js";
 import { formatDate, t } from "./i18n.js";
 import { tournamentText } from "./tournament-text.js";
 import { el } from "./dom.js";
+import { startTournamentPush } from "./tournamentpush.js";
 
 const $ = (id) => document.getElementById(id);
 const id = decodeURIComponent(location.pathname.split("/").pop() || "");
 let lastGame = null;
 let account = null;
+// the countdown (issue 52): the moments it counts to, on this browser's clock (the server says how
+// many seconds are left, so a browser whose clock is off still counts right)
+const clock = { status: null, kind: null, startAt: 0, endAt: null };
 
 function button(text, onClick, bid) {
   const b = el("button", text);
@@ -24,23 +28,83 @@ async function act(what, body) {
   $("t-error").textContent = "";
   const r = await postJSON(`/api/tournaments/${encodeURIComponent(id)}/${what}`, body);
   if (!r.ok) $("t-error").textContent = r.data.message || t("Something went wrong.");
+  else if (what === "join") startTournamentPush();  // from now on, the next game comes by itself
   await load();
 }
 
 function when(d) {
   if (d.status === "scheduled") return t("Starts {when}.", { when: formatDate(d.starts_at * 1000) });
-  if (d.status === "finished") return t("Finished.");
-  if (d.kind === "arena") {
-    const left = Math.max(0, Math.round(d.ends_at - Date.now() / 1000));
-    return t("Playing: {m} min {s} s left.", { m: Math.floor(left / 60), s: left % 60 });
+  if (d.status === "finished") {
+    const first = d.podium?.[0];
+    return first ? t("Finished: {name} wins with {score} points.", { name: first.username, score: first.score }) : t("Finished.");
   }
+  if (d.kind === "arena") return t("Playing until {when}.", { when: formatDate(d.ends_at * 1000) });
   return t("Playing round {n} of {total}.", { n: d.round, total: d.rounds });
+}
+
+// "1:04:09", "4:09": hours only when there are some
+function hms(seconds) {
+  const s = Math.max(0, Math.ceil(seconds));
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+  const two = (n) => String(n).padStart(2, "0");
+  return h ? `${h}:${two(m)}:${two(r)}` : `${m}:${two(r)}`;
+}
+
+// the countdown to the start, then to the end (an arena): ticks every second, read out by nobody
+// (the status line above says the same once)
+function tick() {
+  const box = $("t-countdown");
+  const now = Date.now();
+  let text = "";
+  if (clock.status === "scheduled") text = t("Starts in {time}", { time: hms((clock.startAt - now) / 1000) });
+  else if (clock.status === "running" && clock.endAt !== null) text = t("Ends in {time}", { time: hms((clock.endAt - now) / 1000) });
+  if (box.textContent !== text) box.textContent = text;
+  box.hidden = !text;
+}
+
+function podium(d) {
+  const box = $("t-podium-box");
+  box.hidden = !(d.status === "finished" && d.podium?.length);
+  if (box.hidden) return;
+  const medals = ["🥇", "🥈", "🥉"];
+  const items = d.podium.map((p, i) => {
+    const li = el("li", "", `place-${i + 1}`);
+    const medal = el("span", medals[i] || "", "medal");
+    medal.setAttribute("aria-hidden", "true");
+    const a = el("a", p.username);
+    a.href = `/players/${encodeURIComponent(p.username)}`;
+    li.append(medal, a, el("span", t("{score} points", { score: p.score }), "podium-score"),
+      el("span", t("{games} games, {wins} won", { games: p.games, wins: p.wins }), "muted"));
+    return li;
+  });
+  $("t-podium").replaceChildren(...items);
+}
+
+// a player's games, as lichess's score sheet: each game's points, doubled ones (on fire) marked,
+// berserked ones with a ⚡; the words for a screen reader
+function sheet(s) {
+  const box = el("span", "", "sheet");
+  if (!s.sheet?.length) return null;
+  const said = [];
+  for (const g of s.sheet) {
+    const mark = el("span", `${g.points}${g.berserk ? "⚡" : ""}`, `pts ${g.result || "none"}${g.double ? " double" : ""}`);
+    mark.setAttribute("aria-hidden", "true");
+    box.append(mark);
+    let word = String(g.points);
+    if (g.double) word += ` (${t("double")})`;
+    if (g.berserk) word += ` (${t("berserk")})`;
+    said.push(word);
+  }
+  const sr = el("span", `${t("Points per game")}: ${said.join(", ")}`, "sr");
+  box.append(sr);
+  return box;
 }
 
 function standings(d) {
   const table = $("t-standings");
-  const cols = [[t("Rank"), "num"], [t("Player"), ""], [t("Score"), "num"], [t("Games"), "num"]];
-  if (d.kind === "swiss") cols.push([t("Buchholz"), "num"], [t("Sonneborn-Berger"), "num"]);
+  // on a phone the optional columns (games, tie-breaks) give way: the rest fits 360 px (community.css)
+  const cols = [[t("Rank"), "num"], [t("Player"), "player"], [t("Score"), "num"], [t("Games"), "num opt"]];
+  if (d.kind === "swiss") cols.push([t("Buchholz"), "num opt"], [t("Sonneborn-Berger"), "num opt"]);
   cols.push([t("Rating"), "num"]);
   const head = el("tr");
   for (const [h, cls] of cols) { const th = el("th", h, cls); th.scope = "col"; head.append(th); }
@@ -55,8 +119,11 @@ function standings(d) {
     who.append(a);
     if (s.fire) { const f = el("span", " 🔥"); f.title = t("on fire: the next game counts double"); f.setAttribute("aria-label", t("on fire")); who.append(f); }
     if (s.withdrawn) who.append(el("span", ` (${t("paused")})`, "muted"));
-    tr.append(el("td", s.rank, "num"), who, el("td", s.score, "num"), el("td", s.games, "num"));
-    if (d.kind === "swiss") tr.append(el("td", s.buchholz, "num"), el("td", s.sonneborn_berger, "num"));
+    const marks = sheet(s);
+    if (marks) who.append(marks);
+    who.className = "player";
+    tr.append(el("td", s.rank, "num"), who, el("td", s.score, "num"), el("td", s.games, "num opt"));
+    if (d.kind === "swiss") tr.append(el("td", s.buchholz, "num opt"), el("td", s.sonneborn_berger, "num opt"));
     tr.append(el("td", s.rating, "num"));
     body.append(tr);
   }
@@ -91,7 +158,13 @@ async function load() {
   document.title = `Jericho · ${d.name}`;
   $("t-title").textContent = d.name;
   $("t-what").textContent = `${tournamentText(d)} · ${t("created by {name}", { name: d.creator })}`;
-  $("t-when").textContent = when(d);
+  const said = when(d);
+  if ($("t-when").textContent !== said) $("t-when").textContent = said;
+  clock.status = d.status;
+  clock.startAt = Date.now() + d.starts_in * 1000;
+  clock.endAt = d.ends_in === null || d.ends_in === undefined ? null : Date.now() + d.ends_in * 1000;
+  tick();
+  podium(d);
   $("t-breaks").hidden = d.kind !== "swiss";
   const actions = [];
   if (account && d.status !== "finished") {
@@ -128,6 +201,7 @@ async function init() {
   account = (await whoami()).account;
   await load();
   setInterval(() => { if (!document.hidden) load(); }, 3000);
+  setInterval(tick, 1000);
 }
 
 init();
