@@ -321,3 +321,104 @@ def test_start_game_is_on_a_phones_first_screen(server: str, browser: Browser, l
     assert start is not None and start["y"] + start["height"] <= 740, start
     ctx.close()
     assert not errors, errors
+
+
+#: The page's interactive elements drawn smaller than 24 x 24 CSS px (WCAG 2.5.8), each as (name, text,
+#: width, height).  A radio or checkbox counts by the label around it (the label is what a finger
+#: hits); left out as WCAG does: a link within a sentence (its block holds other text), and what is
+#: not drawn (hidden, inert, or clipped away for screen readers only, as a file input under its label).
+SMALL_TARGETS = """() => {
+  const SEL = 'a[href], button, input:not([type=hidden]), select, textarea, summary, [role=button], [role=tab], '
+    + '[role=link], [role=checkbox], [role=radio], [tabindex]:not([tabindex="-1"])';
+  const drawn = (e) => {
+    const s = getComputedStyle(e), b = e.getBoundingClientRect();
+    return b.width > 0 && b.height > 0 && s.visibility !== 'hidden' && !e.closest('[inert], [aria-hidden=true]')
+      && !e.closest('.sr') && s.clip !== 'rect(0px, 0px, 0px, 0px)';
+  };
+  const inSentence = (e) => {
+    if (e.tagName !== 'A' || getComputedStyle(e).display !== 'inline') return false;
+    let block = e.parentElement;
+    while (block && getComputedStyle(block).display.startsWith('inline')) block = block.parentElement;
+    return (block ? block.textContent : '').replace(e.textContent, '').replace(/[\\s·|,.:;()]/g, '').length > 0;
+  };
+  const out = [];
+  for (const e of document.querySelectorAll(SEL)) {
+    if (!drawn(e) || inSentence(e)) continue;
+    const t = (e.matches('input[type=radio], input[type=checkbox]') && e.closest('label')) || e;
+    const b = t.getBoundingClientRect();
+    if (b.width < 23.99 || b.height < 23.99) {
+      out.push([t.id || String(t.className) || t.tagName, (t.textContent || t.value || '').trim().slice(0, 30),
+        Math.round(b.width), Math.round(b.height)]);
+    }
+  }
+  return out;
+}"""
+
+
+def _online_game(page: Page, server: str) -> None:
+    """An online game's page as its South player sees it, a move played, its chat and fair endings
+    (the tour's game is a hot-seat one)."""
+    g = page.request.post(server + "/api/games", data={"mode": "online", "name": "Ada", "side": "south"}).json()
+    other = page.context.browser.new_context()  # type: ignore[union-attr]
+    page.goto(g["links"]["play"])
+    north = other.new_page()
+    north.goto(g["links"]["invite"])
+    expect(page.locator("#tray-mine .slot.playable").first).to_be_visible()
+    page.click('#tray-mine .slot[data-piece="1R"]')
+    page.click('#board .cell[data-cell="a1"]')
+    expect(north.locator("#moves .mv")).to_have_count(1)
+    expect(page.locator("#chat-log .chat-empty")).to_be_visible()
+    other.close()
+
+
+def _profile_seen(page: Page, server: str) -> None:
+    """Another player's profile, seen logged in: its follow, challenge and block controls."""
+    tour._login(page, server, "ada_tour")
+    tour._login(page, server, "erin_tour")
+    page.goto(server + "/players/ada_tour")
+    expect(page.locator("#profile h1")).to_contain_text("ada_tour")
+    page.wait_for_load_state("networkidle")
+
+
+PHONE_PAGES = {
+    **{name: stop for name, stop in tour.STOPS.items() if name != "review"},
+    "online-game": _online_game,
+    "profile-seen": _profile_seen,
+}
+
+
+@pytest.mark.parametrize("stop", list(PHONE_PAGES))
+def test_every_tap_target_of_a_phone_page_is_24_px(server: str, browser: Browser, stop: str) -> None:
+    """0-4 targets under 24 px per phone page: the log-in / sign-up switch link (19 px high), the
+    challenges' player links (19 px), ...  Every page of the tour (the review is the game's page with
+    its panel, left out: its AI review is the slowest stop), an online game and a profile seen by
+    another account, at 390x844 in light: none left."""
+    ctx = tour.new_context(browser, "light", tour.SIZES["phone"])
+    page = ctx.new_page()
+    PHONE_PAGES[stop](page, server)
+    page.wait_for_function("() => document.fonts.status === 'loaded'")
+    assert page.evaluate(SMALL_TARGETS) == []
+    ctx.close()
+
+
+def test_the_tap_target_check_finds_a_small_one(server: str, browser: Browser) -> None:
+    """The check can fail: a 20 px button and a link alone on its line are reported, a link inside a
+    sentence is not."""
+    ctx = tour.new_context(browser, "light", tour.SIZES["phone"])
+    page = ctx.new_page()
+    tour.offline(page, server)
+    page.evaluate(
+        """() => {
+        const b = document.createElement("button");
+        b.textContent = "x";
+        b.style.cssText = "width: 20px; height: 20px; padding: 0; min-height: 0; min-width: 0";
+        const p = document.createElement("p");
+        p.innerHTML = '<a href="/rules" id="alone">Rules</a>';
+        const q = document.createElement("p");
+        q.innerHTML = 'Read <a href="/rules" id="inline">the rules</a> first.';
+        document.querySelector("main").append(b, p, q);
+    }"""
+    )
+    found = [name for name, *_ in page.evaluate(SMALL_TARGETS)]
+    assert "alone" in found and "inline" not in found and any(not n or n == "BUTTON" for n in found), found
+    ctx.close()
