@@ -238,7 +238,9 @@ def challenges(page: Page, server: str) -> None:
         _login(page, server, name)
     _login(page, server, "brice_tour")
     _post_csrf(page, server, "/api/people/follow", {"username": "ada_tour", "follow": True})
-    _post_csrf(page, server, "/api/challenges", {"username": "ada_tour", "clock": 5, "increment": 3, "rated": True})
+    # a correspondence challenge: it waits for Ada's answer in every look (a real-time one expires 20 s
+    # after its challenger's last page closed, issue 52, and Brice holds no page here)
+    _post_csrf(page, server, "/api/challenges", {"username": "ada_tour", "per_move_days": 1, "rated": True})
     _login(page, server, "ada_tour")
     _post_csrf(page, server, "/api/people/follow", {"username": "brice_tour", "follow": True})
     _post_csrf(page, server, "/api/challenges", {"username": "carla_tour", "per_move_days": 3})

@@ -509,7 +509,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "Follow (or stop following) a player",
         "people",
         body=obj({"username": NAME, "follow": BOOL}, required=["username", "follow"]),
-        errors={**_LOGIN, 403: "blocked", 404: "unknown_account", 409: "not_yourself", 429: "rate_limited"},
+        errors={**_LOGIN, 403: "blocked", 404: "unknown_account", 409: "blocking, not_yourself", 429: "rate_limited"},
         session="change",
     ),
     ("POST", "/api/people/block"): Op(
@@ -564,8 +564,13 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         "Accept, decline or cancel a challenge (`what`)",
         "people",
         path={"what": enum("accept", "decline", "cancel")},
-        body=obj({"reason": {"type": "string", "description": "why it is declined"}}),
-        errors={**_LOGIN, 403: "not_yours", 404: "unknown_challenge, not_found", 409: "not_pending"},
+        body=obj({"reason": enum("generic", "later", "timecontrol", "rated", "casual")}),
+        errors={
+            **_LOGIN,
+            403: "not_yours, blocked",
+            404: "unknown_challenge, not_found",
+            409: "not_pending, challenge_expired",
+        },
         session="change",
     ),
     # -- notifications (web/social/notify.py) --
