@@ -59,10 +59,13 @@ async function load() {
 }
 
 function render(d) {
+  // a list drawn again (a hint about another challenge) keeps the reasons being picked
+  const picked = new Map([...document.querySelectorAll(".ch-reason")].map((s) => [s.id, s.value]));
   fill($("ch-incoming"), d.incoming, (c) => {
     const li = el("li");
     li.id = `challenge-${c.id}`;
     const [label, pick] = reasonPicker(c);
+    if (picked.has(pick.id)) pick.value = picked.get(pick.id);
     li.append(playerLink(c.from), el("span", challengeText(c, false), "muted"),
       button(t("Accept"), () => act(c, "accept")), label, pick,
       button(t("Decline"), () => act(c, "decline", { reason: pick.value })));
