@@ -29,7 +29,12 @@ APP: dict[str, Any] = {}
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     db = tmp_path_factory.mktemp("edges") / "games.sqlite3"
-    app = create_app(str(db), password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+    # the tour's accounts and this module's, all from one address: more than the 5 sign-ups an hour
+    app = create_app(
+        str(db),
+        password_hasher=PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1),
+        budget_settings=["signup.group=50"],
+    )
     APP["app"] = app
     yield from serve_in_thread(app)
 
