@@ -5,6 +5,8 @@ through the analysis board's and the game search's answers."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
@@ -84,7 +86,7 @@ def test_an_unknown_sentence_is_the_general_one() -> None:
 
 
 @pytest.fixture
-def client(tmp_path) -> TestClient:  # type: ignore[no-untyped-def]
+def client(tmp_path: Path) -> Iterator[TestClient]:
     with TestClient(create_app(str(tmp_path / "g.sqlite3"))) as c:
         yield c
 
