@@ -49,6 +49,15 @@ def _hinted(ws: Any, tries: int = 400) -> None:
     raise AssertionError("no people hint arrived")
 
 
+def _gone(app: Any, account: int) -> None:
+    """Wait until the server has seen the account's last feed close (its leaving stamped first)."""
+    for _ in range(2000):
+        if account not in app.state.people_feed.conns:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the feed never closed: {app.state.people_feed.conns}")
+
+
 def _quiet(ws: Any) -> None:
     """Read what is queued now (the hello hint, earlier hints), so that the next hint is a new one."""
     _drain(ws, 1)
@@ -108,6 +117,7 @@ def test_a_real_time_challenge_expires_when_its_challenger_leaves(db: str) -> No
                 assert bob.get("/api/challenges").json()["incoming"][0]["id"] == real["id"]
                 _quiet(bob_page)
             # ada's last page closed: 19 s later it stands, 21 s later it is expired and bob told
+            _gone(app, app.state.accounts.find("ada").id)
             ada.portal.call(app.state.people_feed.tick)
             now[0] += 19
             people.sweep()

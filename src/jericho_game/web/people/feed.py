@@ -172,17 +172,19 @@ class PeopleFeed:
             task.uncancel()
         finally:
             pump.cancel()
-            mine = self.conns.get(account, set())
+            last = self.conns.get(account, set()) == {conn}
             task = asyncio.current_task()
             stopping = task is not None and task.cancelling() > 0  # the server stops: no more storage calls
-            if mine == {conn} and not stopping:
-                # the account's last page here closed: its time away counts from now (stamped
-                # before it is forgotten, so that a sweep never sees it neither here nor stamped)
-                try:
-                    await loop.run_in_executor(None, self.people.present, [account])
-                except Exception:  # noqa: BLE001 - the last stamp stands: away a few seconds sooner
-                    log.exception("could not stamp account %s leaving", account)
-            self._forget(conn, account)
+            try:
+                if last and not stopping:
+                    # the account's last page here closed: its time away counts from now (the time
+                    # read here, the row written in a thread, which a cancellation does not stop)
+                    at = self.people.now()
+                    await asyncio.shield(loop.run_in_executor(None, self.people.present, [account], at))
+            except Exception:  # noqa: BLE001 - the last stamp stands: away a few seconds sooner
+                log.exception("could not stamp account %s leaving", account)
+            finally:
+                self._forget(conn, account)  # whatever happened above (a cancellation goes on after it)
 
     def _forget(self, conn: Conn, account: int) -> None:
         mine = self.conns.get(account)

@@ -528,13 +528,13 @@ class PeopleService:
                 except Exception:  # noqa: BLE001 - another process stamped it first: fine
                     pass
 
-    def present(self, accounts: list[int]) -> None:
-        """Stamp ``accounts`` as having a page open now: the people feed, at each page's socket
-        opening and closing and every few seconds while open (web/people/feed.py)."""
+    def present(self, accounts: list[int], at: float | None = None) -> None:
+        """Stamp ``accounts`` as having a page open at ``at`` (default: now): the people feed, at each
+        page's socket opening and closing and every few seconds while open (web/people/feed.py)."""
         wanted = sorted(set(accounts))
         if wanted:
             with self.storage.engine.begin() as conn:
-                self._stamp(conn, wanted, self.now())
+                self._stamp(conn, wanted, self.now() if at is None else at)
 
     def sweep(self, present: list[int] | None = None) -> list[int]:
         """Stamp ``present`` (the accounts with a page open on this process), then expire the pending
