@@ -76,7 +76,9 @@ export async function startChallengeBell() {
     told.add(`out:${c.id}`);
     if (c.status === "accepted" && c.game) {
       const href = `/g/${encodeURIComponent(c.game)}`;
-      if (document.visibilityState === "visible" && location.pathname !== href) { location.href = href; return; }
+      // the visible page goes there, unless its player is in a game being played there (app.js)
+      const busy = document.documentElement.dataset.playing === "1";
+      if (document.visibilityState === "visible" && !busy && location.pathname !== href) { location.href = href; return; }
       show(t("{name} accepted your challenge.", { name: c.to }), href, t("Play"));
     } else if (c.status === "declined") {
       const why = declineReasons()[c.reason] || declineReasons().generic;
