@@ -81,6 +81,7 @@ from jericho_game.web.round.rooms import Change, ClientError, GameService, Room
 from jericho_game.web.site import openapi, pages
 from jericho_game.web.site.errors import InternalErrors
 from jericho_game.web.site.httpguard import NulGuard, uvicorn_options
+from jericho_game.web.site.owndata import OwnData, owndata_routes
 from jericho_game.web.social.chat import Chat, ChatStore
 from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, check_public_url, notify_routes
 from jericho_game.web.storage.broker import Broker, make_broker
@@ -1192,6 +1193,8 @@ def create_app(
             write_game_record,
         ),
         *tournament_routes(tournaments),  # arenas and Swiss (jericho_game.web.tournaments.tournaments)
+        # an account's own data: its archive, and closing it (jericho_game.web.site.owndata)
+        *owndata_routes(OwnData(storage, accounts, service, write_game_record, budget=budget, clock=clock)),
         WebSocketRoute("/ws/{id}", transport.serve_ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

@@ -305,6 +305,10 @@ EXAMPLES: dict[tuple[str, str], Example] = {
     ("POST", "/api/notify/unsubscribe"): lambda w: w.client.post("/api/notify/unsubscribe?u=x&kind=invite"),
     ("POST", "/api/notify/invite"): lambda w: w.post("/api/notify/invite",
                                                     {"game": "invitegame", "token": "v" * 24, "username": "bob"}),
+    # issue 54: an account's own data (web/site/owndata.py); closing is a costly example only, run with the
+    # budgets at zero (refused): a wrong password besides, so that ada stays open should it pass
+    ("GET", "/api/account/data"): lambda w: w.client.get("/api/account/data"),
+    ("POST", "/api/account/close"): lambda w: w.post("/api/account/close", {"password": "not ada's password"}),
     ("POST", "/api/yourturn"): lambda w: w.post("/api/yourturn", {"games": {"overgame": "s" * 24}}),
     # puzzles
     ("GET", "/api/puzzles/next"): lambda w: w.client.get("/api/puzzles/next"),

@@ -80,6 +80,7 @@ DEVICE_DAYS = 365
 CSRF_COOKIE = "jericho_csrf"  # before logging in: the double-submit token of log-in and sign-up
 CSRF_HEADER = "x-csrf-token"
 SESSION_DAYS = 30
+NAME_TTL = 60.0  # seconds a process shows an account's name without reading it again (name_of)
 
 account_metadata = MetaData()
 
@@ -312,7 +313,7 @@ class AccountService:
         self.now = clock
         self.signup_open = signup
         self.policy = policy or ThrottlePolicy()
-        self._names: dict[int, str] = {}  # usernames never change: safe to cache in any process
+        self._names: dict[int, tuple[str, float]] = {}  # name and when read (name_of)
         self._dummy_hash: str | None = None
         # log-in and sign-up hash on a small bounded pool of their own (web/accounts/hashpool.py)
         self.hash_pool = HashPool(workers=2, queue=8)
@@ -534,14 +535,20 @@ class AccountService:
         return str(language)
 
     def name_of(self, account_id: int) -> str | None:
-        """An account's username (cached: names never change)."""
-        name = self._names.get(account_id)
-        if name is None:
-            acc = self.get(account_id)
-            if acc is None:
-                return None
-            name = self._names[account_id] = acc.username
-        return name
+        """An account's username (cached for :data:`NAME_TTL` seconds: a name changes only when its
+        account is closed, web/site/owndata.py, and another process then shows the new one soon)."""
+        cached = self._names.get(account_id)
+        if cached is not None and self.now() - cached[1] < NAME_TTL:
+            return cached[0]
+        acc = self.get(account_id)
+        if acc is None:
+            return None
+        self._names[account_id] = (acc.username, self.now())
+        return acc.username
+
+    def forget_name(self, account_id: int) -> None:
+        """Drop this process's cached name of an account (it was just closed)."""
+        self._names.pop(account_id, None)
 
     def set_admin(self, username: str, admin: bool) -> Account:
         """Make an account an admin or not (``jericho user add --admin`` on an existing name)."""

@@ -117,6 +117,7 @@ ERRORS = {
     "login_required": N_("Log in first."),
     "not_logged_in": N_("You are not logged in."),
     "bad_login": N_("Wrong username or password."),
+    "wrong_password": N_("This is not your account's password: nothing was changed."),
     "bad_password": N_(
         "This password is not accepted: at least 10 characters, not a common password, and hard to guess."
     ),
