@@ -5,6 +5,7 @@ logic, not the search's strength."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -336,6 +337,38 @@ def test_the_analysis_boards_solver_reads_a_position_by_nodes_not_seconds() -> N
     assert kernel.pieces_left(early.state) > analysis.STREAM_SOLVE_PIECES
     first = next(analysis.stream(early, 10, sims=50, seconds=1.0))
     assert first.sims > 0 and not first.exact
+
+
+def _burn(stop: Any) -> None:
+    while not stop.is_set():
+        sum(i * i for i in range(10_000))
+
+
+def test_the_reviews_figures_are_the_same_at_any_load() -> None:
+    """The web review's budget is simulations with no time limit (issue 53 point 2: 20,000 simulations
+    cut at 1 s gave 746-1,542 under load, and flatter figures), so a game reviewed on an idle machine and
+    again beside two CPU burners gets the same figures, position by position."""
+    import multiprocessing
+
+    from jericho_game.web.learn import review
+
+    assert review.DEFAULT_SECONDS is None
+    moves = [str(m) for m in Game.from_moves(["5R@d2", "1G@d3", "4Y@c2", "2B@c3", "3W@e2"]).history]
+    calm = evaluate_game(None, moves, sims=400, seconds=review.DEFAULT_SECONDS)
+    ctx = multiprocessing.get_context("spawn")
+    stop = ctx.Event()
+    burners = [ctx.Process(target=_burn, args=(stop,), daemon=True) for _ in range(2)]
+    for p in burners:
+        p.start()
+    try:
+        loaded = evaluate_game(None, moves, sims=400, seconds=review.DEFAULT_SECONDS)
+    finally:
+        stop.set()
+        for p in burners:
+            p.join(10)
+    assert [(e.south, e.best, e.sims, e.line, e.best_after) for e in loaded] == [
+        (e.south, e.best, e.sims, e.line, e.best_after) for e in calm
+    ]
 
 
 def test_a_won_or_drawn_position_made_lost_is_a_blunder_that_decides_the_game() -> None:

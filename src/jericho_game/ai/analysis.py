@@ -151,6 +151,7 @@ __all__ = [
     "solved_eval",
     "SOLVE_NODES",
     "move_accuracy",
+    "ACCURACY_SCALE",
     "evaluate",
     "evaluate_game",
     "evaluate_ply",
@@ -177,6 +178,14 @@ DECIDED = 0.05
 DECIDING_LOSS = 0.05
 #: The turning points shown per side (at least).
 TURNING = 3
+#: The accuracy's calibration (issue 53 point 2): a move's loss of winning chance is multiplied by this
+#: before lichess's curve (:func:`move_accuracy`).  Fitted on the games of each ladder level against
+#: ``hard``, reviewed at the web review's budget (``tests/fixtures/review/ladder.jsonl``,
+#: ``examples/accuracy_ladder.py --fit``, :mod:`jericho_game.ai.calibration`): the scale whose medians
+#: are strictly ordered along the ladder with the widest margin, random play at 50 or below and
+#: ``master`` at 90 or above.  It came out as lichess's own (1): with a budget in simulations, not
+#: seconds, its curve already orders the ladder (docs/web.md, "Game review").
+ACCURACY_SCALE = 1.0
 #: Plies of a position's line: the preferred move and the best play after it.
 LINE_PLIES = 5
 #: Each later ply of the line is searched with this share of the position's budget (1/8).
@@ -920,23 +929,28 @@ def _probable(
     return fell_most(last + 1 if winner else top)
 
 
-def move_accuracy(loss: float) -> float:
+def move_accuracy(loss: float, scale: float | None = None) -> float:
     """A move's accuracy, 0–100, from its mover's ``loss`` of winning chance (0–1 scale), by lichess's
-    curve on points: ``103.1668 · exp(−0.04354 · points) − 3.1669 + 1``, clamped to 0…100."""
+    curve on points: ``103.1668 · exp(−0.04354 · points) − 3.1669 + 1``, clamped to 0…100, the points
+    being the loss times ``scale`` (default :data:`ACCURACY_SCALE`, the review's calibration)."""
     if loss <= 0:
         return 100.0
-    raw = 103.1668100711649 * math.exp(-0.04354415386753951 * loss * 100.0) - 3.166924740191411 + 1.0
+    points = loss * 100.0 * (ACCURACY_SCALE if scale is None else scale)
+    raw = 103.1668100711649 * math.exp(-0.04354415386753951 * points) - 3.166924740191411 + 1.0
     return min(100.0, max(0.0, raw))
 
 
 def accuracy(
-    judgements: list[MoveJudgement], evals: list[PositionEval], decided_at: int | None = None
+    judgements: list[MoveJudgement],
+    evals: list[PositionEval],
+    decided_at: int | None = None,
+    scale: float | None = None,
 ) -> dict[str, float | None]:
     """Each side's accuracy (0–100, ``None`` for a side without a judged move), as the module
     describes: the mean of the volatility-weighted mean and the harmonic mean of its moves'
     accuracies.  ``evals`` as for :func:`judge` (the positions around every judged move).
     With ``decided_at`` (:func:`decisive`'s ply) the moves played after it, in a decided game,
-    are left out: they cannot pad a side's accuracy."""
+    are left out: they cannot pad a side's accuracy.  ``scale``: :func:`move_accuracy`'s."""
     n = len(judgements)
     if n == 0:
         return {"south": None, "north": None}
@@ -950,7 +964,7 @@ def accuracy(
     out: dict[str, float | None] = {}
     for side in ("south", "north"):
         mine = [
-            (move_accuracy(j.loss), weights[j.ply - 1])
+            (move_accuracy(j.loss, scale), weights[j.ply - 1])
             for j in judgements
             if j.side == side and (decided_at is None or j.ply <= decided_at)
         ]

@@ -1330,7 +1330,8 @@ def add_arguments(parser: argparse.ArgumentParser, name: str = "serve") -> None:
         "--review-seconds",
         type=float,
         default=REVIEW_SECONDS,
-        help=f"game review: at most this many seconds per position (default {REVIEW_SECONDS:g})",
+        help="game review: at most this many seconds per position (default: no time limit, so a review's "
+        "figures are the same at any load; a limit makes them depend on the machine)",
     )
 
 
@@ -1374,7 +1375,7 @@ def run(args: argparse.Namespace) -> int:
     if args.rated_games_per_pair < 1:
         print("jericho serve: --rated-games-per-pair must be 1 or more", flush=True)
         return 2
-    if args.review_sims < 1 or args.review_seconds <= 0:
+    if args.review_sims < 1 or (args.review_seconds is not None and args.review_seconds <= 0):
         print("jericho serve: --review-sims must be 1 or more and --review-seconds positive", flush=True)
         return 2
     if args.workers > 1 and not url.startswith("postgresql"):

@@ -95,7 +95,7 @@ def test_a_review_is_queued_once_run_stored_and_delivered_to_players_and_spectat
         assert [r["done"] for r in seen_s] == sorted(r["done"] for r in seen_s)  # progress never goes back
         assert all(r["status"] in ("queued", "running", "done") for r in seen_s)
         total = len(g["moves"]) + 1
-        assert done["done"] == done["total"] == total and done["budget"] == {"sims": 40, "seconds": 1.0}
+        assert done["done"] == done["total"] == total and done["budget"] == {"sims": 40, "seconds": None}
         assert [p["ply"] for p in done["positions"]] == list(range(total))
         assert all(0.0 <= p["south"] <= 1.0 and p["best"] for p in done["positions"])
         assert [p["turn"] for p in done["positions"]] == ["south", "north"] * 3 + ["south"]

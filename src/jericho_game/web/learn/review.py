@@ -76,10 +76,13 @@ log = logging.getLogger("jericho_game.web")
 
 #: The broker's version number for "this game's review changed" (-1 is "its AI queue place changed").
 REVIEW_CHANGED = -2
-#: The default budget per position: the master level's search with 20,000 simulations, at most 1 s.
-#: A 52-ply game then takes about 5 s of one core on the 2-core development machine (docs/web.md).
-DEFAULT_SIMS = 20_000
-DEFAULT_SECONDS = 1.0
+#: The default budget per position: the review's search with 5,000 simulations and **no time limit**
+#: (issue 53 point 2), so a game's figures are the same at any server load: the accuracy is
+#: calibrated on this budget (``analysis.ACCURACY_SCALE``, docs/web.md "Game review").  The old
+#: budget, 20,000 simulations cut at 1 s, gave 746-1,542 simulations a position under load, and
+#: such flatter figures read random play as 76-79 % accurate.
+DEFAULT_SIMS = 5_000
+DEFAULT_SECONDS: float | None = None
 #: Reviews waiting or running, across the whole database, before new requests are refused (``busy``).
 DEFAULT_QUEUE = 16
 #: Failures of one position (an exception, not a lost worker) before the review is marked failed.
