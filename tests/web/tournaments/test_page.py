@@ -34,6 +34,8 @@ def test_standings_show_live_ratings_and_each_games_points_and_marks(db: str) ->
         svc.tick()
         (p,) = _playing(app, t["id"])
         ada_id = app.state.accounts.find("ada").id
+        # the game page offers berserk (the game names its tournament, which allows it)
+        assert ada.get(f"/api/games/{p.game_id}").json()["tournament"]["berserk"] is True
         assert _post(ada, f"/api/tournaments/{t['id']}/berserk", {"game": p.game_id}).status_code == 200
         _end(app, p.game_id, "north" if p.south == ada_id else "south", ada)  # ada wins
         with svc.storage.engine.begin() as conn:  # ada's rating moved since she joined (another game)

@@ -77,9 +77,15 @@ def test_the_next_game_comes_to_any_page_and_the_game_leads_back(server: str, br
     me = tour._get_json(ada, f"{server}/api/tournaments/{tid}")["me"]
     south, north = (ada, bob) if me["side"] == "south" else (bob, ada)
     expect(south.locator("#tray-mine .slot.playable").first).to_be_visible()
+    # berserk from the game page, before the first move: South's 3 minutes halved
+    expect(north.locator("#btn-berserk")).to_be_visible()
+    south.click("#btn-berserk")
+    expect(south.locator("#btn-berserk")).to_be_hidden()
+    expect(south.locator("#clock-south")).to_contain_text("1:30")
     tour._place(south, "5R@d2")
     expect(north.locator("#tray-mine .slot.playable").first).to_be_visible()
     tour._place(north, "1G@d3")
+    expect(north.locator("#btn-berserk")).to_be_hidden()  # only before one's first move
     north.click("#btn-resign")
     north.click("#btn-resign")
     # the end screen: back to the tournament, no rematch
@@ -90,8 +96,8 @@ def test_the_next_game_comes_to_any_page_and_the_game_leads_back(server: str, br
         expect(page.locator("#btn-rematch")).to_be_hidden()
     south.click("#btn-tournament")
     expect(south).to_have_url(f"{server}/tournaments/{tid}")
-    # the standings: each game's points (the winner's 2 in the sheet)
-    expect(south.locator("#t-standings tbody tr").first.locator(".sheet .pts.win")).to_have_text("2")
+    # the standings: each game's points (the winner's 2, berserked: ⚡)
+    expect(south.locator("#t-standings tbody tr").first.locator(".sheet .pts.win")).to_have_text("2⚡")
     # on the phone the standings fit: no column cut at 360 px
     bob.goto(f"{server}/tournaments/{tid}")
     expect(bob.locator("#t-standings tbody tr")).to_have_count(2)

@@ -554,6 +554,7 @@ function showCellInfo(cell, sticky = false) {
 function wireControls() {
   $("btn-undo").onclick = () => send({ type: "undo" });
   $("btn-pass").onclick = () => send({ type: "move", move: "pass", ply: S.game.ply });
+  $("btn-berserk").onclick = berserk;  // a tournament's game (issue 52)
   $("btn-rematch").onclick = () => {
     // a spectator follows the players to their rematch; a player asks for it (or joins it)
     if (!mySides().length && S.game && S.game.rematch_id) location.href = `/g/${S.game.rematch_id}`;
@@ -949,6 +950,10 @@ function render() {
   $("btn-tournament").hidden = !(tour && g.status === "over");
   $("game-tournament").hidden = !tour;
   if (tour) renderTournament(tour);
+  // berserk, before one's own first move, from the game page (the pairing brought the player here)
+  const side = mySides().length === 1 ? mySides()[0] : null;
+  const moved = side !== null && g.moves.some((_, i) => (i % 2 === 0) === (side === "south"));
+  $("btn-berserk").hidden = !(tour?.berserk && side && g.status === "playing" && !moved && !S.berserked);
   document.documentElement.dataset.playing = seated && g.status !== "over" ? "1" : "";
   $("btn-rematch").textContent = !seated ? t("Watch the rematch") : g.rematch_id ? t("Go to rematch") : t("Rematch");
   $("btn-replay").hidden = !!S.replay || g.moves.length === 0;
@@ -1104,6 +1109,16 @@ function renderMoves() {
     if (r.top < box.top) ol.scrollTop -= box.top - r.top;
     else if (r.bottom > box.bottom) ol.scrollTop += r.bottom - box.bottom;
   }
+}
+
+async function berserk() {
+  const g = S.game;
+  $("btn-berserk").disabled = true;
+  const r = await postJSON(`/api/tournaments/${encodeURIComponent(g.tournament.id)}/berserk`, { game: g.id });
+  $("btn-berserk").disabled = false;
+  if (r.ok || r.data?.error === "too_late") S.berserked = true;  // the halved clock comes with the state
+  else say(r.data?.message || t("Something went wrong."));
+  render();
 }
 
 function renderTournament(tour) {
