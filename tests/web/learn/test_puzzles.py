@@ -217,6 +217,27 @@ def test_an_account_is_rated_once_per_puzzle_from_its_first_move(client: TestCli
     assert bad.status_code == 400 and "'moves'" in bad.json()["message"]
 
 
+def test_a_streak_climbs_by_its_step_and_mixes_themes(client: TestClient) -> None:
+    """issue 52: six streak puzzles went 1123 -> 1130, all wins in one.  Each next one is now rated at
+    least ``STREAK_STEP`` above the last (until the set's hardest), another theme first."""
+    above, skip, seq = 0, None, []
+    for _ in range(8):
+        q = f"/api/puzzles/next?above={above}" + (f"&skip={skip}" if skip else "")
+        d = client.get(q).json()
+        seq.append((d["rating"], d["theme"]))
+        above, skip = d["rating"], d["id"]
+    top = max(p.rating for p in shipped_puzzles())
+    ratings = [r for r, _ in seq]
+    climbing = [b - a for a, b in zip(ratings, ratings[1:], strict=False) if b < top - 2 * puzzles.STREAK_STEP]
+    assert climbing and all(step >= puzzles.STREAK_STEP for step in climbing), seq
+    assert ratings[5] - ratings[0] >= 5 * puzzles.STREAK_STEP, seq  # was 7 points over six puzzles
+    assert len({t for _, t in seq}) >= 4, seq
+    # the start is among the easiest; a bad 'above' is named
+    assert ratings[0] <= min(p.rating for p in shipped_puzzles()) + 2 * puzzles.STREAK_STEP + 1, seq
+    bad = client.get("/api/puzzles/next?above=hard")
+    assert bad.status_code == 400 and "'above'" in bad.json()["message"]
+
+
 def test_an_accounts_best_streak_is_kept_on_the_server_and_checked(client: TestClient, clock: Clock) -> None:
     """lichess keeps an account's Puzzle Streak record: the page sends the streak's puzzles when it
     ends, and the server believes only a run of first attempts that were solved with no failed one

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -80,6 +81,11 @@ NOT_ALLOWED = i18n.N_("Not allowed: {reason}.")
 #: How many of the nearest-rated unseen puzzles the next one is drawn from (so two solvers of the
 #: same rating do not all get the same sequence).
 NEAREST = 8
+#: A Puzzle Streak's step (issue 52: six puzzles climbed 1123 -> 1130, all wins in one): each next
+#: puzzle is rated at least this many points above the last, drawn from a window of two steps, a
+#: theme other than the last one's first, so the streak climbs the whole set (about 25 puzzles from
+#: the easiest to the hardest) and mixes themes, as lichess's streak does.
+STREAK_STEP = 25.0
 #: A puzzle's rating deviation before anyone tried it.
 PUZZLE_RD = 200.0
 #: Hints at or past this many (1: the theme, 2: the cell, 3: the piece) make the attempt a failure.
@@ -310,8 +316,10 @@ class PuzzleService:
     ) -> Puzzle:
         """The next puzzle for solver ``key``: unseen, among the :data:`NEAREST` nearest its rating
         (an anonymous browser may say the rating it keeps itself, ``rating``).  ``theme``: of that
-        theme only (issue 34's filter); ``above``: a streak's next step, the easiest unseen puzzle
-        rated above it (rising difficulty; the hardest when none is)."""
+        theme only (issue 34's filter); ``above``: a streak's next step, rated at least
+        :data:`STREAK_STEP` above it (0: the streak's start, the easiest), drawn among those of the
+        next two steps, a theme other than ``skip``'s (the last puzzle) first; the nearest above when
+        the window is empty, one of the :data:`NEAREST` hardest when none is above."""
         if theme is not None and theme not in THEME_NAMES:
             raise ClientError("bad_request", f"'theme' must be one of {', '.join(THEME_NAMES)}")
         rng = rng or random.Random()
@@ -331,13 +339,20 @@ class PuzzleService:
         if not pool:  # everything tried: the ones tried longest ago come back
             oldest = sorted(puzzles, key=lambda p: seen.get(p.id, 0.0))
             pool = [p for p in oldest[: max(1, len(oldest) // 4)] if p.id != skip] or oldest[:1]
-        if above is not None:  # a streak: the easiest one rated above the last, else the hardest
+        if above is not None:  # a streak: a step harder than the last, another theme first
 
             def strength(p: Puzzle) -> float:
                 return rated.get(p.id, p.rating)
 
-            harder = sorted((p for p in pool if strength(p) > above), key=strength)
-            return harder[0] if harder else max(pool, key=strength)
+            floor = above + STREAK_STEP if above > 0 else -math.inf
+            harder = sorted((p for p in pool if strength(p) >= floor), key=strength)
+            if not harder:  # at the top: one of the hardest, drawn (not the same two in turn)
+                return rng.choice(sorted(pool, key=strength)[-NEAREST:])
+            top = max(floor, strength(harder[0])) + 2 * STREAK_STEP
+            window = [p for p in harder if strength(p) < top]
+            last = next((p.theme for p in self.puzzles if p.id == skip), None)
+            fresh = [p for p in window if p.theme != last] or window
+            return rng.choice(fresh)
         pool.sort(key=lambda p: (abs(rated.get(p.id, p.rating) - me), p.id))
         return rng.choice(pool[:NEAREST])
 

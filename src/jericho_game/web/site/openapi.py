@@ -350,7 +350,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
             "skip": {"type": "string", "description": "a puzzle id not to give"},
             "rating": {"type": "number", "description": "an anonymous browser's own rating"},
             "theme": enum(*THEMES),
-            "above": {"type": "number", "description": "a streak: the easiest unseen puzzle rated above"},
+            "above": {"type": "number", "description": "a streak: a puzzle at least 25 above this"},
         },
         errors={400: "bad_request (a theme or a rating)", 404: "no_puzzle"},
         session="read",
