@@ -405,10 +405,12 @@ def _send(world: World, case: Any, who: str) -> Any:
 
 
 #: Tables a refused request may add to: a failed log-in, or a sign-up refused for a taken name, counts
-#: in the throttle (that is what the throttle counts: attempts, against guessing and name probing).
+#: in the throttle (that is what the throttle counts: attempts, against guessing and name probing); so
+#: does a wrong password closing an account (issue 54: a stolen session cannot guess it freely).
 REFUSED_MAY_WRITE = {
     ("POST", "/api/account/login"): {"auth_throttle"},
     ("POST", "/api/account/signup"): {"auth_throttle"},
+    ("POST", "/api/account/close"): {"auth_throttle"},
 }
 #: Tables a thread of the app fills on its own, whatever the requests: the position index of the
 #: games that ended (web/people/positionindex.py), not a request's doing.

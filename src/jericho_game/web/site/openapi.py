@@ -431,6 +431,26 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors=_LOGIN,
         session="change",
     ),
+    # issue 54: an account's own data (web/site/owndata.py)
+    ("GET", "/api/account/data"): Op(
+        "Everything the site holds about the account, as one zip (games as .jgn, ratings, puzzles, chat, settings)",
+        "accounts",
+        media="application/zip",
+        errors={**_LOGIN, 429: "search_busy (an export of this client runs)"},
+        session="read",
+    ),
+    ("POST", "/api/account/close"): Op(
+        "Close the account, its password confirming: its games keep the name 'closed account', the rest is erased",
+        "accounts",
+        body=obj({"password": STR}, required=["password"]),
+        errors={
+            401: "not_logged_in, wrong_password",
+            404: "unknown_account (already closed)",
+            429: "rate_limited",
+            503: "busy (the password checks' line is full)",
+        },
+        session="change",
+    ),
     ("POST", "/api/admin/disable"): Op(
         "Disable (or enable) an account: admins only",
         "accounts",
