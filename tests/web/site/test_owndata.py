@@ -226,3 +226,32 @@ def test_the_archive_holds_everything_about_the_account(db: str) -> None:
         r = me.get("/api/account/data")
         assert r.status_code == 401 and r.json()["error"] == "not_logged_in"
         assert mine > 0
+
+
+def test_closing_keeps_a_waiting_ai_move_valid_and_names_the_game_anew(db: str) -> None:
+    """The closing bumps the version of each of the account's games (every process's cached room is
+    stale); an AI job waiting for the game's old version is moved to the new one, else the AI's move
+    would be discarded and the game would wait for it for ever."""
+    app = app_for(db)
+    with TestClient(app, client=(ADDRESS, 2000)) as me:
+        signup(me, NAME, PW)
+        g = create(me, mode="online", side="south")
+        storage = app.state.service.storage
+        before = storage.version(g["id"])
+        with storage.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO ai_jobs (game_id, version, level, moves, created_at, lane) "
+                    "VALUES (:g, :v, 'easy', '', :t, 0)"
+                ),
+                {"g": g["id"], "v": before, "t": time.time()},
+            )
+        r = me.post("/api/account/close", json={"password": PW}, headers={CSRF_HEADER: csrf(me)})
+        assert r.status_code == 200, r.text
+        after = storage.version(g["id"])
+        assert after == before + 1
+        with storage.engine.connect() as conn:
+            job = conn.execute(text("SELECT version FROM ai_jobs WHERE game_id = :g"), {"g": g["id"]}).scalar()
+        assert job == after
+        rec = storage.load(g["id"])
+        assert rec.meta.get("names", {}).get("south") in (None, CLOSED_NAME) and rec.address is None

@@ -41,7 +41,7 @@ from jericho_game.web.common import jsonin
 from jericho_game.web.common.budget import BudgetPolicy, Who, costs
 from jericho_game.web.common.errors import ClientError
 from jericho_game.web.round.rooms import GameService
-from jericho_game.web.storage.database import Storage
+from jericho_game.web.storage.database import GAMES_CHANNEL, Storage
 
 __all__ = ["CLOSED_NAME", "OwnData", "owndata_routes"]
 
@@ -318,11 +318,19 @@ class OwnData:
                         names[side] = CLOSED_NAME
                 if names:
                     meta["names"] = names
-                # a new version: every process's cached room and rendered state of the game are then stale
+                # a new version: every process's cached room and rendered state of the game are then stale;
+                # a waiting AI move, which only the names changed under, stays valid for it
                 conn.execute(
                     text("UPDATE games SET meta = :m, address = NULL, version = version + 1 WHERE id = :id"),
                     {"m": json.dumps(meta), "id": game_id},
                 )
+                version = conn.execute(text("SELECT version FROM games WHERE id = :id"), {"id": game_id}).scalar_one()
+                conn.execute(
+                    text("UPDATE ai_jobs SET version = :v WHERE game_id = :id AND version = :old"),
+                    {"v": version, "old": version - 1, "id": game_id},
+                )
+                if self.storage.postgres:  # every process hears it when the transaction commits
+                    conn.execute(text("SELECT pg_notify(:c, :p)"), {"c": GAMES_CHANNEL, "p": f"{game_id} {version}"})
             # chat: its lines, reports it made and reports of its lines; its mutes
             run(
                 "chat_reports",
