@@ -278,7 +278,7 @@ def test_an_arena_game_whose_first_move_never_comes_is_aborted_for_no_points(db:
         assert page["games"][0]["south_points"] == 0 and page["games"][0]["north_points"] == 0
         assert sum(s["score"] for s in page["standings"]) == 0
         with svc.storage.engine.connect() as conn:
-            streaks = dict(
+            streaks: dict[int, int] = dict(
                 conn.execute(
                     text("SELECT account, streak FROM tournament_players WHERE tournament = :t"), {"t": t["id"]}
                 ).all()
