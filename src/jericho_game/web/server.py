@@ -1073,12 +1073,12 @@ def create_app(
                 account = None
             return Conn(ws, tokens=float(limits.burst), account=account, address=address_of(ws))
 
-        await transport.lobby.serve_ws(websocket, make_conn)
-
-    def my_account(request: Request) -> int | None:
         if websocket.query_params.get("feed") == "people":  # issue 52: a page's people feed, no lobby lists
             await people_feed.serve_ws(websocket, make_conn)
             return
+        await transport.lobby.serve_ws(websocket, make_conn)
+
+    def my_account(request: Request) -> int | None:
         # reading only: the session alone (a logged-in player's games from any browser, issue 24)
         sess = accounts.session_of(request)
         return None if sess is None else sess.account.id
