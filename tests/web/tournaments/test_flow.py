@@ -116,7 +116,7 @@ def test_a_tournament_game_names_its_tournament(db: str) -> None:
         app.state.tournaments.tick()
         (p,) = _playing(app, t["id"])
         st = ada.get(f"/api/games/{p.game_id}").json()
-        assert st["tournament"] == {"id": t["id"], "name": "Friday arena", "berserk": False}
+        assert st["tournament"] == {"id": t["id"], "name": "Friday arena", "berserk": False, "kind": "arena"}
         rec = app.state.service.storage.load(p.game_id)
         assert rec.joined and rec.north_account == p.north  # still a joined game of the two accounts
         # an ordinary game names none

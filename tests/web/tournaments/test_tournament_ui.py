@@ -94,6 +94,14 @@ def test_the_next_game_comes_to_any_page_and_the_game_leads_back(server: str, br
         expect(back).to_be_visible()
         expect(back).to_have_text("Back to the tournament")
         expect(page.locator("#btn-rematch")).to_be_hidden()
+    # and a pause: the next pairing would come by itself (an arena's Pause, a Swiss's Withdraw)
+    north.click("#btn-tpause")
+    expect(north.locator("#btn-tpause")).to_be_hidden()
+    north_name = "ada_arena" if north is ada else "bob_arena_long_name"
+    withdrawn = {
+        s["username"]: s["withdrawn"] for s in tour._get_json(ada, f"{server}/api/tournaments/{tid}")["standings"]
+    }
+    assert withdrawn[north_name] is True and list(withdrawn.values()).count(True) == 1
     south.click("#btn-tournament")
     expect(south).to_have_url(f"{server}/tournaments/{tid}")
     # the standings: each game's points (the winner's 2, berserked: ⚡)

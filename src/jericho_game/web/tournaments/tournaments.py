@@ -1103,16 +1103,18 @@ class TournamentService:
 
     def _tag(self, tid: str, game_id: str) -> None:
         """Name the tournament in its game's record (``meta["tournament"]``, in the game's state:
-        its id, name and whether it allows berserk, which the game page offers): a versioned write
+        its id, name, kind and whether it allows berserk, which the game page offers): a versioned write
         of the round's pipeline, before anyone is at the board."""
         from jericho_game.web.round.gameroom import Change as _Change
 
         with self.storage.reader.connect() as conn:
-            name, berserk = conn.execute(text("SELECT name, berserk FROM tournaments WHERE id = :t"), {"t": tid}).one()
+            name, berserk, kind = conn.execute(
+                text("SELECT name, berserk, kind FROM tournaments WHERE id = :t"), {"t": tid}
+            ).one()
 
         def decide(tx: Tx, room: Any) -> Any:
             new = room.rec.copy()
-            new.meta["tournament"] = {"id": tid, "name": str(name), "berserk": bool(berserk)}
+            new.meta["tournament"] = {"id": tid, "name": str(name), "berserk": bool(berserk), "kind": str(kind)}
             return _Change(self.service.commits.commit(tx, room, new, room.game))
 
         self.service.commits.write(game_id, decide)

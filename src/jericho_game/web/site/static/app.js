@@ -555,6 +555,7 @@ function wireControls() {
   $("btn-undo").onclick = () => send({ type: "undo" });
   $("btn-pass").onclick = () => send({ type: "move", move: "pass", ply: S.game.ply });
   $("btn-berserk").onclick = berserk;  // a tournament's game (issue 52)
+  $("btn-tpause").onclick = tournamentPause;
   $("btn-rematch").onclick = () => {
     // a spectator follows the players to their rematch; a player asks for it (or joins it)
     if (!mySides().length && S.game && S.game.rematch_id) location.href = `/g/${S.game.rematch_id}`;
@@ -954,6 +955,9 @@ function render() {
   const side = mySides().length === 1 ? mySides()[0] : null;
   const moved = side !== null && g.moves.some((_, i) => (i % 2 === 0) === (side === "south"));
   $("btn-berserk").hidden = !(tour?.berserk && side && g.status === "playing" && !moved && !S.berserked);
+  // and on the end screen a pause (an arena) or a withdrawal (a Swiss): the next game would come by itself
+  $("btn-tpause").hidden = !(tour && side && g.status === "over" && !S.tpaused);
+  $("btn-tpause").textContent = tour?.kind === "swiss" ? t("Withdraw") : t("Pause");
   document.documentElement.dataset.playing = seated && g.status !== "over" ? "1" : "";
   $("btn-rematch").textContent = !seated ? t("Watch the rematch") : g.rematch_id ? t("Go to rematch") : t("Rematch");
   $("btn-replay").hidden = !!S.replay || g.moves.length === 0;
@@ -1109,6 +1113,18 @@ function renderMoves() {
     if (r.top < box.top) ol.scrollTop -= box.top - r.top;
     else if (r.bottom > box.bottom) ol.scrollTop += r.bottom - box.bottom;
   }
+}
+
+async function tournamentPause() {
+  const g = S.game;
+  $("btn-tpause").disabled = true;
+  const r = await postJSON(`/api/tournaments/${encodeURIComponent(g.tournament.id)}/withdraw`, {});
+  $("btn-tpause").disabled = false;
+  if (r.ok) {
+    S.tpaused = true;
+    say(t("You will not be paired again until you join the tournament again."), "note");
+  } else say(r.data?.message || t("Something went wrong."));
+  render();
 }
 
 async function berserk() {
