@@ -73,6 +73,7 @@ from jericho_game.web.people.feed import PeopleFeed
 from jericho_game.web.people.gamesearch import GameSearch
 from jericho_game.web.people.people import PeoplePolicy, PeopleService, people_routes
 from jericho_game.web.people.playerstats import PlayerStats, games_routes
+from jericho_game.web.people.timeline import Timeline, timeline_routes
 from jericho_game.web.round import endings, mygames
 from jericho_game.web.round.correspondence import correspondence_routes, turn_mail_hook
 from jericho_game.web.round.messages import Incoming, MessageTable, game_messages
@@ -1185,6 +1186,7 @@ def create_app(
         *correspondence_routes(storage, accounts, limits.max_my_games),  # "your turn" (web/round/correspondence.py)
         *puzzle_routes(PuzzleService(storage, budget=budget, clock=clock), accounts),  # /api/puzzles (learn/)
         *chat.routes(accounts),  # the games' chat, its reports (jericho_game.web.social.chat)
+        *timeline_routes(Timeline(storage, accounts)),  # issue 52, before /api/people/{name} (web/people/timeline.py)
         *people_routes(people, transport.after),  # follows, blocks, challenges (jericho_game.web.people.people)
         # a player's games searched and exported, their statistics (jericho_game.web.people.gamesearch, .playerstats)
         *games_routes(

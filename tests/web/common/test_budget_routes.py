@@ -326,6 +326,7 @@ EXAMPLES: dict[tuple[str, str], Example] = {
     ("POST", "/api/people/follow"): lambda w: w.post("/api/people/follow", {"username": "bob", "follow": True}),
     ("POST", "/api/people/block"): lambda w: w.post("/api/people/block", {"username": "carol", "block": True}),
     ("GET", "/api/people/{name}"): lambda w: w.client.get("/api/people/bob"),
+    ("GET", "/api/people/timeline"): lambda w: w.client.get("/api/people/timeline"),
     ("GET", "/api/challenges"): lambda w: w.client.get("/api/challenges"),
     ("POST", "/api/challenges"): lambda w: w.post("/api/challenges", {"username": "bob", "clock": 5}),
     ("GET", "/api/challenges/settings"): lambda w: w.client.get("/api/challenges/settings"),

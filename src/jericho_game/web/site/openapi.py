@@ -525,6 +525,13 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors={404: "unknown_account"},
         session="read",
     ),
+    ("GET", "/api/people/timeline"): Op(
+        "The timeline of the players the account follows: games finished, tournaments won, best puzzle "
+        "streaks, newest first (at most 20, of the last 7 days)",
+        "people",
+        errors=_LOGIN,
+        session="read",
+    ),
     ("POST", "/api/people/follow"): Op(
         "Follow (or stop following) a player",
         "people",
