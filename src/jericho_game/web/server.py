@@ -74,7 +74,7 @@ from jericho_game.web.people.gamesearch import GameSearch
 from jericho_game.web.people.people import PeoplePolicy, PeopleService, people_routes
 from jericho_game.web.people.playerstats import PlayerStats, games_routes
 from jericho_game.web.people.timeline import Timeline, timeline_routes
-from jericho_game.web.round import endings, mygames
+from jericho_game.web.round import endings, mygames, wire
 from jericho_game.web.round.correspondence import correspondence_routes, turn_mail_hook
 from jericho_game.web.round.messages import Incoming, MessageTable, game_messages
 from jericho_game.web.round.records import write_game_record
@@ -134,6 +134,9 @@ class Transport:
         self.limits = limits
         self.conns: dict[str, set[Conn]] = {}
         self.sent: dict[str, tuple[int, int | None]] = {}  # game -> (version, AI place) last broadcast
+        # issue 57: per game with clients here, the last state broadcast (its number, the state, its
+        # message): the next broadcast goes out as a delta from it to the clients that hold it
+        self.wire: dict[str, tuple[int, dict[str, Any], str]] = {}
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.ai_processes = ai_processes
         self.runner: AIRunner | None = None
@@ -313,10 +316,46 @@ class Transport:
         conns = self.conns.get(gid)
         if not conns:
             return
-        text = '{"type":"state","game":' + self.service.state_json(room) + "}"
+        game_json = self.service.state_json(room)
+        # issue 57 (web/round/wire.py): the state is rendered once, the delta worked out once; a
+        # client of protocol 2 whose copy is the last state (nothing of it still waiting to go out)
+        # gets the delta, every other the whole state (numbered: a later delta names it)
+        last_wire = self.wire.get(gid)
+        seq = last_wire[0] + 1 if last_wire is not None else 1
+        text = '{"type":"state","seq":' + str(seq) + ',"game":' + game_json + "}"
+        delta_text: str | None = None
+        if last_wire is not None and any(c.proto >= wire.PROTOCOL and c.wire_seq == last_wire[0] for c in conns):
+            game = json.loads(game_json)
+            delta = wire.diff(last_wire[1], game)
+            if delta is not None:
+                delta_text = json.dumps(
+                    {"type": "delta", "from": last_wire[0], "seq": seq, **delta}, separators=(",", ":")
+                )
+        else:
+            game = json.loads(game_json) if any(c.proto >= wire.PROTOCOL for c in conns) else {}
+        self.wire[gid] = (seq, game, text)
         for conn in list(conns):
             conn.seen_version = room.version
-            conn.put(text, "state", self.limits)
+            if (
+                delta_text is not None
+                and conn.wire_seq == seq - 1
+                and conn.proto >= wire.PROTOCOL
+                and not conn.waiting("state", "delta")
+            ):
+                conn.put(delta_text, "delta", self.limits)
+            else:  # a slow reader's waiting state or deltas give way to this whole state
+                conn.put(text, "state", self.limits)
+            conn.wire_seq = seq
+
+    def sync(self, game_id: str, conn: Conn) -> None:
+        """Queue the last state broadcast, whole, for ``conn`` (a client of protocol 2 that saw a
+        delta it could not apply: it missed one)."""
+        last_wire = self.wire.get(game_id)
+        if last_wire is None or not last_wire[1]:
+            self.broadcast(self.service.cached(game_id) or self.service.room(game_id))
+            return
+        conn.put(last_wire[2], "state", self.limits)
+        conn.wire_seq = last_wire[0]
 
     def send(self, conn: Conn, msg: dict[str, Any]) -> None:
         """Queue one message for one client."""
@@ -622,6 +661,7 @@ class Transport:
             log.exception("could not read the session of a WebSocket client")
             account = None
         conn = Conn(websocket, tokens=float(self.limits.burst), account=account, address=address_of(websocket))
+        conn.proto = wire.PROTOCOL if websocket.query_params.get("proto") == str(wire.PROTOCOL) else 1
         if not await self._admit(game_id, room, conn):
             return
         conn.task = asyncio.current_task()
@@ -732,6 +772,7 @@ class Transport:
             if not conns:
                 del self.conns[game_id]
                 self.sent.pop(game_id, None)
+                self.wire.pop(game_id, None)
                 timer = self.timers.pop(game_id, None)
                 if timer is not None:
                     timer.cancel()

@@ -19,7 +19,20 @@ from jericho_game.web.round.messages import Incoming, MessageTable, game_message
 from jericho_game.web.round.rooms import ClientError  # noqa: E402
 from jericho_game.web.server import create_app  # noqa: E402
 
-GAME_KINDS = ["hello", "move", "undo", "resign", "rematch", "offer", "accept", "decline", "claim", "abort", "ping"]
+GAME_KINDS = [
+    "hello",
+    "move",
+    "undo",
+    "resign",
+    "rematch",
+    "offer",
+    "accept",
+    "decline",
+    "claim",
+    "abort",
+    "ping",
+    "sync",
+]
 
 
 def _incoming(msg: dict[str, Any]) -> Incoming:

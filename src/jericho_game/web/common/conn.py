@@ -43,6 +43,8 @@ class Conn:
     address: str = "?"  # the client's address (fair share, web/common/fairshare.py)
     capped: bool = False  # counted in the transport's per-address caps (it holds no seat)
     probation: bool = False  # the game's watchers were full: it must say hello with a seat (seat_grace)
+    proto: int = 1  # the WebSocket protocol it asked for (2: deltas after the first state, web/round/wire.py)
+    wire_seq: int = -1  # the number of the last state (whole or delta) queued for it
 
     @property
     def role(self) -> str:
@@ -52,10 +54,13 @@ class Conn:
         return next(iter(self.seats)) if self.seats else "spectator"
 
     def put(self, text: str, kind: str = "msg", limits: Limits | None = None) -> None:
-        """Queue a message; a ``state`` (or ``review``) replaces one still waiting (only the latest matters)."""
+        """Queue a message; a ``state`` (or ``review``) replaces one still waiting (only the latest
+        matters), and a ``state`` also every ``delta`` still waiting (it holds them all)."""
         if self.dropped:
             return
-        if kind in ("state", "review") and self.queue:
+        if kind == "state" and self.queue:
+            self.queue = deque(item for item in self.queue if item[0] not in ("state", "delta"))
+        elif kind == "review" and self.queue:
             for i, (k, _) in enumerate(self.queue):
                 if k == kind:
                     del self.queue[i]
@@ -68,6 +73,10 @@ class Conn:
             self.drop(f"more than {lim.send_queue} messages waiting")
         elif self.sending_since is not None and now - self.sending_since > lim.send_timeout:
             self.drop(f"one message took more than {lim.send_timeout:g} s to go out")
+
+    def waiting(self, *kinds: str) -> bool:
+        """Whether a message of one of ``kinds`` is queued and not yet sent."""
+        return any(k in kinds for k, _ in self.queue)
 
     def drop(self, why: str, stop: bool = True) -> None:
         """Stop sending to this client; ``stop``: also end its handler (it fell too far behind), which

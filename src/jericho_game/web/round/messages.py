@@ -39,6 +39,9 @@ class GameTransport(Protocol):
     def _done(self, change: Change, conn: Conn, ref: Any) -> None:
         """:meth:`after`, then the change's own refusal if it carries one (a flag fell first)."""
 
+    def sync(self, game_id: str, conn: Conn) -> None:
+        """Queue the last state, whole, for ``conn`` (protocol 2: it missed a delta)."""
+
     async def _hello(self, game_id: str, conn: Conn, msg: dict[str, Any]) -> None:
         """Take the seats a ``hello`` asks for and answer with ``welcome`` and the state."""
 
@@ -101,6 +104,11 @@ class MessageTable:
 
 
 # -- the game's own kinds ----------------------------------------------------------------------
+
+
+async def _sync(m: Incoming) -> None:
+    # issue 57: a client of protocol 2 missed a delta: the whole state again, to it alone
+    m.transport.sync(m.game_id, m.conn)
 
 
 async def _ping(m: Incoming) -> None:
@@ -172,6 +180,7 @@ def game_messages() -> MessageTable:
         ("claim", _claim),
         ("abort", _abort),
         ("ping", _ping),
+        ("sync", _sync),
     ):
         table.add(kind, handler)
     return table

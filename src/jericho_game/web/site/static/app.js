@@ -10,6 +10,7 @@ import { startLobby } from "./lobby.js";
 import { nameForm, storedName } from "./names.js";
 import { ReviewPanel } from "./review.js";
 import { moveLabel } from "./notation.js";
+import { WireCopy } from "./delta.js";
 import { RatingChange } from "./ratingchange.js";
 import { premoveAllowed, premoveFate } from "./premove.js";
 import { Notices, mountInvite, mountSwitches } from "./notify.js";
@@ -275,8 +276,10 @@ function showMissing() {
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
-  const ws = new WebSocket(`${proto}://${location.host}/ws/${S.id}`);
+  // protocol 2: after the first whole state, each change comes as a delta (static/delta.js)
+  const ws = new WebSocket(`${proto}://${location.host}/ws/${S.id}?proto=2`);
   S.ws = ws;
+  const copy = new WireCopy((m) => ws.send(JSON.stringify(m)));
   // The server greets every socket as a spectator and sends it the game at once; a page that says
   // hello holds that welcome and the states until the answer to its hello ("hello": true), and
   // draws the game then, with its seat.  Drawn at once, a player saw for a round trip the spectator's
@@ -306,6 +309,10 @@ function connect() {
   ws.onmessage = (ev) => {
     let msg;
     try { msg = JSON.parse(ev.data); } catch { return; }
+    if (msg.type === "state" || msg.type === "delta") {
+      msg = copy.feed(msg);  // a delta becomes the state it leads to
+      if (msg === null) return;  // a gap: the whole state was asked for
+    }
     if (greeting.on && S.ws === ws) {
       if (msg.type === "state") { greeting.state = msg; return; }  // the latest one is drawn
       if (msg.type === "welcome" && !msg.hello) { greeting.welcome = msg; return; }
