@@ -339,6 +339,22 @@ def test_the_analysis_boards_solver_reads_a_position_by_nodes_not_seconds() -> N
     assert first.sims > 0 and not first.exact
 
 
+def test_the_analysis_boards_best_move_is_kept_while_it_stays_near_the_top() -> None:
+    """issue 52: the best move changed 2-3 times in the first 5 s.  A streamed update keeps the move it
+    showed while that move has at least STREAM_HOLD of the most visited one's visits."""
+    hold = analysis.STREAM_HOLD
+    assert hold is not None and 0 < hold < 1
+    assert analysis.held(7, {7: 60, 9: 100}, 0.6) and not analysis.held(7, {7: 59, 9: 100}, 0.6)
+    assert analysis.held(7, {7: 100, 9: 90}, 0.6)  # still the leader
+    assert not analysis.held(7, {9: 100}, 0.6) and not analysis.held(None, {9: 100}, 0.6)
+    assert not analysis.held(7, {7: 100, 9: 90}, None) and not analysis.held(7, {}, 0.6)
+    # and the stream still ends on a legal move with growing simulations
+    game = Game.from_moves(["5R@d2", "1G@d3", "4Y@c2", "2B@c3", "3W@e2", "5G@e3"])
+    evs = list(analysis.stream(game, 6, sims=3000, seconds=2.0, every=0.05, seed=3))
+    assert evs and all(game.is_legal(e.best) for e in evs if e.best)
+    assert [e.sims for e in evs] == sorted(e.sims for e in evs)
+
+
 def _burn(stop: Any) -> None:
     while not stop.is_set():
         sum(i * i for i in range(10_000))

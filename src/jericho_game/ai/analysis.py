@@ -463,6 +463,10 @@ STREAM_SLICE = 0.05
 #: Each ply of a streamed evaluation's line after the first: a search of this many seconds at most
 #: (the line is recomputed at every update, so it costs little: 4 of them after each update).
 STREAM_LINE_SECONDS = 0.02
+#: A streamed evaluation keeps the preferred move it showed while that move has at least this share of
+#: the most visited move's visits (None: always the most visited), so the first seconds' best move
+#: does not flicker between two near-equal moves (issue 52); measured in docs/web.md, "Analysis board".
+STREAM_HOLD: float | None = 0.6
 #: The endgame solver's budget before the analysis board's search starts, in nodes only (the C
 #: kernel; the pure-Python core: :data:`STREAM_SOLVE_NODES_PY`), so that a position is read as solved
 #: or not the same at any load: with 300,000 nodes *and* 0.5 s, an 8-ply win came back unsolved on a
@@ -475,6 +479,14 @@ STREAM_SOLVE_NODES_PY = 20_000
 #: beyond, the solver seldom settles a position within its budget (16 pieces: about 1 in 10, ``jericho
 #: bench --solver``), and the search's first figure would wait for it in every middle-game position.
 STREAM_SOLVE_PIECES = 16
+
+
+def held(shown: int | None, visits: dict[int, int], hold: float | None) -> bool:
+    """Whether a streamed evaluation keeps the move it showed (code ``shown``): it has at least
+    ``hold`` of the most visited move's ``visits`` (:data:`STREAM_HOLD`; ``None``: never kept)."""
+    if hold is None or shown is None or not visits:
+        return False
+    return visits.get(shown, 0) >= hold * max(visits.values())
 
 
 def stream(
@@ -541,6 +553,8 @@ def stream(
     start = time.monotonic()
     end = start + seconds
     emit = start  # the first slice is reported at once
+    shown: tuple[int, Move] | None = None  # the preferred move reported last: its code and move
+    visits: dict[int, int] = {}
     done = 0
     while True:
         left = end - time.monotonic()
@@ -550,6 +564,7 @@ def stream(
         if isinstance(player, KernelMCTSPlayer):
             move = player.choose_move(game, Limit(nodes=nodes, time=budget, seed=seed if done == 0 else None))
             done = sum(n for _, n, _ in player.last_children)
+            visits = {code: n for code, n, _ in player.last_children}
             wins = sum(w for _, _, w in player.last_children)
             value = wins / done if done else 0.5
             settled = player.last_solution
@@ -566,9 +581,17 @@ def stream(
             move = to_move(game, top.code)
             done = sum(ch.n for ch in root.children)
             value = sum(ch.w for ch in root.children) / done if done else 0.5
+            visits = {ch.code: ch.n for ch in root.children}
         if not proven:
             value = calibrate(value)
         finished = proven or done >= sims or time.monotonic() >= end
+        # a steadier preferred move: the one shown stays while its visits are at least STREAM_HOLD of
+        # the most visited move's (the first seconds' leader changes often by a hair); the last
+        # update gives the most visited
+        if not finished and held(shown[0] if shown else None, visits, STREAM_HOLD):
+            assert shown is not None
+            move = shown[1]
+        shown = next(((code, move) for code in visits if to_move(game, code) == move), None)
         if stopped():
             return
         now = time.monotonic()
