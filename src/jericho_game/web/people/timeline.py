@@ -47,17 +47,25 @@ _FOLLOWED = (
     "SELECT f.followed FROM follows f WHERE f.follower = :me AND NOT EXISTS (SELECT 1 FROM blocks b "
     "WHERE (b.blocker = :me AND b.blocked = f.followed) OR (b.blocker = f.followed AND b.blocked = :me))"
 )
-# the players across a block from the viewer, either way
-_HIDDEN = (
-    "SELECT b.blocked FROM blocks b WHERE b.blocker = :me UNION SELECT b.blocker FROM blocks b WHERE b.blocked = :me"
+# no block either way between the viewer and the seat's player (each a lookup of the blocks' key)
+_CLEAR = (
+    "NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker = :me AND b.blocked = x.{side}_account) "
+    "OR (b.blocker = x.{side}_account AND b.blocked = :me))"
 )
 
+_COLUMNS = "g.id, g.result, g.reason, g.mode, g.ai_level, g.rated, g.south_account, g.north_account, g.updated_at"
+# each side's seat of each followed player, by the index on (seat, updated_at): the rows read are the
+# followed players' games of the window, never the whole site's (UNION: one row for a game of two)
+_SEAT = (
+    f"SELECT {_COLUMNS} FROM follows f JOIN games g ON g.{{side}}_account = f.followed WHERE f.follower = :me "
+    "AND g.updated_at >= :since AND g.result IS NOT NULL AND g.mode IN ('online', 'ai') AND NOT EXISTS ("
+    "SELECT 1 FROM blocks b WHERE (b.blocker = :me AND b.blocked = f.followed) "
+    "OR (b.blocker = f.followed AND b.blocked = :me))"
+)
 _GAMES = text(
-    "SELECT g.id, g.result, g.reason, g.mode, g.ai_level, g.rated, g.south_account, g.north_account, g.updated_at "
-    "FROM games g WHERE g.result IS NOT NULL AND g.updated_at >= :since AND g.mode IN ('online', 'ai') "
-    f"AND (g.south_account IN ({_FOLLOWED}) OR g.north_account IN ({_FOLLOWED})) "
-    f"AND COALESCE(g.south_account, 0) NOT IN ({_HIDDEN}) AND COALESCE(g.north_account, 0) NOT IN ({_HIDDEN}) "
-    "ORDER BY g.updated_at DESC, g.id LIMIT :n"
+    f"SELECT * FROM ({_SEAT.format(side='south')} UNION {_SEAT.format(side='north')}) x "
+    f"WHERE {_CLEAR.format(side='south')} AND {_CLEAR.format(side='north')} "
+    "ORDER BY x.updated_at DESC, x.id LIMIT :n"
 )
 # finished tournaments where a followed player shares the top score (the ranking then decides)
 _TOURNAMENTS = text(
@@ -96,6 +104,8 @@ class Timeline:
         # the tables it reads (each feature creates its own too; creating is idempotent)
         for meta in (people_metadata, tournament_metadata, puzzles_metadata):
             storage.create_tables(meta)
+        for side in ("south", "north"):  # a followed player's games of the window, without the rest
+            _index(storage, f"CREATE INDEX IF NOT EXISTS games_{side}_updated ON games ({side}_account, updated_at)")
 
     def events(self, me: int) -> dict[str, Any]:
         """``{"events": [...], "days", "limit"}``: the followed players' events, newest first."""
@@ -196,6 +206,20 @@ class Timeline:
             key=lambda p: (*(-x for x in breaks.get(int(p.account), (0.0, 0.0))), -float(p.rating), p.username),
         )
         return int(best.account)
+
+
+def _index(storage: Storage, sql: str) -> None:
+    """Create an index where it is missing; two processes starting at once may race on PostgreSQL
+    (the loser's ``CREATE`` fails), so a failure is followed by one more try, which finds it there."""
+    for attempt in range(2):
+        try:
+            with storage.engine.begin() as conn:
+                conn.exec_driver_sql(sql)
+            return
+        except Exception:  # noqa: BLE001 - another process created it at the same moment: try again
+            if attempt:
+                raise
+            time.sleep(0.2)
 
 
 def timeline_routes(timeline: Timeline) -> list[Any]:
