@@ -19,6 +19,7 @@ with warnings.catch_warnings():  # starlette's note about httpx2 is not ours to 
     warnings.simplefilter("ignore", DeprecationWarning)
     from starlette.testclient import TestClient
 
+from jericho_game.web.common.conn import Conn  # noqa: E402
 from jericho_game.web.round import wire  # noqa: E402
 from jericho_game.web.round.rooms import GameService  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
@@ -212,3 +213,13 @@ LIVE = ("seats", "clock", "ai_thinking", "ai", "watchers", "claim_after", "first
 def first(state: dict[str, Any]) -> str:
     piece, cells = next(iter(state["legal"].items()))
     return f"{piece}@{cells[0]}"
+
+
+def test_a_slow_readers_waiting_deltas_give_way_to_the_next_whole_state() -> None:
+    conn = Conn(ws=None)
+    conn.put('{"type":"ack"}', "ack")
+    conn.put('{"type":"delta","seq":2}', "delta")
+    conn.put('{"type":"delta","seq":3}', "delta")
+    assert conn.waiting("state", "delta") and not conn.waiting("review")
+    conn.put('{"type":"state","seq":4}', "state")
+    assert [kind for kind, _ in conn.queue] == ["ack", "state"]
