@@ -628,6 +628,7 @@ class Transport:
             change = await self.service.off_loop(self.service.arrive, game_id, seats)
             if change is not None and change.committed:
                 self.after(change)
+        conn.wire_seq = -1  # issue 57: the answer to a hello is the whole state, in every protocol
         self.broadcast(self.service.cached(game_id) or room)
         if msg.get("name") is not None and seats:  # a seat without a name takes the player's
             # bad_name: refused (the seat is held all the same)

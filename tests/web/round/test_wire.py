@@ -169,6 +169,7 @@ def test_a_player_and_a_watcher_get_deltas_after_the_first_state_equal_to_the_se
         player.until(lambda m: m["type"] == "state")
         p.send_text(json.dumps({"type": "hello", "token": game["token"]}))
         player.until(lambda m: m["type"] == "welcome")
+        assert player.until(lambda m: m["type"] in ("state", "delta"))["type"] == "state"  # hello: whole
         watcher.until(lambda m: m["type"] in ("state", "delta"))
         rng = random.Random(5)
         for ply in range(12):
