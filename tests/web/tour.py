@@ -250,11 +250,13 @@ def challenges(page: Page, server: str) -> None:
 
 
 def _tournament(page: Page, server: str) -> str:
-    """A running arena with three players (made once per server); Ada logged in."""
+    """A running arena with three players (made once per server); Dora logged in, who is not in it (a
+    player in it is taken to their game by the tournament push from any page, issue 52)."""
     _login(page, server, "ada_tour")
     listed = _get_json(page, server + "/api/tournaments")
     for t in listed["running"]:
         if t["name"] == "Jericho 2026":
+            _login(page, server, "dora_tour")
             return str(t["id"])
     t = _post_csrf(page, server, "/api/tournaments", {"name": "Jericho 2026", "clock": 5, "minutes": 60}).json()
     for name in ("brice_tour", "carla_tour", "ada_tour"):
@@ -265,6 +267,7 @@ def _tournament(page: Page, server: str) -> str:
         if _get_json(page, server + f"/api/tournaments/{t['id']}")["status"] == "running":
             break
         page.wait_for_timeout(100)
+    _login(page, server, "dora_tour")
     return str(t["id"])
 
 
