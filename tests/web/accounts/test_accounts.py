@@ -155,6 +155,11 @@ def test_signup_login_logout_and_the_cookie(client: TestClient) -> None:
         "/api/account/signup", json={"username": "alice", "password": PW_B}, headers={CSRF_HEADER: csrf(client)}
     )
     assert r.status_code == 409 and r.json()["error"] == "username_taken"
+    for reserved in ("timeline", "Follow"):  # /api/people/timeline would hide such a player's page
+        r = client.post(
+            "/api/account/signup", json={"username": reserved, "password": PW_B}, headers={CSRF_HEADER: csrf(client)}
+        )
+        assert r.status_code == 409 and r.json()["error"] == "username_taken", r.text
     for name, code in (("a", "bad_username"), ("<script>", "bad_username"), ("bob\u200b", "bad_username")):
         r = client.post(
             "/api/account/signup", json={"username": name, "password": PW_B}, headers={CSRF_HEADER: csrf(client)}

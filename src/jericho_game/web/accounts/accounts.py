@@ -139,6 +139,10 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{2,23}$")
 
 
 _NAME_CHAR = re.compile(r"[A-Za-z0-9_-]")
+#: Names a new account cannot take: fixed segments of the addresses that hold a username
+#: (``/api/people/{name}`` is matched after ``/api/people/timeline``, ``/follow`` and ``/block``), so a
+#: player of that name could never be looked up.  Refused as taken.
+RESERVED_NAMES = frozenset({"timeline", "follow", "block"})
 
 
 def check_username(name: Any) -> str:
@@ -481,6 +485,8 @@ class AccountService:
         client of a sign-up, which spends the budget ``signup`` in the same transaction (issue 51;
         ``jericho user add`` spends none)."""
         check_username(username)
+        if username.lower() in RESERVED_NAMES:
+            raise ClientError("username_taken", f"the username {username!r} is taken (the site's own)", 409)
         check_password(password, username)
         hashed = self.hasher.hash(password)
         try:
