@@ -1014,10 +1014,10 @@ def create_app(
     chat.install(transport)
     # people (web/people/people.py): follows, blocks, challenges; a block holds in the chat and the invitations
     people = PeopleService(storage, accounts, service, notifier, policy=people_policy, budget=budget)
-    service.avoids = people.avoids  # issue 51: a block holds in seeks and the lobby too
-    chat.blocks = people.blocked_by
     people_feed = PeopleFeed(people, limits)  # issue 52: challenges pushed to pages (/lobby/ws?feed=people)
     people_feed.install(transport)
+    service.avoids = people.avoids  # issue 51: a block holds in seeks and the lobby too
+    chat.blocks = people.blocked_by
     notifier.blocked = people.is_blocked
     # tournaments (web/tournaments/tournaments.py): arenas and Swiss, paired by every process
     tournaments = TournamentService(storage, accounts, service, policy=tournament_policy, budget=budget)
@@ -1175,10 +1175,10 @@ def create_app(
         rating_task = asyncio.get_running_loop().create_task(ratings.run())
         mail_task = asyncio.get_running_loop().create_task(notifier.run())
         tournament_task = asyncio.get_running_loop().create_task(tournaments.run())
+        people_task = asyncio.get_running_loop().create_task(people_feed.run())  # stamps, expiries (issue 52)
         search.start()  # fills the position index on a thread of its own (web/people/positionindex.py)
         # A full collection stopped every thread for 60-90 ms under load, scanning among others
         # the start-up heap (the imported libraries: tens of thousands of objects that live as
-        people_task = asyncio.get_running_loop().create_task(people_feed.run())  # stamps, expiries (issue 52)
         # long as the process), and such a stall is what the slowest acknowledgements waited for
         # (docs/web.md, "Performance"); frozen, those objects are left out of every collection.
         gc.collect()
@@ -1188,10 +1188,10 @@ def create_app(
         rating_task.cancel()
         mail_task.cancel()
         tournament_task.cancel()
+        people_task.cancel()
         await streams.close()
         # their rounds in threads end before the storage's pool is disposed
         await asyncio.wait([rating_task, mail_task, tournament_task, people_task])
-        people_task.cancel()
         await transport.stop()
         # The tasks just cancelled may have left a storage call running in a thread: its statement
         # ends before the pool is disposed (jericho_game.web.storage.threads; bounded).
@@ -1255,12 +1255,12 @@ def create_app(
     app.state.transport = transport
     app.state.analysis_streams = streams
     app.state.accounts = accounts
+    app.state.people, app.state.people_feed = people, people_feed
     app.state.ratings = ratings
     app.state.chat = chat
     app.state.notifier = notifier
     app.state.people = people
     app.state.tournaments = tournaments
-    app.state.people, app.state.people_feed = people, people_feed
     app.state.budget = budget
     return app
 
