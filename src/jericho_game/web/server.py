@@ -88,6 +88,7 @@ from jericho_game.web.social.notify import MailPolicy, Notifier, SmtpConfig, che
 from jericho_game.web.storage.broker import Broker, make_broker
 from jericho_game.web.storage.database import LOBBY_ID, PRESENCE_VERSION, AIJob, Storage, resolve_db_url
 from jericho_game.web.storage.threads import CallThreads
+from jericho_game.web.tournaments.chat import TournamentChat
 from jericho_game.web.tournaments.push import TournamentPush
 from jericho_game.web.tournaments.tournaments import TournamentPolicy, TournamentService, tournament_routes
 
@@ -1236,6 +1237,7 @@ def create_app(
             PlayerStats(storage, accounts, review_jobs.store),
             write_game_record,
         ),
+        *TournamentChat(chat, tournaments).routes(accounts),  # issue 52: before tournament_routes' {id}/{what}
         *tournament_routes(tournaments),  # arenas and Swiss (jericho_game.web.tournaments.tournaments)
         # an account's own data: its archive, and closing it (jericho_game.web.site.owndata)
         *owndata_routes(OwnData(storage, accounts, service, write_game_record, budget=budget, clock=clock)),

@@ -116,6 +116,24 @@ def _world(client: TestClient) -> World:
         tournaments.budget = kept
     world.ids.update(over="overgame", ai="aigame", seek="seekgame", bob=str(bob.id), carol=str(carol.id))
     world.ids["arena"] = arena["id"]
+    # a line of bob's in the arena's chat (issue 52), written past the budgets: the report's example
+    store = app.state.chat.store
+    store.budget = BudgetPolicy(storage)
+    try:
+        line = store.post(
+            f"t:{arena['id']}",
+            "tournament",
+            side=None,
+            account=bob.id,
+            author="bob",
+            address="10.9.9.9",
+            body="good luck",
+            ply=0,
+            now=time.time(),
+        )
+    finally:
+        store.budget = app.state.chat.budget
+    world.ids["tchat"] = str(line.id)
     client.get("/api/puzzles/next")  # ada's row of the puzzle served to her exists before the walk
     indexer = PositionIndexer(storage)  # the finished game indexed now, not by the app's next round
     while indexer.round():
@@ -346,6 +364,12 @@ EXAMPLES: dict[tuple[str, str], Example] = {
                                                                 {"featured": True}),
     ("POST", "/api/tournaments/{id}/berserk"): lambda w: w.post(f"/api/tournaments/{w.ids['arena']}/berserk",
                                                                 {"game": "overgame"}),
+    # the tournaments' chat (web/tournaments/chat.py)
+    ("GET", "/api/tournaments/{id}/chat"): lambda w: w.client.get(f"/api/tournaments/{w.ids['arena']}/chat"),
+    ("POST", "/api/tournaments/{id}/chat"): lambda w: w.post(f"/api/tournaments/{w.ids['arena']}/chat",
+                                                             {"text": "hello"}),
+    ("POST", "/api/tournaments/{id}/chat/report"): lambda w: w.post(f"/api/tournaments/{w.ids['arena']}/chat/report",
+                                                                    {"id": int(w.ids["tchat"])}),
     ("POST", "/api/tournaments/{id}/{what}"): lambda w: w.post(f"/api/tournaments/{w.ids['arena']}/dance"),
 }  # fmt: skip
 

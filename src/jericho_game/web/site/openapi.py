@@ -726,6 +726,40 @@ OPERATIONS: dict[tuple[str, str], Op] = {
         errors={**_LOGIN, 403: "not_your_game", 404: "unknown_tournament", 409: "no_berserk, too_late"},
         session="change",
     ),
+    # -- a tournament's chat (web/tournaments/chat.py) --
+    ("GET", "/api/tournaments/{id}/chat"): Op(
+        "A tournament's chat: its latest lines after `after` (a seq), without those of players the reader "
+        "blocked or who blocked the reader; `seq`: the room's last",
+        "tournaments",
+        query={"after": {"type": "integer", "minimum": 0, "maximum": 999999999}},
+        errors={400: "bad_request", 404: "unknown_tournament"},
+        session="read",
+    ),
+    ("POST", "/api/tournaments/{id}/chat"): Op(
+        "Write a line in a tournament's chat (accounts: its players and visitors)",
+        "tournaments",
+        body=obj({"text": STR}, required=["text"]),
+        ok=201,
+        errors={
+            400: "bad_message, chat_text, chat_too_long",
+            403: "login_required, chat_muted",
+            404: "unknown_tournament",
+            429: "rate_limited",
+        },
+        session="change",
+    ),
+    ("POST", "/api/tournaments/{id}/chat/report"): Op(
+        "Report a line of a tournament's chat to the admins (accounts only)",
+        "tournaments",
+        body=obj({"id": {"type": "integer"}, "reason": STR}, required=["id"]),
+        errors={
+            400: "bad_request, bad_message, chat_text, chat_too_long",
+            403: "login_required",
+            404: "unknown_tournament, unknown_message",
+            429: "rate_limited",
+        },
+        session="change",
+    ),
     ("POST", "/api/tournaments/{id}/{what}"): Op(
         "Any other action on a tournament: 404 `not_found`",
         "tournaments",

@@ -65,6 +65,7 @@ __all__ = [
     "hidden_for",
     "readable",
     "ROOMS",
+    "TOURNAMENT_ROOM",
     "ChatPolicy",
     "ChatMessage",
     "ChatStore",
@@ -79,6 +80,8 @@ log = logging.getLogger("jericho_game.web")
 #: -2 review, -3 presence).
 CHAT_CHANGED = -4
 ROOMS = ("players", "spectators")
+#: The room of a tournament's chat (web/tournaments/chat.py): its messages are keyed ``t:ID``.
+TOURNAMENT_ROOM = "tournament"
 PUBLIC_LATEST = 2000  # messages of a game that GET /api/games/{id}/chat returns at most (the latest)
 
 
@@ -100,7 +103,7 @@ chat_table = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("game_id", String(32), nullable=False),
     Column("seq", Integer, nullable=False),  # 1, 2, ... per game, in commit order (the game's row lock)
-    Column("room", String(12), nullable=False),  # "players" or "spectators"
+    Column("room", String(12), nullable=False),  # "players", "spectators" or "tournament" (game_id "t:ID")
     Column("ply", Integer, nullable=False),  # moves played when it was written (the replay places it)
     Column("at", Float, nullable=False),
     Column("side", String(8), nullable=True),  # the author's seat; None: a spectator
@@ -342,7 +345,9 @@ class ChatStore:
             # the game's row lock orders the game's messages: commit order is seq order, so a
             # reader asking for "after seq N" never misses one committed later with a smaller seq
             # (SQLite: BEGIN IMMEDIATE already serializes every writer)
-            if self.postgres:
+            if self.postgres and room == TOURNAMENT_ROOM:  # a tournament's room has no game row to lock
+                conn.execute(_LOCK, {"k": f"jericho-chat:{game_id}"})
+            elif self.postgres:
                 conn.execute(text("SELECT id FROM games WHERE id = :g FOR UPDATE"), {"g": game_id})
             # issue 33: one account wrote 75 messages into 15 games in 0.2 s; as lichess's flood
             # guard counts a user's messages in every chat together, the budget counts an author in
@@ -374,7 +379,7 @@ class ChatStore:
             key = conn.execute(chat_table.insert().values(**row)).inserted_primary_key
             assert key is not None
             new_id = key[0]
-            if self.postgres:
+            if self.postgres and room != TOURNAMENT_ROOM:  # a tournament page reads its room itself
                 conn.execute(_NOTIFY, {"channel": GAMES_CHANNEL, "payload": f"{game_id} {CHAT_CHANGED}"})
         return ChatMessage(
             id=int(new_id),
