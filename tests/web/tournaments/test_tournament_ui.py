@@ -128,3 +128,40 @@ def test_the_next_game_comes_to_any_page_and_the_game_leads_back(server: str, br
     ada_ctx.close()
     bob_ctx.close()
     assert not [e for e in errors if "status of 40" not in e], errors
+
+
+def test_the_tournament_chat_is_written_by_accounts_and_read_by_anyone(server: str, browser: Browser) -> None:
+    """Issue 52: a line written on the tournament's page reaches another player's page and an
+    anonymous visitor's, as text; the visitor is offered a login, not a box that would be refused."""
+    ada_ctx = tour.new_context(browser, "light")
+    cy_ctx = tour.new_context(browser, "dark", {"width": 360, "height": 740})
+    anon_ctx = tour.new_context(browser, "light")
+    ada, cy, anon = ada_ctx.new_page(), cy_ctx.new_page(), anon_ctx.new_page()
+    errors = watch_errors(ada) + watch_errors(cy) + watch_errors(anon)
+    tour._login(ada, server, "ada_chat")
+    tour._login(cy, server, "cy_chat")
+    ada.goto(server + "/tournaments")
+    ada.fill("#t-name", "Chat arena")
+    ada.fill("#t-start", "10")
+    ada.locator("#t-form button[type=submit]").click()
+    expect(ada.locator("#t-title")).to_have_text("Chat arena")
+    url = ada.url
+    cy.goto(url)
+    anon.goto(url)
+    expect(anon.locator("#tc-signin")).to_be_visible()
+    expect(anon.locator("#tc-form")).to_be_hidden()
+    hostile = "<b>good</b> luck"
+    ada.fill("#tc-input", hostile)
+    ada.locator("#tc-form button[type=submit]").click()
+    expect(ada.locator("#tc-list .chat-text")).to_have_text([hostile])
+    expect(ada.locator("#tc-input")).to_have_value("")
+    expect(cy.locator("#tc-list .chat-text")).to_have_text([hostile], timeout=8000)
+    expect(cy.locator("#tc-list .chat-author")).to_have_text(["ada_chat"])
+    expect(anon.locator("#tc-list .chat-text")).to_have_text([hostile], timeout=8000)
+    expect(anon.locator("#tc-list .chat-report")).to_have_count(0)
+    cy.locator("#tc-list .chat-report").click()
+    expect(cy.locator("#tc-note")).to_have_text("Thank you: the message was reported to the administrators.")
+    expect(cy.locator("#tc-list .chat-report")).to_have_text("Reported")
+    assert errors == []
+    for ctx in (ada_ctx, cy_ctx, anon_ctx):
+        ctx.close()

@@ -1,5 +1,5 @@
 // One tournament (/tournaments/ID): what it is, join / withdraw, the player's current game (and
-// berserk), the live standings and the games (every game can be watched).  The page asks for the
+// berserk), the live standings, the games (every game can be watched) and the chat.  The page asks for the
 // tournament every 3 s, which keeps the standings live; a player is paired whether or not it is open,
 // and goes to each game by itself from any page (tournamentpush.js).  Text goes in by textContent only.
 import { postJSON, whoami } from "./account.js";
@@ -7,11 +7,13 @@ import { formatDate, t } from "./i18n.js";
 import { tournamentText } from "./tournament-text.js";
 import { el } from "./dom.js";
 import { startTournamentPush } from "./tournamentpush.js";
+import { TournamentChat } from "./tournament-chat.js";
 
 const $ = (id) => document.getElementById(id);
 const id = decodeURIComponent(location.pathname.split("/").pop() || "");
 let lastGame = null;
 let account = null;
+let chat = null;  // the tournament's chat (tournament-chat.js): read with the tournament
 // the countdown (issue 52): the moments it counts to, on this browser's clock (the server says how
 // many seconds are left, so a browser whose clock is off still counts right)
 const clock = { status: null, kind: null, startAt: 0, endAt: null };
@@ -195,10 +197,13 @@ async function load() {
   lastGame = game || null;
   standings(d);
   games(d);
+  chat?.refresh();
 }
 
 async function init() {
   account = (await whoami()).account;
+  $("tc-login").href = `/login?next=${encodeURIComponent(location.pathname)}`;
+  chat = new TournamentChat($("t-chat"), id, !!account);
   await load();
   setInterval(() => { if (!document.hidden) load(); }, 3000);
   setInterval(tick, 1000);
