@@ -82,6 +82,7 @@ def test_random_games_replayed_through_deltas_equal_the_server_state_after_every
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # about three minutes alone; a shared machine under load may take many times that
 def test_a_thousand_random_games_replayed_through_deltas(tmp_path: Path) -> None:
     for states in random_games(tmp_path, 1000, seed=1):
         replay(states)
