@@ -21,7 +21,7 @@ from tests.web.round.test_wire import random_games
 browser = test_browser.browser
 
 #: Games replayed in the browser: 200 here (about a minute); ``JERICHO_WIRE_UI_GAMES=1000 pytest
-#: --timeout 1200`` for the thousand of issue 57 (about six minutes, most of it playing the games).
+#: --timeout 1200`` for the thousand of issue 57 (821 s under a load average of 7, most of it playing the games).
 GAMES = int(os.environ.get("JERICHO_WIRE_UI_GAMES", "200"))
 
 CHECK = """async ([states, deltas]) => {
@@ -44,7 +44,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from test_browser.serve_in_thread(create_app(str(db)))
 
 
-@pytest.mark.timeout(1200)  # a minute alone for 200 games; the thousand take about six
+@pytest.mark.timeout(1200)  # 200 games: a few minutes under load; the thousand: 14 under a load of 7
 def test_the_pages_apply_rebuilds_the_server_state_move_by_move(server: str, browser: Browser, tmp_path: Path) -> None:
     page = browser.new_page()
     try:
