@@ -19,8 +19,12 @@ const NAMES = {
   greedy: () => t("Greedy"),
 };
 
-/** A level id's name for people ("Facile" for easy in French); anything else, capitalised. */
+/** A level id's name for people ("Facile" for easy in French), a frozen level's with its version
+ * ("Maître v1" for master-v1); anything else, capitalised. */
 export function levelName(id) {
   const name = String(id ?? "");
-  return NAMES[name] ? NAMES[name]() : name.charAt(0).toUpperCase() + name.slice(1);
+  if (NAMES[name]) return NAMES[name]();
+  const frozen = /^([a-z]+)-v(\d+)$/.exec(name);
+  if (frozen && NAMES[frozen[1]]) return `${NAMES[frozen[1]]()} v${frozen[2]}`;
+  return name.charAt(0).toUpperCase() + name.slice(1);
 }
