@@ -217,6 +217,32 @@ def test_a_solved_position_reads_like_a_tablebase_with_an_arrow_and_its_text(
     ctx.close()
 
 
+def test_a_real_games_late_position_reads_solved(server: str, browser: Browser) -> None:
+    """issue 52: the solved readout did not appear two to eight plies before the end of a real game
+    (only on the shipped puzzles' positions): the position 8 plies before the end of a generated game
+    (tests/fixtures/review/deciding.jsonl), which takes the solver about 640,000 nodes, reads solved,
+    whatever the machine's load (the solver's budget is nodes, not 0.5 s)."""
+    import json
+
+    from jericho_game import Game
+
+    fixture = Path(__file__).parents[2] / "fixtures" / "review" / "deciding.jsonl"
+    row = next(json.loads(x) for x in fixture.read_text(encoding="utf-8").splitlines() if '"strong-strong-530"' in x)
+    position = Game.from_moves(row["moves"][:-8]).position()
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    errors = watch_errors(page)
+    page.goto(server + "/analysis?" + urlencode({"position": position}))
+    expect(page.locator("#an-position")).to_have_value(position)
+    page.click("#an-engine")
+    evaluation = page.locator("#an-eval")
+    expect(evaluation).to_contain_text(re.compile(r"Win in \d+ plies"), timeout=60000)
+    expect(evaluation).to_contain_text("solved to the end of the game")
+    expect(page.locator("#an-engine-state")).to_contain_text("endgame solver decided this position")
+    assert errors == []
+    ctx.close()
+
+
 def test_the_engine_button_waits_for_the_position(server: str, browser: Browser) -> None:
     """A click on "Start the engine" as soon as the page shows (before its script has the position)
     is not lost: the button is usable only once there is a position to analyse (a click before
