@@ -21,7 +21,7 @@ with warnings.catch_warnings():  # starlette's note about httpx2 is not ours to 
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
 from jericho_game import Game  # noqa: E402
-from jericho_game.ai.base import register  # noqa: E402
+from jericho_game.ai.base import register, unregister  # noqa: E402
 from jericho_game.web.server import Limits, create_app  # noqa: E402
 from jericho_game.web.storage.database import Storage, resolve_db_url  # noqa: E402
 from tests.helpers import reserve_port  # noqa: E402
@@ -74,9 +74,18 @@ class GatedPlayer:
             self.busy = False
 
 
-register("gated-test", __name__, "GatedPlayer")
-register("sleepy-test", __name__, "SleepyPlayer")
-register("broken-test", __name__, "BrokenPlayer")
+#: The test AIs, registered for this module's tests only: registered at import, they showed in every
+#: other test server's /api/levels in the process (the level filter's "Broken-test" on a French page).
+TEST_PLAYERS = {"gated-test": "GatedPlayer", "sleepy-test": "SleepyPlayer", "broken-test": "BrokenPlayer"}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _test_players() -> Iterator[None]:
+    for name, attribute in TEST_PLAYERS.items():
+        register(name, __name__, attribute)
+    yield
+    for name in TEST_PLAYERS:
+        unregister(name)
 
 
 class WS:

@@ -26,6 +26,7 @@ __all__ = [
     "make_player",
     "needs_a_file",
     "register",
+    "unregister",
     "registered_names",
     "split_spec",
 ]
@@ -104,6 +105,12 @@ _BARE_FIRST: dict[str, str] = {"jax-az": "weights"}
 def register(name: str, module: str, attribute: str) -> None:
     """Register a player factory ``module.attribute`` under ``name``."""
     _REGISTRY[name] = (module, attribute)
+
+
+def unregister(name: str) -> None:
+    """Forget the player registered under ``name`` (a test's own players, once its tests are done);
+    nothing happens for a name not registered."""
+    _REGISTRY.pop(name, None)
 
 
 def registered_names() -> list[str]:

@@ -275,6 +275,10 @@ ROUTES = {
     ("/api/tournaments/{id}/withdraw", "POST"): (),
     ("/api/tournaments/{id}/feature", "POST"): (),
     ("/api/tournaments/{id}/berserk", "POST"): (),
+    # the tournament's chat (issue 52): the game chat's budgets
+    ("/api/tournaments/{id}/chat", "GET"): (),
+    ("/api/tournaments/{id}/chat", "POST"): ("chat.message",),
+    ("/api/tournaments/{id}/chat/report", "POST"): ("chat.report",),
 }
 
 
